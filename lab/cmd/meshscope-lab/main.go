@@ -1,0 +1,102 @@
+// Command meshscope-lab builds and runs meshscope's real test bed on
+// loopback: etcd, two kube-apiservers and istiod (see lab/ and
+// shared/docs/real-lab.md).
+//
+//	meshscope-lab build               build (or find cached) the lab binaries
+//	meshscope-lab up [--multi-primary] start the lab in the background and print where
+//	meshscope-lab down                stop every process the lab started, by PID
+//	meshscope-lab status              say what runs
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/meshscope/meshscope/lab"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "meshscope-lab:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("meshscope-lab", flag.ContinueOnError)
+	multi := fs.Bool("multi-primary", false, "also run istiod as primary of cluster2 (xDS 127.0.0.1:15020, http :8090)")
+	dir := fs.String("dir", "", "lab state folder (default <repo>/.lab/run)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: meshscope-lab build|up|down|status [--multi-primary] [--dir DIR]")
+		fs.PrintDefaults()
+	}
+	if len(args) == 0 {
+		fs.Usage()
+		return fmt.Errorf("missing command")
+	}
+	verb := args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	root, err := lab.FindRoot()
+	if err != nil {
+		return err
+	}
+	cfg := lab.DefaultConfig(root)
+	cfg.MultiPrimary = *multi
+	if *dir != "" {
+		cfg.Dir, _ = filepath.Abs(*dir)
+	}
+	switch verb {
+	case "build":
+		return lab.EnsureBinaries(root, os.Stderr)
+	case "up":
+		return up(cfg)
+	case "down":
+		return lab.Down(cfg.Dir, os.Stderr)
+	case "status":
+		return status(cfg)
+	default:
+		fs.Usage()
+		return fmt.Errorf("unknown command %q", verb)
+	}
+}
+
+func up(cfg lab.Config) error {
+	cfg.Detach = true
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	start := time.Now()
+	l, err := lab.Start(ctx, cfg, os.Stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nThe lab is up (%s). Everything listens on 127.0.0.1:\n", time.Since(start).Round(time.Millisecond))
+	for _, c := range l.Clusters() {
+		fmt.Printf("  %-9s kube-apiserver %s  network %s  east-west gateway %s\n", c.Name, c.URL, c.Network, c.GatewayIP)
+	}
+	for _, is := range l.Istiods() {
+		fmt.Printf("  istiod    primary of %s: xDS %s (TLS %s), debug %s/debug/clusterz\n", is.Cluster, is.XDSAddress(), is.SecureXDSAddress(), is.HTTPURL())
+	}
+	fmt.Printf("\n  kubeconfig: %s (contexts cluster1, cluster2)\n  logs:       %s\n\n", l.Kubeconfig, filepath.Join(l.Dir(), "logs"))
+	fmt.Printf("  kubectl --kubeconfig %s --context cluster2 get pods -A\n", l.Kubeconfig)
+	fmt.Printf("  go run ./cmd/meshscope --kubeconfig %s --context cluster1 --xds-address %s snapshot\n", l.Kubeconfig, l.Istiods()[0].XDSAddress())
+	fmt.Printf("\nStop it with: make lab-down\n")
+	return nil
+}
+
+func status(cfg lab.Config) error {
+	b, err := os.ReadFile(filepath.Join(cfg.Dir, "state.json"))
+	if err != nil {
+		fmt.Println("no lab state in", cfg.Dir)
+		return nil
+	}
+	fmt.Println(string(b))
+	return nil
+}

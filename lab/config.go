@@ -1,0 +1,114 @@
+package lab
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ClusterSpec describes one lab cluster: its kube-apiserver port, network and
+// the addresses the fixture gives its pods and east-west gateway.
+type ClusterSpec struct {
+	Name      string
+	Network   string
+	Port      int    // kube-apiserver secure port on 127.0.0.1
+	GatewayIP string // east-west gateway LoadBalancer ingress IP (data only)
+	PodPrefix string // first three octets of pod IPs, e.g. "10.44.0"
+}
+
+// IstiodSpec describes one istiod: the cluster it is primary of and its ports.
+type IstiodSpec struct {
+	Cluster    string
+	GRPC       int // plaintext xDS (15010)
+	SecureGRPC int // TLS xDS (15012)
+	HTTP       int // /ready, /debug (8080)
+	Monitoring int // /metrics (15014)
+	HTTPS      int // webhooks (15017)
+	Ctrlz      int
+}
+
+// Config says where the lab lives and what it runs.
+type Config struct {
+	// Root is the meshscope repository root (lab/tools and .lab/bin live there).
+	Root string
+	// Dir holds this lab's state: data, certs, logs, kubeconfig, state.json.
+	// Default: Root/.lab/run.
+	Dir string
+	// MultiPrimary starts a second istiod as primary of cluster2, with a remote
+	// secret for cluster1 in cluster2.
+	MultiPrimary bool
+	// Detach lets the processes outlive the program that started them
+	// (make lab); otherwise they die with it (tests).
+	Detach bool
+
+	EtcdPort, EtcdPeerPort int
+	Clusters               []ClusterSpec
+	Istiods                []IstiodSpec
+}
+
+// DefaultConfig is the lab of real-lab.md: etcd on 2379, cluster1 on 6443
+// (network1, gateway 192.168.60.113), cluster2 on 6444 (network2, gateway
+// 192.168.60.9), istiod for cluster1 on 15010/8080 and, for multi-primary, one
+// for cluster2 on ports +10.
+func DefaultConfig(root string) Config {
+	return Config{
+		Root:         root,
+		Dir:          filepath.Join(root, ".lab", "run"),
+		EtcdPort:     2379,
+		EtcdPeerPort: 2380,
+		Clusters: []ClusterSpec{
+			{Name: "cluster1", Network: "network1", Port: 6443, GatewayIP: "192.168.60.113", PodPrefix: "10.44.0"},
+			{Name: "cluster2", Network: "network2", Port: 6444, GatewayIP: "192.168.60.9", PodPrefix: "10.144.0"},
+		},
+		Istiods: []IstiodSpec{
+			{Cluster: "cluster1", GRPC: 15010, SecureGRPC: 15012, HTTP: 8080, Monitoring: 15014, HTTPS: 15017, Ctrlz: 9876},
+			{Cluster: "cluster2", GRPC: 15020, SecureGRPC: 15022, HTTP: 8090, Monitoring: 15024, HTTPS: 15027, Ctrlz: 9886},
+		},
+	}
+}
+
+// FindRoot walks up from the working directory to the meshscope module root.
+func FindRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if fileExists(filepath.Join(dir, "go.mod")) && fileExists(filepath.Join(dir, "lab", "tools", "istiod", "go.mod")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("cannot find the meshscope repository root (with lab/tools) above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// istiods returns the istiods this configuration runs.
+func (c Config) istiods() []IstiodSpec {
+	if c.MultiPrimary || len(c.Istiods) < 2 {
+		return c.Istiods
+	}
+	return c.Istiods[:1]
+}
+
+func (c Config) ports() map[int]string {
+	m := map[int]string{
+		c.EtcdPort:     "etcd client",
+		c.EtcdPeerPort: "etcd peer",
+	}
+	for _, cl := range c.Clusters {
+		m[cl.Port] = "kube-apiserver " + cl.Name
+	}
+	for _, is := range c.istiods() {
+		who := "istiod " + is.Cluster
+		m[is.GRPC] = who + " xDS"
+		m[is.SecureGRPC] = who + " TLS xDS"
+		m[is.HTTP] = who + " http"
+		m[is.Monitoring] = who + " monitoring"
+		m[is.HTTPS] = who + " webhooks"
+		m[is.Ctrlz] = who + " ctrlz"
+	}
+	return m
+}

@@ -1,0 +1,166 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// meshConfig is the MeshConfig the lab's istiod runs with.
+const meshConfig = `trustDomain: cluster.local
+defaultConfig:
+  discoveryAddress: istiod.istio-system.svc:15012
+  meshId: mesh1
+`
+
+// startIstiod runs pilot-discovery out of cluster as primary of its cluster,
+// in its own working directory (it reads ./etc/istio and ./var/lib/istio).
+func (l *Lab) startIstiod(is *Istiod) error {
+	dir := filepath.Join(l.cfg.Dir, "istiod-"+is.Cluster)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	meshFile := filepath.Join(dir, "mesh.yaml")
+	netFile := filepath.Join(dir, "meshNetworks.yaml")
+	if err := os.WriteFile(meshFile, []byte(meshConfig), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(netFile, nil, 0o644); err != nil {
+		return err
+	}
+	addr := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
+	is.proc = &proc{
+		Name: "istiod-" + is.Cluster,
+		Bin:  filepath.Join(BinDir(l.cfg.Root), "pilot-discovery"),
+		Args: []string{
+			"discovery",
+			"--kubeconfig=" + filepath.Join(l.cfg.Dir, is.Cluster, "admin.kubeconfig"),
+			"--clusterID=" + is.Cluster,
+			"--meshConfig=" + meshFile,
+			"--networksConfig=" + netFile,
+			"--grpcAddr=" + addr(is.GRPC),
+			"--secureGRPCAddr=" + addr(is.SecureGRPC),
+			"--httpAddr=" + addr(is.HTTP),
+			"--monitoringAddr=" + addr(is.Monitoring),
+			"--httpsAddr=" + addr(is.HTTPS),
+			"--ctrlz_port=" + strconv.Itoa(is.Ctrlz),
+		},
+		Env: []string{
+			"POD_NAMESPACE=istio-system",
+			"POD_NAME=istiod-local-" + is.Cluster,
+			"CLUSTER_ID=" + is.Cluster,
+			"REVISION=default",
+		},
+		Dir:     dir,
+		LogPath: filepath.Join(l.cfg.Dir, "logs", "istiod-"+is.Cluster+".log"),
+	}
+	return is.proc.start(l.cfg.Detach)
+}
+
+// ClusterzEntry is one row of istiod's /debug/clusterz.
+type ClusterzEntry struct {
+	ID         string `json:"id"`
+	SecretName string `json:"secretName"`
+	SyncStatus string `json:"syncStatus"`
+}
+
+// NetworkzEntry is one row of istiod's /debug/networkz.
+type NetworkzEntry struct {
+	Network   string `json:"Network"`
+	Cluster   string `json:"Cluster"`
+	Addr      string `json:"Addr"`
+	Port      int    `json:"Port"`
+	HBONEPort int    `json:"HBONEPort"`
+}
+
+// Clusterz reads istiod's /debug/clusterz.
+func (i *Istiod) Clusterz(ctx context.Context) ([]ClusterzEntry, error) {
+	var out []ClusterzEntry
+	return out, i.debug(ctx, "clusterz", &out)
+}
+
+// Networkz reads istiod's /debug/networkz.
+func (i *Istiod) Networkz(ctx context.Context) ([]NetworkzEntry, error) {
+	var out []NetworkzEntry
+	return out, i.debug(ctx, "networkz", &out)
+}
+
+func (i *Istiod) debug(ctx context.Context, name string, into any) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, i.HTTPURL()+"/debug/"+name, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("istiod /debug/%s: %s", name, resp.Status)
+	}
+	if err := json.Unmarshal(b, into); err != nil {
+		return fmt.Errorf("istiod /debug/%s: %w", name, err)
+	}
+	return nil
+}
+
+// waitIstiod waits for /ready and then for /debug/clusterz to list every lab
+// cluster as synced.
+func (l *Lab) waitIstiod(ctx context.Context, is *Istiod) error {
+	what := "istiod " + is.Cluster
+	return waitFor(ctx, what, 90*time.Second, is.proc, func() error {
+		resp, err := http.Get(is.HTTPURL() + "/ready")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/ready: %s", resp.Status)
+		}
+		cz, err := is.Clusterz(ctx)
+		if err != nil {
+			return err
+		}
+		synced := map[string]bool{}
+		for _, e := range cz {
+			synced[e.ID] = e.SyncStatus == "synced"
+		}
+		for _, c := range l.cfg.Clusters {
+			if !synced[c.Name] {
+				return fmt.Errorf("/debug/clusterz: %s not synced yet (%v)", c.Name, cz)
+			}
+		}
+		return nil
+	})
+}
+
+// RestartIstiod stops istiod (by index in Istiods) and starts it again,
+// waiting until it is ready with every cluster synced.
+func (l *Lab) RestartIstiod(ctx context.Context, i int) error {
+	if i < 0 || i >= len(l.istiods) {
+		return fmt.Errorf("no istiod %d", i)
+	}
+	is := l.istiods[i]
+	if err := is.proc.stop(); err != nil {
+		return err
+	}
+	if err := is.proc.start(l.cfg.Detach); err != nil {
+		return err
+	}
+	if err := l.saveState(); err != nil {
+		return err
+	}
+	return l.waitIstiod(ctx, is)
+}

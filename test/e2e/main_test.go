@@ -1,0 +1,73 @@
+// Package e2e holds meshscope's end-to-end tests against the real lab: real
+// etcd, kube-apiservers and istiod on loopback (see lab/). They run with
+// MESHSCOPE_E2E=1 (make e2e); a plain go test ./... skips them.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/meshscope/meshscope/lab"
+)
+
+// theLab is started once for the package and stopped after the run, pass or
+// fail. Tests that mutate it undo their mutations.
+var theLab *lab.Lab
+
+func TestMain(m *testing.M) {
+	if os.Getenv("MESHSCOPE_E2E") != "1" {
+		fmt.Println("e2e: skipped (set MESHSCOPE_E2E=1, or run make e2e)")
+		os.Exit(0)
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	root, err := lab.FindRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	cfg := e2eConfig(root)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	l, err := lab.Start(ctx, cfg, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: lab:", err)
+		return 1
+	}
+	theLab = l
+	defer func() {
+		if err := l.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: lab stop:", err)
+		}
+	}()
+	return m.Run()
+}
+
+// e2eConfig is the default lab on ports shifted by 100, in its own folder,
+// so the tests can run while a developer's `make lab` is up.
+func e2eConfig(root string) lab.Config {
+	cfg := lab.DefaultConfig(root)
+	cfg.Dir = filepath.Join(root, ".lab", "e2e")
+	cfg.MultiPrimary = os.Getenv("MESHSCOPE_E2E_MULTI_PRIMARY") == "1"
+	cfg.EtcdPort += 100
+	cfg.EtcdPeerPort += 100
+	for i := range cfg.Clusters {
+		cfg.Clusters[i].Port += 100
+	}
+	for i := range cfg.Istiods {
+		is := &cfg.Istiods[i]
+		is.GRPC += 100
+		is.SecureGRPC += 100
+		is.HTTP += 100
+		is.Monitoring += 100
+		is.HTTPS += 100
+		is.Ctrlz += 100
+	}
+	return cfg
+}
