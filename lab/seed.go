@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/meshscope/meshscope/internal/kubesim"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,7 +109,7 @@ func seedCluster(ctx context.Context, c *Cluster) error {
 	if _, err := cs.CoreV1().Services(SystemNamespace).Create(ctx, gw, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	if err := setIngress(ctx, c, SystemNamespace, GatewayService, []string{c.GatewayIP}); err != nil {
+	if err := kubesim.SetIngress(ctx, c.client, SystemNamespace, GatewayService, []string{c.GatewayIP}); err != nil {
 		return fmt.Errorf("gateway status: %w", err)
 	}
 	for _, s := range []struct {
@@ -139,12 +141,12 @@ func seedCluster(ctx context.Context, c *Cluster) error {
 		{Namespace: SampleNamespace, Name: sleepPod, IP: sleepIP, Labels: AppLabels("sleep", "", c.Network)},
 	}
 	for _, p := range pods {
-		if err := createPod(ctx, c, p); err != nil {
+		if err := kubesim.CreatePod(ctx, c.client, p); err != nil {
 			return err
 		}
 	}
 	for _, ns := range []string{SystemNamespace, SampleNamespace} {
-		if err := syncNamespaceSlices(ctx, c, ns); err != nil {
+		if err := kubesim.SyncNamespace(ctx, c.client, ns); err != nil {
 			return err
 		}
 	}

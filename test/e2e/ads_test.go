@@ -92,3 +92,15 @@ func TestLabSplitHorizonEDS(t *testing.T) {
 		t.Errorf("network2 EDS for helloworld = %v, want %v", got, want)
 	}
 }
+
+// TestLabNoNetworkEDS: a proxy that sends no NETWORK (forceGateway in
+// istio-facts §4) — record what the real istiod sends it.
+func TestLabNoNetworkEDS(t *testing.T) {
+	addr := theLab.Istiods()[0].XDSAddress()
+	got := rawEDS(t, addr, "cluster1", "", helloworldEDS)
+	t.Logf("no-network EDS: %v", got)
+	want := []string{"192.168.60.113:15443 w=1", "192.168.60.9:15443 w=1"}
+	if !equal(got, want) {
+		t.Errorf("no-network EDS for helloworld = %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,175 @@
+// Package kubesim does, for clusters that run no controllers, the work a
+// real cluster's kubelet, EndpointSlice controller and cloud load balancer
+// would do: it writes Pod status, keeps one EndpointSlice per Service in step
+// with the Pods its selector matches, and sets a Service's load-balancer
+// ingress. The lab (real kube-apiservers without controller-manager or
+// kubelet) and the demo (client-go fake clientsets) share it.
+package kubesim
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// Pod is a Pod to run: Running, and Ready unless NotReady.
+type Pod struct {
+	Namespace string
+	Name      string
+	IP        string
+	Labels    map[string]string
+	NotReady  bool
+}
+
+// CreatePod creates the Pod and writes its status as a kubelet would.
+func CreatePod(ctx context.Context, cs kubernetes.Interface, p Pod) error {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: p.Labels},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: "default",
+			Containers:         []corev1.Container{{Name: "app", Image: "example.invalid/app:1"}},
+		},
+	}
+	created, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create pod %s/%s: %w", p.Namespace, p.Name, err)
+	}
+	created.Status = PodStatus(p.IP, !p.NotReady)
+	if _, err := cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("pod %s/%s status: %w", p.Namespace, p.Name, err)
+	}
+	return nil
+}
+
+// PodStatus is the status of a running pod at ip.
+func PodStatus(ip string, ready bool) corev1.PodStatus {
+	cond := corev1.ConditionFalse
+	if ready {
+		cond = corev1.ConditionTrue
+	}
+	now := metav1.Now()
+	return corev1.PodStatus{
+		Phase:     corev1.PodRunning,
+		PodIP:     ip,
+		PodIPs:    []corev1.PodIP{{IP: ip}},
+		HostIP:    "127.0.0.1",
+		StartTime: &now,
+		// kubectl's READY column counts container statuses.
+		ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "app", Image: "example.invalid/app:1", Ready: ready, Started: ptr.To(true),
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+		}},
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: cond, LastTransitionTime: now},
+			{Type: corev1.ContainersReady, Status: cond, LastTransitionTime: now},
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		},
+	}
+}
+
+// SetIngress replaces a Service's load-balancer ingress IPs (none: the
+// load balancer lost its address).
+func SetIngress(ctx context.Context, cs kubernetes.Interface, namespace, name string, ips []string) error {
+	svc, err := cs.CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	svc.Status.LoadBalancer.Ingress = nil
+	for _, ip := range ips {
+		svc.Status.LoadBalancer.Ingress = append(svc.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{IP: ip})
+	}
+	_, err = cs.CoreV1().Services(namespace).UpdateStatus(ctx, svc, metav1.UpdateOptions{})
+	return err
+}
+
+// SyncNamespace does the EndpointSlice controller's job for every Service
+// with a selector in the namespace.
+func SyncNamespace(ctx context.Context, cs kubernetes.Interface, namespace string) error {
+	svcs, err := cs.CoreV1().Services(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for i := range svcs.Items {
+		if err := SyncService(ctx, cs, &svcs.Items[i], pods.Items); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SyncService writes the EndpointSlice "<service>-sim" of one Service from
+// the Pods its selector matches (ready or not; never deleted ones).
+func SyncService(ctx context.Context, cs kubernetes.Interface, svc *corev1.Service, pods []corev1.Pod) error {
+	if len(svc.Spec.Selector) == 0 {
+		return nil
+	}
+	sel := labels.SelectorFromSet(svc.Spec.Selector)
+	want := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      svc.Name + "-sim",
+			Namespace: svc.Namespace,
+			Labels: map[string]string{
+				discoveryv1.LabelServiceName: svc.Name,
+				discoveryv1.LabelManagedBy:   "endpointslice-controller.k8s.io",
+			},
+		},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{},
+	}
+	for _, sp := range svc.Spec.Ports {
+		port := sp.Port
+		if sp.TargetPort.IntVal != 0 {
+			port = sp.TargetPort.IntVal
+		}
+		want.Ports = append(want.Ports, discoveryv1.EndpointPort{Name: ptr.To(sp.Name), Port: ptr.To(port), Protocol: ptr.To(sp.Protocol)})
+	}
+	var matched []corev1.Pod
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil && p.Status.PodIP != "" && sel.Matches(labels.Set(p.Labels)) {
+			matched = append(matched, p)
+		}
+	}
+	sort.Slice(matched, func(i, j int) bool { return matched[i].Name < matched[j].Name })
+	for _, p := range matched {
+		ready := PodReady(&p)
+		want.Endpoints = append(want.Endpoints, discoveryv1.Endpoint{
+			Addresses:  []string{p.Status.PodIP},
+			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(ready), Serving: ptr.To(ready), Terminating: ptr.To(false)},
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, UID: p.UID},
+		})
+	}
+	api := cs.DiscoveryV1().EndpointSlices(svc.Namespace)
+	cur, err := api.Get(ctx, want.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = api.Create(ctx, want, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	cur.Labels, cur.Ports, cur.Endpoints = want.Labels, want.Ports, want.Endpoints
+	_, err = api.Update(ctx, cur, metav1.UpdateOptions{})
+	return err
+}
+
+// PodReady reports the Pod's Ready condition.
+func PodReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
