@@ -1,0 +1,584 @@
+package collector
+
+import (
+	"net/netip"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+)
+
+// clusterPart is what one cluster contributes to a snapshot. It is rebuilt
+// only when that cluster's caches changed (or its ID, or meshNetworks), so a
+// burst of events in one cluster does not rebuild the others.
+type clusterPart struct {
+	id, mnKey   string
+	network     string // system namespace label
+	services    map[string]*ServiceInCluster
+	serviceMeta map[string][3]string // hostname → namespace, name, ""
+	gateways    []Gateway
+	networks    map[string]bool // networks of its endpoints
+	counts      Counts
+}
+
+// importantLabels are the pod labels copied into endpoints: the ones
+// istiod and the split-horizon rules read, and the usual app identity.
+var importantLabels = []string{
+	"app", "version", "app.kubernetes.io/name", "app.kubernetes.io/version",
+	LabelTLSMode, LabelNetwork, "topology.istio.io/cluster", "topology.istio.io/subzone",
+	"service.istio.io/canonical-name", "service.istio.io/canonical-revision",
+	"istio.io/rev", "istio-locality", "sidecar.istio.io/inject",
+}
+
+// importantServiceLabels are the Service labels that make it a gateway.
+var importantServiceLabels = []string{LabelNetwork, LabelGatewayPort, "istio"}
+
+// cacheView is the read side of one cluster's informer caches; tests and
+// the benchmark build parts from plain objects through it.
+type cacheView struct {
+	services   []*corev1.Service
+	slices     []*discoveryv1.EndpointSlice
+	pod        func(key string) *corev1.Pod
+	node       func(name string) *corev1.Node
+	nodes      func() []*corev1.Node // nil when nodes are not watched
+	systemNS   *corev1.Namespace
+	podCount   int
+	nodeCount  int
+	secretsLen int
+}
+
+func (w *watcher) view(systemNamespace string) cacheView {
+	v := cacheView{}
+	for _, o := range w.services.inf.GetStore().List() {
+		if s, ok := o.(*corev1.Service); ok {
+			v.services = append(v.services, s)
+		}
+	}
+	for _, o := range w.slices.inf.GetStore().List() {
+		if s, ok := o.(*discoveryv1.EndpointSlice); ok {
+			v.slices = append(v.slices, s)
+		}
+	}
+	podStore := w.pods.inf.GetStore()
+	v.pod = func(key string) *corev1.Pod {
+		o, ok, _ := podStore.GetByKey(key)
+		if !ok {
+			return nil
+		}
+		p, _ := o.(*corev1.Pod)
+		return p
+	}
+	v.podCount = len(podStore.ListKeys())
+	if w.nodes != nil {
+		ns := w.nodes.inf.GetStore()
+		v.node = func(name string) *corev1.Node {
+			o, ok, _ := ns.GetByKey(name)
+			if !ok {
+				return nil
+			}
+			n, _ := o.(*corev1.Node)
+			return n
+		}
+		v.nodeCount = len(ns.ListKeys())
+		v.nodes = func() []*corev1.Node {
+			var out []*corev1.Node
+			for _, o := range ns.List() {
+				if n, ok := o.(*corev1.Node); ok {
+					out = append(out, n)
+				}
+			}
+			return out
+		}
+	}
+	if o, ok, _ := w.namespaces.inf.GetStore().GetByKey(systemNamespace); ok {
+		v.systemNS, _ = o.(*corev1.Namespace)
+	}
+	if w.secrets != nil {
+		v.secretsLen = len(w.secrets.inf.GetStore().ListKeys())
+	}
+	return v
+}
+
+// meshNetworksRaw returns the meshNetworks text of ConfigMap istio, if any.
+func (w *watcher) meshNetworksRaw(ns string) string {
+	o, ok, _ := w.configMaps.inf.GetStore().GetByKey(ns + "/" + meshConfigMapName)
+	if !ok {
+		return ""
+	}
+	cm, _ := o.(*corev1.ConfigMap)
+	if cm == nil {
+		return ""
+	}
+	return cm.Data[meshNetworksKey]
+}
+
+// buildPart turns one cluster's caches into its share of a snapshot.
+func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPart {
+	p := &clusterPart{
+		id:          id,
+		services:    make(map[string]*ServiceInCluster, len(v.services)),
+		serviceMeta: make(map[string][3]string, len(v.services)),
+		networks:    map[string]bool{},
+	}
+	if ix != nil {
+		p.mnKey = ix.key
+	}
+	if v.systemNS != nil {
+		p.network = v.systemNS.Labels[LabelNetwork]
+	}
+	p.counts = Counts{Services: len(v.services), EndpointSlices: len(v.slices), Pods: v.podCount, Nodes: v.nodeCount, RemoteSecrets: v.secretsLen}
+
+	for _, svc := range v.services {
+		h := svc.Name + "." + svc.Namespace + ".svc." + domain
+		sc := &ServiceInCluster{
+			Cluster:   id,
+			Type:      string(svc.Spec.Type),
+			ClusterIP: svc.Spec.ClusterIP,
+			Ports:     servicePorts(svc),
+			Labels:    pick(svc.Labels, importantServiceLabels),
+		}
+		p.services[h] = sc
+		p.serviceMeta[h] = [3]string{svc.Namespace, svc.Name}
+		p.gateways = append(p.gateways, serviceGateways(svc, id, h, ix, v.nodes)...)
+	}
+
+	// Per-pod facts are shared by every service the pod backs.
+	type podInfo struct {
+		labels   map[string]string
+		tlsMode  string
+		netLabel string
+		node     string
+		missing  bool
+	}
+	pods := make(map[string]*podInfo, v.podCount)
+	localities := map[string]string{}
+	locality := func(node, zone string) string {
+		if node != "" && v.node != nil {
+			if l, ok := localities[node]; ok {
+				return l
+			}
+			l := ""
+			if n := v.node(node); n != nil {
+				l = joinLocality(n.Labels["topology.kubernetes.io/region"], n.Labels["topology.kubernetes.io/zone"], n.Labels["topology.istio.io/subzone"])
+			}
+			localities[node] = l
+			if l != "" {
+				return l
+			}
+		}
+		if zone != "" {
+			return "/" + zone
+		}
+		return ""
+	}
+	slicesOf := map[string]int{} // hostname → slices seen; >1 needs de-duplication
+	labelSets := map[string]map[string]string{}
+	for _, sl := range v.slices {
+		svcName := sl.Labels[discoveryv1.LabelServiceName]
+		if svcName == "" {
+			continue
+		}
+		h := svcName + "." + sl.Namespace + ".svc." + domain
+		sc := p.services[h]
+		if sc == nil {
+			sc = &ServiceInCluster{Cluster: id, NoService: true}
+			p.services[h] = sc
+			p.serviceMeta[h] = [3]string{sl.Namespace, svcName}
+		}
+		ports := slicePorts(sl)
+		slicesOf[h]++
+		for i := range sl.Endpoints {
+			ep := &sl.Endpoints[i]
+			var pi *podInfo
+			if ref := ep.TargetRef; ref != nil && ref.Kind == "Pod" {
+				ns := ref.Namespace
+				if ns == "" {
+					ns = sl.Namespace
+				}
+				key := ns + "/" + ref.Name
+				pi = pods[key]
+				if pi == nil {
+					pi = &podInfo{}
+					if pod := v.pod(key); pod != nil {
+						pi.labels = internLabels(labelSets, pod.Labels)
+						pi.tlsMode = pod.Labels[LabelTLSMode]
+						pi.netLabel = pod.Labels[LabelNetwork]
+						pi.node = pod.Spec.NodeName
+					} else {
+						pi.missing = true
+					}
+					pods[key] = pi
+				}
+			}
+			node := ""
+			if ep.NodeName != nil {
+				node = *ep.NodeName
+			}
+			var zone string
+			if ep.Zone != nil {
+				zone = *ep.Zone
+			}
+			for _, addr := range ep.Addresses {
+				e := Endpoint{
+					Cluster:     id,
+					Address:     addr,
+					Ports:       ports,
+					Ready:       ep.Conditions.Ready == nil || *ep.Conditions.Ready,
+					Terminating: ep.Conditions.Terminating != nil && *ep.Conditions.Terminating,
+				}
+				e.Serving = e.Ready
+				if ep.Conditions.Serving != nil {
+					e.Serving = *ep.Conditions.Serving
+				}
+				netLabel := ""
+				if pi != nil {
+					e.Labels, e.TLSMode, netLabel = pi.labels, pi.tlsMode, pi.netLabel
+					if node == "" {
+						node = pi.node
+					}
+					if ep.TargetRef != nil {
+						e.Pod = ep.TargetRef.Name
+					}
+					e.PodMissing = pi.missing
+				}
+				e.Node = node
+				e.Locality = locality(node, zone)
+				e.Network, e.NetworkFrom = resolveNetwork(netLabel, p.network, ix, id, addr)
+				if e.Network != "" {
+					p.networks[e.Network] = true
+				}
+				sc.Endpoints = append(sc.Endpoints, e)
+			}
+		}
+	}
+	for h, sc := range p.services {
+		sortEndpoints(sc.Endpoints)
+		if slicesOf[h] > 1 {
+			// Slices of one service can overlap while the endpoint
+			// controller moves endpoints between them: keep one per address.
+			sc.Endpoints = dedupeSorted(sc.Endpoints)
+		}
+		p.counts.Endpoints += len(sc.Endpoints)
+	}
+	return p
+}
+
+// sortEndpoints orders endpoints by IP (numerically), parsing each address
+// once rather than in every comparison.
+func sortEndpoints(eps []Endpoint) {
+	if len(eps) < 2 {
+		return
+	}
+	keys := make([]netip.Addr, len(eps))
+	for i := range eps {
+		keys[i], _ = netip.ParseAddr(eps[i].Address)
+	}
+	sort.Sort(endpointsByAddr{eps, keys})
+}
+
+type endpointsByAddr struct {
+	eps  []Endpoint
+	keys []netip.Addr
+}
+
+func (e endpointsByAddr) Len() int { return len(e.eps) }
+func (e endpointsByAddr) Less(i, j int) bool {
+	a, b := e.keys[i], e.keys[j]
+	if a.IsValid() && b.IsValid() {
+		return a.Less(b)
+	}
+	return e.eps[i].Address < e.eps[j].Address
+}
+func (e endpointsByAddr) Swap(i, j int) {
+	e.eps[i], e.eps[j] = e.eps[j], e.eps[i]
+	e.keys[i], e.keys[j] = e.keys[j], e.keys[i]
+}
+
+func dedupeSorted(eps []Endpoint) []Endpoint {
+	out := eps[:0]
+	for i := range eps {
+		if i > 0 && eps[i].Address == out[len(out)-1].Address {
+			continue
+		}
+		out = append(out, eps[i])
+	}
+	return out
+}
+
+// internLabels returns the important labels of a pod, sharing one map
+// between all pods with the same values (the replicas of a deployment):
+// fewer allocations while building, less heap in every snapshot.
+func internLabels(sets map[string]map[string]string, labels map[string]string) map[string]string {
+	var buf [512]byte
+	b := buf[:0]
+	for _, k := range importantLabels {
+		if v, ok := labels[k]; ok {
+			b = append(b, k...)
+			b = append(b, 0)
+			b = append(b, v...)
+			b = append(b, 0)
+		}
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	if m, ok := sets[string(b)]; ok { // no allocation for the lookup
+		return m
+	}
+	m := pick(labels, importantLabels)
+	sets[string(b)] = m
+	return m
+}
+
+func joinLocality(region, zone, subzone string) string {
+	if region == "" && zone == "" && subzone == "" {
+		return ""
+	}
+	return strings.TrimRight(region+"/"+zone+"/"+subzone, "/")
+}
+
+func pick(m map[string]string, keys []string) map[string]string {
+	var out map[string]string
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			if out == nil {
+				out = make(map[string]string, 4)
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func servicePorts(svc *corev1.Service) []ServicePort {
+	out := make([]ServicePort, 0, len(svc.Spec.Ports))
+	for _, p := range svc.Spec.Ports {
+		sp := ServicePort{Name: p.Name, Port: p.Port, Protocol: string(p.Protocol)}
+		if p.TargetPort.IntVal != 0 || p.TargetPort.StrVal != "" {
+			sp.TargetPort = p.TargetPort.String()
+		}
+		if p.AppProtocol != nil {
+			sp.AppProtocol = *p.AppProtocol
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+func slicePorts(sl *discoveryv1.EndpointSlice) []EndpointPort {
+	out := make([]EndpointPort, 0, len(sl.Ports))
+	for _, p := range sl.Ports {
+		ep := EndpointPort{}
+		if p.Name != nil {
+			ep.Name = *p.Name
+		}
+		if p.Port != nil {
+			ep.Port = *p.Port
+		}
+		if p.Protocol != nil {
+			ep.Protocol = string(*p.Protocol)
+		}
+		out = append(out, ep)
+	}
+	return out
+}
+
+// build assembles a snapshot from every cluster's (cached or rebuilt) part.
+func (r *Registry) build(version uint64) *Snapshot {
+	type item struct {
+		e   entry // copy of the registry's record
+		ptr *entry
+		w   *watcher
+	}
+	var clearPrev []*entry
+	defer func() {
+		if len(clearPrev) == 0 {
+			return
+		}
+		r.mu.Lock()
+		for _, e := range clearPrev {
+			e.prevPart = nil
+		}
+		r.mu.Unlock()
+	}()
+	r.mu.Lock()
+	items := make([]item, 0, len(r.entries))
+	for _, e := range r.entries {
+		it := item{e: *e, ptr: e, w: e.w}
+		it.e.sources = append([]SourceRef(nil), e.sources...)
+		it.e.warnings = append([]string(nil), e.warnings...)
+		items = append(items, it)
+	}
+	r.mu.Unlock()
+
+	// meshNetworks: the ConfigMaps of all clusters, merged in cluster
+	// order (first definition of a network wins).
+	merged := &MeshNetworks{Networks: map[string]MeshNetwork{}}
+	var keyParts []string
+	var mnWarnings = map[string][]string{}
+	for _, it := range items {
+		if it.w == nil {
+			continue
+		}
+		raw := it.w.meshNetworksRaw(r.opts.SystemNamespace)
+		if raw == "" {
+			continue
+		}
+		keyParts = append(keyParts, it.e.id+"\x00"+raw)
+		mn, err := ParseMeshNetworks(raw)
+		if err != nil {
+			mnWarnings[it.e.key] = append(mnWarnings[it.e.key], "meshNetworks in ConfigMap istio does not parse: "+oneLine(err.Error()))
+			continue
+		}
+		for name, n := range mn.Networks {
+			if _, ok := merged.Networks[name]; !ok {
+				merged.Networks[name] = n
+			}
+		}
+	}
+	ix := newMeshNetworkIndex(merged, strings.Join(keyParts, "\x01"))
+
+	s := &Snapshot{Version: version, Time: time.Now()}
+	services := map[string]*Service{}
+	netClusters := map[string]map[string]bool{}
+	addNet := func(n, c string) {
+		if netClusters[n] == nil {
+			netClusters[n] = map[string]bool{}
+		}
+		if c != "" {
+			netClusters[n][c] = true
+		}
+	}
+	for _, it := range items {
+		e := it.e
+		c := Cluster{ID: e.id, Source: e.source, Sources: e.sources, Server: e.server, Warnings: e.warnings}
+		if len(c.Sources) <= 1 {
+			c.Sources = nil
+		}
+		c.Warnings = append(c.Warnings, mnWarnings[e.key]...)
+		switch {
+		case e.removed:
+			c.State = StateRemoved
+		case e.fixed.Kind != "":
+			c.State, c.ErrorKind, c.Reason = StateError, e.fixed.Kind, e.fixed.Reason
+		case it.w == nil:
+			c.State = StateConnecting
+		default:
+			it.w.status(&c)
+		}
+		if it.w != nil && !e.removed {
+			w := it.w
+			part := w.part.Load()
+			if w.dirty.Swap(false) || part == nil || part.id != e.id || part.mnKey != ix.key {
+				part = buildPart(w.view(r.opts.SystemNamespace), e.id, r.opts.DomainSuffix, ix)
+				w.part.Store(part)
+			}
+			// Restarted watchers (a rotated token) resync from scratch:
+			// until they are done, show what the old ones had rather
+			// than an empty cluster.
+			if e.prevPart != nil {
+				if w.synced() {
+					clearPrev = append(clearPrev, it.ptr)
+				} else if e.prevPart.id == e.id {
+					part = e.prevPart
+				}
+			}
+			c.Network = part.network
+			c.Counts = part.counts
+			if part.network != "" {
+				addNet(part.network, e.id)
+			}
+			for n := range part.networks {
+				addNet(n, e.id)
+			}
+			s.Gateways = append(s.Gateways, part.gateways...)
+			for h, sc := range part.services {
+				svc := services[h]
+				if svc == nil {
+					m := part.serviceMeta[h]
+					svc = &Service{Hostname: h, Namespace: m[0], Name: m[1], Clusters: map[string]*ServiceInCluster{}}
+					services[h] = svc
+				}
+				if _, dup := svc.Clusters[e.id]; !dup {
+					svc.Clusters[e.id] = sc
+				}
+			}
+		}
+		s.Clusters = append(s.Clusters, c)
+	}
+	s.Gateways = append(s.Gateways, staticGateways(merged)...)
+	sort.SliceStable(s.Gateways, func(i, j int) bool {
+		a, b := s.Gateways[i], s.Gateways[j]
+		if a.Network != b.Network {
+			return a.Network < b.Network
+		}
+		if a.Cluster != b.Cluster {
+			return a.Cluster < b.Cluster
+		}
+		return a.Address < b.Address
+	})
+
+	s.Services = make([]*Service, 0, len(services))
+	for _, svc := range services {
+		svc.Ports = mergePorts(svc)
+		s.Services = append(s.Services, svc)
+	}
+	sort.Slice(s.Services, func(i, j int) bool { return s.Services[i].Hostname < s.Services[j].Hostname })
+
+	gwCount := map[string]int{}
+	for _, g := range s.Gateways {
+		gwCount[g.Network]++
+		addNet(g.Network, g.Cluster)
+	}
+	for name := range merged.Networks {
+		addNet(name, "")
+	}
+	names := make([]string, 0, len(netClusters))
+	for n := range netClusters {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		nw := Network{Name: n, Gateways: gwCount[n]}
+		for c := range netClusters[n] {
+			nw.Clusters = append(nw.Clusters, c)
+		}
+		sort.Strings(nw.Clusters)
+		for _, ep := range merged.Networks[n].Endpoints {
+			if ep.FromRegistry != "" {
+				nw.FromRegistry = append(nw.FromRegistry, ep.FromRegistry)
+			}
+			if ep.FromCIDR != "" {
+				nw.FromCIDR = append(nw.FromCIDR, ep.FromCIDR)
+			}
+		}
+		s.Networks = append(s.Networks, nw)
+	}
+	return s
+}
+
+// mergePorts is the union of the clusters' ports by number, the first
+// cluster (by ID) defining each.
+func mergePorts(svc *Service) []ServicePort {
+	ids := make([]string, 0, len(svc.Clusters))
+	for id := range svc.Clusters {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	if len(ids) == 1 {
+		return svc.Clusters[ids[0]].Ports
+	}
+	var out []ServicePort
+	seen := map[int32]bool{}
+	for _, id := range ids {
+		for _, p := range svc.Clusters[id].Ports {
+			if !seen[p.Port] {
+				seen[p.Port] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,155 @@
+package collector
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"syscall"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Problem is an error turned into data: a stable kind and a sentence a
+// person understands. It never carries credentials (see redactor).
+type Problem struct {
+	Kind   ErrorKind
+	Reason string
+}
+
+func (p Problem) Error() string { return p.Reason }
+
+// classify turns an error from client-go (or from parsing a kubeconfig)
+// into a Problem. what names the thing being read ("services",
+// "the API server") so that "forbidden" says what is forbidden.
+func classify(err error, what string) Problem {
+	if err == nil {
+		return Problem{}
+	}
+	var p Problem
+	if errors.As(err, &p) {
+		return p
+	}
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return Problem{ErrUnauthorized, "unauthorized: the API server rejected the credentials (expired or revoked token?)"}
+	case apierrors.IsForbidden(err):
+		if what == "" {
+			what = "the API server"
+		}
+		return Problem{ErrForbidden, "forbidden " + what + ": the user may not list/watch it"}
+	}
+	if k, msg, ok := classifyTLS(err); ok {
+		return Problem{k, msg}
+	}
+	if isUnreachable(err) {
+		return Problem{ErrUnreachable, "unreachable: " + shortNetError(err)}
+	}
+	return Problem{ErrOther, "error: " + oneLine(err.Error())}
+}
+
+func classifyTLS(err error) (ErrorKind, string, bool) {
+	var ua x509.UnknownAuthorityError
+	var hn x509.HostnameError
+	var ci x509.CertificateInvalidError
+	var cv *tls.CertificateVerificationError
+	var rh tls.RecordHeaderError
+	switch {
+	case errors.As(err, &ua):
+		return ErrTLS, "TLS/CA mismatch: the server's certificate is not signed by the kubeconfig's certificate authority", true
+	case errors.As(err, &hn):
+		return ErrTLS, "TLS/CA mismatch: " + oneLine(hn.Error()), true
+	case errors.As(err, &ci):
+		return ErrTLS, "TLS/CA mismatch: " + oneLine(ci.Error()), true
+	case errors.As(err, &cv):
+		return ErrTLS, "TLS/CA mismatch: " + oneLine(cv.Err.Error()), true
+	case errors.As(err, &rh):
+		return ErrTLS, "TLS/CA mismatch: the server does not speak TLS (http:// server behind https?)", true
+	}
+	// client-go sometimes flattens the chain into a string.
+	s := err.Error()
+	if strings.Contains(s, "x509: certificate signed by unknown authority") {
+		return ErrTLS, "TLS/CA mismatch: the server's certificate is not signed by the kubeconfig's certificate authority", true
+	}
+	if strings.Contains(s, "x509:") || strings.Contains(s, "tls:") {
+		return ErrTLS, "TLS/CA mismatch: " + oneLine(s), true
+	}
+	return "", "", false
+}
+
+func isUnreachable(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
+		errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var op *net.OpError
+	var dns *net.DNSError
+	var ne net.Error
+	if errors.As(err, &op) || errors.As(err, &dns) || (errors.As(err, &ne) && ne.Timeout()) {
+		return true
+	}
+	if apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsServiceUnavailable(err) {
+		return true
+	}
+	s := err.Error()
+	for _, frag := range []string{"connection refused", "no such host", "i/o timeout", "EOF", "connection reset", "no route to host", "network is unreachable", "http2: client connection lost", "context deadline exceeded"} {
+		if strings.Contains(s, frag) {
+			return true
+		}
+	}
+	return false
+}
+
+// shortNetError keeps the useful end of a net error ("dial tcp
+// 127.0.0.1:6444: connect: connection refused") and drops client-go's
+// request URL prefix, which only repeats the server.
+func shortNetError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, context.DeadlineExceeded):
+		return "no answer in time (API server down or blackholed?)"
+	}
+	return oneLine(err.Error())
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// redactor removes known secret strings (tokens, passwords, key and cert
+// bodies) from text before it becomes a Reason or a log line. client-go
+// does not put them in errors, but a kubeconfig parse error can quote its
+// input, so every sentence that may contain user input passes through here.
+type redactor []string
+
+func (r redactor) clean(s string) string {
+	for _, secret := range r {
+		if len(secret) >= 4 {
+			s = strings.ReplaceAll(s, secret, "<redacted>")
+		}
+	}
+	return s
+}
+
+func (r redactor) problem(p Problem) Problem {
+	p.Reason = r.clean(p.Reason)
+	return p
+}
+
+// problemf builds a Problem with a formatted sentence.
+func problemf(kind ErrorKind, format string, args ...any) Problem {
+	return Problem{Kind: kind, Reason: fmt.Sprintf(format, args...)}
+}

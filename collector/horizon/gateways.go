@@ -1,0 +1,153 @@
+package horizon
+
+import (
+	"net/netip"
+	"sort"
+
+	"github.com/meshscope/meshscope/collector"
+)
+
+// gwKey identifies one gateway the way istiod's model.NetworkGateway does.
+type gwKey struct {
+	Network, Cluster, Addr string
+	Port, HBONEPort        uint32
+}
+
+// gatewayIndex mirrors istiod's NetworkGateways (pilot/pkg/model/network.go):
+// gateways by network and by (network, cluster), and the LCM of their
+// counts as the weight scale factor.
+type gatewayIndex struct {
+	byNetwork map[string][]gwKey
+	byNC      map[[2]string][]gwKey
+	scale     uint32
+	// sidecar holds forEndpoint's answers, computed once per index: the
+	// prediction asks for every endpoint.
+	sidecar map[[2]string][]gwKey
+}
+
+// newGatewayIndex indexes the snapshot's gateways. Hostname gateways are
+// left out: istiod resolves them by DNS at push time (RESOLVE_HOSTNAME_GATEWAYS)
+// and drops those it cannot resolve, which meshscope cannot predict; doctor
+// reports them separately.
+func newGatewayIndex(gws []collector.Gateway) *gatewayIndex {
+	ix := &gatewayIndex{byNetwork: map[string][]gwKey{}, byNC: map[[2]string][]gwKey{}}
+	seen := map[gwKey]bool{}
+	for _, g := range gws {
+		if g.Hostname {
+			continue
+		}
+		k := gwKey{Network: g.Network, Cluster: g.Cluster, Addr: g.Address, Port: g.Port, HBONEPort: g.HBONEPort}
+		if seen[k] { // istiod keeps a set
+			continue
+		}
+		seen[k] = true
+		ix.byNetwork[k.Network] = append(ix.byNetwork[k.Network], k)
+		nc := [2]string{k.Network, k.Cluster}
+		ix.byNC[nc] = append(ix.byNC[nc], k)
+	}
+	ix.scale = 1
+	for _, l := range ix.byNetwork {
+		sortGateways(l)
+		ix.scale = lcm(ix.scale, uint32(len(l)))
+	}
+	for _, l := range ix.byNC {
+		sortGateways(l)
+		ix.scale = lcm(ix.scale, uint32(len(l)))
+	}
+	ix.sidecar = map[[2]string][]gwKey{}
+	for nc := range ix.byNC {
+		ix.sidecar[nc] = ix.selectForSidecar(nc[0], nc[1])
+	}
+	for nw := range ix.byNetwork {
+		ix.sidecar[[2]string{nw, ""}] = ix.selectForSidecar(nw, "")
+	}
+	return ix
+}
+
+// multiNetwork mirrors IsMultiNetworkEnabled: any gateway at all.
+func (ix *gatewayIndex) multiNetwork() bool { return len(ix.byNetwork) > 0 }
+
+// forEndpoint mirrors selectNetworkGateways for a sidecar: the gateways of
+// the endpoint's network in its own cluster, else any of its network; a
+// sidecar can only use gateways with an mTLS port.
+func (ix *gatewayIndex) forEndpoint(network, cluster string) []gwKey {
+	if l, ok := ix.sidecar[[2]string{network, cluster}]; ok {
+		return l
+	}
+	return ix.sidecar[[2]string{network, ""}]
+}
+
+func (ix *gatewayIndex) selectForSidecar(network, cluster string) []gwKey {
+	gws := ix.byNC[[2]string{network, cluster}]
+	if len(gws) == 0 {
+		gws = ix.byNetwork[network]
+	}
+	var out []gwKey
+	for _, g := range gws {
+		if g.Port != 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// reachable mirrors filterGatewaysByIPFamily: a single-stack proxy can only
+// use gateways of its own IP family; a dual-stack (or unknown) one, any.
+func reachable(gws []gwKey, v4, v6 bool) []gwKey {
+	if v4 == v6 {
+		return gws
+	}
+	all := true
+	for _, g := range gws {
+		if a, err := netip.ParseAddr(g.Addr); err != nil || a.Unmap().Is4() != v4 {
+			all = false
+			break
+		}
+	}
+	if all { // the common case: no copy
+		return gws
+	}
+	var out []gwKey
+	for _, g := range gws {
+		a, err := netip.ParseAddr(g.Addr)
+		if err != nil {
+			continue
+		}
+		a = a.Unmap()
+		if (a.Is4() && v4) || (a.Is6() && v6) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func sortGateways(l []gwKey) {
+	sort.Slice(l, func(i, j int) bool { return gwLess(l[i], l[j]) })
+}
+
+func gwLess(a, b gwKey) bool {
+	if a.Network != b.Network {
+		return a.Network < b.Network
+	}
+	if a.Cluster != b.Cluster {
+		return a.Cluster < b.Cluster
+	}
+	if a.Addr != b.Addr {
+		return a.Addr < b.Addr
+	}
+	return a.Port < b.Port
+}
+
+func gcd(a, b uint32) uint32 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+func lcm(a, b uint32) uint32 {
+	if a == 0 || b == 0 {
+		return a + b
+	}
+	return a / gcd(a, b) * b
+}

@@ -1,0 +1,339 @@
+package horizon
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/meshscope/meshscope/collector"
+)
+
+// TLSModeLabel is the pod label saying its sidecar accepts Istio mTLS.
+const TLSModeLabel = "security.istio.io/tlsMode"
+
+// Health of a gateway LbEndpoint: istiod sets none on it.
+const Unknown Health = "UNKNOWN"
+
+// EDSClusterName is the Envoy cluster name istiod uses for a service port.
+func EDSClusterName(hostname string, port int32) string {
+	return fmt.Sprintf("outbound|%d||%s", port, hostname)
+}
+
+// Predict computes the EDS istiod sends proxy for hostname:port in snap.
+func Predict(snap *collector.Snapshot, hostname string, port int32, proxy Proxy) Prediction {
+	return PredictWith(snap, newGatewayIndex(snapGateways(snap)), hostname, port, proxy)
+}
+
+func snapGateways(snap *collector.Snapshot) []collector.Gateway {
+	if snap == nil {
+		return nil
+	}
+	return snap.Gateways
+}
+
+// Index is the gateway index of one snapshot, to predict many services
+// without rebuilding it.
+type Index = gatewayIndex
+
+// NewIndex indexes a snapshot's gateways for PredictWith.
+func NewIndex(snap *collector.Snapshot) *Index { return newGatewayIndex(snapGateways(snap)) }
+
+// PredictWith is Predict with a prebuilt gateway index.
+func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int32, proxy Proxy) Prediction {
+	p := Prediction{Service: hostname, Port: port, EDSCluster: EDSClusterName(hostname, port), Endpoints: []Endpoint{}}
+	svc := snap.Service(hostname)
+	if svc == nil {
+		return p
+	}
+	portName, ok := servicePortName(svc, port)
+	if !ok {
+		return p
+	}
+	p.Found = true
+	p.MultiNetwork = ix.multiNetwork()
+	p.ScaleFactor = 1
+	if p.MultiNetwork {
+		p.ScaleFactor = ix.scale
+	}
+	v4, v6 := ipFamily(proxy.IP)
+	clusterLocal := isClusterLocal(hostname)
+
+	// Endpoints are grouped by locality like istiod's LocalityLbEndpoints;
+	// the gateway rewrite happens inside each group. Services have few
+	// localities and gateways, so slices with linear search beat maps here.
+	type gwAgg struct {
+		key gwKey
+		ep  *Endpoint
+	}
+	type group struct {
+		locality string
+		direct   []Endpoint
+		gws      []gwAgg
+	}
+	total := 0
+	for _, sic := range svc.Clusters {
+		total += len(sic.Endpoints)
+	}
+	var groups []*group
+	getGroup := func(loc string) *group {
+		for _, g := range groups {
+			if g.locality == loc {
+				return g
+			}
+		}
+		// Room for the gateways too: with one locality (the common case)
+		// this slice becomes p.Endpoints without a copy.
+		g := &group{locality: loc, direct: make([]Endpoint, 0, total+4)}
+		groups = append(groups, g)
+		return g
+	}
+	// One backing array for every endpoint's Ref: StandsFor of direct
+	// endpoints slices into it instead of allocating per endpoint.
+	refs := make([]Ref, 0, total)
+	var why sentences
+
+	for _, cid := range sortedClusters(svc) {
+		sic := svc.Clusters[cid]
+		for _, ep := range sic.Endpoints {
+			epPort, ok := endpointPort(ep, portName)
+			if !ok {
+				continue
+			}
+			ref := Ref{Address: ep.Address, Port: epPort, Pod: ep.Pod, Cluster: ep.Cluster, Network: ep.Network, Health: Healthy}
+			if !ep.Ready {
+				ref.Health = Unhealthy
+			}
+			// filterIstioEndpoint: network view, cluster-local, terminating.
+			if len(proxy.NetworkView) > 0 && ep.Network != "" && !contains(proxy.NetworkView, ep.Network) {
+				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNetworkView,
+					Why: fmt.Sprintf("the proxy's REQUESTED_NETWORK_VIEW (%s) does not include %s", strings.Join(proxy.NetworkView, ","), ep.Network)})
+				continue
+			}
+			if clusterLocal && ep.Cluster != proxy.Cluster {
+				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropClusterLocal,
+					Why: fmt.Sprintf("%s is cluster-local: only endpoints of the proxy's own cluster (%s) are sent", hostname, orNone(proxy.Cluster))})
+				continue
+			}
+			if !ep.Ready && ep.Terminating {
+				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropTerminating,
+					Why: "the endpoint is terminating: istiod never sends terminating endpoints"})
+				continue
+			}
+			// Unhealthy (not ready, not terminating) endpoints ARE sent, as
+			// UNHEALTHY, by default (PILOT_AUTO_SEND_UNHEALTHY_ENDPOINTS=true),
+			// and count in gateway weights below like healthy ones.
+			refs = append(refs, ref)
+			self := refs[len(refs)-1 : len(refs) : len(refs)]
+			grp := getGroup(ep.Locality)
+			direct := Endpoint{Address: ep.Address, Port: epPort, Weight: 1, Health: ref.Health, Kind: Local,
+				Locality: ep.Locality, Cluster: ep.Cluster, Network: ep.Network, Pod: ep.Pod, StandsFor: self}
+			if !p.MultiNetwork {
+				direct.Why = "no network has a gateway: split horizon is off, every endpoint is sent directly"
+				grp.direct = append(grp.direct, direct)
+				continue
+			}
+			// EndpointsByNetworkFilter.
+			weight := scaleWeight(1, p.ScaleFactor)
+			direct.Weight = weight
+			gws := ix.forEndpoint(ep.Network, ep.Cluster)
+			force := proxy.Network == "" && ep.Network != "" && len(gws) > 0
+			inNetwork := proxy.Network == "" || ep.Network == "" || proxy.Network == ep.Network
+			if !force && (inNetwork || len(gws) == 0) {
+				direct.Kind, direct.Why = why.direct(proxy.Network, ep.Network)
+				grp.direct = append(grp.direct, direct)
+				continue
+			}
+			reach := reachable(gws, v4, v6)
+			if len(reach) == 0 {
+				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropIPFamily,
+					Why: fmt.Sprintf("%s has gateways, but none of the proxy's IP family (%s)", ep.Network, family(v4, v6))})
+				continue
+			}
+			if ep.TLSMode != "istio" {
+				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNoMTLS,
+					Why: fmt.Sprintf("cross-network endpoint without mTLS: pod %s lacks %s=istio, and the gateway routes by SNI, which needs mTLS", orNone(ep.Pod), TLSModeLabel)})
+				continue
+			}
+			per := weight / uint32(len(reach))
+			for _, gk := range reach {
+				var g *Endpoint
+				for _, a := range grp.gws {
+					if a.key == gk {
+						g = a.ep
+						break
+					}
+				}
+				if g == nil {
+					g = &Endpoint{Address: gk.Addr, Port: gk.Port, Health: Unknown, Kind: Gateway,
+						Locality: ep.Locality, Cluster: gk.Cluster, Network: gk.Network,
+						StandsFor: make([]Ref, 0, 4)}
+					if proxy.Network == "" {
+						g.Kind = Forced
+					}
+					grp.gws = append(grp.gws, gwAgg{key: gk, ep: g})
+				}
+				g.Weight += per
+				g.StandsFor = append(g.StandsFor, ref)
+			}
+		}
+	}
+
+	sort.Slice(groups, func(i, j int) bool { return groups[i].locality < groups[j].locality })
+	if len(groups) == 1 {
+		p.Endpoints = groups[0].direct // no copy in the common case
+	} else {
+		p.Endpoints = make([]Endpoint, 0, len(refs)+4)
+	}
+	for _, g := range groups {
+		if len(groups) > 1 {
+			p.Endpoints = append(p.Endpoints, g.direct...)
+		}
+		sort.Slice(g.gws, func(i, j int) bool { return gwLess(g.gws[i].key, g.gws[j].key) })
+		for _, a := range g.gws {
+			e := a.ep
+			if e.Weight == 0 { // istiod: "gateway weight must be greater than 0"
+				e.Weight = 1
+			}
+			e.Why = gatewayWhy(e, proxy)
+			p.Endpoints = append(p.Endpoints, *e)
+		}
+	}
+	return p
+}
+
+// sentences caches the reason of direct endpoints per (proxy network,
+// endpoint network) within one prediction: thousands of endpoints share a
+// handful of sentences.
+type sentences []sentence
+
+type sentence struct {
+	key  [2]string
+	kind Kind
+	why  string
+}
+
+func (s *sentences) direct(proxyNet, epNet string) (Kind, string) {
+	k := [2]string{proxyNet, epNet}
+	for _, v := range *s {
+		if v.key == k {
+			return v.kind, v.why
+		}
+	}
+	kind, why := Local, ""
+	switch {
+	case proxyNet != "" && proxyNet == epNet:
+		why = fmt.Sprintf("same network as the proxy (%s)", epNet)
+	case epNet == "":
+		why = "the endpoint has no network: it counts as reachable from every network"
+	case proxyNet == "":
+		why = fmt.Sprintf("the proxy sends no NETWORK and %s has no gateway: sent directly", epNet)
+	default:
+		kind = Leaked
+		why = fmt.Sprintf("%s is not the proxy's network %s, but no gateway is known for %s: the pod IP is sent across networks and is likely unreachable", epNet, proxyNet, epNet)
+	}
+	*s = append(*s, sentence{key: k, kind: kind, why: why})
+	return kind, why
+}
+func gatewayWhy(e *Endpoint, proxy Proxy) string {
+	n := len(e.StandsFor)
+	what := fmt.Sprintf("%d endpoint(s) of %s", n, e.Network)
+	if e.Kind == Forced {
+		return fmt.Sprintf("the proxy sends no NETWORK, so %s go through %s's east-west gateway (istiod forceGateway)", what, e.Network)
+	}
+	return fmt.Sprintf("%s go through %s's east-west gateway: %s is not the proxy's network %s", what, e.Network, e.Network, proxy.Network)
+}
+
+// scaleWeight mirrors scaleEndpointLBWeight (clipped at MaxUint32).
+func scaleWeight(w, scale uint32) uint32 {
+	if w == 0 {
+		return scale
+	}
+	if w < math.MaxUint32/scale {
+		return w * scale
+	}
+	return math.MaxUint32
+}
+
+// servicePortName finds the service port by number; EndpointSlice ports are
+// matched to it by name, as istiod does.
+func servicePortName(svc *collector.Service, port int32) (string, bool) {
+	for _, sp := range svc.Ports {
+		if sp.Port == port {
+			return sp.Name, true
+		}
+	}
+	for _, sic := range svc.Clusters {
+		for _, sp := range sic.Ports {
+			if sp.Port == port {
+				return sp.Name, true
+			}
+		}
+	}
+	return "", false
+}
+
+func endpointPort(ep collector.Endpoint, name string) (uint32, bool) {
+	for _, p := range ep.Ports {
+		if p.Name == name {
+			return uint32(p.Port), true
+		}
+	}
+	return 0, false
+}
+
+func sortedClusters(svc *collector.Service) []string {
+	ids := make([]string, 0, len(svc.Clusters))
+	for id := range svc.Clusters {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// ipFamily says which families a proxy at ip supports; an empty or invalid
+// IP counts as IPv4 (meshscope's default probe address is IPv4).
+func ipFamily(ip string) (v4, v6 bool) {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return true, false
+	}
+	a = a.Unmap()
+	return a.Is4(), a.Is6()
+}
+
+func family(v4, v6 bool) string {
+	switch {
+	case v4 && !v6:
+		return "IPv4"
+	case v6 && !v4:
+		return "IPv6"
+	}
+	return "dual-stack"
+}
+
+// isClusterLocal mirrors istiod's default cluster-local hosts
+// (pilot/pkg/model/cluster_local.go): *.kube-system.svc, kubernetes.default.svc,
+// and istiod's own service. MeshConfig serviceSettings are not read yet.
+func isClusterLocal(hostname string) bool {
+	return strings.HasSuffix(hostname, ".kube-system.svc.cluster.local") ||
+		hostname == "kubernetes.default.svc.cluster.local" ||
+		hostname == "istiod.istio-system.svc.cluster.local"
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}

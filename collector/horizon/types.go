@@ -1,0 +1,109 @@
+package horizon
+
+// Kind says why a predicted endpoint is what it is.
+type Kind string
+
+const (
+	// Local: sent with its own address — same network as the proxy, or
+	// either side has no network, or multi-network is off.
+	Local Kind = "local"
+	// Gateway: endpoints of another network, replaced by that network's
+	// east-west gateway.
+	Gateway Kind = "gateway"
+	// Leaked: another network's endpoint sent with its own (unreachable)
+	// address because no gateway is known for its network.
+	Leaked Kind = "leaked"
+	// Forced: replaced by its network's gateway because the proxy has no
+	// NETWORK (istiod's forceGateway), even when it is "local".
+	Forced Kind = "forced"
+)
+
+// DropReason says why an endpoint of the service is not in the EDS.
+type DropReason string
+
+const (
+	// DropNoMTLS: a cross-network endpoint without mTLS (the pod lacks
+	// security.istio.io/tlsMode=istio) cannot go through a gateway (SNI).
+	DropNoMTLS DropReason = "no-mtls"
+	// DropIPFamily: its network has gateways, but none of the proxy's IP family.
+	DropIPFamily DropReason = "ip-family"
+	// DropTerminating: not ready and terminating; istiod never sends these.
+	DropTerminating DropReason = "not-ready"
+	// DropClusterLocal: a cluster-local service's endpoint in another cluster.
+	DropClusterLocal DropReason = "cluster-local"
+	// DropNetworkView: the proxy's REQUESTED_NETWORK_VIEW excludes its network.
+	DropNetworkView DropReason = "network-view"
+)
+
+// Health is the EDS health status istiod sets.
+type Health string
+
+const (
+	Healthy   Health = "HEALTHY"
+	Unhealthy Health = "UNHEALTHY"
+)
+
+// Ref is one real endpoint of the service (a pod address in a cluster).
+type Ref struct {
+	Address string `json:"address"`
+	Port    uint32 `json:"port"`
+	Pod     string `json:"pod,omitempty"`
+	Cluster string `json:"cluster"`
+	Network string `json:"network,omitempty"`
+	Health  Health `json:"health"`
+}
+
+// Endpoint is one LbEndpoint istiod is predicted to send.
+type Endpoint struct {
+	Address  string `json:"address"`
+	Port     uint32 `json:"port"`
+	Weight   uint32 `json:"weight"`
+	Health   Health `json:"health"`
+	Kind     Kind   `json:"kind"`
+	Locality string `json:"locality,omitempty"`
+	// Cluster and Network: of the pod for a direct endpoint, of the
+	// gateway for a gateway endpoint.
+	Cluster string `json:"cluster,omitempty"`
+	Network string `json:"network,omitempty"`
+	Pod     string `json:"pod,omitempty"`
+	// StandsFor lists the real endpoints behind a gateway endpoint (for a
+	// direct one: itself).
+	StandsFor []Ref `json:"standsFor,omitempty"`
+	// Why is a sentence saying why the endpoint is sent this way.
+	Why string `json:"why"`
+}
+
+// Dropped is an endpoint of the service that istiod is predicted not to send.
+type Dropped struct {
+	Ref
+	Reason DropReason `json:"reason"`
+	Why    string     `json:"why"`
+}
+
+// Proxy is the part of a viewpoint the prediction depends on.
+type Proxy struct {
+	Cluster string
+	// Network is the proxy's NETWORK metadata; "" means none was sent.
+	Network string
+	// IP is the proxy's address (IP family of gateways; default IPv4).
+	IP string
+	// NetworkView is REQUESTED_NETWORK_VIEW (empty: every network).
+	NetworkView []string
+}
+
+// Prediction is the EDS for one (service, port, proxy).
+type Prediction struct {
+	Service string `json:"service"`
+	Port    int32  `json:"port"`
+	// EDSCluster is the Envoy cluster name (outbound|PORT||HOST).
+	EDSCluster string `json:"edsCluster"`
+	// MultiNetwork is false when no network has a gateway: split horizon
+	// is off and every endpoint is sent as it is.
+	MultiNetwork bool `json:"multiNetwork"`
+	// ScaleFactor multiplies every weight (LCM of gateway counts).
+	ScaleFactor uint32     `json:"scaleFactor"`
+	Endpoints   []Endpoint `json:"endpoints"`
+	Dropped     []Dropped  `json:"dropped,omitempty"`
+	// Found is false when the service or port is unknown.
+	Found bool `json:"found"`
+}

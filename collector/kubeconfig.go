@@ -1,0 +1,101 @@
+package collector
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Source is one cluster given to the Registry directly: a kube context
+// (loaded by LoadContexts) or, for tests and the demo, a ready client.
+type Source struct {
+	// Name is the context name; it is the cluster ID unless
+	// Options.ClusterIDs or another cluster's remote secret names it.
+	Name string
+	// Server is the API server URL. It identifies the cluster: a remote
+	// secret pointing at the same URL is the same cluster. Filled from
+	// Config.Host when empty.
+	Server string
+	// Config is used to build a client with Options.NewClient when Client
+	// is nil.
+	Config *rest.Config
+	// Client, when set, is used as is (e.g. a fake clientset).
+	Client kubernetes.Interface
+}
+
+// LoadContexts reads a kubeconfig the way kubectl does — the explicit path,
+// else $KUBECONFIG (merged), else ~/.kube/config — and returns one Source per
+// requested context: the given names, every context when all is true, or
+// the current context when neither is given. A missing context or a broken
+// kubeconfig is an error that names the problem.
+func LoadContexts(kubeconfig string, contexts []string, all bool) ([]Source, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	raw, err := rules.Load()
+	if err != nil {
+		return nil, fmt.Errorf("cannot load kubeconfig: %s", oneLine(err.Error()))
+	}
+	names := contexts
+	switch {
+	case all:
+		names = names[:0:0]
+		for n := range raw.Contexts {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		if len(names) == 0 {
+			return nil, fmt.Errorf("kubeconfig %s has no contexts", describeKubeconfig(rules))
+		}
+	case len(names) == 0:
+		if raw.CurrentContext == "" {
+			return nil, fmt.Errorf("kubeconfig %s has no current context; pass --context", describeKubeconfig(rules))
+		}
+		names = []string{raw.CurrentContext}
+	}
+	var out []Source
+	seen := map[string]bool{}
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		if _, ok := raw.Contexts[n]; !ok {
+			return nil, fmt.Errorf("context %q not found in kubeconfig %s", n, describeKubeconfig(rules))
+		}
+		cc := clientcmd.NewNonInteractiveClientConfig(*raw, n, &clientcmd.ConfigOverrides{}, rules)
+		cfg, err := cc.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("context %q: %s", n, oneLine(err.Error()))
+		}
+		out = append(out, Source{Name: n, Server: normalizeServer(cfg.Host), Config: cfg})
+	}
+	return out, nil
+}
+
+func describeKubeconfig(rules *clientcmd.ClientConfigLoadingRules) string {
+	if rules.ExplicitPath != "" {
+		return rules.ExplicitPath
+	}
+	if len(rules.Precedence) > 0 {
+		return strings.Join(rules.Precedence, ":")
+	}
+	return "(default)"
+}
+
+// normalizeServer makes two spellings of one API server URL compare equal
+// ("https://127.0.0.1:6444/" and "https://127.0.0.1:6444").
+func normalizeServer(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.TrimRight(s, "/")
+	if s != "" && !strings.Contains(s, "://") {
+		s = "https://" + s
+	}
+	return strings.ToLower(s)
+}

@@ -1,0 +1,68 @@
+package collector
+
+import "testing"
+
+const meshNetworksYAML = `
+networks:
+  network1:
+    endpoints:
+    - fromRegistry: cluster1
+    gateways:
+    - registryServiceName: istio-ingressgateway.istio-system.svc.cluster.local
+      port: 443
+  network2:
+    endpoints:
+    - from_cidr: 10.144.0.0/16
+    gateways:
+    - address: 192.168.60.9
+      port: 15443
+  network3:
+    endpoints:
+    - fromCidr: 10.200.0.0/16
+    gateways:
+    - address: gw.example.com
+      port: 15443
+`
+
+func TestParseMeshNetworks(t *testing.T) {
+	mn, err := ParseMeshNetworks(meshNetworksYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mn.Networks["network2"].Endpoints[0].FromCIDR; got != "10.144.0.0/16" {
+		t.Fatalf("snake_case from_cidr not read: %q", got)
+	}
+	if _, err := ParseMeshNetworks("networks: [oops"); err == nil {
+		t.Fatal("garbage parsed")
+	}
+	if mn, err := ParseMeshNetworks("  "); err != nil || len(mn.Networks) != 0 {
+		t.Fatal("empty meshNetworks should be empty")
+	}
+}
+
+func TestResolveNetworkOrder(t *testing.T) {
+	mn, _ := ParseMeshNetworks(meshNetworksYAML)
+	ix := newMeshNetworkIndex(mn, "k")
+	cases := []struct {
+		name                 string
+		pod, ns, cluster, ip string
+		want                 string
+		from                 NetworkFrom
+	}{
+		{"pod label wins over all", "netA", "netB", "cluster1", "10.144.0.1", "netA", NetworkFromPodLabel},
+		{"system namespace label next", "", "netB", "cluster1", "10.144.0.1", "netB", NetworkFromNamespaceLabel},
+		{"fromRegistry before fromCidr", "", "", "cluster1", "10.144.0.1", "network1", NetworkFromRegistry},
+		{"fromCidr", "", "", "cluster2", "10.144.3.4", "network2", NetworkFromCIDR},
+		{"nothing matches", "", "", "cluster2", "10.1.1.1", "", NetworkFromNone},
+		{"bad ip", "", "", "cluster2", "not-an-ip", "", NetworkFromNone},
+	}
+	for _, tc := range cases {
+		got, from := resolveNetwork(tc.pod, tc.ns, ix, tc.cluster, tc.ip)
+		if got != tc.want || from != tc.from {
+			t.Errorf("%s: got %q (%s), want %q (%s)", tc.name, got, from, tc.want, tc.from)
+		}
+	}
+	if got, _ := resolveNetwork("", "", nil, "c", "10.0.0.1"); got != "" {
+		t.Errorf("no meshNetworks: got %q", got)
+	}
+}

@@ -1,0 +1,128 @@
+package collector
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Options configure a Registry. The zero value reads the current kube
+// context and its remote secrets, like istiod reads its own cluster and
+// the secrets in it.
+type Options struct {
+	// Kubeconfig is an explicit kubeconfig path; empty means $KUBECONFIG
+	// (merged), else ~/.kube/config.
+	Kubeconfig string
+	// Contexts to read; empty means the current context.
+	Contexts []string
+	// AllContexts reads every context of the kubeconfig.
+	AllContexts bool
+	// Sources, when set, replaces the kubeconfig: clusters given directly
+	// (tests and the demo use fake clientsets here).
+	Sources []Source
+
+	// SystemNamespace is istiod's namespace (remote secrets, the network
+	// label, ConfigMap istio). Default "istio-system".
+	SystemNamespace string
+	// DisableRemoteSecrets stops reading remote secrets from the context
+	// clusters (they are read by default, like istiod).
+	DisableRemoteSecrets bool
+	// ClusterIDs maps a context name to its cluster ID (--cluster-id).
+	ClusterIDs map[string]string
+	// AllowInsecureKubeconfig accepts remote-secret kubeconfigs with exec
+	// plugins, token files, cert/key files and non-OIDC auth providers
+	// (istiod's PILOT_INSECURE_MULTICLUSTER_KUBECONFIG_OPTIONS).
+	AllowInsecureKubeconfig bool
+	// DisableNodes does not watch Nodes (no localities).
+	DisableNodes bool
+
+	// SyncTimeout marks a cluster "timeout" when its informers have not
+	// synced by then. Default 30s (istiod's PILOT_REMOTE_CLUSTER_TIMEOUT).
+	SyncTimeout time.Duration
+	// HealthInterval and HealthTimeout drive the API server probe that
+	// takes a cluster out of "synced" when its API server stops answering.
+	// Defaults 3s and 2s.
+	HealthInterval time.Duration
+	HealthTimeout  time.Duration
+	// PublishInterval is the least time between two snapshots; a change
+	// after a quiet period is published at once. Default 50ms.
+	PublishInterval time.Duration
+	// DomainSuffix of service hostnames. Default "cluster.local".
+	DomainSuffix string
+
+	// NewClient builds a client for a cluster from its rest.Config (both
+	// for contexts and for remote-secret kubeconfigs). Default
+	// kubernetes.NewForConfig. The demo maps its fake server URLs to fake
+	// clientsets here.
+	NewClient func(id string, cfg *rest.Config) (kubernetes.Interface, error)
+	// Probe checks that a cluster's API server answers. Default: GET
+	// /version through the discovery REST client, or ServerVersion() on
+	// clients without one (fakes; a reactor on verb "get", resource
+	// "version" makes a fake fail).
+	Probe func(ctx context.Context, c kubernetes.Interface) error
+
+	// Logger receives debug and info logs (never credentials). Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *Options) setDefaults() {
+	if o.SystemNamespace == "" {
+		o.SystemNamespace = "istio-system"
+	}
+	if o.SyncTimeout <= 0 {
+		o.SyncTimeout = 30 * time.Second
+	}
+	if o.HealthInterval <= 0 {
+		o.HealthInterval = 3 * time.Second
+	}
+	if o.HealthTimeout <= 0 {
+		o.HealthTimeout = 2 * time.Second
+	}
+	if o.PublishInterval <= 0 {
+		o.PublishInterval = 50 * time.Millisecond
+	}
+	if o.DomainSuffix == "" {
+		o.DomainSuffix = "cluster.local"
+	}
+	if o.NewClient == nil {
+		o.NewClient = func(_ string, cfg *rest.Config) (kubernetes.Interface, error) {
+			return kubernetes.NewForConfig(cfg)
+		}
+	}
+	if o.Probe == nil {
+		o.Probe = DefaultProbe
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// DefaultProbe asks the API server for /version: open to every user by
+// default, cheap, and it fails with 401 when credentials are revoked.
+func DefaultProbe(ctx context.Context, c kubernetes.Interface) error {
+	d := c.Discovery()
+	if d == nil {
+		return nil
+	}
+	if rc := d.RESTClient(); rc != nil {
+		if r, ok := rc.(*rest.RESTClient); !ok || r != nil {
+			return rc.Get().AbsPath("/version").Do(ctx).Error()
+		}
+	}
+	// Fakes have no REST client: ServerVersion goes through their
+	// reactors. It takes no context, so wait for it with one.
+	ch := make(chan error, 1)
+	go func() {
+		_, err := d.ServerVersion()
+		ch <- err
+	}()
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,217 @@
+package collector
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Remote secrets: Secrets labelled istio/multiCluster=true in the system
+// namespace. Every data key is a cluster ID and its value a kubeconfig
+// (istio pkg/kube/multicluster/secretcontroller.go).
+const (
+	MultiClusterSecretLabel = "istio/multiCluster"
+)
+
+// secretEntry is one data key of one remote secret, parsed. It holds the
+// rest.Config (with credentials) but nothing in it is ever printed: only
+// Server, ID, Ref and Problem reach a Snapshot.
+type secretEntry struct {
+	ID      string
+	Ref     SourceRef // kind secret, "ns/name", In = holding cluster, Key
+	Hash    [32]byte  // SHA-256 of the kubeconfig: unchanged → not reloaded
+	Server  string    // normalized
+	Config  *rest.Config
+	Problem Problem // non-empty Kind: the kubeconfig was refused or unparsable
+	// holder is the context cluster the secret was read from (set by
+	// reconcile; never cached).
+	holder *entry
+	// Order sorts entries: older secrets first, like istiod registering
+	// them as they arrive; "later" duplicates get the error.
+	Order string
+}
+
+// parseRemoteSecret returns one entry per data key, sorted by key.
+func parseRemoteSecret(s *corev1.Secret, in string, allowInsecure bool) []secretEntry {
+	keys := make([]string, 0, len(s.Data))
+	for k := range s.Data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]secretEntry, 0, len(keys))
+	ref := s.Namespace + "/" + s.Name
+	for _, k := range keys {
+		kc := s.Data[k]
+		e := secretEntry{
+			ID:    k,
+			Ref:   SourceRef{Kind: SourceSecret, Name: ref, In: in, Key: k},
+			Hash:  sha256.Sum256(kc),
+			Order: s.CreationTimestamp.UTC().Format("20060102T150405") + "/" + in + "/" + ref + "/" + k,
+		}
+		cfg, err := NewUntrustedRestConfig(kc, allowInsecure)
+		if err != nil {
+			e.Problem = classify(err, "")
+		} else {
+			e.Config = cfg
+			e.Server = normalizeServer(cfg.Host)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// parseRemoteSecretCached is parseRemoteSecret that reuses the parse of a
+// data key whose kubeconfig hash is unchanged (istiod does not reload an
+// unchanged kubeconfig either). holder keys the cache by the cluster the
+// secret was read from; Ref.In is left for the caller to fill.
+func parseRemoteSecretCached(s *corev1.Secret, holder string, allowInsecure bool, cache map[string]secretEntry) []secretEntry {
+	keys := make([]string, 0, len(s.Data))
+	for k := range s.Data {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	ref := s.Namespace + "/" + s.Name
+	out := make([]secretEntry, 0, len(keys))
+	for _, k := range keys {
+		ck := holder + "/" + ref + "/" + k
+		if c, ok := cache[ck]; ok && c.Hash == sha256.Sum256(s.Data[k]) {
+			out = append(out, c)
+			continue
+		}
+		one := &corev1.Secret{ObjectMeta: s.ObjectMeta, Data: map[string][]byte{k: s.Data[k]}}
+		e := parseRemoteSecret(one, holder, allowInsecure)[0]
+		cache[ck] = e
+		out = append(out, e)
+	}
+	return out
+}
+
+// NewUntrustedRestConfig parses a kubeconfig taken from a remote secret the
+// way istiod does (istio pkg/kube/util.go NewUntrustedRestConfig): it must
+// load and validate, and unless allowInsecure it must not make meshscope run
+// a program (exec plugin, non-OIDC auth provider) or read local files
+// (tokenFile, client certificate or key files). The error is a Problem whose
+// sentence names the refused field but never quotes the kubeconfig.
+func NewUntrustedRestConfig(kubeconfig []byte, allowInsecure bool) (*rest.Config, error) {
+	if len(kubeconfig) == 0 {
+		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: the remote secret's kubeconfig is empty")
+	}
+	raw, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		// The YAML error may quote a line of the input (and so a token):
+		// say only that it does not parse.
+		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: the remote secret's kubeconfig cannot be parsed")
+	}
+	// Refuse before validating: clientcmd.Validate itself reads the cert,
+	// key and token files a kubeconfig names, which a remote secret must
+	// not make us do (istiod validates first; we are stricter).
+	if err := sanitizeKubeconfig(raw, allowInsecure); err != nil {
+		return nil, err
+	}
+	if err := clientcmd.Validate(*raw); err != nil {
+		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: %s", validationSummary(raw))
+	}
+	cfg, err := clientcmd.NewDefaultClientConfig(*raw, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: %s", redactorFor(raw).clean(oneLine(err.Error())))
+	}
+	return cfg, nil
+}
+
+// validationSummary says what is wrong without echoing field values that
+// could be credentials: clientcmd.Validate's messages name files and
+// contexts, which is fine, but we rebuild a short sentence anyway.
+func validationSummary(raw *clientcmdapi.Config) string {
+	if len(raw.Contexts) == 0 {
+		return "it has no contexts"
+	}
+	if raw.CurrentContext == "" {
+		return "it has no current-context"
+	}
+	ctx, ok := raw.Contexts[raw.CurrentContext]
+	if !ok {
+		return fmt.Sprintf("current-context %q does not exist", raw.CurrentContext)
+	}
+	cl, ok := raw.Clusters[ctx.Cluster]
+	if !ok {
+		return fmt.Sprintf("cluster %q of context %q does not exist", ctx.Cluster, raw.CurrentContext)
+	}
+	if cl.Server == "" {
+		return fmt.Sprintf("cluster %q has no server", ctx.Cluster)
+	}
+	if err := clientcmd.Validate(*raw); err != nil {
+		return redactorFor(raw).clean(oneLine(err.Error()))
+	}
+	return "invalid"
+}
+
+// sanitizeKubeconfig refuses what istiod refuses (pkg/kube/util.go
+// sanitizeKubeConfig) and rebuilds each AuthInfo from known fields so that a
+// field added to client-go later is not acted on without review.
+func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) error {
+	names := make([]string, 0, len(raw.AuthInfos))
+	for n := range raw.AuthInfos {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		a := raw.AuthInfos[n]
+		if !allowInsecure {
+			switch {
+			case a.Exec != nil:
+				return problemf(ErrRefusedConfig, "refused exec plugin: user %q runs the program %q; a remote secret must not make meshscope run programs (--allow-insecure-kubeconfig to allow)", n, a.Exec.Command)
+			case a.AuthProvider != nil && a.AuthProvider.Name != "oidc":
+				return problemf(ErrRefusedConfig, "refused auth provider %q for user %q: only oidc is allowed in a remote secret (--allow-insecure-kubeconfig to allow)", a.AuthProvider.Name, n)
+			case a.TokenFile != "":
+				return problemf(ErrRefusedConfig, "refused tokenFile for user %q: a remote secret must not make meshscope read local files (--allow-insecure-kubeconfig to allow)", n)
+			case a.ClientCertificate != "":
+				return problemf(ErrRefusedConfig, "refused client-certificate file for user %q: a remote secret must not make meshscope read local files (--allow-insecure-kubeconfig to allow)", n)
+			case a.ClientKey != "":
+				return problemf(ErrRefusedConfig, "refused client-key file for user %q: a remote secret must not make meshscope read local files (--allow-insecure-kubeconfig to allow)", n)
+			}
+		}
+		raw.AuthInfos[n] = &clientcmdapi.AuthInfo{
+			ClientCertificate:     a.ClientCertificate,
+			ClientCertificateData: a.ClientCertificateData,
+			ClientKey:             a.ClientKey,
+			ClientKeyData:         a.ClientKeyData,
+			Token:                 a.Token,
+			TokenFile:             a.TokenFile,
+			Impersonate:           a.Impersonate,
+			ImpersonateGroups:     a.ImpersonateGroups,
+			ImpersonateUserExtra:  a.ImpersonateUserExtra,
+			Username:              a.Username,
+			Password:              a.Password,
+			AuthProvider:          a.AuthProvider,
+			Exec:                  a.Exec,
+		}
+	}
+	return nil
+}
+
+// redactorFor lists every credential string in a kubeconfig.
+func redactorFor(raw *clientcmdapi.Config) redactor {
+	var r redactor
+	for _, a := range raw.AuthInfos {
+		r = append(r, a.Token, a.Password, string(a.ClientKeyData), string(a.ClientCertificateData))
+		if a.AuthProvider != nil {
+			for _, v := range a.AuthProvider.Config {
+				r = append(r, v)
+			}
+		}
+	}
+	return r
+}
+
+// redactorForConfig lists the credential strings of a rest.Config.
+func redactorForConfig(c *rest.Config) redactor {
+	if c == nil {
+		return nil
+	}
+	return redactor{c.BearerToken, c.Password, string(c.KeyData), string(c.CertData)}
+}

@@ -1,0 +1,248 @@
+package collector
+
+import (
+	"sort"
+	"time"
+)
+
+// Snapshot is one consistent view of the mesh. It is immutable: the Registry
+// builds a new one for every change and swaps a pointer, so a reader holding
+// a *Snapshot never sees a half-applied update. Readers must not modify it
+// (slices and maps inside may be shared with later snapshots).
+type Snapshot struct {
+	// Version grows by one with every published snapshot.
+	Version uint64 `json:"version"`
+	// Time is when the snapshot was built.
+	Time     time.Time  `json:"time"`
+	Clusters []Cluster  `json:"clusters"`
+	Networks []Network  `json:"networks"`
+	Gateways []Gateway  `json:"gateways"`
+	Services []*Service `json:"services"`
+}
+
+// Cluster is the state of one Kubernetes cluster as meshscope sees it.
+type Cluster struct {
+	ID string `json:"id"`
+	// Source is how the cluster was first found; Sources lists every way
+	// it is reached (a context and the remote secrets that point at the
+	// same API server are one cluster).
+	Source  SourceRef   `json:"source"`
+	Sources []SourceRef `json:"sources,omitempty"`
+	// Server is the API server URL (never credentials).
+	Server string `json:"server,omitempty"`
+	// Network is the cluster's default network: the
+	// topology.istio.io/network label of its system namespace.
+	Network string `json:"network,omitempty"`
+	State   State  `json:"state"`
+	// ErrorKind is a stable code for the reason (see ErrorKind constants);
+	// Reason is the sentence a person reads.
+	ErrorKind ErrorKind `json:"errorKind,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	// Warnings are problems that do not stop the cluster from being
+	// watched, e.g. "cannot read remote secrets: forbidden".
+	Warnings    []string  `json:"warnings,omitempty"`
+	SyncedAt    time.Time `json:"syncedAt,omitzero"`
+	LastEventAt time.Time `json:"lastEventAt,omitzero"`
+	// WatchErrors counts errors reported by the informers' watches after
+	// start; Reconnects counts recoveries from an unhealthy state after
+	// the first sync.
+	WatchErrors int    `json:"watchErrors,omitempty"`
+	Reconnects  int    `json:"reconnects,omitempty"`
+	Counts      Counts `json:"counts"`
+}
+
+// SourceRef names where a cluster came from.
+type SourceRef struct {
+	Kind SourceKind `json:"kind"`
+	// Name is the context name, or "namespace/name" of the remote secret.
+	Name string `json:"name"`
+	// In is, for a secret, the ID of the cluster that holds it.
+	In string `json:"in,omitempty"`
+	// Key is, for a secret, the data key (the cluster ID it declares).
+	Key string `json:"key,omitempty"`
+}
+
+// SourceKind says whether a cluster came from a kube context or a remote secret.
+type SourceKind string
+
+const (
+	SourceContext SourceKind = "context"
+	SourceSecret  SourceKind = "secret"
+)
+
+// Counts are the numbers of objects in a cluster's informer caches.
+type Counts struct {
+	Services       int `json:"services"`
+	EndpointSlices int `json:"endpointSlices"`
+	Endpoints      int `json:"endpoints"`
+	Pods           int `json:"pods"`
+	Nodes          int `json:"nodes"`
+	RemoteSecrets  int `json:"remoteSecrets"`
+}
+
+// Network is one network of the mesh and where it is declared.
+type Network struct {
+	Name string `json:"name"`
+	// Clusters whose endpoints are (at least partly) in this network or
+	// whose system namespace names it as the default network.
+	Clusters []string `json:"clusters,omitempty"`
+	// Gateways is the number of gateways for this network.
+	Gateways int `json:"gateways"`
+	// FromRegistry and FromCIDR are the meshNetworks endpoint rules.
+	FromRegistry []string `json:"fromRegistry,omitempty"`
+	FromCIDR     []string `json:"fromCidr,omitempty"`
+}
+
+// GatewayFrom says how a gateway was found.
+type GatewayFrom string
+
+const (
+	GatewayFromService      GatewayFrom = "service"
+	GatewayFromMeshNetworks GatewayFrom = "meshNetworks"
+)
+
+// Gateway is one network gateway address as istiod would list it in
+// /debug/networkz.
+type Gateway struct {
+	Network string `json:"network"`
+	// Cluster holding the gateway Service; empty for a static
+	// meshNetworks address (istiod leaves it empty too).
+	Cluster string `json:"cluster,omitempty"`
+	Address string `json:"address"`
+	// Port is the mTLS port (0 when the Service only exposes HBONE);
+	// HBONEPort is 15008 when exposed, else 0.
+	Port      uint32 `json:"port"`
+	HBONEPort uint32 `json:"hbonePort,omitempty"`
+	// Hostname is true when Address is a DNS name (e.g. an AWS ELB), not
+	// an IP: istiod resolves it, and split horizon uses only IP gateways.
+	Hostname bool        `json:"hostname,omitempty"`
+	From     GatewayFrom `json:"from"`
+	// Service is "namespace/name" of the gateway Service, if any.
+	Service string `json:"service,omitempty"`
+}
+
+// Service is one hostname across all clusters.
+type Service struct {
+	Hostname  string        `json:"hostname"`
+	Namespace string        `json:"namespace"`
+	Name      string        `json:"name"`
+	Ports     []ServicePort `json:"ports,omitempty"`
+	// Clusters holds the service as each cluster has it, by cluster ID.
+	Clusters map[string]*ServiceInCluster `json:"clusters"`
+}
+
+// ServicePort is one port of a Service.
+type ServicePort struct {
+	Name        string `json:"name,omitempty"`
+	Port        int32  `json:"port"`
+	TargetPort  string `json:"targetPort,omitempty"`
+	Protocol    string `json:"protocol,omitempty"`
+	AppProtocol string `json:"appProtocol,omitempty"`
+}
+
+// ServiceInCluster is the part of a Service that one cluster holds.
+type ServiceInCluster struct {
+	Cluster   string        `json:"cluster"`
+	Type      string        `json:"type,omitempty"`
+	ClusterIP string        `json:"clusterIP,omitempty"`
+	Ports     []ServicePort `json:"ports,omitempty"`
+	// Labels of the Service that matter to the mesh (network, gateway port).
+	Labels    map[string]string `json:"labels,omitempty"`
+	Endpoints []Endpoint        `json:"endpoints"`
+	// NoService is true when EndpointSlices exist but the Service does
+	// not (yet) in this cluster.
+	NoService bool `json:"noService,omitempty"`
+}
+
+// EndpointPort is a port of an EndpointSlice.
+type EndpointPort struct {
+	Name     string `json:"name,omitempty"`
+	Port     int32  `json:"port"`
+	Protocol string `json:"protocol,omitempty"`
+}
+
+// NetworkFrom says which rule gave an endpoint its network (istio-facts §2).
+type NetworkFrom string
+
+const (
+	NetworkFromPodLabel       NetworkFrom = "podLabel"
+	NetworkFromNamespaceLabel NetworkFrom = "systemNamespaceLabel"
+	NetworkFromRegistry       NetworkFrom = "meshNetworksFromRegistry"
+	NetworkFromCIDR           NetworkFrom = "meshNetworksFromCidr"
+	NetworkFromNone           NetworkFrom = ""
+)
+
+// Endpoint is one address of a service in one cluster.
+type Endpoint struct {
+	Cluster     string         `json:"cluster"`
+	Network     string         `json:"network"`
+	NetworkFrom NetworkFrom    `json:"networkFrom,omitempty"`
+	Address     string         `json:"address"`
+	Ports       []EndpointPort `json:"ports,omitempty"`
+	Pod         string         `json:"pod,omitempty"`
+	// PodMissing is true when the endpoint's targetRef names a Pod that
+	// is not in the cache (not created yet, or pods cannot be read):
+	// istiod skips such an endpoint until the Pod exists.
+	PodMissing bool   `json:"podMissing,omitempty"`
+	Node       string `json:"node,omitempty"`
+	// Labels are the pod labels that matter to the mesh (app, version,
+	// tlsMode, network, canonical name/revision...).
+	Labels map[string]string `json:"labels,omitempty"`
+	// TLSMode is the pod label security.istio.io/tlsMode ("istio" when
+	// the sidecar accepts mTLS; empty when the label is missing).
+	TLSMode     string `json:"tlsMode,omitempty"`
+	Ready       bool   `json:"ready"`
+	Serving     bool   `json:"serving"`
+	Terminating bool   `json:"terminating,omitempty"`
+	// Locality is "region/zone/subzone" from the node's labels (or the
+	// EndpointSlice zone when nodes cannot be read).
+	Locality string `json:"locality,omitempty"`
+}
+
+// ClusterByID returns the cluster with that ID (the first, when a duplicate
+// ID is in error), or nil.
+func (s *Snapshot) ClusterByID(id string) *Cluster {
+	if s == nil {
+		return nil
+	}
+	for i := range s.Clusters {
+		if s.Clusters[i].ID == id {
+			return &s.Clusters[i]
+		}
+	}
+	return nil
+}
+
+// Service returns the service with that hostname, or nil.
+func (s *Snapshot) Service(hostname string) *Service {
+	if s == nil {
+		return nil
+	}
+	i := sort.Search(len(s.Services), func(i int) bool { return s.Services[i].Hostname >= hostname })
+	if i < len(s.Services) && s.Services[i].Hostname == hostname {
+		return s.Services[i]
+	}
+	return nil
+}
+
+// GatewaysFor returns the gateways of one network.
+func (s *Snapshot) GatewaysFor(network string) []Gateway {
+	var out []Gateway
+	for _, g := range s.Gateways {
+		if g.Network == network {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Settled reports whether every cluster has finished its initial sync one
+// way or another (synced, timeout, error or removed).
+func (s *Snapshot) Settled() bool {
+	for _, c := range s.Clusters {
+		if !c.State.Settled() {
+			return false
+		}
+	}
+	return true
+}

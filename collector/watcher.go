@@ -1,0 +1,461 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+const (
+	meshConfigMapName = "istio"
+	meshNetworksKey   = "meshNetworks"
+)
+
+// resource names, used in sentences ("forbidden services").
+const (
+	resServices       = "services"
+	resEndpointSlices = "endpointslices"
+	resPods           = "pods"
+	resNamespaces     = "namespaces"
+	resNodes          = "nodes"
+	resSecrets        = "secrets"
+	resConfigMaps     = "configmaps"
+)
+
+// informerHealth is what we know about one informer beyond HasSynced.
+type informerHealth struct {
+	name     string
+	required bool // the cluster cannot be "synced" without it
+	inf      cache.SharedIndexInformer
+	lastErr  Problem // last watch/list error; cleared by the next event
+}
+
+// watcher runs the informers of one cluster and tracks its health. It only
+// lists and watches. The Registry creates one per cluster and replaces it
+// (stop, start) when the cluster's credentials change.
+type watcher struct {
+	client kubernetes.Interface
+	opts   *Options
+	log    *slog.Logger
+	redact redactor
+	// notify tells the Registry that something changed (publish soon);
+	// onSecrets that remote secrets changed (reconcile sources).
+	notify    func()
+	onSecrets func()
+
+	cancel context.CancelFunc
+	// onSecretsSyncHook, set before start, runs a reconcile synchronously
+	// at the first sync.
+	onSecretsSyncHook func()
+
+	infs                                                           []*informerHealth
+	services, slices, pods, namespaces, nodes, secrets, configMaps *informerHealth
+
+	// dirty is set by every event and cleared by the snapshot builder
+	// before it reads the caches; part is that builder's cached result.
+	dirty atomic.Bool
+	part  atomic.Pointer[clusterPart]
+
+	mu          sync.Mutex
+	startedAt   time.Time
+	probed      bool    // the API server answered at least once
+	probeErr    Problem // last probe result (zero: healthy)
+	timedOut    bool
+	syncedAt    time.Time
+	lastEventAt time.Time
+	watchErrors int
+	reconnects  int
+	kick        chan struct{}
+}
+
+func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, red redactor, withSecrets bool, notify, onSecrets func()) *watcher {
+	w := &watcher{
+		client: client, opts: opts, log: log, redact: red,
+		notify: notify, onSecrets: onSecrets,
+		kick: make(chan struct{}, 1),
+	}
+	ns := opts.SystemNamespace
+	core := client.CoreV1()
+	disc := client.DiscoveryV1()
+	w.services = w.add(resServices, true, &corev1.Service{}, transformService,
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return core.Services(metav1.NamespaceAll).List(ctx, o)
+		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return core.Services(metav1.NamespaceAll).Watch(ctx, o)
+		})
+	w.slices = w.add(resEndpointSlices, true, &discoveryv1.EndpointSlice{}, transformEndpointSlice,
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return disc.EndpointSlices(metav1.NamespaceAll).List(ctx, o)
+		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return disc.EndpointSlices(metav1.NamespaceAll).Watch(ctx, o)
+		})
+	w.pods = w.add(resPods, true, &corev1.Pod{}, transformPod,
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return core.Pods(metav1.NamespaceAll).List(ctx, o)
+		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return core.Pods(metav1.NamespaceAll).Watch(ctx, o)
+		})
+	// Only the system namespace matters (its network label); the field
+	// selector keeps the list tiny on real servers. Fakes ignore field
+	// selectors, so readers look the namespace up by name anyway.
+	nsSel := fields.OneTermEqualSelector("metadata.name", ns).String()
+	w.namespaces = w.add(resNamespaces, false, &corev1.Namespace{}, transformNamespace,
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = nsSel
+			return core.Namespaces().List(ctx, o)
+		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = nsSel
+			return core.Namespaces().Watch(ctx, o)
+		})
+	if !opts.DisableNodes {
+		w.nodes = w.add(resNodes, false, &corev1.Node{}, transformNode,
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return core.Nodes().List(ctx, o)
+			}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return core.Nodes().Watch(ctx, o)
+			})
+	}
+	cmSel := fields.OneTermEqualSelector("metadata.name", meshConfigMapName).String()
+	w.configMaps = w.add(resConfigMaps, false, &corev1.ConfigMap{}, transformConfigMap,
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = cmSel
+			return core.ConfigMaps(ns).List(ctx, o)
+		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = cmSel
+			return core.ConfigMaps(ns).Watch(ctx, o)
+		})
+	if withSecrets {
+		secSel := MultiClusterSecretLabel + "=true"
+		w.secrets = w.add(resSecrets, false, &corev1.Secret{}, transformSecret,
+			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				o.LabelSelector = secSel
+				return core.Secrets(ns).List(ctx, o)
+			}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				o.LabelSelector = secSel
+				return core.Secrets(ns).Watch(ctx, o)
+			})
+	}
+	return w
+}
+
+func (w *watcher) add(name string, required bool, example runtime.Object, tf cache.TransformFunc,
+	list cache.ListWithContextFunc, wat cache.WatchFuncWithContext) *informerHealth {
+	// The wrapper carries the client's answer to "do you support
+	// watch-list streaming?": real API servers do (less memory at list
+	// time); fake clientsets do not and would never sync without it.
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{ListWithContextFunc: list, WatchFuncWithContext: wat}, w.client)
+	inf := cache.NewSharedIndexInformer(lw, example, 0, cache.Indexers{})
+	h := &informerHealth{name: name, required: required, inf: inf}
+	_ = inf.SetTransform(tf)
+	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		w.onWatchError(h, err)
+	})
+	isSecrets := name == resSecrets
+	event := func() {
+		w.mu.Lock()
+		w.lastEventAt = time.Now()
+		h.lastErr = Problem{}
+		w.mu.Unlock()
+		w.dirty.Store(true)
+		w.notify()
+		if isSecrets {
+			w.onSecrets()
+		}
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { event() },
+		UpdateFunc: func(any, any) { event() },
+		DeleteFunc: func(any) { event() },
+	})
+	w.infs = append(w.infs, h)
+	return h
+}
+
+// onWatchError records an informer's list/watch error. It does not decide
+// the cluster's state by itself (a watch that ends and reconnects is
+// normal); it asks the health probe to look now, which is what makes a
+// dead API server leave "synced" within seconds.
+func (w *watcher) onWatchError(h *informerHealth, err error) {
+	p := w.redact.problem(classify(err, h.name))
+	w.mu.Lock()
+	h.lastErr = p
+	w.watchErrors++
+	w.mu.Unlock()
+	w.log.Debug("watch error", "resource", h.name, "kind", p.Kind, "reason", p.Reason)
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+	w.notify()
+}
+
+// start runs the informers, the sync tracker and the health probe until
+// ctx is done or stop is called.
+func (w *watcher) start(ctx context.Context) {
+	ctx, w.cancel = context.WithCancel(ctx)
+	w.mu.Lock()
+	w.startedAt = time.Now()
+	w.mu.Unlock()
+	for _, h := range w.infs {
+		go h.inf.RunWithContext(ctx)
+	}
+	go w.trackSync(ctx)
+	go w.probeLoop(ctx)
+}
+
+// synced reports whether the initial sync completed.
+func (w *watcher) synced() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.syncedAt.IsZero()
+}
+
+func (w *watcher) stop() {
+	if w.cancel != nil {
+		w.cancel()
+	}
+}
+
+// settled reports whether the initial sync is complete: every required
+// informer synced, and every optional one synced or failed (a missing
+// permission for nodes or secrets must not hold the cluster back).
+func (w *watcher) settled() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, h := range w.infs {
+		if h.inf.HasSynced() {
+			continue
+		}
+		if h.required || h.lastErr.Kind == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// trackSync stamps syncedAt when the initial sync completes and sets
+// timedOut after SyncTimeout without it.
+func (w *watcher) trackSync(ctx context.Context) {
+	deadline := time.NewTimer(w.opts.SyncTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-deadline.C:
+			w.mu.Lock()
+			if w.syncedAt.IsZero() {
+				w.timedOut = true
+			}
+			w.mu.Unlock()
+			w.notify()
+		case <-tick.C:
+			if !w.settled() {
+				continue
+			}
+			w.mu.Lock()
+			w.syncedAt = time.Now()
+			w.mu.Unlock()
+			// Reconcile remote secrets before anyone can see this
+			// cluster as synced, so that a settled snapshot already
+			// lists the clusters its secrets declare.
+			if w.secrets != nil {
+				w.onSecretsSync()
+			}
+			w.dirty.Store(true)
+			w.notify()
+			return
+		}
+	}
+}
+
+// onSecretsSync reconciles synchronously when the Registry set a hook.
+func (w *watcher) onSecretsSync() {
+	if w.onSecretsSyncHook != nil {
+		w.onSecretsSyncHook()
+		return
+	}
+	w.onSecrets()
+}
+
+// probeLoop asks the API server for its version every HealthInterval (and
+// at once after a watch error), with HealthTimeout. One failure puts the
+// cluster in error with the classified reason; the next success clears it.
+// With the defaults (3 s, 2 s) a dead API server leaves "synced" in at most
+// about 5 s, a blackholed one in about 5 s as well — well within 15 s.
+func (w *watcher) probeLoop(ctx context.Context) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-w.kick:
+			// Watch errors come in bursts (one per informer): probe at
+			// most twice a second.
+			if d := 500*time.Millisecond - time.Since(last); d > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(d):
+				}
+			}
+		}
+		last = time.Now()
+		pctx, cancel := context.WithTimeout(ctx, w.opts.HealthTimeout)
+		err := w.opts.Probe(pctx, w.client)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		w.recordProbe(err)
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(w.opts.HealthInterval)
+	}
+}
+
+func (w *watcher) recordProbe(err error) {
+	var p Problem
+	if err != nil {
+		p = w.redact.problem(classify(err, "the API server"))
+		if p.Kind == ErrForbidden {
+			// /version is open to everyone by default; a 403 here still
+			// means the server answers, so it is not a health failure.
+			p = Problem{}
+		}
+	}
+	w.mu.Lock()
+	changed := p != w.probeErr || !w.probed
+	if p.Kind == "" && w.probeErr.Kind != "" && !w.syncedAt.IsZero() {
+		w.reconnects++
+	}
+	if p.Kind == "" {
+		w.probed = true
+		// The server answers again: connection-level errors of synced
+		// informers are over (their reflectors relist on their own).
+		// Forbidden stays until the informer sees an event.
+		for _, h := range w.infs {
+			if h.inf.HasSynced() && h.lastErr.Kind != ErrForbidden {
+				h.lastErr = Problem{}
+			}
+		}
+	}
+	w.probeErr = p
+	w.mu.Unlock()
+	if changed {
+		if p.Kind != "" {
+			w.log.Info("cluster unhealthy", "kind", p.Kind, "reason", p.Reason)
+		} else {
+			w.log.Info("cluster healthy")
+		}
+		w.notify()
+	}
+}
+
+// status derives the cluster's state from the facts gathered so far.
+func (w *watcher) status(c *Cluster) {
+	settled := w.settled()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c.SyncedAt = w.syncedAt
+	c.LastEventAt = w.lastEventAt
+	c.WatchErrors = w.watchErrors
+	c.Reconnects = w.reconnects
+	for _, h := range w.infs {
+		// When the API server itself fails, every informer fails for
+		// the same reason: the Reason says it once.
+		if h.required || h.lastErr.Kind == "" || w.probeErr.Kind != "" {
+			continue
+		}
+		if h.lastErr.Kind == ErrForbidden || h.lastErr.Kind == ErrUnauthorized || !h.inf.HasSynced() {
+			c.Warnings = append(c.Warnings, optionalWarning(h))
+		}
+	}
+	switch {
+	case w.probeErr.Kind != "":
+		c.State, c.ErrorKind, c.Reason = StateError, w.probeErr.Kind, w.probeErr.Reason
+		return
+	case !settled:
+		for _, h := range w.infs {
+			if h.required && !h.inf.HasSynced() && h.lastErr.Kind != "" && h.lastErr.Kind != ErrUnreachable {
+				c.State, c.ErrorKind, c.Reason = StateError, h.lastErr.Kind, h.lastErr.Reason
+				return
+			}
+		}
+		if w.timedOut {
+			c.State, c.ErrorKind = StateTimeout, ""
+			c.Reason = fmt.Sprintf("not synced after %s (waiting for %s)", w.opts.SyncTimeout, strings.Join(w.unsyncedLocked(), ", "))
+			return
+		}
+		// Connecting until the API server has answered: the probe, or
+		// any informer that already listed.
+		c.State = StateConnecting
+		if w.probed {
+			c.State = StateSyncing
+		}
+		for _, h := range w.infs {
+			if h.inf.HasSynced() {
+				c.State = StateSyncing
+				break
+			}
+		}
+	default:
+		c.State = StateSynced
+		for _, h := range w.infs {
+			if h.required && h.lastErr.Kind == ErrForbidden {
+				c.Warnings = append(c.Warnings, "lost access to "+h.name+": "+h.lastErr.Reason)
+			}
+		}
+	}
+}
+
+func (w *watcher) unsyncedLocked() []string {
+	var out []string
+	for _, h := range w.infs {
+		if !h.inf.HasSynced() {
+			out = append(out, h.name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func optionalWarning(h *informerHealth) string {
+	what := map[string]string{
+		resSecrets:    "cannot read remote secrets",
+		resNodes:      "cannot read nodes (no localities)",
+		resNamespaces: "cannot read the system namespace (its network label is unknown)",
+		resConfigMaps: "cannot read ConfigMap istio (meshNetworks unknown)",
+	}[h.name]
+	if what == "" {
+		what = "cannot read " + h.name
+	}
+	reason := string(h.lastErr.Kind)
+	if h.lastErr.Kind != ErrForbidden && h.lastErr.Kind != ErrUnauthorized {
+		reason = h.lastErr.Reason
+	}
+	return what + ": " + reason
+}
