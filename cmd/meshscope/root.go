@@ -15,6 +15,7 @@ var subcommands []func(*globalOptions) *cobra.Command
 
 func newRootCmd() *cobra.Command {
 	opts := &globalOptions{}
+	mo := &meshOptions{}
 	root := &cobra.Command{
 		Use:   "meshscope",
 		Short: "Live terminal UI for diagnosing Istio multicluster, multi-network meshes",
@@ -30,10 +31,11 @@ Try it without a cluster: meshscope demo`,
 			return setupLogging(opts.LogFile)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runTUI(cmd, opts)
+			return runTUI(cmd, opts, mo)
 		},
 	}
 	opts.addFlags(root.PersistentFlags())
+	mo.addFlags(root.Flags())
 	for _, mk := range subcommands {
 		root.AddCommand(mk(opts))
 	}

@@ -1,13 +1,196 @@
 package main
 
 import (
-	"fmt"
+	"context"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/tui"
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// runTUI opens the terminal UI. The UI itself is issue #6; until it lands the
-// root command says so plainly instead of pretending.
-func runTUI(cmd *cobra.Command, opts *globalOptions) error {
-	return fmt.Errorf("the terminal UI is not built yet; use a subcommand (see meshscope --help)")
+// runTUI opens the terminal UI on the mesh (the demo mesh with --demo). The
+// UI draws at once; clusters and streams fill in as they sync.
+func runTUI(cmd *cobra.Command, g *globalOptions, o *meshOptions) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	m, err := openMesh(ctx, g, o, true)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	feed := startFeed(ctx, m, xdsclient.ModeDelta)
+	defer feed.close()
+	return tui.Run(ctx, feed, tui.Options{Theme: g.Theme, Contexts: g.Contexts})
+}
+
+// liveFeed is tui.Feed over the collector and one impersonated sidecar per
+// network (started as networks appear), each following CDS and every EDS.
+// The clients hold the latest EDS; the feed only hands out references.
+type liveFeed struct {
+	m      *mesh
+	mode   xdsclient.Mode
+	snaps  chan *collector.Snapshot
+	events chan xdsclient.Event
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	order   []xdsclient.Viewpoint
+	clients map[string]*xdsclient.Client
+	cps     map[string]string // viewpoint -> control plane
+	why     map[string]string // viewpoint -> why it has no stream
+	conns   map[string]*grpc.ClientConn
+}
+
+func startFeed(ctx context.Context, m *mesh, mode xdsclient.Mode) *liveFeed {
+	ctx, cancel := context.WithCancel(ctx)
+	f := &liveFeed{m: m, mode: mode, ctx: ctx, cancel: cancel,
+		snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, 4096),
+		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, why: map[string]string{}, conns: map[string]*grpc.ClientConn{}}
+	updates, unsubscribe := m.Registry.Subscribe()
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		defer unsubscribe()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case s := <-updates:
+				f.ensureStreams(s)
+				// Latest wins: replace a snapshot the UI has not read yet.
+				select {
+				case <-f.snaps:
+				default:
+				}
+				f.snaps <- s
+			}
+		}
+	}()
+	return f
+}
+
+// ensureStreams starts a sidecar stream for every network's default
+// viewpoint that has none yet.
+func (f *liveFeed) ensureStreams(s *collector.Snapshot) {
+	for _, p := range explain.Viewpoints(s) {
+		vp := xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar}
+		key := vp.String()
+		f.mu.Lock()
+		_, have := f.clients[key]
+		_, failed := f.why[key]
+		f.mu.Unlock()
+		if have || failed {
+			continue
+		}
+		f.mu.Lock()
+		f.order = append(f.order, vp)
+		f.mu.Unlock()
+		t, err := f.m.controlPlaneFor(vp)
+		if err != nil {
+			f.fail(key, err.Error())
+			continue
+		}
+		conn, err := f.conn(t.Address)
+		if err != nil {
+			f.fail(key, err.Error())
+			continue
+		}
+		c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Conn: conn, Mode: f.mode,
+			Transport: xdsclient.TransportConfig{Address: t.Address}, OnEvent: f.onEvent})
+		if err != nil {
+			f.fail(key, err.Error())
+			continue
+		}
+		f.mu.Lock()
+		f.clients[key], f.cps[key] = c, t.Cluster
+		f.mu.Unlock()
+		f.wg.Add(1)
+		go func() { defer f.wg.Done(); _ = c.Run(f.ctx) }()
+	}
+}
+
+func (f *liveFeed) conn(addr string) (*grpc.ClientConn, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c := f.conns[addr]; c != nil {
+		return c, nil
+	}
+	c, err := xdsclient.Dial(xdsclient.TransportConfig{Address: addr})
+	if err == nil {
+		f.conns[addr] = c
+	}
+	return c, err
+}
+
+func (f *liveFeed) fail(key, why string) {
+	f.mu.Lock()
+	f.why[key] = why
+	f.mu.Unlock()
+}
+
+// onEvent must not block the client (it holds up the ACK): drop when full.
+func (f *liveFeed) onEvent(e xdsclient.Event) {
+	select {
+	case f.events <- e:
+	default:
+	}
+}
+
+func (f *liveFeed) close() {
+	f.cancel()
+	f.wg.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.conns {
+		c.Close()
+	}
+}
+
+func (f *liveFeed) Snapshots() <-chan *collector.Snapshot { return f.snaps }
+func (f *liveFeed) Events() <-chan xdsclient.Event        { return f.events }
+
+func (f *liveFeed) Actual(viewpoint, edsCluster string) (*xdsclient.LoadAssignment, string, bool) {
+	f.mu.Lock()
+	c, cp := f.clients[viewpoint], f.cps[viewpoint]
+	f.mu.Unlock()
+	if c == nil {
+		return nil, "", false
+	}
+	la, ok := c.LoadAssignment(edsCluster)
+	if !ok {
+		return nil, cp, false
+	}
+	return &la, cp, true
+}
+
+func (f *liveFeed) Viewpoints() []xdsclient.Viewpoint {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]xdsclient.Viewpoint(nil), f.order...)
+}
+
+func (f *liveFeed) Status() []tui.StreamStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]tui.StreamStatus, 0, len(f.order))
+	for _, vp := range f.order {
+		k := vp.String()
+		if c := f.clients[k]; c != nil {
+			st := c.Status()
+			out = append(out, tui.StreamStatus{Viewpoint: k, ControlPlane: f.cps[k], State: string(st.State), Stale: st.Stale, LastPush: st.LastResponse})
+			continue
+		}
+		out = append(out, tui.StreamStatus{Viewpoint: k, State: "no stream: " + f.why[k], Stale: true})
+	}
+	return out
 }

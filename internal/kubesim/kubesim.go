@@ -173,3 +173,19 @@ func PodReady(p *corev1.Pod) bool {
 	}
 	return false
 }
+
+// Sync refreshes the EndpointSlice of one Service from its Pods.
+func Sync(ctx context.Context, cs kubernetes.Interface, namespace, service string) error {
+	svc, err := cs.CoreV1().Services(namespace).Get(ctx, service, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if len(svc.Spec.Selector) == 0 {
+		return nil
+	}
+	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(svc.Spec.Selector).String()})
+	if err != nil {
+		return err
+	}
+	return SyncService(ctx, cs, svc, pods.Items)
+}

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func init() { subcommands = append(subcommands, newDemoCmd) }
+
+func newDemoCmd(g *globalOptions) *cobra.Command {
+	o := &meshOptions{}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Open the terminal UI on the built-in demo mesh (no cluster needed)",
+		Long: `demo opens the terminal UI on meshscope's built-in demo mesh: three clusters
+on two networks (cluster2 and cluster3 found through remote secrets), an
+east-west gateway per network, about forty services, an in-process control
+plane, live churn, and a few planted problems (a service without mTLS in
+cluster3, a flapping gateway, cross-network skew, a remote secret with the
+wrong CA). Every other command takes --demo to run on the same mesh.`,
+		Example: `  meshscope demo
+  meshscope demo --seed 7 --theme catppuccin-mocha`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			g.Demo = true
+			return runTUI(cmd, g, o)
+		},
+	}
+	cmd.Flags().Int64Var(&o.seed, "seed", 1, "seed of the demo mesh (pod names, IPs, churn)")
+	return cmd
+}

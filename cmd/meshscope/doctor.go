@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshscope/meshscope/collector/explain"
+)
+
+func init() { subcommands = append(subcommands, newDoctorCmd) }
+
+type doctorOptions struct {
+	mesh   meshOptions
+	output string
+}
+
+func newDoctorCmd(g *globalOptions) *cobra.Command {
+	o := &doctorOptions{}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "List what is wrong in the mesh: leaks, drops, skew, gateways, clusters, remote secrets",
+		Long: `doctor reads the mesh like snapshot does and lists every problem it finds,
+errors first: endpoints that leak across networks (no gateway for their
+network), endpoints dropped for lack of mTLS, cross-network traffic skew,
+gateways without an address or with only a hostname, gateway Services without
+ready endpoints, network label disagreements, clusters that are not synced and
+remote secrets that fail.
+
+Exit status: 1 when any error-level problem exists, 0 otherwise.`,
+		Example: `  meshscope doctor --demo
+  meshscope doctor --context cluster1 -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDoctor(cmd, g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	o.mesh.addFlags(f)
+	return cmd
+}
+
+func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
+	if o.output != "table" && o.output != "json" {
+		return fmt.Errorf("--output %q: want table or json", o.output)
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	m, err := openMesh(ctx, g, &o.mesh, false)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	snap, err := m.settle(ctx)
+	if err != nil {
+		return err
+	}
+	ps := explain.Problems(snap)
+	if o.output == "json" {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		if ps == nil {
+			ps = []explain.Problem{}
+		}
+		if err := enc.Encode(struct {
+			Problems []explain.Problem `json:"problems"`
+		}{ps}); err != nil {
+			return err
+		}
+	} else {
+		writeProblems(cmd.OutOrStdout(), ps)
+	}
+	if explain.HasErrors(ps) {
+		return exitWith(1)
+	}
+	return nil
+}
+
+func writeProblems(w io.Writer, ps []explain.Problem) {
+	if len(ps) == 0 {
+		fmt.Fprintln(w, "No problems found.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEVERITY\tKIND\tCLUSTER\tSERVICE\tPROBLEM")
+	for _, p := range ps {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", strings.ToUpper(string(p.Severity)), p.Kind, dash(p.Cluster), dash(shortHost(p.Service)), p.Sentence)
+	}
+	tw.Flush()
+}
+
+// shortHost drops the cluster domain for tables.
+func shortHost(h string) string { return strings.TrimSuffix(h, ".svc.cluster.local") }

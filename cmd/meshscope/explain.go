@@ -1,0 +1,364 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sahilm/fuzzy"
+	"github.com/spf13/cobra"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+func init() { subcommands = append(subcommands, newExplainCmd) }
+
+type explainOptions struct {
+	mesh     meshOptions
+	from     []string
+	port     int32
+	output   string
+	allViews bool
+	timeout  time.Duration
+	mode     string
+}
+
+func newExplainCmd(g *globalOptions) *cobra.Command {
+	o := &explainOptions{}
+	cmd := &cobra.Command{
+		Use:   "explain SERVICE",
+		Short: "Show the endpoints istiod sends for a service from each network, what it should send, and why",
+		Long: `explain impersonates a proxy in each viewpoint (default: one sidecar per
+network), asks istiod for the service's EDS, and puts it next to meshscope's
+prediction of istiod's split-horizon rules: every endpoint with its kind
+(local, gateway, leaked, forced), what it stands for, and why; every dropped
+endpoint with its reason; and each difference between actual and predicted
+as a sentence with its likely cause.
+
+SERVICE is name.namespace, a full hostname, or a fuzzy query.
+Exit status: 0 when every view matches, 1 when any differs.`,
+		Example: `  meshscope explain helloworld.sample --demo
+  meshscope explain helloworld.sample --from cluster1/network1 --from cluster2/network2 -o json
+  meshscope explain hello --all-views --xds-address 127.0.0.1:15010`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runExplain(cmd, g, o, args[0])
+		},
+	}
+	f := cmd.Flags()
+	o.mesh.addFlags(f)
+	f.StringArrayVar(&o.from, "from", nil, "viewpoint: NETWORK, CLUSTER, CLUSTER/NETWORK, CLUSTER/none (repeatable; default one per network)")
+	f.Int32Var(&o.port, "port", 0, "service port (default: every port)")
+	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	f.BoolVar(&o.allViews, "all-views", false, "also explain from a proxy without NETWORK (cluster/none)")
+	f.DurationVar(&o.timeout, "timeout", 20*time.Second, "how long to wait for istiod's EDS")
+	f.StringVar(&o.mode, "xds-mode", "delta", "ADS flavour: delta or sotw")
+	return cmd
+}
+
+// explainResult is the JSON of explain (docs/explain.md).
+type explainResult struct {
+	Service string         `json:"service"`
+	Views   []explain.View `json:"views"`
+}
+
+func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, query string) error {
+	if o.output != "table" && o.output != "json" {
+		return fmt.Errorf("--output %q: want table or json", o.output)
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	m, err := openMesh(ctx, g, &o.mesh, false)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	snap, err := m.settle(ctx)
+	if err != nil {
+		return err
+	}
+	host, err := resolveService(snap, query)
+	if err != nil {
+		return err
+	}
+	svc := snap.Service(host)
+	ports := []int32{}
+	for _, p := range svc.Ports {
+		if o.port == 0 || p.Port == o.port {
+			ports = append(ports, p.Port)
+		}
+	}
+	if len(ports) == 0 {
+		return fmt.Errorf("%s has no port %d (ports: %s)", host, o.port, portList(svc))
+	}
+	vps, err := explainViewpoints(snap, o.from, o.allViews)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(ports))
+	for i, p := range ports {
+		names[i] = horizon.EDSClusterName(host, p)
+	}
+	actual := fetchEDS(ctx, m, vps, names, xdsclient.Mode(o.mode), o.timeout)
+
+	// Predict from the newest snapshot: it is at least as new as the EDS.
+	snap = m.Registry.Snapshot()
+	res := explainResult{Service: host, Views: []explain.View{}}
+	for i, vp := range vps {
+		for _, p := range ports {
+			la, ok := actual[i].las[horizon.EDSClusterName(host, p)]
+			var lap *xdsclient.LoadAssignment
+			if ok {
+				lap = &la
+			}
+			v := explain.Explain(snap, host, p, vp, actual[i].controlPlane, lap)
+			if !ok {
+				v.Error = actual[i].why
+			}
+			res.Views = append(res.Views, v)
+		}
+	}
+	if o.output == "json" {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		writeExplainTable(cmd.OutOrStdout(), res)
+	}
+	for _, v := range res.Views {
+		if v.Verdict != explain.Match {
+			return exitWith(1)
+		}
+	}
+	return nil
+}
+
+func portList(svc *collector.Service) string {
+	var s []string
+	for _, p := range svc.Ports {
+		s = append(s, fmt.Sprint(p.Port))
+	}
+	return strings.Join(s, ", ")
+}
+
+// resolveService accepts a full hostname, name.namespace, or a fuzzy query
+// over every hostname (the best match wins; ties are reported).
+func resolveService(snap *collector.Snapshot, q string) (string, error) {
+	q = strings.TrimSpace(q)
+	if snap.Service(q) != nil {
+		return q, nil
+	}
+	if snap.Service(q+".svc.cluster.local") != nil {
+		return q + ".svc.cluster.local", nil
+	}
+	hosts := make([]string, len(snap.Services))
+	for i, s := range snap.Services {
+		hosts[i] = s.Hostname
+	}
+	matches := fuzzy.Find(q, hosts)
+	if len(matches) == 0 {
+		return "", fmt.Errorf("no service matches %q (%d services known; try meshscope snapshot)", q, len(hosts))
+	}
+	if len(matches) > 1 && matches[0].Score == matches[1].Score {
+		var c []string
+		for i := 0; i < len(matches) && i < 5 && matches[i].Score == matches[0].Score; i++ {
+			c = append(c, matches[i].Str)
+		}
+		return "", fmt.Errorf("%q is ambiguous: %s", q, strings.Join(c, ", "))
+	}
+	return matches[0].Str, nil
+}
+
+// knownOf tells ParseViewpoint which names are clusters and networks.
+func knownOf(snap *collector.Snapshot) xdsclient.Known {
+	k := xdsclient.Known{Clusters: map[string]string{}, Networks: map[string][]string{}}
+	for _, c := range snap.Clusters {
+		k.Clusters[c.ID] = c.Network
+	}
+	for _, n := range snap.Networks {
+		k.Networks[n.Name] = n.Clusters
+	}
+	return k
+}
+
+func explainViewpoints(snap *collector.Snapshot, from []string, allViews bool) ([]xdsclient.Viewpoint, error) {
+	var vps []xdsclient.Viewpoint
+	if len(from) > 0 {
+		known := knownOf(snap)
+		for _, f := range from {
+			vp, err := xdsclient.ParseViewpoint(f, known)
+			if err != nil {
+				return nil, err
+			}
+			if vp.Pod != nil {
+				return nil, fmt.Errorf("--from %s: pod viewpoints are for watch (--as-pod); explain takes NETWORK, CLUSTER, CLUSTER/NETWORK or CLUSTER/none", f)
+			}
+			vps = append(vps, vp)
+		}
+		return vps, nil
+	}
+	for _, p := range explain.Viewpoints(snap) {
+		vps = append(vps, xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar})
+	}
+	if allViews || len(vps) == 0 {
+		c := ""
+		if len(snap.Clusters) > 0 {
+			c = snap.Clusters[0].ID
+		}
+		vps = append(vps, xdsclient.Viewpoint{Cluster: c, NoNetwork: true, NodeType: xdsclient.Sidecar})
+	}
+	return vps, nil
+}
+
+// edsResult is what one viewpoint's stream brought back.
+type edsResult struct {
+	controlPlane string
+	las          map[string]xdsclient.LoadAssignment
+	why          string // when something is missing: the stream's state
+}
+
+// fetchEDS impersonates each viewpoint against its control plane and waits
+// until every EDS name has arrived or the timeout passes.
+func fetchEDS(ctx context.Context, m *mesh, vps []xdsclient.Viewpoint, names []string, mode xdsclient.Mode, timeout time.Duration) []edsResult {
+	out := make([]edsResult, len(vps))
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, vp := range vps {
+		t, err := m.controlPlaneFor(vp)
+		if err != nil {
+			out[i] = edsResult{why: err.Error()}
+			continue
+		}
+		out[i].controlPlane = t.Cluster
+		c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Transport: xdsclient.TransportConfig{Address: t.Address}, Mode: mode, EDSNames: names})
+		if err != nil {
+			out[i] = edsResult{controlPlane: t.Cluster, why: err.Error()}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, stop := context.WithCancel(ctx)
+			defer stop()
+			go func() { _ = c.Run(cctx) }()
+			r := &out[i]
+			r.las = map[string]xdsclient.LoadAssignment{}
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				for _, n := range names {
+					if la, ok := c.LoadAssignment(n); ok {
+						r.las[n] = la
+					}
+				}
+				if len(r.las) == len(names) {
+					return
+				}
+				select {
+				case <-cctx.Done():
+					st := c.Status()
+					r.why = fmt.Sprintf("no EDS from %s within the timeout: %s", t.Address, st.Message)
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// controlPlaneFor picks the istiod serving a viewpoint: the one given for
+// its cluster, else the only (or first) one given.
+func (m *mesh) controlPlaneFor(vp xdsclient.Viewpoint) (XDSTarget, error) {
+	if len(m.ControlPlanes) == 0 {
+		return XDSTarget{}, fmt.Errorf("no istiod address: give --xds-address (e.g. 127.0.0.1:15010, or kubectl -n istio-system port-forward deploy/istiod 15010)")
+	}
+	want := vp.ControlPlane
+	if want == "" {
+		want = vp.Cluster
+	}
+	for _, t := range m.ControlPlanes {
+		if t.Cluster == want {
+			return t, nil
+		}
+	}
+	t := m.ControlPlanes[0]
+	if t.Cluster == "" {
+		t.Cluster = t.Address
+	}
+	return t, nil
+}
+
+func writeExplainTable(w io.Writer, res explainResult) {
+	for i, v := range res.Views {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s port %d from %s (control plane %s): %s\n", res.Service, v.Port, v.Viewpoint.Name, v.Viewpoint.ControlPlane, strings.ToUpper(string(v.Verdict)))
+		if v.Error != "" {
+			fmt.Fprintf(w, "  %s\n", v.Error)
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ENDPOINT\tSTATUS\tWEIGHT\tKIND\tSTANDS FOR\tCLUSTER\tNETWORK\tWHY")
+		pred := map[string]horizon.Endpoint{}
+		for _, p := range v.Predicted {
+			pred[fmt.Sprintf("%s:%d|%s", p.Address, p.Port, p.Locality)] = p
+		}
+		seen := map[string]bool{}
+		for _, a := range v.Actual {
+			k := fmt.Sprintf("%s:%d|%s", a.Address, a.Port, a.Locality)
+			seen[k] = true
+			why := "not predicted"
+			if p, ok := pred[k]; ok {
+				why = p.Why
+			}
+			fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", a.Address, a.Port, a.Health, a.Weight, a.Kind, standsFor(a.StandsFor, a.Pod), dash(a.Cluster), dash(a.Network), why)
+		}
+		for _, p := range v.Predicted {
+			k := fmt.Sprintf("%s:%d|%s", p.Address, p.Port, p.Locality)
+			if !seen[k] {
+				fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.Address, p.Port, "NOT SENT", p.Weight, p.Kind, standsFor(p.StandsFor, p.Pod), dash(p.Cluster), dash(p.Network), "predicted: "+p.Why)
+			}
+		}
+		for _, d := range v.Dropped {
+			fmt.Fprintf(tw, "%s:%d\t%s\t-\t%s\t%s\t%s\t%s\t%s\n", d.Address, d.Port, "DROPPED", d.Reason, dash(d.Pod), dash(d.Cluster), dash(d.Network), d.Why)
+		}
+		tw.Flush()
+		for _, d := range v.Differences {
+			fmt.Fprintf(w, "  ! %s\n", d.Sentence)
+		}
+	}
+}
+
+func standsFor(refs []horizon.Ref, pod string) string {
+	if len(refs) == 0 {
+		return dash(pod)
+	}
+	if len(refs) == 1 {
+		return dash(refs[0].Pod)
+	}
+	names := make([]string, 0, len(refs))
+	for _, r := range refs {
+		names = append(names, r.Pod)
+	}
+	sort.Strings(names)
+	if len(names) > 3 {
+		return fmt.Sprintf("%s +%d", strings.Join(names[:2], ","), len(names)-2)
+	}
+	return strings.Join(names, ",")
+}

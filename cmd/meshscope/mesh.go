@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/demo"
+)
+
+// meshOptions are the flags of every command that reads the mesh.
+type meshOptions struct {
+	allContexts             bool
+	istioNamespace          string
+	remoteSecrets           bool
+	clusterIDs              []string
+	syncTimeout             time.Duration
+	allowInsecureKubeconfig bool
+	seed                    int64
+}
+
+func (o *meshOptions) addFlags(f *pflag.FlagSet) {
+	f.BoolVar(&o.allContexts, "all-contexts", false, "read every context of the kubeconfig")
+	f.StringVar(&o.istioNamespace, "istio-namespace", "istio-system", "istiod's namespace: remote secrets, the network label, ConfigMap istio")
+	f.BoolVar(&o.remoteSecrets, "remote-secrets", true, "also read the clusters declared by remote secrets (istio/multiCluster=true)")
+	f.StringArrayVar(&o.clusterIDs, "cluster-id", nil, "cluster ID of a context, CONTEXT=ID (repeatable)")
+	f.DurationVar(&o.syncTimeout, "sync-timeout", 30*time.Second, "how long a cluster may take to sync before it is shown as timeout")
+	f.BoolVar(&o.allowInsecureKubeconfig, "allow-insecure-kubeconfig", false, "accept remote-secret kubeconfigs with exec plugins, token files or cert/key files")
+	f.Int64Var(&o.seed, "seed", 1, "with --demo: seed of the demo mesh (pod names, IPs, churn)")
+}
+
+// mesh is an open mesh: a running collector and the control planes to ask.
+type mesh struct {
+	Registry *collector.Registry
+	// ControlPlanes are the istiods to impersonate proxies against; empty
+	// means "port-forward to the istiod pod of each context".
+	ControlPlanes []XDSTarget
+	Demo          *demo.Demo
+	syncTimeout   time.Duration
+	stop          func()
+}
+
+// openMesh starts the collector on the demo mesh (--demo) or on the given
+// kube contexts and their remote secrets. churn turns on the demo's live
+// changes (for the UI and watch; not for one-shot commands).
+func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool) (*mesh, error) {
+	targets, err := parseXDSAddresses(g.XDSAddress)
+	if err != nil {
+		return nil, err
+	}
+	if g.Demo {
+		d, err := demo.Start(ctx, demo.Options{Seed: o.seed, Churn: churn, Logger: slog.Default()})
+		if err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+		if len(targets) == 0 {
+			targets = []XDSTarget{{Cluster: d.ControlPlane, Address: d.XDSAddress}}
+		}
+		return &mesh{Registry: d.Registry, ControlPlanes: targets, Demo: d, syncTimeout: 5 * time.Second, stop: d.Stop}, nil
+	}
+	ids, err := parseClusterIDs(o.clusterIDs)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := collector.NewRegistry(collector.Options{
+		Kubeconfig:              g.Kubeconfig,
+		Contexts:                g.Contexts,
+		AllContexts:             o.allContexts,
+		SystemNamespace:         o.istioNamespace,
+		DisableRemoteSecrets:    !o.remoteSecrets,
+		ClusterIDs:              ids,
+		SyncTimeout:             o.syncTimeout,
+		AllowInsecureKubeconfig: o.allowInsecureKubeconfig,
+	})
+	if err != nil {
+		return nil, noClusterHint(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = reg.Run(runCtx); close(done) }()
+	return &mesh{Registry: reg, ControlPlanes: targets, syncTimeout: o.syncTimeout, stop: func() { cancel(); <-done }}, nil
+}
+
+// settle waits until every cluster is synced, timed out or in error. On
+// the outer deadline it returns what there is: unsettled clusters show
+// their state.
+func (m *mesh) settle(ctx context.Context) (*collector.Snapshot, error) {
+	// The margin covers clusters found late through remote secrets.
+	waitCtx, cancel := context.WithTimeout(ctx, 2*m.syncTimeout+5*time.Second)
+	defer cancel()
+	snap, err := m.Registry.WaitSettled(waitCtx)
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("interrupted")
+	}
+	if snap == nil {
+		snap = m.Registry.Snapshot()
+	}
+	return snap, nil
+}
+
+func (m *mesh) Close() { m.stop() }
+
+// noClusterHint adds the way out to "no kubeconfig / no context" errors.
+func noClusterHint(err error) error {
+	return fmt.Errorf("%w\n(no cluster at hand? try the built-in demo mesh: meshscope demo, or --demo on any command)", err)
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/meshscope/meshscope/collector"
+)
+
+func init() { subcommands = append(subcommands, newSnapshotCmd) }
+
+type snapshotOptions struct {
+	mesh   meshOptions
+	output string
+}
+
+func newSnapshotCmd(g *globalOptions) *cobra.Command {
+	o := &snapshotOptions{}
+	cmd := &cobra.Command{
+		Use:   "snapshot",
+		Short: "Print the mesh as meshscope sees it: clusters, networks, gateways, services",
+		Long: `snapshot reads the given kube contexts and the remote secrets in them, waits
+until every cluster is synced, timed out or in error, and prints one snapshot.
+The JSON is described in docs/snapshot.md. It never contains credentials.`,
+		Example: `  meshscope snapshot --demo
+  meshscope snapshot --context cluster1 -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runSnapshot(cmd, g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.output, "output", "o", "table", "output format: json, yaml or table")
+	o.mesh.addFlags(f)
+	return cmd
+}
+
+func parseClusterIDs(vals []string) (map[string]string, error) {
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, v := range vals {
+		ctx, id, ok := strings.Cut(v, "=")
+		ctx, id = strings.TrimSpace(ctx), strings.TrimSpace(id)
+		if !ok || ctx == "" || id == "" {
+			return nil, fmt.Errorf("--cluster-id %q: want CONTEXT=ID", v)
+		}
+		if prev, dup := out[ctx]; dup && prev != id {
+			return nil, fmt.Errorf("--cluster-id: context %q given twice", ctx)
+		}
+		out[ctx] = id
+	}
+	return out, nil
+}
+
+func runSnapshot(cmd *cobra.Command, g *globalOptions, o *snapshotOptions) error {
+	switch o.output {
+	case "json", "yaml", "table":
+	default:
+		return fmt.Errorf("--output %q: want json, yaml or table", o.output)
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	m, err := openMesh(ctx, g, &o.mesh, false)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	snap, err := m.settle(ctx)
+	if err != nil {
+		return err
+	}
+	return writeSnapshot(cmd.OutOrStdout(), snap, o.output)
+}
+
+func writeSnapshot(w io.Writer, s *collector.Snapshot, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	case "yaml":
+		b, err := yaml.Marshal(s)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	default:
+		return writeSnapshotTable(w, s)
+	}
+}
+
+func writeSnapshotTable(w io.Writer, s *collector.Snapshot) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLUSTER\tSTATE\tNETWORK\tSOURCE\tSERVER\tSERVICES\tENDPOINTS\tREASON")
+	for _, c := range s.Clusters {
+		src := string(c.Source.Kind) + " " + c.Source.Name
+		if c.Source.In != "" {
+			src += " (in " + c.Source.In + ")"
+		}
+		if n := len(c.Sources); n > 1 {
+			src += fmt.Sprintf(" +%d", n-1)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", c.ID, c.State, dash(c.Network), src, dash(c.Server),
+			c.Counts.Services, c.Counts.Endpoints, dash(c.Reason))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, c := range s.Clusters {
+		for _, warn := range c.Warnings {
+			fmt.Fprintf(w, "warning: %s: %s\n", c.ID, warn)
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(tw, "NETWORK\tCLUSTERS\tGATEWAY\tFROM\tCLUSTER\tSERVICE")
+	for _, n := range s.Networks {
+		gws := s.GatewaysFor(n.Name)
+		if len(gws) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t\t\t\n", n.Name, dash(strings.Join(n.Clusters, ",")), "(none)")
+			continue
+		}
+		for i, g := range gws {
+			name, clusters := n.Name, strings.Join(n.Clusters, ",")
+			if i > 0 {
+				name, clusters = "", ""
+			}
+			addr := fmt.Sprintf("%s:%d", g.Address, g.Port)
+			if g.Port == 0 && g.HBONEPort != 0 {
+				addr = fmt.Sprintf("%s:%d (hbone)", g.Address, g.HBONEPort)
+			}
+			if g.Hostname {
+				addr += " (hostname)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, dash(clusters), addr, g.From, dash(g.Cluster), dash(g.Service))
+		}
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "SERVICE\tPORTS\tENDPOINTS (cluster: address network ...)")
+	for _, svc := range s.Services {
+		var ports []string
+		for _, p := range svc.Ports {
+			ports = append(ports, fmt.Sprint(p.Port))
+		}
+		ids := make([]string, 0, len(svc.Clusters))
+		for id := range svc.Clusters {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		var parts []string
+		for _, id := range ids {
+			sc := svc.Clusters[id]
+			var eps []string
+			for i, e := range sc.Endpoints {
+				if i == 3 {
+					eps = append(eps, fmt.Sprintf("+%d more", len(sc.Endpoints)-3))
+					break
+				}
+				flag := ""
+				if !e.Ready {
+					flag = " not-ready"
+				}
+				eps = append(eps, fmt.Sprintf("%s %s%s", e.Address, dash(e.Network), flag))
+			}
+			if len(eps) == 0 {
+				eps = []string{"(none)"}
+			}
+			parts = append(parts, id+": "+strings.Join(eps, ", "))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", svc.Hostname, dash(strings.Join(ports, ",")), strings.Join(parts, "; "))
+	}
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,105 @@
+package explain
+
+import (
+	"strings"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// Unknown is the kind of an actual endpoint meshscope cannot place.
+const Unknown horizon.Kind = "unknown"
+
+// Actual is one endpoint istiod really sent, with what meshscope knows of it.
+type Actual struct {
+	Address  string         `json:"address"`
+	Port     uint32         `json:"port"`
+	Weight   uint32         `json:"weight"`
+	Health   horizon.Health `json:"health"`
+	Locality string         `json:"locality,omitempty"`
+	Kind     horizon.Kind   `json:"kind"`
+	Cluster  string         `json:"cluster,omitempty"`
+	Network  string         `json:"network,omitempty"`
+	Pod      string         `json:"pod,omitempty"`
+	// StandsFor lists, for a gateway endpoint, the endpoints meshscope
+	// believes are behind it (from the prediction for the same gateway).
+	StandsFor []horizon.Ref `json:"standsFor,omitempty"`
+}
+
+// Attribute names the pod or gateway behind every endpoint of an actual
+// EDS response. The `istio.workload` metadata says the cluster (and the pod);
+// the snapshot supplies networks and gateway addresses.
+func Attribute(snap *collector.Snapshot, hostname string, la xdsclient.LoadAssignment, proxy horizon.Proxy, pred horizon.Prediction) []Actual {
+	svc := snap.Service(hostname)
+	out := make([]Actual, 0, len(la.Endpoints))
+	for _, e := range la.Endpoints {
+		a := Actual{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: horizon.Health(e.Health),
+			Locality: strings.TrimRight(e.Locality.String(), "/"), Kind: Unknown, Cluster: e.Workload.Cluster, Pod: e.Workload.Pod}
+		if e.Gateway() {
+			a.Kind = horizon.Gateway
+			if proxy.Network == "" {
+				a.Kind = horizon.Forced
+			}
+			if g := findGateway(snap, e.Address, e.Port); g != nil {
+				a.Network = g.Network
+			}
+			for _, p := range pred.Endpoints {
+				if (p.Kind == horizon.Gateway || p.Kind == horizon.Forced) && p.Address == e.Address && p.Port == e.Port && p.Locality == a.Locality {
+					a.StandsFor = p.StandsFor
+					if a.Network == "" {
+						a.Network = p.Network
+					}
+				}
+			}
+		} else if ep := findEndpoint(svc, a.Cluster, e.Address); ep != nil {
+			a.Cluster, a.Network = ep.Cluster, ep.Network
+			if a.Pod == "" {
+				a.Pod = ep.Pod
+			}
+			switch {
+			case proxy.Network == "" || ep.Network == "" || proxy.Network == ep.Network:
+				a.Kind = horizon.Local
+			default:
+				a.Kind = horizon.Leaked
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func findGateway(snap *collector.Snapshot, addr string, port uint32) *collector.Gateway {
+	if snap == nil {
+		return nil
+	}
+	for i, g := range snap.Gateways {
+		if g.Address == addr && g.Port == port {
+			return &snap.Gateways[i]
+		}
+	}
+	return nil
+}
+
+// findEndpoint looks the address up in the service, in the named cluster
+// first (addresses of different clusters may overlap), then anywhere.
+func findEndpoint(svc *collector.Service, cluster, addr string) *collector.Endpoint {
+	if svc == nil {
+		return nil
+	}
+	if sic := svc.Clusters[cluster]; sic != nil {
+		for i := range sic.Endpoints {
+			if sic.Endpoints[i].Address == addr {
+				return &sic.Endpoints[i]
+			}
+		}
+	}
+	for _, sic := range svc.Clusters {
+		for i := range sic.Endpoints {
+			if sic.Endpoints[i].Address == addr {
+				return &sic.Endpoints[i]
+			}
+		}
+	}
+	return nil
+}

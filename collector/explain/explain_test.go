@@ -1,0 +1,176 @@
+package explain
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+const hello = "helloworld.sample.svc.cluster.local"
+
+func seed() *collector.Snapshot {
+	ep := func(c, n, ip, pod string, tls string) collector.Endpoint {
+		return collector.Endpoint{Cluster: c, Network: n, NetworkFrom: collector.NetworkFromPodLabel, Address: ip, Pod: pod, TLSMode: tls,
+			Ready: true, Serving: true, Ports: []collector.EndpointPort{{Name: "http", Port: 5000}}}
+	}
+	ports := []collector.ServicePort{{Name: "http", Port: 5000}}
+	gwPorts := []collector.ServicePort{{Name: "tls", Port: 15443}}
+	gwSvc := func(c, n string) *collector.ServiceInCluster {
+		return &collector.ServiceInCluster{Cluster: c, Ports: gwPorts, Labels: map[string]string{networkLabel: n},
+			Endpoints: []collector.Endpoint{{Cluster: c, Network: n, Address: "10.0.0.2", Ready: true}}}
+	}
+	return &collector.Snapshot{
+		Clusters: []collector.Cluster{
+			{ID: "cluster1", Network: "network1", State: collector.StateSynced, Source: collector.SourceRef{Kind: collector.SourceContext, Name: "cluster1"}},
+			{ID: "cluster2", Network: "network2", State: collector.StateSynced, Source: collector.SourceRef{Kind: collector.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2"}},
+		},
+		Networks: []collector.Network{{Name: "network1", Clusters: []string{"cluster1"}, Gateways: 1}, {Name: "network2", Clusters: []string{"cluster2"}, Gateways: 1}},
+		Gateways: []collector.Gateway{
+			{Network: "network1", Cluster: "cluster1", Address: "192.168.60.113", Port: 15443, From: collector.GatewayFromService, Service: "istio-system/istio-eastwestgateway"},
+			{Network: "network2", Cluster: "cluster2", Address: "192.168.60.9", Port: 15443, From: collector.GatewayFromService, Service: "istio-system/istio-eastwestgateway"},
+		},
+		Services: []*collector.Service{
+			{Hostname: hello, Namespace: "sample", Name: "helloworld", Ports: ports, Clusters: map[string]*collector.ServiceInCluster{
+				"cluster1": {Cluster: "cluster1", Ports: ports, Endpoints: []collector.Endpoint{ep("cluster1", "network1", "10.44.0.13", "helloworld-v1", "istio")}},
+				"cluster2": {Cluster: "cluster2", Ports: ports, Endpoints: []collector.Endpoint{ep("cluster2", "network2", "10.144.0.15", "helloworld-v2", "istio")}},
+			}},
+			{Hostname: "istio-eastwestgateway.istio-system.svc.cluster.local", Namespace: "istio-system", Name: "istio-eastwestgateway", Ports: gwPorts,
+				Clusters: map[string]*collector.ServiceInCluster{"cluster1": gwSvc("cluster1", "network1"), "cluster2": gwSvc("cluster2", "network2")}},
+		},
+	}
+}
+
+// actualSeed is what the real istiod sends a network1 sidecar (real-lab.md).
+func actualSeed() xdsclient.LoadAssignment {
+	return xdsclient.LoadAssignment{Cluster: "outbound|5000||" + hello, Endpoints: []xdsclient.Endpoint{
+		{Address: "10.44.0.13", Port: 5000, Weight: 1, Health: "HEALTHY", TLSMode: "istio",
+			Workload: xdsclient.Workload{Pod: "helloworld-v1", Namespace: "sample", Name: "helloworld", Revision: "v1", Cluster: "cluster1"}},
+		{Address: "192.168.60.9", Port: 15443, Weight: 1, Health: "UNKNOWN", TLSMode: "istio", Workload: xdsclient.Workload{Cluster: "cluster2"}},
+	}}
+}
+
+func TestAttributeAndMatch(t *testing.T) {
+	s := seed()
+	v := horizon.Proxy{Cluster: "cluster1", Network: "network1"}
+	pred := horizon.Predict(s, hello, 5000, v)
+	act := Attribute(s, hello, actualSeed(), v, pred)
+	if act[0].Kind != horizon.Local || act[0].Network != "network1" || act[0].Pod != "helloworld-v1" {
+		t.Errorf("pod endpoint attributed as %+v", act[0])
+	}
+	if act[1].Kind != horizon.Gateway || act[1].Network != "network2" || len(act[1].StandsFor) != 1 || act[1].StandsFor[0].Pod != "helloworld-v2" {
+		t.Errorf("gateway endpoint attributed as %+v", act[1])
+	}
+	verdict, diffs := Compare(pred, act, true)
+	if verdict != Match || len(diffs) != 0 {
+		t.Errorf("verdict %s, diffs %+v; want match", verdict, diffs)
+	}
+}
+
+func TestCompareDifferences(t *testing.T) {
+	s := seed()
+	v := horizon.Proxy{Cluster: "cluster1", Network: "network1"}
+	pred := horizon.Predict(s, hello, 5000, v)
+	la := actualSeed()
+	la.Endpoints[1].Weight = 3                                                                                                                                                               // istiod counts 3 pods behind the gateway
+	la.Endpoints = append(la.Endpoints, xdsclient.Endpoint{Address: "10.99.0.1", Port: 5000, Weight: 1, Health: "HEALTHY", Workload: xdsclient.Workload{Pod: "ghost", Cluster: "cluster9"}}) // unknown cluster
+	la.Endpoints = la.Endpoints[1:]                                                                                                                                                          // local pod missing
+	verdict, diffs := Compare(pred, Attribute(s, hello, la, v, pred), true)
+	if verdict != Mismatch {
+		t.Fatalf("verdict %s, want mismatch", verdict)
+	}
+	kinds := map[DiffKind]string{}
+	for _, d := range diffs {
+		kinds[d.Kind] = d.Sentence
+	}
+	for _, k := range []DiffKind{DiffMissing, DiffUnexpected, DiffWeight} {
+		if kinds[k] == "" {
+			t.Errorf("no %s difference in %+v", k, diffs)
+		}
+	}
+	if !strings.Contains(kinds[DiffWeight], "weight 3, predicted 1") {
+		t.Errorf("weight sentence: %s", kinds[DiffWeight])
+	}
+	if !strings.Contains(kinds[DiffUnexpected], "cluster9") {
+		t.Errorf("unexpected sentence should name the cluster: %s", kinds[DiffUnexpected])
+	}
+	if v, _ := Compare(pred, nil, false); v != Pending {
+		t.Errorf("no EDS yet: verdict %s, want pending", v)
+	}
+}
+
+func TestProblemsHealthyMesh(t *testing.T) {
+	if ps := Problems(seed()); len(ps) != 0 {
+		t.Errorf("healthy seed mesh has problems: %+v", ps)
+	}
+}
+
+func TestProblemsLeakDropSkew(t *testing.T) {
+	// Scenario (3): network2's gateway Service loses its network label: no
+	// gateway for network2, and its pod IP leaks to network1.
+	s := seed()
+	s.Gateways = s.Gateways[:1]
+	delete(s.Services[1].Clusters["cluster2"].Labels, networkLabel)
+	ps := Problems(s)
+	if !HasErrors(ps) || !hasProblem(ps, "leak", "no gateway is known for network2") {
+		t.Errorf("leak not found: %+v", ps)
+	}
+
+	// Scenario (4): the cluster2 pod loses its tlsMode label: dropped from network1.
+	s = seed()
+	s.Services[0].Clusters["cluster2"].Endpoints[0].TLSMode = ""
+	ps = Problems(s)
+	if !hasProblem(ps, "drop", "helloworld-v2") {
+		t.Errorf("drop not found: %+v", ps)
+	}
+
+	// Three pods in cluster2: 75% of network1's traffic crosses networks.
+	s = seed()
+	sic := s.Services[0].Clusters["cluster2"]
+	for _, ip := range []string{"10.144.0.20", "10.144.0.21"} {
+		e := sic.Endpoints[0]
+		e.Address = ip
+		sic.Endpoints = append(sic.Endpoints, e)
+	}
+	ps = Problems(s)
+	if !hasProblem(ps, "skew", "75%") {
+		t.Errorf("skew not found: %+v", ps)
+	}
+	if HasErrors(ps) {
+		t.Errorf("skew alone is no error: %+v", ps)
+	}
+}
+
+func TestProblemsClustersAndGateways(t *testing.T) {
+	s := seed()
+	s.Clusters[1].State = collector.StateError
+	s.Clusters[1].Reason = "x509: certificate signed by unknown authority (TLS/CA mismatch)"
+	s.Clusters[0].Warnings = []string{"cannot read remote secrets: forbidden"}
+	s.Gateways = append(s.Gateways, collector.Gateway{Network: "network3", Address: "gw.example.com", Port: 15443, Hostname: true})
+	s.Gateways = s.Gateways[1:] // cluster1's gateway Service gives no gateway
+	ps := Problems(s)
+	for _, want := range [][2]string{
+		{"remote-secret", "TLS/CA mismatch"},
+		{"cluster-warning", "forbidden"},
+		{"gateway-hostname", "gw.example.com"},
+		{"gateway-no-address", "cluster1"},
+	} {
+		if !hasProblem(ps, want[0], want[1]) {
+			t.Errorf("no %s problem mentioning %q in %+v", want[0], want[1], ps)
+		}
+	}
+	if ps[0].Severity != Error {
+		t.Errorf("errors must come first: %+v", ps[0])
+	}
+}
+
+func hasProblem(ps []Problem, kind, text string) bool {
+	for _, p := range ps {
+		if p.Kind == kind && strings.Contains(p.Sentence, text) {
+			return true
+		}
+	}
+	return false
+}

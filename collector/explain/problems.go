@@ -1,0 +1,291 @@
+package explain
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/horizon"
+)
+
+// Severity orders problems: errors first.
+type Severity string
+
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Info    Severity = "info"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case Error:
+		return 0
+	case Warning:
+		return 1
+	}
+	return 2
+}
+
+// Problem is one thing wrong in the mesh, with the object it concerns so a
+// reader (the TUI) can jump to it.
+type Problem struct {
+	Severity Severity `json:"severity"`
+	// Kind is a stable code: leak, drop, skew, gateway-no-address,
+	// gateway-hostname, gateway-not-ready, network-label, cluster-state,
+	// cluster-warning, remote-secret, istiod-disagrees.
+	Kind string `json:"kind"`
+	// Cluster and Service name what the problem concerns (either may be empty).
+	Cluster  string `json:"cluster,omitempty"`
+	Service  string `json:"service,omitempty"`
+	Sentence string `json:"sentence"`
+}
+
+const networkLabel = "topology.istio.io/network"
+
+// Viewpoints are the default viewpoints: one sidecar per network, in the
+// first cluster of that network.
+func Viewpoints(snap *collector.Snapshot) []horizon.Proxy {
+	var out []horizon.Proxy
+	for _, n := range snap.Networks {
+		if n.Name == "" {
+			continue
+		}
+		p := horizon.Proxy{Network: n.Name}
+		if len(n.Clusters) > 0 {
+			p.Cluster = n.Clusters[0]
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// Problems lists everything meshscope finds wrong in a snapshot, errors
+// first. It predicts every service from every default viewpoint.
+func Problems(snap *collector.Snapshot) []Problem {
+	if snap == nil {
+		return nil
+	}
+	var ps []Problem
+	ps = append(ps, clusterProblems(snap)...)
+	ps = append(ps, gatewayProblems(snap)...)
+	ps = append(ps, labelProblems(snap)...)
+	ps = append(ps, serviceProblems(snap)...)
+	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].Severity.rank() != ps[j].Severity.rank() {
+			return ps[i].Severity.rank() < ps[j].Severity.rank()
+		}
+		if ps[i].Kind != ps[j].Kind {
+			return ps[i].Kind < ps[j].Kind
+		}
+		return ps[i].Service+ps[i].Cluster < ps[j].Service+ps[j].Cluster
+	})
+	return ps
+}
+
+// HasErrors reports whether any problem is an error (doctor's exit code).
+func HasErrors(ps []Problem) bool {
+	for _, p := range ps {
+		if p.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+func clusterProblems(snap *collector.Snapshot) []Problem {
+	var ps []Problem
+	for _, c := range snap.Clusters {
+		via := ""
+		if c.Source.Kind == collector.SourceSecret {
+			via = fmt.Sprintf(" (remote secret %s)", c.Source.Name)
+		}
+		switch c.State {
+		case collector.StateSynced:
+		case collector.StateError:
+			kind := "cluster-state"
+			if c.Source.Kind == collector.SourceSecret {
+				kind = "remote-secret"
+			}
+			ps = append(ps, Problem{Severity: Error, Kind: kind, Cluster: c.ID,
+				Sentence: fmt.Sprintf("cluster %s%s: %s", c.ID, via, orText(c.Reason, "error"))})
+		case collector.StateRemoved:
+		default:
+			sev := Warning
+			if c.State == collector.StateTimeout {
+				sev = Error
+			}
+			ps = append(ps, Problem{Severity: sev, Kind: "cluster-state", Cluster: c.ID,
+				Sentence: fmt.Sprintf("cluster %s%s is %s%s: its services and endpoints may be incomplete", c.ID, via, c.State, withReason(c.Reason))})
+		}
+		for _, w := range c.Warnings {
+			ps = append(ps, Problem{Severity: Warning, Kind: "cluster-warning", Cluster: c.ID, Sentence: fmt.Sprintf("cluster %s: %s", c.ID, w)})
+		}
+	}
+	return ps
+}
+
+func gatewayProblems(snap *collector.Snapshot) []Problem {
+	var ps []Problem
+	for _, g := range snap.Gateways {
+		if g.Hostname {
+			ps = append(ps, Problem{Severity: Warning, Kind: "gateway-hostname", Cluster: g.Cluster,
+				Sentence: fmt.Sprintf("gateway of %s at %s is a hostname: istiod must resolve it (RESOLVE_HOSTNAME_GATEWAYS) and drops it if it cannot; meshscope does not use it in predictions", g.Network, g.Address)})
+		}
+	}
+	// Gateway Services: labelled with a network, but giving no gateway, or
+	// with no ready endpoint behind them.
+	for _, svc := range snap.Services {
+		for cid, sic := range svc.Clusters {
+			nw := sic.Labels[networkLabel]
+			if nw == "" || sic.NoService {
+				continue
+			}
+			name := svc.Namespace + "/" + svc.Name
+			found := false
+			for _, g := range snap.Gateways {
+				if g.Service == name && g.Cluster == cid {
+					found = true
+				}
+			}
+			if !found {
+				ps = append(ps, Problem{Severity: Error, Kind: "gateway-no-address", Cluster: cid, Service: svc.Hostname,
+					Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but has no usable address (load-balancer ingress IP/hostname or externalIP) or no mTLS port: it is no gateway for %s", name, cid, networkLabel, nw, nw)})
+			}
+			ready := 0
+			for _, e := range sic.Endpoints {
+				if e.Ready {
+					ready++
+				}
+			}
+			if ready == 0 {
+				ps = append(ps, Problem{Severity: Warning, Kind: "gateway-not-ready", Cluster: cid, Service: svc.Hostname,
+					Sentence: fmt.Sprintf("gateway Service %s in %s has no ready endpoint: traffic sent to %s's gateway has nowhere to go", name, cid, nw)})
+			}
+		}
+	}
+	return ps
+}
+
+func labelProblems(snap *collector.Snapshot) []Problem {
+	var ps []Problem
+	seen := map[string]bool{}
+	for _, svc := range snap.Services {
+		for cid, sic := range svc.Clusters {
+			c := snap.ClusterByID(cid)
+			if c == nil || c.Network == "" {
+				continue
+			}
+			for _, e := range sic.Endpoints {
+				if e.NetworkFrom != collector.NetworkFromPodLabel || e.Network == c.Network || e.Pod == "" {
+					continue
+				}
+				k := cid + "/" + e.Pod
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				ps = append(ps, Problem{Severity: Warning, Kind: "network-label", Cluster: cid, Service: svc.Hostname,
+					Sentence: fmt.Sprintf("pod %s in %s is labelled %s=%s, but its cluster's network (label on the system namespace) is %s: the pod label wins — check which is right", e.Pod, cid, networkLabel, e.Network, c.Network)})
+			}
+		}
+	}
+	return ps
+}
+
+// serviceProblems predicts every service from every network's viewpoint and
+// reports leaks, mTLS drops and cross-network skew.
+func serviceProblems(snap *collector.Snapshot) []Problem {
+	var ps []Problem
+	ix := horizon.NewIndex(snap)
+	views := Viewpoints(snap)
+	for _, svc := range snap.Services {
+		if isGatewayService(svc) {
+			continue // the gateways themselves are not traffic destinations
+		}
+		for _, port := range svc.Ports {
+			for _, v := range views {
+				p := horizon.PredictWith(snap, ix, svc.Hostname, port.Port, v)
+				ps = append(ps, predictionProblems(svc.Hostname, port.Port, v, p)...)
+			}
+		}
+	}
+	return dedupe(ps)
+}
+
+func predictionProblems(host string, port int32, v horizon.Proxy, p horizon.Prediction) []Problem {
+	var ps []Problem
+	var local, cross uint64
+	for _, e := range p.Endpoints {
+		switch e.Kind {
+		case horizon.Leaked:
+			ps = append(ps, Problem{Severity: Error, Kind: "leak", Cluster: e.Cluster, Service: host,
+				Sentence: fmt.Sprintf("%s: %s:%d%s goes to %s directly: no gateway is known for %s — label the east-west gateway Service %s=%s and give it an external IP",
+					host, e.Address, e.Port, describe(e.Pod, e.Cluster, e.Network), v.Network, e.Network, networkLabel, e.Network)})
+		case horizon.Local:
+			local += uint64(e.Weight)
+		case horizon.Gateway:
+			cross += uint64(e.Weight)
+		}
+	}
+	for _, d := range p.Dropped {
+		if d.Reason != horizon.DropNoMTLS {
+			continue
+		}
+		ps = append(ps, Problem{Severity: Error, Kind: "drop", Cluster: d.Cluster, Service: host,
+			Sentence: fmt.Sprintf("%s: %s:%d%s is dropped for %s: the pod lacks %s=istio, so it cannot be reached across networks — inject the sidecar (or label the pod) in %s",
+				host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, horizon.TLSModeLabel, d.Cluster)})
+	}
+	if local > 0 && cross > local {
+		share := (200*cross/(local+cross) + 1) / 2 // rounded percent
+		// Above half is skew; from three quarters on it is worth a warning
+		// (e.g. 1 local pod against 3 remote ones).
+		sev := Info
+		if share >= 75 {
+			sev = Warning
+		}
+		ps = append(ps, Problem{Severity: sev, Kind: "skew", Service: host,
+			Sentence: fmt.Sprintf("%s port %d: %d%% of a %s proxy's traffic crosses networks (gateway weight %d vs %d local): most endpoints are in other networks", host, port, share, v.Network, cross, local)})
+	}
+	return ps
+}
+
+// isGatewayService reports whether a service is a network gateway (labelled
+// with a network in some cluster).
+func isGatewayService(svc *collector.Service) bool {
+	for _, sic := range svc.Clusters {
+		if sic.Labels[networkLabel] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func dedupe(ps []Problem) []Problem {
+	seen := map[string]bool{}
+	out := ps[:0]
+	for _, p := range ps {
+		k := p.Kind + "\x00" + p.Sentence
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, p)
+	}
+	return out
+}
+
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func withReason(r string) string {
+	if r == "" {
+		return ""
+	}
+	return " (" + strings.TrimSpace(r) + ")"
+}

@@ -1,0 +1,74 @@
+package explain
+
+import (
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// ViewpointInfo is how a view names the proxy it impersonated.
+type ViewpointInfo struct {
+	Name         string `json:"name"`
+	Cluster      string `json:"cluster,omitempty"`
+	Network      string `json:"network,omitempty"`
+	NoNetwork    bool   `json:"noNetwork,omitempty"`
+	ControlPlane string `json:"controlPlane,omitempty"`
+}
+
+// View is one (service port, viewpoint): what istiod sends, what it should
+// send, and the verdict.
+type View struct {
+	Viewpoint   ViewpointInfo      `json:"viewpoint"`
+	Port        int32              `json:"port"`
+	EDSCluster  string             `json:"edsCluster"`
+	Actual      []Actual           `json:"actual"`
+	Predicted   []horizon.Endpoint `json:"predicted"`
+	Dropped     []horizon.Dropped  `json:"dropped"`
+	Verdict     Verdict            `json:"verdict"`
+	Differences []Difference       `json:"differences"`
+	// Error says why there is no actual EDS (stream state), if so.
+	Error string `json:"error,omitempty"`
+}
+
+// ProxyOf is the part of a viewpoint the prediction needs.
+func ProxyOf(vp xdsclient.Viewpoint) horizon.Proxy {
+	d := vp.Defaulted()
+	p := horizon.Proxy{Cluster: vp.Cluster, Network: vp.Network, IP: d.IP, NetworkView: vp.RequestedNetworkView}
+	if vp.NoNetwork {
+		p.Network = ""
+	}
+	return p
+}
+
+// InfoOf names a viewpoint for output.
+func InfoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
+	return ViewpointInfo{Name: vp.String(), Cluster: vp.Cluster, Network: vp.Network, NoNetwork: vp.NoNetwork, ControlPlane: controlPlane}
+}
+
+// Explain builds the view of one service port from one viewpoint. la is the
+// EDS istiod sent, or nil when none has arrived (verdict pending).
+func Explain(snap *collector.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
+	proxy := ProxyOf(vp)
+	pred := horizon.Predict(snap, hostname, port, proxy)
+	v := View{
+		Viewpoint:   InfoOf(vp, controlPlane),
+		Port:        port,
+		EDSCluster:  pred.EDSCluster,
+		Actual:      []Actual{},
+		Predicted:   pred.Endpoints,
+		Dropped:     pred.Dropped,
+		Differences: []Difference{},
+	}
+	if v.Dropped == nil {
+		v.Dropped = []horizon.Dropped{}
+	}
+	if la != nil {
+		v.Actual = Attribute(snap, hostname, *la, proxy, pred)
+	}
+	var diffs []Difference
+	v.Verdict, diffs = Compare(pred, v.Actual, la != nil)
+	if diffs != nil {
+		v.Differences = diffs
+	}
+	return v
+}

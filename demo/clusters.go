@@ -1,0 +1,248 @@
+package demo
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"math/rand"
+	"net/url"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/meshscope/meshscope/internal/kubesim"
+)
+
+// cluster is one simulated cluster: a fake clientset and the state the
+// churn needs (which pods run, the next free pod IP).
+type cluster struct {
+	def    clusterDef
+	client *fake.Clientset
+
+	mu     sync.Mutex
+	nextIP int
+	pods   map[string][]string // "ns/svc" -> pod names, oldest first
+}
+
+// newCluster builds a fake clientset. A BadCA cluster answers every request
+// with the x509 error a real client gets when the CA does not match.
+func newCluster(def clusterDef) *cluster {
+	// NewSimpleClientset, not NewClientset: the field-managed tracker of
+	// NewClientset (for server-side apply, which the demo never uses) makes
+	// seeding ~200 objects take 2 s instead of 25 ms, and the demo must be
+	// up in well under a second.
+	cs := fake.NewSimpleClientset()
+	if def.BadCA {
+		fail := func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, &url.Error{Op: "Get", URL: def.Server, Err: x509.UnknownAuthorityError{}}
+		}
+		cs.PrependReactor("*", "*", fail)
+		cs.PrependWatchReactor("*", func(k8stesting.Action) (bool, watch.Interface, error) {
+			return true, nil, &url.Error{Op: "Get", URL: def.Server, Err: x509.UnknownAuthorityError{}}
+		})
+	}
+	return &cluster{def: def, client: cs, nextIP: 20, pods: map[string][]string{}}
+}
+
+// allocIP hands out pod IPs in the cluster's range, skipping the pinned ones.
+func (c *cluster) allocIP() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.nextIP
+	c.nextIP++
+	return fmt.Sprintf("%s.%d.%d", c.def.PodPrefix, n/250, n%250+2)
+}
+
+// seed writes namespaces, the east-west gateway and every service's pods.
+func (c *cluster) seed(ctx context.Context, rnd *rand.Rand) error {
+	if c.def.BadCA {
+		return nil // nothing can be read from it anyway
+	}
+	cs := c.client
+	nss := map[string]bool{systemNamespace: true}
+	for _, s := range services {
+		nss[s.Namespace] = true
+	}
+	for ns := range nss {
+		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		if ns == systemNamespace {
+			obj.Labels = map[string]string{networkLabel: c.def.Network}
+		}
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	if c.def.GatewayIP != "" {
+		if err := c.seedGateway(ctx); err != nil {
+			return err
+		}
+	}
+	for _, s := range services {
+		if err := c.createService(ctx, s); err != nil {
+			return err
+		}
+		hash := podHash(rnd)
+		for i := 0; i < s.Replicas[c.def.ID]; i++ {
+			ip := pinnedIPs[fmt.Sprintf("%s/%s/%s/%d", c.def.ID, s.Namespace, s.Name, i)]
+			if err := c.createPod(ctx, s, ip, hash, false); err != nil {
+				return err
+			}
+		}
+	}
+	// One EndpointSlice write per service, once its pods exist.
+	for ns := range nss {
+		if err := kubesim.SyncNamespace(ctx, cs, ns); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *cluster) seedGateway(ctx context.Context) error {
+	labels := map[string]string{"istio": "eastwestgateway", "app": gatewayService, networkLabel: c.def.Network}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: gatewayService, Namespace: systemNamespace, Labels: labels},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeLoadBalancer,
+			Selector: map[string]string{"istio": "eastwestgateway"},
+			Ports: []corev1.ServicePort{
+				{Name: "status-port", Port: 15021, TargetPort: intstr.FromInt32(15021), Protocol: corev1.ProtocolTCP},
+				{Name: "tls", Port: 15443, TargetPort: intstr.FromInt32(15443), Protocol: corev1.ProtocolTCP},
+			},
+		},
+	}
+	if _, err := c.client.CoreV1().Services(systemNamespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if err := kubesim.SetIngress(ctx, c.client, systemNamespace, gatewayService, []string{c.def.GatewayIP}); err != nil {
+		return err
+	}
+	pod := kubesim.Pod{Namespace: systemNamespace, Name: gatewayService + "-7b9c5d6f8-k2x4p", IP: c.allocIP(), Labels: labels}
+	if err := kubesim.CreatePod(ctx, c.client, pod); err != nil {
+		return err
+	}
+	return kubesim.SyncNamespace(ctx, c.client, systemNamespace)
+}
+
+func (c *cluster) createService(ctx context.Context, s svcDef) error {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: map[string]string{"app": s.Name}},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": s.Name},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: s.Port, TargetPort: intstr.FromInt32(s.Port), Protocol: corev1.ProtocolTCP}},
+		},
+	}
+	_, err := c.client.CoreV1().Services(s.Namespace).Create(ctx, svc, metav1.CreateOptions{})
+	return err
+}
+
+// addPod runs one more pod of s (at ip, or the next free IP) and updates
+// the service's EndpointSlice.
+func (c *cluster) addPod(ctx context.Context, s svcDef, ip, hash string, notReady bool) error {
+	if err := c.createPod(ctx, s, ip, hash, notReady); err != nil {
+		return err
+	}
+	return kubesim.Sync(ctx, c.client, s.Namespace, s.Name)
+}
+
+func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notReady bool) error {
+	if ip == "" {
+		ip = c.allocIP()
+	}
+	version := s.Versions[c.def.ID]
+	if version == "" {
+		version = "v1"
+	}
+	labels := map[string]string{
+		"app": s.Name, "version": version,
+		networkLabel:                          c.def.Network,
+		"service.istio.io/canonical-name":     s.Name,
+		"service.istio.io/canonical-revision": version,
+	}
+	if !s.NoMTLS[c.def.ID] {
+		labels[tlsModeLabel] = "istio"
+	}
+	c.mu.Lock()
+	key := s.Namespace + "/" + s.Name
+	name := fmt.Sprintf("%s-%s-%s-%s", s.Name, version, hash, suffix(len(c.pods[key]), hash))
+	c.pods[key] = append(c.pods[key], name)
+	c.mu.Unlock()
+	return kubesim.CreatePod(ctx, c.client, kubesim.Pod{Namespace: s.Namespace, Name: name, IP: ip, Labels: labels, NotReady: notReady})
+}
+
+// removePod deletes the oldest pod of s; false when it has none.
+func (c *cluster) removePod(ctx context.Context, s svcDef) (bool, error) {
+	key := s.Namespace + "/" + s.Name
+	c.mu.Lock()
+	if len(c.pods[key]) == 0 {
+		c.mu.Unlock()
+		return false, nil
+	}
+	name := c.pods[key][0]
+	c.pods[key] = c.pods[key][1:]
+	c.mu.Unlock()
+	if err := c.client.CoreV1().Pods(s.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	return true, kubesim.Sync(ctx, c.client, s.Namespace, s.Name)
+}
+
+func (c *cluster) podCount(s svcDef) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pods[s.Namespace+"/"+s.Name])
+}
+
+// remoteSecret is the Secret cluster1 holds for def: a kubeconfig with the
+// (fake) server, a CA and a token, as istioctl create-remote-secret writes.
+func remoteSecret(def clusterDef) (*corev1.Secret, error) {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters[def.ID] = &clientcmdapi.Cluster{Server: def.Server, CertificateAuthorityData: []byte(demoCA)}
+	cfg.AuthInfos[def.ID] = &clientcmdapi.AuthInfo{Token: "demo-token-" + def.ID}
+	cfg.Contexts[def.ID] = &clientcmdapi.Context{Cluster: def.ID, AuthInfo: def.ID}
+	cfg.CurrentContext = def.ID
+	kc, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "istio-remote-secret-" + def.ID, Namespace: systemNamespace,
+			Labels:      map[string]string{"istio/multiCluster": "true"},
+			Annotations: map[string]string{"networking.istio.io/cluster": def.ID},
+		},
+		Data: map[string][]byte{def.ID: kc},
+	}, nil
+}
+
+// demoCA is a syntactically valid placeholder CA: the demo never dials.
+const demoCA = `-----BEGIN CERTIFICATE-----
+MIIBdzCCAR2gAwIBAgIBATAKBggqhkjOPQQDAjAWMRQwEgYDVQQDEwtkZW1vLWNs
+dXN0ZXIwHhcNMjYwMTAxMDAwMDAwWhcNMzYwMTAxMDAwMDAwWjAWMRQwEgYDVQQD
+-----END CERTIFICATE-----
+`
+
+// podHash is a ReplicaSet-like hash, deterministic from the demo's seed.
+func podHash(rnd *rand.Rand) string {
+	const chars = "bcdfghjklmnpqrstvwxz2456789"
+	b := make([]byte, 9)
+	for i := range b {
+		b[i] = chars[rnd.Intn(len(chars))]
+	}
+	return string(b)
+}
+
+func suffix(n int, hash string) string {
+	const chars = "bcdfghjklmnpqrstvwxz2456789"
+	b := []byte{chars[(n*7+int(hash[0]))%len(chars)], chars[(n*3+int(hash[1]))%len(chars)], chars[(n+int(hash[2]))%len(chars)], chars[(n*5)%len(chars)], chars[(n*11+1)%len(chars)]}
+	return string(b)
+}

@@ -1,0 +1,133 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/meshscope/meshscope/collector"
+)
+
+// Options configure the demo mesh.
+type Options struct {
+	// Seed makes pod names, IPs and churn repeatable.
+	Seed int64
+	// Churn turns on live changes (scaling, rollouts, the flapping
+	// gateway) every Interval (default 2s).
+	Churn    bool
+	Interval time.Duration
+	Logger   *slog.Logger
+}
+
+// Demo is a running demo mesh.
+type Demo struct {
+	// Registry is the collector over the simulated clusters, started.
+	Registry *collector.Registry
+	// XDSAddress is the demo control plane's plaintext xDS address.
+	XDSAddress string
+	// ControlPlane names it (it plays istiod, primary of cluster1).
+	ControlPlane string
+
+	cancel   context.CancelFunc
+	xds      *xdsServer
+	clusters map[string]*cluster
+	rnd      *rand.Rand
+	opts     Options
+	done     chan struct{}
+}
+
+// Start builds the simulated clusters, starts the collector on them (from
+// cluster1, like a user with one kube context) and the demo xDS server.
+func Start(ctx context.Context, opts Options) (*Demo, error) {
+	if opts.Interval <= 0 {
+		opts.Interval = 2 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	d := &Demo{cancel: cancel, clusters: map[string]*cluster{}, rnd: rand.New(rand.NewSource(opts.Seed)), opts: opts,
+		ControlPlane: "cluster1", done: make(chan struct{})}
+	byServer := map[string]*cluster{}
+	for _, def := range clusters {
+		c := newCluster(def)
+		if err := c.seed(ctx, d.rnd); err != nil {
+			cancel()
+			return nil, fmt.Errorf("demo %s: %w", def.ID, err)
+		}
+		d.clusters[def.ID] = c
+		byServer[def.Server] = c
+	}
+	// cluster1 reads the others through remote secrets, like istiod.
+	c1 := d.clusters["cluster1"]
+	for _, def := range clusters[1:] {
+		sec, err := remoteSecret(def)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		if _, err := c1.client.CoreV1().Secrets(systemNamespace).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
+	reg, err := collector.NewRegistry(collector.Options{
+		Sources: []collector.Source{{Name: "cluster1", Server: c1.def.Server, Client: c1.client}},
+		NewClient: func(id string, cfg *rest.Config) (kubernetes.Interface, error) {
+			c := byServer[cfg.Host]
+			if c == nil {
+				return nil, fmt.Errorf("demo: no simulated cluster at %s", cfg.Host)
+			}
+			return c.client, nil
+		},
+		SyncTimeout:    5 * time.Second,
+		HealthInterval: time.Second,
+		Logger:         opts.Logger,
+	})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	d.Registry = reg
+	go func() { _ = reg.Run(ctx) }()
+
+	d.xds, err = newXDSServer(ctx, opts.Logger)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	d.XDSAddress = d.xds.Address()
+	updates, stop := reg.Subscribe()
+	go func() {
+		defer stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case s := <-updates:
+				if s != nil {
+					d.xds.update(s)
+				}
+			}
+		}
+	}()
+	if opts.Churn {
+		go d.churn(ctx)
+	} else {
+		close(d.done)
+	}
+	return d, nil
+}
+
+// Stop ends the churn, the collector and the xDS server.
+func (d *Demo) Stop() {
+	d.cancel()
+	<-d.done
+	d.xds.stop()
+}

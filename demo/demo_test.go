@@ -1,0 +1,190 @@
+package demo
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+const hello = "outbound|5000||helloworld.sample.svc.cluster.local"
+
+func start(t *testing.T, churn bool) *Demo {
+	t.Helper()
+	d, err := Start(context.Background(), Options{Seed: 1, Churn: churn, Interval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Stop)
+	return d
+}
+
+func TestDemoSettlesWithinOneSecond(t *testing.T) {
+	// The clock starts before Start: building the clusters counts too.
+	begin := time.Now()
+	ctx, cancel := context.WithDeadline(context.Background(), begin.Add(time.Second))
+	defer cancel()
+	d := start(t, false)
+	snap, err := d.Registry.WaitSettled(ctx)
+	if err != nil {
+		t.Fatalf("demo not settled within 1s: %v", err)
+	}
+	t.Logf("settled in %s", time.Since(begin))
+	states := map[string]collector.State{}
+	for _, c := range snap.Clusters {
+		states[c.ID] = c.State
+	}
+	for _, id := range []string{"cluster1", "cluster2", "cluster3"} {
+		if states[id] != collector.StateSynced {
+			t.Errorf("%s is %s, want synced", id, states[id])
+		}
+	}
+	if states["cluster4"] != collector.StateError {
+		t.Errorf("cluster4 (bad CA) is %s, want error", states["cluster4"])
+	}
+	if c := snap.ClusterByID("cluster4"); c == nil || !strings.Contains(strings.ToLower(c.Reason), "certificate") && !strings.Contains(c.Reason, "CA") {
+		t.Errorf("cluster4 reason should name the CA problem: %+v", c)
+	}
+	if snap.Service("helloworld.sample.svc.cluster.local") == nil || len(snap.Services) < 38 {
+		t.Errorf("demo has %d services, want about 40 with helloworld", len(snap.Services))
+	}
+	if len(snap.Gateways) != 2 {
+		t.Errorf("gateways = %+v, want one per network", snap.Gateways)
+	}
+}
+
+// TestDemoXDSServesTheRewrite: the real xdsclient, as a network1 sidecar,
+// gets helloworld's own pod and network2's gateway — the seed article's view.
+func TestDemoXDSServesTheRewrite(t *testing.T) {
+	d := start(t, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := d.Registry.WaitSettled(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := eds(t, ctx, d, xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"})
+	want := []string{"10.44.0.13:5000 w=1", "192.168.60.9:15443 w=1"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("network1 EDS = %v, want %v", got, want)
+	}
+}
+
+func eds(t *testing.T, ctx context.Context, d *Demo, vp xdsclient.Viewpoint) []string {
+	t.Helper()
+	c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, Transport: xdsclient.TransportConfig{Address: d.XDSAddress}, EDSNames: []string{hello}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = c.Run(cctx) }()
+	for ctx.Err() == nil {
+		if la, ok := c.LoadAssignment(hello); ok && len(la.Endpoints) > 0 {
+			var out []string
+			for _, e := range la.Endpoints {
+				out = append(out, e.Key()+" w="+itoa(e.Weight))
+			}
+			sort.Strings(out)
+			return out
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no EDS from the demo for %s", vp)
+	return nil
+}
+
+func itoa(u uint32) string {
+	if u == 0 {
+		return "0"
+	}
+	var b []byte
+	for u > 0 {
+		b = append([]byte{byte('0' + u%10)}, b...)
+		u /= 10
+	}
+	return string(b)
+}
+
+// TestDemoPlantedProblems: doctor finds the planted drop, skew and failing
+// remote secret; with the gateway gone, the leak.
+func TestDemoPlantedProblems(t *testing.T) {
+	d := start(t, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	snap, err := d.Registry.WaitSettled(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := explain.Problems(snap)
+	for _, want := range [][2]string{
+		{"drop", "legacy-billing"},
+		{"skew", "search.shop"},
+		{"remote-secret", "cluster4"},
+	} {
+		if !has(ps, want[0], want[1]) {
+			t.Errorf("doctor misses the planted %s (%s): %+v", want[0], want[1], ps)
+		}
+	}
+	// The flapping gateway: take network2's address away, as churn does.
+	if err := d.step(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if has(explain.Problems(d.Registry.Snapshot()), "leak", "no gateway is known for network2") {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("no leak while network2's gateway has no address: %+v", explain.Problems(d.Registry.Snapshot()))
+}
+
+// TestDemoChurnPushes: churn reaches the xdsclient as EDS push events.
+func TestDemoChurnPushes(t *testing.T) {
+	d := start(t, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := d.Registry.WaitSettled(ctx); err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan xdsclient.Event, 1024)
+	c, err := xdsclient.New(xdsclient.Options{
+		Viewpoint: xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"},
+		Transport: xdsclient.TransportConfig{Address: d.XDSAddress},
+		OnEvent: func(e xdsclient.Event) {
+			select {
+			case events <- e:
+			default:
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = c.Run(ctx) }()
+	eds := 0
+	for eds < 3 {
+		select {
+		case e := <-events:
+			if e.Type == "eds" {
+				eds++
+			}
+		case <-ctx.Done():
+			t.Fatalf("only %d EDS pushes in 10s of churn", eds)
+		}
+	}
+}
+
+func has(ps []explain.Problem, kind, text string) bool {
+	for _, p := range ps {
+		if p.Kind == kind && strings.Contains(p.Sentence, text) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,9 @@
+// Package demo is meshscope's built-in demo mesh: three clusters on two
+// networks, simulated with client-go fake clientsets so the collector runs
+// its real code path (sources, remote secrets, informers, states, networks,
+// gateways), and an in-process xDS server (go-control-plane) that answers the
+// real xdsclient with EDS computed by the same split-horizon rules
+// (collector/horizon). A few problems are planted for explain and doctor to
+// find, and live churn keeps the event stream moving. It is only used in demo
+// mode.
+package demo

@@ -1,0 +1,110 @@
+package demo
+
+// The demo mesh, as data. cluster1 is the context meshscope is given;
+// cluster2 and cluster3 are found through remote secrets in cluster1, like
+// istiod finds them; cluster4's remote secret carries a kubeconfig whose CA
+// does not match its API server.
+
+const (
+	systemNamespace = "istio-system"
+	networkLabel    = "topology.istio.io/network"
+	tlsModeLabel    = "security.istio.io/tlsMode"
+	gatewayService  = "istio-eastwestgateway"
+)
+
+// clusterDef is one simulated cluster.
+type clusterDef struct {
+	ID        string
+	Network   string
+	Server    string // fake API server URL, never dialled
+	PodPrefix string // first two octets of pod IPs
+	GatewayIP string // east-west gateway LB address ("" = no gateway here)
+	BadCA     bool   // every request fails with an x509 error
+}
+
+var clusters = []clusterDef{
+	{ID: "cluster1", Network: "network1", Server: "https://cluster1.demo.meshscope.invalid:6443", PodPrefix: "10.44", GatewayIP: "192.168.60.113"},
+	{ID: "cluster2", Network: "network2", Server: "https://cluster2.demo.meshscope.invalid:6443", PodPrefix: "10.144", GatewayIP: "192.168.60.9"},
+	{ID: "cluster3", Network: "network2", Server: "https://cluster3.demo.meshscope.invalid:6443", PodPrefix: "10.145"},
+	{ID: "cluster4", Network: "network3", Server: "https://cluster4.demo.meshscope.invalid:6443", PodPrefix: "10.146", BadCA: true},
+}
+
+// flappingCluster holds the gateway that loses its address now and then.
+const flappingCluster = "cluster2"
+
+// svcDef is one service and its replicas per cluster.
+type svcDef struct {
+	Namespace string
+	Name      string
+	Port      int32
+	// Replicas per cluster ID; Versions per cluster ID (default "v1").
+	Replicas map[string]int
+	Versions map[string]string
+	// NoMTLS lists clusters whose pods lack security.istio.io/tlsMode
+	// (no sidecar): dropped from other networks' EDS.
+	NoMTLS map[string]bool
+}
+
+func r(c1, c2, c3 int) map[string]int {
+	return map[string]int{"cluster1": c1, "cluster2": c2, "cluster3": c3}
+}
+
+// services: about forty, over six namespaces. Planted problems:
+//   - shop/search: one endpoint in network1, six in network2 (skew);
+//   - billing/legacy-billing: its cluster3 pods have no sidecar (dropped
+//     from network1);
+//   - network2's gateway (cluster2) loses its address now and then (leak
+//     while it is gone), see churn.go.
+var services = []svcDef{
+	{Namespace: "sample", Name: "helloworld", Port: 5000, Replicas: r(1, 1, 0), Versions: map[string]string{"cluster1": "v1", "cluster2": "v2"}},
+	{Namespace: "sample", Name: "sleep", Port: 80, Replicas: r(1, 1, 1)},
+
+	{Namespace: "bookinfo", Name: "productpage", Port: 9080, Replicas: r(1, 1, 0)},
+	{Namespace: "bookinfo", Name: "details", Port: 9080, Replicas: r(1, 0, 1)},
+	{Namespace: "bookinfo", Name: "reviews", Port: 9080, Replicas: r(2, 2, 1), Versions: map[string]string{"cluster1": "v1", "cluster2": "v2", "cluster3": "v3"}},
+	{Namespace: "bookinfo", Name: "ratings", Port: 9080, Replicas: r(1, 1, 1)},
+
+	{Namespace: "shop", Name: "frontend", Port: 80, Replicas: r(2, 1, 0)},
+	{Namespace: "shop", Name: "cartservice", Port: 7070, Replicas: r(1, 1, 1)},
+	{Namespace: "shop", Name: "checkoutservice", Port: 5050, Replicas: r(1, 1, 0)},
+	{Namespace: "shop", Name: "paymentservice", Port: 50051, Replicas: r(0, 1, 1)},
+	{Namespace: "shop", Name: "shippingservice", Port: 50051, Replicas: r(1, 0, 1)},
+	{Namespace: "shop", Name: "emailservice", Port: 5000, Replicas: r(1, 1, 0)},
+	{Namespace: "shop", Name: "currencyservice", Port: 7000, Replicas: r(1, 1, 1)},
+	{Namespace: "shop", Name: "recommendationservice", Port: 8080, Replicas: r(1, 1, 0)},
+	{Namespace: "shop", Name: "adservice", Port: 9555, Replicas: r(1, 0, 0)},
+	{Namespace: "shop", Name: "productcatalogservice", Port: 3550, Replicas: r(1, 1, 1)},
+	{Namespace: "shop", Name: "redis-cart", Port: 6379, Replicas: r(1, 0, 0)},
+	{Namespace: "shop", Name: "search", Port: 8080, Replicas: r(1, 3, 3)},
+
+	{Namespace: "billing", Name: "legacy-billing", Port: 8080, Replicas: r(1, 0, 2), NoMTLS: map[string]bool{"cluster3": true}},
+	{Namespace: "billing", Name: "invoices", Port: 8080, Replicas: r(1, 1, 0)},
+
+	{Namespace: "data", Name: "postgres", Port: 5432, Replicas: r(1, 0, 0)},
+	{Namespace: "data", Name: "kafka", Port: 9092, Replicas: r(1, 1, 1)},
+	{Namespace: "data", Name: "zookeeper", Port: 2181, Replicas: r(1, 1, 1)},
+	{Namespace: "data", Name: "elasticsearch", Port: 9200, Replicas: r(0, 2, 1)},
+	{Namespace: "data", Name: "redis", Port: 6379, Replicas: r(1, 1, 0)},
+	{Namespace: "data", Name: "minio", Port: 9000, Replicas: r(0, 1, 1)},
+
+	{Namespace: "platform", Name: "auth", Port: 8443, Replicas: r(1, 1, 1)},
+	{Namespace: "platform", Name: "api-gateway", Port: 8080, Replicas: r(1, 1, 0)},
+	{Namespace: "platform", Name: "config", Port: 8888, Replicas: r(1, 1, 1)},
+	{Namespace: "platform", Name: "notifications", Port: 8080, Replicas: r(1, 1, 1)},
+	{Namespace: "platform", Name: "scheduler", Port: 8080, Replicas: r(0, 1, 1)},
+	{Namespace: "platform", Name: "audit", Port: 8080, Replicas: r(1, 0, 1)},
+	{Namespace: "platform", Name: "feature-flags", Port: 8080, Replicas: r(1, 1, 1)},
+
+	{Namespace: "monitoring", Name: "prometheus", Port: 9090, Replicas: r(1, 1, 1)},
+	{Namespace: "monitoring", Name: "grafana", Port: 3000, Replicas: r(1, 0, 0)},
+	{Namespace: "monitoring", Name: "alertmanager", Port: 9093, Replicas: r(1, 1, 0)},
+	{Namespace: "monitoring", Name: "jaeger-collector", Port: 14268, Replicas: r(1, 1, 1)},
+	{Namespace: "monitoring", Name: "loki", Port: 3100, Replicas: r(0, 1, 1)},
+}
+
+// pinnedIPs keeps the seed article's addresses for helloworld, so the demo
+// reads like the lab and the docs.
+var pinnedIPs = map[string]string{
+	"cluster1/sample/helloworld/0": "10.44.0.13",
+	"cluster2/sample/helloworld/0": "10.144.0.15",
+}

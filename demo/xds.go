@@ -1,0 +1,245 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/horizon"
+)
+
+// xdsServer is the demo's control plane: for every proxy that connects it
+// serves CDS (one EDS cluster per service port) and EDS predicted by
+// horizon from the collector's current snapshot — the same rules meshscope
+// checks real istiods against, so the demo's "actual" and "predicted" agree
+// unless the planted churn makes them race.
+type xdsServer struct {
+	cache cachev3.SnapshotCache
+	grpc  *grpc.Server
+	lis   net.Listener
+	log   *slog.Logger
+
+	mu    sync.Mutex
+	nodes map[string]horizon.Proxy // node ID -> viewpoint
+	snap  *collector.Snapshot
+}
+
+func newXDSServer(ctx context.Context, log *slog.Logger) (*xdsServer, error) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("demo xDS server: %w", err)
+	}
+	s := &xdsServer{
+		cache: cachev3.NewSnapshotCache(true, viewHash{}, nil),
+		grpc:  grpc.NewServer(),
+		lis:   lis,
+		log:   log,
+		nodes: map[string]horizon.Proxy{},
+	}
+	cb := serverv3.CallbackFuncs{
+		StreamRequestFunc: func(_ int64, req *discoveryv3.DiscoveryRequest) error {
+			s.register(req.GetNode())
+			return nil
+		},
+		StreamDeltaRequestFunc: func(_ int64, req *discoveryv3.DeltaDiscoveryRequest) error {
+			s.register(req.GetNode())
+			return nil
+		},
+	}
+	discoveryv3.RegisterAggregatedDiscoveryServiceServer(s.grpc, serverv3.NewServer(ctx, s.cache, cb))
+	go func() { _ = s.grpc.Serve(lis) }()
+	return s, nil
+}
+
+// Address is where the real xdsclient connects (plaintext, loopback).
+func (s *xdsServer) Address() string { return s.lis.Addr().String() }
+
+func (s *xdsServer) stop() { s.grpc.Stop() }
+
+// register remembers a new proxy and gives it its snapshot before the
+// server answers its first request.
+func (s *xdsServer) register(node *corev3.Node) {
+	if node == nil || node.GetId() == "" {
+		return
+	}
+	s.mu.Lock()
+	id := viewHash{}.ID(node)
+	_, known := s.nodes[id]
+	if !known {
+		s.nodes[id] = proxyOf(node)
+	}
+	snap := s.snap
+	proxy := s.nodes[id]
+	s.mu.Unlock()
+	if !known && snap != nil {
+		s.push(id, proxy, snap)
+	}
+}
+
+// update recomputes every known proxy's resources for a new snapshot.
+func (s *xdsServer) update(snap *collector.Snapshot) {
+	s.mu.Lock()
+	s.snap = snap
+	nodes := make(map[string]horizon.Proxy, len(s.nodes))
+	for id, p := range s.nodes {
+		nodes[id] = p
+	}
+	s.mu.Unlock()
+	for id, p := range nodes {
+		s.push(id, p, snap)
+	}
+}
+
+func (s *xdsServer) push(nodeID string, proxy horizon.Proxy, snap *collector.Snapshot) {
+	res := resources(snap, proxy)
+	cs, err := cachev3.NewSnapshot(strconv.FormatUint(snap.Version, 10), res)
+	if err == nil {
+		err = s.cache.SetSnapshot(context.Background(), nodeID, cs)
+	}
+	if err != nil {
+		s.log.Warn("demo xDS: snapshot", "node", nodeID, "err", err)
+	}
+}
+
+// resources builds CDS and EDS for one proxy from a collector snapshot.
+func resources(snap *collector.Snapshot, proxy horizon.Proxy) map[resource.Type][]types.Resource {
+	ix := horizon.NewIndex(snap)
+	var cds, eds []types.Resource
+	for _, svc := range snap.Services {
+		for _, port := range svc.Ports {
+			p := horizon.PredictWith(snap, ix, svc.Hostname, port.Port, proxy)
+			cds = append(cds, &clusterv3.Cluster{
+				Name:                 p.EDSCluster,
+				ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS},
+				ConnectTimeout:       durationpb.New(10 * time.Second),
+				EdsClusterConfig: &clusterv3.Cluster_EdsClusterConfig{
+					ServiceName: p.EDSCluster,
+					EdsConfig:   &corev3.ConfigSource{ResourceApiVersion: corev3.ApiVersion_V3, ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}}},
+				},
+			})
+			eds = append(eds, loadAssignment(p, svc))
+		}
+	}
+	return map[resource.Type][]types.Resource{resource.ClusterType: cds, resource.EndpointType: eds}
+}
+
+// loadAssignment renders a prediction the way istiod renders EDS: locality
+// groups, weights, health, and the istio.workload / tlsMode metadata.
+func loadAssignment(p horizon.Prediction, svc *collector.Service) *endpointv3.ClusterLoadAssignment {
+	cla := &endpointv3.ClusterLoadAssignment{ClusterName: p.EDSCluster}
+	var group *endpointv3.LocalityLbEndpoints
+	for _, e := range p.Endpoints {
+		if group == nil || localityString(group.Locality) != e.Locality {
+			group = &endpointv3.LocalityLbEndpoints{Locality: locality(e.Locality)}
+			cla.Endpoints = append(cla.Endpoints, group)
+		}
+		lb := &endpointv3.LbEndpoint{
+			HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{Address: &corev3.Address{
+				Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{
+					Address: e.Address, PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: e.Port},
+				}},
+			}}},
+			LoadBalancingWeight: wrapperspb.UInt32(e.Weight),
+		}
+		tls, workload := "istio", ";;;;"+e.Cluster
+		switch e.Kind {
+		case horizon.Gateway, horizon.Forced:
+			// istiod sets no health on a gateway endpoint.
+		default:
+			lb.HealthStatus = corev3.HealthStatus_HEALTHY
+			if e.Health == horizon.Unhealthy {
+				lb.HealthStatus = corev3.HealthStatus_UNHEALTHY
+			}
+			workload = fmt.Sprintf("%s;%s;%s;%s;%s", e.Pod, svc.Namespace, svc.Name, "v1", e.Cluster)
+			if len(e.StandsFor) > 0 && !mtls(svc, e) {
+				tls = "disabled"
+			}
+		}
+		lb.Metadata = &corev3.Metadata{FilterMetadata: map[string]*structpb.Struct{
+			"envoy.transport_socket_match": {Fields: map[string]*structpb.Value{"tlsMode": structpb.NewStringValue(tls)}},
+			"istio":                        {Fields: map[string]*structpb.Value{"workload": structpb.NewStringValue(workload)}},
+		}}
+		group.LbEndpoints = append(group.LbEndpoints, lb)
+		w := uint32(0)
+		if group.LoadBalancingWeight != nil {
+			w = group.LoadBalancingWeight.Value
+		}
+		group.LoadBalancingWeight = wrapperspb.UInt32(w + e.Weight)
+	}
+	return cla
+}
+
+func mtls(svc *collector.Service, e horizon.Endpoint) bool {
+	if sic := svc.Clusters[e.Cluster]; sic != nil {
+		for _, ep := range sic.Endpoints {
+			if ep.Address == e.Address {
+				return ep.TLSMode == "istio"
+			}
+		}
+	}
+	return true
+}
+
+func locality(s string) *corev3.Locality {
+	if s == "" {
+		return &corev3.Locality{}
+	}
+	parts := strings.SplitN(s, "/", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	return &corev3.Locality{Region: parts[0], Zone: parts[1], SubZone: parts[2]}
+}
+
+func localityString(l *corev3.Locality) string {
+	return strings.TrimRight(l.GetRegion()+"/"+l.GetZone()+"/"+l.GetSubZone(), "/")
+}
+
+// viewHash keys the snapshot cache by what decides a proxy's EDS, not by
+// node ID alone: meshscope's probes from different viewpoints may share a
+// node ID, and istiod answers each connection for its own metadata.
+type viewHash struct{}
+
+func (viewHash) ID(node *corev3.Node) string {
+	p := proxyOf(node)
+	return node.GetId() + "|" + p.Cluster + "|" + p.Network + "|" + p.IP + "|" + strings.Join(p.NetworkView, ",")
+}
+
+// proxyOf reads the viewpoint istiod would read from a node: CLUSTER_ID,
+// NETWORK, the IP in the node ID (or INSTANCE_IPS), REQUESTED_NETWORK_VIEW.
+func proxyOf(node *corev3.Node) horizon.Proxy {
+	f := node.GetMetadata().GetFields()
+	p := horizon.Proxy{
+		Cluster: f["CLUSTER_ID"].GetStringValue(),
+		Network: f["NETWORK"].GetStringValue(),
+	}
+	if parts := strings.Split(node.GetId(), "~"); len(parts) == 4 {
+		p.IP = parts[1]
+	}
+	if ips := f["INSTANCE_IPS"].GetStringValue(); ips != "" {
+		p.IP = strings.Split(ips, ",")[0]
+	}
+	if v := f["REQUESTED_NETWORK_VIEW"].GetStringValue(); v != "" {
+		p.NetworkView = strings.Split(v, ",")
+	}
+	return p
+}

@@ -1,0 +1,142 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// TestExplainScenarios: for each scenario of issue #5, from each viewpoint,
+// what the real istiod sends equals meshscope's prediction (address, port,
+// weight, health), and equals the expected EDS; doctor agrees.
+func TestExplainScenarios(t *testing.T) {
+	ctx := context.Background()
+	reg := startRegistry(t)
+	vps := []xdsclient.Viewpoint{
+		{Cluster: "cluster1", Network: "network1"},
+		{Cluster: "cluster2", Network: "network2"},
+		{Cluster: "cluster1", NoNetwork: true},
+	}
+	probes := make([]*probe, len(vps))
+	for i, vp := range vps {
+		probes[i] = startProbe(t, vp, xdsclient.ModeDelta, helloworldEDS)
+	}
+	str := func(s string) *string { return &s }
+	pod2 := lab.HelloworldPod("cluster2")
+	type scenario struct {
+		name     string
+		apply    func() error
+		undo     func() error
+		want     [3]string // per viewpoint: "address:port w=N", sorted, comma-joined
+		doctorOK bool
+		doctor   string // a problem kind and text doctor must report
+	}
+	extra := []string{"helloworld-v2-54df5f84b-x1", "helloworld-v2-54df5f84b-x2"}
+	scenarios := []scenario{
+		{
+			name: "seed", apply: func() error { return nil }, undo: func() error { return nil },
+			want:     [3]string{"10.44.0.13:5000 w=1,192.168.60.9:15443 w=1", "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+			doctorOK: true,
+		},
+		{
+			name: "three pods in cluster2",
+			apply: func() error {
+				for i, n := range extra {
+					p := lab.PodSpec{Namespace: lab.SampleNamespace, Name: n, IP: fmt.Sprintf("10.144.0.%d", 50+i), Labels: lab.AppLabels("helloworld", "v2", "network2")}
+					if err := theLab.AddPod(ctx, "cluster2", p); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			undo: func() error {
+				for _, n := range extra {
+					if err := theLab.RemovePod(ctx, "cluster2", lab.SampleNamespace, n); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			want:   [3]string{"10.44.0.13:5000 w=1,192.168.60.9:15443 w=3", "10.144.0.15:5000 w=1,10.144.0.50:5000 w=1,10.144.0.51:5000 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=3"},
+			doctor: "skew|75%",
+		},
+		{
+			name: "network2's gateway loses its network label",
+			apply: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, lab.GatewayService, lab.NetworkLabel, nil)
+			},
+			undo: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, lab.GatewayService, lab.NetworkLabel, str("network2"))
+			},
+			// network2 has no gateway: its pod IP leaks to network1, and a
+			// no-NETWORK proxy reaches it directly.
+			want:   [3]string{"10.144.0.15:5000 w=1,10.44.0.13:5000 w=1", "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1", "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1"},
+			doctor: "leak|no gateway is known for network2",
+		},
+		{
+			name: "the cluster2 pod loses its tlsMode label",
+			apply: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.TLSModeLabel, nil)
+			},
+			undo: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.TLSModeLabel, str("istio"))
+			},
+			want:   [3]string{"10.44.0.13:5000 w=1", "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1"},
+			doctor: "drop|" + pod2,
+		},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			if err := sc.apply(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := sc.undo(); err != nil {
+					t.Errorf("undo: %v", err)
+				}
+			}()
+			var snap *collector.Snapshot
+			eventually(t, 20*time.Second, func() string {
+				snap = reg.Snapshot()
+				for i, vp := range vps {
+					la, ok := probes[i].c.LoadAssignment(helloworldEDS)
+					if !ok {
+						return vp.String() + ": no EDS yet"
+					}
+					got := strings.Join(probes[i].eds(helloworldEDS), ",")
+					if got != sc.want[i] {
+						return fmt.Sprintf("%s: istiod sends %s, want %s", vp, got, sc.want[i])
+					}
+					v := explain.Explain(snap, "helloworld.sample.svc.cluster.local", 5000, vp, "cluster1", &la)
+					if v.Verdict != explain.Match {
+						return fmt.Sprintf("%s: verdict %s: %+v", vp, v.Verdict, v.Differences)
+					}
+				}
+				return ""
+			})
+			ps := explain.Problems(snap)
+			if sc.doctorOK && explain.HasErrors(ps) {
+				t.Errorf("doctor finds errors on the healthy lab: %+v", ps)
+			}
+			if sc.doctor != "" {
+				kind, text, _ := strings.Cut(sc.doctor, "|")
+				found := false
+				for _, p := range ps {
+					if p.Kind == kind && strings.Contains(p.Sentence, text) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("doctor misses %s (%q): %+v", kind, text, ps)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,104 @@
+package e2e
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// startRegistry runs meshscope's collector from the lab's cluster1 context
+// alone: cluster2 must come in through the remote secret.
+func startRegistry(t *testing.T) *collector.Registry {
+	t.Helper()
+	reg, err := collector.NewRegistry(collector.Options{Kubeconfig: theLab.Kubeconfig, Contexts: []string{"cluster1"}, SyncTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = reg.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer wcancel()
+	if _, err := reg.WaitSettled(wctx); err != nil {
+		t.Fatalf("collector did not settle: %v", err)
+	}
+	return reg
+}
+
+// probe is one impersonated proxy against the lab's istiod, recording events.
+type probe struct {
+	c      *xdsclient.Client
+	mu     sync.Mutex
+	events []xdsclient.Event
+}
+
+func startProbe(t *testing.T, vp xdsclient.Viewpoint, mode xdsclient.Mode, eds ...string) *probe {
+	t.Helper()
+	p := &probe{}
+	c, err := xdsclient.New(xdsclient.Options{
+		Viewpoint: vp, ControlPlane: "cluster1", Mode: mode, EDSNames: eds,
+		Transport: xdsclient.TransportConfig{Address: theLab.Istiods()[0].XDSAddress()},
+		Backoff:   xdsclient.Backoff{Initial: 100 * time.Millisecond, Max: time.Second},
+		OnEvent: func(e xdsclient.Event) {
+			p.mu.Lock()
+			p.events = append(p.events, e)
+			p.mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.c = c
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = c.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return p
+}
+
+// eds is "address:port w=N" per endpoint of the named cluster, sorted; nil
+// until the first EDS arrived.
+func (p *probe) eds(name string) []string {
+	la, ok := p.c.LoadAssignment(name)
+	if !ok {
+		return nil
+	}
+	out := []string{}
+	for _, e := range la.Endpoints {
+		out = append(out, e.Key()+" w="+itoa(int(e.Weight)))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (p *probe) since(seq int) []xdsclient.Event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]xdsclient.Event(nil), p.events[seq:]...)
+}
+
+func (p *probe) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.events)
+}
+
+// eventually retries check until it returns "" or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		if last = check(); last == "" {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("after %s: %s", timeout, last)
+}

@@ -1,0 +1,233 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// index is everything the views need from one snapshot, computed once off
+// the update loop (in a tea.Cmd) so that Update and View stay cheap.
+// It is immutable once built.
+type index struct {
+	snap       *collector.Snapshot
+	clusterIDs []string // column order of presence marks
+	networks   []string // column order of endpoint counts
+	services   []svcRow // in snapshot order (sorted by hostname)
+	byHost     map[string]int
+	problems   []explain.Problem
+	// standsFor counts the endpoints of each network (what its gateways
+	// stand for).
+	standsFor map[string]int
+	synced    int
+	endpoints int
+}
+
+// svcRow is one row of the services view, pre-rendered to plain strings.
+type svcRow struct {
+	svc       *collector.Service
+	hostname  string
+	namespace string
+	name      string
+	ports     string
+	presence  string // one mark per cluster of index.clusterIDs
+	perNet    []int  // endpoints per network of index.networks
+	epsText   string
+	total     int
+	badges    []string // leak, drop, skew... from explain.Problems
+	verdict   explain.Verdict
+	rank      int // 0: errors, 1: warnings, 2: fine (for sorting)
+}
+
+func (r *svcRow) badge() string {
+	parts := append([]string(nil), r.badges...)
+	if r.verdict == explain.Match || r.verdict == explain.Mismatch {
+		parts = append(parts, string(r.verdict))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ",")
+}
+
+// buildIndex derives the index of a snapshot. feed may be nil; with a feed,
+// services whose actual EDS is known get a match/mismatch verdict.
+func buildIndex(snap *collector.Snapshot, feed Feed) *index {
+	ix := &index{snap: snap, byHost: map[string]int{}, standsFor: map[string]int{}}
+	if snap == nil {
+		return ix
+	}
+	for _, c := range snap.Clusters {
+		ix.clusterIDs = append(ix.clusterIDs, c.ID)
+		if c.State == collector.StateSynced {
+			ix.synced++
+		}
+	}
+	netPos := map[string]int{}
+	for _, n := range snap.Networks {
+		netPos[n.Name] = len(ix.networks)
+		ix.networks = append(ix.networks, n.Name)
+	}
+	ix.problems = explain.Problems(snap)
+	badges := map[string][]string{}
+	rank := map[string]int{}
+	for _, p := range ix.problems {
+		if p.Service == "" {
+			continue
+		}
+		if !contains(badges[p.Service], p.Kind) {
+			badges[p.Service] = append(badges[p.Service], p.Kind)
+		}
+		r := 2
+		switch p.Severity {
+		case explain.Error:
+			r = 0
+		case explain.Warning:
+			r = 1
+		}
+		if old, ok := rank[p.Service]; !ok || r < old {
+			rank[p.Service] = r
+		}
+	}
+	var vps []xdsclient.Viewpoint
+	if feed != nil {
+		vps = feed.Viewpoints()
+	}
+	ix.services = make([]svcRow, len(snap.Services))
+	var pres strings.Builder
+	for i, s := range snap.Services {
+		row := svcRow{svc: s, hostname: s.Hostname, namespace: s.Namespace, name: s.Name, perNet: make([]int, len(ix.networks))}
+		row.ports = portsText(s.Ports)
+		pres.Reset()
+		for _, id := range ix.clusterIDs {
+			if in, ok := s.Clusters[id]; ok && in != nil {
+				pres.WriteString("✓")
+			} else {
+				pres.WriteString("·")
+			}
+		}
+		row.presence = pres.String()
+		for _, in := range s.Clusters {
+			if in == nil {
+				continue
+			}
+			for _, e := range in.Endpoints {
+				row.total++
+				if p, ok := netPos[e.Network]; ok {
+					row.perNet[p]++
+				}
+				ix.standsFor[e.Network]++
+			}
+		}
+		ix.endpoints += row.total
+		row.epsText = countsText(row.perNet)
+		row.badges = badges[s.Hostname]
+		row.rank = 2
+		if r, ok := rank[s.Hostname]; ok {
+			row.rank = r
+		}
+		if len(vps) > 0 {
+			row.verdict = serviceVerdict(snap, s, vps, feed)
+			if row.verdict == explain.Mismatch && row.rank > 0 {
+				row.rank = 0
+			}
+		}
+		ix.services[i] = row
+		ix.byHost[s.Hostname] = i
+	}
+	return ix
+}
+
+// serviceVerdict is match when every known actual EDS of the service matches
+// the prediction, mismatch when one does not, pending when none is known.
+func serviceVerdict(snap *collector.Snapshot, s *collector.Service, vps []xdsclient.Viewpoint, feed Feed) explain.Verdict {
+	v := explain.Pending
+	for _, p := range s.Ports {
+		eds := horizon.EDSClusterName(s.Hostname, p.Port)
+		for _, vp := range vps {
+			la, cp, ok := feed.Actual(vp.String(), eds)
+			if !ok || la == nil {
+				continue
+			}
+			ev := explain.Explain(snap, s.Hostname, p.Port, vp, cp, la)
+			switch ev.Verdict {
+			case explain.Mismatch:
+				return explain.Mismatch
+			case explain.Match:
+				v = explain.Match
+			}
+		}
+	}
+	return v
+}
+
+func portsText(ps []collector.ServicePort) string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(int(p.Port)))
+	}
+	return b.String()
+}
+
+func countsText(n []int) string {
+	var b strings.Builder
+	for i, c := range n {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(strconv.Itoa(c))
+	}
+	return b.String()
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// viewpointsFor are the feed's viewpoints, or (without a feed or before it
+// knows any) the default one per network of the snapshot.
+func viewpointsFor(feed Feed, snap *collector.Snapshot) []xdsclient.Viewpoint {
+	if feed != nil {
+		if vps := feed.Viewpoints(); len(vps) > 0 {
+			return vps
+		}
+	}
+	if snap == nil {
+		return nil
+	}
+	var out []xdsclient.Viewpoint
+	for _, p := range explain.Viewpoints(snap) {
+		out = append(out, xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network})
+	}
+	return out
+}
+
+// sourceText renders where a cluster came from, never credentials.
+func sourceText(s collector.SourceRef) string {
+	switch s.Kind {
+	case collector.SourceSecret:
+		if s.In != "" {
+			return fmt.Sprintf("secret %s (in %s)", s.Name, s.In)
+		}
+		return "secret " + s.Name
+	case collector.SourceContext:
+		return "context " + s.Name
+	}
+	if s.Name == "" {
+		return "-"
+	}
+	return string(s.Kind) + " " + s.Name
+}

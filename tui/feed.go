@@ -1,0 +1,50 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// Feed delivers everything the UI shows. The command implements it on top of
+// the collector and the xDS clients; tests use a fake.
+//
+// The UI reads the channels through tea.Cmds that wait on them and re-arm
+// after each message, so Update never blocks. Snapshots is latest-wins (the
+// sender may drop an older snapshot nobody read yet); Events is bounded (the
+// sender may drop events when the UI falls behind). Closing a channel stops
+// the UI from reading it; it does not quit the program.
+//
+// Actual, Viewpoints and Status are called from Update and from background
+// commands: they must be cheap, never block, and be safe for concurrent use
+// (they read in-memory copies).
+type Feed interface {
+	// Snapshots delivers collector snapshots, latest wins.
+	Snapshots() <-chan *collector.Snapshot
+	// Events delivers xDS push and stream events, bounded.
+	Events() <-chan xdsclient.Event
+	// Actual returns the EDS istiod last sent to a viewpoint (named by
+	// xdsclient.Viewpoint.String()) for an EDS cluster name
+	// (outbound|PORT||HOST), and the control plane that sent it, if any.
+	Actual(viewpoint string, edsCluster string) (*xdsclient.LoadAssignment, string, bool)
+	// Viewpoints are the live viewpoints (by default one per network).
+	Viewpoints() []xdsclient.Viewpoint
+	// Status is the stream state of every viewpoint.
+	Status() []StreamStatus
+}
+
+// StreamStatus is the state of one viewpoint's xDS stream, for the status bar
+// and the service view.
+type StreamStatus struct {
+	// Viewpoint is xdsclient.Viewpoint.String() of the stream.
+	Viewpoint    string
+	ControlPlane string
+	// State is a short word: connecting, connected, disconnected...
+	State string
+	// Stale means the resources held are from an earlier stream (or there
+	// are none yet).
+	Stale bool
+	// LastPush is when the last response arrived (zero: never).
+	LastPush time.Time
+}

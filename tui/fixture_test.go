@@ -1,0 +1,215 @@
+package tui
+
+import (
+	tea "charm.land/bubbletea/v2"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// testNow is the clock of every test: ages on screen are stable.
+var testNow = time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+
+func ago(d time.Duration) time.Time { return testNow.Add(-d) }
+
+var httpPort = []collector.ServicePort{{Name: "http", Port: 5000, TargetPort: "5000", Protocol: "TCP"}}
+
+func ep(cluster, network, addr, pod string, mtls bool) collector.Endpoint {
+	e := collector.Endpoint{Cluster: cluster, Network: network, NetworkFrom: collector.NetworkFromNamespaceLabel,
+		Address: addr, Ports: []collector.EndpointPort{{Name: "http", Port: 5000, Protocol: "TCP"}},
+		Pod: pod, Ready: true, Serving: true, Labels: map[string]string{"app": "x"}}
+	if mtls {
+		e.TLSMode = "istio"
+		e.Labels["security.istio.io/tlsMode"] = "istio"
+	}
+	return e
+}
+
+func svc(ns, name string, ports []collector.ServicePort, eps map[string][]collector.Endpoint) *collector.Service {
+	s := &collector.Service{Hostname: name + "." + ns + ".svc.cluster.local", Namespace: ns, Name: name, Ports: ports,
+		Clusters: map[string]*collector.ServiceInCluster{}}
+	for cl, es := range eps {
+		s.Clusters[cl] = &collector.ServiceInCluster{Cluster: cl, Type: "ClusterIP", Ports: ports, Endpoints: es}
+	}
+	return s
+}
+
+// testSnapshot is the mesh of every golden test: three clusters in two
+// networks; only network2 has an east-west gateway (192.168.60.9:15443).
+// From network1, helloworld's network2 pods are rewritten to that gateway;
+// from network2, its network1 pod leaks (no gateway for network1); legacy's
+// network2 pod has no sidecar and is dropped for network1.
+func testSnapshot() *collector.Snapshot {
+	s := &collector.Snapshot{
+		Version: 7,
+		Time:    testNow,
+		Clusters: []collector.Cluster{
+			{ID: "cluster1", Source: collector.SourceRef{Kind: collector.SourceContext, Name: "kind-cluster1"}, Server: "https://10.0.0.1:6443",
+				Network: "network1", State: collector.StateSynced, SyncedAt: ago(2 * time.Minute), LastEventAt: ago(5 * time.Second),
+				Counts: collector.Counts{Services: 12, EndpointSlices: 14, Endpoints: 31, Pods: 28, Nodes: 1, RemoteSecrets: 1}},
+			{ID: "cluster2", Source: collector.SourceRef{Kind: collector.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2", In: "cluster1"},
+				Server: "https://10.0.0.2:6443", Network: "network2", State: collector.StateSynced, SyncedAt: ago(90 * time.Second), LastEventAt: ago(12 * time.Second),
+				Counts: collector.Counts{Services: 9, EndpointSlices: 10, Endpoints: 22, Pods: 20, Nodes: 1}},
+			{ID: "cluster3", Source: collector.SourceRef{Kind: collector.SourceContext, Name: "kind-cluster3"}, Server: "https://10.0.0.3:6443",
+				Network: "network1", State: collector.StateError, ErrorKind: collector.ErrUnreachable, Reason: "API server unreachable: dial tcp 10.0.0.3:6443: connection refused"},
+		},
+		Networks: []collector.Network{
+			{Name: "network1", Clusters: []string{"cluster1", "cluster3"}},
+			{Name: "network2", Clusters: []string{"cluster2"}, Gateways: 1},
+		},
+		Gateways: []collector.Gateway{
+			{Network: "network2", Cluster: "cluster2", Address: "192.168.60.9", Port: 15443, From: collector.GatewayFromService, Service: "istio-system/istio-eastwestgateway"},
+		},
+	}
+	s.Services = []*collector.Service{
+		svc("sample", "helloworld", httpPort, map[string][]collector.Endpoint{
+			"cluster1": {ep("cluster1", "network1", "10.10.0.5", "helloworld-v1-7c8d9", true)},
+			"cluster2": {ep("cluster2", "network2", "10.20.0.7", "helloworld-v2-5f6b8", true), ep("cluster2", "network2", "10.20.0.8", "helloworld-v2-9a1c2", true)},
+		}),
+		svc("legacy", "legacy", httpPort, map[string][]collector.Endpoint{
+			"cluster1": {ep("cluster1", "network1", "10.10.0.9", "legacy-0", true)},
+			"cluster2": {ep("cluster2", "network2", "10.20.0.9", "legacy-1", false)},
+		}),
+		svc("sample", "sleep", []collector.ServicePort{{Name: "http", Port: 80, TargetPort: "80"}}, map[string][]collector.Endpoint{
+			"cluster1": {},
+		}),
+		svc("münchen", "straße", httpPort, map[string][]collector.Endpoint{
+			"cluster1": {ep("cluster1", "network1", "10.10.0.11", "strasse-0", true)},
+		}),
+	}
+	sortServices(s.Services)
+	return s
+}
+
+func sortServices(ss []*collector.Service) {
+	for i := 1; i < len(ss); i++ {
+		for j := i; j > 0 && ss[j].Hostname < ss[j-1].Hostname; j-- {
+			ss[j], ss[j-1] = ss[j-1], ss[j]
+		}
+	}
+}
+
+const helloHost = "helloworld.sample.svc.cluster.local"
+
+var (
+	vp1 = xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"}
+	vp2 = xdsclient.Viewpoint{Cluster: "cluster2", Network: "network2"}
+)
+
+// loadAssignmentOf turns a prediction into the EDS istiod would send.
+func loadAssignmentOf(p horizon.Prediction) *xdsclient.LoadAssignment {
+	la := &xdsclient.LoadAssignment{Cluster: p.EDSCluster}
+	for _, e := range p.Endpoints {
+		x := xdsclient.Endpoint{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: string(e.Health), TLSMode: "istio",
+			Workload: xdsclient.Workload{Cluster: e.Cluster, Pod: e.Pod}}
+		la.Endpoints = append(la.Endpoints, x)
+	}
+	return la
+}
+
+// fakeFeed is a Feed for tests.
+type fakeFeed struct {
+	snaps  chan *collector.Snapshot
+	events chan xdsclient.Event
+
+	mu     sync.Mutex
+	actual map[string]*xdsclient.LoadAssignment
+	vps    []xdsclient.Viewpoint
+	status []StreamStatus
+}
+
+func newFakeFeed() *fakeFeed {
+	return &fakeFeed{snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, 64), actual: map[string]*xdsclient.LoadAssignment{}}
+}
+
+func (f *fakeFeed) Snapshots() <-chan *collector.Snapshot { return f.snaps }
+func (f *fakeFeed) Events() <-chan xdsclient.Event        { return f.events }
+func (f *fakeFeed) Actual(vp, eds string) (*xdsclient.LoadAssignment, string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	la, ok := f.actual[vp+"|"+eds]
+	return la, "istiod-" + map[string]string{"cluster1/network1": "cluster1", "cluster2/network2": "cluster1"}[vp], ok
+}
+func (f *fakeFeed) Viewpoints() []xdsclient.Viewpoint {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.vps
+}
+func (f *fakeFeed) Status() []StreamStatus {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.status
+}
+
+func (f *fakeFeed) setActual(vp xdsclient.Viewpoint, la *xdsclient.LoadAssignment) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.actual[vp.String()+"|"+la.Cluster] = la
+}
+
+// testFeed is the fake feed of the golden tests: network1's viewpoint got
+// exactly the predicted EDS for helloworld; network2's viewpoint got an EDS
+// without the leaked network1 pod (a mismatch explain must describe).
+func testFeed(snap *collector.Snapshot) *fakeFeed {
+	f := newFakeFeed()
+	f.vps = []xdsclient.Viewpoint{vp1, vp2}
+	f.status = []StreamStatus{
+		{Viewpoint: vp1.String(), ControlPlane: "istiod-cluster1", State: "connected", LastPush: ago(3 * time.Second)},
+		{Viewpoint: vp2.String(), ControlPlane: "istiod-cluster1", State: "connected", LastPush: ago(4 * time.Second)},
+	}
+	p1 := horizon.Predict(snap, helloHost, 5000, horizon.Proxy{Cluster: "cluster1", Network: "network1"})
+	f.setActual(vp1, loadAssignmentOf(p1))
+	p2 := horizon.Predict(snap, helloHost, 5000, horizon.Proxy{Cluster: "cluster2", Network: "network2"})
+	la2 := loadAssignmentOf(p2)
+	var kept []xdsclient.Endpoint
+	for _, e := range la2.Endpoints {
+		if e.Address != "10.10.0.5" {
+			kept = append(kept, e)
+		}
+	}
+	la2.Endpoints = kept
+	f.setActual(vp2, la2)
+	return f
+}
+
+// newTestModel is a model at w×h with the snapshot already indexed.
+func newTestModel(tb interface{ Fatal(...any) }, theme string, w, h int, snap *collector.Snapshot, feed Feed) *Model {
+	m, err := New(feed, Options{Theme: theme, Contexts: []string{"kind-cluster1", "kind-cluster3"}, now: func() time.Time { return testNow }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m.Update(windowSize(w, h))
+	if feed != nil {
+		m.status = feed.Status()
+	}
+	if snap != nil {
+		m.snap = snap
+		m.Update(indexMsg{buildIndex(snap, feed)})
+	}
+	return m
+}
+
+// bigSnapshot has n services with eps endpoints each over 3 clusters and
+// 2 networks (for benchmarks).
+func bigSnapshot(n, eps int) *collector.Snapshot {
+	s := testSnapshot()
+	s.Services = make([]*collector.Service, 0, n)
+	clusters := []string{"cluster1", "cluster2"}
+	nets := []string{"network1", "network2"}
+	for i := 0; i < n; i++ {
+		byCl := map[string][]collector.Endpoint{}
+		for j := 0; j < eps; j++ {
+			c := j % 2
+			byCl[clusters[c]] = append(byCl[clusters[c]], ep(clusters[c], nets[c], fmt.Sprintf("10.%d.%d.%d", c, i/250, j), fmt.Sprintf("app%d-%d", i, j), true))
+		}
+		s.Services = append(s.Services, svc(fmt.Sprintf("ns%03d", i%100), fmt.Sprintf("service-%05d", i), httpPort, byCl))
+	}
+	sortServices(s.Services)
+	return s
+}
+
+func windowSize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }

@@ -1,0 +1,126 @@
+package xdsclient
+
+import (
+	"reflect"
+	"slices"
+)
+
+// epKey identifies an endpoint within one cluster; a struct key keeps the
+// diff of a 10,000-endpoint push free of string building.
+type epKey struct {
+	addr string
+	port uint32
+}
+
+// DiffEndpoints compares two states of one cluster's endpoints. Endpoints
+// are matched by address and port; a different weight is a "weight" change,
+// any other difference (health, locality, metadata) a "changed" one. The
+// result is in a stable order: removals, then the new state's order.
+func DiffEndpoints(old, cur LoadAssignment) []EndpointChange {
+	name := cur.Cluster
+	if name == "" {
+		name = old.Cluster
+	}
+	// istiod sends endpoints in a stable order, so most pushes keep every
+	// endpoint at its index: compare in place and skip building a map.
+	if len(old.Endpoints) == len(cur.Endpoints) {
+		var out []EndpointChange
+		inPlace := true
+		for i, e := range cur.Endpoints {
+			o := old.Endpoints[i]
+			if o.Address != e.Address || o.Port != e.Port {
+				inPlace = false
+				break
+			}
+			switch {
+			case o.Weight != e.Weight:
+				c := change(name, EndpointWeight, e)
+				c.OldWeight = o.Weight
+				out = append(out, c)
+			case o != e:
+				out = append(out, change(name, EndpointChanged, e))
+			}
+		}
+		if inPlace {
+			return out
+		}
+	}
+	prev := make(map[epKey]int, len(old.Endpoints))
+	for i, e := range old.Endpoints {
+		prev[epKey{e.Address, e.Port}] = i
+	}
+	var out []EndpointChange
+	seen := make([]bool, len(old.Endpoints))
+	for _, e := range cur.Endpoints {
+		i, ok := prev[epKey{e.Address, e.Port}]
+		if !ok {
+			out = append(out, change(name, EndpointAdded, e))
+			continue
+		}
+		seen[i] = true
+		o := old.Endpoints[i]
+		switch {
+		case o.Weight != e.Weight:
+			c := change(name, EndpointWeight, e)
+			c.OldWeight = o.Weight
+			out = append(out, c)
+		case o != e:
+			out = append(out, change(name, EndpointChanged, e))
+		}
+	}
+	var removed []EndpointChange
+	for i, e := range old.Endpoints {
+		if !seen[i] {
+			removed = append(removed, change(name, EndpointRemoved, e))
+		}
+	}
+	return append(removed, out...)
+}
+
+func change(cluster, kind string, e Endpoint) EndpointChange {
+	return EndpointChange{
+		Cluster: cluster, Change: kind, Address: e.Address, Port: e.Port, Weight: e.Weight,
+		Health: e.Health, TLSMode: e.TLSMode, WorkloadCluster: e.Workload.Cluster, Pod: e.Workload.Pod,
+	}
+}
+
+// resourceDiff is what a response changed in one type's state.
+type resourceDiff struct {
+	added, removed, changed []string
+	endpoints               []EndpointChange
+}
+
+// diffResource records one resource's update into d.
+func (d *resourceDiff) update(name string, old any, had bool, cur any) {
+	if !had {
+		d.added = append(d.added, name)
+		if la, ok := cur.(LoadAssignment); ok {
+			d.endpoints = append(d.endpoints, DiffEndpoints(LoadAssignment{Cluster: name}, la)...)
+		}
+		return
+	}
+	if la, ok := cur.(LoadAssignment); ok {
+		ch := DiffEndpoints(old.(LoadAssignment), la)
+		if len(ch) > 0 {
+			d.changed = append(d.changed, name)
+			d.endpoints = append(d.endpoints, ch...)
+		}
+		return
+	}
+	if !reflect.DeepEqual(old, cur) {
+		d.changed = append(d.changed, name)
+	}
+}
+
+func (d *resourceDiff) remove(name string, old any) {
+	d.removed = append(d.removed, name)
+	if la, ok := old.(LoadAssignment); ok {
+		d.endpoints = append(d.endpoints, DiffEndpoints(la, LoadAssignment{Cluster: name})...)
+	}
+}
+
+func (d *resourceDiff) sort() {
+	slices.Sort(d.added)
+	slices.Sort(d.removed)
+	slices.Sort(d.changed)
+}

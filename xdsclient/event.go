@@ -1,0 +1,69 @@
+package xdsclient
+
+import "time"
+
+// Event types besides the resource types (cds, eds, lds, rds), which mark a
+// response from the control plane.
+const (
+	EventConnect    = "connect"    // first stream of this client is up
+	EventReconnect  = "reconnect"  // a stream is up again after a disconnect
+	EventDisconnect = "disconnect" // the stream ended; the view is stale
+	EventNACK       = "nack"       // a response was rejected; see Error
+	EventError      = "error"      // a connection attempt failed; see Message
+)
+
+// Event is one thing that happened on a stream. Every response is an event
+// (Type = its resource type), and so is every NACK, connect, disconnect and
+// failed attempt: a reader can tell "nothing changed" from "we were blind".
+type Event struct {
+	Seq          uint64    `json:"seq"`
+	Time         time.Time `json:"time"`
+	ControlPlane string    `json:"controlPlane"`
+	Viewpoint    string    `json:"viewpoint"`
+	// Type is cds, eds, lds, rds, or one of the Event* constants.
+	Type string `json:"type"`
+	// ResourceType is the xDS type a nack is about.
+	ResourceType Type   `json:"resourceType,omitempty"`
+	Version      string `json:"version,omitempty"`
+	Nonce        string `json:"nonce,omitempty"`
+	// Resources is the number of resources in the response (for delta, the
+	// changed ones); Bytes their encoded size.
+	Resources int `json:"resources"`
+	Bytes     int `json:"bytes"`
+	// Added, Removed and Changed name resources, against the previous state.
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	Changed []string `json:"changed,omitempty"`
+	// Endpoints lists endpoint changes of an eds event.
+	Endpoints []EndpointChange `json:"endpoints,omitempty"`
+	// Error is the NACK reason, or the cause of a disconnect or failed attempt.
+	Error string `json:"error,omitempty"`
+	// Message is a sentence for a person (state events).
+	Message string `json:"message,omitempty"`
+	// Attempt counts connection attempts since the last good stream.
+	Attempt int `json:"attempt,omitempty"`
+}
+
+// Endpoint change kinds.
+const (
+	EndpointAdded   = "added"
+	EndpointRemoved = "removed"
+	EndpointWeight  = "weight"  // same address and port, new weight
+	EndpointChanged = "changed" // same address, port and weight; other fields differ
+)
+
+// EndpointChange is one endpoint that differs between two EDS states of a cluster.
+type EndpointChange struct {
+	Cluster   string `json:"cluster"`
+	Change    string `json:"change"`
+	Address   string `json:"address"`
+	Port      uint32 `json:"port"`
+	Weight    uint32 `json:"weight"`
+	OldWeight uint32 `json:"oldWeight,omitempty"`
+	Health    string `json:"health,omitempty"`
+	TLSMode   string `json:"tlsMode,omitempty"`
+	// WorkloadCluster is the cluster from `istio.workload` (for a gateway
+	// endpoint, the cluster whose pods it stands for).
+	WorkloadCluster string `json:"workloadCluster,omitempty"`
+	Pod             string `json:"pod,omitempty"`
+}

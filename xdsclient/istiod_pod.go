@@ -1,0 +1,60 @@
+package xdsclient
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// DefaultSystemNamespace is where istiod runs.
+const DefaultSystemNamespace = "istio-system"
+
+// FindIstiod picks the istiod Pod to port-forward to, as istioctl does: a
+// Pod labelled app=istiod in the system namespace, Running and Ready
+// (newest first). revision, when set, narrows by istio.io/rev. It only
+// lists Pods (read-only).
+func FindIstiod(ctx context.Context, cs kubernetes.Interface, namespace, revision string) (*corev1.Pod, error) {
+	if namespace == "" {
+		namespace = DefaultSystemNamespace
+	}
+	sel := "app=istiod"
+	if revision != "" {
+		sel += ",istio.io/rev=" + revision
+	}
+	list, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("listing istiod pods in %s: %w", namespace, err)
+	}
+	var ready []corev1.Pod
+	var seen []string
+	for _, p := range list.Items {
+		seen = append(seen, p.Name+" ("+string(p.Status.Phase)+")")
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil && podReady(&p) {
+			ready = append(ready, p)
+		}
+	}
+	if len(ready) == 0 {
+		if len(seen) == 0 {
+			return nil, fmt.Errorf("no istiod pod (label %s) in namespace %s: is Istio installed there? or give --xds-address", sel, namespace)
+		}
+		return nil, fmt.Errorf("no istiod pod is running and ready in %s: %s", namespace, strings.Join(seen, ", "))
+	}
+	slices.SortFunc(ready, func(a, b corev1.Pod) int {
+		return b.CreationTimestamp.Compare(a.CreationTimestamp.Time)
+	})
+	return &ready[0], nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,46 @@
+package xdsclient
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func istiodPod(name string, phase corev1.PodPhase, ready bool, age time.Duration) *corev1.Pod {
+	st := corev1.ConditionFalse
+	if ready {
+		st = corev1.ConditionTrue
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "istio-system", Labels: map[string]string{"app": "istiod"},
+			CreationTimestamp: metav1.NewTime(time.Now().Add(-age))},
+		Status: corev1.PodStatus{Phase: phase, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: st}}},
+	}
+}
+
+func TestFindIstiod(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewClientset(
+		istiodPod("istiod-old", corev1.PodRunning, true, time.Hour),
+		istiodPod("istiod-new", corev1.PodRunning, true, time.Minute),
+		istiodPod("istiod-starting", corev1.PodRunning, false, time.Second),
+		istiodPod("istiod-pending", corev1.PodPending, false, 0),
+	)
+	p, err := FindIstiod(ctx, cs, "", "")
+	if err != nil || p.Name != "istiod-new" {
+		t.Fatalf("picked %v, %v; want the newest ready one", p, err)
+	}
+
+	cs = fake.NewClientset(istiodPod("istiod-starting", corev1.PodRunning, false, time.Second))
+	if _, err := FindIstiod(ctx, cs, "istio-system", ""); err == nil || !strings.Contains(err.Error(), "istiod-starting (Running)") {
+		t.Errorf("not ready: %v", err)
+	}
+	if _, err := FindIstiod(ctx, fake.NewClientset(), "istio-system", ""); err == nil || !strings.Contains(err.Error(), "no istiod pod") {
+		t.Errorf("none: %v", err)
+	}
+}
