@@ -108,29 +108,7 @@ func (c *cluster) seed(ctx context.Context, rnd *rand.Rand) error {
 }
 
 func (c *cluster) seedGateway(ctx context.Context) error {
-	labels := map[string]string{"istio": "eastwestgateway", "app": gatewayService, networkLabel: c.def.Network}
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: gatewayService, Namespace: systemNamespace, Labels: labels},
-		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeLoadBalancer,
-			Selector: map[string]string{"istio": "eastwestgateway"},
-			Ports: []corev1.ServicePort{
-				{Name: "status-port", Port: 15021, TargetPort: intstr.FromInt32(15021), Protocol: corev1.ProtocolTCP},
-				{Name: "tls", Port: 15443, TargetPort: intstr.FromInt32(15443), Protocol: corev1.ProtocolTCP},
-			},
-		},
-	}
-	if _, err := c.client.CoreV1().Services(systemNamespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	if err := kubesim.SetIngress(ctx, c.client, systemNamespace, gatewayService, []string{c.def.GatewayIP}); err != nil {
-		return err
-	}
-	pod := kubesim.Pod{Namespace: systemNamespace, Name: gatewayService + "-7b9c5d6f8-k2x4p", IP: c.allocIP(), Labels: labels}
-	if err := kubesim.CreatePod(ctx, c.client, pod); err != nil {
-		return err
-	}
-	return kubesim.SyncNamespace(ctx, c.client, systemNamespace)
+	return kubesim.EastWestGateway(ctx, c.client, systemNamespace, c.def.Network, c.def.GatewayIP, c.allocIP())
 }
 
 func (c *cluster) createService(ctx context.Context, s svcDef) error {

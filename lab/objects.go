@@ -30,6 +30,29 @@ func (l *Lab) AddPod(ctx context.Context, cluster string, p PodSpec) error {
 	return kubesim.SyncNamespace(ctx, c.client, p.Namespace)
 }
 
+// AddPods creates several Pods, then writes the EndpointSlices once, as a
+// Deployment scaled up by several replicas at once would: istiod sees one
+// change, not one per pod.
+func (l *Lab) AddPods(ctx context.Context, cluster string, pods ...PodSpec) error {
+	c, err := l.cluster(cluster)
+	if err != nil {
+		return err
+	}
+	nss := map[string]bool{}
+	for _, p := range pods {
+		if err := kubesim.CreatePod(ctx, c.client, p); err != nil {
+			return err
+		}
+		nss[p.Namespace] = true
+	}
+	for ns := range nss {
+		if err := kubesim.SyncNamespace(ctx, c.client, ns); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // RemovePod deletes a Pod at once (grace period 0: no kubelet will confirm a
 // graceful deletion) and refreshes the EndpointSlices of its namespace.
 func (l *Lab) RemovePod(ctx context.Context, cluster, namespace, name string) error {

@@ -92,25 +92,8 @@ func seedCluster(ctx context.Context, c *Cluster) error {
 			return err
 		}
 	}
-	gwLabels := map[string]string{"istio": "eastwestgateway", "app": "istio-eastwestgateway", NetworkLabel: c.Network}
-	gw := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: GatewayService, Namespace: SystemNamespace, Labels: gwLabels},
-		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeLoadBalancer,
-			Selector: map[string]string{"istio": "eastwestgateway"},
-			Ports: []corev1.ServicePort{
-				{Name: "status-port", Port: 15021, TargetPort: intstr.FromInt32(15021), Protocol: corev1.ProtocolTCP},
-				{Name: "tls", Port: 15443, TargetPort: intstr.FromInt32(15443), Protocol: corev1.ProtocolTCP},
-				{Name: "tls-istiod", Port: 15012, TargetPort: intstr.FromInt32(15012), Protocol: corev1.ProtocolTCP},
-				{Name: "tls-webhook", Port: 15017, TargetPort: intstr.FromInt32(15017), Protocol: corev1.ProtocolTCP},
-			},
-		},
-	}
-	if _, err := cs.CoreV1().Services(SystemNamespace).Create(ctx, gw, metav1.CreateOptions{}); err != nil {
+	if err := kubesim.EastWestGateway(ctx, cs, SystemNamespace, c.Network, c.GatewayIP, c.PodPrefix+".2"); err != nil {
 		return err
-	}
-	if err := kubesim.SetIngress(ctx, c.client, SystemNamespace, GatewayService, []string{c.GatewayIP}); err != nil {
-		return fmt.Errorf("gateway status: %w", err)
 	}
 	for _, s := range []struct {
 		name string
@@ -136,7 +119,6 @@ func seedCluster(ctx context.Context, c *Cluster) error {
 		helloIP = c.PodPrefix + ".15"
 	}
 	pods := []PodSpec{
-		{Namespace: SystemNamespace, Name: "istio-eastwestgateway-7b9c5d6f8-k2x4p", IP: c.PodPrefix + ".2", Labels: gwLabels},
 		{Namespace: SampleNamespace, Name: HelloworldPod(c.Name), IP: helloIP, Labels: AppLabels("helloworld", version, c.Network)},
 		{Namespace: SampleNamespace, Name: sleepPod, IP: sleepIP, Labels: AppLabels("sleep", "", c.Network)},
 	}

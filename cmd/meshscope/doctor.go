@@ -1,16 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 )
 
@@ -48,39 +48,30 @@ Exit status: 1 when any error-level problem exists, 0 otherwise.`,
 }
 
 func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
-	if o.output != "table" && o.output != "json" {
-		return fmt.Errorf("--output %q: want table or json", o.output)
-	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-	defer stop()
-	m, err := openMesh(ctx, g, &o.mesh, false)
-	if err != nil {
+	if err := checkOutput(o.output, "table", "json"); err != nil {
 		return err
 	}
-	defer m.Close()
-	snap, err := m.settle(ctx)
-	if err != nil {
-		return err
-	}
-	ps := explain.Problems(snap)
-	if o.output == "json" {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		if ps == nil {
-			ps = []explain.Problem{}
+	return withSettledMesh(cmd, g, &o.mesh, func(_ context.Context, _ *mesh, snap *collector.Snapshot) error {
+		ps := explain.Problems(snap)
+		if o.output == "json" {
+			if ps == nil {
+				ps = []explain.Problem{}
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(struct {
+				Problems []explain.Problem `json:"problems"`
+			}{ps}); err != nil {
+				return err
+			}
+		} else {
+			writeProblems(cmd.OutOrStdout(), ps)
 		}
-		if err := enc.Encode(struct {
-			Problems []explain.Problem `json:"problems"`
-		}{ps}); err != nil {
-			return err
+		if explain.HasErrors(ps) {
+			return exitWith(1)
 		}
-	} else {
-		writeProblems(cmd.OutOrStdout(), ps)
-	}
-	if explain.HasErrors(ps) {
-		return exitWith(1)
-	}
-	return nil
+		return nil
+	})
 }
 
 func writeProblems(w io.Writer, ps []explain.Problem) {

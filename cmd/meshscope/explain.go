@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"sort"
 	"strings"
 	"sync"
@@ -74,20 +72,15 @@ type explainResult struct {
 }
 
 func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, query string) error {
-	if o.output != "table" && o.output != "json" {
-		return fmt.Errorf("--output %q: want table or json", o.output)
-	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-	defer stop()
-	m, err := openMesh(ctx, g, &o.mesh, false)
-	if err != nil {
+	if err := checkOutput(o.output, "table", "json"); err != nil {
 		return err
 	}
-	defer m.Close()
-	snap, err := m.settle(ctx)
-	if err != nil {
-		return err
-	}
+	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *mesh, snap *collector.Snapshot) error {
+		return explainService(ctx, cmd, m, snap, o, query)
+	})
+}
+
+func explainService(ctx context.Context, cmd *cobra.Command, m *mesh, snap *collector.Snapshot, o *explainOptions, query string) error {
 	host, err := resolveService(snap, query)
 	if err != nil {
 		return err

@@ -4,8 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/meshscope/meshscope/collector"
@@ -107,4 +112,29 @@ func (m *mesh) Close() { m.stop() }
 // noClusterHint adds the way out to "no kubeconfig / no context" errors.
 func noClusterHint(err error) error {
 	return fmt.Errorf("%w\n(no cluster at hand? try the built-in demo mesh: meshscope demo, or --demo on any command)", err)
+}
+
+// withSettledMesh is the shape of every one-shot command: open the mesh,
+// wait until it settles (Ctrl-C interrupts), run fn, close.
+func withSettledMesh(cmd *cobra.Command, g *globalOptions, o *meshOptions, fn func(ctx context.Context, m *mesh, snap *collector.Snapshot) error) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	m, err := openMesh(ctx, g, o, false)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	snap, err := m.settle(ctx)
+	if err != nil {
+		return err
+	}
+	return fn(ctx, m, snap)
+}
+
+// checkOutput validates an -o value.
+func checkOutput(got string, allowed ...string) error {
+	if slices.Contains(allowed, got) {
+		return nil
+	}
+	return fmt.Errorf("--output %q: want %s or %s", got, strings.Join(allowed[:len(allowed)-1], ", "), allowed[len(allowed)-1])
 }

@@ -1,11 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -64,23 +63,12 @@ func parseClusterIDs(vals []string) (map[string]string, error) {
 }
 
 func runSnapshot(cmd *cobra.Command, g *globalOptions, o *snapshotOptions) error {
-	switch o.output {
-	case "json", "yaml", "table":
-	default:
-		return fmt.Errorf("--output %q: want json, yaml or table", o.output)
-	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-	defer stop()
-	m, err := openMesh(ctx, g, &o.mesh, false)
-	if err != nil {
+	if err := checkOutput(o.output, "json", "yaml", "table"); err != nil {
 		return err
 	}
-	defer m.Close()
-	snap, err := m.settle(ctx)
-	if err != nil {
-		return err
-	}
-	return writeSnapshot(cmd.OutOrStdout(), snap, o.output)
+	return withSettledMesh(cmd, g, &o.mesh, func(_ context.Context, _ *mesh, snap *collector.Snapshot) error {
+		return writeSnapshot(cmd.OutOrStdout(), snap, o.output)
+	})
 }
 
 func writeSnapshot(w io.Writer, s *collector.Snapshot, format string) error {

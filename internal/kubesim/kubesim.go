@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 )
@@ -188,4 +189,35 @@ func Sync(ctx context.Context, cs kubernetes.Interface, namespace, service strin
 		return err
 	}
 	return SyncService(ctx, cs, svc, pods.Items)
+}
+
+// EastWestGateway creates istio's east-west gateway for a network the way
+// its Helm chart and a cloud load balancer would leave it: the Service
+// istio-eastwestgateway in namespace (labelled topology.istio.io/network,
+// mTLS port 15443), its load-balancer ingress at lbIP, one gateway Pod at
+// podIP, and the Service's EndpointSlice.
+func EastWestGateway(ctx context.Context, cs kubernetes.Interface, namespace, network, lbIP, podIP string) error {
+	const name = "istio-eastwestgateway"
+	lbls := map[string]string{"istio": "eastwestgateway", "app": name, "topology.istio.io/network": network}
+	port := func(n string, p int32) corev1.ServicePort {
+		return corev1.ServicePort{Name: n, Port: p, TargetPort: intstr.FromInt32(p), Protocol: corev1.ProtocolTCP}
+	}
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: lbls},
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeLoadBalancer,
+			Selector: map[string]string{"istio": "eastwestgateway"},
+			Ports:    []corev1.ServicePort{port("status-port", 15021), port("tls", 15443), port("tls-istiod", 15012), port("tls-webhook", 15017)},
+		},
+	}
+	if _, err := cs.CoreV1().Services(namespace).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("east-west gateway service: %w", err)
+	}
+	if err := SetIngress(ctx, cs, namespace, name, []string{lbIP}); err != nil {
+		return fmt.Errorf("east-west gateway status: %w", err)
+	}
+	if err := CreatePod(ctx, cs, Pod{Namespace: namespace, Name: name + "-7b9c5d6f8-k2x4p", IP: podIP, Labels: lbls}); err != nil {
+		return err
+	}
+	return Sync(ctx, cs, namespace, name)
 }

@@ -48,13 +48,11 @@ func TestExplainScenarios(t *testing.T) {
 		{
 			name: "three pods in cluster2",
 			apply: func() error {
+				var pods []lab.PodSpec
 				for i, n := range extra {
-					p := lab.PodSpec{Namespace: lab.SampleNamespace, Name: n, IP: fmt.Sprintf("10.144.0.%d", 50+i), Labels: lab.AppLabels("helloworld", "v2", "network2")}
-					if err := theLab.AddPod(ctx, "cluster2", p); err != nil {
-						return err
-					}
+					pods = append(pods, lab.PodSpec{Namespace: lab.SampleNamespace, Name: n, IP: fmt.Sprintf("10.144.0.%d", 50+i), Labels: lab.AppLabels("helloworld", "v2", "network2")})
 				}
-				return nil
+				return theLab.AddPods(ctx, "cluster2", pods...)
 			},
 			undo: func() error {
 				for _, n := range extra {

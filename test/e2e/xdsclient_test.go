@@ -53,11 +53,13 @@ func TestXDSClientPushAndRestart(t *testing.T) {
 	mark := p.count()
 	added := []string{"helloworld-v2-54df5f84b-e2ea1", "helloworld-v2-54df5f84b-e2ea2"}
 	start := time.Now()
+	var pods []lab.PodSpec
 	for i, name := range added {
-		pod := lab.PodSpec{Namespace: lab.SampleNamespace, Name: name, IP: fmt.Sprintf("10.144.0.%d", 40+i), Labels: lab.AppLabels("helloworld", "v2", "network2")}
-		if err := theLab.AddPod(ctx, "cluster2", pod); err != nil {
-			t.Fatal(err)
-		}
+		pods = append(pods, lab.PodSpec{Namespace: lab.SampleNamespace, Name: name, IP: fmt.Sprintf("10.144.0.%d", 40+i), Labels: lab.AppLabels("helloworld", "v2", "network2")})
+	}
+	// Scaled up by two at once: one EndpointSlice update, one push.
+	if err := theLab.AddPods(ctx, "cluster2", pods...); err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		for _, name := range added {
@@ -71,7 +73,7 @@ func TestXDSClientPushAndRestart(t *testing.T) {
 			}
 			for _, ch := range e.Endpoints {
 				if ch.Address == "192.168.60.9" && ch.Port == 15443 && ch.Change == xdsclient.EndpointWeight && ch.Weight == 3 && ch.OldWeight == 1 {
-					t.Logf("weight 1 -> 3 pushed %s after the first pod was created", e.Time.Sub(start).Round(time.Millisecond))
+					t.Logf("weight 1 -> 3 pushed %s after the scale-up began", e.Time.Sub(start).Round(time.Millisecond))
 					return ""
 				}
 			}
