@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&bytes.Buffer{})
+	root.SetArgs(append(args, "--log-file", "-"))
+	err := root.Execute()
+	return out.String(), err
+}
+
+// TestExplainDemo: issue #7 — explain helloworld.sample --demo shows the
+// gateway rewrite, every view matches, and the exit status is 0.
+func TestExplainDemo(t *testing.T) {
+	out, err := runCLI(t, "explain", "helloworld.sample", "--demo", "--all-views", "-o", "json")
+	if err != nil {
+		t.Fatalf("explain --demo: %v\n%s", err, out)
+	}
+	var res explainResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Service != "helloworld.sample.svc.cluster.local" || len(res.Views) != 3 {
+		t.Fatalf("service %q with %d views, want helloworld with 3", res.Service, len(res.Views))
+	}
+	v := res.Views[0]
+	var got []string
+	for _, a := range v.Actual {
+		got = append(got, a.Address+" "+string(a.Kind))
+	}
+	if v.Verdict != "match" || strings.Join(got, ",") != "10.44.0.13 local,192.168.60.9 gateway" {
+		t.Errorf("from %s: verdict %s, actual %v; want match with the gateway rewrite", v.Viewpoint.Name, v.Verdict, got)
+	}
+	// The fuzzy query and the table form.
+	out, err = runCLI(t, "explain", "hello", "--demo")
+	if err != nil || !strings.Contains(out, "192.168.60.9:15443") || !strings.Contains(out, "MATCH") {
+		t.Errorf("explain hello --demo: %v\n%s", err, out)
+	}
+}
+
+// TestDoctorDemo: issue #7 — doctor --demo lists the planted problems and
+// exits 1.
+func TestDoctorDemo(t *testing.T) {
+	out, err := runCLI(t, "doctor", "--demo")
+	if code, ok := exitCode(err); !ok || code != 1 {
+		t.Fatalf("doctor --demo: err %v, want exit status 1", err)
+	}
+	for _, want := range []string{"legacy-billing", "search.shop", "cluster4", "TLS/CA mismatch"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor --demo does not mention %q:\n%s", want, out)
+		}
+	}
+}
