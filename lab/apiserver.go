@@ -39,17 +39,16 @@ func (l *Lab) newCluster(spec ClusterSpec) (*Cluster, error) {
 	if err := os.WriteFile(filepath.Join(dir, "sa.pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644); err != nil {
 		return nil, err
 	}
-	tok := make([]byte, 24)
-	if _, err := rand.Read(tok); err != nil {
-		return nil, err
-	}
 	c := &Cluster{
-		ClusterSpec: spec,
-		URL:         fmt.Sprintf("https://127.0.0.1:%d", spec.Port),
-		AdminToken:  hex.EncodeToString(tok),
-		dir:         dir,
+		ClusterSpec:   spec,
+		URL:           fmt.Sprintf("https://127.0.0.1:%d", spec.Port),
+		AdminToken:    randomToken(),
+		ReadOnlyToken: randomToken(),
+		dir:           dir,
 	}
-	csv := fmt.Sprintf("%s,lab-admin,lab-admin,\"system:masters\"\n", c.AdminToken)
+	// The admin, and a read-only user (get/list/watch, no secrets; RBAC in
+	// seed.go) for testing meshscope with the least it needs.
+	csv := fmt.Sprintf("%s,lab-admin,lab-admin,\"system:masters\"\n%s,%s,%s\n", c.AdminToken, c.ReadOnlyToken, ReadOnlyUser, ReadOnlyUser)
 	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(csv), 0o600); err != nil {
 		return nil, err
 	}
@@ -137,3 +136,11 @@ func (l *Lab) StartAPIServer(ctx context.Context, name string) error {
 }
 
 func mkLogDir(dir string) error { return os.MkdirAll(filepath.Join(dir, "logs"), 0o755) }
+
+func randomToken() string {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return hex.EncodeToString(b)
+}

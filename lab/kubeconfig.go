@@ -7,8 +7,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// writeKubeconfig writes the lab kubeconfig (one context per cluster, named
-// after it; current context cluster1) and a single-cluster admin kubeconfig
+// writeKubeconfig writes the lab kubeconfig (one admin context per cluster,
+// named after it, and a CLUSTER-readonly context for the read-only user;
+// current context cluster1) and a single-cluster admin kubeconfig
 // per cluster for istiod.
 func (l *Lab) writeKubeconfig() error {
 	all := clientcmdapi.NewConfig()
@@ -20,6 +21,8 @@ func (l *Lab) writeKubeconfig() error {
 			cfg.AuthInfos[c.Name+"-admin"] = &clientcmdapi.AuthInfo{Token: c.AdminToken}
 			cfg.Contexts[c.Name] = &clientcmdapi.Context{Cluster: c.Name, AuthInfo: c.Name + "-admin"}
 		}
+		all.AuthInfos[c.Name+"-readonly"] = &clientcmdapi.AuthInfo{Token: c.ReadOnlyToken}
+		all.Contexts[c.Name+"-readonly"] = &clientcmdapi.Context{Cluster: c.Name, AuthInfo: c.Name + "-readonly"}
 		one.CurrentContext = c.Name
 		if i == 0 {
 			all.CurrentContext = c.Name

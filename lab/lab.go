@@ -37,9 +37,12 @@ type Cluster struct {
 	URL        string // https://127.0.0.1:PORT
 	CAData     []byte // the apiserver's self-signed serving certificate
 	AdminToken string `json:"-"`
-	dir        string
-	apiserver  *proc
-	client     kubernetes.Interface
+	// ReadOnlyToken authenticates ReadOnlyUser: get/list/watch on what
+	// meshscope reads, but not Secrets.
+	ReadOnlyToken string `json:"-"`
+	dir           string
+	apiserver     *proc
+	client        kubernetes.Interface
 }
 
 // Istiod is one running istiod.

@@ -108,6 +108,20 @@ func (l *Lab) RotateRemoteSecret(ctx context.Context, reader, remote string) err
 	return l.WriteRemoteSecret(ctx, reader, RemoteSecretName(remote), map[string][]byte{remote: kc})
 }
 
+// IssueReaderToken issues a reader token for remote, bound to a binding
+// Secret named after holder (any name: a test's own token), revoking the
+// previous token of that holder.
+func (l *Lab) IssueReaderToken(ctx context.Context, remote, holder string) (string, error) {
+	rc, err := l.cluster(remote)
+	if err != nil {
+		return "", err
+	}
+	if err := ensureReader(ctx, rc); err != nil {
+		return "", err
+	}
+	return readerToken(ctx, rc, holder)
+}
+
 // RevokeRemoteSecretToken deletes the binding of the token in the remote
 // secret that reader holds for remote: the secret stays, its token stops working.
 func (l *Lab) RevokeRemoteSecretToken(ctx context.Context, reader, remote string) error {

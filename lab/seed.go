@@ -13,6 +13,7 @@ import (
 	"github.com/meshscope/meshscope/internal/kubesim"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,6 +31,8 @@ const (
 	NetworkLabel    = "topology.istio.io/network"
 	TLSModeLabel    = "security.istio.io/tlsMode"
 	ReaderSA        = "istio-reader-service-account"
+	// ReadOnlyUser may get/list/watch what meshscope reads, but not Secrets.
+	ReadOnlyUser = "lab-readonly"
 )
 
 // HelloworldPod is the name of the fixture's helloworld pod in a cluster.
@@ -84,6 +87,9 @@ func seedCluster(ctx context.Context, c *Cluster) error {
 		if _, err := cs.CoreV1().Namespaces().Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
+	}
+	if err := readOnlyRBAC(ctx, c); err != nil {
+		return fmt.Errorf("read-only user: %w", err)
 	}
 	// No ServiceAccount controller runs: admission needs "default" before Pods.
 	for _, ns := range []string{"default", SystemNamespace, SampleNamespace} {
@@ -204,4 +210,29 @@ func established(u *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// readOnlyRBAC lets ReadOnlyUser get/list/watch everything meshscope reads
+// except Secrets (so remote secrets cannot be read).
+func readOnlyRBAC(ctx context.Context, c *Cluster) error {
+	ro := []string{"get", "list", "watch"}
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: ReadOnlyUser},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"pods", "services", "endpoints", "namespaces", "nodes", "configmaps"}, Verbs: ro},
+			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: ro},
+		},
+	}
+	if _, err := c.client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	b := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: ReadOnlyUser},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: ReadOnlyUser},
+		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: ReadOnlyUser}},
+	}
+	if _, err := c.client.RbacV1().ClusterRoleBindings().Create(ctx, b, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
 }
