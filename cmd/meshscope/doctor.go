@@ -12,13 +12,15 @@ import (
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 func init() { subcommands = append(subcommands, newDoctorCmd) }
 
 type doctorOptions struct {
-	mesh   meshOptions
-	output string
+	mesh        meshOptions
+	output      string
+	istiodDebug string
 }
 
 func newDoctorCmd(g *globalOptions) *cobra.Command {
@@ -31,7 +33,10 @@ errors first: endpoints that leak across networks (no gateway for their
 network), endpoints dropped for lack of mTLS, cross-network traffic skew,
 gateways without an address or with only a hostname, gateway Services without
 ready endpoints, network label disagreements, clusters that are not synced and
-remote secrets that fail.
+remote secrets that fail. With --istiod-debug-address it also reads istiod's
+own view (/debug/clusterz, /debug/networkz) and reports where it disagrees
+with meshscope's — notably a cluster istiod still calls "synced" although its
+API server is gone.
 
 Exit status: 1 when any error-level problem exists, 0 otherwise.`,
 		Example: `  meshscope doctor --demo
@@ -43,6 +48,7 @@ Exit status: 1 when any error-level problem exists, 0 otherwise.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	f.StringVar(&o.istiodDebug, "istiod-debug-address", "", "istiod's HTTP debug address (e.g. 127.0.0.1:8080 through a port-forward), or CLUSTER=HOST:PORT,... per control plane")
 	o.mesh.addFlags(f)
 	return cmd
 }
@@ -51,8 +57,26 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 	if err := checkOutput(o.output, "table", "json"); err != nil {
 		return err
 	}
-	return withSettledMesh(cmd, g, &o.mesh, func(_ context.Context, _ *mesh, snap *collector.Snapshot) error {
+	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, _ *mesh, snap *collector.Snapshot) error {
 		ps := explain.Problems(snap)
+		istiods, err := parseTargets("--istiod-debug-address", o.istiodDebug)
+		if err != nil {
+			return err
+		}
+		for _, t := range istiods {
+			cp := t.Cluster
+			if cp == "" && len(snap.Clusters) > 0 {
+				cp = snap.Clusters[0].ID // the first context: the primary istiod is asked about
+			}
+			v, err := xdsclient.FetchIstiodView(ctx, cp, t.Address)
+			if err != nil {
+				ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: "istiod-unreachable", Cluster: cp,
+					Sentence: fmt.Sprintf("cannot read istiod's own view at %s: %v", t.Address, err)})
+				continue
+			}
+			ps = append(ps, explain.IstiodDisagreements(snap, v)...)
+		}
+		explain.SortProblems(ps)
 		if o.output == "json" {
 			if ps == nil {
 				ps = []explain.Problem{}

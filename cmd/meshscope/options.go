@@ -44,7 +44,11 @@ type XDSTarget struct {
 }
 
 // parseXDSAddresses accepts "HOST:PORT" or "CLUSTER=HOST:PORT,CLUSTER=HOST:PORT".
-func parseXDSAddresses(s string) ([]XDSTarget, error) {
+func parseXDSAddresses(s string) ([]XDSTarget, error) { return parseTargets("--xds-address", s) }
+
+// parseTargets reads a HOST:PORT or CLUSTER=HOST:PORT,... flag value; errors
+// name the flag.
+func parseTargets(flag, s string) ([]XDSTarget, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, nil
@@ -60,17 +64,17 @@ func parseXDSAddresses(s string) ([]XDSTarget, error) {
 		if k, v, ok := strings.Cut(part, "="); ok {
 			t.Cluster, t.Address = strings.TrimSpace(k), strings.TrimSpace(v)
 			if t.Cluster == "" {
-				return nil, fmt.Errorf("--xds-address %q: empty cluster name before '='", part)
+				return nil, fmt.Errorf("%s %q: empty cluster name before '='", flag, part)
 			}
 		}
 		if !strings.Contains(t.Address, ":") {
-			return nil, fmt.Errorf("--xds-address %q: want HOST:PORT (e.g. 127.0.0.1:15010)", part)
+			return nil, fmt.Errorf("%s %q: want HOST:PORT (e.g. 127.0.0.1:15010)", flag, part)
 		}
 		if seen[t.Cluster] {
 			if t.Cluster == "" {
-				return nil, fmt.Errorf("--xds-address: several addresses need a cluster each (CLUSTER=HOST:PORT)")
+				return nil, fmt.Errorf("%s: several addresses need a cluster each (CLUSTER=HOST:PORT)", flag)
 			}
-			return nil, fmt.Errorf("--xds-address: cluster %q given twice", t.Cluster)
+			return nil, fmt.Errorf("%s: cluster %q given twice", flag, t.Cluster)
 		}
 		seen[t.Cluster] = true
 		out = append(out, t)
@@ -78,7 +82,7 @@ func parseXDSAddresses(s string) ([]XDSTarget, error) {
 	if len(out) > 1 {
 		for _, t := range out {
 			if t.Cluster == "" {
-				return nil, fmt.Errorf("--xds-address: several addresses need a cluster each (CLUSTER=HOST:PORT)")
+				return nil, fmt.Errorf("%s: several addresses need a cluster each (CLUSTER=HOST:PORT)", flag)
 			}
 		}
 	}

@@ -72,6 +72,12 @@ func Problems(snap *collector.Snapshot) []Problem {
 	ps = append(ps, gatewayProblems(snap)...)
 	ps = append(ps, labelProblems(snap)...)
 	ps = append(ps, serviceProblems(snap)...)
+	SortProblems(ps)
+	return ps
+}
+
+// SortProblems orders problems errors first, then by kind and subject.
+func SortProblems(ps []Problem) {
 	sort.SliceStable(ps, func(i, j int) bool {
 		if ps[i].Severity.rank() != ps[j].Severity.rank() {
 			return ps[i].Severity.rank() < ps[j].Severity.rank()
@@ -81,7 +87,6 @@ func Problems(snap *collector.Snapshot) []Problem {
 		}
 		return ps[i].Service+ps[i].Cluster < ps[j].Service+ps[j].Cluster
 	})
-	return ps
 }
 
 // HasErrors reports whether any problem is an error (doctor's exit code).

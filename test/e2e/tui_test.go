@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,17 +23,8 @@ func TestTUIInTmux(t *testing.T) {
 	if err != nil {
 		t.Fatal("tmux is needed for this test (.ci/run installs it: apt-get install tmux)")
 	}
-	root, err := lab.FindRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := meshscopeBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "meshscope")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/meshscope")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
 	sock := "meshscope-e2e"
 	tm := func(args ...string) string {
 		out, err := exec.Command(tmux, append([]string{"-L", sock}, args...)...).CombinedOutput()
@@ -100,4 +93,37 @@ func TestTUIInTmux(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("meshscope did not exit after q; the screen is:\n%s", screen())
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// meshscopeBinary builds the meshscope binary once per test run.
+func meshscopeBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		root, err := lab.FindRoot()
+		if err != nil {
+			binErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "meshscope-e2e-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "meshscope")
+		build := exec.Command("go", "build", "-o", binPath, "./cmd/meshscope")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
 }

@@ -14,6 +14,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
+	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -23,7 +24,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 const helloHost = "helloworld.sample.svc.cluster.local"
@@ -58,6 +61,21 @@ func TestCollectorFromOneContext(t *testing.T) {
 	}
 	if got := helloEndpoints(s); got != "cluster1 10.44.0.13 network1,cluster2 10.144.0.15 network2" {
 		t.Errorf("helloworld endpoints: %s", got)
+	}
+	// istiod's own view agrees with meshscope's.
+	v, err := xdsclient.FetchIstiodView(context.Background(), "cluster1", theLab.Istiods()[0].HTTPURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps := explain.IstiodDisagreements(s, v); len(ps) != 0 {
+		t.Errorf("istiod disagrees on the healthy lab: %+v", ps)
+	}
+	// And the doctor command, as a user runs it, finds nothing wrong: exit 0.
+	cmd := exec.Command(meshscopeBinary(t), "doctor", "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1",
+		"--istiod-debug-address", strings.TrimPrefix(theLab.Istiods()[0].HTTPURL(), "http://"), "--log-file", "-")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("doctor on the healthy lab: %v\n%s", err, out)
 	}
 }
 
@@ -102,6 +120,17 @@ func TestCollectorAPIServerDown(t *testing.T) {
 	t.Logf("cluster2 unreachable %s after its apiserver stopped: %s", time.Since(stopped).Round(time.Millisecond), cluster(reg.Snapshot(), "cluster2").Reason)
 	if c := cluster(reg.Snapshot(), "cluster1"); c.State != collector.StateSynced {
 		t.Errorf("cluster1 is %s while cluster2 is down", c.State)
+	}
+	// istiod still calls cluster2 synced (istio/istio#33799); meshscope says
+	// that is stale.
+	v, err := xdsclient.FetchIstiodView(ctx, "cluster1", theLab.Istiods()[0].HTTPURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := explain.IstiodDisagreements(reg.Snapshot(), v)
+	t.Logf("istiod's clusterz while cluster2 is down: %+v", v.Clusters)
+	if !explain.HasErrors(ps) {
+		t.Errorf("no disagreement reported while istiod says %+v: %+v", v.Clusters, ps)
 	}
 	if err := theLab.StartAPIServer(ctx, "cluster2"); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,76 @@
+package explain
+
+import (
+	"fmt"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// IstiodDisagreements compares istiod's own view (/debug/clusterz,
+// /debug/networkz) with meshscope's snapshot. The most important case is
+// the gap istiod itself leaves open (istio/istio#33799): istiod keeps saying
+// "synced" for a cluster whose API server it can no longer watch.
+func IstiodDisagreements(snap *collector.Snapshot, v xdsclient.IstiodView) []Problem {
+	var ps []Problem
+	who := "istiod"
+	if v.ControlPlane != "" {
+		who = fmt.Sprintf("istiod (%s)", v.ControlPlane)
+	}
+	known := map[string]xdsclient.IstiodCluster{}
+	for _, c := range v.Clusters {
+		known[c.ID] = c
+	}
+	for _, c := range snap.Clusters {
+		// Compare only what this istiod should know: its config cluster and
+		// the clusters of remote secrets held in it.
+		ours := c.ID == v.ControlPlane || (c.Source.Kind == collector.SourceSecret && c.Source.In == v.ControlPlane)
+		ic, listed := known[c.ID]
+		switch {
+		case !ours:
+		case !listed && c.State != collector.StateRemoved:
+			ps = append(ps, Problem{Severity: Warning, Kind: "istiod-disagrees", Cluster: c.ID,
+				Sentence: fmt.Sprintf("%s does not list cluster %s that meshscope reads (%s %s): istiod ignored or failed to load its remote secret — check istiod's log for that secret", who, c.ID, c.Source.Kind, c.Source.Name)})
+		case ic.SyncStatus == "synced" && (c.State == collector.StateError || c.State == collector.StateTimeout):
+			ps = append(ps, Problem{Severity: Error, Kind: "istiod-disagrees", Cluster: c.ID,
+				Sentence: fmt.Sprintf("%s says cluster %s is synced, but meshscope finds it %s (%s): istiod's \"synced\" only covers the first sync (istio/istio#33799), its endpoints from %s may be stale", who, c.ID, c.State, c.Reason, c.ID)})
+		case ic.SyncStatus != "synced" && c.State == collector.StateSynced:
+			ps = append(ps, Problem{Severity: Warning, Kind: "istiod-disagrees", Cluster: c.ID,
+				Sentence: fmt.Sprintf("%s reports cluster %s as %q while meshscope has it synced: istiod may lack permissions or be unable to reach it", who, c.ID, ic.SyncStatus)})
+		}
+		delete(known, c.ID)
+	}
+	for id, ic := range known {
+		ps = append(ps, Problem{Severity: Warning, Kind: "istiod-disagrees", Cluster: id,
+			Sentence: fmt.Sprintf("%s reads cluster %s (secret %q, %s) that meshscope does not see: give meshscope a context that holds that remote secret", who, id, ic.SecretName, ic.SyncStatus)})
+	}
+
+	type gk struct {
+		net, addr string
+		port      uint32
+	}
+	ours := map[gk]collector.Gateway{}
+	for _, g := range snap.Gateways {
+		if !g.Hostname {
+			ours[gk{g.Network, g.Address, g.Port}] = g
+		}
+	}
+	theirs := map[gk]xdsclient.IstiodGateway{}
+	for _, g := range v.Gateways {
+		theirs[gk{g.Network, g.Addr, g.Port}] = g
+	}
+	for k, g := range ours {
+		if _, ok := theirs[k]; !ok && g.Port != 0 {
+			ps = append(ps, Problem{Severity: Warning, Kind: "istiod-disagrees", Cluster: g.Cluster,
+				Sentence: fmt.Sprintf("%s does not know %s's gateway %s:%d (from %s %s in %s) that meshscope finds", who, k.net, k.addr, k.port, g.From, g.Service, g.Cluster)})
+		}
+	}
+	for k, g := range theirs {
+		if _, ok := ours[k]; !ok {
+			ps = append(ps, Problem{Severity: Warning, Kind: "istiod-disagrees", Cluster: g.Cluster,
+				Sentence: fmt.Sprintf("%s uses %s's gateway %s:%d (cluster %s) that meshscope does not find: a meshNetworks gateway or a resolved hostname meshscope cannot see", who, k.net, k.addr, k.port, g.Cluster)})
+		}
+	}
+	SortProblems(ps)
+	return ps
+}
