@@ -494,6 +494,9 @@ func (r *Registry) build(version uint64) *Snapshot {
 				addNet(n, e.id)
 			}
 			s.Gateways = append(s.Gateways, part.gateways...)
+			drs, pas := it.w.policies(e.id)
+			s.DestinationRules = append(s.DestinationRules, drs...)
+			s.PeerAuthentications = append(s.PeerAuthentications, pas...)
 			for h, sc := range part.services {
 				svc := services[h]
 				if svc == nil {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -25,6 +26,9 @@ type Source struct {
 	Config *rest.Config
 	// Client, when set, is used as is (e.g. a fake clientset).
 	Client kubernetes.Interface
+	// Dynamic, when set, reads Istio config (DestinationRules,
+	// PeerAuthentications) instead of a client built from Config.
+	Dynamic dynamic.Interface
 }
 
 // LoadContexts reads a kubeconfig the way kubectl does — the explicit path,

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -58,6 +59,11 @@ type Options struct {
 	// kubernetes.NewForConfig. The demo maps its fake server URLs to fake
 	// clientsets here.
 	NewClient func(id string, cfg *rest.Config) (kubernetes.Interface, error)
+	// NewDynamicClient builds the client that reads Istio's
+	// DestinationRules and PeerAuthentications in context clusters.
+	// Default dynamic.NewForConfig; sources with a ready Client and no
+	// Config (fakes) get none unless Source.Dynamic is set.
+	NewDynamicClient func(id string, cfg *rest.Config) (dynamic.Interface, error)
 	// Probe checks that a cluster's API server answers. Default: GET
 	// /version through the discovery REST client, or ServerVersion() on
 	// clients without one (fakes; a reactor on verb "get", resource
@@ -90,6 +96,11 @@ func (o *Options) setDefaults() {
 	if o.NewClient == nil {
 		o.NewClient = func(_ string, cfg *rest.Config) (kubernetes.Interface, error) {
 			return kubernetes.NewForConfig(cfg)
+		}
+	}
+	if o.NewDynamicClient == nil {
+		o.NewDynamicClient = func(_ string, cfg *rest.Config) (dynamic.Interface, error) {
+			return dynamic.NewForConfig(cfg)
 		}
 	}
 	if o.Probe == nil {

@@ -18,6 +18,10 @@ type Snapshot struct {
 	Networks []Network  `json:"networks"`
 	Gateways []Gateway  `json:"gateways"`
 	Services []*Service `json:"services"`
+	// DestinationRules and PeerAuthentications are the TLS settings of the
+	// Istio config in the context clusters (istiod's config clusters).
+	DestinationRules    []DestinationRule    `json:"destinationRules,omitempty"`
+	PeerAuthentications []PeerAuthentication `json:"peerAuthentications,omitempty"`
 }
 
 // Cluster is the state of one Kubernetes cluster as meshscope sees it.

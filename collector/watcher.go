@@ -64,6 +64,7 @@ type watcher struct {
 
 	infs                                                           []*informerHealth
 	services, slices, pods, namespaces, nodes, secrets, configMaps *informerHealth
+	destinationRules, peerAuthentications                          *informerHealth
 
 	// dirty is set by every event and cleared by the snapshot builder
 	// before it reads the caches; part is that builder's cached result.

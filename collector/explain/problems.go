@@ -238,9 +238,16 @@ func predictionProblems(host string, port int32, v horizon.Proxy, p horizon.Pred
 		if d.Reason != horizon.DropNoMTLS {
 			continue
 		}
+		fix := fmt.Sprintf("inject the sidecar (or label the pod) in %s", d.Cluster)
+		switch d.Cause {
+		case horizon.CausePeerAuthentication:
+			fix = "let that PeerAuthentication allow mTLS (PERMISSIVE or STRICT) for cross-network traffic"
+		case horizon.CauseDestinationRule:
+			fix = "use tls mode ISTIO_MUTUAL in that DestinationRule (or drop its tls setting)"
+		}
 		ps = append(ps, Problem{Severity: Error, Kind: "drop", Cluster: d.Cluster, Service: host,
-			Sentence: fmt.Sprintf("%s: %s:%d%s is dropped for %s: the pod lacks %s=istio, so it cannot be reached across networks — inject the sidecar (or label the pod) in %s",
-				host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, horizon.TLSModeLabel, d.Cluster)})
+			Sentence: fmt.Sprintf("%s: %s:%d%s is dropped for %s: %s — %s",
+				host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, strings.TrimPrefix(d.Why, "cross-network endpoint without mTLS: "), fix)})
 	}
 	if local > 0 && cross > local {
 		share := (200*cross/(local+cross) + 1) / 2 // rounded percent

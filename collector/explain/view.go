@@ -33,7 +33,7 @@ type View struct {
 // ProxyOf is the part of a viewpoint the prediction needs.
 func ProxyOf(vp xdsclient.Viewpoint) horizon.Proxy {
 	d := vp.Defaulted()
-	p := horizon.Proxy{Cluster: vp.Cluster, Network: vp.Network, IP: d.IP, NetworkView: vp.RequestedNetworkView}
+	p := horizon.Proxy{Cluster: vp.Cluster, Network: vp.Network, IP: d.IP, NetworkView: vp.RequestedNetworkView, Namespace: d.Namespace}
 	if vp.NoNetwork {
 		p.Network = ""
 	}
@@ -49,6 +49,9 @@ func InfoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
 // EDS istiod sent, or nil when none has arrived (verdict pending).
 func Explain(snap *collector.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
 	proxy := ProxyOf(vp)
+	if snap.ClusterByID(controlPlane) != nil {
+		proxy.ConfigCluster = controlPlane // its istiod reads that cluster's Istio config
+	}
 	pred := horizon.Predict(snap, hostname, port, proxy)
 	v := View{
 		Viewpoint:   InfoOf(vp, controlPlane),

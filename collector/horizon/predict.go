@@ -58,6 +58,7 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 		p.ScaleFactor = ix.scale
 	}
 	v4, v6 := ipFamily(proxy.IP)
+	pol := policiesFor(snap, proxy.ConfigCluster)
 	clusterLocal := isClusterLocal(hostname)
 
 	// Endpoints are grouped by locality like istiod's LocalityLbEndpoints;
@@ -151,9 +152,9 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 					Why: fmt.Sprintf("%s has gateways, but none of the proxy's IP family (%s)", ep.Network, family(v4, v6))})
 				continue
 			}
-			if ep.TLSMode != "istio" {
-				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNoMTLS,
-					Why: fmt.Sprintf("cross-network endpoint without mTLS: pod %s lacks %s=istio, and the gateway routes by SNI, which needs mTLS", orNone(ep.Pod), TLSModeLabel)})
+			if ok, cause, why := pol.mtlsFor(hostname, svc.Namespace, port, ep, epPort, proxy.Namespace); !ok {
+				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNoMTLS, Cause: cause,
+					Why: "cross-network endpoint without mTLS: " + why + "; the gateway routes by SNI, which needs mTLS"})
 				continue
 			}
 			per := weight / uint32(len(reach))

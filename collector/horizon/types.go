@@ -77,7 +77,10 @@ type Endpoint struct {
 type Dropped struct {
 	Ref
 	Reason DropReason `json:"reason"`
-	Why    string     `json:"why"`
+	// Cause says, for no-mtls, which setting turns mTLS off: pod-label,
+	// peer-authentication or destination-rule.
+	Cause string `json:"cause,omitempty"`
+	Why   string `json:"why"`
 }
 
 // Proxy is the part of a viewpoint the prediction depends on.
@@ -89,6 +92,11 @@ type Proxy struct {
 	IP string
 	// NetworkView is REQUESTED_NETWORK_VIEW (empty: every network).
 	NetworkView []string
+	// Namespace is the proxy's namespace (DestinationRule lookup).
+	Namespace string
+	// ConfigCluster is the cluster whose Istio config the proxy's istiod
+	// reads (its primary); empty: the config of every context cluster.
+	ConfigCluster string
 }
 
 // Prediction is the EDS for one (service, port, proxy).

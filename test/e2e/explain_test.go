@@ -90,6 +90,38 @@ func TestExplainScenarios(t *testing.T) {
 			doctor: "drop|" + pod2,
 		},
 	}
+	pa := `apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: helloworld-no-mtls, namespace: sample}
+spec:
+  selector: {matchLabels: {app: helloworld}}
+  mtls: {mode: DISABLE}
+`
+	dr := `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: helloworld-plain, namespace: sample}
+spec:
+  host: helloworld
+  trafficPolicy: {tls: {mode: DISABLE}}
+`
+	// Without mTLS, nothing crosses networks: each network keeps its own
+	// pod, and a proxy without NETWORK (everything forced through
+	// gateways) gets nothing at all.
+	noMTLS := [3]string{"10.44.0.13:5000 w=1", "10.144.0.15:5000 w=1", ""}
+	scenarios = append(scenarios,
+		scenario{
+			name:  "a PeerAuthentication disables mTLS for helloworld",
+			apply: func() error { return theLab.ApplyIstioConfig(ctx, "cluster1", pa) },
+			undo:  func() error { return theLab.DeleteIstioConfig(ctx, "cluster1", pa) },
+			want:  noMTLS, doctor: "drop|PeerAuthentication sample/helloworld-no-mtls",
+		},
+		scenario{
+			name:  "a DestinationRule sets TLS off for helloworld",
+			apply: func() error { return theLab.ApplyIstioConfig(ctx, "cluster1", dr) },
+			undo:  func() error { return theLab.DeleteIstioConfig(ctx, "cluster1", dr) },
+			want:  noMTLS, doctor: "drop|DestinationRule sample/helloworld-plain",
+		},
+	)
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			if err := sc.apply(); err != nil {
