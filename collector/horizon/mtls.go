@@ -48,18 +48,18 @@ func policiesFor(snap *collector.Snapshot, configCluster string) policies {
 // PeerAuthentication for the endpoint's port must not DISABLE mTLS.
 func (p policies) mtlsFor(host, svcNS string, svcPort int32, ep collector.Endpoint, epPort uint32, proxyNS string) (ok bool, cause, why string) {
 	labelled := ep.TLSMode == "istio"
-	noLabel := fmt.Sprintf("pod %s lacks %s=istio (no sidecar)", orNone(ep.Pod), TLSModeLabel)
+	noLabel := func() string { return fmt.Sprintf("pod %s lacks %s=istio (no sidecar)", orNone(ep.Pod), TLSModeLabel) }
 	if dr, mode := p.destinationRule(host, svcNS, proxyNS, svcPort); dr != nil {
 		if mode != "ISTIO_MUTUAL" {
 			return false, CauseDestinationRule, fmt.Sprintf("DestinationRule %s/%s sets TLS mode %s for %s port %d", dr.Namespace, dr.Name, mode, host, svcPort)
 		}
 		if !labelled {
-			return false, CausePodLabel, noLabel + "; the DestinationRule's ISTIO_MUTUAL cannot change that"
+			return false, CausePodLabel, noLabel() + "; the DestinationRule's ISTIO_MUTUAL cannot change that"
 		}
 		return true, "", ""
 	}
 	if !labelled {
-		return false, CausePodLabel, noLabel
+		return false, CausePodLabel, noLabel()
 	}
 	if pa, mode := p.peerAuthentication(svcNS, ep.Labels, epPort); mode == "DISABLE" {
 		return false, CausePeerAuthentication, fmt.Sprintf("PeerAuthentication %s/%s disables mTLS for pod %s (port %d)", pa.Namespace, pa.Name, orNone(ep.Pod), epPort)
@@ -72,7 +72,10 @@ func (p policies) mtlsFor(host, svcNS string, svcPort int32, ep collector.Endpoi
 // namespace; in each, the most specific host wins) and its TLS mode for the
 // port (port-level settings override the rule's). nil when none sets a mode.
 func (p policies) destinationRule(host, svcNS, proxyNS string, port int32) (*collector.DestinationRule, string) {
-	for _, ns := range []string{proxyNS, svcNS, RootNamespace} {
+	if len(p.drs) == 0 {
+		return nil, ""
+	}
+	for _, ns := range [...]string{proxyNS, svcNS, RootNamespace} {
 		var best *collector.DestinationRule
 		bestLen := -1
 		for i := range p.drs {
@@ -125,6 +128,9 @@ func hostMatch(drHost, drNS, host string) int {
 // labels; port-level first), else the namespace policy, else the mesh
 // policy (root namespace); UNSET inherits; the default is PERMISSIVE.
 func (p policies) peerAuthentication(ns string, labels map[string]string, port uint32) (*collector.PeerAuthentication, string) {
+	if len(p.pas) == 0 {
+		return nil, "PERMISSIVE"
+	}
 	var workload, namespace, mesh []*collector.PeerAuthentication
 	for i := range p.pas {
 		a := &p.pas[i]
