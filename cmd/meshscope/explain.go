@@ -231,7 +231,7 @@ func fetchEDS(ctx context.Context, m *mesh, vps []xdsclient.Viewpoint, names []s
 	defer cancel()
 	var wg sync.WaitGroup
 	for i, vp := range vps {
-		t, err := m.controlPlaneFor(vp)
+		t, err := m.controlPlaneFor(ctx, vp)
 		if err != nil {
 			out[i] = edsResult{why: err.Error()}
 			continue
@@ -276,10 +276,11 @@ func fetchEDS(ctx context.Context, m *mesh, vps []xdsclient.Viewpoint, names []s
 }
 
 // controlPlaneFor picks the istiod serving a viewpoint: the one given for
-// its cluster, else the only (or first) one given.
-func (m *mesh) controlPlaneFor(vp xdsclient.Viewpoint) (XDSTarget, error) {
+// its cluster, else the only (or first) one given; with none given, a
+// port-forward to the istiod pod of the first context.
+func (m *mesh) controlPlaneFor(ctx context.Context, vp xdsclient.Viewpoint) (XDSTarget, error) {
 	if len(m.ControlPlanes) == 0 {
-		return XDSTarget{}, fmt.Errorf("no istiod address: give --xds-address (e.g. 127.0.0.1:15010, or kubectl -n istio-system port-forward deploy/istiod 15010)")
+		return m.portForwarded(ctx)
 	}
 	want := vp.ControlPlane
 	if want == "" {
@@ -302,7 +303,7 @@ func writeExplainTable(w io.Writer, res explainResult) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s port %d from %s (control plane %s): %s\n", res.Service, v.Port, v.Viewpoint.Name, v.Viewpoint.ControlPlane, strings.ToUpper(string(v.Verdict)))
+		fmt.Fprintf(w, "%s port %d from %s (control plane %s): %s\n", res.Service, v.Port, v.Viewpoint.Name, dash(v.Viewpoint.ControlPlane), strings.ToUpper(string(v.Verdict)))
 		if v.Error != "" {
 			fmt.Fprintf(w, "  %s\n", v.Error)
 		}

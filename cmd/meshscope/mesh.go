@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/demo"
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // meshOptions are the flags of every command that reads the mesh.
@@ -47,6 +49,15 @@ type mesh struct {
 	Demo          *demo.Demo
 	syncTimeout   time.Duration
 	stop          func()
+
+	// Without --xds-address, the first stream port-forwards to the istiod
+	// pod of the first context (as istioctl does), once.
+	kube     *watchKube
+	istiodNS string
+	pfOnce   sync.Once
+	pf       *xdsclient.PortForward
+	pfTarget XDSTarget
+	pfErr    error
 }
 
 // openMesh starts the collector on the demo mesh (--demo) or on the given
@@ -87,7 +98,40 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { _ = reg.Run(runCtx); close(done) }()
-	return &mesh{Registry: reg, ControlPlanes: targets, syncTimeout: o.syncTimeout, stop: func() { cancel(); <-done }}, nil
+	m := &mesh{Registry: reg, ControlPlanes: targets, syncTimeout: o.syncTimeout,
+		kube: &watchKube{kubeconfig: g.Kubeconfig, contexts: g.Contexts}, istiodNS: o.istioNamespace}
+	m.stop = func() {
+		cancel()
+		<-done
+		if m.pf != nil {
+			m.pf.Close()
+		}
+	}
+	return m, nil
+}
+
+// portForwarded port-forwards to istiod once and returns its local address.
+func (m *mesh) portForwarded(ctx context.Context) (XDSTarget, error) {
+	m.pfOnce.Do(func() {
+		if m.kube == nil {
+			m.pfErr = fmt.Errorf("no istiod address: give --xds-address")
+			return
+		}
+		ns := m.istiodNS
+		if ns == "" {
+			ns = xdsclient.DefaultSystemNamespace
+		}
+		// The port-forward must outlive the caller's context: it serves
+		// every stream until the mesh is closed.
+		pf, t, err := m.kube.portForward(context.WithoutCancel(ctx), ns, false, 15*time.Second)
+		if err != nil {
+			m.pfErr = fmt.Errorf("no --xds-address, and port-forwarding to istiod failed: %w", err)
+			return
+		}
+		m.pf, m.pfTarget = pf, XDSTarget{Cluster: t.cluster, Address: t.address}
+		slog.Info("port-forwarding to istiod", "pod", pf.Pod, "local", pf.Address)
+	})
+	return m.pfTarget, m.pfErr
 }
 
 // settle waits until every cluster is synced, timed out or in error. On

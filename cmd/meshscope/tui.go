@@ -95,7 +95,7 @@ func (f *liveFeed) ensureStreams(s *collector.Snapshot) {
 		f.mu.Lock()
 		f.order = append(f.order, vp)
 		f.mu.Unlock()
-		t, err := f.m.controlPlaneFor(vp)
+		t, err := f.m.controlPlaneFor(f.ctx, vp)
 		if err != nil {
 			f.fail(key, err.Error())
 			continue
