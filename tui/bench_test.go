@@ -107,3 +107,20 @@ func BenchmarkBuildIndex(b *testing.B) {
 		buildIndex(snap, feed)
 	}
 }
+
+// BenchmarkStartupFirstFrame: from nothing to the first frame, before any
+// snapshot arrived (clusters still syncing) — what a user waits for after
+// typing meshscope. Target (issue #6): under 200 ms.
+func BenchmarkStartupFirstFrame(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		m, err := New(newFakeFeed(), Options{Theme: "default"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = m.Init()
+		if v := m.View(); v.Content == "" {
+			b.Fatal("empty first frame")
+		}
+	}
+}
