@@ -23,9 +23,20 @@ type eventsView struct {
 	query   string
 	order   []int // indexes into all, newest first, filtered
 	c       cursor
+	// lastKube is the latest kube change per service hostname ("gateway"
+	// for gateways); causes links an EDS push (by eventKey) to the kube
+	// change that caused it.
+	lastKube map[string]xdsclient.Event
+	causes   map[string]causeInfo
 }
 
-func newEventsView() *eventsView { return &eventsView{} }
+// causeInfo is the kube change behind a push: a short form for the row, a
+// long one for the detail pane.
+type causeInfo struct{ short, long string }
+
+func newEventsView() *eventsView {
+	return &eventsView{lastKube: map[string]xdsclient.Event{}, causes: map[string]causeInfo{}}
+}
 
 func eventKey(e xdsclient.Event) string {
 	return e.ControlPlane + "|" + e.Viewpoint + "|" + strconv.FormatUint(e.Seq, 10)
@@ -73,8 +84,21 @@ func (v *eventsView) add(m *Model, evs []xdsclient.Event) {
 		}
 		return
 	}
+	for _, e := range evs {
+		switch e.Type {
+		case EventKube:
+			v.lastKube[e.Viewpoint] = e
+		case "eds":
+			if k, d, ok := cause(e, v.lastKube); ok {
+				v.causes[eventKey(e)] = causeInfo{short: causeText(k, d), long: causeText(k, d) + " " + k.Message}
+			}
+		}
+	}
 	v.all = append(v.all, evs...)
 	if over := len(v.all) - maxEvents; over > 0 {
+		for _, e := range v.all[:over] {
+			delete(v.causes, eventKey(e))
+		}
 		v.all = append(v.all[:0:0], v.all[over:]...)
 	}
 	v.rebuild()
@@ -165,6 +189,12 @@ func (v *eventsView) render(m *Model, w, h int) string {
 			tst = m.st.OK
 		case "eds":
 			tst = m.st.Accent
+		case EventKube:
+			tst = m.st.Warn
+		}
+		changes := changesText(e)
+		if c, ok := v.causes[eventKey(e)]; ok {
+			changes = c.short + " · " + changes
 		}
 		return []string{
 			cell(e.Time.Format("15:04:05"), cols[0].w, m.sel(m.st.Muted, sel)),
@@ -174,7 +204,7 @@ func (v *eventsView) render(m *Model, w, h int) string {
 			cell(orDash(e.Version), cols[4].w, m.sel(m.st.Muted, sel)),
 			m.sel(m.st.Text, sel).Render(fitRight(strconv.Itoa(e.Resources), cols[5].w)),
 			m.sel(m.st.Muted, sel).Render(fitRight(sizeText(e.Bytes), cols[6].w)),
-			cell(changesText(e), cols[7].w, m.sel(m.st.Text, sel)),
+			cell(changes, cols[7].w, m.sel(m.st.Text, sel)),
 		}
 	})
 	for len(lines) < h-dh {
@@ -207,6 +237,9 @@ func (v *eventsView) detail(m *Model, e xdsclient.Event, w, h int) []string {
 	}
 	if e.Message != "" {
 		add(m.st.Text, e.Message)
+	}
+	if c, ok := v.causes[eventKey(e)]; ok {
+		add(m.st.Warn, "caused by the kube change "+c.long)
 	}
 	for _, c := range e.Endpoints {
 		line := fmt.Sprintf("%-7s %s:%d w%d %s", c.Change, c.Address, c.Port, c.Weight, c.Cluster)

@@ -61,12 +61,21 @@ func startFeed(ctx context.Context, m *mesh, mode xdsclient.Mode) *liveFeed {
 	go func() {
 		defer f.wg.Done()
 		defer unsubscribe()
+		var prev *collector.Snapshot
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case s := <-updates:
 				f.ensureStreams(s)
+				// Kube changes go on the timeline beside the pushes they
+				// cause; the initial sync is not news.
+				if prev != nil && prev.Settled() {
+					for _, c := range collector.DiffSnapshots(prev, s) {
+						f.onEvent(tui.KubeEvent(c))
+					}
+				}
+				prev = s
 				// Latest wins: replace a snapshot the UI has not read yet.
 				select {
 				case <-f.snaps:

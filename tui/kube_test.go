@@ -1,0 +1,39 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// TestPushLinkedToKubeChange: an EDS push for helloworld is linked to the
+// kube change of helloworld just before it, with the delay; an older or
+// unrelated change is not.
+func TestPushLinkedToKubeChange(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	host := "helloworld.sample.svc.cluster.local"
+	kube := KubeEvent(collector.KubeChange{Time: t0, Cluster: "cluster2", Service: host, Added: []string{"10.144.0.20", "10.144.0.21"}})
+	other := KubeEvent(collector.KubeChange{Time: t0.Add(50 * time.Millisecond), Cluster: "cluster1", Service: "sleep.sample.svc.cluster.local", Added: []string{"10.44.0.30"}})
+	push := xdsclient.Event{Seq: 7, Time: t0.Add(125 * time.Millisecond), ControlPlane: "cluster1", Viewpoint: "cluster1/network1", Type: "eds",
+		Changed:   []string{"outbound|5000||" + host},
+		Endpoints: []xdsclient.EndpointChange{{Cluster: "outbound|5000||" + host, Change: xdsclient.EndpointWeight, Address: "192.168.60.9", Port: 15443, Weight: 3, OldWeight: 1}}}
+	late := push
+	late.Seq, late.Time = 8, t0.Add(time.Minute)
+
+	m := newTestModel(t, "mono", 120, 40, nil, nil)
+	v := m.events
+	v.add(m, []xdsclient.Event{kube, other, push, late})
+	c, ok := v.causes[eventKey(push)]
+	if !ok || c.short != "← cluster2 +125ms" || !strings.Contains(c.long, "+10.144.0.20") {
+		t.Errorf("push cause = %+v, %v; want the cluster2 change 125 ms before", c, ok)
+	}
+	if _, ok := v.causes[eventKey(late)]; ok {
+		t.Error("a push a minute later should not be linked")
+	}
+	if kube.Type != EventKube || kube.ControlPlane != "cluster2" || !strings.Contains(kube.Message, "helloworld.sample: +10.144.0.20 +10.144.0.21") {
+		t.Errorf("kube entry %+v", kube)
+	}
+}
