@@ -33,6 +33,7 @@ const (
 	viewProblems
 	viewEvents
 	viewCompare
+	viewDiff
 )
 
 // screen is what every view implements. Views get the root model for
@@ -65,7 +66,7 @@ const (
 )
 
 // commands are the names ":" completes, in completion order.
-var commands = []string{"clusters", "compare", "events", "problems", "quit", "svc"}
+var commands = []string{"clusters", "compare", "diff", "events", "problems", "quit", "svc"}
 
 // aliases map what k9s users type to commands.
 var aliases = map[string]string{
@@ -102,6 +103,7 @@ type Model struct {
 	problems *problemsView
 	events   *eventsView
 	compare  *serviceView
+	diff     *diffView
 
 	mode     inputMode
 	input    []rune
@@ -141,6 +143,7 @@ func New(feed Feed, opts Options) (*Model, error) {
 	m.problems = &problemsView{}
 	m.events = newEventsView()
 	m.compare = &serviceView{}
+	m.diff = &diffView{}
 	// Until the terminal reports its size, draw for the smallest one.
 	m.width, m.height = minWidth, minHeight
 	return m, nil
@@ -271,6 +274,8 @@ func (m *Model) current() screen {
 		return m.events
 	case viewCompare:
 		return m.compare
+	case viewDiff:
+		return m.diff
 	}
 	return m.clusters
 }
@@ -610,6 +615,8 @@ func (m *Model) runCommand(text string) tea.Cmd {
 		m.push(viewEvents)
 	case "compare":
 		return m.openCompare(fields[1:])
+	case "diff":
+		return m.openDiff(fields[1:])
 	case "quit":
 		return tea.Quit
 	default:
@@ -624,12 +631,12 @@ func (m *Model) completeLine(line string) string {
 	fields := strings.Fields(line)
 	if len(fields) == 0 || (len(fields) == 1 && !strings.HasSuffix(line, " ")) {
 		c := complete(line)
-		if c == "compare" {
+		if c == "compare" || c == "diff" {
 			c += " "
 		}
 		return c
 	}
-	if aliases[fields[0]] != "compare" && fields[0] != "compare" {
+	if aliases[fields[0]] != "compare" && fields[0] != "compare" && fields[0] != "diff" {
 		return line
 	}
 	prefix := ""
