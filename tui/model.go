@@ -34,6 +34,7 @@ const (
 	viewEvents
 	viewCompare
 	viewDiff
+	viewConfig
 )
 
 // screen is what every view implements. Views get the root model for
@@ -66,7 +67,7 @@ const (
 )
 
 // commands are the names ":" completes, in completion order.
-var commands = []string{"clusters", "compare", "diff", "events", "problems", "quit", "svc"}
+var commands = []string{"clusters", "compare", "diff", "events", "pc", "problems", "quit", "svc"}
 
 // aliases map what k9s users type to commands.
 var aliases = map[string]string{
@@ -104,6 +105,7 @@ type Model struct {
 	events   *eventsView
 	compare  *serviceView
 	diff     *diffView
+	config   *configView
 
 	mode     inputMode
 	input    []rune
@@ -144,6 +146,7 @@ func New(feed Feed, opts Options) (*Model, error) {
 	m.events = newEventsView()
 	m.compare = &serviceView{}
 	m.diff = &diffView{}
+	m.config = &configView{}
 	// Until the terminal reports its size, draw for the smallest one.
 	m.width, m.height = minWidth, minHeight
 	return m, nil
@@ -276,6 +279,8 @@ func (m *Model) current() screen {
 		return m.compare
 	case viewDiff:
 		return m.diff
+	case viewConfig:
+		return m.config
 	}
 	return m.clusters
 }
@@ -617,6 +622,8 @@ func (m *Model) runCommand(text string) tea.Cmd {
 		return m.openCompare(fields[1:])
 	case "diff":
 		return m.openDiff(fields[1:])
+	case "pc":
+		return m.openConfig(fields[1:])
 	case "quit":
 		return tea.Quit
 	default:
@@ -631,12 +638,12 @@ func (m *Model) completeLine(line string) string {
 	fields := strings.Fields(line)
 	if len(fields) == 0 || (len(fields) == 1 && !strings.HasSuffix(line, " ")) {
 		c := complete(line)
-		if c == "compare" || c == "diff" {
+		if c == "compare" || c == "diff" || c == "pc" {
 			c += " "
 		}
 		return c
 	}
-	if aliases[fields[0]] != "compare" && fields[0] != "compare" && fields[0] != "diff" {
+	if aliases[fields[0]] != "compare" && fields[0] != "compare" && fields[0] != "diff" && fields[0] != "pc" {
 		return line
 	}
 	prefix := ""

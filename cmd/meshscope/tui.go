@@ -203,3 +203,27 @@ func (f *liveFeed) Status() []tui.StreamStatus {
 	}
 	return out
 }
+
+// Config is the CDS, LDS and RDS a viewpoint holds (tui.ConfigFeed).
+func (f *liveFeed) Config(viewpoint string) (tui.ProxyConfig, bool) {
+	f.mu.Lock()
+	c := f.clients[viewpoint]
+	f.mu.Unlock()
+	if c == nil {
+		return tui.ProxyConfig{}, false
+	}
+	pc := tui.ProxyConfig{Clusters: c.Clusters(), Listeners: c.Listeners(), Routes: c.Routes()}
+	return pc, len(pc.Clusters) > 0
+}
+
+// WatchListeners subscribes LDS and RDS for a viewpoint, on demand.
+func (f *liveFeed) WatchListeners(viewpoint string) {
+	f.mu.Lock()
+	c := f.clients[viewpoint]
+	f.mu.Unlock()
+	if c != nil {
+		_ = c.WatchListeners()
+	}
+}
+
+var _ tui.ConfigFeed = (*liveFeed)(nil)

@@ -1,0 +1,219 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// ProxyConfig is what one impersonated proxy holds besides EDS, like
+// istioctl proxy-config clusters / listeners / routes.
+type ProxyConfig struct {
+	Clusters  []xdsclient.Cluster
+	Listeners []xdsclient.Listener
+	Routes    []xdsclient.Route
+}
+
+// ConfigFeed is the optional part of a Feed that serves proxy config.
+// WatchListeners turns on LDS (and RDS) for a viewpoint: they are not
+// subscribed until someone looks, as istioctl fetches them on demand.
+type ConfigFeed interface {
+	Config(viewpoint string) (ProxyConfig, bool)
+	WatchListeners(viewpoint string)
+}
+
+// configView (":pc A" or ":pc A B") shows a viewpoint's CDS, LDS and RDS,
+// or, with two viewpoints, only what differs between them.
+type configView struct {
+	a, b  string
+	top   int
+	lines []string // rendered on refresh
+}
+
+func (v *configView) title(m *Model) string {
+	if v.b != "" {
+		return fmt.Sprintf("Proxy config %s ↔ %s (differences)", v.a, v.b)
+	}
+	return "Proxy config " + v.a
+}
+
+func (v *configView) filterable() bool         { return false }
+func (v *configView) filterQuery() string      { return "" }
+func (v *configView) setFilter(*Model, string) {}
+
+// openConfig handles ":pc A [B]".
+func (m *Model) openConfig(args []string) tea.Cmd {
+	names := m.viewpointNames()
+	if len(args) < 1 || len(args) > 2 {
+		m.setFlash("usage: :pc A [B] (viewpoints: "+strings.Join(names, ", ")+")", true)
+		return nil
+	}
+	cf, ok := m.feed.(ConfigFeed)
+	if !ok {
+		m.setFlash("this feed serves no proxy config", true)
+		return nil
+	}
+	vps := viewpointsFor(m.feed, m.ix.snap)
+	var pair []string
+	for _, a := range args {
+		vp, ok := findViewpoint(vps, a)
+		if !ok {
+			m.setFlash(fmt.Sprintf("no single viewpoint %q (viewpoints: %s)", a, strings.Join(names, ", ")), true)
+			return nil
+		}
+		pair = append(pair, vp.String())
+		cf.WatchListeners(vp.String())
+	}
+	*m.config = configView{a: pair[0]}
+	if len(pair) == 2 {
+		m.config.b = pair[1]
+	}
+	m.push(viewConfig)
+	return nil
+}
+
+func (v *configView) refresh(m *Model) {
+	cf, ok := m.feed.(ConfigFeed)
+	if !ok {
+		v.lines = []string{m.st.Muted.Render("no proxy config from this feed")}
+		return
+	}
+	ca, okA := cf.Config(v.a)
+	if v.b == "" {
+		if !okA {
+			v.lines = []string{m.st.Muted.Render("no config received from " + v.a + " yet")}
+			return
+		}
+		v.lines = renderConfig(m, ca)
+		return
+	}
+	cb, okB := cf.Config(v.b)
+	if !okA || !okB {
+		v.lines = []string{m.st.Muted.Render("waiting for both viewpoints' config")}
+		return
+	}
+	v.lines = renderConfigDiff(m, v.a, v.b, ca, cb)
+}
+
+func renderConfig(m *Model, c ProxyConfig) []string {
+	var out []string
+	out = append(out, m.st.Header.Render(fmt.Sprintf("CLUSTERS (%d)", len(c.Clusters))))
+	for _, cl := range c.Clusters {
+		out = append(out, fmt.Sprintf(" %-70s %-12s %s", cl.Name, cl.Type, m.st.Muted.Render("tls "+cl.TLSMode)))
+	}
+	out = append(out, "", m.st.Header.Render(fmt.Sprintf("LISTENERS (%d)", len(c.Listeners))))
+	for _, l := range c.Listeners {
+		out = append(out, fmt.Sprintf(" %-40s %s:%d %-9s chains %d %s", l.Name, l.Address, l.Port, l.Direction, l.FilterChains,
+			m.st.Muted.Render(strings.Join(l.Routes, ","))))
+	}
+	out = append(out, "", m.st.Header.Render(fmt.Sprintf("ROUTES (%d)", len(c.Routes))))
+	for _, r := range c.Routes {
+		var hosts []string
+		for _, vh := range r.VirtualHosts {
+			hosts = append(hosts, vh.Name)
+		}
+		out = append(out, fmt.Sprintf(" %-30s %d virtual hosts %s", r.Name, len(r.VirtualHosts), m.st.Muted.Render(strings.Join(hosts[:min(len(hosts), 4)], ", "))))
+	}
+	return out
+}
+
+// renderConfigDiff lists what only one viewpoint has, and what both have
+// but differently (cluster type or TLS; listener port or chains; route
+// virtual hosts).
+func renderConfigDiff(m *Model, a, b string, ca, cb ProxyConfig) []string {
+	var out []string
+	section := func(title string, ka, kb map[string]string) {
+		var onlyA, onlyB, differ []string
+		for k, va := range ka {
+			vb, ok := kb[k]
+			switch {
+			case !ok:
+				onlyA = append(onlyA, k)
+			case va != vb:
+				differ = append(differ, fmt.Sprintf("%s: %s ↔ %s", k, va, vb))
+			}
+		}
+		for k := range kb {
+			if _, ok := ka[k]; !ok {
+				onlyB = append(onlyB, k)
+			}
+		}
+		sort.Strings(onlyA)
+		sort.Strings(onlyB)
+		sort.Strings(differ)
+		out = append(out, m.st.Header.Render(fmt.Sprintf("%s — only %s %d · only %s %d · different %d", title, a, len(onlyA), b, len(onlyB), len(differ))))
+		for _, k := range onlyA {
+			out = append(out, " "+m.st.Warn.Render("< "+k))
+		}
+		for _, k := range onlyB {
+			out = append(out, " "+m.st.Warn.Render("> "+k))
+		}
+		for _, d := range differ {
+			out = append(out, " "+m.st.Error.Render("≠ "+d))
+		}
+		out = append(out, "")
+	}
+	clusters := func(c ProxyConfig) map[string]string {
+		r := map[string]string{}
+		for _, cl := range c.Clusters {
+			r[cl.Name] = cl.Type + " tls " + cl.TLSMode
+		}
+		return r
+	}
+	listeners := func(c ProxyConfig) map[string]string {
+		r := map[string]string{}
+		for _, l := range c.Listeners {
+			r[l.Name] = fmt.Sprintf("%s:%d chains %d", l.Address, l.Port, l.FilterChains)
+		}
+		return r
+	}
+	routes := func(c ProxyConfig) map[string]string {
+		r := map[string]string{}
+		for _, rt := range c.Routes {
+			var hosts []string
+			for _, vh := range rt.VirtualHosts {
+				hosts = append(hosts, vh.Name)
+			}
+			sort.Strings(hosts)
+			r[rt.Name] = fmt.Sprintf("%d vhosts %s", len(hosts), strings.Join(hosts, ","))
+		}
+		return r
+	}
+	section("CLUSTERS", clusters(ca), clusters(cb))
+	section("LISTENERS", listeners(ca), listeners(cb))
+	section("ROUTES", routes(ca), routes(cb))
+	return out
+}
+
+func (v *configView) key(m *Model, k tea.KeyPressMsg) (tea.Cmd, bool) {
+	switch {
+	case key.Matches(k, m.keys.Up):
+		v.scroll(m, -1)
+	case key.Matches(k, m.keys.Down):
+		v.scroll(m, 1)
+	case key.Matches(k, m.keys.PageUp):
+		v.scroll(m, -m.bodyHeight())
+	case key.Matches(k, m.keys.PageDown):
+		v.scroll(m, m.bodyHeight())
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+func (v *configView) scroll(m *Model, d int) {
+	v.top = min(max(v.top+d, 0), max(len(v.lines)-m.bodyHeight(), 0))
+}
+
+func (v *configView) render(m *Model, w, h int) string {
+	var lines []string
+	for i := v.top; i < len(v.lines) && len(lines) < h; i++ {
+		lines = append(lines, fit(v.lines[i], w))
+	}
+	return padLines(lines, w, h)
+}
