@@ -11,7 +11,7 @@ LAB         := $(GO) run ./lab/cmd/meshscope-lab
 # Unit and component tests: everything but the e2e tests, which need the lab.
 TEST_PKGS    = $(shell $(GO) list ./... | grep -v /test/e2e)
 
-.PHONY: all build test lint lab lab-build lab-down lab-status e2e bench demo clean
+.PHONY: all build test lint lab lab-build lab-down lab-status e2e bench bench-lab screenshots demo clean
 
 all: lint test build
 
@@ -46,9 +46,21 @@ e2e: lab-build
 	MESHSCOPE_E2E=1 $(GO) test -count=1 -timeout 40m -v ./test/e2e/... ; rc=$$?; \
 	  $(LAB) down --dir .lab/e2e >/dev/null 2>&1; exit $$rc
 
-## bench: Go benchmarks of every package (figures in docs/benchmarks.md)
+## bench: Go benchmarks of every package (figures in docs/benchmarks.md);
+## see bench-lab for the collector against the real lab
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(TEST_PKGS)
+
+## bench-lab: the collector at lab scale (issue 3): its own 3-cluster lab in
+## .lab/bench (ports +200), 2,000 services / 30,000 endpoints, meshscope's time
+## to synced and heap per endpoint next to a plain client-go LIST; BENCHFLAGS
+## e.g. "-runs 5 -json" (the lab is stopped when it ends)
+bench-lab: lab-build
+	$(GO) run ./lab/cmd/meshscope-bench $(BENCHFLAGS)
+
+## screenshots: render docs/screenshots/*.svg from the demo in tmux
+screenshots:
+	MESHSCOPE_SCREENSHOTS=1 $(GO) test -count=1 -run Screenshots ./test/screenshots/
 
 ## demo: the built-in demo mesh in the terminal UI
 demo:

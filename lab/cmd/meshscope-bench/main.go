@@ -1,0 +1,198 @@
+// Command meshscope-bench measures the collector against the real lab at
+// the scale of issue 3: three clusters (cluster1 on network1, cluster2 and
+// cluster3 on network2) holding 2,000 Services and 30,000 ready endpoints
+// in total. In the same run it times a plain client-go LIST of the same
+// objects, in JSON (the issue's baseline) and in protobuf (what client-go
+// 1.36 and so the collector's informers use by default), so the figures
+// share one machine and one load. Targets: synced within 1.5× the JSON
+// LIST, under 1 KiB of heap per endpoint. Figures: docs/benchmarks.md.
+//
+//	go run ./lab/cmd/meshscope-bench [-runs 3] [-json] [-cpuprofile FILE] [-memprofile FILE]
+//
+// It starts its own lab in .lab/bench on ports shifted by +200 from the
+// default lab (etcd 2579, apiservers 6643-6645, no istiod), so it never
+// clashes with `make lab` (+0) or `make e2e` (+100), and stops it by PID
+// when it ends, fails or is interrupted.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/meshscope/meshscope/lab"
+)
+
+// portOffset shifts every lab port: make lab uses +0, make e2e +100.
+const portOffset = 200
+
+type flags struct {
+	runs        int
+	services    int
+	endpoints   int
+	namespaces  int
+	writers     int
+	jsonOut     bool
+	cpuProfile  string
+	memProfile  string
+	syncTimeout time.Duration
+	verbose     bool
+}
+
+func main() {
+	var f flags
+	flag.IntVar(&f.runs, "runs", 3, "measured runs (each: baseline LIST, then meshscope); the median is reported")
+	flag.IntVar(&f.services, "services", 2000, "Services in total, spread over the three clusters")
+	flag.IntVar(&f.endpoints, "endpoints", 30000, "ready endpoints (Pods) in total, spread over the Services")
+	flag.IntVar(&f.namespaces, "namespaces", 10, "namespaces per cluster holding the Services")
+	flag.IntVar(&f.writers, "writers", 32, "parallel client-go writers filling the clusters")
+	flag.BoolVar(&f.jsonOut, "json", false, "also print the result as JSON on stdout")
+	flag.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the last meshscope run (NewRegistry to settled) to this file")
+	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile taken at the end of the last meshscope run to this file")
+	flag.DurationVar(&f.syncTimeout, "sync-timeout", 5*time.Minute, "give up on a meshscope run after this long")
+	flag.BoolVar(&f.verbose, "v", false, "log the lab's and the collector's progress")
+	flag.Parse()
+	if f.runs < 1 || f.services < 3 || f.endpoints < f.services || f.namespaces < 1 || f.writers < 1 {
+		fmt.Fprintln(os.Stderr, "meshscope-bench: need -runs ≥ 1, -services ≥ 3, -endpoints ≥ -services, -namespaces ≥ 1, -writers ≥ 1")
+		os.Exit(2)
+	}
+	if err := run(f); err != nil {
+		fmt.Fprintln(os.Stderr, "meshscope-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(f flags) (err error) {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+
+	root, err := lab.FindRoot()
+	if err != nil {
+		return err
+	}
+	cfg := benchConfig(root)
+	var labLog io.Writer = io.Discard
+	if f.verbose {
+		labLog = os.Stderr
+	}
+	say("starting the lab in %s (3 clusters, no istiod; ports +%d)", cfg.Dir, portOffset)
+	started := time.Now()
+	l, err := lab.Start(ctx, cfg, labLog)
+	if err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
+	// The lab's processes die with this one (Pdeathsig) should it crash;
+	// on every return, error or Ctrl-C included, stop them by PID.
+	defer func() {
+		say("stopping the lab")
+		if serr := l.Stop(); serr != nil {
+			err = errors.Join(err, fmt.Errorf("lab stop: %w", serr))
+		}
+	}()
+	// The fixture gives cluster1 a remote secret for cluster2; add the one
+	// for cluster3, so the collector finds both from cluster1 alone.
+	if err := l.RotateRemoteSecret(ctx, "cluster1", "cluster3"); err != nil {
+		return fmt.Errorf("remote secret for cluster3: %w", err)
+	}
+	say("lab up in %s", time.Since(started).Round(time.Millisecond))
+
+	plan := newPlan(l, f.services, f.endpoints, f.namespaces)
+	if err := fill(ctx, l, plan, f.writers); err != nil {
+		return fmt.Errorf("filling the clusters: %w", err)
+	}
+
+	res := result{
+		Clusters: len(cfg.Clusters), Services: f.services, Endpoints: f.endpoints,
+		FixtureEndpoints: plan.fixtureEndpoints, Writers: f.writers, FillSeconds: plan.fillTime.Seconds(),
+		TargetRatio: targetRatio, TargetHeapPerEndpoint: targetHeap,
+	}
+	var prof *os.File
+	if f.cpuProfile != "" {
+		if prof, err = os.Create(f.cpuProfile); err != nil {
+			return err
+		}
+		defer prof.Close()
+	}
+	for i := 1; i <= f.runs; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var bases [2]baselineResult
+		for k, pb := range []bool{false, true} {
+			settle()
+			base, err := baseline(ctx, l, pb)
+			if err != nil {
+				return fmt.Errorf("run %d: baseline: %w", i, err)
+			}
+			if base.Services != plan.totalServices() || base.Endpoints != plan.totalEndpoints() || base.Pods != plan.totalPods() {
+				return fmt.Errorf("run %d: baseline listed %d services, %d endpoints and %d pods, want %d, %d and %d",
+					i, base.Services, base.Endpoints, base.Pods, plan.totalServices(), plan.totalEndpoints(), plan.totalPods())
+			}
+			bases[k] = base
+		}
+		base := bases[0]
+		settle()
+		last := i == f.runs
+		mr, err := measureCollector(ctx, l, plan, f, prof, last)
+		if err != nil {
+			return fmt.Errorf("run %d: meshscope: %w", i, err)
+		}
+		r := runResult{Run: i, Baseline: base, BaselineProtobuf: bases[1], Meshscope: mr}
+		r.Ratio = float64(mr.Wall) / float64(base.Wall)
+		r.RatioProtobuf = float64(mr.Wall) / float64(bases[1].Wall)
+		res.Runs = append(res.Runs, r)
+		say("run %d: LIST json %s, protobuf %s; meshscope %s (×%.2f json, ×%.2f protobuf), heap %.0f B/endpoint",
+			i, ms(base.Wall), ms(bases[1].Wall), ms(mr.Wall), r.Ratio, r.RatioProtobuf, mr.HeapPerEndpoint)
+	}
+	res.summarize()
+	printTable(os.Stdout, &res)
+	if f.jsonOut {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(&res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchConfig is the default lab plus cluster3, in its own folder, on ports
+// shifted by portOffset, without istiod (the collector reads the API
+// servers only).
+func benchConfig(root string) lab.Config {
+	cfg := lab.DefaultConfig(root)
+	cfg.Dir = filepath.Join(root, ".lab", "bench")
+	cfg.Clusters = append(cfg.Clusters, lab.ClusterSpec{
+		Name: "cluster3", Network: "network2", Port: 6445, GatewayIP: "192.168.60.10", PodPrefix: "10.244.0",
+	})
+	cfg.EtcdPort += portOffset
+	cfg.EtcdPeerPort += portOffset
+	for i := range cfg.Clusters {
+		cfg.Clusters[i].Port += portOffset
+	}
+	cfg.Istiods = nil
+	cfg.MultiPrimary = false
+	return cfg
+}
+
+func say(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+func writeHeapProfile(path string) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	return pprof.Lookup("heap").WriteTo(fh, 0)
+}
