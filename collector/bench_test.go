@@ -13,7 +13,8 @@ import (
 // largeView is one cluster with nSvc services of nEp endpoints each.
 func largeView(nSvc, nEp int) cacheView {
 	v := cacheView{}
-	pods := map[string]*corev1.Pod{}
+	pods := map[string]*cachedPod{}
+	in := &podInterner{}
 	for i := 0; i < nSvc; i++ {
 		ns := fmt.Sprintf("ns%d", i%50)
 		name := fmt.Sprintf("svc%d", i)
@@ -23,11 +24,12 @@ func largeView(nSvc, nEp int) cacheView {
 			pod := fmt.Sprintf("%s-%d", name, j)
 			ip := fmt.Sprintf("10.%d.%d.%d", i/250, i%250, j)
 			m[pod] = ip
-			pods[ns+"/"+pod] = podObj(ns, pod, ip, "network1", true)
+			cp, _ := in.transform(podObj(ns, pod, ip, "network1", true))
+			pods[ns+"/"+pod] = cp.(*cachedPod)
 		}
 		v.slices = append(v.slices, sliceObj(ns, name, name+"-x", 8080, m))
 	}
-	v.pod = func(k string) *corev1.Pod { return pods[k] }
+	v.pod = func(k string) *cachedPod { return pods[k] }
 	v.podCount = len(pods)
 	v.systemNS = nsObj("istio-system", "network1")
 	v.node = func(string) *corev1.Node { return nodeObj("node1", "r", "z") }

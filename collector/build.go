@@ -40,7 +40,7 @@ var importantServiceLabels = []string{LabelNetwork, LabelGatewayPort, "istio"}
 type cacheView struct {
 	services   []*corev1.Service
 	slices     []*discoveryv1.EndpointSlice
-	pod        func(key string) *corev1.Pod
+	pod        func(key string) *cachedPod
 	node       func(name string) *corev1.Node
 	nodes      func() []*corev1.Node // nil when nodes are not watched
 	systemNS   *corev1.Namespace
@@ -62,12 +62,12 @@ func (w *watcher) view(systemNamespace string) cacheView {
 		}
 	}
 	podStore := w.pods.inf.GetStore()
-	v.pod = func(key string) *corev1.Pod {
+	v.pod = func(key string) *cachedPod {
 		o, ok, _ := podStore.GetByKey(key)
 		if !ok {
 			return nil
 		}
-		p, _ := o.(*corev1.Pod)
+		p, _ := o.(*cachedPod)
 		return p
 	}
 	v.podCount = len(podStore.ListKeys())
@@ -205,7 +205,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 						pi.labels = internLabels(labelSets, pod.Labels)
 						pi.tlsMode = pod.Labels[LabelTLSMode]
 						pi.netLabel = pod.Labels[LabelNetwork]
-						pi.node = pod.Spec.NodeName
+						pi.node = pod.NodeName
 					} else {
 						pi.missing = true
 					}

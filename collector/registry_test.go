@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -451,10 +452,19 @@ func TestStripTransforms(t *testing.T) {
 	if s.ManagedFields != nil || len(s.Annotations) != 1 {
 		t.Fatalf("service not stripped: %+v", s.ObjectMeta)
 	}
-	p := podObj("a", "p", "1.1.1.1", "", true)
-	_, _ = transformPod(p)
-	if len(p.Spec.Containers) != 0 || p.Spec.NodeName != "node1" || p.Status.PodIP != "1.1.1.1" {
-		t.Fatalf("pod: %+v", p)
+	// Pods are cached as cachedPod: identity, node, important labels only,
+	// and pods with the same labels share one label map.
+	in := &podInterner{}
+	p1, p2 := podObj("a", "p1", "1.1.1.1", "", true), podObj("a", "p2", "1.1.1.2", "", true)
+	p1.Labels["pod-template-hash"], p2.Labels["pod-template-hash"] = "x", "y" // unimportant: dropped
+	o1, _ := in.transform(p1)
+	o2, _ := in.transform(p2)
+	c1, c2 := o1.(*cachedPod), o2.(*cachedPod)
+	if c1.Name != "p1" || c1.Namespace != "a" || c1.NodeName != "node1" || c1.Labels["pod-template-hash"] != "" || c1.Labels["app"] == "" {
+		t.Fatalf("cached pod: %+v", c1)
+	}
+	if reflect.ValueOf(c1.Labels).Pointer() != reflect.ValueOf(c2.Labels).Pointer() {
+		t.Error("pods with the same important labels should share one map")
 	}
 }
 
@@ -521,7 +531,7 @@ func TestEndpointWithoutPod(t *testing.T) {
 	v := cacheView{
 		services: []*corev1.Service{svcObj("sample", "hw", 80)},
 		slices:   []*discoveryv1.EndpointSlice{sliceObj("sample", "hw", "hw-1", 80, map[string]string{"ghost": "10.0.0.9"})},
-		pod:      func(string) *corev1.Pod { return nil },
+		pod:      func(string) *cachedPod { return nil },
 	}
 	p := buildPart(v, "c1", "cluster.local", nil)
 	eps := p.services["hw.sample.svc.cluster.local"].Endpoints

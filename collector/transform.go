@@ -2,10 +2,13 @@ package collector
 
 import (
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Informer transforms strip what meshscope never reads before objects enter
@@ -69,28 +72,50 @@ func transformEndpointSlice(obj any) (any, error) {
 	return obj, nil
 }
 
-func transformPod(obj any) (any, error) {
-	if p, ok := obj.(*corev1.Pod); ok {
-		stripMeta(&p.ObjectMeta, true)
-		p.Spec = corev1.PodSpec{
-			NodeName:           p.Spec.NodeName,
-			ServiceAccountName: p.Spec.ServiceAccountName,
-			HostNetwork:        p.Spec.HostNetwork,
-		}
-		var ready []corev1.PodCondition
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady {
-				ready = append(ready, corev1.PodCondition{Type: c.Type, Status: c.Status})
-			}
-		}
-		p.Status = corev1.PodStatus{
-			Phase:      p.Status.Phase,
-			PodIP:      p.Status.PodIP,
-			PodIPs:     p.Status.PodIPs,
-			Conditions: ready,
-		}
+// cachedPod is all the Pod cache keeps of a Pod: its identity (for the
+// store's key), its node and the labels that matter, interned so pods of
+// one workload share one map. A full corev1.Pod, even stripped, costs over
+// 1 KiB per pod, and pods are the bulk of a mesh's objects.
+type cachedPod struct {
+	metav1.ObjectMeta
+	NodeName string
+}
+
+func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (p *cachedPod) DeepCopyObject() runtime.Object {
+	c := *p
+	p.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	return &c
+}
+
+// podInterner shares namespace strings and label maps between cached pods.
+type podInterner struct {
+	mu         sync.Mutex
+	namespaces map[string]string
+	labels     map[string]map[string]string
+}
+
+func (in *podInterner) transform(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
 	}
-	return obj, nil
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.namespaces == nil {
+		in.namespaces, in.labels = map[string]string{}, map[string]map[string]string{}
+	}
+	ns, ok := in.namespaces[p.Namespace]
+	if !ok {
+		ns = p.Namespace
+		in.namespaces[ns] = ns
+	}
+	return &cachedPod{
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: ns, UID: p.UID, ResourceVersion: p.ResourceVersion,
+			Labels: internLabels(in.labels, p.Labels)},
+		NodeName: p.Spec.NodeName,
+	}, nil
 }
 
 func transformNode(obj any) (any, error) {

@@ -104,7 +104,8 @@ func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, re
 		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			return disc.EndpointSlices(metav1.NamespaceAll).Watch(ctx, o)
 		})
-	w.pods = w.add(resPods, true, &corev1.Pod{}, transformPod,
+	pods := &podInterner{}
+	w.pods = w.add(resPods, true, &corev1.Pod{}, pods.transform,
 		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return core.Pods(metav1.NamespaceAll).List(ctx, o)
 		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {

@@ -37,6 +37,8 @@ func TestExplainScenarios(t *testing.T) {
 		want     [3]string // per viewpoint: "address:port w=N", sorted, comma-joined
 		doctorOK bool
 		doctor   string // a problem kind and text doctor must report
+		// check, if set, looks further at one viewpoint's actual EDS.
+		check func(vp xdsclient.Viewpoint, la xdsclient.LoadAssignment) string
 	}
 	extra := []string{"helloworld-v2-54df5f84b-x1", "helloworld-v2-54df5f84b-x2"}
 	scenarios := []scenario{
@@ -110,6 +112,26 @@ spec:
 	noMTLS := [3]string{"10.44.0.13:5000 w=1", "10.144.0.15:5000 w=1", ""}
 	scenarios = append(scenarios,
 		scenario{
+			// Not ready, not terminating: istiod still sends it, as UNHEALTHY
+			// (PILOT_AUTO_SEND_UNHEALTHY_ENDPOINTS), and counts it in the
+			// gateway's weight; the verdicts compare health too.
+			name:  "the cluster2 pod is not ready",
+			apply: func() error { return theLab.SetPodReady(ctx, "cluster2", lab.SampleNamespace, pod2, false) },
+			undo:  func() error { return theLab.SetPodReady(ctx, "cluster2", lab.SampleNamespace, pod2, true) },
+			want:  [3]string{"10.44.0.13:5000 w=1,192.168.60.9:15443 w=1", "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+			check: func(vp xdsclient.Viewpoint, la xdsclient.LoadAssignment) string {
+				if vp.Network != "network2" {
+					return ""
+				}
+				for _, e := range la.Endpoints {
+					if e.Address == "10.144.0.15" && e.Health != "UNHEALTHY" {
+						return "the not-ready pod is sent as " + e.Health + ", want UNHEALTHY"
+					}
+				}
+				return ""
+			},
+		},
+		scenario{
 			name:  "a PeerAuthentication disables mTLS for helloworld",
 			apply: func() error { return theLab.ApplyIstioConfig(ctx, "cluster1", pa) },
 			undo:  func() error { return theLab.DeleteIstioConfig(ctx, "cluster1", pa) },
@@ -143,6 +165,11 @@ spec:
 					got := strings.Join(probes[i].eds(helloworldEDS), ",")
 					if got != sc.want[i] {
 						return fmt.Sprintf("%s: istiod sends %s, want %s", vp, got, sc.want[i])
+					}
+					if sc.check != nil {
+						if msg := sc.check(vp, la); msg != "" {
+							return msg
+						}
 					}
 					v := explain.Explain(snap, "helloworld.sample.svc.cluster.local", 5000, vp, "cluster1", &la)
 					if v.Verdict != explain.Match {
