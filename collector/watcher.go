@@ -271,15 +271,16 @@ func (w *watcher) trackSync(ctx context.Context) {
 			if !w.settled() {
 				continue
 			}
-			w.mu.Lock()
-			w.syncedAt = time.Now()
-			w.mu.Unlock()
 			// Reconcile remote secrets before anyone can see this
-			// cluster as synced, so that a settled snapshot already
-			// lists the clusters its secrets declare.
+			// cluster as synced (status needs syncedAt), so that a
+			// settled snapshot already lists every cluster its secrets
+			// declare.
 			if w.secrets != nil {
 				w.onSecretsSync()
 			}
+			w.mu.Lock()
+			w.syncedAt = time.Now()
+			w.mu.Unlock()
 			w.dirty.Store(true)
 			w.notify()
 			return
@@ -382,6 +383,9 @@ func (w *watcher) status(c *Cluster) {
 	settled := w.settled()
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	// Synced only once trackSync stamped it, which it does after the
+	// remote secrets were reconciled.
+	settled = settled && !w.syncedAt.IsZero()
 	c.SyncedAt = w.syncedAt
 	c.LastEventAt = w.lastEventAt
 	c.WatchErrors = w.watchErrors
