@@ -1,5 +1,10 @@
 package tui
 
+import (
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
 // cursor is a list position remembered by key (a hostname, a cluster ID),
 // so that a new snapshot that inserts or removes rows never moves the
 // selection to another item. top is the first visible row.
@@ -81,4 +86,26 @@ func (c *cursor) visible(n, h int) {
 func (c *cursor) window(n, h int) (int, int) {
 	c.visible(n, h)
 	return c.top, min(n, c.top+h)
+}
+
+// scrollKey handles the keys every list scrolls with (up, down, page
+// up/down, top, bottom); it reports false for any other key.
+func (m *Model) scrollKey(k tea.KeyPressMsg, page int, scroll func(delta int)) bool {
+	switch {
+	case key.Matches(k, m.keys.Up):
+		scroll(-1)
+	case key.Matches(k, m.keys.Down):
+		scroll(1)
+	case key.Matches(k, m.keys.PageUp):
+		scroll(-page)
+	case key.Matches(k, m.keys.PageDown):
+		scroll(page)
+	case key.Matches(k, m.keys.Top):
+		scroll(-1 << 30)
+	case key.Matches(k, m.keys.Bottom):
+		scroll(1 << 30)
+	default:
+		return false
+	}
+	return true
 }

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/meshscope/meshscope/xdsclient"
@@ -48,26 +47,17 @@ func (v *configView) setFilter(*Model, string) {}
 
 // openConfig handles ":pc A [B]".
 func (m *Model) openConfig(args []string) tea.Cmd {
-	names := m.viewpointNames()
-	if len(args) < 1 || len(args) > 2 {
-		m.setFlash("usage: :pc A [B] (viewpoints: "+strings.Join(names, ", ")+")", true)
-		return nil
-	}
 	cf, ok := m.feed.(ConfigFeed)
 	if !ok {
 		m.setFlash("this feed serves no proxy config", true)
 		return nil
 	}
-	vps := viewpointsFor(m.feed, m.ix.snap)
-	var pair []string
-	for _, a := range args {
-		vp, ok := findViewpoint(vps, a)
-		if !ok {
-			m.setFlash(fmt.Sprintf("no single viewpoint %q (viewpoints: %s)", a, strings.Join(names, ", ")), true)
-			return nil
-		}
-		pair = append(pair, vp.String())
-		cf.WatchListeners(vp.String())
+	pair, ok := m.viewpointArgs("pc A [B]", args, 1, 2)
+	if !ok {
+		return nil
+	}
+	for _, vp := range pair {
+		cf.WatchListeners(vp)
 	}
 	*m.config = configView{a: pair[0]}
 	if len(pair) == 2 {
@@ -191,19 +181,7 @@ func renderConfigDiff(m *Model, a, b string, ca, cb ProxyConfig) []string {
 }
 
 func (v *configView) key(m *Model, k tea.KeyPressMsg) (tea.Cmd, bool) {
-	switch {
-	case key.Matches(k, m.keys.Up):
-		v.scroll(m, -1)
-	case key.Matches(k, m.keys.Down):
-		v.scroll(m, 1)
-	case key.Matches(k, m.keys.PageUp):
-		v.scroll(m, -m.bodyHeight())
-	case key.Matches(k, m.keys.PageDown):
-		v.scroll(m, m.bodyHeight())
-	default:
-		return nil, false
-	}
-	return nil, true
+	return nil, m.scrollKey(k, m.bodyHeight(), func(d int) { v.scroll(m, d) })
 }
 
 func (v *configView) scroll(m *Model, d int) {

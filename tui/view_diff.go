@@ -46,20 +46,9 @@ func (v *diffView) keyAt(i int) string       { return v.list[i].key() }
 
 // openDiff handles ":diff A B".
 func (m *Model) openDiff(args []string) tea.Cmd {
-	names := m.viewpointNames()
-	if len(args) != 2 {
-		m.setFlash("usage: :diff A B (viewpoints: "+strings.Join(names, ", ")+")", true)
+	pair, ok := m.viewpointArgs("diff A B", args, 2, 2)
+	if !ok {
 		return nil
-	}
-	vps := viewpointsFor(m.feed, m.ix.snap)
-	var pair []string
-	for _, a := range args {
-		vp, ok := findViewpoint(vps, a)
-		if !ok {
-			m.setFlash(fmt.Sprintf("no single viewpoint %q (viewpoints: %s)", a, strings.Join(names, ", ")), true)
-			return nil
-		}
-		pair = append(pair, vp.String())
 	}
 	*m.diff = diffView{a: pair[0], b: pair[1]}
 	m.push(viewDiff)
@@ -138,15 +127,10 @@ func minus(a, b map[string]bool) []string {
 }
 
 func (v *diffView) key(m *Model, k tea.KeyPressMsg) (tea.Cmd, bool) {
+	if m.scrollKey(k, v.rows(m), func(d int) { v.scroll(m, d) }) {
+		return nil, true
+	}
 	switch {
-	case key.Matches(k, m.keys.Up):
-		v.scroll(m, -1)
-	case key.Matches(k, m.keys.Down):
-		v.scroll(m, 1)
-	case key.Matches(k, m.keys.PageUp):
-		v.scroll(m, -v.rows(m))
-	case key.Matches(k, m.keys.PageDown):
-		v.scroll(m, v.rows(m))
 	case key.Matches(k, m.keys.Enter):
 		if len(v.list) > 0 {
 			r := v.list[v.c.cur]

@@ -52,19 +52,10 @@ func (v *problemsView) selectKey(m *Model, k string) {
 }
 
 func (v *problemsView) key(m *Model, k tea.KeyPressMsg) (tea.Cmd, bool) {
+	if m.scrollKey(k, v.rows(m), func(d int) { v.scroll(m, d) }) {
+		return nil, true
+	}
 	switch {
-	case key.Matches(k, m.keys.Up):
-		v.scroll(m, -1)
-	case key.Matches(k, m.keys.Down):
-		v.scroll(m, 1)
-	case key.Matches(k, m.keys.PageUp):
-		v.scroll(m, -v.rows(m))
-	case key.Matches(k, m.keys.PageDown):
-		v.scroll(m, v.rows(m))
-	case key.Matches(k, m.keys.Top):
-		v.scroll(m, -1<<30)
-	case key.Matches(k, m.keys.Bottom):
-		v.scroll(m, 1<<30)
 	case key.Matches(k, m.keys.Enter):
 		if len(m.ix.problems) == 0 {
 			return nil, true

@@ -68,9 +68,8 @@ func findViewpoint(vps []xdsclient.Viewpoint, name string) (xdsclient.Viewpoint,
 
 // openCompare opens ":compare A B" for the selected service.
 func (m *Model) openCompare(args []string) tea.Cmd {
-	names := m.viewpointNames()
-	if len(args) != 2 {
-		m.setFlash("usage: :compare A B (viewpoints: "+strings.Join(names, ", ")+")", true)
+	pair, ok := m.viewpointArgs("compare A B", args, 2, 2)
+	if !ok {
 		return nil
 	}
 	host := ""
@@ -86,19 +85,30 @@ func (m *Model) openCompare(args []string) tea.Cmd {
 		m.setFlash("no service to compare yet", true)
 		return nil
 	}
+	*m.compare = serviceView{host: host, compare: pair}
+	m.push(viewCompare)
+	return nil
+}
+
+// viewpointArgs resolves the viewpoint arguments of a command (":compare
+// A B", ":diff A B", ":pc A [B]") to viewpoint names, or flashes its usage.
+func (m *Model) viewpointArgs(usage string, args []string, least, most int) ([]string, bool) {
+	names := m.viewpointNames()
+	if len(args) < least || len(args) > most {
+		m.setFlash("usage: :"+usage+" (viewpoints: "+strings.Join(names, ", ")+")", true)
+		return nil, false
+	}
 	vps := viewpointsFor(m.feed, m.ix.snap)
-	var pair []string
+	var out []string
 	for _, a := range args {
 		vp, ok := findViewpoint(vps, a)
 		if !ok {
 			m.setFlash(fmt.Sprintf("no single viewpoint %q (viewpoints: %s)", a, strings.Join(names, ", ")), true)
-			return nil
+			return nil, false
 		}
-		pair = append(pair, vp.String())
+		out = append(out, vp.String())
 	}
-	*m.compare = serviceView{host: host, compare: pair}
-	m.push(viewCompare)
-	return nil
+	return out, true
 }
 
 func (v *serviceView) filterable() bool         { return false }
