@@ -41,13 +41,19 @@ type svcRow struct {
 	total     int
 	badges    []string // leak, drop, skew... from explain.Problems
 	verdict   explain.Verdict
-	rank      int // 0: errors, 1: warnings, 2: fine (for sorting)
+	// stale: the verdict rests on EDS from a stream that is down (the
+	// proxy's view may have changed since).
+	stale bool
+	rank  int // 0: errors, 1: warnings, 2: fine (for sorting)
 }
 
 func (r *svcRow) badge() string {
 	parts := append([]string(nil), r.badges...)
 	if r.verdict == explain.Match || r.verdict == explain.Mismatch {
 		parts = append(parts, string(r.verdict))
+		if r.stale {
+			parts = append(parts, "stale")
+		}
 	}
 	if len(parts) == 0 {
 		return "-"
@@ -98,6 +104,7 @@ func buildIndex(snap *collector.Snapshot, feed Feed) *index {
 	if feed != nil {
 		vps = feed.Viewpoints()
 	}
+	stale := staleViewpoints(feed)
 	ix.services = make([]svcRow, len(snap.Services))
 	var pres strings.Builder
 	for i, s := range snap.Services {
@@ -132,7 +139,7 @@ func buildIndex(snap *collector.Snapshot, feed Feed) *index {
 			row.rank = r
 		}
 		if len(vps) > 0 {
-			row.verdict = serviceVerdict(snap, s, vps, feed)
+			row.verdict, row.stale = serviceVerdict(snap, s, vps, feed, stale)
 			if row.verdict == explain.Mismatch && row.rank > 0 {
 				row.rank = 0
 			}
@@ -145,8 +152,8 @@ func buildIndex(snap *collector.Snapshot, feed Feed) *index {
 
 // serviceVerdict is match when every known actual EDS of the service matches
 // the prediction, mismatch when one does not, pending when none is known.
-func serviceVerdict(snap *collector.Snapshot, s *collector.Service, vps []xdsclient.Viewpoint, feed Feed) explain.Verdict {
-	v := explain.Pending
+func serviceVerdict(snap *collector.Snapshot, s *collector.Service, vps []xdsclient.Viewpoint, feed Feed, staleVPs map[string]bool) (v explain.Verdict, stale bool) {
+	v = explain.Pending
 	for _, p := range s.Ports {
 		eds := horizon.EDSClusterName(s.Hostname, p.Port)
 		for _, vp := range vps {
@@ -154,16 +161,31 @@ func serviceVerdict(snap *collector.Snapshot, s *collector.Service, vps []xdscli
 			if !ok || la == nil {
 				continue
 			}
+			stale = stale || staleVPs[vp.String()]
 			ev := explain.Explain(snap, s.Hostname, p.Port, vp, cp, la)
 			switch ev.Verdict {
 			case explain.Mismatch:
-				return explain.Mismatch
+				return explain.Mismatch, stale
 			case explain.Match:
 				v = explain.Match
 			}
 		}
 	}
-	return v
+	return v, stale
+}
+
+// staleViewpoints are the viewpoints whose stream is down.
+func staleViewpoints(feed Feed) map[string]bool {
+	out := map[string]bool{}
+	if feed == nil {
+		return out
+	}
+	for _, st := range feed.Status() {
+		if st.Stale {
+			out[st.Viewpoint] = true
+		}
+	}
+	return out
 }
 
 func portsText(ps []collector.ServicePort) string {

@@ -37,3 +37,29 @@ func TestPushLinkedToKubeChange(t *testing.T) {
 		t.Errorf("kube entry %+v", kube)
 	}
 }
+
+// TestStaleBadge: a verdict resting on EDS from a stream that is down says so.
+func TestStaleBadge(t *testing.T) {
+	snap := testSnapshot()
+	feed := testFeed(snap)
+	badge := func() string {
+		ix := buildIndex(snap, feed)
+		for _, r := range ix.services {
+			if r.hostname == "helloworld.sample.svc.cluster.local" {
+				return r.badge()
+			}
+		}
+		return "(no row)"
+	}
+	if b := badge(); strings.Contains(b, "stale") {
+		t.Fatalf("badge %q with every stream up", b)
+	}
+	feed.mu.Lock()
+	for i := range feed.status {
+		feed.status[i].Stale = true
+	}
+	feed.mu.Unlock()
+	if b := badge(); !strings.Contains(b, "stale") {
+		t.Errorf("badge %q with the streams down, want stale", b)
+	}
+}
