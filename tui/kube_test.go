@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -61,5 +63,28 @@ func TestStaleBadge(t *testing.T) {
 	feed.mu.Unlock()
 	if b := badge(); !strings.Contains(b, "stale") {
 		t.Errorf("badge %q with the streams down, want stale", b)
+	}
+}
+
+type istiodFeed struct {
+	*fakeFeed
+	views []xdsclient.IstiodView
+}
+
+func (f *istiodFeed) Istiod() []xdsclient.IstiodView { return f.views }
+
+// TestIstiodOpinion: where istiod's clusterz disagrees with meshscope, the
+// clusters view says so (istiod keeps "synced" for a dead cluster).
+func TestIstiodOpinion(t *testing.T) {
+	snap := testSnapshot() // cluster3 is in error (unreachable)
+	feed := &istiodFeed{fakeFeed: testFeed(snap), views: []xdsclient.IstiodView{{ControlPlane: "cluster1",
+		Clusters: []xdsclient.IstiodCluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster3", SyncStatus: "synced"}}}}}
+	m := newTestModel(t, "mono", 160, 40, snap, feed)
+	out := ansi.Strip(m.View().Content)
+	if !strings.Contains(out, "istiod (cluster1) says synced") {
+		t.Errorf("no istiod opinion on cluster3:\n%s", out)
+	}
+	if strings.Count(out, "istiod (cluster1) says") != 1 {
+		t.Errorf("istiod agrees on cluster1: it should not be mentioned:\n%s", out)
 	}
 }

@@ -258,6 +258,12 @@ func (v *clustersView) table(m *Model, cols []column, w, h int) []string {
 		if c.State == collector.StateSynced && len(c.Warnings) > 0 {
 			stst = m.st.Warn
 		}
+		if op := istiodOpinion(m.feed, c); op != "" {
+			// e.g. meshscope: unreachable, istiod: still "synced" (#33799);
+			// first, so a long reason cannot hide it.
+			state = string(c.State) + " (" + op + ")" + strings.TrimPrefix(state, string(c.State))
+			stst = m.st.Error
+		}
 		net := c.Network
 		if net == "" {
 			net = "-"
@@ -300,6 +306,9 @@ func (v *clustersView) detail(m *Model, w int) string {
 	}
 	if c.WatchErrors > 0 || c.Reconnects > 0 {
 		parts = append(parts, fmt.Sprintf("watch errors %d, reconnects %d", c.WatchErrors, c.Reconnects))
+	}
+	if op := istiodOpinion(m.feed, c); op != "" {
+		parts = append(parts, op+": its endpoints from "+c.ID+" may be stale")
 	}
 	return m.st.Muted.Render(fit("  "+strings.Join(parts, " · "), w))
 }

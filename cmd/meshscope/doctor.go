@@ -18,9 +18,8 @@ import (
 func init() { subcommands = append(subcommands, newDoctorCmd) }
 
 type doctorOptions struct {
-	mesh        meshOptions
-	output      string
-	istiodDebug string
+	mesh   meshOptions
+	output string
 }
 
 func newDoctorCmd(g *globalOptions) *cobra.Command {
@@ -48,8 +47,8 @@ Exit status: 1 when any error-level problem exists, 0 otherwise.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
-	f.StringVar(&o.istiodDebug, "istiod-debug-address", "", "istiod's HTTP debug address (e.g. 127.0.0.1:8080 through a port-forward), or CLUSTER=HOST:PORT,... per control plane")
 	o.mesh.addFlags(f)
+	o.mesh.addIstiodFlag(f)
 	return cmd
 }
 
@@ -57,13 +56,9 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 	if err := checkOutput(o.output, "table", "json"); err != nil {
 		return err
 	}
-	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, _ *mesh, snap *collector.Snapshot) error {
+	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *mesh, snap *collector.Snapshot) error {
 		ps := explain.Problems(snap)
-		istiods, err := parseTargets("--istiod-debug-address", o.istiodDebug)
-		if err != nil {
-			return err
-		}
-		for _, t := range istiods {
+		for _, t := range m.IstiodDebug {
 			cp := t.Cluster
 			if cp == "" && len(snap.Clusters) > 0 {
 				cp = snap.Clusters[0].ID // the first context: the primary istiod is asked about

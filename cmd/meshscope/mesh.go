@@ -28,6 +28,7 @@ type meshOptions struct {
 	syncTimeout             time.Duration
 	allowInsecureKubeconfig bool
 	seed                    int64
+	istiodDebug             string
 }
 
 func (o *meshOptions) addFlags(f *pflag.FlagSet) {
@@ -40,15 +41,23 @@ func (o *meshOptions) addFlags(f *pflag.FlagSet) {
 	f.Int64Var(&o.seed, "seed", 1, "with --demo: seed of the demo mesh (pod names, IPs, churn)")
 }
 
+// addIstiodFlag adds --istiod-debug-address, for the commands that compare
+// istiod's own view with meshscope's (doctor, the UI).
+func (o *meshOptions) addIstiodFlag(f *pflag.FlagSet) {
+	f.StringVar(&o.istiodDebug, "istiod-debug-address", "", "istiod's HTTP debug address (e.g. 127.0.0.1:8080 through a port-forward), or CLUSTER=HOST:PORT,... per control plane: compare istiod's own view (clusterz, networkz) with meshscope's")
+}
+
 // mesh is an open mesh: a running collector and the control planes to ask.
 type mesh struct {
 	Registry *collector.Registry
 	// ControlPlanes are the istiods to impersonate proxies against; empty
 	// means "port-forward to the istiod pod of each context".
 	ControlPlanes []XDSTarget
-	Demo          *demo.Demo
-	syncTimeout   time.Duration
-	stop          func()
+	// IstiodDebug are istiod HTTP debug addresses (--istiod-debug-address).
+	IstiodDebug []XDSTarget
+	Demo        *demo.Demo
+	syncTimeout time.Duration
+	stop        func()
 
 	// Without --xds-address, the first stream port-forwards to the istiod
 	// pod of the first context (as istioctl does), once.
@@ -68,6 +77,10 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 	if err != nil {
 		return nil, err
 	}
+	debug, err := parseTargets("--istiod-debug-address", o.istiodDebug)
+	if err != nil {
+		return nil, err
+	}
 	if g.Demo {
 		d, err := demo.Start(ctx, demo.Options{Seed: o.seed, Churn: churn, Logger: slog.Default()})
 		if err != nil {
@@ -76,7 +89,7 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 		if len(targets) == 0 {
 			targets = []XDSTarget{{Cluster: d.ControlPlane, Address: d.XDSAddress}}
 		}
-		return &mesh{Registry: d.Registry, ControlPlanes: targets, Demo: d, syncTimeout: 5 * time.Second, stop: d.Stop}, nil
+		return &mesh{Registry: d.Registry, ControlPlanes: targets, IstiodDebug: debug, Demo: d, syncTimeout: 5 * time.Second, stop: d.Stop}, nil
 	}
 	ids, err := parseClusterIDs(o.clusterIDs)
 	if err != nil {
@@ -98,7 +111,7 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { _ = reg.Run(runCtx); close(done) }()
-	m := &mesh{Registry: reg, ControlPlanes: targets, syncTimeout: o.syncTimeout,
+	m := &mesh{Registry: reg, ControlPlanes: targets, IstiodDebug: debug, syncTimeout: o.syncTimeout,
 		kube: &watchKube{kubeconfig: g.Kubeconfig, contexts: g.Contexts}, istiodNS: o.istioNamespace}
 	m.stop = func() {
 		cancel()

@@ -36,6 +36,7 @@ Try it without a cluster: meshscope demo`,
 	}
 	opts.addFlags(root.PersistentFlags())
 	mo.addFlags(root.Flags())
+	mo.addIstiodFlag(root.Flags())
 	for _, mk := range subcommands {
 		root.AddCommand(mk(opts))
 	}

@@ -6,6 +6,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -49,6 +50,7 @@ type liveFeed struct {
 	cps     map[string]string // viewpoint -> control plane
 	why     map[string]string // viewpoint -> why it has no stream
 	conns   map[string]*grpc.ClientConn
+	istiod  []xdsclient.IstiodView
 }
 
 func startFeed(ctx context.Context, m *mesh, mode xdsclient.Mode) *liveFeed {
@@ -56,6 +58,10 @@ func startFeed(ctx context.Context, m *mesh, mode xdsclient.Mode) *liveFeed {
 	f := &liveFeed{m: m, mode: mode, ctx: ctx, cancel: cancel,
 		snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, 4096),
 		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, why: map[string]string{}, conns: map[string]*grpc.ClientConn{}}
+	if len(m.IstiodDebug) > 0 {
+		f.wg.Add(1)
+		go func() { defer f.wg.Done(); f.pollIstiod(ctx) }()
+	}
 	updates, unsubscribe := m.Registry.Subscribe()
 	f.wg.Add(1)
 	go func() {
@@ -227,3 +233,40 @@ func (f *liveFeed) WatchListeners(viewpoint string) {
 }
 
 var _ tui.ConfigFeed = (*liveFeed)(nil)
+
+// pollIstiod reads istiod's own view every 5 s (tui.IstiodFeed).
+func (f *liveFeed) pollIstiod(ctx context.Context) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		var views []xdsclient.IstiodView
+		for _, target := range f.m.IstiodDebug {
+			cp := target.Cluster
+			if cp == "" {
+				if s := f.m.Registry.Snapshot(); len(s.Clusters) > 0 {
+					cp = s.Clusters[0].ID
+				}
+			}
+			if v, err := xdsclient.FetchIstiodView(ctx, cp, target.Address); err == nil {
+				views = append(views, v)
+			}
+		}
+		f.mu.Lock()
+		f.istiod = views
+		f.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Istiod is istiod's last polled view of each control plane.
+func (f *liveFeed) Istiod() []xdsclient.IstiodView {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.istiod
+}
+
+var _ tui.IstiodFeed = (*liveFeed)(nil)
