@@ -93,6 +93,9 @@ func (v Viewpoint) String() string {
 	if v.Pod != nil {
 		s = v.Pod.String() + "(" + s + ")"
 	}
+	if v.ControlPlane != "" {
+		s += "@" + v.ControlPlane
+	}
 	return s
 }
 
@@ -104,7 +107,9 @@ type Known struct {
 	Networks map[string][]string
 }
 
-// ParseViewpoint reads a viewpoint from the command line:
+// ParseViewpoint reads a viewpoint from the command line (any form may end
+// in @CONTROLPLANE to ask one istiod among several, e.g.
+// cluster1/network1@cluster2 in a multi-primary mesh):
 //
 //	network1            a proxy in network1 (its cluster: the only cluster of network1, if known)
 //	cluster1            a proxy in cluster1, on cluster1's default network if known
@@ -125,6 +130,7 @@ func ParseViewpoint(s string, known Known) (Viewpoint, error) {
 		return vp, fmt.Errorf("empty viewpoint: want NETWORK, CLUSTER, CLUSTER/NETWORK, CLUSTER/none or pod:NS/NAME@CLUSTER")
 	}
 	if rest, ok := strings.CutPrefix(s, "pod:"); ok {
+		// (@ in a pod viewpoint names the pod's cluster, not a control plane.)
 		ref, err := parsePodRef(rest)
 		if err != nil {
 			return vp, fmt.Errorf("viewpoint %q: %w", s, err)
@@ -133,6 +139,19 @@ func ParseViewpoint(s string, known Known) (Viewpoint, error) {
 		vp.Cluster = ref.Cluster
 		vp.Namespace = ref.Namespace
 		return vp, nil
+	}
+	// VIEWPOINT@CONTROLPLANE: the same proxy asked of one control plane
+	// among several (multi-primary).
+	if v, cp, ok := strings.Cut(s, "@"); ok {
+		if cp == "" || v == "" {
+			return vp, fmt.Errorf("viewpoint %q: want VIEWPOINT@CONTROLPLANE", s)
+		}
+		inner, err := ParseViewpoint(v, known)
+		if err != nil {
+			return inner, err
+		}
+		inner.ControlPlane = cp
+		return inner, nil
 	}
 	if s == "none" {
 		vp.NoNetwork = true

@@ -95,43 +95,60 @@ func startFeed(ctx context.Context, m *mesh, mode xdsclient.Mode) *liveFeed {
 }
 
 // ensureStreams starts a sidecar stream for every network's default
-// viewpoint that has none yet.
+// viewpoint that has none yet — with several control planes
+// (--xds-address CLUSTER=ADDR,...), one per control plane, so that what two
+// istiods send the same proxy can be compared.
 func (f *liveFeed) ensureStreams(s *collector.Snapshot) {
 	for _, p := range explain.Viewpoints(s) {
-		vp := xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar}
-		key := vp.String()
-		f.mu.Lock()
-		_, have := f.clients[key]
-		_, failed := f.why[key]
-		f.mu.Unlock()
-		if have || failed {
-			continue
+		base := xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar}
+		vps := []xdsclient.Viewpoint{base}
+		if len(f.m.ControlPlanes) > 1 {
+			vps = vps[:0]
+			for _, t := range f.m.ControlPlanes {
+				vp := base
+				vp.ControlPlane = t.Cluster
+				vps = append(vps, vp)
+			}
 		}
-		f.mu.Lock()
-		f.order = append(f.order, vp)
-		f.mu.Unlock()
-		t, err := f.m.controlPlaneFor(f.ctx, vp)
-		if err != nil {
-			f.fail(key, err.Error())
-			continue
+		for _, vp := range vps {
+			f.ensureStream(vp)
 		}
-		conn, err := f.conn(t.Address)
-		if err != nil {
-			f.fail(key, err.Error())
-			continue
-		}
-		c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Conn: conn, Mode: f.mode,
-			Transport: xdsclient.TransportConfig{Address: t.Address}, OnEvent: f.onEvent})
-		if err != nil {
-			f.fail(key, err.Error())
-			continue
-		}
-		f.mu.Lock()
-		f.clients[key], f.cps[key] = c, t.Cluster
-		f.mu.Unlock()
-		f.wg.Add(1)
-		go func() { defer f.wg.Done(); _ = c.Run(f.ctx) }()
 	}
+}
+
+func (f *liveFeed) ensureStream(vp xdsclient.Viewpoint) {
+	key := vp.String()
+	f.mu.Lock()
+	_, have := f.clients[key]
+	_, failed := f.why[key]
+	if !have && !failed {
+		f.order = append(f.order, vp)
+	}
+	f.mu.Unlock()
+	if have || failed {
+		return
+	}
+	t, err := f.m.controlPlaneFor(f.ctx, vp)
+	if err != nil {
+		f.fail(key, err.Error())
+		return
+	}
+	conn, err := f.conn(t.Address)
+	if err != nil {
+		f.fail(key, err.Error())
+		return
+	}
+	c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Conn: conn, Mode: f.mode,
+		Transport: xdsclient.TransportConfig{Address: t.Address}, OnEvent: f.onEvent})
+	if err != nil {
+		f.fail(key, err.Error())
+		return
+	}
+	f.mu.Lock()
+	f.clients[key], f.cps[key] = c, t.Cluster
+	f.mu.Unlock()
+	f.wg.Add(1)
+	go func() { defer f.wg.Done(); _ = c.Run(f.ctx) }()
 }
 
 func (f *liveFeed) conn(addr string) (*grpc.ClientConn, error) {
