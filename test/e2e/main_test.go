@@ -54,7 +54,9 @@ func run(m *testing.M) int {
 func e2eConfig(root string) lab.Config {
 	cfg := lab.DefaultConfig(root)
 	cfg.Dir = filepath.Join(root, ".lab", "e2e")
-	cfg.MultiPrimary = os.Getenv("MESHSCOPE_E2E_MULTI_PRIMARY") == "1"
+	// Multi-primary: istiod for cluster1 and one for cluster2, each reading
+	// the other cluster through a remote secret (comparing control planes).
+	cfg.MultiPrimary = true
 	cfg.EtcdPort += 100
 	cfg.EtcdPeerPort += 100
 	for i := range cfg.Clusters {

@@ -1,0 +1,63 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// TestMultiPrimary: the second istiod (primary of cluster2, reading cluster1
+// through a remote secret held in cluster2) sends the same proxy the same
+// split-horizon EDS as the first, and meshscope's prediction matches both.
+func TestMultiPrimary(t *testing.T) {
+	if len(theLab.Istiods()) < 2 {
+		t.Fatal("the e2e lab runs multi-primary: two istiods expected")
+	}
+	reg := startRegistry(t)
+	want := map[string]string{
+		"cluster1/network1": "10.44.0.13:5000 w=1,192.168.60.9:15443 w=1",
+		"cluster2/network2": "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1",
+	}
+	for i, is := range theLab.Istiods() {
+		cz, err := is.Clusterz(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cz) != 2 || cz[0].ID != is.Cluster {
+			t.Errorf("istiod %d clusterz %+v: want its own cluster first, then the other", i, cz)
+		}
+		for _, vp := range []xdsclient.Viewpoint{{Cluster: "cluster1", Network: "network1"}, {Cluster: "cluster2", Network: "network2"}} {
+			vp.ControlPlane = is.Cluster
+			c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: is.Cluster, EDSNames: []string{helloworldEDS},
+				Transport: xdsclient.TransportConfig{Address: is.XDSAddress()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { _ = c.Run(ctx); close(done) }()
+			p := &probe{c: c}
+			key := strings.TrimSuffix(vp.String(), "@"+is.Cluster)
+			eventually(t, 20*time.Second, func() string {
+				la, ok := c.LoadAssignment(helloworldEDS)
+				if !ok {
+					return vp.String() + ": no EDS yet"
+				}
+				if got := strings.Join(p.eds(helloworldEDS), ","); got != want[key] {
+					return fmt.Sprintf("%s: %s, want %s", vp, got, want[key])
+				}
+				if v := explain.Explain(reg.Snapshot(), "helloworld.sample.svc.cluster.local", 5000, vp, is.Cluster, &la); v.Verdict != explain.Match {
+					return fmt.Sprintf("%s: verdict %s %+v", vp, v.Verdict, v.Differences)
+				}
+				return ""
+			})
+			cancel()
+			<-done
+		}
+	}
+}
