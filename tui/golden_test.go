@@ -227,3 +227,44 @@ func TestGoldenCompare(t *testing.T) {
 		t.Fatalf("bad viewpoint: view %d flash %q", m.currentID(), m.flash)
 	}
 }
+
+func TestGoldenDiff(t *testing.T) {
+	m := goldenModel(t, "default", 120, 40)
+	press(m, ":")
+	typeText(m, "diff network1 network2")
+	press(m, "enter")
+	if m.currentID() != viewDiff {
+		t.Fatalf("view %d, flash %q", m.currentID(), m.flash)
+	}
+	out := plain(m)
+	checkSize(t, out, 120, 40)
+	if !strings.Contains(out, "legacy-1@cluster2") {
+		t.Errorf("diff does not name the pod only network2 reaches:\n%s", out)
+	}
+	golden.RequireEqual(t, out)
+	press(m, "enter")
+	if m.currentID() != viewCompare {
+		t.Fatal("enter on a diff row should open the side-by-side compare")
+	}
+}
+
+func TestGoldenProxyConfig(t *testing.T) {
+	snap := testSnapshot()
+	hw := "outbound|5000||" + helloHost
+	feed := &configFeed{fakeFeed: testFeed(snap), cfg: map[string]ProxyConfig{
+		vp1.String(): {Clusters: []xdsclient.Cluster{{Name: hw, Type: "EDS", TLSMode: "auto"}, {Name: "BlackHoleCluster", Type: "STATIC", TLSMode: "none"}},
+			Listeners: []xdsclient.Listener{{Name: "0.0.0.0_5000", Address: "0.0.0.0", Port: 5000, Direction: "outbound", FilterChains: 2, Routes: []string{"5000"}}},
+			Routes:    []xdsclient.Route{{Name: "5000", VirtualHosts: []xdsclient.VirtualHost{{Name: "helloworld.sample.svc.cluster.local:5000", Routes: 1}}}}},
+		vp2.String(): {Clusters: []xdsclient.Cluster{{Name: hw, Type: "EDS", TLSMode: "istio-mutual"}}},
+	}}
+	m := newTestModel(t, "default", 120, 40, snap, feed)
+	press(m, ":")
+	typeText(m, "pc network1 network2")
+	press(m, "enter")
+	if m.currentID() != viewConfig {
+		t.Fatalf("view %d, flash %q", m.currentID(), m.flash)
+	}
+	out := plain(m)
+	checkSize(t, out, 120, 40)
+	golden.RequireEqual(t, out)
+}

@@ -88,3 +88,23 @@ func TestIstiodOpinion(t *testing.T) {
 		t.Errorf("istiod agrees on cluster1: it should not be mentioned:\n%s", out)
 	}
 }
+
+// TestEventsFilterByServiceAndViewpoint: the events filter matches type,
+// viewpoint, control plane and the services a push changed, word by word.
+func TestEventsFilterByServiceAndViewpoint(t *testing.T) {
+	m := newTestModel(t, "mono", 120, 40, nil, nil)
+	host := "helloworld.sample.svc.cluster.local"
+	evs := []xdsclient.Event{
+		{Seq: 1, Time: testNow, ControlPlane: "cluster1", Viewpoint: "cluster1/network1", Type: "eds", Changed: []string{"outbound|5000||" + host}},
+		{Seq: 2, Time: testNow, ControlPlane: "cluster1", Viewpoint: "cluster2/network2", Type: "eds", Changed: []string{"outbound|80||sleep.sample.svc.cluster.local"}},
+		{Seq: 3, Time: testNow, ControlPlane: "cluster1", Viewpoint: "cluster2/network2", Type: "nack"},
+		KubeEvent(collector.KubeChange{Time: testNow, Cluster: "cluster2", Service: host, Added: []string{"10.144.0.20"}}),
+	}
+	m.events.add(m, evs)
+	for q, want := range map[string]int{"": 4, "helloworld": 2, "eds helloworld": 1, "network2": 2, "network2 nack": 1, "kube": 1, "nothing-like-this": 0} {
+		m.events.setFilter(m, q)
+		if got := len(m.events.order); got != want {
+			t.Errorf("filter %q: %d events, want %d", q, got, want)
+		}
+	}
+}

@@ -70,6 +70,9 @@ func (v *diffView) refresh(m *Model) {
 	v.list = v.list[:0:0]
 	if okA && okB {
 		for _, svc := range snap.Services {
+			if explain.IsGatewayService(svc) {
+				continue // each network reaches its own gateway pods: expected
+			}
 			for _, p := range svc.Ports {
 				ra := reached(m, snap, svc.Hostname, p.Port, va)
 				rb := reached(m, snap, svc.Hostname, p.Port, vb)
@@ -95,12 +98,20 @@ func reached(m *Model, snap *collector.Snapshot, host string, port int32, vp xds
 	}
 	ev := explain.Explain(snap, host, port, vp, cp, la)
 	out := map[string]bool{}
+	// A pod is "pod@cluster" however it is reached (directly, or behind a
+	// gateway); an endpoint meshscope cannot place is its address.
+	key := func(pod, cluster, addr string) string {
+		if pod == "" {
+			return addr + "@" + orDash(cluster)
+		}
+		return pod + "@" + cluster
+	}
 	add := func(refs []horizon.Ref, pod, cluster, addr string) {
 		if len(refs) == 0 {
-			out[orDash(pod)+"@"+orDash(cluster)+" "+addr] = true
+			out[key(pod, cluster, addr)] = true
 		}
 		for _, r := range refs {
-			out[orDash(r.Pod)+"@"+r.Cluster] = true
+			out[key(r.Pod, r.Cluster, r.Address)] = true
 		}
 	}
 	if la != nil {

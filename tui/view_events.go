@@ -45,7 +45,7 @@ func eventKey(e xdsclient.Event) string {
 func (v *eventsView) title(m *Model) string {
 	t := fmt.Sprintf("Events (%d", len(v.order))
 	if v.query != "" {
-		t += fmt.Sprintf(" of %d · type /%s", len(v.all), v.query)
+		t += fmt.Sprintf(" of %d · /%s", len(v.all), v.query)
 	}
 	t += ")"
 	if v.paused {
@@ -105,13 +105,21 @@ func (v *eventsView) add(m *Model, evs []xdsclient.Event) {
 	v.c.relocate(len(v.order), v.keyAt, v.rows(m))
 }
 
-// matches reports whether an event passes the type filter: a
-// case-insensitive substring of its type (eds, cds, nack, disconnect...).
+// matches reports whether an event passes the filter: every word of the
+// query is a case-insensitive substring of its type (eds, kube, nack...),
+// viewpoint, control plane (or cluster), or the services it changed — so
+// "eds helloworld" or "network2 nack" narrow the timeline.
 func (v *eventsView) matches(e xdsclient.Event) bool {
 	if v.query == "" {
 		return true
 	}
-	return strings.Contains(strings.ToLower(e.Type), strings.ToLower(strings.TrimSpace(v.query)))
+	hay := strings.ToLower(e.Type + " " + e.Viewpoint + " " + e.ControlPlane + " " + strings.Join(e.Changed, " ") + " " + strings.Join(e.Added, " ") + " " + strings.Join(e.Removed, " "))
+	for _, w := range strings.Fields(strings.ToLower(v.query)) {
+		if !strings.Contains(hay, w) {
+			return false
+		}
+	}
+	return true
 }
 
 func (v *eventsView) rebuild() {
@@ -174,7 +182,7 @@ func (v *eventsView) render(m *Model, w, h int) string {
 	if len(v.order) == 0 {
 		msg := "  no xDS events yet"
 		if v.query != "" {
-			msg = "  no event of type /" + v.query
+			msg = "  no event matches /" + v.query
 		}
 		return padLines([]string{headerLine(cols, m.st.Header, w), m.st.Muted.Render(msg)}, w, h)
 	}

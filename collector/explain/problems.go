@@ -206,7 +206,7 @@ func serviceProblems(snap *collector.Snapshot) []Problem {
 	ix := horizon.NewIndex(snap)
 	views := Viewpoints(snap)
 	for _, svc := range snap.Services {
-		if isGatewayService(svc) {
+		if IsGatewayService(svc) {
 			continue // the gateways themselves are not traffic destinations
 		}
 		for _, port := range svc.Ports {
@@ -263,9 +263,9 @@ func predictionProblems(host string, port int32, v horizon.Proxy, p horizon.Pred
 	return ps
 }
 
-// isGatewayService reports whether a service is a network gateway (labelled
+// IsGatewayService reports whether a service is a network gateway (labelled
 // with a network in some cluster).
-func isGatewayService(svc *collector.Service) bool {
+func IsGatewayService(svc *collector.Service) bool {
 	for _, sic := range svc.Clusters {
 		if sic.Labels[networkLabel] != "" {
 			return true

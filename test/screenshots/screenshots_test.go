@@ -80,5 +80,10 @@ func TestScreenshots(t *testing.T) {
 	keys("events", "Enter")
 	time.Sleep(2 * time.Second)
 	shot("events", "eds")
+	keys(":")
+	keys("diff network1 network2", "Enter")
+	shot("diff", "legacy-billing")
+	keys("Enter")
+	shot("compare", "legacy-billing")
 	keys("q")
 }
