@@ -85,5 +85,8 @@ func TestScreenshots(t *testing.T) {
 	shot("diff", "legacy-billing")
 	keys("Enter")
 	shot("compare", "legacy-billing")
+	keys(":")
+	keys("pc network1", "Enter")
+	shot("proxy-config", "CLUSTERS")
 	keys("q")
 }
