@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +88,7 @@ func eds(t *testing.T, ctx context.Context, d *Demo, vp xdsclient.Viewpoint) []s
 		if la, ok := c.LoadAssignment(hello); ok && len(la.Endpoints) > 0 {
 			var out []string
 			for _, e := range la.Endpoints {
-				out = append(out, e.Key()+" w="+itoa(e.Weight))
+				out = append(out, e.Key()+" w="+strconv.FormatUint(uint64(e.Weight), 10))
 			}
 			sort.Strings(out)
 			return out
@@ -96,18 +97,6 @@ func eds(t *testing.T, ctx context.Context, d *Demo, vp xdsclient.Viewpoint) []s
 	}
 	t.Fatalf("no EDS from the demo for %s", vp)
 	return nil
-}
-
-func itoa(u uint32) string {
-	if u == 0 {
-		return "0"
-	}
-	var b []byte
-	for u > 0 {
-		b = append([]byte{byte('0' + u%10)}, b...)
-		u /= 10
-	}
-	return string(b)
 }
 
 // TestDemoPlantedProblems: doctor finds the planted drop, skew and failing

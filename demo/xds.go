@@ -91,7 +91,7 @@ func (s *xdsServer) register(node *corev3.Node) {
 	proxy := s.nodes[id]
 	s.mu.Unlock()
 	if !known && snap != nil {
-		s.push(id, proxy, snap)
+		s.push(id, proxy, snap, horizon.NewIndex(snap))
 	}
 }
 
@@ -104,13 +104,14 @@ func (s *xdsServer) update(snap *collector.Snapshot) {
 		nodes[id] = p
 	}
 	s.mu.Unlock()
+	ix := horizon.NewIndex(snap) // one gateway index for every node
 	for id, p := range nodes {
-		s.push(id, p, snap)
+		s.push(id, p, snap, ix)
 	}
 }
 
-func (s *xdsServer) push(nodeID string, proxy horizon.Proxy, snap *collector.Snapshot) {
-	res := resources(snap, proxy)
+func (s *xdsServer) push(nodeID string, proxy horizon.Proxy, snap *collector.Snapshot, ix *horizon.Index) {
+	res := resources(snap, ix, proxy)
 	cs, err := cachev3.NewSnapshot(strconv.FormatUint(snap.Version, 10), res)
 	if err == nil {
 		err = s.cache.SetSnapshot(context.Background(), nodeID, cs)
@@ -121,8 +122,7 @@ func (s *xdsServer) push(nodeID string, proxy horizon.Proxy, snap *collector.Sna
 }
 
 // resources builds CDS and EDS for one proxy from a collector snapshot.
-func resources(snap *collector.Snapshot, proxy horizon.Proxy) map[resource.Type][]types.Resource {
-	ix := horizon.NewIndex(snap)
+func resources(snap *collector.Snapshot, ix *horizon.Index, proxy horizon.Proxy) map[resource.Type][]types.Resource {
 	var cds, eds []types.Resource
 	for _, svc := range snap.Services {
 		for _, port := range svc.Ports {

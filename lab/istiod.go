@@ -2,14 +2,14 @@ package lab
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // meshConfig is the MeshConfig the lab's istiod runs with.
@@ -63,57 +63,10 @@ func (l *Lab) startIstiod(is *Istiod) error {
 	return is.proc.start(l.cfg.Detach)
 }
 
-// ClusterzEntry is one row of istiod's /debug/clusterz.
-type ClusterzEntry struct {
-	ID         string `json:"id"`
-	SecretName string `json:"secretName"`
-	SyncStatus string `json:"syncStatus"`
-}
-
-// NetworkzEntry is one row of istiod's /debug/networkz.
-type NetworkzEntry struct {
-	Network   string `json:"Network"`
-	Cluster   string `json:"Cluster"`
-	Addr      string `json:"Addr"`
-	Port      int    `json:"Port"`
-	HBONEPort int    `json:"HBONEPort"`
-}
-
-// Clusterz reads istiod's /debug/clusterz.
-func (i *Istiod) Clusterz(ctx context.Context) ([]ClusterzEntry, error) {
-	var out []ClusterzEntry
-	return out, i.debug(ctx, "clusterz", &out)
-}
-
-// Networkz reads istiod's /debug/networkz.
-func (i *Istiod) Networkz(ctx context.Context) ([]NetworkzEntry, error) {
-	var out []NetworkzEntry
-	return out, i.debug(ctx, "networkz", &out)
-}
-
-func (i *Istiod) debug(ctx context.Context, name string, into any) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, i.HTTPURL()+"/debug/"+name, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("istiod /debug/%s: %s", name, resp.Status)
-	}
-	if err := json.Unmarshal(b, into); err != nil {
-		return fmt.Errorf("istiod /debug/%s: %w", name, err)
-	}
-	return nil
+// View reads istiod's own view (/debug/clusterz, /debug/networkz) with
+// the reader meshscope uses.
+func (i *Istiod) View(ctx context.Context) (xdsclient.IstiodView, error) {
+	return xdsclient.FetchIstiodView(ctx, i.Cluster, i.HTTPURL())
 }
 
 // waitIstiod waits for /ready and then for /debug/clusterz to list every lab
@@ -129,17 +82,17 @@ func (l *Lab) waitIstiod(ctx context.Context, is *Istiod) error {
 		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("/ready: %s", resp.Status)
 		}
-		cz, err := is.Clusterz(ctx)
+		v, err := is.View(ctx)
 		if err != nil {
 			return err
 		}
 		synced := map[string]bool{}
-		for _, e := range cz {
+		for _, e := range v.Clusters {
 			synced[e.ID] = e.SyncStatus == "synced"
 		}
 		for _, c := range l.cfg.Clusters {
 			if !synced[c.Name] {
-				return fmt.Errorf("/debug/clusterz: %s not synced yet (%v)", c.Name, cz)
+				return fmt.Errorf("/debug/clusterz: %s not synced yet (%v)", c.Name, v.Clusters)
 			}
 		}
 		return nil

@@ -90,18 +90,11 @@ func readerToken(ctx context.Context, remote *Cluster, reader string) (string, e
 // RotateRemoteSecret (re)writes the remote secret for remote in reader with a
 // new token; the old token is revoked. It is also how the fixture creates it.
 func (l *Lab) RotateRemoteSecret(ctx context.Context, reader, remote string) error {
-	rc, err := l.cluster(remote)
+	tok, err := l.IssueReaderToken(ctx, remote, reader)
 	if err != nil {
 		return err
 	}
-	if err := ensureReader(ctx, rc); err != nil {
-		return fmt.Errorf("%s: reader account: %w", remote, err)
-	}
-	tok, err := readerToken(ctx, rc, reader)
-	if err != nil {
-		return err
-	}
-	kc, err := remoteKubeconfig(rc, tok)
+	kc, err := l.RemoteKubeconfig(remote, tok)
 	if err != nil {
 		return err
 	}
@@ -117,7 +110,7 @@ func (l *Lab) IssueReaderToken(ctx context.Context, remote, holder string) (stri
 		return "", err
 	}
 	if err := ensureReader(ctx, rc); err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: reader account: %w", remote, err)
 	}
 	return readerToken(ctx, rc, holder)
 }

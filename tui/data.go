@@ -152,17 +152,32 @@ func buildIndex(snap *collector.Snapshot, feed Feed) *index {
 
 // serviceVerdict is match when every known actual EDS of the service matches
 // the prediction, mismatch when one does not, pending when none is known.
+// explainFor is the explain view of one service port from one viewpoint,
+// with the EDS the feed holds for it (and the control plane that sent it);
+// actual is false when there is none yet (the view is then prediction only).
+func explainFor(feed Feed, snap *collector.Snapshot, host string, port int32, vp xdsclient.Viewpoint) (v explain.View, actual bool) {
+	var la *xdsclient.LoadAssignment
+	cp := vp.ControlPlane
+	if feed != nil {
+		if a, c, ok := feed.Actual(vp.String(), horizon.EDSClusterName(host, port)); ok && a != nil {
+			la = a
+			if c != "" {
+				cp = c
+			}
+		}
+	}
+	return explain.Explain(snap, host, port, vp, cp, la), la != nil
+}
+
 func serviceVerdict(snap *collector.Snapshot, s *collector.Service, vps []xdsclient.Viewpoint, feed Feed, staleVPs map[string]bool) (v explain.Verdict, stale bool) {
 	v = explain.Pending
 	for _, p := range s.Ports {
-		eds := horizon.EDSClusterName(s.Hostname, p.Port)
 		for _, vp := range vps {
-			la, cp, ok := feed.Actual(vp.String(), eds)
-			if !ok || la == nil {
+			ev, actual := explainFor(feed, snap, s.Hostname, p.Port, vp)
+			if !actual {
 				continue
 			}
 			stale = stale || staleVPs[vp.String()]
-			ev := explain.Explain(snap, s.Hostname, p.Port, vp, cp, la)
 			switch ev.Verdict {
 			case explain.Mismatch:
 				return explain.Mismatch, stale

@@ -89,14 +89,7 @@ func (v *diffView) refresh(m *Model) {
 // reached is the set of pods ("pod@cluster") a viewpoint's endpoints for
 // one service port stand for.
 func reached(m *Model, snap *collector.Snapshot, host string, port int32, vp xdsclient.Viewpoint) map[string]bool {
-	var la *xdsclient.LoadAssignment
-	cp := vp.ControlPlane
-	if m.feed != nil {
-		if a, c, ok := m.feed.Actual(vp.String(), horizon.EDSClusterName(host, port)); ok {
-			la, cp = a, c
-		}
-	}
-	ev := explain.Explain(snap, host, port, vp, cp, la)
+	ev, actual := explainFor(m.feed, snap, host, port, vp)
 	out := map[string]bool{}
 	// A pod is "pod@cluster" however it is reached (directly, or behind a
 	// gateway); an endpoint meshscope cannot place is its address.
@@ -114,7 +107,7 @@ func reached(m *Model, snap *collector.Snapshot, host string, port int32, vp xds
 			out[key(r.Pod, r.Cluster, r.Address)] = true
 		}
 	}
-	if la != nil {
+	if actual {
 		for _, e := range ev.Actual {
 			add(e.StandsFor, e.Pod, e.Cluster, e.Address)
 		}

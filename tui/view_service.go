@@ -135,20 +135,9 @@ func (v *serviceView) refresh(m *Model) {
 	}
 	v.port = min(max(v.port, 0), len(v.svc.Ports)-1)
 	port := v.svc.Ports[v.port].Port
-	eds := horizon.EDSClusterName(v.host, port)
 	for _, vp := range v.vps {
-		var la *xdsclient.LoadAssignment
-		cp := vp.ControlPlane
-		if m.feed != nil {
-			if a, c, ok := m.feed.Actual(vp.String(), eds); ok {
-				la = a
-				if c != "" {
-					cp = c
-				}
-			}
-		}
-		ev := explain.Explain(m.ix.snap, v.host, port, vp, cp, la)
-		if la == nil {
+		ev, actual := explainFor(m.feed, m.ix.snap, v.host, port, vp)
+		if !actual {
 			ev.Error = v.streamText(m, vp.String())
 		}
 		v.views = append(v.views, ev)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -76,9 +75,7 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 			if ps == nil {
 				ps = []explain.Problem{}
 			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(struct {
+			if err := writeJSON(cmd.OutOrStdout(), struct {
 				Problems []explain.Problem `json:"problems"`
 			}{ps}); err != nil {
 				return err

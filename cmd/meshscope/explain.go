@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -99,11 +98,15 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *mesh, snap *coll
 	if err != nil {
 		return err
 	}
+	mode, err := xdsclient.ParseMode(o.mode)
+	if err != nil {
+		return err
+	}
 	names := make([]string, len(ports))
 	for i, p := range ports {
 		names[i] = horizon.EDSClusterName(host, p)
 	}
-	actual := fetchEDS(ctx, m, vps, names, xdsclient.Mode(o.mode), o.timeout)
+	actual := fetchEDS(ctx, m, vps, names, mode, o.timeout)
 
 	// Predict from the newest snapshot: it is at least as new as the EDS.
 	snap = m.Registry.Snapshot()
@@ -123,9 +126,7 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *mesh, snap *coll
 		}
 	}
 	if o.output == "json" {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
 			return err
 		}
 	} else {
@@ -273,29 +274,6 @@ func fetchEDS(ctx context.Context, m *mesh, vps []xdsclient.Viewpoint, names []s
 	}
 	wg.Wait()
 	return out
-}
-
-// controlPlaneFor picks the istiod serving a viewpoint: the one given for
-// its cluster, else the only (or first) one given; with none given, a
-// port-forward to the istiod pod of the first context.
-func (m *mesh) controlPlaneFor(ctx context.Context, vp xdsclient.Viewpoint) (XDSTarget, error) {
-	if len(m.ControlPlanes) == 0 {
-		return m.portForwarded(ctx)
-	}
-	want := vp.ControlPlane
-	if want == "" {
-		want = vp.Cluster
-	}
-	for _, t := range m.ControlPlanes {
-		if t.Cluster == want {
-			return t, nil
-		}
-	}
-	t := m.ControlPlanes[0]
-	if t.Cluster == "" {
-		t.Cluster = t.Address
-	}
-	return t, nil
 }
 
 func writeExplainTable(w io.Writer, res explainResult) {

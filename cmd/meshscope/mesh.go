@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -194,4 +196,34 @@ func checkOutput(got string, allowed ...string) error {
 		return nil
 	}
 	return fmt.Errorf("--output %q: want %s or %s", got, strings.Join(allowed[:len(allowed)-1], ", "), allowed[len(allowed)-1])
+}
+
+// controlPlaneFor picks the istiod serving a viewpoint: the one given for
+// its cluster, else the only (or first) one given; with none given, a
+// port-forward to the istiod pod of the first context.
+func (m *mesh) controlPlaneFor(ctx context.Context, vp xdsclient.Viewpoint) (XDSTarget, error) {
+	if len(m.ControlPlanes) == 0 {
+		return m.portForwarded(ctx)
+	}
+	want := vp.ControlPlane
+	if want == "" {
+		want = vp.Cluster
+	}
+	for _, t := range m.ControlPlanes {
+		if t.Cluster == want {
+			return t, nil
+		}
+	}
+	t := m.ControlPlanes[0]
+	if t.Cluster == "" {
+		t.Cluster = t.Address
+	}
+	return t, nil
+}
+
+// writeJSON writes v as indented JSON, the -o json of every command.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

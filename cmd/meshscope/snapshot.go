@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -74,9 +73,7 @@ func runSnapshot(cmd *cobra.Command, g *globalOptions, o *snapshotOptions) error
 func writeSnapshot(w io.Writer, s *collector.Snapshot, format string) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+		return writeJSON(w, s)
 	case "yaml":
 		b, err := yaml.Marshal(s)
 		if err != nil {

@@ -191,10 +191,15 @@ func (f *liveFeed) close() {
 func (f *liveFeed) Snapshots() <-chan *collector.Snapshot { return f.snaps }
 func (f *liveFeed) Events() <-chan xdsclient.Event        { return f.events }
 
-func (f *liveFeed) Actual(viewpoint, edsCluster string) (*xdsclient.LoadAssignment, string, bool) {
+// client is the stream of a viewpoint and its control plane (nil if none).
+func (f *liveFeed) client(viewpoint string) (*xdsclient.Client, string) {
 	f.mu.Lock()
-	c, cp := f.clients[viewpoint], f.cps[viewpoint]
-	f.mu.Unlock()
+	defer f.mu.Unlock()
+	return f.clients[viewpoint], f.cps[viewpoint]
+}
+
+func (f *liveFeed) Actual(viewpoint, edsCluster string) (*xdsclient.LoadAssignment, string, bool) {
+	c, cp := f.client(viewpoint)
 	if c == nil {
 		return nil, "", false
 	}
@@ -229,9 +234,7 @@ func (f *liveFeed) Status() []tui.StreamStatus {
 
 // Config is the CDS, LDS and RDS a viewpoint holds (tui.ConfigFeed).
 func (f *liveFeed) Config(viewpoint string) (tui.ProxyConfig, bool) {
-	f.mu.Lock()
-	c := f.clients[viewpoint]
-	f.mu.Unlock()
+	c, _ := f.client(viewpoint)
 	if c == nil {
 		return tui.ProxyConfig{}, false
 	}
@@ -241,9 +244,7 @@ func (f *liveFeed) Config(viewpoint string) (tui.ProxyConfig, bool) {
 
 // WatchListeners subscribes LDS and RDS for a viewpoint, on demand.
 func (f *liveFeed) WatchListeners(viewpoint string) {
-	f.mu.Lock()
-	c := f.clients[viewpoint]
-	f.mu.Unlock()
+	c, _ := f.client(viewpoint)
 	if c != nil {
 		_ = c.WatchListeners()
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -107,7 +108,7 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 				ref.Health = Unhealthy
 			}
 			// filterIstioEndpoint: network view, cluster-local, terminating.
-			if len(proxy.NetworkView) > 0 && ep.Network != "" && !contains(proxy.NetworkView, ep.Network) {
+			if len(proxy.NetworkView) > 0 && ep.Network != "" && !slices.Contains(proxy.NetworkView, ep.Network) {
 				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNetworkView,
 					Why: fmt.Sprintf("the proxy's REQUESTED_NETWORK_VIEW (%s) does not include %s", strings.Join(proxy.NetworkView, ","), ep.Network)})
 				continue
@@ -321,15 +322,6 @@ func isClusterLocal(hostname string) bool {
 	return strings.HasSuffix(hostname, ".kube-system.svc.cluster.local") ||
 		hostname == "kubernetes.default.svc.cluster.local" ||
 		hostname == "istiod.istio-system.svc.cluster.local"
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func orNone(s string) string {

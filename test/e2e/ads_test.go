@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -83,12 +84,12 @@ func TestLabSplitHorizonEDS(t *testing.T) {
 	addr := theLab.Istiods()[0].XDSAddress()
 	got := rawEDS(t, addr, "cluster1", "network1", helloworldEDS)
 	want := []string{"10.44.0.13:5000 w=1", "192.168.60.9:15443 w=1"}
-	if !equal(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("network1 EDS for helloworld = %v, want %v", got, want)
 	}
 	got = rawEDS(t, addr, "cluster2", "network2", helloworldEDS)
 	want = []string{"10.144.0.15:5000 w=1", "192.168.60.113:15443 w=1"}
-	if !equal(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("network2 EDS for helloworld = %v, want %v", got, want)
 	}
 }
@@ -100,7 +101,7 @@ func TestLabNoNetworkEDS(t *testing.T) {
 	got := rawEDS(t, addr, "cluster1", "", helloworldEDS)
 	t.Logf("no-network EDS: %v", got)
 	want := []string{"192.168.60.113:15443 w=1", "192.168.60.9:15443 w=1"}
-	if !equal(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("no-network EDS for helloworld = %v, want %v", got, want)
 	}
 }

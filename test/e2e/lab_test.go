@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -15,10 +17,11 @@ import (
 // remote secret and reports both clusters synced, config cluster first.
 func TestLabClusterz(t *testing.T) {
 	ctx := context.Background()
-	cz, err := theLab.Istiods()[0].Clusterz(ctx)
+	v, err := theLab.Istiods()[0].View(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cz := v.Clusters
 	got := map[string]string{}
 	for _, e := range cz {
 		got[e.ID] = e.SyncStatus + " " + e.SecretName
@@ -40,17 +43,17 @@ func TestLabClusterz(t *testing.T) {
 // TestLabNetworkz: istiod finds one east-west gateway per network from the
 // Services labelled topology.istio.io/network.
 func TestLabNetworkz(t *testing.T) {
-	nz, err := theLab.Istiods()[0].Networkz(context.Background())
+	v, err := theLab.Istiods()[0].View(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, e := range nz {
-		got = append(got, e.Network+" "+e.Cluster+" "+e.Addr+":"+itoa(e.Port))
+	for _, e := range v.Gateways {
+		got = append(got, fmt.Sprintf("%s %s %s:%d", e.Network, e.Cluster, e.Addr, e.Port))
 	}
 	sort.Strings(got)
 	want := []string{"network1 cluster1 192.168.60.113:15443", "network2 cluster2 192.168.60.9:15443"}
-	if !equal(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("networkz = %v, want %v", got, want)
 	}
 }
@@ -83,7 +86,7 @@ func TestLabKubeconfig(t *testing.T) {
 		"sample/helloworld-v2-54df5f84b-9hxgw Running 10.144.0.15",
 		"sample/sleep-557747455f-q4r2t Running 10.144.0.16",
 	}
-	if !equal(names, want) {
+	if !slices.Equal(names, want) {
 		t.Errorf("cluster2 pods = %v, want %v", names, want)
 	}
 }

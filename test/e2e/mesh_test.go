@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -38,19 +39,26 @@ type probe struct {
 	events []xdsclient.Event
 }
 
+// startProbe impersonates vp against the first istiod (plaintext).
 func startProbe(t *testing.T, vp xdsclient.Viewpoint, mode xdsclient.Mode, eds ...string) *probe {
 	t.Helper()
-	p := &probe{}
-	c, err := xdsclient.New(xdsclient.Options{
+	return runProbe(t, xdsclient.Options{
 		Viewpoint: vp, ControlPlane: "cluster1", Mode: mode, EDSNames: eds,
 		Transport: xdsclient.TransportConfig{Address: theLab.Istiods()[0].XDSAddress()},
 		Backoff:   xdsclient.Backoff{Initial: 100 * time.Millisecond, Max: time.Second},
-		OnEvent: func(e xdsclient.Event) {
-			p.mu.Lock()
-			p.events = append(p.events, e)
-			p.mu.Unlock()
-		},
 	})
+}
+
+// runProbe starts a client with opts (recording its events) until the test ends.
+func runProbe(t *testing.T, opts xdsclient.Options) *probe {
+	t.Helper()
+	p := &probe{}
+	opts.OnEvent = func(e xdsclient.Event) {
+		p.mu.Lock()
+		p.events = append(p.events, e)
+		p.mu.Unlock()
+	}
+	c, err := xdsclient.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +79,7 @@ func (p *probe) eds(name string) []string {
 	}
 	out := []string{}
 	for _, e := range la.Endpoints {
-		out = append(out, e.Key()+" w="+itoa(int(e.Weight)))
+		out = append(out, e.Key()+" w="+strconv.FormatUint(uint64(e.Weight), 10))
 	}
 	sort.Strings(out)
 	return out

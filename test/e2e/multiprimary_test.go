@@ -24,24 +24,19 @@ func TestMultiPrimary(t *testing.T) {
 		"cluster2/network2": "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1",
 	}
 	for i, is := range theLab.Istiods() {
-		cz, err := is.Clusterz(context.Background())
+		v, err := is.View(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
+		cz := v.Clusters
 		if len(cz) != 2 || cz[0].ID != is.Cluster {
 			t.Errorf("istiod %d clusterz %+v: want its own cluster first, then the other", i, cz)
 		}
 		for _, vp := range []xdsclient.Viewpoint{{Cluster: "cluster1", Network: "network1"}, {Cluster: "cluster2", Network: "network2"}} {
 			vp.ControlPlane = is.Cluster
-			c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: is.Cluster, EDSNames: []string{helloworldEDS},
+			p := runProbe(t, xdsclient.Options{Viewpoint: vp, ControlPlane: is.Cluster, EDSNames: []string{helloworldEDS},
 				Transport: xdsclient.TransportConfig{Address: is.XDSAddress()}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() { _ = c.Run(ctx); close(done) }()
-			p := &probe{c: c}
+			c := p.c
 			key := strings.TrimSuffix(vp.String(), "@"+is.Cluster)
 			eventually(t, 20*time.Second, func() string {
 				la, ok := c.LoadAssignment(helloworldEDS)
@@ -56,8 +51,6 @@ func TestMultiPrimary(t *testing.T) {
 				}
 				return ""
 			})
-			cancel()
-			<-done
 		}
 	}
 }

@@ -46,23 +46,15 @@ func TestXDSClientTLS(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(tr.Status.Token), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c, err := xdsclient.New(xdsclient.Options{
+	p := runProbe(t, xdsclient.Options{
 		Viewpoint:    xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1", Namespace: lab.SampleNamespace},
 		ControlPlane: "cluster1", EDSNames: []string{helloworldEDS},
 		Transport: xdsclient.TransportConfig{Address: theLab.Istiods()[0].SecureXDSAddress(), TLS: true, CAFile: caFile,
 			ServerName: xdsclient.DefaultServerName, TokenFile: tokenFile},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { _ = c.Run(cctx); close(done) }()
-	defer func() { cancel(); <-done }()
-	p := &probe{c: c}
 	eventually(t, 20*time.Second, func() string {
 		if got := strings.Join(p.eds(helloworldEDS), ","); got != "10.44.0.13:5000 w=1,192.168.60.9:15443 w=1" {
-			return "EDS over TLS: " + got + " (" + c.Status().Message + ")"
+			return "EDS over TLS: " + got + " (" + p.c.Status().Message + ")"
 		}
 		return ""
 	})
