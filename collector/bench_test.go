@@ -14,7 +14,7 @@ import (
 func largeView(nSvc, nEp int) cacheView {
 	v := cacheView{}
 	pods := map[string]*cachedPod{}
-	in := &podInterner{}
+	in := newInterner()
 	for i := 0; i < nSvc; i++ {
 		ns := fmt.Sprintf("ns%d", i%50)
 		name := fmt.Sprintf("svc%d", i)
@@ -24,10 +24,11 @@ func largeView(nSvc, nEp int) cacheView {
 			pod := fmt.Sprintf("%s-%d", name, j)
 			ip := fmt.Sprintf("10.%d.%d.%d", i/250, i%250, j)
 			m[pod] = ip
-			cp, _ := in.transform(podObj(ns, pod, ip, "network1", true))
+			cp, _ := in.transformPod(podObj(ns, pod, ip, "network1", true))
 			pods[ns+"/"+pod] = cp.(*cachedPod)
 		}
-		v.slices = append(v.slices, sliceObj(ns, name, name+"-x", 8080, m))
+		cs, _ := in.transformEndpointSlice(sliceObj(ns, name, name+"-x", 8080, m))
+		v.slices = append(v.slices, cs.(*cachedSlice))
 	}
 	v.pod = func(k string) *cachedPod { return pods[k] }
 	v.podCount = len(pods)
@@ -89,15 +90,17 @@ func benchRegistry(b *testing.B, nClusters, nSvc, nEp int) *Registry {
 		}
 		for _, s := range v.slices {
 			// Each cluster has its own pod IPs.
-			for i := range s.Endpoints {
-				s.Endpoints[i].Addresses[0] = fmt.Sprintf("%d.%s", ci+1, s.Endpoints[i].Addresses[0][3:])
+			for i := range s.endpoints {
+				s.endpoints[i].addresses = []string{fmt.Sprintf("%d.%s", ci+1, s.endpoints[i].addresses[0][3:])}
 			}
 			add(w.slices, s)
 		}
+		in := newInterner()
 		for i := 0; i < nSvc; i++ {
 			ns, name := fmt.Sprintf("ns%d", i%50), fmt.Sprintf("svc%d", i)
 			for j := 0; j < nEp; j++ {
-				add(w.pods, podObj(ns, fmt.Sprintf("%s-%d", name, j), "", "network1", true))
+				p, _ := in.transformPod(podObj(ns, fmt.Sprintf("%s-%d", name, j), "", "network1", true))
+				add(w.pods, p)
 			}
 		}
 		add(w.namespaces, nsObj("istio-system", fmt.Sprintf("network%d", ci+1)))

@@ -39,7 +39,7 @@ var importantServiceLabels = []string{LabelNetwork, LabelGatewayPort, "istio"}
 // the benchmark build parts from plain objects through it.
 type cacheView struct {
 	services   []*corev1.Service
-	slices     []*discoveryv1.EndpointSlice
+	slices     []*cachedSlice
 	pod        func(key string) *cachedPod
 	node       func(name string) *corev1.Node
 	nodes      func() []*corev1.Node // nil when nodes are not watched
@@ -57,7 +57,7 @@ func (w *watcher) view(systemNamespace string) cacheView {
 		}
 	}
 	for _, o := range w.slices.inf.GetStore().List() {
-		if s, ok := o.(*discoveryv1.EndpointSlice); ok {
+		if s, ok := o.(*cachedSlice); ok {
 			v.slices = append(v.slices, s)
 		}
 	}
@@ -101,9 +101,10 @@ func (w *watcher) view(systemNamespace string) cacheView {
 	return v
 }
 
-// meshNetworksRaw returns the meshNetworks text of ConfigMap istio, if any.
+// meshNetworksRaw returns the meshNetworks text of the mesh ConfigMap
+// ("istio", or "istio-<revision>"), if any.
 func (w *watcher) meshNetworksRaw(ns string) string {
-	o, ok, _ := w.configMaps.inf.GetStore().GetByKey(ns + "/" + meshConfigMapName)
+	o, ok, _ := w.configMaps.inf.GetStore().GetByKey(ns + "/" + MeshConfigMapName(w.opts.Revision))
 	if !ok {
 		return ""
 	}
@@ -153,7 +154,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		missing  bool
 	}
 	pods := make(map[string]*podInfo, v.podCount)
-	localities := map[string]string{}
+	localities, zoneLocalities := map[string]string{}, map[string]string{}
 	locality := func(node, zone string) string {
 		if node != "" && v.node != nil {
 			if l, ok := localities[node]; ok {
@@ -168,36 +169,56 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 				return l
 			}
 		}
-		if zone != "" {
-			return "/" + zone
+		if zone == "" {
+			return ""
 		}
-		return ""
+		l, ok := zoneLocalities[zone] // one string per zone, not per endpoint
+		if !ok {
+			l = "/" + zone
+			zoneLocalities[zone] = l
+		}
+		return l
+	}
+	// Slices istiod reads (it ignores FQDN slices and slices of no
+	// Service), with each hostname's endpoint count, so every service's
+	// endpoints are allocated once at their final size.
+	hostOf := make([]string, len(v.slices))
+	total := map[string]int{}
+	for i, sl := range v.slices {
+		if sl.service == "" || sl.addressType == discoveryv1.AddressTypeFQDN {
+			continue
+		}
+		hostOf[i] = sl.service + "." + sl.namespace + ".svc." + domain
+		for _, ep := range sl.endpoints {
+			total[hostOf[i]] += len(ep.addresses)
+		}
 	}
 	slicesOf := map[string]int{} // hostname → slices seen; >1 needs de-duplication
 	labelSets := map[string]map[string]string{}
-	for _, sl := range v.slices {
-		svcName := sl.Labels[discoveryv1.LabelServiceName]
-		if svcName == "" {
+	for i, sl := range v.slices {
+		h := hostOf[i]
+		if h == "" {
 			continue
 		}
-		h := svcName + "." + sl.Namespace + ".svc." + domain
 		sc := p.services[h]
 		if sc == nil {
 			sc = &ServiceInCluster{Cluster: id, NoService: true}
 			p.services[h] = sc
-			p.serviceMeta[h] = [3]string{sl.Namespace, svcName}
+			p.serviceMeta[h] = [3]string{sl.namespace, sl.service}
 		}
-		ports := slicePorts(sl)
+		if sc.Endpoints == nil {
+			sc.Endpoints = make([]Endpoint, 0, total[h])
+		}
 		slicesOf[h]++
-		for i := range sl.Endpoints {
-			ep := &sl.Endpoints[i]
+		for j := range sl.endpoints {
+			ep := &sl.endpoints[j]
 			var pi *podInfo
-			if ref := ep.TargetRef; ref != nil && ref.Kind == "Pod" {
-				ns := ref.Namespace
+			if ep.pod != "" {
+				ns := ep.podNamespace
 				if ns == "" {
-					ns = sl.Namespace
+					ns = sl.namespace
 				}
-				key := ns + "/" + ref.Name
+				key := ns + "/" + ep.pod
 				pi = pods[key]
 				if pi == nil {
 					pi = &podInfo{}
@@ -212,25 +233,15 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 					pods[key] = pi
 				}
 			}
-			node := ""
-			if ep.NodeName != nil {
-				node = *ep.NodeName
-			}
-			var zone string
-			if ep.Zone != nil {
-				zone = *ep.Zone
-			}
-			for _, addr := range ep.Addresses {
+			node := ep.node
+			for _, addr := range ep.addresses {
 				e := Endpoint{
 					Cluster:     id,
 					Address:     addr,
-					Ports:       ports,
-					Ready:       ep.Conditions.Ready == nil || *ep.Conditions.Ready,
-					Terminating: ep.Conditions.Terminating != nil && *ep.Conditions.Terminating,
-				}
-				e.Serving = e.Ready
-				if ep.Conditions.Serving != nil {
-					e.Serving = *ep.Conditions.Serving
+					Ports:       sl.ports,
+					Ready:       ep.conditions.ready(),
+					Serving:     ep.conditions.serving(),
+					Terminating: ep.conditions.terminating(),
 				}
 				netLabel := ""
 				if pi != nil {
@@ -238,13 +249,11 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 					if node == "" {
 						node = pi.node
 					}
-					if ep.TargetRef != nil {
-						e.Pod = ep.TargetRef.Name
-					}
+					e.Pod = ep.pod
 					e.PodMissing = pi.missing
 				}
 				e.Node = node
-				e.Locality = locality(node, zone)
+				e.Locality = locality(node, ep.zone)
 				e.Network, e.NetworkFrom = resolveNetwork(netLabel, p.network, ix, id, addr)
 				if e.Network != "" {
 					p.networks[e.Network] = true
@@ -367,9 +376,9 @@ func servicePorts(svc *corev1.Service) []ServicePort {
 	return out
 }
 
-func slicePorts(sl *discoveryv1.EndpointSlice) []EndpointPort {
-	out := make([]EndpointPort, 0, len(sl.Ports))
-	for _, p := range sl.Ports {
+func slicePorts(ports []discoveryv1.EndpointPort) []EndpointPort {
+	out := make([]EndpointPort, 0, len(ports))
+	for _, p := range ports {
 		ep := EndpointPort{}
 		if p.Name != nil {
 			ep.Name = *p.Name

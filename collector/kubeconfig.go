@@ -2,6 +2,7 @@ package collector
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -93,13 +94,35 @@ func describeKubeconfig(rules *clientcmd.ClientConfigLoadingRules) string {
 	return "(default)"
 }
 
-// normalizeServer makes two spellings of one API server URL compare equal
-// ("https://127.0.0.1:6444/" and "https://127.0.0.1:6444").
+// normalizeServer makes the spellings of one API server URL compare equal,
+// so a context and a remote secret that reach the same server are one
+// cluster: "https://API.example.com:443/", "api.example.com" and
+// "https://api.example.com" are the same; scheme and host are
+// case-insensitive, the default port of the scheme is implied, a trailing
+// slash means nothing. The path is kept as written (API servers behind a
+// path-routing proxy differ by it).
 func normalizeServer(s string) string {
 	s = strings.TrimSpace(s)
-	s = strings.TrimRight(s, "/")
-	if s != "" && !strings.Contains(s, "://") {
+	if s == "" {
+		return ""
+	}
+	if !strings.Contains(s, "://") {
 		s = "https://" + s
 	}
-	return strings.ToLower(s)
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return strings.ToLower(strings.TrimRight(s, "/"))
+	}
+	scheme := strings.ToLower(u.Scheme)
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]" // IPv6
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return scheme + "://" + host + strings.TrimRight(u.EscapedPath(), "/")
 }

@@ -59,3 +59,35 @@ func TestLoadContexts(t *testing.T) {
 		t.Fatal("garbage kubeconfig loaded")
 	}
 }
+
+func TestNormalizeServer(t *testing.T) {
+	same := [][]string{
+		{"https://127.0.0.1:6444", "https://127.0.0.1:6444/", " HTTPS://127.0.0.1:6444 ", "127.0.0.1:6444"},
+		{"https://api.example.com", "https://API.Example.com:443/", "api.example.com", "api.example.com:443"},
+		{"http://10.0.0.1", "http://10.0.0.1:80/"},
+		{"https://[::1]:6443", "https://[::1]:6443/", "[::1]:6443"},
+		{"https://proxy.example.com/k8s/clusters/c-1", "https://proxy.example.com:443/k8s/clusters/c-1/"},
+	}
+	for _, group := range same {
+		want := normalizeServer(group[0])
+		for _, s := range group[1:] {
+			if got := normalizeServer(s); got != want {
+				t.Errorf("normalizeServer(%q) = %q, want %q (same server as %q)", s, got, want, group[0])
+			}
+		}
+	}
+	different := [][2]string{
+		{"https://127.0.0.1:6443", "https://127.0.0.1:6444"},
+		{"http://10.0.0.1", "https://10.0.0.1"},
+		{"https://proxy.example.com/k8s/clusters/c-1", "https://proxy.example.com/k8s/clusters/c-2"},
+		{"https://10.0.0.1:8443", "https://10.0.0.1"},
+	}
+	for _, d := range different {
+		if normalizeServer(d[0]) == normalizeServer(d[1]) {
+			t.Errorf("%q and %q normalize alike (%q): they are different servers", d[0], d[1], normalizeServer(d[0]))
+		}
+	}
+	if got := normalizeServer(""); got != "" {
+		t.Errorf(`normalizeServer("") = %q`, got)
+	}
+}

@@ -28,6 +28,10 @@ type Options struct {
 	// SystemNamespace is istiod's namespace (remote secrets, the network
 	// label, ConfigMap istio). Default "istio-system".
 	SystemNamespace string
+	// Revision is istiod's revision (its REVISION): istiod reads
+	// meshNetworks from ConfigMap "istio-<revision>" instead of "istio"
+	// ("" and "default" mean "istio").
+	Revision string
 	// DisableRemoteSecrets stops reading remote secrets from the context
 	// clusters (they are read by default, like istiod).
 	DisableRemoteSecrets bool

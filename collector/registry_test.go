@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -420,28 +419,49 @@ func TestSyncTimeout(t *testing.T) {
 }
 
 func TestMeshNetworksFromConfigMap(t *testing.T) {
-	w := newFakeWorld(t)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio", Namespace: "istio-system"},
-		Data: map[string]string{"mesh": "big mesh config", "meshNetworks": `
+	const netX = `
 networks:
   netX:
     endpoints: [{fromRegistry: cluster1}]
     gateways: [{address: 7.7.7.7, port: 15443}]
-`}}
-	objs := labCluster("", "", "hw1", "10.44.0.13")
-	objs = append(objs[:2], objs[3:]...) // no east-west gateway service
-	c1 := fake.NewClientset(append(objs, cm)...)
-	r := startRegistry(t, fastOptions(w, Source{Name: "cluster1", Server: "https://c1", Client: c1}))
-	s := settled(context.Background(), t, r)
-	ep := s.Service("helloworld.sample.svc.cluster.local").Clusters["cluster1"].Endpoints[0]
-	if ep.Network != "netX" || ep.NetworkFrom != NetworkFromRegistry {
-		t.Fatalf("endpoint = %+v", ep)
-	}
-	if len(s.Gateways) != 1 || s.Gateways[0].Address != "7.7.7.7" || s.Gateways[0].From != GatewayFromMeshNetworks || s.Gateways[0].Cluster != "" {
-		t.Fatalf("gateways = %+v", s.Gateways)
-	}
-	if len(s.Networks) != 1 || s.Networks[0].Name != "netX" || s.Networks[0].FromRegistry[0] != "cluster1" {
-		t.Fatalf("networks = %+v", s.Networks)
+`
+	const netY = `
+networks:
+  netY:
+    endpoints: [{fromRegistry: cluster1}]
+    gateways: [{address: 8.8.8.8, port: 15443}]
+`
+	// ConfigMap "istio" says netX, "istio-canary" says netY: istiod of
+	// revision canary reads the second (getMeshConfigMapName).
+	for _, tc := range []struct{ revision, network, gateway string }{
+		{"", "netX", "7.7.7.7"},
+		{"default", "netX", "7.7.7.7"},
+		{"canary", "netY", "8.8.8.8"},
+	} {
+		t.Run("revision="+tc.revision, func(t *testing.T) {
+			w := newFakeWorld(t)
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio", Namespace: "istio-system"},
+				Data: map[string]string{"mesh": "big mesh config", "meshNetworks": netX}}
+			cmCanary := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio-canary", Namespace: "istio-system"},
+				Data: map[string]string{"meshNetworks": netY}}
+			objs := labCluster("", "", "hw1", "10.44.0.13")
+			objs = append(objs[:2], objs[3:]...) // no east-west gateway service
+			c1 := fake.NewClientset(append(objs, cm, cmCanary)...)
+			opts := fastOptions(w, Source{Name: "cluster1", Server: "https://c1", Client: c1})
+			opts.Revision = tc.revision
+			r := startRegistry(t, opts)
+			s := settled(context.Background(), t, r)
+			ep := s.Service("helloworld.sample.svc.cluster.local").Clusters["cluster1"].Endpoints[0]
+			if ep.Network != tc.network || ep.NetworkFrom != NetworkFromRegistry {
+				t.Fatalf("endpoint = %+v", ep)
+			}
+			if len(s.Gateways) != 1 || s.Gateways[0].Address != tc.gateway || s.Gateways[0].From != GatewayFromMeshNetworks || s.Gateways[0].Cluster != "" {
+				t.Fatalf("gateways = %+v", s.Gateways)
+			}
+			if len(s.Networks) != 1 || s.Networks[0].Name != tc.network || s.Networks[0].FromRegistry[0] != "cluster1" {
+				t.Fatalf("networks = %+v", s.Networks)
+			}
+		})
 	}
 }
 
@@ -454,11 +474,11 @@ func TestStripTransforms(t *testing.T) {
 	}
 	// Pods are cached as cachedPod: identity, node, important labels only,
 	// and pods with the same labels share one label map.
-	in := &podInterner{}
+	in := newInterner()
 	p1, p2 := podObj("a", "p1", "1.1.1.1", "", true), podObj("a", "p2", "1.1.1.2", "", true)
 	p1.Labels["pod-template-hash"], p2.Labels["pod-template-hash"] = "x", "y" // unimportant: dropped
-	o1, _ := in.transform(p1)
-	o2, _ := in.transform(p2)
+	o1, _ := in.transformPod(p1)
+	o2, _ := in.transformPod(p2)
 	c1, c2 := o1.(*cachedPod), o2.(*cachedPod)
 	if c1.Name != "p1" || c1.Namespace != "a" || c1.NodeName != "node1" || c1.Labels["pod-template-hash"] != "" || c1.Labels["app"] == "" {
 		t.Fatalf("cached pod: %+v", c1)
@@ -530,7 +550,7 @@ func TestMultiPrimaryContextsRenamedBySecrets(t *testing.T) {
 func TestEndpointWithoutPod(t *testing.T) {
 	v := cacheView{
 		services: []*corev1.Service{svcObj("sample", "hw", 80)},
-		slices:   []*discoveryv1.EndpointSlice{sliceObj("sample", "hw", "hw-1", 80, map[string]string{"ghost": "10.0.0.9"})},
+		slices:   []*cachedSlice{cacheSlice(sliceObj("sample", "hw", "hw-1", 80, map[string]string{"ghost": "10.0.0.9"}))},
 		pod:      func(string) *cachedPod { return nil },
 	}
 	p := buildPart(v, "c1", "cluster.local", nil)

@@ -20,10 +20,16 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-const (
-	meshConfigMapName = "istio"
-	meshNetworksKey   = "meshNetworks"
-)
+const meshNetworksKey = "meshNetworks"
+
+// MeshConfigMapName is the ConfigMap istiod of that revision reads its mesh
+// config and meshNetworks from (pilot/pkg/bootstrap getMeshConfigMapName).
+func MeshConfigMapName(revision string) string {
+	if revision == "" || revision == "default" {
+		return "istio"
+	}
+	return "istio-" + revision
+}
 
 // resource names, used in sentences ("forbidden services").
 const (
@@ -98,14 +104,16 @@ func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, re
 		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			return core.Services(metav1.NamespaceAll).Watch(ctx, o)
 		})
-	w.slices = w.add(resEndpointSlices, true, &discoveryv1.EndpointSlice{}, transformEndpointSlice,
+	// Slices and pods are cached as slim types of our own, sharing one
+	// interner (namespaces, node names, zones, label sets).
+	in := newInterner()
+	w.slices = w.add(resEndpointSlices, true, &discoveryv1.EndpointSlice{}, in.transformEndpointSlice,
 		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return disc.EndpointSlices(metav1.NamespaceAll).List(ctx, o)
 		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			return disc.EndpointSlices(metav1.NamespaceAll).Watch(ctx, o)
 		})
-	pods := &podInterner{}
-	w.pods = w.add(resPods, true, &corev1.Pod{}, pods.transform,
+	w.pods = w.add(resPods, true, &corev1.Pod{}, in.transformPod,
 		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return core.Pods(metav1.NamespaceAll).List(ctx, o)
 		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
@@ -131,7 +139,7 @@ func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, re
 				return core.Nodes().Watch(ctx, o)
 			})
 	}
-	cmSel := fields.OneTermEqualSelector("metadata.name", meshConfigMapName).String()
+	cmSel := fields.OneTermEqualSelector("metadata.name", MeshConfigMapName(opts.Revision)).String()
 	w.configMaps = w.add(resConfigMaps, false, &corev1.ConfigMap{}, transformConfigMap,
 		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = cmSel

@@ -25,6 +25,7 @@ import (
 type meshOptions struct {
 	allContexts             bool
 	istioNamespace          string
+	revision                string
 	remoteSecrets           bool
 	clusterIDs              []string
 	syncTimeout             time.Duration
@@ -36,6 +37,7 @@ type meshOptions struct {
 func (o *meshOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.allContexts, "all-contexts", false, "read every context of the kubeconfig")
 	f.StringVar(&o.istioNamespace, "istio-namespace", "istio-system", "istiod's namespace: remote secrets, the network label, ConfigMap istio")
+	f.StringVar(&o.revision, "revision", "", "istiod's revision: meshNetworks from ConfigMap istio-REVISION, and the istiod pod labelled istio.io/rev=REVISION to port-forward to")
 	f.BoolVar(&o.remoteSecrets, "remote-secrets", true, "also read the clusters declared by remote secrets (istio/multiCluster=true)")
 	f.StringArrayVar(&o.clusterIDs, "cluster-id", nil, "cluster ID of a context, CONTEXT=ID (repeatable)")
 	f.DurationVar(&o.syncTimeout, "sync-timeout", 30*time.Second, "how long a cluster may take to sync before it is shown as timeout")
@@ -102,6 +104,7 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 		Contexts:                g.Contexts,
 		AllContexts:             o.allContexts,
 		SystemNamespace:         o.istioNamespace,
+		Revision:                o.revision,
 		DisableRemoteSecrets:    !o.remoteSecrets,
 		ClusterIDs:              ids,
 		SyncTimeout:             o.syncTimeout,
@@ -114,7 +117,7 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 	done := make(chan struct{})
 	go func() { _ = reg.Run(runCtx); close(done) }()
 	m := &mesh{Registry: reg, ControlPlanes: targets, IstiodDebug: debug, syncTimeout: o.syncTimeout,
-		kube: &watchKube{kubeconfig: g.Kubeconfig, contexts: g.Contexts}, istiodNS: o.istioNamespace}
+		kube: &watchKube{kubeconfig: g.Kubeconfig, contexts: g.Contexts, revision: o.revision}, istiodNS: o.istioNamespace}
 	m.stop = func() {
 		cancel()
 		<-done

@@ -34,6 +34,7 @@ type watchOptions struct {
 	TokenFile   string
 	ServerName  string
 	IstiodNS    string
+	Revision    string
 	DialTimeout time.Duration
 	Seed        int64
 }
@@ -76,6 +77,7 @@ in --istiod-namespace of the current (or first --context) kube context.`,
 	f.StringVar(&o.CAFile, "ca-file", "", "PEM file with istiod's root certificate (for --tls)")
 	f.StringVar(&o.TokenFile, "token-file", "", "file with a bearer token (audience istio-ca) sent over TLS")
 	f.StringVar(&o.ServerName, "server-name", xdsclient.DefaultServerName, "name to verify in istiod's certificate (for --tls)")
+	f.StringVar(&o.Revision, "revision", "", "istiod's revision: port-forward to the istiod pod labelled istio.io/rev=REVISION")
 	f.StringVar(&o.IstiodNS, "istiod-namespace", xdsclient.DefaultSystemNamespace, "namespace of the istiod pod to port-forward to")
 	f.DurationVar(&o.DialTimeout, "dial-timeout", xdsclient.DefaultDialTimeout, "timeout of each connection attempt")
 	f.Int64Var(&o.Seed, "seed", 1, "with --demo: seed of the demo mesh (pod names, IPs, churn)")
@@ -125,7 +127,7 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 		known = knownOf(snap)
 		targets = m.ControlPlanes
 	}
-	kube := &watchKube{kubeconfig: g.Kubeconfig, contexts: g.Contexts}
+	kube := &watchKube{kubeconfig: g.Kubeconfig, contexts: g.Contexts, revision: o.Revision}
 
 	// Viewpoints first: a typo should fail before any connection.
 	var vps []xdsclient.Viewpoint
@@ -233,6 +235,8 @@ func pickTargets(tgs []*watchTarget, vp xdsclient.Viewpoint) []*watchTarget {
 type watchKube struct {
 	kubeconfig string
 	contexts   []string
+	// revision narrows the istiod pod to port-forward to (istio.io/rev).
+	revision string
 }
 
 func (k *watchKube) config(kctx string) (*rest.Config, string, error) {
@@ -298,7 +302,7 @@ func (k *watchKube) portForward(ctx context.Context, ns string, tls bool, timeou
 	}
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	pod, err := xdsclient.FindIstiod(lctx, cs, ns, "")
+	pod, err := xdsclient.FindIstiod(lctx, cs, ns, k.revision)
 	if err != nil {
 		return nil, nil, fmt.Errorf("context %q: %w", kctx, err)
 	}
