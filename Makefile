@@ -11,7 +11,7 @@ LAB         := $(GO) run ./lab/cmd/meshscope-lab
 # Unit and component tests: everything but the e2e tests, which need the lab.
 TEST_PKGS    = $(shell $(GO) list ./... | grep -v /test/e2e)
 
-.PHONY: all build test lint lab lab-build lab-down lab-status e2e bench bench-lab screenshots demo clean
+.PHONY: all build test lint lab lab-build lab-down lab-status e2e bench bench-go bench-lab screenshots demo clean
 
 all: lint test build
 
@@ -46,9 +46,12 @@ e2e: lab-build
 	MESHSCOPE_E2E=1 $(GO) test -count=1 -timeout 40m -v ./test/e2e/... ; rc=$$?; \
 	  $(LAB) down --dir .lab/e2e >/dev/null 2>&1; exit $$rc
 
-## bench: Go benchmarks of every package (figures in docs/benchmarks.md);
-## see bench-lab for the collector against the real lab
-bench:
+## bench: every benchmark (figures in docs/benchmarks.md): the Go
+## benchmarks of every package, then the collector against a real lab
+bench: bench-go bench-lab
+
+## bench-go: Go benchmarks of every package (no lab needed)
+bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem $(TEST_PKGS)
 
 ## bench-lab: the collector at lab scale (issue 3): its own 3-cluster lab in
