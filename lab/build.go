@@ -73,6 +73,11 @@ func EnsureBinaries(root string, log io.Writer) error {
 		}
 		fmt.Fprintf(log, "lab: built %s in %s\n", t.Name, time.Since(start).Round(time.Second))
 	}
+	// The kubelet stand-in is meshscope's own code: go build's cache makes
+	// this a relink when nothing changed.
+	if err := goCmd(root, "build", "-o", filepath.Join(bin, kubeletBin), "./lab/cmd/lab-kubelet"); err != nil {
+		return fmt.Errorf("lab build %s failed (go build ./lab/cmd/lab-kubelet): %w", kubeletBin, err)
+	}
 	return nil
 }
 

@@ -42,8 +42,11 @@ type Config struct {
 	Detach bool
 
 	EtcdPort, EtcdPeerPort int
-	Clusters               []ClusterSpec
-	Istiods                []IstiodSpec
+	// KubeletPort is where the lab's kubelet stand-in serves port-forwards
+	// to the istiod pods (lab/kubelet.go); unused without istiods.
+	KubeletPort int
+	Clusters    []ClusterSpec
+	Istiods     []IstiodSpec
 }
 
 // DefaultConfig is the lab of real-lab.md: etcd on 2379, cluster1 on 6443
@@ -56,6 +59,7 @@ func DefaultConfig(root string) Config {
 		Dir:          filepath.Join(root, ".lab", "run"),
 		EtcdPort:     2379,
 		EtcdPeerPort: 2380,
+		KubeletPort:  10250,
 		Clusters: []ClusterSpec{
 			{Name: "cluster1", Network: "network1", Port: 6443, GatewayIP: "192.168.60.113", PodPrefix: "10.44.0"},
 			{Name: "cluster2", Network: "network2", Port: 6444, GatewayIP: "192.168.60.9", PodPrefix: "10.144.0"},
@@ -100,6 +104,9 @@ func (c Config) ports() map[int]string {
 	}
 	for _, cl := range c.Clusters {
 		m[cl.Port] = "kube-apiserver " + cl.Name
+	}
+	if len(c.istiods()) > 0 {
+		m[c.KubeletPort] = "lab kubelet"
 	}
 	for _, is := range c.istiods() {
 		who := "istiod " + is.Cluster

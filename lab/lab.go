@@ -25,6 +25,7 @@ type Lab struct {
 	etcd     *proc
 	clusters map[string]*Cluster
 	istiods  []*Istiod
+	kubelet  *proc
 
 	// Kubeconfig is the path of a kubeconfig with one context per cluster,
 	// named after it, authenticated as the lab admin.
@@ -141,6 +142,9 @@ func Start(ctx context.Context, cfg Config, log io.Writer) (_ *Lab, err error) {
 			return nil, err
 		}
 	}
+	if err := l.startKubelet(ctx); err != nil {
+		return nil, err
+	}
 	fmt.Fprintf(log, "lab: ready in %s\n", time.Since(started).Round(time.Millisecond))
 	return l, nil
 }
@@ -150,6 +154,9 @@ func (l *Lab) Stop() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var errs []error
+	if l.kubelet != nil {
+		errs = append(errs, l.kubelet.stop())
+	}
 	for i := len(l.istiods) - 1; i >= 0; i-- {
 		if l.istiods[i].proc != nil {
 			errs = append(errs, l.istiods[i].proc.stop())
@@ -229,6 +236,9 @@ func (l *Lab) saveState() error {
 		if is.proc != nil {
 			st.Procs = append(st.Procs, is.proc)
 		}
+	}
+	if l.kubelet != nil {
+		st.Procs = append(st.Procs, l.kubelet)
 	}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {

@@ -31,10 +31,12 @@ errors first: endpoints that leak across networks (no gateway for their
 network), endpoints dropped for lack of mTLS, cross-network traffic skew,
 gateways without an address or with only a hostname, gateway Services without
 ready endpoints, network label disagreements, clusters that are not synced and
-remote secrets that fail. With --istiod-debug-address it also reads istiod's
-own view (/debug/clusterz, /debug/networkz) and reports where it disagrees
-with meshscope's — notably a cluster istiod still calls "synced" although its
-API server is gone.
+remote secrets that fail. It also reads istiod's own view (/debug/clusterz,
+/debug/networkz) and reports where it disagrees with meshscope's — notably a
+cluster istiod still calls "synced" although its API server is gone: from
+--istiod-debug-address, else through a port-forward to the istiod pod's
+port 8080 (found like the xDS port-forward; not with --xds-address alone,
+which says nothing about istiod's HTTP address).
 
 Exit status: 1 when any error-level problem exists, 0 otherwise.`,
 		Example: `  meshscope doctor --demo
@@ -57,7 +59,12 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 	}
 	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *mesh, snap *collector.Snapshot) error {
 		ps := explain.Problems(snap)
-		for _, t := range m.IstiodDebug {
+		debug, err := m.istiodDebugTargets(ctx)
+		if err != nil {
+			ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: "istiod-unreachable",
+				Sentence: fmt.Sprintf("cannot read istiod's own view (give --istiod-debug-address to point at it): %v", err)})
+		}
+		for _, t := range debug {
 			cp := t.Cluster
 			if cp == "" && len(snap.Clusters) > 0 {
 				cp = snap.Clusters[0].ID // the first context: the primary istiod is asked about

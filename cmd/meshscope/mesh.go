@@ -64,14 +64,27 @@ type mesh struct {
 	stop        func()
 
 	// Without --xds-address, the first stream port-forwards to the istiod
-	// pod of the first context (as istioctl does), once.
+	// pod of the first context (as istioctl does), once; so does the first
+	// read of istiod's debug view without --istiod-debug-address.
 	kube     *watchKube
 	istiodNS string
-	pfOnce   sync.Once
-	pf       *xdsclient.PortForward
-	pfTarget XDSTarget
-	pfErr    error
+	pfMu     sync.Mutex
+	forwards map[int]*istiodForward // by istiod's port
 }
+
+// istiodForward is one port-forward to the istiod pod, made at most once.
+type istiodForward struct {
+	once   sync.Once
+	pf     *xdsclient.PortForward
+	target XDSTarget
+	err    error
+}
+
+// istiod's ports meshscope forwards to.
+const (
+	istiodXDSPort   = 15010
+	istiodDebugPort = 8080
+)
 
 // openMesh starts the collector on the demo mesh (--demo) or on the given
 // kube contexts and their remote secrets. churn turns on the demo's live
@@ -121,18 +134,31 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 	m.stop = func() {
 		cancel()
 		<-done
-		if m.pf != nil {
-			m.pf.Close()
+		m.pfMu.Lock()
+		defer m.pfMu.Unlock()
+		for _, f := range m.forwards {
+			f.pf.Close()
 		}
 	}
 	return m, nil
 }
 
-// portForwarded port-forwards to istiod once and returns its local address.
-func (m *mesh) portForwarded(ctx context.Context) (XDSTarget, error) {
-	m.pfOnce.Do(func() {
+// portForwarded port-forwards to a port of the istiod pod once (per port)
+// and returns its local address.
+func (m *mesh) portForwarded(ctx context.Context, port int) (XDSTarget, error) {
+	m.pfMu.Lock()
+	if m.forwards == nil {
+		m.forwards = map[int]*istiodForward{}
+	}
+	f := m.forwards[port]
+	if f == nil {
+		f = &istiodForward{}
+		m.forwards[port] = f
+	}
+	m.pfMu.Unlock()
+	f.once.Do(func() {
 		if m.kube == nil {
-			m.pfErr = fmt.Errorf("no istiod address: give --xds-address")
+			f.err = fmt.Errorf("no istiod address: give --xds-address")
 			return
 		}
 		ns := m.istiodNS
@@ -141,15 +167,31 @@ func (m *mesh) portForwarded(ctx context.Context) (XDSTarget, error) {
 		}
 		// The port-forward must outlive the caller's context: it serves
 		// every stream until the mesh is closed.
-		pf, t, err := m.kube.portForward(context.WithoutCancel(ctx), ns, false, 15*time.Second)
+		pf, t, err := m.kube.portForward(context.WithoutCancel(ctx), ns, port, 15*time.Second)
 		if err != nil {
-			m.pfErr = fmt.Errorf("no --xds-address, and port-forwarding to istiod failed: %w", err)
+			f.err = fmt.Errorf("port-forwarding to istiod's port %d failed: %w", port, err)
 			return
 		}
-		m.pf, m.pfTarget = pf, XDSTarget{Cluster: t.cluster, Address: t.address}
-		slog.Info("port-forwarding to istiod", "pod", pf.Pod, "local", pf.Address)
+		f.pf, f.target = pf, XDSTarget{Cluster: t.cluster, Address: t.address}
+		slog.Info("port-forwarding to istiod", "pod", pf.Pod, "port", port, "local", pf.Address)
 	})
-	return m.pfTarget, m.pfErr
+	return f.target, f.err
+}
+
+// istiodDebugTargets are the istiod debug endpoints to read istiod's own
+// view from: --istiod-debug-address, else — when meshscope reaches istiod
+// by port-forward anyway (no --xds-address) — a port-forward to the istiod
+// pod's 8080. With --xds-address only, istiod's HTTP address is unknown:
+// none. The error says why the port-forward failed.
+func (m *mesh) istiodDebugTargets(ctx context.Context) ([]XDSTarget, error) {
+	if len(m.IstiodDebug) > 0 || m.Demo != nil || len(m.ControlPlanes) > 0 || m.kube == nil {
+		return m.IstiodDebug, nil
+	}
+	t, err := m.portForwarded(ctx, istiodDebugPort)
+	if err != nil {
+		return nil, err
+	}
+	return []XDSTarget{t}, nil
 }
 
 // settle waits until every cluster is synced, timed out or in error. On
@@ -206,7 +248,11 @@ func checkOutput(got string, allowed ...string) error {
 // port-forward to the istiod pod of the first context.
 func (m *mesh) controlPlaneFor(ctx context.Context, vp xdsclient.Viewpoint) (XDSTarget, error) {
 	if len(m.ControlPlanes) == 0 {
-		return m.portForwarded(ctx)
+		t, err := m.portForwarded(ctx, istiodXDSPort)
+		if err != nil {
+			return t, fmt.Errorf("no --xds-address, and %w", err)
+		}
+		return t, nil
 	}
 	want := vp.ControlPlane
 	if want == "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
@@ -58,7 +59,7 @@ func startFeed(ctx context.Context, m *mesh, mode xdsclient.Mode) *liveFeed {
 	f := &liveFeed{m: m, mode: mode, ctx: ctx, cancel: cancel,
 		snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, 4096),
 		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, why: map[string]string{}, conns: map[string]*grpc.ClientConn{}}
-	if len(m.IstiodDebug) > 0 {
+	if len(m.IstiodDebug) > 0 || (m.Demo == nil && len(m.ControlPlanes) == 0) {
 		f.wg.Add(1)
 		go func() { defer f.wg.Done(); f.pollIstiod(ctx) }()
 	}
@@ -258,7 +259,13 @@ func (f *liveFeed) pollIstiod(ctx context.Context) {
 	defer t.Stop()
 	for {
 		var views []xdsclient.IstiodView
-		for _, target := range f.m.IstiodDebug {
+		// A failed port-forward is logged once (portForwarded remembers
+		// it); the clusters view then simply shows no istiod opinion.
+		targets, err := f.m.istiodDebugTargets(ctx)
+		if err != nil {
+			slog.Debug("no istiod debug view", "err", err)
+		}
+		for _, target := range targets {
 			cp := target.Cluster
 			if cp == "" {
 				if s := f.m.Registry.Snapshot(); len(s.Clusters) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
@@ -159,7 +160,11 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 
 	var tgs []*watchTarget
 	if len(targets) == 0 {
-		pf, tg, err := kube.portForward(ctx, o.IstiodNS, o.TLS, o.DialTimeout)
+		port := istiodXDSPort
+		if o.TLS {
+			port = 15012
+		}
+		pf, tg, err := kube.portForward(ctx, o.IstiodNS, port, o.DialTimeout)
 		if err != nil {
 			return err
 		}
@@ -290,8 +295,8 @@ func (k *watchKube) viewpointFromPod(ctx context.Context, ref xdsclient.PodRef) 
 }
 
 // portForward finds istiod in the kube context and forwards a local port to
-// its xDS port (15010, or 15012 with TLS).
-func (k *watchKube) portForward(ctx context.Context, ns string, tls bool, timeout time.Duration) (*xdsclient.PortForward, *watchTarget, error) {
+// one of its ports (xDS 15010, 15012 with TLS; debug 8080).
+func (k *watchKube) portForward(ctx context.Context, ns string, port int, timeout time.Duration) (*xdsclient.PortForward, *watchTarget, error) {
 	cfg, kctx, err := k.config("")
 	if err != nil {
 		return nil, nil, fmt.Errorf("no --xds-address, and no kube context to port-forward through: %w", err)
@@ -300,17 +305,21 @@ func (k *watchKube) portForward(ctx context.Context, ns string, tls bool, timeou
 	if err != nil {
 		return nil, nil, err
 	}
-	lctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	pod, err := xdsclient.FindIstiod(lctx, cs, ns, k.revision)
-	if err != nil {
-		return nil, nil, fmt.Errorf("context %q: %w", kctx, err)
+	// The Pod is found again whenever the forward must be re-established
+	// (istiod rolled out while the UI or watch runs).
+	find := func(ctx context.Context) (string, string, error) {
+		lctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		pod, err := xdsclient.FindIstiod(lctx, cs, ns, k.revision)
+		if err != nil {
+			return "", "", fmt.Errorf("context %q: %w", kctx, err)
+		}
+		return pod.Namespace, pod.Name, nil
 	}
-	port := 15010
-	if tls {
-		port = 15012
-	}
-	pf, err := xdsclient.StartPortForward(ctx, cfg, pod.Namespace, pod.Name, port, timeout)
+	pf, err := xdsclient.StartPortForwardTo(ctx, xdsclient.PortForwardOptions{
+		Config: cfg, RemotePort: port, Timeout: timeout, Find: find,
+		Logf: func(format string, args ...any) { slog.Info(fmt.Sprintf(format, args...), "context", kctx) },
+	})
 	if err != nil {
 		return nil, nil, err
 	}

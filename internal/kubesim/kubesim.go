@@ -28,6 +28,9 @@ type Pod struct {
 	IP        string
 	Labels    map[string]string
 	NotReady  bool
+	// Node is the node the pod runs on (what a scheduler would set);
+	// port-forwarding needs one.
+	Node string
 }
 
 // CreatePod creates the Pod and writes its status as a kubelet would.
@@ -36,6 +39,7 @@ func CreatePod(ctx context.Context, cs kubernetes.Interface, p Pod) error {
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: p.Labels},
 		Spec: corev1.PodSpec{
 			ServiceAccountName: "default",
+			NodeName:           p.Node,
 			Containers:         []corev1.Container{{Name: "app", Image: "example.invalid/app:1"}},
 		},
 	}

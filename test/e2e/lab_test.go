@@ -83,6 +83,9 @@ func TestLabKubeconfig(t *testing.T) {
 	sort.Strings(names)
 	want := []string{
 		"istio-system/istio-eastwestgateway-7b9c5d6f8-k2x4p Running 10.144.0.2",
+		// The Pod object standing for cluster2's istiod (multi-primary),
+		// reachable by port-forward through the lab's kubelet stand-in.
+		"istio-system/istiod-local-cluster2 Running 10.144.0.200",
 		"sample/helloworld-v2-54df5f84b-9hxgw Running 10.144.0.15",
 		"sample/sleep-557747455f-q4r2t Running 10.144.0.16",
 	}

@@ -59,6 +59,7 @@ func e2eConfig(root string) lab.Config {
 	cfg.MultiPrimary = true
 	cfg.EtcdPort += 100
 	cfg.EtcdPeerPort += 100
+	cfg.KubeletPort += 100
 	for i := range cfg.Clusters {
 		cfg.Clusters[i].Port += 100
 	}
