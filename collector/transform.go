@@ -224,6 +224,12 @@ func newInterner() *interner {
 	return &interner{strings: map[string]string{}, labels: map[string]map[string]string{}}
 }
 
+// internerLimit bounds each interner table: values that are gone from the
+// cluster (nodes scaled away, old revisions) are never removed one by one,
+// so past the limit a table starts afresh. Cached objects keep the strings
+// and maps they hold; only sharing with later objects is lost.
+const internerLimit = 50_000
+
 // str returns the shared copy of s. The caller holds in.mu.
 func (in *interner) str(s string) string {
 	if s == "" {
@@ -231,6 +237,9 @@ func (in *interner) str(s string) string {
 	}
 	if v, ok := in.strings[s]; ok {
 		return v
+	}
+	if len(in.strings) >= internerLimit {
+		in.strings = map[string]string{}
 	}
 	in.strings[s] = s
 	return s
@@ -243,6 +252,9 @@ func (in *interner) transformPod(obj any) (any, error) {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if len(in.labels) >= internerLimit {
+		in.labels = map[string]map[string]string{}
+	}
 	return &cachedPod{
 		Name: p.Name, Namespace: in.str(p.Namespace), resourceVersion: p.ResourceVersion,
 		Labels:   internLabels(in.labels, p.Labels),

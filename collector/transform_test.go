@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"strconv"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,5 +95,21 @@ func TestBuildSkipsFQDNAndOrphanSlices(t *testing.T) {
 	eps := p.services["hw.sample.svc.cluster.local"].Endpoints
 	if len(eps) != 1 || eps[0].Address != "10.0.0.9" {
 		t.Fatalf("endpoints = %+v", eps)
+	}
+}
+
+func TestInternerBounded(t *testing.T) {
+	in := newInterner()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	first := in.str("node-0")
+	for i := 1; i <= internerLimit; i++ {
+		in.str("node-" + strconv.Itoa(i))
+	}
+	if len(in.strings) > internerLimit {
+		t.Fatalf("interner holds %d strings, limit %d", len(in.strings), internerLimit)
+	}
+	if first != "node-0" || in.str("node-0") != "node-0" {
+		t.Fatal("values must survive a reset")
 	}
 }
