@@ -86,8 +86,8 @@ func (c *cluster) seed(ctx context.Context, rnd *rand.Rand) error {
 			return err
 		}
 	}
-	for _, s := range services {
-		if err := c.createService(ctx, s); err != nil {
+	for i, s := range services {
+		if err := c.createService(ctx, s, c.serviceIP(i+1)); err != nil {
 			return err
 		}
 		hash := podHash(rnd)
@@ -107,16 +107,34 @@ func (c *cluster) seed(ctx context.Context, rnd *rand.Rand) error {
 	return nil
 }
 
-func (c *cluster) seedGateway(ctx context.Context) error {
-	return kubesim.EastWestGateway(ctx, c.client, systemNamespace, c.def.Network, c.def.GatewayIP, c.allocIP())
+// serviceIP is the n-th ClusterIP of the cluster's service CIDR (n = 0 is
+// the east-west gateway, n = i+1 the i-th demo service): the fake clientset
+// allocates none, and istiod's listeners and routes name them.
+func (c *cluster) serviceIP(n int) string {
+	return fmt.Sprintf("%s.%d.%d", c.def.ServicePrefix, n/200, n%200+10)
 }
 
-func (c *cluster) createService(ctx context.Context, s svcDef) error {
+func (c *cluster) seedGateway(ctx context.Context) error {
+	if err := kubesim.EastWestGateway(ctx, c.client, systemNamespace, c.def.Network, c.def.GatewayIP, c.allocIP()); err != nil {
+		return err
+	}
+	svcs := c.client.CoreV1().Services(systemNamespace)
+	svc, err := svcs.Get(ctx, gatewayService, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	svc.Spec.ClusterIP = c.serviceIP(0)
+	_, err = svcs.Update(ctx, svc, metav1.UpdateOptions{})
+	return err
+}
+
+func (c *cluster) createService(ctx context.Context, s svcDef, clusterIP string) error {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: map[string]string{"app": s.Name}},
 		Spec: corev1.ServiceSpec{
-			Selector: map[string]string{"app": s.Name},
-			Ports:    []corev1.ServicePort{{Name: "http", Port: s.Port, TargetPort: intstr.FromInt32(s.Port), Protocol: corev1.ProtocolTCP}},
+			ClusterIP: clusterIP,
+			Selector:  map[string]string{"app": s.Name},
+			Ports:     []corev1.ServicePort{{Name: "http", Port: s.Port, TargetPort: intstr.FromInt32(s.Port), Protocol: corev1.ProtocolTCP}},
 		},
 	}
 	_, err := c.client.CoreV1().Services(s.Namespace).Create(ctx, svc, metav1.CreateOptions{})

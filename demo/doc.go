@@ -3,7 +3,8 @@
 // its real code path (sources, remote secrets, informers, states, networks,
 // gateways), and an in-process xDS server (go-control-plane) that answers the
 // real xdsclient with EDS computed by the same split-horizon rules
-// (collector/horizon). A few problems are planted for explain and doctor to
-// find, and live churn keeps the event stream moving. It is only used in demo
-// mode.
+// (collector/horizon), and with LDS and RDS shaped like istiod's for a
+// sidecar, so the proxy-config view has listeners and routes. A few problems
+// are planted for explain and doctor to find, and live churn keeps the event
+// stream moving. It is only used in demo mode.
 package demo

@@ -19,14 +19,17 @@ type clusterDef struct {
 	Server    string // fake API server URL, never dialled
 	PodPrefix string // first two octets of pod IPs
 	GatewayIP string // east-west gateway LB address ("" = no gateway here)
-	BadCA     bool   // every request fails with an x509 error
+	// ServicePrefix is the first two octets of Service ClusterIPs (each
+	// cluster has its own service CIDR, as real clusters do).
+	ServicePrefix string
+	BadCA         bool // every request fails with an x509 error
 }
 
 var clusters = []clusterDef{
-	{ID: "cluster1", Network: "network1", Server: "https://cluster1.demo.meshscope.invalid:6443", PodPrefix: "10.44", GatewayIP: "192.168.60.113"},
-	{ID: "cluster2", Network: "network2", Server: "https://cluster2.demo.meshscope.invalid:6443", PodPrefix: "10.144", GatewayIP: "192.168.60.9"},
-	{ID: "cluster3", Network: "network2", Server: "https://cluster3.demo.meshscope.invalid:6443", PodPrefix: "10.145"},
-	{ID: "cluster4", Network: "network3", Server: "https://cluster4.demo.meshscope.invalid:6443", PodPrefix: "10.146", BadCA: true},
+	{ID: "cluster1", Network: "network1", Server: "https://cluster1.demo.meshscope.invalid:6443", PodPrefix: "10.44", ServicePrefix: "10.96", GatewayIP: "192.168.60.113"},
+	{ID: "cluster2", Network: "network2", Server: "https://cluster2.demo.meshscope.invalid:6443", PodPrefix: "10.144", ServicePrefix: "10.97", GatewayIP: "192.168.60.9"},
+	{ID: "cluster3", Network: "network2", Server: "https://cluster3.demo.meshscope.invalid:6443", PodPrefix: "10.145", ServicePrefix: "10.98"},
+	{ID: "cluster4", Network: "network3", Server: "https://cluster4.demo.meshscope.invalid:6443", PodPrefix: "10.146", ServicePrefix: "10.99", BadCA: true},
 }
 
 // flappingCluster holds the gateway that loses its address now and then.

@@ -31,7 +31,8 @@ import (
 // serves CDS (one EDS cluster per service port) and EDS predicted by
 // horizon from the collector's current snapshot — the same rules meshscope
 // checks real istiods against, so the demo's "actual" and "predicted" agree
-// unless the planted churn makes them race.
+// unless the planted churn makes them race — and LDS and RDS shaped like
+// istiod's for a sidecar (lds.go), for the proxy-config view.
 type xdsServer struct {
 	cache cachev3.SnapshotCache
 	grpc  *grpc.Server
@@ -39,7 +40,7 @@ type xdsServer struct {
 	log   *slog.Logger
 
 	mu    sync.Mutex
-	nodes map[string]horizon.Proxy // node ID -> viewpoint
+	nodes map[string]view // viewHash ID -> what decides its resources
 	snap  *collector.Snapshot
 }
 
@@ -53,7 +54,7 @@ func newXDSServer(ctx context.Context, log *slog.Logger) (*xdsServer, error) {
 		grpc:  grpc.NewServer(),
 		lis:   lis,
 		log:   log,
-		nodes: map[string]horizon.Proxy{},
+		nodes: map[string]view{},
 	}
 	cb := serverv3.CallbackFuncs{
 		StreamRequestFunc: func(_ int64, req *discoveryv3.DiscoveryRequest) error {
@@ -85,13 +86,13 @@ func (s *xdsServer) register(node *corev3.Node) {
 	id := viewHash{}.ID(node)
 	_, known := s.nodes[id]
 	if !known {
-		s.nodes[id] = proxyOf(node)
+		s.nodes[id] = viewOf(node)
 	}
 	snap := s.snap
-	proxy := s.nodes[id]
+	v := s.nodes[id]
 	s.mu.Unlock()
 	if !known && snap != nil {
-		s.push(id, proxy, snap, horizon.NewIndex(snap))
+		s.push(id, v, snap, horizon.NewIndex(snap))
 	}
 }
 
@@ -99,19 +100,21 @@ func (s *xdsServer) register(node *corev3.Node) {
 func (s *xdsServer) update(snap *collector.Snapshot) {
 	s.mu.Lock()
 	s.snap = snap
-	nodes := make(map[string]horizon.Proxy, len(s.nodes))
-	for id, p := range s.nodes {
-		nodes[id] = p
+	nodes := make(map[string]view, len(s.nodes))
+	for id, v := range s.nodes {
+		nodes[id] = v
 	}
 	s.mu.Unlock()
 	ix := horizon.NewIndex(snap) // one gateway index for every node
-	for id, p := range nodes {
-		s.push(id, p, snap, ix)
+	for id, v := range nodes {
+		s.push(id, v, snap, ix)
 	}
 }
 
-func (s *xdsServer) push(nodeID string, proxy horizon.Proxy, snap *collector.Snapshot, ix *horizon.Index) {
-	res := resources(snap, ix, proxy)
+// push sets a proxy's snapshot: every type (CDS, EDS, LDS, RDS) at the
+// collector snapshot's version, like istiod's full push.
+func (s *xdsServer) push(nodeID string, v view, snap *collector.Snapshot, ix *horizon.Index) {
+	res := resources(snap, ix, v)
 	cs, err := cachev3.NewSnapshot(strconv.FormatUint(snap.Version, 10), res)
 	if err == nil {
 		err = s.cache.SetSnapshot(context.Background(), nodeID, cs)
@@ -121,12 +124,13 @@ func (s *xdsServer) push(nodeID string, proxy horizon.Proxy, snap *collector.Sna
 	}
 }
 
-// resources builds CDS and EDS for one proxy from a collector snapshot.
-func resources(snap *collector.Snapshot, ix *horizon.Index, proxy horizon.Proxy) map[resource.Type][]types.Resource {
+// resources builds CDS, EDS, LDS and RDS for one proxy from a collector
+// snapshot.
+func resources(snap *collector.Snapshot, ix *horizon.Index, v view) map[resource.Type][]types.Resource {
 	var cds, eds []types.Resource
 	for _, svc := range snap.Services {
 		for _, port := range svc.Ports {
-			p := horizon.PredictWith(snap, ix, svc.Hostname, port.Port, proxy)
+			p := horizon.PredictWith(snap, ix, svc.Hostname, port.Port, v.proxy)
 			cds = append(cds, &clusterv3.Cluster{
 				Name:                 p.EDSCluster,
 				ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS},
@@ -139,7 +143,11 @@ func resources(snap *collector.Snapshot, ix *horizon.Index, proxy horizon.Proxy)
 			eds = append(eds, loadAssignment(p, svc))
 		}
 	}
-	return map[resource.Type][]types.Resource{resource.ClusterType: cds, resource.EndpointType: eds}
+	lds, rds := listenersAndRoutes(snap, v)
+	return map[resource.Type][]types.Resource{
+		resource.ClusterType: cds, resource.EndpointType: eds,
+		resource.ListenerType: lds, resource.RouteType: rds,
+	}
 }
 
 // loadAssignment renders a prediction the way istiod renders EDS: locality
@@ -214,14 +222,32 @@ func localityString(l *corev3.Locality) string {
 	return strings.TrimRight(l.GetRegion()+"/"+l.GetZone()+"/"+l.GetSubZone(), "/")
 }
 
-// viewHash keys the snapshot cache by what decides a proxy's EDS, not by
-// node ID alone: meshscope's probes from different viewpoints may share a
-// node ID, and istiod answers each connection for its own metadata.
+// viewHash keys the snapshot cache by what decides a proxy's resources, not
+// by node ID alone: meshscope's probes from different viewpoints may share a
+// node ID, and istiod answers each connection for its own metadata. The node
+// ID is part of the key, so the DNS domain in it (RDS short names) is too.
 type viewHash struct{}
 
 func (viewHash) ID(node *corev3.Node) string {
 	p := proxyOf(node)
 	return node.GetId() + "|" + p.Cluster + "|" + p.Network + "|" + p.IP + "|" + strings.Join(p.NetworkView, ",")
+}
+
+// view is what decides a proxy's resources: its horizon viewpoint (EDS;
+// its cluster also picks the ClusterIPs of LDS and RDS) and the DNS domain
+// of its node ID, "<namespace>.svc.cluster.local", which istiod reads to
+// give RDS virtual hosts their short names.
+type view struct {
+	proxy     horizon.Proxy
+	dnsDomain string
+}
+
+func viewOf(node *corev3.Node) view {
+	v := view{proxy: proxyOf(node)}
+	if parts := strings.Split(node.GetId(), "~"); len(parts) == 4 {
+		v.dnsDomain = parts[3]
+	}
+	return v
 }
 
 // proxyOf reads the viewpoint istiod would read from a node: CLUSTER_ID,
