@@ -453,11 +453,10 @@ func routeConfig(snap *collector.Snapshot, v view, name string) *routev3.RouteCo
 		Routes: []*routev3.Route{{
 			Name:  "allow_any",
 			Match: &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}},
-			Action: &routev3.Route_Route{Route: &routev3.RouteAction{
+			Action: &routev3.Route_Route{Route: istiodGRPCTimeout(&routev3.RouteAction{
 				ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: passthroughCluster},
 				Timeout:          durationpb.New(0),
-				MaxGrpcTimeout:   durationpb.New(0),
-			}},
+			})},
 		}},
 	})
 	return rc
@@ -500,10 +499,9 @@ func virtualHost(hostname string, port int32, domains []string) *routev3.Virtual
 			Name:      "default",
 			Match:     &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}},
 			Decorator: &routev3.Decorator{Operation: name + "/*"},
-			Action: &routev3.Route_Route{Route: &routev3.RouteAction{
+			Action: &routev3.Route_Route{Route: istiodGRPCTimeout(&routev3.RouteAction{
 				ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: outboundCluster(port, hostname)},
 				Timeout:          durationpb.New(0),
-				MaxGrpcTimeout:   durationpb.New(0),
 				RetryPolicy: &routev3.RetryPolicy{
 					RetryOn:    "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes",
 					NumRetries: wrapperspb.UInt32(2),
@@ -513,7 +511,7 @@ func virtualHost(hostname string, port int32, domains []string) *routev3.Virtual
 					}},
 					HostSelectionRetryMaxAttempts: 5,
 				},
-			}},
+			})},
 		}},
 	}
 }
@@ -546,11 +544,10 @@ func inboundPassthroughHCM() *listenerv3.Filter {
 				Name:      "default",
 				Match:     &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: "/"}},
 				Decorator: &routev3.Decorator{Operation: ":0/*"},
-				Action: &routev3.Route_Route{Route: &routev3.RouteAction{
+				Action: &routev3.Route_Route{Route: istiodGRPCTimeout(&routev3.RouteAction{
 					ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: inboundPassthroughCluster},
 					Timeout:          durationpb.New(0),
-					MaxGrpcTimeout:   durationpb.New(0),
-				}},
+				})},
 			}},
 		}},
 	}}
@@ -636,4 +633,13 @@ func mustAny(m proto.Message) *anypb.Any {
 		panic("demo xDS: " + err.Error())
 	}
 	return &anypb.Any{TypeUrl: "type.googleapis.com/" + string(m.ProtoReflect().Descriptor().FullName()), Value: b}
+}
+
+// istiodGRPCTimeout sets max_grpc_timeout to 0 on a sidecar route, as
+// istiod does: it still uses the deprecated field, because
+// MaxStreamDuration "has some regressions" (pilot route.go).
+func istiodGRPCTimeout(a *routev3.RouteAction) *routev3.RouteAction {
+	//lint:ignore SA1019 istiod sets the deprecated field, and the demo imitates istiod
+	a.MaxGrpcTimeout = durationpb.New(0)
+	return a
 }
