@@ -37,6 +37,18 @@ func TestConfigView(t *testing.T) {
 			t.Errorf("pc view lacks %q:\n%s", want, out)
 		}
 	}
+	// Listeners subscribed when :pc opened arrive later: the view follows.
+	m.runCommand("pc network2")
+	if out := ansi.Strip(m.config.render(m, 120, 30)); !strings.Contains(out, "LISTENERS (0)") {
+		t.Fatalf("before LDS:\n%s", out)
+	}
+	c := feed.cfg[vp2.String()]
+	c.Listeners = []xdsclient.Listener{{Name: "virtualOutbound", Address: "0.0.0.0", Port: 15001, Direction: "outbound"}}
+	feed.cfg[vp2.String()] = c
+	m.Update(eventsMsg{[]xdsclient.Event{{Seq: 1, Time: testNow, Viewpoint: vp2.String(), Type: "lds"}}})
+	if out := ansi.Strip(m.config.render(m, 120, 30)); !strings.Contains(out, "LISTENERS (1)") || !strings.Contains(out, "virtualOutbound") {
+		t.Errorf("after an LDS push the view still shows:\n%s", out)
+	}
 	m.runCommand("pc network1 network2")
 	out = ansi.Strip(m.config.render(m, 120, 30))
 	for _, want := range []string{"< BlackHoleCluster", "≠ " + hw + ": EDS tls auto ↔ EDS tls istio-mutual", "< 0.0.0.0_5000"} {

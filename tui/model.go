@@ -374,10 +374,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, cmd
 	case eventsMsg:
-		eds := false
+		eds, config := false, false
 		for _, e := range msg.events {
-			if e.Type == "eds" {
+			switch e.Type {
+			case "eds":
 				eds = true
+			case "cds", "lds", "rds":
+				config = true
 			}
 			if !e.Time.IsZero() && e.Time.After(m.lastPush) && isPush(e.Type) {
 				m.lastPush = e.Time
@@ -386,6 +389,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.events.add(m, msg.events)
 		if m.feed != nil {
 			m.status = m.feed.Status()
+		}
+		// :pc subscribes LDS/RDS when it opens: they arrive after it.
+		if config && m.config.a != "" {
+			m.config.refresh(m)
 		}
 		if eds {
 			m.service.refresh(m)
