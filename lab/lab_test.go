@@ -66,7 +66,8 @@ func TestDefaultConfigPortsDistinct(t *testing.T) {
 	for _, multi := range []bool{false, true} {
 		cfg := DefaultConfig("/repo")
 		cfg.MultiPrimary = multi
-		want := 2 + len(cfg.Clusters) + 6*len(cfg.istiods())
+		// etcd ×2, an apiserver per cluster, the kubelet stand-in, 6 per istiod.
+		want := 3 + len(cfg.Clusters) + 6*len(cfg.istiods())
 		if got := len(cfg.ports()); got != want {
 			t.Errorf("multi=%v: %d distinct ports, want %d (a port is used twice)", multi, got, want)
 		}
