@@ -68,16 +68,22 @@ type mesh struct {
 	// read of istiod's debug view without --istiod-debug-address.
 	kube     *watchKube
 	istiodNS string
+	// runCtx lives until Close: port-forwards outlive the callers that
+	// start them, and end (or stop trying) with the mesh.
+	runCtx   context.Context
 	pfMu     sync.Mutex
 	forwards map[int]*istiodForward // by istiod's port
 }
 
-// istiodForward is one port-forward to the istiod pod, made at most once.
+// istiodForward is one port-forward to the istiod pod. Once up it heals
+// by itself (xdsclient.PortForward); a failed attempt is remembered and
+// tried again after forwardRetry (istiod not ready yet, RBAC fixed).
 type istiodForward struct {
-	once   sync.Once
-	pf     *xdsclient.PortForward
-	target XDSTarget
-	err    error
+	mu       sync.Mutex
+	pf       *xdsclient.PortForward
+	target   XDSTarget
+	err      error
+	failedAt time.Time
 }
 
 // istiod's ports meshscope forwards to.
@@ -85,6 +91,10 @@ const (
 	istiodXDSPort   = 15010
 	istiodDebugPort = 8080
 )
+
+// forwardRetry is how long a failed port-forward is not tried again (a
+// variable for tests).
+var forwardRetry = 15 * time.Second
 
 // openMesh starts the collector on the demo mesh (--demo) or on the given
 // kube contexts and their remote secrets. churn turns on the demo's live
@@ -129,7 +139,7 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { _ = reg.Run(runCtx); close(done) }()
-	m := &mesh{Registry: reg, ControlPlanes: targets, IstiodDebug: debug, syncTimeout: o.syncTimeout,
+	m := &mesh{Registry: reg, ControlPlanes: targets, IstiodDebug: debug, syncTimeout: o.syncTimeout, runCtx: runCtx,
 		kube: &watchKube{kubeconfig: g.Kubeconfig, contexts: g.Contexts, revision: o.revision}, istiodNS: o.istioNamespace}
 	m.stop = func() {
 		cancel()
@@ -137,14 +147,16 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 		m.pfMu.Lock()
 		defer m.pfMu.Unlock()
 		for _, f := range m.forwards {
+			f.mu.Lock()
 			f.pf.Close()
+			f.mu.Unlock()
 		}
 	}
 	return m, nil
 }
 
-// portForwarded port-forwards to a port of the istiod pod once (per port)
-// and returns its local address.
+// portForwarded port-forwards to a port of the istiod pod (once per port,
+// shared by every caller) and returns its local address.
 func (m *mesh) portForwarded(ctx context.Context, port int) (XDSTarget, error) {
 	m.pfMu.Lock()
 	if m.forwards == nil {
@@ -156,26 +168,31 @@ func (m *mesh) portForwarded(ctx context.Context, port int) (XDSTarget, error) {
 		m.forwards[port] = f
 	}
 	m.pfMu.Unlock()
-	f.once.Do(func() {
-		if m.kube == nil {
-			f.err = fmt.Errorf("no istiod address: give --xds-address")
-			return
-		}
-		ns := m.istiodNS
-		if ns == "" {
-			ns = xdsclient.DefaultSystemNamespace
-		}
-		// The port-forward must outlive the caller's context: it serves
-		// every stream until the mesh is closed.
-		pf, t, err := m.kube.portForward(context.WithoutCancel(ctx), ns, port, 15*time.Second)
-		if err != nil {
-			f.err = fmt.Errorf("port-forwarding to istiod's port %d failed: %w", port, err)
-			return
-		}
-		f.pf, f.target = pf, XDSTarget{Cluster: t.cluster, Address: t.address}
-		slog.Info("port-forwarding to istiod", "pod", pf.Pod, "port", port, "local", pf.Address)
-	})
-	return f.target, f.err
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.pf != nil || (f.err != nil && time.Since(f.failedAt) < forwardRetry) {
+		return f.target, f.err
+	}
+	if m.kube == nil {
+		return XDSTarget{}, fmt.Errorf("no istiod address: give --xds-address")
+	}
+	ns := m.istiodNS
+	if ns == "" {
+		ns = xdsclient.DefaultSystemNamespace
+	}
+	// An attempt gives up when the caller or the mesh is done; once up,
+	// the forward serves every caller until Close, whatever their contexts.
+	actx, cancel := context.WithCancel(m.runCtx)
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
+	pf, t, err := m.kube.portForward(actx, ns, port, 15*time.Second)
+	if err != nil {
+		f.err, f.failedAt = fmt.Errorf("port-forwarding to istiod's port %d failed: %w", port, err), time.Now()
+		return XDSTarget{}, f.err
+	}
+	f.pf, f.target, f.err = pf, XDSTarget{Cluster: t.cluster, Address: t.address}, nil
+	slog.Info("port-forwarding to istiod", "pod", pf.Pod, "port", port, "local", pf.Address)
+	return f.target, nil
 }
 
 // istiodDebugTargets are the istiod debug endpoints to read istiod's own

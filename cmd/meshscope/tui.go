@@ -50,15 +50,18 @@ type liveFeed struct {
 	clients map[string]*xdsclient.Client
 	cps     map[string]string // viewpoint -> control plane
 	why     map[string]string // viewpoint -> why it has no stream
-	conns   map[string]*grpc.ClientConn
-	istiod  []xdsclient.IstiodView
+	// failedAt is when a viewpoint's stream last failed to start; it is
+	// tried again after streamRetry (istiod or its port-forward may come).
+	failedAt map[string]time.Time
+	conns    map[string]*grpc.ClientConn
+	istiod   []xdsclient.IstiodView
 }
 
 func startFeed(ctx context.Context, m *mesh, mode xdsclient.Mode) *liveFeed {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &liveFeed{m: m, mode: mode, ctx: ctx, cancel: cancel,
 		snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, 4096),
-		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, why: map[string]string{}, conns: map[string]*grpc.ClientConn{}}
+		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, why: map[string]string{}, failedAt: map[string]time.Time{}, conns: map[string]*grpc.ClientConn{}}
 	if len(m.IstiodDebug) > 0 || (m.Demo == nil && len(m.ControlPlanes) == 0) {
 		f.wg.Add(1)
 		go func() { defer f.wg.Done(); f.pollIstiod(ctx) }()
@@ -69,10 +72,18 @@ func startFeed(ctx context.Context, m *mesh, mode xdsclient.Mode) *liveFeed {
 		defer f.wg.Done()
 		defer unsubscribe()
 		var prev *collector.Snapshot
+		retry := time.NewTicker(streamRetry)
+		defer retry.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
+			case <-retry.C:
+				// An idle mesh publishes no snapshot: retry failed
+				// streams on a timer too.
+				if prev != nil {
+					f.ensureStreams(prev)
+				}
 			case s := <-updates:
 				f.ensureStreams(s)
 				// Kube changes go on the timeline beside the pushes they
@@ -117,6 +128,10 @@ func (f *liveFeed) ensureStreams(s *collector.Snapshot) {
 	}
 }
 
+// streamRetry is how long a stream that failed to start waits before it
+// is tried again.
+const streamRetry = 15 * time.Second
+
 func (f *liveFeed) ensureStream(vp xdsclient.Viewpoint) {
 	key := vp.String()
 	f.mu.Lock()
@@ -125,8 +140,9 @@ func (f *liveFeed) ensureStream(vp xdsclient.Viewpoint) {
 	if !have && !failed {
 		f.order = append(f.order, vp)
 	}
+	wait := failed && time.Since(f.failedAt[key]) < streamRetry
 	f.mu.Unlock()
-	if have || failed {
+	if have || wait {
 		return
 	}
 	t, err := f.m.controlPlaneFor(f.ctx, vp)
@@ -147,6 +163,8 @@ func (f *liveFeed) ensureStream(vp xdsclient.Viewpoint) {
 	}
 	f.mu.Lock()
 	f.clients[key], f.cps[key] = c, t.Cluster
+	delete(f.why, key)
+	delete(f.failedAt, key)
 	f.mu.Unlock()
 	f.wg.Add(1)
 	go func() { defer f.wg.Done(); _ = c.Run(f.ctx) }()
@@ -168,6 +186,7 @@ func (f *liveFeed) conn(addr string) (*grpc.ClientConn, error) {
 func (f *liveFeed) fail(key, why string) {
 	f.mu.Lock()
 	f.why[key] = why
+	f.failedAt[key] = time.Now()
 	f.mu.Unlock()
 }
 
@@ -259,8 +278,8 @@ func (f *liveFeed) pollIstiod(ctx context.Context) {
 	defer t.Stop()
 	for {
 		var views []xdsclient.IstiodView
-		// A failed port-forward is logged once (portForwarded remembers
-		// it); the clusters view then simply shows no istiod opinion.
+		// Without a port-forward the clusters view shows no istiod
+		// opinion; portForwarded tries again after forwardRetry.
 		targets, err := f.m.istiodDebugTargets(ctx)
 		if err != nil {
 			slog.Debug("no istiod debug view", "err", err)
