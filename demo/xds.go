@@ -8,9 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
-	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -19,7 +17,6 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"google.golang.org/grpc"
-	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -127,19 +124,11 @@ func (s *xdsServer) push(nodeID string, v view, snap *collector.Snapshot, ix *ho
 // resources builds CDS, EDS, LDS and RDS for one proxy from a collector
 // snapshot.
 func resources(snap *collector.Snapshot, ix *horizon.Index, v view) map[resource.Type][]types.Resource {
-	var cds, eds []types.Resource
+	cds, eds := defaultClusters(), []types.Resource(nil)
 	for _, svc := range snap.Services {
 		for _, port := range svc.Ports {
 			p := horizon.PredictWith(snap, ix, svc.Hostname, port.Port, v.proxy)
-			cds = append(cds, &clusterv3.Cluster{
-				Name:                 p.EDSCluster,
-				ClusterDiscoveryType: &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS},
-				ConnectTimeout:       durationpb.New(10 * time.Second),
-				EdsClusterConfig: &clusterv3.Cluster_EdsClusterConfig{
-					ServiceName: p.EDSCluster,
-					EdsConfig:   &corev3.ConfigSource{ResourceApiVersion: corev3.ApiVersion_V3, ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}}},
-				},
-			})
+			cds = append(cds, outboundEDSCluster(p.EDSCluster))
 			eds = append(eds, loadAssignment(p, svc))
 		}
 	}
