@@ -75,6 +75,13 @@ func TestPortForwardToIstiod(t *testing.T) {
 			t.Errorf("explain output lacks gateway %s:\n%s", gw, out)
 		}
 	}
+	// --revision narrows the pod: the lab's istiods are the default
+	// revision; asking for another names what was looked for.
+	cmd = exec.CommandContext(ctx, meshscopeBinary(t), "explain", "helloworld", "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1", "--revision", "canary", "--log-file", "-")
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "istio.io/rev=canary") {
+		t.Errorf("explain --revision canary: %v\n%s", err, out)
+	}
 	// doctor with no --istiod-debug-address reads istiod's own view
 	// through a port-forward to the pod's 8080: on the healthy lab, no
 	// problem at all — not even "istiod-unreachable".
