@@ -13,57 +13,95 @@ import (
 	"github.com/meshscope/meshscope/lab"
 )
 
+// tuiSession is the meshscope binary running in a real terminal (tmux).
+type tuiSession struct {
+	t        *testing.T
+	tmux     string
+	sock     string
+	exitFile string
+}
+
+// startTUI runs meshscope with args in a tmux session of 120×40 (or wider)
+// until the test ends.
+func startTUI(t *testing.T, sock string, width int, args ...string) *tuiSession {
+	t.Helper()
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal("tmux is needed for this test (.ci/run installs it: apt-get install tmux)")
+	}
+	dir := t.TempDir()
+	ts := &tuiSession{t: t, tmux: tmux, sock: sock, exitFile: filepath.Join(dir, "exit")}
+	script := meshscopeBinary(t) + " " + strings.Join(args, " ") + " --log-file " + filepath.Join(dir, "log") + "; echo $? > " + ts.exitFile + "; sleep 60"
+	ts.tm("new-session", "-d", "-s", "ui", "-x", fmt.Sprint(width), "-y", "40", "sh", "-c", script)
+	t.Cleanup(func() { _ = exec.Command(tmux, "-L", sock, "kill-server").Run() })
+	return ts
+}
+
+func (ts *tuiSession) tm(args ...string) string {
+	out, err := exec.Command(ts.tmux, append([]string{"-L", ts.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		ts.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (ts *tuiSession) screen() string { return ts.tm("capture-pane", "-p", "-t", "ui") }
+
+// waitScreen waits up to timeout for the screen to satisfy ok.
+func (ts *tuiSession) waitScreen(what string, timeout time.Duration, ok func(string) bool) string {
+	ts.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var s string
+	for time.Now().Before(deadline) {
+		if s = ts.screen(); ok(s) {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ts.t.Fatalf("%s; the screen is:\n%s", what, s)
+	return ""
+}
+
+func (ts *tuiSession) keys(k ...string) {
+	ts.tm(append([]string{"send-keys", "-t", "ui"}, k...)...)
+	time.Sleep(300 * time.Millisecond)
+}
+
+// quit presses q and checks that meshscope exits 0 and restores the terminal.
+func (ts *tuiSession) quit() {
+	ts.t.Helper()
+	ts.keys("q")
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(ts.exitFile); err == nil {
+			if code := strings.TrimSpace(string(b)); code != "0" {
+				ts.t.Fatalf("meshscope exited %s", code)
+			}
+			if strings.Contains(ts.screen(), "meshscope │") {
+				ts.t.Fatal("the UI is still on screen after q: the terminal was not restored")
+			}
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ts.t.Fatalf("meshscope did not exit after q; the screen is:\n%s", ts.screen())
+}
+
 // TestTUIInTmux drives the built binary in a real terminal (tmux, 120×40) on
 // the demo mesh, as a person would (issue #6): the first screen shows the
 // clusters; /hello + enter + enter opens helloworld with network2's gateway
 // rewrite; → moves the focus to the other viewpoint's column; q exits 0 and
 // leaves the alternate screen.
 func TestTUIInTmux(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatal("tmux is needed for this test (.ci/run installs it: apt-get install tmux)")
-	}
-	bin := meshscopeBinary(t)
-	dir := t.TempDir()
-	sock := "meshscope-e2e"
-	tm := func(args ...string) string {
-		out, err := exec.Command(tmux, append([]string{"-L", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	exitFile := filepath.Join(dir, "exit")
-	script := bin + " demo --log-file " + filepath.Join(dir, "log") + "; echo $? > " + exitFile + "; sleep 60"
-	tm("new-session", "-d", "-s", "ui", "-x", "120", "-y", "40", "sh", "-c", script)
-	t.Cleanup(func() { _ = exec.Command(tmux, "-L", sock, "kill-server").Run() })
-	screen := func() string { return tm("capture-pane", "-p", "-t", "ui") }
-	waitScreen := func(what string, ok func(string) bool) string {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		var s string
-		for time.Now().Before(deadline) {
-			if s = screen(); ok(s) {
-				return s
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		t.Fatalf("%s; the screen is:\n%s", what, s)
-		return ""
-	}
-	keys := func(k ...string) {
-		tm(append([]string{"send-keys", "-t", "ui"}, k...)...)
-		time.Sleep(300 * time.Millisecond)
-	}
-
-	waitScreen("the first screen should list the clusters", func(s string) bool {
+	ts := startTUI(t, "meshscope-e2e", 120, "demo")
+	ts.waitScreen("the first screen should list the clusters", 10*time.Second, func(s string) bool {
 		return strings.Contains(s, "Clusters") && strings.Contains(s, "cluster1") && strings.Contains(s, "synced")
 	})
-	keys("/")
-	keys("hello")
-	keys("Enter")
-	keys("Enter")
-	s := waitScreen("/hello should open helloworld with the gateway rewrite", func(s string) bool {
+	ts.keys("/")
+	ts.keys("hello")
+	ts.keys("Enter")
+	ts.keys("Enter")
+	s := ts.waitScreen("/hello should open helloworld with the gateway rewrite", 10*time.Second, func(s string) bool {
 		return strings.Contains(s, "helloworld.sample.svc.cluster.local") && strings.Contains(s, "192.168.60.9:15443")
 	})
 	focused := func(s string) string {
@@ -75,24 +113,31 @@ func TestTUIInTmux(t *testing.T) {
 		return ""
 	}
 	before := focused(s)
-	keys("Right")
-	s = waitScreen("→ should move the focus to the next viewpoint", func(s string) bool { f := focused(s); return f != "" && f != before })
+	ts.keys("Right")
+	s = ts.waitScreen("→ should move the focus to the next viewpoint", 10*time.Second, func(s string) bool { f := focused(s); return f != "" && f != before })
 	t.Logf("focus moved from %s to %s", before, focused(s))
-	keys("q")
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(exitFile); err == nil {
-			if code := strings.TrimSpace(string(b)); code != "0" {
-				t.Fatalf("meshscope exited %s", code)
-			}
-			if strings.Contains(screen(), "meshscope │") {
-				t.Fatal("the UI is still on screen after q: the terminal was not restored")
-			}
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("meshscope did not exit after q; the screen is:\n%s", screen())
+	ts.quit()
+}
+
+// TestTUIOnLab: the UI on the real lab with nothing but a kube context, as
+// a user starts it: both clusters synced, one sidecar stream per network up
+// through the port-forward to istiod, and helloworld's actual EDS (what the
+// real istiod sent) matching the prediction from both viewpoints.
+func TestTUIOnLab(t *testing.T) {
+	ts := startTUI(t, "meshscope-e2e-lab", 140, "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1")
+	ts.waitScreen("both clusters synced and both streams up", 30*time.Second, func(s string) bool {
+		return strings.Contains(s, "2 of 2 synced") && strings.Contains(s, "xds 2/2 up")
+	})
+	ts.keys("/")
+	ts.keys("hello")
+	ts.keys("Enter")
+	ts.keys("Enter")
+	s := ts.waitScreen("helloworld with both gateways, istiod's EDS matching the prediction from both viewpoints", 20*time.Second, func(s string) bool {
+		return strings.Contains(s, "helloworld.sample.svc.cluster.local") && strings.Contains(s, "192.168.60.9:15443") &&
+			strings.Contains(s, "192.168.60.113:15443") && strings.Count(s, "verdict match") == 2
+	})
+	t.Logf("service view on the lab:\n%s", s)
+	ts.quit()
 }
 
 var (
