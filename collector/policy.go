@@ -1,14 +1,11 @@
 package collector
 
 import (
-	"context"
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 )
 
@@ -65,10 +62,8 @@ func (w *watcher) addPolicyInformers(dyn dynamic.Interface) {
 		{resDestinationRules, gvrDestinationRules, &w.destinationRules},
 		{resPeerAuthentications, gvrPeerAuthentications, &w.peerAuthentications},
 	} {
-		api := dyn.Resource(r.gvr).Namespace(metav1.NamespaceAll)
 		*r.into = w.add(r.name, false, &unstructured.Unstructured{}, transformPolicy,
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return api.List(ctx, o) },
-			func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return api.Watch(ctx, o) })
+			listWatch[*unstructured.UnstructuredList](dyn.Resource(r.gvr).Namespace(metav1.NamespaceAll), "", ""))
 	}
 }
 

@@ -99,76 +99,66 @@ func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, re
 	core := client.CoreV1()
 	disc := client.DiscoveryV1()
 	w.services = w.add(resServices, true, &corev1.Service{}, transformService,
-		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return core.Services(metav1.NamespaceAll).List(ctx, o)
-		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return core.Services(metav1.NamespaceAll).Watch(ctx, o)
-		})
+		listWatch[*corev1.ServiceList](core.Services(metav1.NamespaceAll), "", ""))
 	// Slices and pods are cached as slim types of our own, sharing one
 	// interner (namespaces, node names, zones, label sets).
 	in := newInterner()
 	w.slices = w.add(resEndpointSlices, true, &discoveryv1.EndpointSlice{}, in.transformEndpointSlice,
-		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return disc.EndpointSlices(metav1.NamespaceAll).List(ctx, o)
-		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return disc.EndpointSlices(metav1.NamespaceAll).Watch(ctx, o)
-		})
+		listWatch[*discoveryv1.EndpointSliceList](disc.EndpointSlices(metav1.NamespaceAll), "", ""))
 	w.pods = w.add(resPods, true, &corev1.Pod{}, in.transformPod,
-		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return core.Pods(metav1.NamespaceAll).List(ctx, o)
-		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return core.Pods(metav1.NamespaceAll).Watch(ctx, o)
-		})
+		listWatch[*corev1.PodList](core.Pods(metav1.NamespaceAll), "", ""))
 	// Only the system namespace matters (its network label); the field
 	// selector keeps the list tiny on real servers. Fakes ignore field
 	// selectors, so readers look the namespace up by name anyway.
-	nsSel := fields.OneTermEqualSelector("metadata.name", ns).String()
 	w.namespaces = w.add(resNamespaces, false, &corev1.Namespace{}, transformNamespace,
-		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = nsSel
-			return core.Namespaces().List(ctx, o)
-		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = nsSel
-			return core.Namespaces().Watch(ctx, o)
-		})
+		listWatch[*corev1.NamespaceList](core.Namespaces(), fields.OneTermEqualSelector("metadata.name", ns).String(), ""))
 	if !opts.DisableNodes {
 		w.nodes = w.add(resNodes, false, &corev1.Node{}, transformNode,
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return core.Nodes().List(ctx, o)
-			}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return core.Nodes().Watch(ctx, o)
-			})
+			listWatch[*corev1.NodeList](core.Nodes(), "", ""))
 	}
-	cmSel := fields.OneTermEqualSelector("metadata.name", MeshConfigMapName(opts.Revision)).String()
 	w.configMaps = w.add(resConfigMaps, false, &corev1.ConfigMap{}, transformConfigMap,
-		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = cmSel
-			return core.ConfigMaps(ns).List(ctx, o)
-		}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = cmSel
-			return core.ConfigMaps(ns).Watch(ctx, o)
-		})
+		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), fields.OneTermEqualSelector("metadata.name", MeshConfigMapName(opts.Revision)).String(), ""))
 	if withSecrets {
-		secSel := MultiClusterSecretLabel + "=true"
 		w.secrets = w.add(resSecrets, false, &corev1.Secret{}, transformSecret,
-			func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				o.LabelSelector = secSel
-				return core.Secrets(ns).List(ctx, o)
-			}, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				o.LabelSelector = secSel
-				return core.Secrets(ns).Watch(ctx, o)
-			})
+			listWatch[*corev1.SecretList](core.Secrets(ns), "", MultiClusterSecretLabel+"=true"))
 	}
 	return w
 }
 
-func (w *watcher) add(name string, required bool, example runtime.Object, tf cache.TransformFunc,
-	list cache.ListWithContextFunc, wat cache.WatchFuncWithContext) *informerHealth {
+// listWatchable is what every typed client-go resource client offers.
+type listWatchable[L runtime.Object] interface {
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// listWatch lists and watches c, narrowed by a field and a label selector
+// when given (both may be empty).
+func listWatch[L runtime.Object](c listWatchable[L], fieldSel, labelSel string) *cache.ListWatch {
+	narrow := func(o *metav1.ListOptions) {
+		if fieldSel != "" {
+			o.FieldSelector = fieldSel
+		}
+		if labelSel != "" {
+			o.LabelSelector = labelSel
+		}
+	}
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			narrow(&o)
+			return c.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			narrow(&o)
+			return c.Watch(ctx, o)
+		},
+	}
+}
+
+func (w *watcher) add(name string, required bool, example runtime.Object, tf cache.TransformFunc, lw *cache.ListWatch) *informerHealth {
 	// The wrapper carries the client's answer to "do you support
 	// watch-list streaming?": real API servers do (less memory at list
 	// time); fake clientsets do not and would never sync without it.
-	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{ListWithContextFunc: list, WatchFuncWithContext: wat}, w.client)
-	inf := cache.NewSharedIndexInformer(lw, example, 0, cache.Indexers{})
+	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, w.client), example, 0, cache.Indexers{})
 	h := &informerHealth{name: name, required: required, inf: inf}
 	_ = inf.SetTransform(tf)
 	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
