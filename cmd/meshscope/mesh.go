@@ -195,13 +195,22 @@ func (m *mesh) portForwarded(ctx context.Context, port int) (XDSTarget, error) {
 	return f.target, nil
 }
 
+// forwardsToIstiod says whether meshscope reaches istiod by port-forward:
+// a real mesh (not the demo) and no --xds-address.
+func (m *mesh) forwardsToIstiod() bool {
+	return m.Demo == nil && len(m.ControlPlanes) == 0 && m.kube != nil
+}
+
+// readsIstiodView says whether istiodDebugTargets can give anything.
+func (m *mesh) readsIstiodView() bool { return len(m.IstiodDebug) > 0 || m.forwardsToIstiod() }
+
 // istiodDebugTargets are the istiod debug endpoints to read istiod's own
 // view from: --istiod-debug-address, else — when meshscope reaches istiod
 // by port-forward anyway (no --xds-address) — a port-forward to the istiod
 // pod's 8080. With --xds-address only, istiod's HTTP address is unknown:
 // none. The error says why the port-forward failed.
 func (m *mesh) istiodDebugTargets(ctx context.Context) ([]XDSTarget, error) {
-	if len(m.IstiodDebug) > 0 || m.Demo != nil || len(m.ControlPlanes) > 0 || m.kube == nil {
+	if len(m.IstiodDebug) > 0 || !m.forwardsToIstiod() {
 		return m.IstiodDebug, nil
 	}
 	t, err := m.portForwarded(ctx, istiodDebugPort)

@@ -62,7 +62,7 @@ func startFeed(ctx context.Context, m *mesh, mode xdsclient.Mode) *liveFeed {
 	f := &liveFeed{m: m, mode: mode, ctx: ctx, cancel: cancel,
 		snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, 4096),
 		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, why: map[string]string{}, failedAt: map[string]time.Time{}, conns: map[string]*grpc.ClientConn{}}
-	if len(m.IstiodDebug) > 0 || (m.Demo == nil && len(m.ControlPlanes) == 0) {
+	if m.readsIstiodView() {
 		f.wg.Add(1)
 		go func() { defer f.wg.Done(); f.pollIstiod(ctx) }()
 	}
