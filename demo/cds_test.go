@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -12,12 +11,7 @@ import (
 // clusters are EDS with auto mTLS ("auto"), and the default clusters the
 // listeners point at are there.
 func TestDemoClustersLikeIstiod(t *testing.T) {
-	d := start(t, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := d.Registry.WaitSettled(ctx); err != nil {
-		t.Fatal(err)
-	}
+	d, ctx := startSettled(t, false, 10*time.Second)
 	pc := proxyConfig(t, ctx, d, xdsclient.ModeDelta, xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"})
 	got := map[string]xdsclient.Cluster{}
 	for _, c := range pc.Clusters {

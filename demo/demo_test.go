@@ -25,6 +25,19 @@ func start(t *testing.T, churn bool) *Demo {
 	return d
 }
 
+// startSettled starts a demo and waits until its collector settled; the
+// context it returns ends after timeout (and with the test).
+func startSettled(t *testing.T, churn bool, timeout time.Duration) (*Demo, context.Context) {
+	t.Helper()
+	d := start(t, churn)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	if _, err := d.Registry.WaitSettled(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return d, ctx
+}
+
 func TestDemoSettlesWithinOneSecond(t *testing.T) {
 	// The clock starts before Start: building the clusters counts too.
 	begin := time.Now()
@@ -62,12 +75,7 @@ func TestDemoSettlesWithinOneSecond(t *testing.T) {
 // TestDemoXDSServesTheRewrite: the real xdsclient, as a network1 sidecar,
 // gets helloworld's own pod and network2's gateway — the seed article's view.
 func TestDemoXDSServesTheRewrite(t *testing.T) {
-	d := start(t, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := d.Registry.WaitSettled(ctx); err != nil {
-		t.Fatal(err)
-	}
+	d, ctx := startSettled(t, false, 5*time.Second)
 	got := eds(t, ctx, d, xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"})
 	want := []string{"10.44.0.13:5000 w=1", "192.168.60.9:15443 w=1"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
@@ -135,12 +143,7 @@ func TestDemoPlantedProblems(t *testing.T) {
 
 // TestDemoChurnPushes: churn reaches the xdsclient as EDS push events.
 func TestDemoChurnPushes(t *testing.T) {
-	d := start(t, true)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := d.Registry.WaitSettled(ctx); err != nil {
-		t.Fatal(err)
-	}
+	d, ctx := startSettled(t, true, 10*time.Second)
 	events := make(chan xdsclient.Event, 1024)
 	c, err := xdsclient.New(xdsclient.Options{
 		Viewpoint: xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"},

@@ -30,12 +30,7 @@ const helloHost = "helloworld.sample.svc.cluster.local"
 // listeners and routes, over both ADS variants and under churn, without a
 // NACK, and the proxy config the TUI shows from it is not empty.
 func TestDemoXDSServesListenersAndRoutes(t *testing.T) {
-	d := start(t, true)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := d.Registry.WaitSettled(ctx); err != nil {
-		t.Fatal(err)
-	}
+	d, ctx := startSettled(t, true, 10*time.Second)
 	for _, mode := range []xdsclient.Mode{xdsclient.ModeDelta, xdsclient.ModeSotW} {
 		t.Run(string(mode), func(t *testing.T) {
 			pc := proxyConfig(t, ctx, d, mode, xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"})
