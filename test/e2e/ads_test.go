@@ -19,6 +19,11 @@ import (
 const (
 	edsType       = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
 	helloworldEDS = "outbound|5000||helloworld.sample.svc.cluster.local"
+	// The fixture's helloworld EDS as a sidecar of each network gets it
+	// (probe.eds, comma-joined): its own pod and the other network's
+	// east-west gateway standing for the other pod.
+	seedEDSNetwork1 = "10.44.0.13:5000 w=1,192.168.60.9:15443 w=1"
+	seedEDSNetwork2 = "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1"
 )
 
 // rawEDS asks istiod for one EDS cluster over plain SotW ADS, impersonating

@@ -44,7 +44,7 @@ func TestExplainScenarios(t *testing.T) {
 	scenarios := []scenario{
 		{
 			name: "seed", apply: func() error { return nil }, undo: func() error { return nil },
-			want:     [3]string{"10.44.0.13:5000 w=1,192.168.60.9:15443 w=1", "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+			want:     [3]string{seedEDSNetwork1, seedEDSNetwork2, "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
 			doctorOK: true,
 		},
 		{
@@ -77,7 +77,7 @@ func TestExplainScenarios(t *testing.T) {
 			},
 			// network2 has no gateway: its pod IP leaks to network1, and a
 			// no-NETWORK proxy reaches it directly.
-			want:   [3]string{"10.144.0.15:5000 w=1,10.44.0.13:5000 w=1", "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1", "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1"},
+			want:   [3]string{"10.144.0.15:5000 w=1,10.44.0.13:5000 w=1", seedEDSNetwork2, seedEDSNetwork2},
 			doctor: "leak|no gateway is known for network2",
 		},
 		{
@@ -88,7 +88,7 @@ func TestExplainScenarios(t *testing.T) {
 			undo: func() error {
 				return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.TLSModeLabel, str("istio"))
 			},
-			want:   [3]string{"10.44.0.13:5000 w=1", "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1"},
+			want:   [3]string{"10.44.0.13:5000 w=1", seedEDSNetwork2, "192.168.60.113:15443 w=1"},
 			doctor: "drop|" + pod2,
 		},
 	}
@@ -118,7 +118,7 @@ spec:
 			name:  "the cluster2 pod is not ready",
 			apply: func() error { return theLab.SetPodReady(ctx, "cluster2", lab.SampleNamespace, pod2, false) },
 			undo:  func() error { return theLab.SetPodReady(ctx, "cluster2", lab.SampleNamespace, pod2, true) },
-			want:  [3]string{"10.44.0.13:5000 w=1,192.168.60.9:15443 w=1", "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+			want:  [3]string{seedEDSNetwork1, seedEDSNetwork2, "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
 			check: func(vp xdsclient.Viewpoint, la xdsclient.LoadAssignment) string {
 				if vp.Network != "network2" {
 					return ""

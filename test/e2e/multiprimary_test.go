@@ -20,8 +20,8 @@ func TestMultiPrimary(t *testing.T) {
 	}
 	reg := startRegistry(t)
 	want := map[string]string{
-		"cluster1/network1": "10.44.0.13:5000 w=1,192.168.60.9:15443 w=1",
-		"cluster2/network2": "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1",
+		"cluster1/network1": seedEDSNetwork1,
+		"cluster2/network2": seedEDSNetwork2,
 	}
 	for i, is := range theLab.Istiods() {
 		v, err := is.View(context.Background())

@@ -20,8 +20,8 @@ func TestPortForwardToIstiod(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	want := map[string]string{
-		"cluster1/network1": "10.44.0.13:5000 w=1,192.168.60.9:15443 w=1",
-		"cluster2/network2": "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1",
+		"cluster1/network1": seedEDSNetwork1,
+		"cluster2/network2": seedEDSNetwork2,
 	}
 	// The library path, in each cluster to its own istiod (multi-primary).
 	for _, is := range theLab.Istiods() {

@@ -53,7 +53,7 @@ func TestXDSClientTLS(t *testing.T) {
 			ServerName: xdsclient.DefaultServerName, TokenFile: tokenFile},
 	})
 	eventually(t, 20*time.Second, func() string {
-		if got := strings.Join(p.eds(helloworldEDS), ","); got != "10.44.0.13:5000 w=1,192.168.60.9:15443 w=1" {
+		if got := strings.Join(p.eds(helloworldEDS), ","); got != seedEDSNetwork1 {
 			return "EDS over TLS: " + got + " (" + p.c.Status().Message + ")"
 		}
 		return ""

@@ -18,8 +18,8 @@ func TestXDSClientViews(t *testing.T) {
 		vp   xdsclient.Viewpoint
 		want string
 	}{
-		{xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"}, "10.44.0.13:5000 w=1,192.168.60.9:15443 w=1"},
-		{xdsclient.Viewpoint{Cluster: "cluster2", Network: "network2"}, "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1"},
+		{xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"}, seedEDSNetwork1},
+		{xdsclient.Viewpoint{Cluster: "cluster2", Network: "network2"}, seedEDSNetwork2},
 		{xdsclient.Viewpoint{Cluster: "cluster1", NoNetwork: true}, "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
 	}
 	for _, mode := range []xdsclient.Mode{xdsclient.ModeDelta, xdsclient.ModeSotW} {
@@ -85,7 +85,7 @@ func TestXDSClientPushAndRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := "10.44.0.13:5000 w=1,192.168.60.9:15443 w=1"
+	want := seedEDSNetwork1
 	eventually(t, 10*time.Second, func() string {
 		if got := strings.Join(p.eds(helloworldEDS), ","); got != want {
 			return "EDS " + got

@@ -43,7 +43,7 @@ func TestPortForwardHeals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pf.Close()
-	const want = "10.144.0.15:5000 w=1,192.168.60.113:15443 w=1"
+	const want = seedEDSNetwork2
 	p := runProbe(t, xdsclient.Options{
 		Viewpoint: xdsclient.Viewpoint{Cluster: "cluster2", Network: "network2"}, ControlPlane: "cluster2",
 		EDSNames:  []string{helloworldEDS},
