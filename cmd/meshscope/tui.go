@@ -49,19 +49,19 @@ type liveFeed struct {
 	order   []xdsclient.Viewpoint
 	clients map[string]*xdsclient.Client
 	cps     map[string]string // viewpoint -> control plane
-	why     map[string]string // viewpoint -> why it has no stream
-	// failedAt is when a viewpoint's stream last failed to start; it is
-	// tried again after streamRetry (istiod or its port-forward may come).
-	failedAt map[string]time.Time
-	conns    map[string]*grpc.ClientConn
-	istiod   []xdsclient.IstiodView
+	// failed says, per viewpoint without a stream, why and when its
+	// start last failed; it is tried again after streamRetry (istiod or
+	// its port-forward may come).
+	failed map[string]streamFailure
+	conns  map[string]*grpc.ClientConn
+	istiod []xdsclient.IstiodView
 }
 
 func startFeed(ctx context.Context, m *mesh, mode xdsclient.Mode) *liveFeed {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &liveFeed{m: m, mode: mode, ctx: ctx, cancel: cancel,
 		snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, 4096),
-		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, why: map[string]string{}, failedAt: map[string]time.Time{}, conns: map[string]*grpc.ClientConn{}}
+		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, failed: map[string]streamFailure{}, conns: map[string]*grpc.ClientConn{}}
 	if m.readsIstiodView() {
 		f.wg.Add(1)
 		go func() { defer f.wg.Done(); f.pollIstiod(ctx) }()
@@ -128,6 +128,12 @@ func (f *liveFeed) ensureStreams(s *collector.Snapshot) {
 	}
 }
 
+// streamFailure is why a viewpoint's stream failed to start, and when.
+type streamFailure struct {
+	why string
+	at  time.Time
+}
+
 // streamRetry is how long a stream that failed to start waits before it
 // is tried again.
 const streamRetry = 15 * time.Second
@@ -136,11 +142,11 @@ func (f *liveFeed) ensureStream(vp xdsclient.Viewpoint) {
 	key := vp.String()
 	f.mu.Lock()
 	_, have := f.clients[key]
-	_, failed := f.why[key]
+	failure, failed := f.failed[key]
 	if !have && !failed {
 		f.order = append(f.order, vp)
 	}
-	wait := failed && time.Since(f.failedAt[key]) < streamRetry
+	wait := failed && time.Since(failure.at) < streamRetry
 	f.mu.Unlock()
 	if have || wait {
 		return
@@ -163,8 +169,7 @@ func (f *liveFeed) ensureStream(vp xdsclient.Viewpoint) {
 	}
 	f.mu.Lock()
 	f.clients[key], f.cps[key] = c, t.Cluster
-	delete(f.why, key)
-	delete(f.failedAt, key)
+	delete(f.failed, key)
 	f.mu.Unlock()
 	f.wg.Add(1)
 	go func() { defer f.wg.Done(); _ = c.Run(f.ctx) }()
@@ -185,8 +190,7 @@ func (f *liveFeed) conn(addr string) (*grpc.ClientConn, error) {
 
 func (f *liveFeed) fail(key, why string) {
 	f.mu.Lock()
-	f.why[key] = why
-	f.failedAt[key] = time.Now()
+	f.failed[key] = streamFailure{why: why, at: time.Now()}
 	f.mu.Unlock()
 }
 
@@ -247,7 +251,7 @@ func (f *liveFeed) Status() []tui.StreamStatus {
 			out = append(out, tui.StreamStatus{Viewpoint: k, ControlPlane: f.cps[k], State: string(st.State), Stale: st.Stale, LastPush: st.LastResponse})
 			continue
 		}
-		out = append(out, tui.StreamStatus{Viewpoint: k, State: "no stream: " + f.why[k], Stale: true})
+		out = append(out, tui.StreamStatus{Viewpoint: k, State: "no stream: " + f.failed[k].why, Stale: true})
 	}
 	return out
 }
