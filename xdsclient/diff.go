@@ -32,14 +32,7 @@ func DiffEndpoints(old, cur LoadAssignment) []EndpointChange {
 				inPlace = false
 				break
 			}
-			switch {
-			case o.Weight != e.Weight:
-				c := change(name, EndpointWeight, e)
-				c.OldWeight = o.Weight
-				out = append(out, c)
-			case o != e:
-				out = append(out, change(name, EndpointChanged, e))
-			}
+			out = appendModified(out, name, o, e)
 		}
 		if inPlace {
 			return out
@@ -59,14 +52,7 @@ func DiffEndpoints(old, cur LoadAssignment) []EndpointChange {
 		}
 		seen[i] = true
 		o := old.Endpoints[i]
-		switch {
-		case o.Weight != e.Weight:
-			c := change(name, EndpointWeight, e)
-			c.OldWeight = o.Weight
-			out = append(out, c)
-		case o != e:
-			out = append(out, change(name, EndpointChanged, e))
-		}
+		out = appendModified(out, name, o, e)
 	}
 	var removed []EndpointChange
 	for i, e := range old.Endpoints {
@@ -123,4 +109,18 @@ func (d *resourceDiff) sort() {
 	slices.Sort(d.added)
 	slices.Sort(d.removed)
 	slices.Sort(d.changed)
+}
+
+// appendModified adds the change from o to e, the same endpoint (address
+// and port) in two pushes: its weight, or anything else, or nothing.
+func appendModified(out []EndpointChange, name string, o, e Endpoint) []EndpointChange {
+	switch {
+	case o.Weight != e.Weight:
+		c := change(name, EndpointWeight, e)
+		c.OldWeight = o.Weight
+		return append(out, c)
+	case o != e:
+		return append(out, change(name, EndpointChanged, e))
+	}
+	return out
 }
