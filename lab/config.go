@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // ClusterSpec describes one lab cluster: its kube-apiserver port, network and
@@ -118,4 +119,43 @@ func (c Config) ports() map[int]string {
 		m[is.Ctrlz] = who + " ctrlz"
 	}
 	return m
+}
+
+// Shifted returns the configuration with every port moved by offset, so
+// that several labs (a developer's, the e2e tests', the benchmark's, one per
+// working tree) can run side by side on one machine.
+func (c Config) Shifted(offset int) Config {
+	c.EtcdPort += offset
+	c.EtcdPeerPort += offset
+	c.KubeletPort += offset
+	c.Clusters = append([]ClusterSpec(nil), c.Clusters...)
+	for i := range c.Clusters {
+		c.Clusters[i].Port += offset
+	}
+	c.Istiods = append([]IstiodSpec(nil), c.Istiods...)
+	for i := range c.Istiods {
+		is := &c.Istiods[i]
+		is.GRPC += offset
+		is.SecureGRPC += offset
+		is.HTTP += offset
+		is.Monitoring += offset
+		is.HTTPS += offset
+		is.Ctrlz += offset
+	}
+	return c
+}
+
+// PortOffset reads a port offset from the environment variable name (a
+// multiple of 100 keeps every lab port apart), or returns def when it is
+// unset. It fails on anything but a number.
+func PortOffset(name string, def int) (int, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 5000 {
+		return 0, fmt.Errorf("%s=%q: want a port offset between 0 and 5000 (e.g. 300)", name, v)
+	}
+	return n, nil
 }

@@ -32,7 +32,11 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	cfg := e2eConfig(root)
+	cfg, err := e2eConfig(root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	l, err := lab.Start(ctx, cfg, os.Stderr)
@@ -49,28 +53,18 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// e2eConfig is the default lab on ports shifted by 100, in its own folder,
-// so the tests can run while a developer's `make lab` is up.
-func e2eConfig(root string) lab.Config {
-	cfg := lab.DefaultConfig(root)
+// e2eConfig is the default lab on ports shifted by 100 (or by
+// $MESHSCOPE_E2E_PORT_OFFSET), in its own folder, so the tests can run while
+// a developer's `make lab` (or another working tree's e2e run) is up.
+func e2eConfig(root string) (lab.Config, error) {
+	offset, err := lab.PortOffset("MESHSCOPE_E2E_PORT_OFFSET", 100)
+	if err != nil {
+		return lab.Config{}, err
+	}
+	cfg := lab.DefaultConfig(root).Shifted(offset)
 	cfg.Dir = filepath.Join(root, ".lab", "e2e")
 	// Multi-primary: istiod for cluster1 and one for cluster2, each reading
 	// the other cluster through a remote secret (comparing control planes).
 	cfg.MultiPrimary = true
-	cfg.EtcdPort += 100
-	cfg.EtcdPeerPort += 100
-	cfg.KubeletPort += 100
-	for i := range cfg.Clusters {
-		cfg.Clusters[i].Port += 100
-	}
-	for i := range cfg.Istiods {
-		is := &cfg.Istiods[i]
-		is.GRPC += 100
-		is.SecureGRPC += 100
-		is.HTTP += 100
-		is.Monitoring += 100
-		is.HTTPS += 100
-		is.Ctrlz += 100
-	}
-	return cfg
+	return cfg, nil
 }

@@ -174,11 +174,7 @@ func benchConfig(root string) lab.Config {
 	cfg.Clusters = append(cfg.Clusters, lab.ClusterSpec{
 		Name: "cluster3", Network: "network2", Port: 6445, GatewayIP: "192.168.60.10", PodPrefix: "10.244.0",
 	})
-	cfg.EtcdPort += portOffset
-	cfg.EtcdPeerPort += portOffset
-	for i := range cfg.Clusters {
-		cfg.Clusters[i].Port += portOffset
-	}
+	cfg = cfg.Shifted(portOffset)
 	cfg.Istiods = nil
 	cfg.MultiPrimary = false
 	return cfg
