@@ -104,15 +104,22 @@ func (w *watcher) view(systemNamespace string) cacheView {
 // meshNetworksRaw returns the meshNetworks text of the mesh ConfigMap
 // ("istio", or "istio-<revision>"), if any.
 func (w *watcher) meshNetworksRaw(ns string) string {
+	text, _ := w.meshConfigMapKey(ns, meshNetworksKey)
+	return text
+}
+
+// meshConfigMapKey returns one key of the mesh ConfigMap, and whether the
+// ConfigMap exists.
+func (w *watcher) meshConfigMapKey(ns, key string) (string, bool) {
 	o, ok, _ := w.configMaps.inf.GetStore().GetByKey(ns + "/" + MeshConfigMapName(w.opts.Revision))
 	if !ok {
-		return ""
+		return "", false
 	}
 	cm, _ := o.(*corev1.ConfigMap)
 	if cm == nil {
-		return ""
+		return "", false
 	}
-	return cm.Data[meshNetworksKey]
+	return cm.Data[key], true
 }
 
 // buildPart turns one cluster's caches into its share of a snapshot.
@@ -517,6 +524,9 @@ func (r *Registry) build(version uint64) *Snapshot {
 					svc.Clusters[e.id] = sc
 				}
 			}
+		}
+		if e.fromContext && !e.removed {
+			s.MeshConfigs = append(s.MeshConfigs, r.meshConfigOf(e.id, it.w))
 		}
 		s.Clusters = append(s.Clusters, c)
 	}

@@ -41,6 +41,11 @@ type Options struct {
 	// plugins, token files, cert/key files and non-OIDC auth providers
 	// (istiod's PILOT_INSECURE_MULTICLUSTER_KUBECONFIG_OPTIONS).
 	AllowInsecureKubeconfig bool
+	// MeshConfigFiles are mesh config files to read instead of ConfigMap
+	// istio, for an istiod that reads --meshConfig from a file: by config
+	// cluster ID, or "" for every context cluster. The files are read again
+	// when they change.
+	MeshConfigFiles map[string]string
 	// DisableNodes does not watch Nodes (no localities).
 	DisableNodes bool
 

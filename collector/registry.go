@@ -39,6 +39,11 @@ type Registry struct {
 
 	subMu sync.Mutex
 	subs  map[chan *Snapshot]struct{}
+
+	// meshFiles are the mesh config files given instead of ConfigMaps;
+	// meshCache holds parsed mesh configs by text (used under buildMu).
+	meshFiles *meshFiles
+	meshCache map[string]MeshConfig
 }
 
 // entry is one cluster: one API server, however many ways it is reached.
@@ -80,10 +85,14 @@ func NewRegistry(opts Options) (*Registry, error) {
 		reconcileCh: make(chan struct{}, 1),
 		changeCh:    make(chan struct{}, 1),
 		subs:        map[chan *Snapshot]struct{}{},
+		meshCache:   map[string]MeshConfig{},
+	}
+	var err error
+	if r.meshFiles, err = newMeshFiles(opts.MeshConfigFiles); err != nil {
+		return nil, err
 	}
 	sources := opts.Sources
 	if len(sources) == 0 {
-		var err error
 		sources, err = LoadContexts(opts.Kubeconfig, opts.Contexts, opts.AllContexts)
 		if err != nil {
 			return nil, err
@@ -160,6 +169,7 @@ func (r *Registry) Run(ctx context.Context) error {
 	r.notify()
 
 	go r.publishLoop(ctx)
+	go r.meshFiles.poll(ctx, 2*time.Second, r.notify)
 	for {
 		select {
 		case <-ctx.Done():

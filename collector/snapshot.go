@@ -22,6 +22,9 @@ type Snapshot struct {
 	// Istio config in the context clusters (istiod's config clusters).
 	DestinationRules    []DestinationRule    `json:"destinationRules,omitempty"`
 	PeerAuthentications []PeerAuthentication `json:"peerAuthentications,omitempty"`
+	// MeshConfigs is the mesh config of each context cluster's istiod
+	// (its config cluster), in cluster order; see MeshConfigFor.
+	MeshConfigs []MeshConfig `json:"meshConfigs,omitempty"`
 }
 
 // Cluster is the state of one Kubernetes cluster as meshscope sees it.

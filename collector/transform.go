@@ -291,11 +291,17 @@ func transformSecret(obj any) (any, error) {
 func transformConfigMap(obj any) (any, error) {
 	if c, ok := obj.(*corev1.ConfigMap); ok {
 		stripMeta(&c.ObjectMeta, false)
-		if mn, ok := c.Data[meshNetworksKey]; ok {
-			c.Data = map[string]string{meshNetworksKey: mn}
-		} else {
-			c.Data = nil
+		// Only the mesh config and meshNetworks are read.
+		var kept map[string]string
+		for _, k := range []string{meshNetworksKey, meshConfigKey} {
+			if v, ok := c.Data[k]; ok {
+				if kept == nil {
+					kept = map[string]string{}
+				}
+				kept[k] = v
+			}
 		}
+		c.Data = kept
 		c.BinaryData = nil
 	}
 	return obj, nil

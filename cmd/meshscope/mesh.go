@@ -32,6 +32,7 @@ type meshOptions struct {
 	allowInsecureKubeconfig bool
 	seed                    int64
 	istiodDebug             string
+	meshConfigFiles         []string
 }
 
 func (o *meshOptions) addFlags(f *pflag.FlagSet) {
@@ -43,6 +44,40 @@ func (o *meshOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.syncTimeout, "sync-timeout", 30*time.Second, "how long a cluster may take to sync before it is shown as timeout")
 	f.BoolVar(&o.allowInsecureKubeconfig, "allow-insecure-kubeconfig", false, "accept remote-secret kubeconfigs with exec plugins, token files or cert/key files")
 	f.Int64Var(&o.seed, "seed", 1, "with --demo: seed of the demo mesh (pod names, IPs, churn)")
+	f.StringArrayVar(&o.meshConfigFiles, "mesh-config", nil, "mesh config file istiod reads instead of ConfigMap istio (its --meshConfig), FILE or CLUSTER=FILE per control plane (repeatable); followed as it changes")
+}
+
+// parseMeshConfigFiles reads --mesh-config values: FILE (every control
+// plane) or CLUSTER=FILE.
+func parseMeshConfigFiles(vals []string) (map[string]string, error) {
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, v := range vals {
+		cluster, file := "", v
+		if k, f, ok := strings.Cut(v, "="); ok {
+			cluster, file = strings.TrimSpace(k), strings.TrimSpace(f)
+			if cluster == "" {
+				return nil, fmt.Errorf("--mesh-config %q: empty cluster before '='", v)
+			}
+		}
+		if file == "" {
+			return nil, fmt.Errorf("--mesh-config %q: no file", v)
+		}
+		if _, dup := out[cluster]; dup {
+			return nil, fmt.Errorf("--mesh-config: %s given twice", orEvery(cluster))
+		}
+		out[cluster] = file
+	}
+	return out, nil
+}
+
+func orEvery(cluster string) string {
+	if cluster == "" {
+		return "a file for every control plane"
+	}
+	return "cluster " + cluster
 }
 
 // addIstiodFlag adds --istiod-debug-address, for the commands that compare
@@ -122,6 +157,10 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 	if err != nil {
 		return nil, err
 	}
+	meshFiles, err := parseMeshConfigFiles(o.meshConfigFiles)
+	if err != nil {
+		return nil, err
+	}
 	reg, err := collector.NewRegistry(collector.Options{
 		Kubeconfig:              g.Kubeconfig,
 		Contexts:                g.Contexts,
@@ -132,6 +171,7 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 		ClusterIDs:              ids,
 		SyncTimeout:             o.syncTimeout,
 		AllowInsecureKubeconfig: o.allowInsecureKubeconfig,
+		MeshConfigFiles:         meshFiles,
 	})
 	if err != nil {
 		return nil, noClusterHint(err)

@@ -1,0 +1,134 @@
+package collector
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func TestParseMeshConfigDefaultsAndForms(t *testing.T) {
+	mc, err := ParseMeshConfig("")
+	if err != nil || mc.RootNamespace != "istio-system" || mc.DefaultServiceExportTo[0] != "*" || !mc.EnableAutoMTLS ||
+		mc.DefaultConfig.DiscoveryAddress != "istiod.istio-system.svc:15012" || mc.LocalityLbSetting == nil || !*mc.LocalityLbSetting.Enabled {
+		t.Fatalf("defaults: %+v, %v", mc, err)
+	}
+	// snake_case and lowerCamel are both field names for istiod.
+	mc, err = ParseMeshConfig(`
+root_namespace: istio-config
+defaultServiceExportTo: ["."]
+service_settings:
+- settings: {cluster_local: true}
+  hosts: ["*.local-only.svc.cluster.local"]
+serviceScopeConfigs:
+- servicesSelector: {matchLabels: {istio.io/global: "true"}}
+  scope: GLOBAL
+defaultConfig:
+  proxyMetadata: {ISTIO_META_DNS_CAPTURE: "true"}
+someFieldMeshscopeDoesNotKnow: 1
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mc.RootNamespace != "istio-config" || mc.DefaultServiceExportTo[0] != "." || len(mc.ServiceSettings) != 1 || !mc.ServiceSettings[0].Settings.ClusterLocal {
+		t.Fatalf("parsed: %+v", mc)
+	}
+	if mc.DefaultConfig.ProxyMetadata["ISTIO_META_DNS_CAPTURE"] != "true" || mc.DefaultConfig.DiscoveryAddress == "" {
+		t.Fatalf("defaultConfig is merged onto the default: %+v", mc.DefaultConfig)
+	}
+	if len(mc.ServiceScopeConfigs) != 1 || mc.ServiceScopeConfigs[0].Scope != "GLOBAL" ||
+		!Selects(mc.ServiceScopeConfigs[0].ServicesSelector, map[string]string{"istio.io/global": "true"}) ||
+		Selects(mc.ServiceScopeConfigs[0].ServicesSelector, map[string]string{"app": "x"}) {
+		t.Fatalf("scope configs: %+v", mc.ServiceScopeConfigs)
+	}
+	if _, err := ParseMeshConfig("serviceSettings: {not: a list}"); err == nil {
+		t.Fatal("a wrongly shaped field must be an error")
+	}
+	if _, err := ParseMeshConfig("a: [1, 2"); err == nil {
+		t.Fatal("garbage must be an error")
+	}
+}
+
+func TestClusterLocalHosts(t *testing.T) {
+	def := DefaultMeshConfig()
+	for host, want := range map[string]bool{
+		"kube-dns.kube-system.svc.cluster.local":       true,
+		"kubernetes.default.svc.cluster.local":         true,
+		"istiod.istio-system.svc.cluster.local":        true,
+		"helloworld.sample.svc.cluster.local":          false,
+		"istiod-canary.istio-system.svc.cluster.local": false,
+	} {
+		if got := def.ClusterLocal(host, ""); got != want {
+			t.Errorf("default: %s cluster-local = %v, want %v", host, got, want)
+		}
+	}
+	mc, err := ParseMeshConfig(`
+serviceSettings:
+- settings: {clusterLocal: true}
+  hosts: ["*.sample.svc.cluster.local"]
+- settings: {clusterLocal: false}
+  hosts: ["helloworld.sample.svc.cluster.local", "*.kube-system.svc.cluster.local"]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]bool{
+		"sleep.sample.svc.cluster.local":         true,  // wildcard
+		"helloworld.sample.svc.cluster.local":    false, // the specific host wins
+		"kube-dns.kube-system.svc.cluster.local": false, // a default overridden
+		"kubernetes.default.svc.cluster.local":   true,
+	} {
+		if got := mc.ClusterLocal(host, "cluster.local"); got != want {
+			t.Errorf("%s cluster-local = %v, want %v", host, got, want)
+		}
+	}
+}
+
+func TestMeshConfigFromConfigMapAndFile(t *testing.T) {
+	w := newFakeWorld(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio", Namespace: "istio-system"},
+		Data: map[string]string{"mesh": "rootNamespace: from-configmap\n"}}
+	c1 := fake.NewClientset(append(labCluster("network1", "", "hw1", "10.44.0.13"), cm)...)
+	r := startRegistry(t, fastOptions(w, Source{Name: "cluster1", Server: "https://c1", Client: c1}))
+	s := settled(context.Background(), t, r)
+	if mc := s.MeshConfigFor("cluster1"); mc.RootNamespace != "from-configmap" || mc.Source != "configmap istio-system/istio" {
+		t.Fatalf("mesh config = %+v", mc)
+	}
+	// The ConfigMap changes: the snapshot follows.
+	cm.Data["mesh"] = "rootNamespace: changed\n"
+	if _, err := c1.CoreV1().ConfigMaps("istio-system").Update(context.Background(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, r, 5*time.Second, "changed mesh config", func(s *Snapshot) bool { return s.MeshConfigFor("cluster1").RootNamespace == "changed" })
+
+	// A file instead of the ConfigMap, followed as it changes.
+	path := filepath.Join(t.TempDir(), "mesh.yaml")
+	if err := os.WriteFile(path, []byte("rootNamespace: from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := fastOptions(w, Source{Name: "cluster1", Server: "https://c1", Client: c1})
+	opts.MeshConfigFiles = map[string]string{"": path}
+	r = startRegistry(t, opts)
+	s = settled(context.Background(), t, r)
+	if mc := s.MeshConfigFor("cluster1"); mc.RootNamespace != "from-file" || mc.Source != "file "+path {
+		t.Fatalf("mesh config from file = %+v", mc)
+	}
+	time.Sleep(10 * time.Millisecond) // a new modification time
+	if err := os.WriteFile(path, []byte("rootNamespace: file-changed\nx: [\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = waitFor(t, r, 5*time.Second, "file re-read", func(s *Snapshot) bool { return s.MeshConfigFor("cluster1").Error != "" })
+	if mc := s.MeshConfigFor("cluster1"); mc.RootNamespace != "istio-system" {
+		t.Fatalf("a broken file gives the defaults and an error: %+v", mc)
+	}
+
+	opts.MeshConfigFiles = map[string]string{"": filepath.Join(t.TempDir(), "missing.yaml")}
+	if _, err := NewRegistry(opts); err == nil {
+		t.Fatal("a missing --mesh-config file must fail")
+	}
+}
