@@ -408,14 +408,14 @@ func (r *Registry) build(version uint64) *Snapshot {
 		ptr *entry
 		w   *watcher
 	}
-	var clearPrev []*entry
+	var swapsDone []*entry
 	defer func() {
-		if len(clearPrev) == 0 {
+		if len(swapsDone) == 0 {
 			return
 		}
 		r.mu.Lock()
-		for _, e := range clearPrev {
-			e.prevPart = nil
+		for _, e := range swapsDone {
+			e.swap = nil
 		}
 		r.mu.Unlock()
 	}()
@@ -469,7 +469,7 @@ func (r *Registry) build(version uint64) *Snapshot {
 	}
 	for _, it := range items {
 		e := it.e
-		c := Cluster{ID: e.id, Source: e.source, Sources: e.sources, Server: e.server, Warnings: e.warnings}
+		c := Cluster{ID: e.id, IDFrom: e.idFrom, Source: e.source, Sources: e.sources, Server: e.server, Warnings: e.warnings}
 		if len(c.Sources) <= 1 {
 			c.Sources = nil
 		}
@@ -491,15 +491,9 @@ func (r *Registry) build(version uint64) *Snapshot {
 				part = buildPart(w.view(r.opts.SystemNamespace), e.id, r.opts.DomainSuffix, ix)
 				w.part.Store(part)
 			}
-			// Restarted watchers (a rotated token) resync from scratch:
-			// until they are done, show what the old ones had rather
-			// than an empty cluster.
-			if e.prevPart != nil {
-				if w.synced() {
-					clearPrev = append(clearPrev, it.ptr)
-				} else if e.prevPart.id == e.id {
-					part = e.prevPart
-				}
+			part, done := e.swap.part(w, e.id, part)
+			if done {
+				swapsDone = append(swapsDone, it.ptr)
 			}
 			c.Network = part.network
 			c.Counts = part.counts

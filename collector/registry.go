@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,10 +66,13 @@ type entry struct {
 	config      *rest.Config
 	hash        [32]byte // of the remote-secret kubeconfig in use
 
+	// idFrom says where id comes from.
+	idFrom IDSource
+
 	w *watcher
-	// prevPart is the last snapshot share of watchers replaced after a
-	// credentials change, shown until the new ones have synced.
-	prevPart *clusterPart
+	// swap, while the watchers are being replaced after a credentials
+	// change, holds the old ones' last share of the snapshot.
+	swap *pendingSwap
 }
 
 // NewRegistry resolves the sources (loading the kubeconfig unless
@@ -145,7 +147,9 @@ func NewRegistry(opts Options) (*Registry, error) {
 			return nil, fmt.Errorf("--cluster-id: context %q is not one of the contexts read", name)
 		}
 	}
-	r.checkDuplicateIDs()
+	// The contexts' IDs (and duplicate IDs among them) before any cluster
+	// is read; Run plans again as the clusters sync.
+	r.applyLocked(planClusters(r.contextInputsLocked(), nil))
 	r.publish()
 	return r, nil
 }
@@ -330,10 +334,11 @@ func (r *Registry) startLocked(e *entry) {
 			w.addPolicyInformers(dyn)
 		}
 	}
-	// A context cluster's first sync reconciles its remote secrets at once
-	// (see watcher.trackSync); later secret events go through Run's loop.
-	if w.secrets != nil {
-		w.onSecretsSyncHook = r.reconcile
+	// A context cluster's first sync plans at once (its remote secrets,
+	// the IDs its istiod and injector use; see watcher.trackSync); later
+	// changes go through Run's loop.
+	if e.fromContext {
+		w.onSyncHook = r.reconcile
 	}
 	e.w = w
 	e.removed = false
@@ -352,18 +357,42 @@ func (r *Registry) newClient(id string, cfg *rest.Config) (c kubernetes.Interfac
 	return r.opts.NewClient(id, rest.CopyConfig(cfg))
 }
 
-// reconcile recomputes the clusters declared by remote secrets and brings
-// the running watchers in line: new clusters start, changed kubeconfigs
-// (a rotated token) restart that cluster's watchers, deleted ones are
-// marked removed. Context clusters always stay.
+// reconcile brings the running watchers in line with what the contexts
+// and their remote secrets declare: it gathers the planning inputs from
+// the context clusters' caches, plans (plan.go), and applies the plan.
 func (r *Registry) reconcile() {
 	r.reconcileMu.Lock()
 	defer r.reconcileMu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.notify()
+	r.applyLocked(planClusters(r.contextInputsLocked(), r.secretInputsLocked()))
+}
 
-	// Every secret entry from every context cluster, oldest first.
+// contextInputsLocked describes the context clusters for planning: their
+// flags, and the IDs their istiod pods and sidecar injector use.
+func (r *Registry) contextInputsLocked() []contextIn {
+	var out []contextIn
+	for _, e := range r.entries {
+		if !e.fromContext {
+			continue
+		}
+		c := contextIn{key: e.key, name: e.source.Name, server: e.server}
+		if e.explicitID {
+			c.flagID = e.id
+		}
+		if e.w != nil {
+			c.istiodIDs = e.w.istiodClusterIDs(r.opts.SystemNamespace, r.opts.Revision)
+			c.injectorID = e.w.injectorClusterID(r.opts.SystemNamespace, r.opts.Revision)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// secretInputsLocked parses every remote secret of every context cluster
+// (cached by kubeconfig hash), oldest first.
+func (r *Registry) secretInputsLocked() []secretEntry {
 	var secs []secretEntry
 	seenParse := map[string]bool{}
 	if !r.opts.DisableRemoteSecrets {
@@ -378,7 +407,7 @@ func (r *Registry) reconcile() {
 				}
 				for _, se := range parseRemoteSecretCached(s, e.key, r.opts.AllowInsecureKubeconfig, r.parseCache) {
 					seenParse[e.key+"/"+se.Ref.Name+"/"+se.Ref.Key] = true
-					se.holder = e
+					se.holderKey, se.holderName = e.key, e.source.Name
 					secs = append(secs, se)
 				}
 			}
@@ -389,118 +418,54 @@ func (r *Registry) reconcile() {
 			delete(r.parseCache, k)
 		}
 	}
-	sort.SliceStable(secs, func(i, j int) bool { return secs[i].Order < secs[j].Order })
+	sortSecrets(secs)
+	return secs
+}
 
+// applyLocked makes the registry's entries and watchers match a plan: new
+// clusters start, a changed kubeconfig (a rotated token) restarts that
+// cluster's watchers make-before-break, clusters no longer declared are
+// marked removed, and clusters with a problem are not watched. Context
+// clusters always stay.
+func (r *Registry) applyLocked(plan []plannedCluster) {
 	byKey := map[string]*entry{}
 	for _, e := range r.entries {
 		byKey[e.key] = e
 	}
 	desired := map[string]bool{}
-	// Contexts are always there; reset what secrets add to them.
-	ctxIDFromSecret := map[string]bool{}
-	for _, e := range r.entries {
-		e.warnings = nil
-		if e.fromContext {
-			desired[e.key] = true
-			e.sources = []SourceRef{e.source}
-			if !e.explicitID {
-				e.id = e.source.Name
-			}
+	for _, p := range plan {
+		desired[p.key] = true
+		e := byKey[p.key]
+		if e == nil {
+			e = &entry{key: p.key, server: p.server}
+			r.entries = append(r.entries, e)
+			byKey[p.key] = e
 		}
-	}
-	// Pass 1: a context without an explicit ID takes the ID the other
-	// clusters' remote secrets use for its server.
-	for _, se := range secs {
-		if se.Problem.Kind != "" {
-			continue
-		}
-		if e := byKey["server:"+se.Server]; e != nil && e.fromContext && !e.explicitID && !ctxIDFromSecret[e.key] {
-			e.id = se.ID
-			ctxIDFromSecret[e.key] = true
-		}
-	}
-	// Secrets name their holder by its (possibly just changed) ID.
-	for i := range secs {
-		secs[i].Ref.In = secs[i].holder.id
-	}
-	holderServer := map[string]string{}
-	for _, e := range r.entries {
-		if e.fromContext {
-			holderServer[e.id] = e.server
-		}
-	}
-	// Pass 2: one entry per (cluster ID, API server). A secret whose server
-	// a context reaches is that context's cluster. Secrets with the
-	// same ID and server (the same remote cluster registered in several
-	// primaries) are one cluster. Two IDs for one
-	// server stay two clusters, as istiod sees them (with a warning).
-	ctxByServer := map[string]*entry{}
-	for _, e := range r.entries {
-		if e.fromContext && e.server != "" {
-			ctxByServer[e.server] = e
-		}
-	}
-	idsByServer := map[string]string{}
-	for _, e := range r.entries {
-		if e.fromContext && e.server != "" {
-			idsByServer[e.server] = e.id
-		}
-	}
-	for _, se := range secs {
-		var key string
+		e.id, e.idFrom, e.source, e.sources, e.warnings = p.id, p.idFrom, p.source, p.sources, p.warnings
 		switch {
-		case se.Problem.Kind != "":
-			key = "secret:" + se.Ref.In + "/" + se.Ref.Name + "/" + se.Ref.Key
-		case se.ID == se.Ref.In && se.Server != holderServer[se.Ref.In]:
-			// istiod ignores a key equal to its own cluster ID; the
-			// context cluster already covers it.
-			if h := r.contextEntryByID(se.Ref.In); h != nil {
-				h.warnings = append(h.warnings, fmt.Sprintf("remote secret %s key %q equals this cluster's ID: ignored, as istiod does", se.Ref.Name, se.ID))
-			}
-			continue
-		case ctxByServer[se.Server] != nil:
-			// A context reaches this server: one cluster, whatever the
-			// secret calls it (the context's ID and credentials win).
-			c := ctxByServer[se.Server]
-			key = c.key
-			if c.id != se.ID {
-				c.warnings = append(c.warnings, fmt.Sprintf("remote secret %s (in %s) calls this cluster %q", se.Ref.Name, se.Ref.In, se.ID))
+		case e.fromContext:
+			// A context's only planned problem is a duplicate ID.
+			if p.problem.Kind != "" {
+				e.fixed = p.problem
+			} else if e.fixed.Kind == ErrDuplicateID {
+				e.fixed = Problem{}
 			}
 		default:
-			key = "id:" + se.ID + "@" + se.Server
-		}
-		e := byKey[key]
-		if e == nil {
-			e = &entry{key: key, id: se.ID, source: se.Ref, server: se.Server}
-			r.entries = append(r.entries, e)
-			byKey[key] = e
-		}
-		if !desired[key] && !e.fromContext {
-			// First secret for this cluster: it defines it.
-			desired[key] = true
-			e.id, e.source, e.sources = se.ID, se.Ref, []SourceRef{se.Ref}
-			e.fixed = se.Problem
-			if se.Problem.Kind == "" && (e.config == nil || e.hash != se.Hash || e.removed || e.w == nil) {
+			e.fixed = p.problem
+			if p.problem.Kind == "" && (e.config == nil || e.hash != p.hash || e.removed || e.w == nil) {
 				if e.w != nil {
-					r.log.Info("remote secret changed; restarting the cluster's watchers", "cluster", se.ID, "secret", se.Ref.Name)
-					e.prevPart = e.w.part.Load()
-					e.w.stop()
-					e.w = nil
+					r.log.Info("remote secret changed; restarting the cluster's watchers", "cluster", p.id, "secret", p.source.Name)
+					r.swapLocked(e)
 				}
-				e.config, e.hash = se.Config, se.Hash
+				e.config, e.hash = p.config, p.hash
 			}
-			if se.Server != "" {
-				if other, seen := idsByServer[se.Server]; seen && other != se.ID {
-					e.warnings = append(e.warnings, fmt.Sprintf("same API server as cluster %q: istiod sees it twice (duplicate endpoints)", other))
-				} else {
-					idsByServer[se.Server] = se.ID
-				}
-			}
-			continue
 		}
-		e.sources = append(e.sources, se.Ref)
+		if e.fixed.Kind != "" && e.w != nil {
+			e.w.stop()
+			e.w = nil
+		}
+		e.removed = false
 	}
-	// Entries no secret declares any more are removed.
 	for _, e := range r.entries {
 		if desired[e.key] {
 			continue
@@ -514,58 +479,12 @@ func (r *Registry) reconcile() {
 		}
 		e.removed = true
 	}
-	r.checkDuplicateIDs()
 	for _, e := range r.entries {
-		if desired[e.key] && !e.fromContext && e.w == nil && e.fixed.Kind == "" {
+		if desired[e.key] && e.w == nil && e.fixed.Kind == "" {
 			r.startLocked(e)
 		}
 		if e.w != nil {
 			e.w.dirty.Store(true) // IDs may have changed
-		}
-	}
-}
-
-func (r *Registry) contextEntryByID(id string) *entry {
-	for _, e := range r.entries {
-		if e.fromContext && e.id == id {
-			return e
-		}
-	}
-	return nil
-}
-
-// checkDuplicateIDs puts the later of two clusters with one ID (different
-// API servers) in error, as istiod refuses a second registration.
-// Contexts come first, then secrets oldest first.
-func (r *Registry) checkDuplicateIDs() {
-	first := map[string]*entry{}
-	for _, e := range r.entries {
-		if e.fixed.Kind == ErrDuplicateID {
-			e.fixed = Problem{}
-		}
-	}
-	for _, e := range r.entries {
-		if e.removed {
-			continue
-		}
-		f, dup := first[e.id]
-		if !dup {
-			first[e.id] = e
-			continue
-		}
-		if e.fixed.Kind != "" {
-			continue
-		}
-		what := f.source.Name
-		if f.source.Kind == SourceSecret {
-			what = "remote secret " + f.source.Name + " in " + f.source.In
-		} else {
-			what = "context " + what
-		}
-		e.fixed = problemf(ErrDuplicateID, "duplicate cluster ID %q: already registered by %s", e.id, what)
-		if e.w != nil {
-			e.w.stop()
-			e.w = nil
 		}
 	}
 }

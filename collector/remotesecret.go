@@ -28,9 +28,10 @@ type secretEntry struct {
 	Server  string    // normalized
 	Config  *rest.Config
 	Problem Problem // non-empty Kind: the kubeconfig was refused or unparsable
-	// holder is the context cluster the secret was read from (set by
-	// reconcile; never cached).
-	holder *entry
+	// holderKey and holderName are the registry key and the context name
+	// of the cluster the secret was read from (set by reconcile; never
+	// cached).
+	holderKey, holderName string
 	// Order sorts entries: older secrets first, like istiod registering
 	// them as they arrive; "later" duplicates get the error.
 	Order string

@@ -30,6 +30,10 @@ type Snapshot struct {
 // Cluster is the state of one Kubernetes cluster as meshscope sees it.
 type Cluster struct {
 	ID string `json:"id"`
+	// IDFrom says where the ID comes from: the --cluster-id flag, the
+	// CLUSTER_ID of the cluster's istiod, a remote secret, the sidecar
+	// injector's clusterName, or the context name.
+	IDFrom IDSource `json:"idFrom,omitempty"`
 	// Source is how the cluster was first found; Sources lists every way
 	// it is reached (a context and the remote secrets that point at the
 	// same API server are one cluster).

@@ -194,6 +194,9 @@ type cachedPod struct {
 	Name, Namespace, resourceVersion string
 	Labels                           map[string]string
 	NodeName                         string
+	// clusterID is, for an istiod pod (app=istiod), the CLUSTER_ID it
+	// runs with: what that istiod calls its own cluster.
+	clusterID string
 }
 
 func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
@@ -255,11 +258,33 @@ func (in *interner) transformPod(obj any) (any, error) {
 	if len(in.labels) >= internerLimit {
 		in.labels = map[string]map[string]string{}
 	}
-	return &cachedPod{
+	c := &cachedPod{
 		Name: p.Name, Namespace: in.str(p.Namespace), resourceVersion: p.ResourceVersion,
 		Labels:   internLabels(in.labels, p.Labels),
 		NodeName: in.str(p.Spec.NodeName),
-	}, nil
+	}
+	if p.Labels["app"] == "istiod" {
+		c.clusterID = podIstiodClusterID(p)
+	}
+	return c, nil
+}
+
+// podIstiodClusterID reads the CLUSTER_ID an istiod pod runs with, from its
+// discovery container (or any container that sets one).
+func podIstiodClusterID(p *corev1.Pod) string {
+	var id string
+	for _, c := range p.Spec.Containers {
+		env := map[string]string{}
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
+				env[e.Name] = e.Value
+			}
+		}
+		if v := istiodClusterID(env, c.Args); v != "" && (id == "" || c.Name == "discovery") {
+			id = v
+		}
+	}
+	return id
 }
 
 func transformNode(obj any) (any, error) {
@@ -288,21 +313,35 @@ func transformSecret(obj any) (any, error) {
 	return obj, nil
 }
 
+// transformConfigMap keeps, of the system namespace's ConfigMaps, only
+// what meshscope reads: the mesh config and meshNetworks of ConfigMaps
+// istio[-REV], and the cluster name and network from the values of
+// istio-sidecar-injector[-REV].
 func transformConfigMap(obj any) (any, error) {
-	if c, ok := obj.(*corev1.ConfigMap); ok {
-		stripMeta(&c.ObjectMeta, false)
-		// Only the mesh config and meshNetworks are read.
-		var kept map[string]string
+	c, ok := obj.(*corev1.ConfigMap)
+	if !ok {
+		return obj, nil
+	}
+	stripMeta(&c.ObjectMeta, false)
+	data := c.Data
+	c.Data, c.BinaryData = nil, nil
+	keep := func(k, v string) {
+		if c.Data == nil {
+			c.Data = map[string]string{}
+		}
+		c.Data[k] = v
+	}
+	switch {
+	case strings.HasPrefix(c.Name, injectorConfigMap):
+		if id := injectorValuesClusterName(data[injectorValuesKey]); id != "" {
+			keep(injectorValuesKey, id)
+		}
+	case c.Name == "istio" || strings.HasPrefix(c.Name, "istio-"):
 		for _, k := range []string{meshNetworksKey, meshConfigKey} {
-			if v, ok := c.Data[k]; ok {
-				if kept == nil {
-					kept = map[string]string{}
-				}
-				kept[k] = v
+			if v, ok := data[k]; ok {
+				keep(k, v)
 			}
 		}
-		c.Data = kept
-		c.BinaryData = nil
 	}
-	return obj, nil
+	return c, nil
 }

@@ -48,6 +48,8 @@ type informerHealth struct {
 	required bool // the cluster cannot be "synced" without it
 	inf      cache.SharedIndexInformer
 	lastErr  Problem // last watch/list error; cleared by the next event
+	// onChange, when set, sees every added, updated or deleted object.
+	onChange func(obj any)
 }
 
 // watcher runs the informers of one cluster and tracks its health. It only
@@ -64,9 +66,9 @@ type watcher struct {
 	onSecrets func()
 
 	cancel context.CancelFunc
-	// onSecretsSyncHook, set before start, runs a reconcile synchronously
-	// at the first sync.
-	onSecretsSyncHook func()
+	// onSyncHook, set before start, runs a reconcile synchronously at the
+	// first sync (context clusters: their secrets and ID sources).
+	onSyncHook func()
 
 	infs                                                           []*informerHealth
 	services, slices, pods, namespaces, nodes, secrets, configMaps *informerHealth
@@ -116,8 +118,23 @@ func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, re
 		w.nodes = w.add(resNodes, false, &corev1.Node{}, transformNode,
 			listWatch[*corev1.NodeList](core.Nodes(), "", ""))
 	}
+	// The system namespace's ConfigMaps: the mesh config, meshNetworks and
+	// the sidecar injector's values (a handful of objects; the transform
+	// keeps only the keys meshscope reads).
 	w.configMaps = w.add(resConfigMaps, false, &corev1.ConfigMap{}, transformConfigMap,
-		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), fields.OneTermEqualSelector("metadata.name", MeshConfigMapName(opts.Revision)).String(), ""))
+		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), "", ""))
+	// A change of what names a context cluster (its istiod's CLUSTER_ID,
+	// the injector's clusterName) re-plans the clusters, like a secret.
+	w.pods.onChange = func(obj any) {
+		if p, ok := unwrapDeleted(obj).(*cachedPod); ok && p.clusterID != "" {
+			w.onSecrets()
+		}
+	}
+	w.configMaps.onChange = func(obj any) {
+		if c, ok := unwrapDeleted(obj).(*corev1.ConfigMap); ok && strings.HasPrefix(c.Name, injectorConfigMap) {
+			w.onSecrets()
+		}
+	}
 	if withSecrets {
 		w.secrets = w.add(resSecrets, false, &corev1.Secret{}, transformSecret,
 			listWatch[*corev1.SecretList](core.Secrets(ns), "", MultiClusterSecretLabel+"=true"))
@@ -165,7 +182,7 @@ func (w *watcher) add(name string, required bool, example runtime.Object, tf cac
 		w.onWatchError(h, err)
 	})
 	isSecrets := name == resSecrets
-	event := func() {
+	event := func(obj any) {
 		w.mu.Lock()
 		w.lastEventAt = time.Now()
 		h.lastErr = Problem{}
@@ -175,11 +192,14 @@ func (w *watcher) add(name string, required bool, example runtime.Object, tf cac
 		if isSecrets {
 			w.onSecrets()
 		}
+		if h.onChange != nil {
+			h.onChange(obj)
+		}
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { event() },
-		UpdateFunc: func(any, any) { event() },
-		DeleteFunc: func(any) { event() },
+		AddFunc:    event,
+		UpdateFunc: func(_, obj any) { event(obj) },
+		DeleteFunc: event,
 	})
 	w.infs = append(w.infs, h)
 	return h
@@ -269,12 +289,12 @@ func (w *watcher) trackSync(ctx context.Context) {
 			if !w.settled() {
 				continue
 			}
-			// Reconcile remote secrets before anyone can see this
-			// cluster as synced (status needs syncedAt), so that a
-			// settled snapshot already lists every cluster its secrets
-			// declare.
-			if w.secrets != nil {
-				w.onSecretsSync()
+			// Plan again before anyone can see this cluster as synced
+			// (status needs syncedAt), so that a settled snapshot already
+			// lists every cluster its secrets declare, under the ID its
+			// istiod uses.
+			if w.onSyncHook != nil {
+				w.onSyncHook()
 			}
 			w.mu.Lock()
 			w.syncedAt = time.Now()
@@ -284,15 +304,6 @@ func (w *watcher) trackSync(ctx context.Context) {
 			return
 		}
 	}
-}
-
-// onSecretsSync reconciles synchronously when the Registry set a hook.
-func (w *watcher) onSecretsSync() {
-	if w.onSecretsSyncHook != nil {
-		w.onSecretsSyncHook()
-		return
-	}
-	w.onSecrets()
 }
 
 // probeLoop asks the API server for its version every HealthInterval (and

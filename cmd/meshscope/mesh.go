@@ -230,9 +230,20 @@ func (m *mesh) portForwarded(ctx context.Context, port int) (XDSTarget, error) {
 		f.err, f.failedAt = fmt.Errorf("port-forwarding to istiod's port %d failed: %w", port, err), time.Now()
 		return XDSTarget{}, f.err
 	}
-	f.pf, f.target, f.err = pf, XDSTarget{Cluster: t.cluster, Address: t.address}, nil
+	f.pf, f.target, f.err = pf, XDSTarget{Cluster: m.clusterIDOfContext(t.cluster), Address: t.address}, nil
 	slog.Info("port-forwarding to istiod", "pod", pf.Pod, "port", port, "local", pf.Address)
 	return f.target, nil
+}
+
+// clusterIDOfContext names the cluster of a kube context by its ID (the
+// context name may be an EKS ARN while istiod calls the cluster cluster1).
+func (m *mesh) clusterIDOfContext(kctx string) string {
+	for _, c := range m.Registry.Snapshot().Clusters {
+		if c.Source.Kind == collector.SourceContext && c.Source.Name == kctx {
+			return c.ID
+		}
+	}
+	return kctx
 }
 
 // forwardsToIstiod says whether meshscope reaches istiod by port-forward:

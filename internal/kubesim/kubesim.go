@@ -31,16 +31,23 @@ type Pod struct {
 	// Node is the node the pod runs on (what a scheduler would set);
 	// port-forwarding needs one.
 	Node string
+	// Container names the pod's one container (default "app") and Env is
+	// its environment.
+	Container string
+	Env       []corev1.EnvVar
 }
 
 // CreatePod creates the Pod and writes its status as a kubelet would.
 func CreatePod(ctx context.Context, cs kubernetes.Interface, p Pod) error {
+	if p.Container == "" {
+		p.Container = "app"
+	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: p.Labels},
 		Spec: corev1.PodSpec{
 			ServiceAccountName: "default",
 			NodeName:           p.Node,
-			Containers:         []corev1.Container{{Name: "app", Image: "example.invalid/app:1"}},
+			Containers:         []corev1.Container{{Name: p.Container, Image: "example.invalid/app:1", Env: p.Env}},
 		},
 	}
 	created, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, pod, metav1.CreateOptions{})
