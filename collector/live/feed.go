@@ -44,7 +44,7 @@ type Feed struct {
 	// last failed.
 	failed map[string]streamFailure
 	conns  map[string]*grpc.ClientConn // by control plane address
-	istiod []istiod.View // the last views read
+	istiod []istiod.View               // the last views read
 }
 
 // streamFailure is why a viewpoint's stream failed to start, and when.
