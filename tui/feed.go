@@ -5,8 +5,8 @@ import (
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// Feed delivers everything the UI shows. The command implements it on top of
-// the collector and the xDS clients; tests use a fake.
+// Feed delivers everything the UI shows. collector/live's Feed implements
+// it on top of the collector and the xDS clients; tests use a fake.
 //
 // The UI reads the channels through tea.Cmds that wait on them and re-arm
 // after each message, so Update never blocks. Snapshots is latest-wins (the
