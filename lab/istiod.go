@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/meshscope/meshscope/xdsclient"
+	"github.com/meshscope/meshscope/collector/istiod"
 )
 
 // meshConfig is the MeshConfig the lab's istiod runs with.
@@ -65,8 +65,8 @@ func (l *Lab) startIstiod(is *Istiod) error {
 
 // View reads istiod's own view (/debug/clusterz, /debug/networkz) with
 // the reader meshscope uses.
-func (i *Istiod) View(ctx context.Context) (xdsclient.IstiodView, error) {
-	return xdsclient.FetchIstiodView(ctx, i.Cluster, i.HTTPURL())
+func (i *Istiod) View(ctx context.Context) (istiod.View, error) {
+	return istiod.FetchView(ctx, i.Cluster, i.HTTPURL())
 }
 
 // waitIstiod waits for /ready and then for /debug/clusterz to list every lab

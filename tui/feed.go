@@ -1,14 +1,12 @@
 package tui
 
 import (
-	"time"
-
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// Feed delivers everything the UI shows. The command implements it on top of
-// the collector and the xDS clients; tests use a fake.
+// Feed delivers everything the UI shows. collector/live's Feed implements
+// it on top of the collector and the xDS clients; tests use a fake.
 //
 // The UI reads the channels through tea.Cmds that wait on them and re-arm
 // after each message, so Update never blocks. Snapshots is latest-wins (the
@@ -36,15 +34,4 @@ type Feed interface {
 
 // StreamStatus is the state of one viewpoint's xDS stream, for the status bar
 // and the service view.
-type StreamStatus struct {
-	// Viewpoint is xdsclient.Viewpoint.String() of the stream.
-	Viewpoint    string
-	ControlPlane string
-	// State is a short word: connecting, connected, disconnected...
-	State string
-	// Stale means the resources held are from an earlier stream (or there
-	// are none yet).
-	Stale bool
-	// LastPush is when the last response arrived (zero: never).
-	LastPush time.Time
-}
+type StreamStatus = xdsclient.StreamStatus

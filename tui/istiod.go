@@ -2,13 +2,13 @@ package tui
 
 import (
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/xdsclient"
+	"github.com/meshscope/meshscope/collector/istiod"
 )
 
 // IstiodFeed is the optional part of a Feed that serves istiod's own view
 // (/debug/clusterz, /debug/networkz) of each control plane it can reach.
 type IstiodFeed interface {
-	Istiod() []xdsclient.IstiodView
+	Istiod() []istiod.View
 }
 
 // istiodOpinion is what istiod says of a cluster when that disagrees with

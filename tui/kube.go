@@ -12,7 +12,7 @@ import (
 
 // EventKube is the Type of a timeline entry for a change meshscope saw in a
 // cluster (collector.KubeChange), shown beside the xDS pushes it causes.
-const EventKube = "kube"
+const EventKube xdsclient.EventType = "kube"
 
 var kubeSeq atomic.Uint64
 

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -68,17 +69,17 @@ func TestStaleBadge(t *testing.T) {
 
 type istiodFeed struct {
 	*fakeFeed
-	views []xdsclient.IstiodView
+	views []istiod.View
 }
 
-func (f *istiodFeed) Istiod() []xdsclient.IstiodView { return f.views }
+func (f *istiodFeed) Istiod() []istiod.View { return f.views }
 
 // TestIstiodOpinion: where istiod's clusterz disagrees with meshscope, the
 // clusters view says so (istiod keeps "synced" for a dead cluster).
 func TestIstiodOpinion(t *testing.T) {
 	snap := testSnapshot() // cluster3 is in error (unreachable)
-	feed := &istiodFeed{fakeFeed: testFeed(snap), views: []xdsclient.IstiodView{{ControlPlane: "cluster1",
-		Clusters: []xdsclient.IstiodCluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster3", SyncStatus: "synced"}}}}}
+	feed := &istiodFeed{fakeFeed: testFeed(snap), views: []istiod.View{{ControlPlane: "cluster1",
+		Clusters: []istiod.Cluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster3", SyncStatus: "synced"}}}}}
 	m := newTestModel(t, "mono", 160, 40, snap, feed)
 	out := ansi.Strip(m.View().Content)
 	if !strings.Contains(out, "istiod (cluster1) says synced") {

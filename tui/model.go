@@ -434,7 +434,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-func isPush(t string) bool {
+func isPush(t xdsclient.EventType) bool {
 	switch t {
 	case "cds", "eds", "lds", "rds":
 		return true
@@ -788,11 +788,11 @@ func (m *Model) statusBar(w int) string {
 		ok := 0
 		var bad []string
 		for _, s := range m.status {
-			if s.State == string(xdsclient.StateConnected) && !s.Stale {
+			if s.State == xdsclient.StateConnected && !s.Stale {
 				ok++
 				continue
 			}
-			st := s.State
+			st := s.Text()
 			if s.Stale {
 				st += ",stale"
 			}

@@ -12,11 +12,7 @@ import (
 
 // ProxyConfig is what one impersonated proxy holds besides EDS, like
 // istioctl proxy-config clusters / listeners / routes.
-type ProxyConfig struct {
-	Clusters  []xdsclient.Cluster
-	Listeners []xdsclient.Listener
-	Routes    []xdsclient.Route
-}
+type ProxyConfig = xdsclient.ProxyConfig
 
 // ConfigFeed is the optional part of a Feed that serves proxy config.
 // WatchListeners turns on LDS (and RDS) for a viewpoint: they are not

@@ -113,7 +113,7 @@ func (v *eventsView) matches(e xdsclient.Event) bool {
 	if v.query == "" {
 		return true
 	}
-	hay := strings.ToLower(e.Type + " " + e.Viewpoint + " " + e.ControlPlane + " " + strings.Join(e.Changed, " ") + " " + strings.Join(e.Added, " ") + " " + strings.Join(e.Removed, " "))
+	hay := strings.ToLower(string(e.Type) + " " + e.Viewpoint + " " + e.ControlPlane + " " + strings.Join(e.Changed, " ") + " " + strings.Join(e.Added, " ") + " " + strings.Join(e.Removed, " "))
 	for _, w := range strings.Fields(strings.ToLower(v.query)) {
 		if !strings.Contains(hay, w) {
 			return false
@@ -208,7 +208,7 @@ func (v *eventsView) render(m *Model, w, h int) string {
 			cell(e.Time.Format("15:04:05"), cols[0].w, m.sel(m.st.Muted, sel)),
 			cell(e.ControlPlane, cols[1].w, m.sel(m.st.Text, sel)),
 			cell(e.Viewpoint, cols[2].w, m.sel(m.st.Text, sel)),
-			cell(e.Type, cols[3].w, m.sel(tst, sel)),
+			cell(string(e.Type), cols[3].w, m.sel(tst, sel)),
 			cell(orDash(e.Version), cols[4].w, m.sel(m.st.Muted, sel)),
 			m.sel(m.st.Text, sel).Render(fitRight(strconv.Itoa(e.Resources), cols[5].w)),
 			m.sel(m.st.Muted, sel).Render(fitRight(sizeText(e.Bytes), cols[6].w)),

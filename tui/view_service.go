@@ -148,7 +148,7 @@ func (v *serviceView) refresh(m *Model) {
 func (v *serviceView) streamText(m *Model, vp string) string {
 	for _, s := range m.status {
 		if s.Viewpoint == vp {
-			t := "no EDS received yet (stream " + s.State
+			t := "no EDS received yet (stream " + s.Text()
 			if s.Stale {
 				t += ", stale"
 			}

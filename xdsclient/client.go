@@ -147,6 +147,19 @@ func (c *Client) Listeners() []Listener { return views[Listener](c, LDS) }
 // Routes returns the current RDS view.
 func (c *Client) Routes() []Route { return views[Route](c, RDS) }
 
+// ProxyConfig is what one impersonated proxy holds besides EDS, like
+// istioctl proxy-config clusters / listeners / routes.
+type ProxyConfig struct {
+	Clusters  []Cluster
+	Listeners []Listener
+	Routes    []Route
+}
+
+// Config returns the current CDS, LDS and RDS views.
+func (c *Client) Config() ProxyConfig {
+	return ProxyConfig{Clusters: c.Clusters(), Listeners: c.Listeners(), Routes: c.Routes()}
+}
+
 // LoadAssignment returns the endpoints istiod sent for one EDS cluster name.
 func (c *Client) LoadAssignment(name string) (LoadAssignment, bool) {
 	c.mu.Lock()

@@ -29,6 +29,9 @@
 //	la, ok := c.LoadAssignment("outbound|5000||helloworld.sample.svc.cluster.local")
 //	st := c.Status() // State, Stale, Message
 //
-// The package knows nothing about Kubernetes informers; it uses client-go only
-// to read one Pod (ViewpointFromPod) and to find istiod for a port-forward.
+// The package makes no Kubernetes API calls: ViewpointFromPod copies the
+// identity of a Pod object it is handed. Finding istiod, port-forwarding to
+// it and reading a real Pod are package collector/istiod's; running streams
+// for a whole mesh (a viewpoint per network and control plane, retries) is
+// package collector/live's.
 package xdsclient

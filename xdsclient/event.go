@@ -2,15 +2,27 @@ package xdsclient
 
 import "time"
 
-// Event types besides the resource types (cds, eds, lds, rds), which mark a
-// response from the control plane.
+// EventType says what an Event is: a response of one resource type, or a
+// change of the stream.
+type EventType string
+
+// Event types. A response is typed by its resource type, spelled the same
+// (EventCDS = "cds" for a CDS response); the others mark the stream's life.
 const (
-	EventConnect    = "connect"    // first stream of this client is up
-	EventReconnect  = "reconnect"  // a stream is up again after a disconnect
-	EventDisconnect = "disconnect" // the stream ended; the view is stale
-	EventNACK       = "nack"       // a response was rejected; see Error
-	EventError      = "error"      // a connection attempt failed; see Message
+	EventCDS EventType = EventType(CDS) // a CDS response
+	EventEDS EventType = EventType(EDS) // an EDS response
+	EventLDS EventType = EventType(LDS) // an LDS response
+	EventRDS EventType = EventType(RDS) // an RDS response
+
+	EventConnect    EventType = "connect"    // first stream of this client is up
+	EventReconnect  EventType = "reconnect"  // a stream is up again after a disconnect
+	EventDisconnect EventType = "disconnect" // the stream ended; the view is stale
+	EventNACK       EventType = "nack"       // a response was rejected; see Error
+	EventError      EventType = "error"      // a connection attempt failed; see Message
 )
+
+// responseEvent is the event type of a response of resource type t.
+func responseEvent(t Type) EventType { return EventType(t) }
 
 // Event is one thing that happened on a stream. Every response is an event
 // (Type = its resource type), and so is every NACK, connect, disconnect and
@@ -20,8 +32,8 @@ type Event struct {
 	Time         time.Time `json:"time"`
 	ControlPlane string    `json:"controlPlane"`
 	Viewpoint    string    `json:"viewpoint"`
-	// Type is cds, eds, lds, rds, or one of the Event* constants.
-	Type string `json:"type"`
+	// Type is what happened: a response (EventCDS...) or a stream change.
+	Type EventType `json:"type"`
 	// ResourceType is the xDS type a nack is about.
 	ResourceType Type   `json:"resourceType,omitempty"`
 	Version      string `json:"version,omitempty"`

@@ -223,7 +223,7 @@ func (r *recorder) wait(t *testing.T, d time.Duration, what string, ok func(Even
 			if ok(ev) {
 				return ev
 			}
-			seen = append(seen, ev.Type+":"+ev.Message+ev.Error)
+			seen = append(seen, string(ev.Type)+":"+ev.Message+ev.Error)
 		case <-timer.C:
 			t.Fatalf("no %s within %s; saw %q", what, d, seen)
 			return Event{}
@@ -231,7 +231,7 @@ func (r *recorder) wait(t *testing.T, d time.Duration, what string, ok func(Even
 	}
 }
 
-func isType(typ string) func(Event) bool { return func(ev Event) bool { return ev.Type == typ } }
+func isType(typ EventType) func(Event) bool { return func(ev Event) bool { return ev.Type == typ } }
 
 // runClient starts a client for vp against addr and stops it at cleanup.
 func runClient(t *testing.T, opts Options) (*Client, *recorder) {

@@ -165,7 +165,7 @@ func (c *Client) session(ctx context.Context, conn *grpc.ClientConn) (got bool, 
 // after LDS).
 func (c *Client) apply(r *response) (ev Event, follow []Type, nack error) {
 	now := time.Now()
-	ev = Event{Time: now, Type: string(r.t), Version: r.version, Nonce: r.nonce, Resources: len(r.resources), Bytes: r.bytes}
+	ev = Event{Time: now, Type: responseEvent(r.t), Version: r.version, Nonce: r.nonce, Resources: len(r.resources), Bytes: r.bytes}
 	decs := make([]decoded, 0, len(r.resources))
 	var errs []error
 	// Decoding runs without the lock (it is the expensive part); the

@@ -22,6 +22,10 @@ const (
 	StateConnected    State = "connected"    // at least one response on the current stream
 	StateDisconnected State = "disconnected" // stream lost; retrying after a backoff
 	StateStopped      State = "stopped"      // Run returned
+	// StateNoStream is a viewpoint without a Client: starting its stream
+	// failed (no control plane, a failed port-forward); see
+	// StreamStatus.Reason.
+	StateNoStream State = "no stream"
 )
 
 // Status is a client's connection state for a reader. Stale means the
@@ -35,6 +39,31 @@ type Status struct {
 	Since        time.Time `json:"since"`
 	Attempt      int       `json:"attempt,omitempty"`
 	LastResponse time.Time `json:"lastResponse,omitzero"`
+}
+
+// StreamStatus is the stream of one viewpoint on one control plane as a
+// reader of many streams sees it (the UI's status bar and service view).
+type StreamStatus struct {
+	// Viewpoint is Viewpoint.String() of the stream.
+	Viewpoint    string
+	ControlPlane string
+	State        State
+	// Reason says why there is no stream (StateNoStream).
+	Reason string
+	// Stale means the resources held are from an earlier stream (or there
+	// are none yet).
+	Stale bool
+	// LastPush is when the last response arrived (zero: never).
+	LastPush time.Time
+}
+
+// Text is the state in a few words for a person: "connected", or "no
+// stream: " and why.
+func (s StreamStatus) Text() string {
+	if s.State == StateNoStream {
+		return string(s.State) + ": " + s.Reason
+	}
+	return string(s.State)
 }
 
 // errDialTimeout is returned when the connection is not ready in time.

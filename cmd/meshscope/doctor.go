@@ -11,7 +11,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/xdsclient"
+	"github.com/meshscope/meshscope/collector/live"
 )
 
 func init() { subcommands = append(subcommands, newDoctorCmd) }
@@ -57,25 +57,20 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 	if err := checkOutput(o.output, "table", "json"); err != nil {
 		return err
 	}
-	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *mesh, snap *collector.Snapshot) error {
+	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *collector.Snapshot) error {
 		ps := explain.Problems(snap)
-		debug, err := m.istiodDebugTargets(ctx)
+		reads, err := m.IstiodViews(ctx)
 		if err != nil {
 			ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: "istiod-unreachable",
 				Sentence: fmt.Sprintf("cannot read istiod's own view (give --istiod-debug-address to point at it): %v", err)})
 		}
-		for _, t := range debug {
-			cp := t.Cluster
-			if cp == "" && len(snap.Clusters) > 0 {
-				cp = snap.Clusters[0].ID // the first context: the primary istiod is asked about
-			}
-			v, err := xdsclient.FetchIstiodView(ctx, cp, t.Address)
-			if err != nil {
-				ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: "istiod-unreachable", Cluster: cp,
-					Sentence: fmt.Sprintf("cannot read istiod's own view at %s: %v", t.Address, err)})
+		for _, r := range reads {
+			if r.Err != nil {
+				ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: "istiod-unreachable", Cluster: r.ControlPlane,
+					Sentence: fmt.Sprintf("cannot read istiod's own view at %s: %v", r.Address, r.Err)})
 				continue
 			}
-			ps = append(ps, explain.IstiodDisagreements(snap, v)...)
+			ps = append(ps, explain.IstiodDisagreements(snap, r.View)...)
 		}
 		explain.SortProblems(ps)
 		if o.output == "json" {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -74,12 +74,12 @@ func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, query s
 	if err := checkOutput(o.output, "table", "json"); err != nil {
 		return err
 	}
-	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *mesh, snap *collector.Snapshot) error {
+	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *collector.Snapshot) error {
 		return explainService(ctx, cmd, m, snap, o, query)
 	})
 }
 
-func explainService(ctx context.Context, cmd *cobra.Command, m *mesh, snap *collector.Snapshot, o *explainOptions, query string) error {
+func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, snap *collector.Snapshot, o *explainOptions, query string) error {
 	host, err := resolveService(snap, query)
 	if err != nil {
 		return err
@@ -106,21 +106,21 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *mesh, snap *coll
 	for i, p := range ports {
 		names[i] = horizon.EDSClusterName(host, p)
 	}
-	actual := fetchEDS(ctx, m, vps, names, mode, o.timeout)
+	actual := m.FetchEDS(ctx, vps, names, mode, o.timeout)
 
 	// Predict from the newest snapshot: it is at least as new as the EDS.
-	snap = m.Registry.Snapshot()
+	snap = m.Registry().Snapshot()
 	res := explainResult{Service: host, Views: []explain.View{}}
 	for i, vp := range vps {
 		for _, p := range ports {
-			la, ok := actual[i].las[horizon.EDSClusterName(host, p)]
+			la, ok := actual[i].LoadAssignments[horizon.EDSClusterName(host, p)]
 			var lap *xdsclient.LoadAssignment
 			if ok {
 				lap = &la
 			}
-			v := explain.Explain(snap, host, p, vp, actual[i].controlPlane, lap)
+			v := explain.Explain(snap, host, p, vp, actual[i].ControlPlane, lap)
 			if !ok {
-				v.Error = actual[i].why
+				v.Error = actual[i].Why
 			}
 			res.Views = append(res.Views, v)
 		}
@@ -215,65 +215,6 @@ func explainViewpoints(snap *collector.Snapshot, from []string, allViews bool) (
 		vps = append(vps, xdsclient.Viewpoint{Cluster: c, NoNetwork: true, NodeType: xdsclient.Sidecar})
 	}
 	return vps, nil
-}
-
-// edsResult is what one viewpoint's stream brought back.
-type edsResult struct {
-	controlPlane string
-	las          map[string]xdsclient.LoadAssignment
-	why          string // when something is missing: the stream's state
-}
-
-// fetchEDS impersonates each viewpoint against its control plane and waits
-// until every EDS name has arrived or the timeout passes.
-func fetchEDS(ctx context.Context, m *mesh, vps []xdsclient.Viewpoint, names []string, mode xdsclient.Mode, timeout time.Duration) []edsResult {
-	out := make([]edsResult, len(vps))
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var wg sync.WaitGroup
-	for i, vp := range vps {
-		t, err := m.controlPlaneFor(ctx, vp)
-		if err != nil {
-			out[i] = edsResult{why: err.Error()}
-			continue
-		}
-		out[i].controlPlane = t.Cluster
-		c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Transport: xdsclient.TransportConfig{Address: t.Address}, Mode: mode, EDSNames: names})
-		if err != nil {
-			out[i] = edsResult{controlPlane: t.Cluster, why: err.Error()}
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cctx, stop := context.WithCancel(ctx)
-			defer stop()
-			go func() { _ = c.Run(cctx) }()
-			r := &out[i]
-			r.las = map[string]xdsclient.LoadAssignment{}
-			tick := time.NewTicker(20 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				for _, n := range names {
-					if la, ok := c.LoadAssignment(n); ok {
-						r.las[n] = la
-					}
-				}
-				if len(r.las) == len(names) {
-					return
-				}
-				select {
-				case <-cctx.Done():
-					st := c.Status()
-					r.why = fmt.Sprintf("no EDS from %s within the timeout: %s", t.Address, st.Message)
-					return
-				case <-tick.C:
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return out
 }
 
 func writeExplainTable(w io.Writer, res explainResult) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/meshscope/meshscope/collector/live"
 )
 
 // globalOptions are the flags every command shares.
@@ -36,31 +38,24 @@ func defaultLogFile() string {
 	return filepath.Join(dir, "meshscope", "meshscope.log")
 }
 
-// XDSTarget is one control plane to talk to: the cluster it is primary of
-// (empty when only one address is given) and its host:port.
-type XDSTarget struct {
-	Cluster string
-	Address string
-}
-
 // parseXDSAddresses accepts "HOST:PORT" or "CLUSTER=HOST:PORT,CLUSTER=HOST:PORT".
-func parseXDSAddresses(s string) ([]XDSTarget, error) { return parseTargets("--xds-address", s) }
+func parseXDSAddresses(s string) ([]live.Target, error) { return parseTargets("--xds-address", s) }
 
 // parseTargets reads a HOST:PORT or CLUSTER=HOST:PORT,... flag value; errors
 // name the flag.
-func parseTargets(flag, s string) ([]XDSTarget, error) {
+func parseTargets(flag, s string) ([]live.Target, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, nil
 	}
-	var out []XDSTarget
+	var out []live.Target
 	seen := map[string]bool{}
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
 			continue
 		}
-		t := XDSTarget{Address: part}
+		t := live.Target{Address: part}
 		if k, v, ok := strings.Cut(part, "="); ok {
 			t.Cluster, t.Address = strings.TrimSpace(k), strings.TrimSpace(v)
 			if t.Cluster == "" {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/live"
 )
 
 func init() { subcommands = append(subcommands, newSnapshotCmd) }
@@ -65,7 +66,7 @@ func runSnapshot(cmd *cobra.Command, g *globalOptions, o *snapshotOptions) error
 	if err := checkOutput(o.output, "json", "yaml", "table"); err != nil {
 		return err
 	}
-	return withSettledMesh(cmd, g, &o.mesh, func(_ context.Context, _ *mesh, snap *collector.Snapshot) error {
+	return withSettledMesh(cmd, g, &o.mesh, func(_ context.Context, _ *live.Session, snap *collector.Snapshot) error {
 		return writeSnapshot(cmd.OutOrStdout(), snap, o.output)
 	})
 }

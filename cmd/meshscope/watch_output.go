@@ -66,7 +66,7 @@ func (ww *watchWriter) flush() error {
 }
 
 func writeEventRow(w io.Writer, ev xdsclient.Event) {
-	typ := ev.Type
+	typ := string(ev.Type)
 	if ev.ResourceType != "" {
 		typ += "(" + string(ev.ResourceType) + ")"
 	}

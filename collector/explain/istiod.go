@@ -4,20 +4,20 @@ import (
 	"fmt"
 
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/xdsclient"
+	"github.com/meshscope/meshscope/collector/istiod"
 )
 
 // IstiodDisagreements compares istiod's own view (/debug/clusterz,
 // /debug/networkz) with meshscope's snapshot. The most important case is
 // the gap istiod itself leaves open (istio/istio#33799): istiod keeps saying
 // "synced" for a cluster whose API server it can no longer watch.
-func IstiodDisagreements(snap *collector.Snapshot, v xdsclient.IstiodView) []Problem {
+func IstiodDisagreements(snap *collector.Snapshot, v istiod.View) []Problem {
 	var ps []Problem
 	who := "istiod"
 	if v.ControlPlane != "" {
 		who = fmt.Sprintf("istiod (%s)", v.ControlPlane)
 	}
-	known := map[string]xdsclient.IstiodCluster{}
+	known := map[string]istiod.Cluster{}
 	for _, c := range v.Clusters {
 		known[c.ID] = c
 	}
@@ -55,7 +55,7 @@ func IstiodDisagreements(snap *collector.Snapshot, v xdsclient.IstiodView) []Pro
 			ours[gk{g.Network, g.Address, g.Port}] = g
 		}
 	}
-	theirs := map[gk]xdsclient.IstiodGateway{}
+	theirs := map[gk]istiod.Gateway{}
 	for _, g := range v.Gateways {
 		theirs[gk{g.Network, g.Addr, g.Port}] = g
 	}

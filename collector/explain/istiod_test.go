@@ -4,13 +4,13 @@ import (
 	"testing"
 
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/xdsclient"
+	"github.com/meshscope/meshscope/collector/istiod"
 )
 
-func labIstiodView() xdsclient.IstiodView {
-	return xdsclient.IstiodView{ControlPlane: "cluster1",
-		Clusters: []xdsclient.IstiodCluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster2", SecretName: "istio-system/istio-remote-secret-cluster2", SyncStatus: "synced"}},
-		Gateways: []xdsclient.IstiodGateway{{Network: "network1", Cluster: "cluster1", Addr: "192.168.60.113", Port: 15443}, {Network: "network2", Cluster: "cluster2", Addr: "192.168.60.9", Port: 15443}},
+func labIstiodView() istiod.View {
+	return istiod.View{ControlPlane: "cluster1",
+		Clusters: []istiod.Cluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster2", SecretName: "istio-system/istio-remote-secret-cluster2", SyncStatus: "synced"}},
+		Gateways: []istiod.Gateway{{Network: "network1", Cluster: "cluster1", Addr: "192.168.60.113", Port: 15443}, {Network: "network2", Cluster: "cluster2", Addr: "192.168.60.9", Port: 15443}},
 	}
 }
 
@@ -46,9 +46,9 @@ func TestIstiodDifferentGatewaysAndClusters(t *testing.T) {
 	s := seed()
 	secretIn(s, "cluster2", "cluster1")
 	v := labIstiodView()
-	v.Gateways = v.Gateways[:1]                                                                                     // istiod lost network2's gateway
-	v.Gateways = append(v.Gateways, xdsclient.IstiodGateway{Network: "network3", Addr: "203.0.113.7", Port: 15443}) // and knows a static one
-	v.Clusters = append(v.Clusters[:1], xdsclient.IstiodCluster{ID: "cluster9", SecretName: "istio-system/x", SyncStatus: "timeout"})
+	v.Gateways = v.Gateways[:1]                                                                            // istiod lost network2's gateway
+	v.Gateways = append(v.Gateways, istiod.Gateway{Network: "network3", Addr: "203.0.113.7", Port: 15443}) // and knows a static one
+	v.Clusters = append(v.Clusters[:1], istiod.Cluster{ID: "cluster9", SecretName: "istio-system/x", SyncStatus: "timeout"})
 	ps := IstiodDisagreements(s, v)
 	for _, want := range []string{"does not know network2's gateway 192.168.60.9:15443", "uses network3's gateway 203.0.113.7:15443", "does not list cluster cluster2", "reads cluster cluster9"} {
 		if !hasProblem(ps, "istiod-disagrees", want) {

@@ -77,6 +77,11 @@ func (p *probe) eds(name string) []string {
 	if !ok {
 		return nil
 	}
+	return edsKeys(la)
+}
+
+// edsKeys is "address:port w=weight" per endpoint, sorted.
+func edsKeys(la xdsclient.LoadAssignment) []string {
 	out := []string{}
 	for _, e := range la.Endpoints {
 		out = append(out, e.Key()+" w="+strconv.FormatUint(uint64(e.Weight), 10))

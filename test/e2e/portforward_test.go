@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -26,14 +27,14 @@ func TestPortForwardToIstiod(t *testing.T) {
 	// The library path, in each cluster to its own istiod (multi-primary).
 	for _, is := range theLab.Istiods() {
 		c := theLab.Cluster(is.Cluster)
-		pod, err := xdsclient.FindIstiod(ctx, c.Client(), lab.SystemNamespace, "")
+		pod, err := istiod.FindPod(ctx, c.Client(), lab.SystemNamespace, "")
 		if err != nil {
 			t.Fatalf("%s: %v", is.Cluster, err)
 		}
 		if pod.Name != lab.IstiodPod(is.Cluster) {
 			t.Fatalf("%s: found istiod pod %s, want %s", is.Cluster, pod.Name, lab.IstiodPod(is.Cluster))
 		}
-		pf, err := xdsclient.StartPortForward(ctx, c.RESTConfig(), pod.Namespace, pod.Name, 15010, 20*time.Second)
+		pf, err := istiod.StartPortForward(ctx, c.RESTConfig(), pod.Namespace, pod.Name, 15010, 20*time.Second)
 		if err != nil {
 			t.Fatalf("%s: %v", is.Cluster, err)
 		}
@@ -55,7 +56,7 @@ func TestPortForwardToIstiod(t *testing.T) {
 		}
 	}
 	// A Pod that is not there is a clear error, not a hang.
-	if _, err := xdsclient.StartPortForward(ctx, theLab.Cluster("cluster1").RESTConfig(), lab.SystemNamespace, "istiod-missing", 15010, 10*time.Second); err == nil || !strings.Contains(err.Error(), "istiod-missing") {
+	if _, err := istiod.StartPortForward(ctx, theLab.Cluster("cluster1").RESTConfig(), lab.SystemNamespace, "istiod-missing", 15010, 10*time.Second); err == nil || !strings.Contains(err.Error(), "istiod-missing") {
 		t.Errorf("port-forward to a missing pod: %v", err)
 	}
 

@@ -25,8 +25,8 @@ import (
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/lab"
-	"github.com/meshscope/meshscope/xdsclient"
 )
 
 const helloHost = "helloworld.sample.svc.cluster.local"
@@ -63,7 +63,7 @@ func TestCollectorFromOneContext(t *testing.T) {
 		t.Errorf("helloworld endpoints: %s", got)
 	}
 	// istiod's own view agrees with meshscope's.
-	v, err := xdsclient.FetchIstiodView(context.Background(), "cluster1", theLab.Istiods()[0].HTTPURL())
+	v, err := istiod.FetchView(context.Background(), "cluster1", theLab.Istiods()[0].HTTPURL())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestCollectorAPIServerDown(t *testing.T) {
 	}
 	// istiod still calls cluster2 synced (istio/istio#33799); meshscope says
 	// that is stale.
-	v, err := xdsclient.FetchIstiodView(ctx, "cluster1", theLab.Istiods()[0].HTTPURL())
+	v, err := istiod.FetchView(ctx, "cluster1", theLab.Istiods()[0].HTTPURL())
 	if err != nil {
 		t.Fatal(err)
 	}

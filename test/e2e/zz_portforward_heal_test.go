@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -23,10 +24,10 @@ func TestPortForwardHeals(t *testing.T) {
 	var mu sync.Mutex
 	var logs []string
 	logged := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), logs...) }
-	pf, err := xdsclient.StartPortForwardTo(ctx, xdsclient.PortForwardOptions{
+	pf, err := istiod.StartPortForwardTo(ctx, istiod.PortForwardOptions{
 		Config: c2.RESTConfig(), RemotePort: 15010, Timeout: 10 * time.Second,
 		Find: func(ctx context.Context) (string, string, error) {
-			p, err := xdsclient.FindIstiod(ctx, c2.Client(), lab.SystemNamespace, "")
+			p, err := istiod.FindPod(ctx, c2.Client(), lab.SystemNamespace, "")
 			if err != nil {
 				return "", "", err
 			}

@@ -1,4 +1,4 @@
-package xdsclient
+package istiod
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 	streamhttp "k8s.io/streaming/pkg/httpstream"
+
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // PortForward is a local listener forwarded to a port of a Pod through the
@@ -60,7 +62,7 @@ type PortForwardOptions struct {
 	// rescheduled) is followed.
 	Find func(ctx context.Context) (namespace, pod string, err error)
 	// Backoff between attempts to re-establish (defaults 500ms to 30s).
-	Backoff Backoff
+	Backoff xdsclient.Backoff
 	// Logf, if set, hears when the forward is lost and re-established.
 	Logf func(format string, args ...any)
 }
@@ -85,7 +87,7 @@ func StartPortForward(ctx context.Context, cfg *rest.Config, namespace, pod stri
 // see refused connections meanwhile and reconnect with their own backoff.
 func StartPortForwardTo(ctx context.Context, o PortForwardOptions) (*PortForward, error) {
 	if o.Timeout <= 0 {
-		o.Timeout = DefaultDialTimeout
+		o.Timeout = xdsclient.DefaultDialTimeout
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}

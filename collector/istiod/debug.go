@@ -1,4 +1,4 @@
-package xdsclient
+package istiod
 
 import (
 	"context"
@@ -10,27 +10,27 @@ import (
 	"time"
 )
 
-// IstiodView is istiod's own account of the mesh, from its HTTP debug
+// View is istiod's own account of the mesh, from its HTTP debug
 // endpoints (port 8080, or 15014; reachable through a port-forward).
-type IstiodView struct {
+type View struct {
 	// ControlPlane names the istiod (the cluster it is primary of).
 	ControlPlane string `json:"controlPlane"`
 	// Clusters is /debug/clusterz: the config cluster first, then one per
 	// remote-secret key.
-	Clusters []IstiodCluster `json:"clusters"`
+	Clusters []Cluster `json:"clusters"`
 	// Gateways is /debug/networkz.
-	Gateways []IstiodGateway `json:"gateways"`
+	Gateways []Gateway `json:"gateways"`
 }
 
-// IstiodCluster is one row of /debug/clusterz.
-type IstiodCluster struct {
+// Cluster is one row of /debug/clusterz.
+type Cluster struct {
 	ID         string `json:"id"`
 	SecretName string `json:"secretName"`
 	SyncStatus string `json:"syncStatus"`
 }
 
-// IstiodGateway is one row of /debug/networkz.
-type IstiodGateway struct {
+// Gateway is one row of /debug/networkz.
+type Gateway struct {
 	Network   string `json:"Network"`
 	Cluster   string `json:"Cluster"`
 	Addr      string `json:"Addr"`
@@ -38,14 +38,14 @@ type IstiodGateway struct {
 	HBONEPort uint32 `json:"HBONEPort"`
 }
 
-// FetchIstiodView reads /debug/clusterz and /debug/networkz from istiod's
+// FetchView reads /debug/clusterz and /debug/networkz from istiod's
 // HTTP debug address (host:port or a URL). Every request has a timeout.
-func FetchIstiodView(ctx context.Context, controlPlane, addr string) (IstiodView, error) {
+func FetchView(ctx context.Context, controlPlane, addr string) (View, error) {
 	base := addr
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
 	}
-	v := IstiodView{ControlPlane: controlPlane}
+	v := View{ControlPlane: controlPlane}
 	if err := getJSON(ctx, base+"/debug/clusterz", &v.Clusters); err != nil {
 		return v, err
 	}

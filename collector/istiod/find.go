@@ -1,4 +1,4 @@
-package xdsclient
+package istiod
 
 import (
 	"context"
@@ -11,16 +11,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// DefaultSystemNamespace is where istiod runs.
-const DefaultSystemNamespace = "istio-system"
+// DefaultNamespace is where istiod runs unless told otherwise.
+const DefaultNamespace = "istio-system"
 
-// FindIstiod picks the istiod Pod to port-forward to, as istioctl does: a
+// FindPod picks the istiod Pod to port-forward to, as istioctl does: a
 // Pod labelled app=istiod in the system namespace, Running and Ready
 // (newest first). revision, when set, narrows by istio.io/rev. It only
 // lists Pods (read-only).
-func FindIstiod(ctx context.Context, cs kubernetes.Interface, namespace, revision string) (*corev1.Pod, error) {
+func FindPod(ctx context.Context, cs kubernetes.Interface, namespace, revision string) (*corev1.Pod, error) {
 	if namespace == "" {
-		namespace = DefaultSystemNamespace
+		namespace = DefaultNamespace
 	}
 	sel := "app=istiod"
 	if revision != "" {

@@ -1,4 +1,4 @@
-package xdsclient
+package istiod
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func istiodPod(name string, phase corev1.PodPhase, ready bool, age time.Duration
 	}
 }
 
-func TestFindIstiod(t *testing.T) {
+func TestFindPod(t *testing.T) {
 	ctx := context.Background()
 	cs := fake.NewClientset(
 		istiodPod("istiod-old", corev1.PodRunning, true, time.Hour),
@@ -31,16 +31,16 @@ func TestFindIstiod(t *testing.T) {
 		istiodPod("istiod-starting", corev1.PodRunning, false, time.Second),
 		istiodPod("istiod-pending", corev1.PodPending, false, 0),
 	)
-	p, err := FindIstiod(ctx, cs, "", "")
+	p, err := FindPod(ctx, cs, "", "")
 	if err != nil || p.Name != "istiod-new" {
 		t.Fatalf("picked %v, %v; want the newest ready one", p, err)
 	}
 
 	cs = fake.NewClientset(istiodPod("istiod-starting", corev1.PodRunning, false, time.Second))
-	if _, err := FindIstiod(ctx, cs, "istio-system", ""); err == nil || !strings.Contains(err.Error(), "istiod-starting (Running)") {
+	if _, err := FindPod(ctx, cs, "istio-system", ""); err == nil || !strings.Contains(err.Error(), "istiod-starting (Running)") {
 		t.Errorf("not ready: %v", err)
 	}
-	if _, err := FindIstiod(ctx, fake.NewClientset(), "istio-system", ""); err == nil || !strings.Contains(err.Error(), "no istiod pod") {
+	if _, err := FindPod(ctx, fake.NewClientset(), "istio-system", ""); err == nil || !strings.Contains(err.Error(), "no istiod pod") {
 		t.Errorf("none: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package xdsclient
+package istiod
 
 import (
 	"context"

@@ -1,0 +1,246 @@
+package live
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// Feed follows the mesh for a live reader (the terminal UI): the
+// collector's snapshots, and one impersonated sidecar per network — per
+// network and control plane when several are given — started as networks
+// appear, each following CDS and every EDS. The clients hold the latest
+// resources; the feed only hands out references. Its methods are cheap,
+// never block and are safe for concurrent use; they are what tui.Feed,
+// tui.ConfigFeed and tui.IstiodFeed ask for.
+//
+// A stream that cannot start (no control plane yet, a failed
+// port-forward) is shown as such (xdsclient.StateNoStream) and tried again
+// after the session's retry delay, also when the mesh is idle and
+// publishes no snapshot. Streams to one control plane share one gRPC
+// connection.
+type Feed struct {
+	s      *Session
+	mode   xdsclient.Mode
+	snaps  chan *collector.Snapshot
+	events chan xdsclient.Event
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	order   []xdsclient.Viewpoint
+	clients map[string]*xdsclient.Client
+	cps     map[string]string // viewpoint -> control plane
+	// failed says, per viewpoint without a stream, why and when its start
+	// last failed.
+	failed map[string]streamFailure
+	conns  map[string]*grpc.ClientConn // by control plane address
+	istiod []istiod.View               // the last views read
+}
+
+// streamFailure is why a viewpoint's stream failed to start, and when.
+type streamFailure struct {
+	why string
+	at  time.Time
+}
+
+// eventBuffer bounds the events a reader has not taken yet; more are
+// dropped (the Feed contract allows it) rather than hold up a client's ACK.
+const eventBuffer = 4096
+
+// Feed starts following the mesh with streams of the given ADS variant,
+// until ctx ends or Close.
+func (s *Session) Feed(ctx context.Context, mode xdsclient.Mode) *Feed {
+	f := newFeed(ctx, s, mode)
+	updates, unsubscribe := s.reg.Subscribe()
+	f.start(updates, unsubscribe)
+	return f
+}
+
+func newFeed(ctx context.Context, s *Session, mode xdsclient.Mode) *Feed {
+	ctx, cancel := context.WithCancel(ctx)
+	return &Feed{s: s, mode: mode, ctx: ctx, cancel: cancel,
+		snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, eventBuffer),
+		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, failed: map[string]streamFailure{}, conns: map[string]*grpc.ClientConn{}}
+}
+
+// start follows updates (and polls istiod) until the feed is closed.
+func (f *Feed) start(updates <-chan *collector.Snapshot, unsubscribe func()) {
+	if f.s.readsIstiodView() {
+		f.wg.Add(1)
+		go func() { defer f.wg.Done(); f.pollIstiod(f.ctx) }()
+	}
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		defer unsubscribe()
+		f.follow(f.ctx, updates)
+	}()
+}
+
+// follow starts the streams each new snapshot calls for and hands the
+// snapshot on, latest wins.
+func (f *Feed) follow(ctx context.Context, updates <-chan *collector.Snapshot) {
+	var last *collector.Snapshot
+	retry := time.NewTicker(f.s.retry)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-retry.C:
+			// An idle mesh publishes no snapshot: retry failed streams
+			// on a timer too.
+			if last != nil {
+				f.ensureStreams(last)
+			}
+		case s := <-updates:
+			f.ensureStreams(s)
+			last = s
+			// Latest wins: replace a snapshot the reader has not taken.
+			select {
+			case <-f.snaps:
+			default:
+			}
+			f.snaps <- s
+		}
+	}
+}
+
+// ensureStreams starts a sidecar stream for every network's default
+// viewpoint that has none yet — with several control planes, one per
+// control plane, so that what two istiods send the same proxy can be
+// compared.
+func (f *Feed) ensureStreams(s *collector.Snapshot) {
+	for _, p := range explain.Viewpoints(s) {
+		base := xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar}
+		vps := []xdsclient.Viewpoint{base}
+		if cps := f.s.controlPlanes; len(cps) > 1 {
+			vps = vps[:0]
+			for _, t := range cps {
+				vp := base
+				vp.ControlPlane = t.Cluster
+				vps = append(vps, vp)
+			}
+		}
+		for _, vp := range vps {
+			f.ensureStream(vp)
+		}
+	}
+}
+
+func (f *Feed) ensureStream(vp xdsclient.Viewpoint) {
+	key := vp.String()
+	f.mu.Lock()
+	_, have := f.clients[key]
+	failure, failed := f.failed[key]
+	if !have && !failed {
+		f.order = append(f.order, vp)
+	}
+	wait := failed && time.Since(failure.at) < f.s.retry
+	f.mu.Unlock()
+	if have || wait {
+		return
+	}
+	t, err := f.s.ControlPlaneFor(f.ctx, vp)
+	if err != nil {
+		f.fail(key, err.Error())
+		return
+	}
+	conn, err := f.conn(t.Address)
+	if err != nil {
+		f.fail(key, err.Error())
+		return
+	}
+	c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Conn: conn, Mode: f.mode,
+		Transport: xdsclient.TransportConfig{Address: t.Address}, OnEvent: f.onEvent})
+	if err != nil {
+		f.fail(key, err.Error())
+		return
+	}
+	f.mu.Lock()
+	f.clients[key], f.cps[key] = c, t.Cluster
+	delete(f.failed, key)
+	f.mu.Unlock()
+	f.wg.Add(1)
+	go func() { defer f.wg.Done(); _ = c.Run(f.ctx) }()
+}
+
+// conn is the shared connection to a control plane's address.
+func (f *Feed) conn(addr string) (*grpc.ClientConn, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c := f.conns[addr]; c != nil {
+		return c, nil
+	}
+	c, err := xdsclient.Dial(xdsclient.TransportConfig{Address: addr})
+	if err == nil {
+		f.conns[addr] = c
+	}
+	return c, err
+}
+
+func (f *Feed) fail(key, why string) {
+	f.mu.Lock()
+	f.failed[key] = streamFailure{why: why, at: time.Now()}
+	f.mu.Unlock()
+}
+
+// onEvent must not block the client (it holds up the ACK): drop when full.
+func (f *Feed) onEvent(e xdsclient.Event) {
+	select {
+	case f.events <- e:
+	default:
+	}
+}
+
+// Close stops every stream and the istiod poller, and closes the
+// connections. The channels stay open (a reader may still be selecting).
+func (f *Feed) Close() {
+	f.cancel()
+	f.wg.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.conns {
+		c.Close()
+	}
+}
+
+// pollIstiod reads istiod's own view every IstiodPoll. Without a
+// port-forward there is no istiod opinion; the forwarder tries again after
+// the retry delay.
+func (f *Feed) pollIstiod(ctx context.Context) {
+	t := time.NewTicker(f.s.istiodPoll)
+	defer t.Stop()
+	for {
+		reads, err := f.s.IstiodViews(ctx)
+		if err != nil {
+			slog.Debug("no istiod debug view", "err", err)
+		}
+		var views []istiod.View
+		for _, r := range reads {
+			if r.Err != nil {
+				slog.Debug("no istiod debug view", "controlPlane", r.ControlPlane, "address", r.Address, "err", r.Err)
+				continue
+			}
+			views = append(views, r.View)
+		}
+		f.mu.Lock()
+		f.istiod = views
+		f.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,199 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+const helloEDS = "outbound|5000||helloworld.sample.svc.cluster.local"
+
+// openDemo opens a session on the demo mesh (no churn) and waits until it
+// settles.
+func openDemo(t *testing.T, ctx context.Context, o Options) (*Session, *collector.Snapshot) {
+	t.Helper()
+	o.Demo, o.DemoSeed = true, 1
+	s, err := Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	snap, err := s.Settle(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, snap
+}
+
+// waitFor polls cond every 20 ms until it holds or ctx ends.
+func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// withEDS counts the viewpoints whose stream holds helloworld's EDS.
+func withEDS(f *Feed) int {
+	n := 0
+	for _, vp := range f.Viewpoints() {
+		if la, _, ok := f.Actual(vp.String(), helloEDS); ok && len(la.Endpoints) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// TestFeedTwoControlPlanes: with two control planes (here both served by
+// the demo's control plane under two names), the feed runs one stream per
+// network viewpoint per control plane, each named VIEWPOINT@CP, each with
+// its own EDS, on one shared connection per address.
+func TestFeedTwoControlPlanes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	s, _ := openDemo(t, ctx, Options{})
+	addr := s.ControlPlanes()[0].Address
+	s.controlPlanes = []Target{{Cluster: "cluster1", Address: addr}, {Cluster: "cluster2", Address: addr}}
+	f := s.Feed(ctx, xdsclient.ModeDelta)
+	defer f.Close()
+	waitFor(t, ctx, "4 streams with helloworld's EDS", func() bool { return withEDS(f) == 4 })
+	var names []string
+	for _, vp := range f.Viewpoints() {
+		names = append(names, vp.String())
+	}
+	sort.Strings(names)
+	want := "cluster1/network1@cluster1,cluster1/network1@cluster2,cluster2/network2@cluster1,cluster2/network2@cluster2"
+	if strings.Join(names, ",") != want {
+		t.Fatalf("viewpoints %v, want %s", names, want)
+	}
+	for _, st := range f.Status() {
+		if wantCP := st.Viewpoint[strings.LastIndex(st.Viewpoint, "@")+1:]; st.ControlPlane != wantCP {
+			t.Errorf("%s streams from %q", st.Viewpoint, st.ControlPlane)
+		}
+	}
+	f.mu.Lock()
+	conns := len(f.conns)
+	f.mu.Unlock()
+	if conns != 1 {
+		t.Errorf("%d connections for one address, want 1 shared", conns)
+	}
+	if pc, ok := f.Config("cluster1/network1@cluster1"); !ok || len(pc.Clusters) == 0 {
+		t.Errorf("no CDS for cluster1/network1@cluster1: %v", ok)
+	}
+}
+
+// fakeForwards stands in for port-forwards to istiod: the xDS port fails
+// until allowed, then forwards to addr; the debug port always fails.
+type fakeForwards struct {
+	mu       sync.Mutex
+	addr     string
+	allowed  bool
+	attempts []time.Time // of the xDS port
+}
+
+func (f *fakeForwards) start(_ context.Context, port int) (*istiod.PortForward, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if port != istiodXDSPort {
+		return nil, "", errors.New("no debug port here")
+	}
+	f.attempts = append(f.attempts, time.Now())
+	if !f.allowed {
+		return nil, "", errors.New("istiod not ready")
+	}
+	return &istiod.PortForward{Address: f.addr, Pod: "istio-system/istiod-1"}, "cluster1", nil
+}
+
+// TestFeedRetriesFailedStart: a stream whose start fails (here its
+// port-forward) shows "no stream" with the reason, and is started by the
+// retry timer once the forward works — with no new snapshot to trigger it.
+func TestFeedRetriesFailedStart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	s, snap := openDemo(t, ctx, Options{})
+	const retry = 100 * time.Millisecond
+	fake := &fakeForwards{addr: s.ControlPlanes()[0].Address}
+	s.controlPlanes, s.retry = nil, retry
+	s.fwd = newForwarder(ctx, retry, fake.start)
+
+	f := newFeed(ctx, s, xdsclient.ModeDelta)
+	defer f.Close()
+	updates := make(chan *collector.Snapshot, 1)
+	updates <- snap // one snapshot, never another
+	f.start(updates, func() {})
+
+	waitFor(t, ctx, "both viewpoints without a stream", func() bool {
+		sts := f.Status()
+		for _, st := range sts {
+			if st.State != xdsclient.StateNoStream || !st.Stale || !strings.Contains(st.Reason, "istiod not ready") || !strings.Contains(st.Reason, "15010") {
+				return false
+			}
+		}
+		return len(sts) == 2
+	})
+	if got := f.Status()[0].Text(); !strings.HasPrefix(got, "no stream: no --xds-address, and port-forwarding to istiod's port 15010 failed") {
+		t.Errorf("status text %q", got)
+	}
+	fake.mu.Lock()
+	fake.allowed = true
+	fake.mu.Unlock()
+	waitFor(t, ctx, "both streams up after the retry", func() bool { return withEDS(f) == 2 })
+	for _, st := range f.Status() {
+		if st.ControlPlane != "cluster1" || st.Reason != "" {
+			t.Errorf("after the retry: %+v", st)
+		}
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if n := len(fake.attempts); n < 2 {
+		t.Fatalf("%d port-forward attempts", n)
+	}
+	// Two viewpoints failing at once share one attempt: no attempt follows
+	// another sooner than the retry delay.
+	for i := 1; i < len(fake.attempts); i++ {
+		if d := fake.attempts[i].Sub(fake.attempts[i-1]); d < retry {
+			t.Errorf("attempt %d came %s after the one before, want ≥ %s", i+1, d, retry)
+		}
+	}
+}
+
+// TestControlPlaneFor: a viewpoint goes to the control plane named by its
+// ControlPlane, else by its Cluster, else to the first one (named by its
+// address when it has no cluster); with none and no way to port-forward,
+// the error says what to give.
+func TestControlPlaneFor(t *testing.T) {
+	ctx := context.Background()
+	s := &Session{controlPlanes: []Target{{Cluster: "cluster1", Address: "a:1"}, {Cluster: "cluster2", Address: "b:2"}}}
+	for _, c := range []struct {
+		vp   xdsclient.Viewpoint
+		want string
+	}{
+		{xdsclient.Viewpoint{Cluster: "cluster2"}, "b:2"},
+		{xdsclient.Viewpoint{Cluster: "cluster2", ControlPlane: "cluster1"}, "a:1"},
+		{xdsclient.Viewpoint{Cluster: "cluster9"}, "a:1"},
+	} {
+		if got, err := s.ControlPlaneFor(ctx, c.vp); err != nil || got.Address != c.want {
+			t.Errorf("%s: %+v %v, want %s", c.vp, got, err, c.want)
+		}
+	}
+	s.controlPlanes = []Target{{Address: "a:1"}}
+	if got, _ := s.ControlPlaneFor(ctx, xdsclient.Viewpoint{Cluster: "cluster1"}); got.Cluster != "a:1" {
+		t.Errorf("unnamed control plane: %+v", got)
+	}
+	s.controlPlanes = nil
+	if _, err := s.ControlPlaneFor(ctx, xdsclient.Viewpoint{}); err == nil || !strings.Contains(err.Error(), "--xds-address") {
+		t.Errorf("none: %v", err)
+	}
+}

@@ -1,0 +1,161 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/demo"
+)
+
+// Target is one control plane to talk to: the cluster it is primary of
+// (empty when only one address is given) and its host:port.
+type Target struct {
+	Cluster string
+	Address string
+}
+
+// Options configure Open.
+type Options struct {
+	// Demo runs the built-in demo mesh (simulated clusters and an
+	// in-process control plane) instead of reading a kubeconfig.
+	Demo bool
+	// DemoSeed seeds the demo mesh (pod names, IPs, churn); DemoChurn
+	// turns on its live changes (for the UI and watch, not for one-shot
+	// commands).
+	DemoSeed  int64
+	DemoChurn bool
+
+	// Collector configures the Registry of a real mesh (not the demo).
+	// Its Kubeconfig, Contexts, SystemNamespace and Revision also say
+	// where the istiod pod to port-forward to is: in the first context.
+	Collector collector.Options
+
+	// ControlPlanes are the istiods to impersonate proxies against
+	// (--xds-address). Empty means a port-forward to the istiod pod of the
+	// first context, as istioctl does (the demo: its own control plane).
+	ControlPlanes []Target
+	// IstiodDebug are istiod HTTP debug addresses (--istiod-debug-address).
+	// Empty means port 8080 of the istiod pod, when meshscope port-forwards
+	// to it anyway (no ControlPlanes).
+	IstiodDebug []Target
+
+	// RetryDelay is how long a failed port-forward or a stream that failed
+	// to start waits before it is tried again (istiod not ready yet, RBAC
+	// fixed). Default 15s.
+	RetryDelay time.Duration
+	// IstiodPoll is how often a Feed reads istiod's debug view. Default 5s.
+	IstiodPoll time.Duration
+}
+
+// Defaults of Options.
+const (
+	DefaultRetryDelay = 15 * time.Second
+	DefaultIstiodPoll = 5 * time.Second
+)
+
+// forwardTimeout bounds each attempt to port-forward to istiod.
+const forwardTimeout = 15 * time.Second
+
+// istiod's ports meshscope forwards to.
+const (
+	istiodXDSPort   = 15010
+	istiodDebugPort = 8080
+)
+
+// Session is an open mesh: a running collector, the control planes to ask
+// and, when meshscope reaches istiod through the API server, the
+// port-forwards to it. It is safe for concurrent use.
+type Session struct {
+	reg           *collector.Registry
+	controlPlanes []Target
+	istiodDebug   []Target
+	syncTimeout   time.Duration
+	retry         time.Duration
+	istiodPoll    time.Duration
+	// fwd port-forwards to the istiod pod of the first context; nil for
+	// the demo, which serves xDS itself.
+	fwd  *forwarder
+	stop func()
+}
+
+// Open starts the collector on the demo mesh (o.Demo) or on the kube
+// contexts of o.Collector and their remote secrets. It returns at once:
+// clusters sync in the background (see Settle). Close stops everything.
+func Open(ctx context.Context, o Options) (*Session, error) {
+	s := &Session{controlPlanes: o.ControlPlanes, istiodDebug: o.IstiodDebug,
+		retry: o.RetryDelay, istiodPoll: o.IstiodPoll, syncTimeout: o.Collector.SyncTimeout}
+	if s.retry <= 0 {
+		s.retry = DefaultRetryDelay
+	}
+	if s.istiodPoll <= 0 {
+		s.istiodPoll = DefaultIstiodPoll
+	}
+	if o.Demo {
+		d, err := demo.Start(ctx, demo.Options{Seed: o.DemoSeed, Churn: o.DemoChurn, Logger: slog.Default()})
+		if err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+		if len(s.controlPlanes) == 0 {
+			s.controlPlanes = []Target{{Cluster: d.ControlPlane, Address: d.XDSAddress}}
+		}
+		s.reg, s.syncTimeout, s.stop = d.Registry, 5*time.Second, d.Stop
+		return s, nil
+	}
+	if s.syncTimeout <= 0 {
+		s.syncTimeout = 30 * time.Second // the Registry's default
+	}
+	reg, err := collector.NewRegistry(o.Collector)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { _ = reg.Run(runCtx); close(done) }()
+	kube := istiod.Kube{Kubeconfig: o.Collector.Kubeconfig, Contexts: o.Collector.Contexts, Revision: o.Collector.Revision}
+	ns := o.Collector.SystemNamespace
+	if ns == "" {
+		ns = istiod.DefaultNamespace
+	}
+	s.reg = reg
+	s.fwd = newForwarder(runCtx, s.retry, func(ctx context.Context, port int) (*istiod.PortForward, string, error) {
+		return kube.PortForward(ctx, ns, port, forwardTimeout)
+	})
+	s.stop = func() {
+		cancel()
+		<-done
+		s.fwd.close()
+	}
+	return s, nil
+}
+
+// Registry is the running collector.
+func (s *Session) Registry() *collector.Registry { return s.reg }
+
+// ControlPlanes are the control planes given (or the demo's); empty means
+// istiod is reached through a port-forward (see ControlPlaneFor).
+func (s *Session) ControlPlanes() []Target { return append([]Target(nil), s.controlPlanes...) }
+
+// Settle waits until every cluster is synced, timed out or in error. Past
+// its own deadline (twice the sync timeout and a margin) it returns what
+// there is: unsettled clusters show their state. It fails only when ctx
+// ends first.
+func (s *Session) Settle(ctx context.Context) (*collector.Snapshot, error) {
+	// The margin covers clusters found late through remote secrets.
+	waitCtx, cancel := context.WithTimeout(ctx, 2*s.syncTimeout+5*time.Second)
+	defer cancel()
+	snap, err := s.reg.WaitSettled(waitCtx)
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("interrupted")
+	}
+	if snap == nil {
+		snap = s.reg.Snapshot()
+	}
+	return snap, nil
+}
+
+// Close stops the collector (or the demo) and every port-forward.
+func (s *Session) Close() { s.stop() }
