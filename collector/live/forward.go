@@ -124,7 +124,7 @@ func (s *Session) ControlPlaneFor(ctx context.Context, vp xdsclient.Viewpoint) (
 // cluster1).
 func (s *Session) forwarded(ctx context.Context, port int) (Target, error) {
 	t, err := s.fwd.get(ctx, port)
-	if err != nil {
+	if err != nil || s.reg == nil {
 		return t, err
 	}
 	for _, c := range s.reg.Snapshot().Clusters {
