@@ -52,7 +52,6 @@ func stripMeta(m *metav1.ObjectMeta, keepAnnotations bool) {
 func transformService(obj any) (any, error) {
 	if s, ok := obj.(*corev1.Service); ok {
 		stripMeta(&s.ObjectMeta, true)
-		s.Spec.Selector = nil
 		s.Spec.SessionAffinityConfig = nil
 		s.Status.Conditions = nil
 	}

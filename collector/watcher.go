@@ -71,6 +71,7 @@ type watcher struct {
 	infs                                                           []*informerHealth
 	services, slices, pods, namespaces, nodes, secrets, configMaps *informerHealth
 	destinationRules, peerAuthentications                          *informerHealth
+	istiods, rootCerts                                             *informerHealth
 
 	// dirty is set by every event and cleared by the snapshot builder
 	// before it reads the caches; part is that builder's cached result.
@@ -118,6 +119,7 @@ func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, re
 	}
 	w.configMaps = w.add(resConfigMaps, false, &corev1.ConfigMap{}, transformConfigMap,
 		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), fields.OneTermEqualSelector("metadata.name", MeshConfigMapName(opts.Revision)).String(), ""))
+	w.addControlPlaneInformers(client, ns)
 	if withSecrets {
 		w.secrets = w.add(resSecrets, false, &corev1.Secret{}, transformSecret,
 			listWatch[*corev1.SecretList](core.Secrets(ns), "", MultiClusterSecretLabel+"=true"))

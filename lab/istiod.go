@@ -34,6 +34,9 @@ func (l *Lab) startIstiod(is *Istiod) error {
 	if err := os.WriteFile(netFile, nil, 0o644); err != nil {
 		return err
 	}
+	if err := l.prepareCA(is, !l.cfg.OwnCAs); err != nil {
+		return fmt.Errorf("istiod %s CA: %w", is.Cluster, err)
+	}
 	addr := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 	is.proc = &proc{
 		Name: "istiod-" + is.Cluster,

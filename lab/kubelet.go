@@ -268,5 +268,7 @@ func registerIstiodPod(ctx context.Context, c *Cluster, kubeletPort int) error {
 	return kubesim.CreatePod(ctx, c.client, kubesim.Pod{
 		Namespace: SystemNamespace, Name: IstiodPod(c.Name), IP: c.PodPrefix + ".200", Node: labNode,
 		Labels: map[string]string{"app": "istiod", "istio": "pilot", "istio.io/rev": "default"},
+		// What the istiod Deployment sets and the process runs with.
+		Env: map[string]string{"CLUSTER_ID": c.Name, "REVISION": "default", "POD_NAMESPACE": SystemNamespace},
 	})
 }

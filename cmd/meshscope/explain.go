@@ -285,6 +285,9 @@ func writeExplainTable(w io.Writer, res explainResult) {
 		if v.Error != "" {
 			fmt.Fprintf(w, "  %s\n", v.Error)
 		}
+		for _, n := range v.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ENDPOINT\tSTATUS\tWEIGHT\tKIND\tSTANDS FOR\tCLUSTER\tNETWORK\tWHY")
 		pred := map[string]horizon.Endpoint{}

@@ -31,6 +31,8 @@ type Pod struct {
 	// Node is the node the pod runs on (what a scheduler would set);
 	// port-forwarding needs one.
 	Node string
+	// Env is the environment of its container (e.g. istiod's CLUSTER_ID).
+	Env map[string]string
 }
 
 // CreatePod creates the Pod and writes its status as a kubelet would.
@@ -40,7 +42,7 @@ func CreatePod(ctx context.Context, cs kubernetes.Interface, p Pod) error {
 		Spec: corev1.PodSpec{
 			ServiceAccountName: "default",
 			NodeName:           p.Node,
-			Containers:         []corev1.Container{{Name: "app", Image: "example.invalid/app:1"}},
+			Containers:         []corev1.Container{{Name: "app", Image: "example.invalid/app:1", Env: envOf(p.Env)}},
 		},
 	}
 	created, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, pod, metav1.CreateOptions{})
@@ -52,6 +54,15 @@ func CreatePod(ctx context.Context, cs kubernetes.Interface, p Pod) error {
 		return fmt.Errorf("pod %s/%s status: %w", p.Namespace, p.Name, err)
 	}
 	return nil
+}
+
+func envOf(m map[string]string) []corev1.EnvVar {
+	var out []corev1.EnvVar
+	for k, v := range m {
+		out = append(out, corev1.EnvVar{Name: k, Value: v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // PodStatus is the status of a running pod at ip.
