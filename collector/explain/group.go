@@ -51,6 +51,13 @@ func Group(ps []Problem) []Problem {
 			continue
 		}
 		p := &out[a.at]
+		if len(a.services) == 1 && p.Service != "" {
+			// One service throughout: its name need not start every example.
+			prefix := shortHost(p.Service) + " "
+			for i, s := range a.subjects {
+				a.subjects[i] = strings.TrimPrefix(s, prefix)
+			}
+		}
 		p.Count = len(a.subjects)
 		p.Examples = append([]string(nil), a.subjects[:min(groupExamples, len(a.subjects))]...)
 		ex := strings.Join(p.Examples, ", ")
