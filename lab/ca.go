@@ -32,6 +32,45 @@ func (is *Istiod) pluginDir(labDir string) string {
 	return filepath.Join(labDir, "istiod-"+is.Cluster, "etc", "cacerts")
 }
 
+// CA says which root an istiod signs with.
+type CA string
+
+const (
+	// CAShared: an intermediate of the lab's shared root (the default).
+	CAShared CA = "shared"
+	// CAOwn: istiod's own self-signed root (no plug-in CA).
+	CAOwn CA = "own"
+	// CAExpiring: an intermediate of a root of its own that expires in
+	// ten days.
+	CAExpiring CA = "expiring"
+)
+
+// newRoot makes a self-signed root CA valid for the given time.
+func newRoot(cn string, valid time.Duration) (*x509.Certificate, *rsa.PrivateKey, []byte, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(time.Now().UnixNano()),
+		Subject:               pkix.Name{Organization: []string{"meshscope lab"}, CommonName: cn},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(valid),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cert, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}
+
 // sharedRoot loads the lab's root CA, creating it on first use.
 func (l *Lab) sharedRoot() (*x509.Certificate, *rsa.PrivateKey, []byte, error) {
 	dir := l.caDir()
@@ -56,28 +95,10 @@ func (l *Lab) sharedRoot() (*x509.Certificate, *rsa.PrivateKey, []byte, error) {
 		}
 		return cert, key, certPEM, nil
 	}
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	cert, key, certPEM, err := newRoot("meshscope lab root CA", 10*365*24*time.Hour)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{Organization: []string{"meshscope lab"}, CommonName: "meshscope lab root CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().AddDate(10, 0, 0),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, nil, err
 	}
@@ -91,13 +112,9 @@ func (l *Lab) sharedRoot() (*x509.Certificate, *rsa.PrivateKey, []byte, error) {
 	return cert, key, certPEM, nil
 }
 
-// writePluginCA gives istiod an intermediate CA signed by the shared root,
-// in the files it reads at start.
-func (l *Lab) writePluginCA(is *Istiod) error {
-	root, rootKey, rootPEM, err := l.sharedRoot()
-	if err != nil {
-		return fmt.Errorf("lab root CA: %w", err)
-	}
+// writePluginCA gives istiod an intermediate CA signed by root, in the
+// files it reads at start.
+func (l *Lab) writePluginCA(is *Istiod, root *x509.Certificate, rootKey *rsa.PrivateKey, rootPEM []byte) error {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err
@@ -106,7 +123,7 @@ func (l *Lab) writePluginCA(is *Istiod) error {
 		SerialNumber:          big.NewInt(time.Now().UnixNano()),
 		Subject:               pkix.Name{Organization: []string{"meshscope lab"}, CommonName: "istiod " + is.Cluster + " intermediate CA"},
 		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().AddDate(5, 0, 0),
+		NotAfter:              root.NotAfter, // no longer than the root that signs it
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
@@ -135,18 +152,34 @@ func (l *Lab) writePluginCA(is *Istiod) error {
 }
 
 // prepareCA sets up istiod's working directory for the root it should use.
-func (l *Lab) prepareCA(is *Istiod, shared bool) error {
-	if shared {
-		return l.writePluginCA(is)
+func (l *Lab) prepareCA(is *Istiod, ca CA) error {
+	var (
+		root    *x509.Certificate
+		rootKey *rsa.PrivateKey
+		rootPEM []byte
+		err     error
+	)
+	switch ca {
+	case CAOwn:
+		return os.RemoveAll(is.pluginDir(l.cfg.Dir))
+	case CAShared:
+		root, rootKey, rootPEM, err = l.sharedRoot()
+	case CAExpiring:
+		root, rootKey, rootPEM, err = newRoot("istiod "+is.Cluster+" expiring root CA", 10*24*time.Hour)
+	default:
+		return fmt.Errorf("unknown CA %q", ca)
 	}
-	return os.RemoveAll(is.pluginDir(l.cfg.Dir))
+	if err != nil {
+		return fmt.Errorf("root CA: %w", err)
+	}
+	return l.writePluginCA(is, root, rootKey, rootPEM)
 }
 
-// SetIstiodCA restarts the istiod of cluster with the lab's shared root
-// (shared) or with a self-signed root of its own, and waits until it is
-// ready with every cluster synced. istiod then publishes the new root in
-// ConfigMap istio-ca-root-cert of every namespace of its cluster.
-func (l *Lab) SetIstiodCA(ctx context.Context, cluster string, shared bool) error {
+// SetIstiodCA restarts the istiod of cluster with the root ca says, and
+// waits until it is ready with every cluster synced. istiod then publishes
+// the new root in ConfigMap istio-ca-root-cert of every namespace of its
+// cluster.
+func (l *Lab) SetIstiodCA(ctx context.Context, cluster string, ca CA) error {
 	for i, is := range l.istiods {
 		if is.Cluster != cluster {
 			continue
@@ -154,7 +187,7 @@ func (l *Lab) SetIstiodCA(ctx context.Context, cluster string, shared bool) erro
 		if err := is.proc.stop(); err != nil {
 			return err
 		}
-		if err := l.prepareCA(is, shared); err != nil {
+		if err := l.prepareCA(is, ca); err != nil {
 			return err
 		}
 		return l.RestartIstiod(ctx, i)

@@ -34,7 +34,11 @@ func (l *Lab) startIstiod(is *Istiod) error {
 	if err := os.WriteFile(netFile, nil, 0o644); err != nil {
 		return err
 	}
-	if err := l.prepareCA(is, !l.cfg.OwnCAs); err != nil {
+	ca := CAShared
+	if l.cfg.OwnCAs {
+		ca = CAOwn
+	}
+	if err := l.prepareCA(is, ca); err != nil {
 		return fmt.Errorf("istiod %s CA: %w", is.Cluster, err)
 	}
 	addr := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
