@@ -17,13 +17,7 @@ import (
 // it; and one address used by the gateways of two networks. Hostname
 // gateways are reported as in Problems.
 func eastWestProblems(snap *collector.Snapshot, now time.Time, pendingAfter time.Duration) []Problem {
-	var ps []Problem
-	for _, g := range snap.Gateways {
-		if g.Hostname {
-			ps = append(ps, Problem{Severity: Warning, Kind: "gateway-hostname", Cluster: g.Cluster,
-				Sentence: fmt.Sprintf("gateway of %s at %s is a hostname: istiod must resolve it (RESOLVE_HOSTNAME_GATEWAYS) and drops it if it cannot; meshscope does not use it in predictions", g.Network, g.Address)})
-		}
-	}
+	ps := hostnameGatewayProblems(snap)
 	for _, svc := range snap.Services {
 		for _, cid := range sortedKeys(svc.Clusters) {
 			sic := svc.Clusters[cid]
@@ -50,12 +44,7 @@ func gatewayServiceProblems(snap *collector.Snapshot, svc *collector.Service, si
 			portFrom = fmt.Sprintf("the default mTLS port (its label %s=%q is no number, which istiod ignores)", collector.LabelGatewayPort, s)
 		}
 	}
-	found := false
-	for _, g := range snap.Gateways {
-		if g.Service == name && g.Cluster == cid {
-			found = true
-		}
-	}
+	found := gatewayFound(snap, name, cid)
 	switch {
 	case !exposesPort(sic, gwPort) && !exposesPort(sic, collector.DefaultGatewayHBONEPort):
 		ps = append(ps, Problem{Severity: Error, Kind: "gateway-port", Cluster: cid, Service: svc.Hostname,
@@ -74,13 +63,7 @@ func gatewayServiceProblems(snap *collector.Snapshot, svc *collector.Service, si
 		ps = append(ps, Problem{Severity: Error, Kind: "gateway-no-address", Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but has no usable address (load-balancer ingress IP/hostname or externalIP): it is no gateway for %s", name, cid, networkLabel, nw, nw)})
 	}
-	ready := 0
-	for _, e := range sic.Endpoints {
-		if e.Ready {
-			ready++
-		}
-	}
-	if ready == 0 {
+	if readyEndpoints(sic) == 0 {
 		ps = append(ps, Problem{Severity: Error, Kind: "gateway-not-ready", Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s has no ready pod behind it (%d endpoint(s), none ready): traffic other networks send to %s's gateway in %s has nowhere to go — check the gateway Deployment", name, cid, len(sic.Endpoints), nw, cid)})
 	}

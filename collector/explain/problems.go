@@ -140,13 +140,7 @@ func clusterProblems(snap *collector.Snapshot) []Problem {
 }
 
 func gatewayProblems(snap *collector.Snapshot) []Problem {
-	var ps []Problem
-	for _, g := range snap.Gateways {
-		if g.Hostname {
-			ps = append(ps, Problem{Severity: Warning, Kind: "gateway-hostname", Cluster: g.Cluster,
-				Sentence: fmt.Sprintf("gateway of %s at %s is a hostname: istiod must resolve it (RESOLVE_HOSTNAME_GATEWAYS) and drops it if it cannot; meshscope does not use it in predictions", g.Network, g.Address)})
-		}
-	}
+	ps := hostnameGatewayProblems(snap)
 	// Gateway Services: labelled with a network, but giving no gateway, or
 	// with no ready endpoint behind them.
 	for _, svc := range snap.Services {
@@ -156,29 +150,49 @@ func gatewayProblems(snap *collector.Snapshot) []Problem {
 				continue
 			}
 			name := svc.Namespace + "/" + svc.Name
-			found := false
-			for _, g := range snap.Gateways {
-				if g.Service == name && g.Cluster == cid {
-					found = true
-				}
-			}
-			if !found {
+			if !gatewayFound(snap, name, cid) {
 				ps = append(ps, Problem{Severity: Error, Kind: "gateway-no-address", Cluster: cid, Service: svc.Hostname,
 					Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but has no usable address (load-balancer ingress IP/hostname or externalIP) or no mTLS port: it is no gateway for %s", name, cid, networkLabel, nw, nw)})
 			}
-			ready := 0
-			for _, e := range sic.Endpoints {
-				if e.Ready {
-					ready++
-				}
-			}
-			if ready == 0 {
+			if readyEndpoints(sic) == 0 {
 				ps = append(ps, Problem{Severity: Warning, Kind: "gateway-not-ready", Cluster: cid, Service: svc.Hostname,
 					Sentence: fmt.Sprintf("gateway Service %s in %s has no ready endpoint: traffic sent to %s's gateway has nowhere to go", name, cid, nw)})
 			}
 		}
 	}
 	return ps
+}
+
+// hostnameGatewayProblems: gateways whose address is a DNS name.
+func hostnameGatewayProblems(snap *collector.Snapshot) []Problem {
+	var ps []Problem
+	for _, g := range snap.Gateways {
+		if g.Hostname {
+			ps = append(ps, Problem{Severity: Warning, Kind: "gateway-hostname", Cluster: g.Cluster,
+				Sentence: fmt.Sprintf("gateway of %s at %s is a hostname: istiod must resolve it (RESOLVE_HOSTNAME_GATEWAYS) and drops it if it cannot; meshscope does not use it in predictions", g.Network, g.Address)})
+		}
+	}
+	return ps
+}
+
+// gatewayFound: the gateway Service ns/name of cluster gives a gateway.
+func gatewayFound(snap *collector.Snapshot, name, cluster string) bool {
+	for _, g := range snap.Gateways {
+		if g.Service == name && g.Cluster == cluster {
+			return true
+		}
+	}
+	return false
+}
+
+func readyEndpoints(sic *collector.ServiceInCluster) int {
+	n := 0
+	for _, e := range sic.Endpoints {
+		if e.Ready {
+			n++
+		}
+	}
+	return n
 }
 
 func labelProblems(snap *collector.Snapshot) []Problem {

@@ -147,10 +147,7 @@ func waitIstiodReads(t *testing.T, cp, id string, reads bool, anyState ...bool) 
 func TestDoctorMissingRemoteSecret(t *testing.T) {
 	ctx := context.Background()
 	args := []string{"--context", "cluster1,cluster2", "--xds-address", xdsAll(), "--istiod-debug-address", debugAll()}
-	ps, code := doctorJSON(t, args...)
-	if code != 0 || len(ps) != 0 {
-		t.Fatalf("doctor on the healthy multi-primary lab: exit %d, %+v", code, ps)
-	}
+	waitDoctorClean(t, "on the healthy multi-primary lab", args...)
 	if err := theLab.DeleteRemoteSecret(ctx, "cluster2", lab.RemoteSecretName("cluster1")); err != nil {
 		t.Fatal(err)
 	}
@@ -204,10 +201,16 @@ func TestDoctorMissingRemoteSecret(t *testing.T) {
 	}
 
 	restore()
-	eventually(t, 60*time.Second, func() string {
+	waitDoctorClean(t, "after the secret is back", args...)
+}
+
+// waitDoctorClean waits until doctor finds no problem at all and exits 0.
+func waitDoctorClean(t *testing.T, when string, args ...string) {
+	t.Helper()
+	eventually(t, 90*time.Second, func() string {
 		ps, code := doctorJSON(t, args...)
 		if code != 0 || len(ps) != 0 {
-			return fmt.Sprintf("after the secret is back: exit %d, %+v", code, ps)
+			return fmt.Sprintf("%s: exit %d, %+v", when, code, ps)
 		}
 		return ""
 	})
@@ -545,13 +548,7 @@ func TestDoctorStaleEndpoint(t *testing.T) {
 		return why
 	})
 	restore()
-	eventually(t, 90*time.Second, func() string {
-		ps, code := doctorJSON(t, args...)
-		if code != 0 || len(ps) != 0 {
-			return fmt.Sprintf("after the token and the pod are back: exit %d, %+v", code, ps)
-		}
-		return ""
-	})
+	waitDoctorClean(t, "after the token and the pod are back", args...)
 }
 
 // TestDoctorRemoteSecretProblems: cluster1 gets a second remote secret for
@@ -661,13 +658,7 @@ func TestDoctorGroupsRepeatedCauses(t *testing.T) {
 		return absent(ps, "xds-differs")
 	})
 	remove()
-	eventually(t, 60*time.Second, func() string {
-		ps, code := doctorJSON(t, "--context", "cluster1")
-		if code != 0 || len(ps) != 0 {
-			return fmt.Sprintf("exit %d, %+v", code, ps)
-		}
-		return ""
-	})
+	waitDoctorClean(t, "after the pods are gone", "--context", "cluster1")
 }
 
 func find(ps []explain.Problem, kind string) []explain.Problem {
