@@ -114,11 +114,19 @@ func controlPlaneServiceProblems(snap *collector.Snapshot, threshold int) []Prob
 		cps = []string{""} // every cluster, every context's config
 	}
 	var ps []Problem
+	seen := map[string]bool{}
 	for _, cp := range cps {
 		view := snap
 		if cp != "" {
 			view = forControlPlane(snap, cp)
 		}
+		// Two primaries that read the same clusters with the same config
+		// predict the same: predict once (the common multi-primary case).
+		k := predictionKey(view, cp)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
 		ix := horizon.NewIndex(view)
 		for _, v := range Viewpoints(view) {
 			v.ConfigCluster = cp
@@ -137,4 +145,30 @@ func controlPlaneServiceProblems(snap *collector.Snapshot, threshold int) []Prob
 		}
 	}
 	return ps
+}
+
+// predictionKey identifies what a control plane's predictions depend on:
+// the clusters it reads and its Istio and mesh config (by content, not by
+// the cluster that holds it).
+func predictionKey(view *collector.Snapshot, cp string) string {
+	var b strings.Builder
+	for _, c := range view.Clusters {
+		b.WriteString(c.ID + ",")
+	}
+	b.WriteString("|")
+	for _, d := range view.DestinationRules {
+		if cp == "" || d.Cluster == cp {
+			b.WriteString(d.Namespace + "/" + d.Name + "=" + d.Fingerprint + ",")
+		}
+	}
+	b.WriteString("|")
+	for _, a := range view.PeerAuthentications {
+		if cp == "" || a.Cluster == cp {
+			b.WriteString(a.Namespace + "/" + a.Name + "=" + a.Fingerprint + ",")
+		}
+	}
+	mc := view.MeshConfigFor(cp)
+	mc.Cluster, mc.Source = "", ""
+	b.WriteString("|" + jsonText(mc))
+	return b.String()
 }

@@ -261,6 +261,11 @@ func TestDiagnoseRemoteSecrets(t *testing.T) {
 	if strings.Contains(p.Sentence, "istiod pods") {
 		t.Errorf("only what istiod needs: %s", p.Sentence)
 	}
+	// A second secret in cluster1 for cluster2's API server, under another
+	// key, merged into the context cluster2.
+	s = mpSeed()
+	s.Clusters[1].Sources = append(s.Clusters[1].Sources, collector.SourceRef{Kind: collector.SourceSecret, Name: "istio-system/alias", In: "cluster1", Key: "cluster2-alias"})
+	want(t, Diagnose(s, Inputs{Now: testNow}), "remote-secret-duplicate", Error, `istiod cluster1 reads the API server https://127.0.0.1:6444 (cluster cluster2) twice, as "cluster2" from remote secret istio-system/istio-remote-secret-cluster2 and "cluster2-alias" from remote secret istio-system/alias`)
 	// A secret in cluster1 for cluster1 itself under another ID.
 	s = mpSeed()
 	s.Clusters[0].Sources = append(s.Clusters[0].Sources, collector.SourceRef{Kind: collector.SourceSecret, Name: "istio-system/self", In: "cluster1", Key: "c1-again"})

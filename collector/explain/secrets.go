@@ -52,6 +52,7 @@ func duplicateServerProblems(snap *collector.Snapshot) []Problem {
 						s.Name, c.ID, s.Key, c.ID, c.Server, c.ID, c.ID, s.Key)})
 			}
 		}
+		ps = append(ps, twoKeysProblems(c)...)
 	}
 	for _, srv := range servers {
 		cs := byServer[srv]
@@ -78,6 +79,40 @@ func duplicateServerProblems(snap *collector.Snapshot) []Problem {
 				Sentence: fmt.Sprintf("istiod %s reads the API server %s twice, as clusters %s (%s): every endpoint there is counted twice (doubled gateway weights, duplicate endpoints) — keep one remote secret per API server, under the cluster's real ID",
 					holder, srv, strings.Join(both, " and "), strings.Join(how, "; "))})
 		}
+	}
+	return ps
+}
+
+// twoKeysProblems: one holder with secrets that declare the same API server
+// (one cluster for meshscope, which merges sources by server) under two
+// different keys: that holder's istiod registers it twice.
+func twoKeysProblems(c *collector.Cluster) []Problem {
+	var ps []Problem
+	byHolder := map[string][]collector.SourceRef{}
+	var holders []string
+	for _, s := range c.Sources {
+		if s.Kind != collector.SourceSecret || s.In == c.ID || s.Key == "" {
+			continue
+		}
+		if byHolder[s.In] == nil {
+			holders = append(holders, s.In)
+		}
+		if !slices.ContainsFunc(byHolder[s.In], func(o collector.SourceRef) bool { return o.Key == s.Key }) {
+			byHolder[s.In] = append(byHolder[s.In], s)
+		}
+	}
+	for _, h := range holders {
+		srcs := byHolder[h]
+		if len(srcs) < 2 {
+			continue
+		}
+		var how []string
+		for _, s := range srcs {
+			how = append(how, fmt.Sprintf("%q from remote secret %s", s.Key, s.Name))
+		}
+		ps = append(ps, Problem{Severity: Error, Kind: "remote-secret-duplicate", Cluster: c.ID,
+			Sentence: fmt.Sprintf("istiod %s reads the API server %s (cluster %s) twice, as %s: every endpoint there is counted twice (doubled gateway weights, duplicate endpoints) — keep one remote secret per API server, under the cluster's real ID",
+				h, orText(c.Server, "of "+c.ID), c.ID, strings.Join(how, " and "))})
 	}
 	return ps
 }
