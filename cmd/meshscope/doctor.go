@@ -93,25 +93,7 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *mesh, snap *collector.Snapshot) error {
 		in := explain.Inputs{Since: started, SkewThreshold: o.skewThreshold}
 		var extra []explain.Problem
-		debug, err := m.istiodDebugTargets(ctx)
-		if err != nil {
-			extra = append(extra, explain.Problem{Severity: explain.Warning, Kind: "istiod-unreachable",
-				Sentence: fmt.Sprintf("cannot read istiod's own view (give --istiod-debug-address to point at it): %v", err)})
-		}
-		for _, t := range debug {
-			cp := t.Cluster
-			if cp == "" {
-				cp = firstContextCluster(snap) // the primary istiod is asked about
-			}
-			cp = contextClusterID(snap, cp)
-			v, err := xdsclient.FetchIstiodView(ctx, cp, t.Address)
-			if err != nil {
-				extra = append(extra, explain.Problem{Severity: explain.Warning, Kind: "istiod-unreachable", Cluster: cp,
-					Sentence: fmt.Sprintf("cannot read istiod's own view at %s: %v", t.Address, err)})
-				continue
-			}
-			in.Istiod = append(in.Istiod, v)
-		}
+		in.Istiod, extra = istiodViews(ctx, m, snap)
 		if !o.offline {
 			in.Sent = collectSent(ctx, m, snap, in.Istiod, mode, o.timeout)
 			// Predict from the newest snapshot: it is at least as new as the EDS.
@@ -130,6 +112,9 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 			}
 		} else {
 			writeProblems(cmd.OutOrStdout(), ps)
+			for _, cp := range explain.UnknownControlPlanes(snap, in.Istiod) {
+				fmt.Fprintf(cmd.OutOrStdout(), "Not checked: which clusters istiod %s reads (meshscope does not read its remote secrets): give --context %s, or --istiod-debug-address %s=HOST:PORT.\n", cp, cp, cp)
+			}
 		}
 		if explain.HasErrors(ps) {
 			return exitWith(1)

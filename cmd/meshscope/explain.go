@@ -41,7 +41,10 @@ network), asks istiod for the service's EDS, and puts it next to meshscope's
 prediction of istiod's split-horizon rules: every endpoint with its kind
 (local, gateway, leaked, forced), what it stands for, and why; every dropped
 endpoint with its reason; and each difference between actual and predicted
-as a sentence with its likely cause.
+as a sentence with its likely cause. Each view is predicted from the
+clusters its control plane reads (its remote secrets, when its cluster is a
+context; else its /debug/clusterz with --istiod-debug-address), and a note
+says which endpoints it cannot send and why.
 
 SERVICE is name.namespace, a full hostname, or a fuzzy query.
 Exit status: 0 when every view matches, 1 when any differs.`,
@@ -55,6 +58,7 @@ Exit status: 0 when every view matches, 1 when any differs.`,
 	}
 	f := cmd.Flags()
 	o.mesh.addFlags(f)
+	o.mesh.addIstiodFlag(f)
 	f.StringArrayVar(&o.from, "from", nil, "viewpoint: NETWORK, CLUSTER, CLUSTER/NETWORK, CLUSTER/none (repeatable; default one per network)")
 	f.Int32Var(&o.port, "port", 0, "service port (default: every port)")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
@@ -107,6 +111,13 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *mesh, snap *coll
 		names[i] = horizon.EDSClusterName(host, p)
 	}
 	actual := fetchEDS(ctx, m, vps, names, mode, o.timeout)
+	// Which clusters a control plane reads: from its remote secrets, else
+	// from its clusterz when --istiod-debug-address is given (without it,
+	// explain does not open a second port-forward just for that).
+	var views []xdsclient.IstiodView
+	if len(m.IstiodDebug) > 0 {
+		views, _ = istiodViews(ctx, m, snap)
+	}
 
 	// Predict from the newest snapshot: it is at least as new as the EDS.
 	snap = m.Registry.Snapshot()
@@ -118,7 +129,7 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *mesh, snap *coll
 			if ok {
 				lap = &la
 			}
-			v := explain.Explain(snap, host, p, vp, actual[i].controlPlane, lap)
+			v := explain.ExplainIn(snap, views, host, p, vp, actual[i].controlPlane, lap)
 			if !ok {
 				v.Error = actual[i].why
 			}

@@ -33,9 +33,10 @@ func forControlPlane(snap *collector.Snapshot, cp string) *collector.Snapshot {
 }
 
 // unreadNotes says, for a service predicted from the cut view of control
-// plane cp, which of its endpoints that istiod never sends because it does
-// not read their cluster, and why.
-func unreadNotes(full, view *collector.Snapshot, cp, host string) []string {
+// plane cp (which reads the clusters reads, learned from its remote secrets
+// or its clusterz), which of its endpoints that istiod never sends because
+// it does not read their cluster, and why.
+func unreadNotes(full, view *collector.Snapshot, cp, host string, reads []string, from string) []string {
 	if view == full {
 		return nil
 	}
@@ -43,7 +44,10 @@ func unreadNotes(full, view *collector.Snapshot, cp, host string) []string {
 	if svc == nil {
 		return nil
 	}
-	reads, _ := full.ClustersReadBy(cp)
+	why := cp + " holds no remote secret for it"
+	if from == "clusterz" {
+		why = "its /debug/clusterz does not list it (no working remote secret)"
+	}
 	var notes []string
 	for _, cid := range sortedKeys(svc.Clusters) {
 		sic := svc.Clusters[cid]
@@ -55,8 +59,8 @@ func unreadNotes(full, view *collector.Snapshot, cp, host string) []string {
 		if c != nil && c.Network != "" {
 			net = c.Network
 		}
-		notes = append(notes, fmt.Sprintf("istiod %s does not read cluster %s: %s holds no remote secret for it, so the %d endpoint(s) of %s in %s (%s) never reach this control plane's proxies — add the remote secret for %s to %s",
-			cp, cid, cp, len(sic.Endpoints), shortHost(host), cid, net, cid, cp))
+		notes = append(notes, fmt.Sprintf("istiod %s does not read cluster %s: %s, so the %d endpoint(s) of %s in %s (%s) never reach this control plane's proxies — add the remote secret for %s to %s",
+			cp, cid, why, len(sic.Endpoints), shortHost(host), cid, net, cid, cp))
 	}
 	return notes
 }

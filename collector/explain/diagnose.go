@@ -123,3 +123,16 @@ func ViewFor(snap *collector.Snapshot, cp string, views []xdsclient.IstiodView) 
 	}
 	return snap.Restrict(cp, ids)
 }
+
+// UnknownControlPlanes are the control planes whose set of clusters
+// meshscope cannot tell (their remote secrets are not read and their
+// clusterz is not at hand): a diagnosis cannot say whether they miss one.
+func UnknownControlPlanes(snap *collector.Snapshot, views []xdsclient.IstiodView) []string {
+	var out []string
+	for _, cp := range snap.ControlPlanes() {
+		if _, _, known := readsOf(snap, cp, views); !known {
+			out = append(out, cp)
+		}
+	}
+	return out
+}

@@ -114,8 +114,19 @@ func TestDiagnoseMissingClusterFromClusterz(t *testing.T) {
 		t.Errorf("without clusterz the set of cluster2 is unknown: %+v", ps)
 	}
 	cz := xdsclient.IstiodView{ControlPlane: "cluster2", Clusters: []xdsclient.IstiodCluster{{ID: "cluster2", SyncStatus: "synced"}}}
+	if got := UnknownControlPlanes(s, nil); len(got) != 1 || got[0] != "cluster2" {
+		t.Errorf("unknown control planes %v, want cluster2", got)
+	}
 	ps := Diagnose(s, Inputs{Now: testNow, Istiod: []xdsclient.IstiodView{cz}})
 	want(t, ps, "control-plane-missing-cluster", Error, "istiod cluster2 does not read cluster cluster1", "/debug/clusterz lists only cluster2")
+	if got := UnknownControlPlanes(s, []xdsclient.IstiodView{cz}); len(got) != 0 {
+		t.Errorf("clusterz tells: %v", got)
+	}
+	// explain for that control plane predicts from what clusterz lists.
+	v := ExplainIn(s, []xdsclient.IstiodView{cz}, hello, 5000, xdsclient.Viewpoint{Cluster: "cluster2", Network: "network2"}, "cluster2", nil)
+	if len(v.Predicted) != 1 || len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "its /debug/clusterz does not list it") {
+		t.Errorf("predicted %+v notes %q", v.Predicted, v.Notes)
+	}
 }
 
 func TestDiagnoseRootCA(t *testing.T) {

@@ -55,11 +55,27 @@ func InfoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
 // see collector.Snapshot.ForControlPlane), and Notes say which endpoints it
 // cannot send for that reason.
 func Explain(snap *collector.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
+	return ExplainIn(snap, nil, hostname, port, vp, controlPlane, la)
+}
+
+// ExplainIn is Explain that also knows istiod's own views: for a control
+// plane whose remote secrets meshscope does not read, its /debug/clusterz
+// says which clusters it reads.
+func ExplainIn(snap *collector.Snapshot, istiod []xdsclient.IstiodView, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
 	full := snap
 	proxy := ProxyOf(vp)
+	var reads []string
+	from := ""
 	if snap.ClusterByID(controlPlane) != nil {
 		proxy.ConfigCluster = controlPlane // its istiod reads that cluster's Istio config
-		snap = forControlPlane(snap, controlPlane)
+		if ids, f, known := readsOf(snap, controlPlane, istiod); known {
+			reads, from = ids, f
+			if f == "secrets" {
+				snap = forControlPlane(snap, controlPlane)
+			} else {
+				snap = snap.Restrict(controlPlane, ids)
+			}
+		}
 	}
 	pred := horizon.Predict(snap, hostname, port, proxy)
 	v := View{
@@ -70,7 +86,7 @@ func Explain(snap *collector.Snapshot, hostname string, port int32, vp xdsclient
 		Predicted:   pred.Endpoints,
 		Dropped:     pred.Dropped,
 		Differences: []Difference{},
-		Notes:       unreadNotes(full, snap, controlPlane, hostname),
+		Notes:       unreadNotes(full, snap, controlPlane, hostname, reads, from),
 	}
 	if v.Dropped == nil {
 		v.Dropped = []horizon.Dropped{}
