@@ -69,8 +69,11 @@ func Viewpoints(snap *collector.Snapshot) []horizon.Proxy {
 	return out
 }
 
-// Problems lists everything meshscope finds wrong in a snapshot, errors
-// first. It predicts every service from every default viewpoint.
+// Problems lists what the first release of doctor found wrong in a
+// snapshot, errors first, predicting every service from every default
+// viewpoint over the whole mesh. The UI's problems view still shows it;
+// Diagnose is doctor's fuller list (per control plane, grouped, with skew
+// only beyond endpoint counts).
 func Problems(snap *collector.Snapshot) []Problem {
 	if snap == nil {
 		return nil

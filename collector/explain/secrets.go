@@ -138,10 +138,10 @@ func clusterIDProblems(snap *collector.Snapshot) []Problem {
 	var ps []Problem
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
-		own := ""
+		own, pod := "", ""
 		for _, p := range c.Istiods {
 			if p.ClusterID != "" {
-				own = p.ClusterID
+				own, pod = p.ClusterID, p.Name
 				break
 			}
 		}
@@ -158,7 +158,7 @@ func clusterIDProblems(snap *collector.Snapshot) []Problem {
 			}
 			ps = append(ps, Problem{Severity: Error, Kind: "remote-secret-cluster-id", Cluster: c.ID,
 				Sentence: fmt.Sprintf("remote secret %s in %s calls the API server %s %q, but the istiod running there (pod %s) has CLUSTER_ID %q: istiod %s files that cluster's endpoints under another ID than its own proxies send, so cluster-local services, locality and multi-primary config disagree — recreate the secret with --name=%s",
-					s.Name, s.In, c.Server, s.Key, c.Istiods[0].Name, own, s.In, own)})
+					s.Name, s.In, c.Server, s.Key, pod, own, s.In, own)})
 		}
 	}
 	return ps

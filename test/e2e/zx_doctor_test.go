@@ -186,7 +186,21 @@ func TestDoctorMissingRemoteSecret(t *testing.T) {
 		return ""
 	})
 
-	out, code := runMeshscope(t, "explain", "helloworld", "--context", "cluster1,cluster2", "--xds-address", xdsAll())
+	// From cluster1's context alone, cluster2's clusterz tells the same;
+	// without it doctor says what it could not check.
+	ps, code := doctorJSON(t, "--context", "cluster1", "--xds-address", xdsAll(), "--istiod-debug-address", debugAll())
+	if _, why := problemOf(ps, "control-plane-missing-cluster", explain.Error, "istiod cluster2 does not read cluster cluster1: its /debug/clusterz lists only cluster2"); why != "" || code != 1 {
+		t.Errorf("from cluster1's context with clusterz (exit %d): %s", code, why)
+	}
+	if out, _ := runMeshscope(t, "doctor", "--context", "cluster1"); !strings.Contains(out, "Not checked: which clusters istiod cluster2 reads") {
+		t.Errorf("doctor from cluster1's context alone should say what it cannot check:\n%s", out)
+	}
+	out, _ := runMeshscope(t, "explain", "helloworld", "--context", "cluster1", "--xds-address", xdsAll(), "--istiod-debug-address", debugAll())
+	if !strings.Contains(out, "from cluster2/network2 (control plane cluster2): MATCH") || !strings.Contains(out, "note: istiod cluster2 does not read cluster cluster1: its /debug/clusterz does not list it") {
+		t.Errorf("explain with cluster2's clusterz:\n%s", out)
+	}
+
+	out, code = runMeshscope(t, "explain", "helloworld", "--context", "cluster1,cluster2", "--xds-address", xdsAll())
 	for _, want := range []string{
 		"from cluster2/network2 (control plane cluster2): MATCH",
 		"note: istiod cluster2 does not read cluster cluster1: cluster2 holds no remote secret for it, so the 1 endpoint(s) of helloworld.sample in cluster1 (network1) never reach this control plane's proxies",
@@ -545,6 +559,11 @@ func TestDoctorStaleEndpoint(t *testing.T) {
 			"istiod cluster1 still sends 10.144.0.15:5000 (pod "+pod.Name+", cluster2) to a cluster2/network2@cluster1 proxy for helloworld.sample port 5000",
 			"cluster2 has no such endpoint any more (pod "+pod.Name+" is gone)", "meshscope reads cluster2 through context cluster2",
 			"has been stale for at least", "through remote secret istio-system/istio-remote-secret-cluster2 in cluster1")
+		if why != "" {
+			return why
+		}
+		// network1's proxy still gets the gateway that stood for the pod.
+		_, why = problemOf(ps, "xds-differs", explain.Error, "istiod cluster1 → cluster1/network1@cluster1 proxy, helloworld.sample port 5000: istiod sends gateway 192.168.60.9:15443 for cluster cluster2, which meshscope does not predict", "still count endpoints meshscope no longer sees")
 		return why
 	})
 	restore()
