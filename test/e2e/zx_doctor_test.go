@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,17 +152,13 @@ func TestDoctorMissingRemoteSecret(t *testing.T) {
 	if err := theLab.DeleteRemoteSecret(ctx, "cluster2", lab.RemoteSecretName("cluster1")); err != nil {
 		t.Fatal(err)
 	}
-	restored := false
-	restore := func() {
-		if restored {
-			return
-		}
-		restored = true
+	// Undone once, at the end of the test or before, whichever comes first.
+	restore := sync.OnceFunc(func() {
 		if err := theLab.RotateRemoteSecret(ctx, "cluster2", "cluster1"); err != nil {
 			t.Errorf("restore: %v", err)
 		}
 		waitIstiodReads(t, "cluster2", "cluster1", true)
-	}
+	})
 	defer restore()
 	waitIstiodReads(t, "cluster2", "cluster1", false)
 
@@ -283,20 +280,16 @@ func TestDoctorMissingService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	restored := false
-	defer func() {
-		if !restored {
-			_ = restore(ctx)
-		}
-	}()
+	var restoreErr error
+	undo := sync.OnceFunc(func() { restoreErr = restore(ctx) })
+	defer undo()
 	eventually(t, 20*time.Second, func() string {
 		_, why := problemOf(diagnosis(reg, time.Now()), "missing-service", explain.Error,
 			"helloworld.sample exists in cluster1 but not in cluster2, where pods with sidecars run in namespace sample", "their DNS lookups of helloworld.sample.svc.cluster.local fail there")
 		return why
 	})
-	restored = true
-	if err := restore(ctx); err != nil {
-		t.Fatal(err)
+	if undo(); restoreErr != nil {
+		t.Fatal(restoreErr)
 	}
 	eventually(t, 20*time.Second, func() string { return absent(diagnosis(reg, time.Now()), "missing-service") })
 }
@@ -527,19 +520,14 @@ func TestDoctorStaleEndpoint(t *testing.T) {
 	if err := theLab.RevokeRemoteSecretToken(ctx, "cluster1", "cluster2"); err != nil {
 		t.Fatal(err)
 	}
-	restored := false
-	restore := func() {
-		if restored {
-			return
-		}
-		restored = true
+	restore := sync.OnceFunc(func() {
 		if err := theLab.AddPod(ctx, "cluster2", pod); err != nil {
 			t.Errorf("restore pod: %v", err)
 		}
 		if err := theLab.RotateRemoteSecret(ctx, "cluster1", "cluster2"); err != nil {
 			t.Errorf("restore secret: %v", err)
 		}
-	}
+	})
 	defer restore()
 	if err := theLab.StopAPIServer("cluster2"); err != nil {
 		t.Fatal(err)
@@ -596,12 +584,7 @@ func TestDoctorRemoteSecretProblems(t *testing.T) {
 	if err := theLab.WriteRemoteSecret(ctx, "cluster1", name, map[string][]byte{"cluster2-alias": kc}); err != nil {
 		t.Fatal(err)
 	}
-	deleted := false
-	defer func() {
-		if !deleted {
-			_ = theLab.DeleteRemoteSecret(ctx, "cluster1", name)
-		}
-	}()
+	defer func() { _ = theLab.DeleteRemoteSecret(ctx, "cluster1", name) }() // not an error when gone
 	// Without nodes its sync times out, but it is registered.
 	waitIstiodReads(t, "cluster1", "cluster2-alias", true, true)
 	eventually(t, 30*time.Second, func() string {
@@ -620,7 +603,6 @@ func TestDoctorRemoteSecretProblems(t *testing.T) {
 		}
 		return ""
 	})
-	deleted = true
 	if err := theLab.DeleteRemoteSecret(ctx, "cluster1", name); err != nil {
 		t.Fatal(err)
 	}
@@ -651,20 +633,14 @@ func TestDoctorGroupsRepeatedCauses(t *testing.T) {
 	if err := theLab.AddPods(ctx, "cluster2", pods...); err != nil {
 		t.Fatal(err)
 	}
-	removed := false
-	remove := func() {
-		removed = true
+	remove := sync.OnceFunc(func() {
 		for _, n := range names {
 			if err := theLab.RemovePod(ctx, "cluster2", lab.SampleNamespace, n); err != nil {
 				t.Errorf("remove %s: %v", n, err)
 			}
 		}
-	}
-	defer func() {
-		if !removed {
-			remove()
-		}
-	}()
+	})
+	defer remove()
 	eventually(t, 60*time.Second, func() string {
 		ps, _ := doctorJSON(t, "--context", "cluster1")
 		p, why := problemOf(ps, "drop", explain.Error, "3 endpoints in cluster2 are dropped for network1 proxies", "helloworld-nosidecar-1", "lack security.istio.io/tlsMode=istio")
