@@ -147,6 +147,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 			Ports:     servicePorts(svc),
 			Labels:    pick(svc.Labels, importantServiceLabels),
 		}
+		serviceShape(sc, svc)
 		p.services[h] = sc
 		p.serviceMeta[h] = [3]string{svc.Namespace, svc.Name}
 		p.gateways = append(p.gateways, serviceGateways(svc, id, h, ix, v.nodes)...)
@@ -497,6 +498,7 @@ func (r *Registry) build(version uint64) *Snapshot {
 			}
 			c.Network = part.network
 			c.Counts = part.counts
+			w.controlPlaneFacts(&c, r.opts.SystemNamespace)
 			if part.network != "" {
 				addNet(part.network, e.id)
 			}

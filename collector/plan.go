@@ -272,17 +272,20 @@ func injectorValuesClusterName(values string) string {
 // istiodClusterIDs are the distinct CLUSTER_IDs of the istiod pods (of the
 // revision, when one is given) in the system namespace, sorted.
 func (w *watcher) istiodClusterIDs(ns, revision string) []string {
+	if w.istiods == nil {
+		return nil
+	}
 	var ids []string
-	for _, o := range w.pods.inf.GetStore().List() {
-		p, ok := o.(*cachedPod)
-		if !ok || p.clusterID == "" || p.Namespace != ns {
+	for _, o := range w.istiods.inf.GetStore().List() {
+		p, ok := o.(*cachedIstiod)
+		if !ok || p.pod.ClusterID == "" || p.namespace != ns {
 			continue
 		}
-		if revision != "" && revision != "default" && p.Labels["istio.io/rev"] != revision {
+		if revision != "" && revision != "default" && p.pod.Revision != revision {
 			continue
 		}
-		if !slices.Contains(ids, p.clusterID) {
-			ids = append(ids, p.clusterID)
+		if !slices.Contains(ids, p.pod.ClusterID) {
+			ids = append(ids, p.pod.ClusterID)
 		}
 	}
 	sort.Strings(ids)

@@ -24,6 +24,15 @@ type DestinationRule struct {
 	// ISTIO_MUTUAL), "" when unset; PortTLS the portLevelSettings' modes.
 	TLSMode string            `json:"tlsMode,omitempty"`
 	PortTLS map[uint32]string `json:"portTls,omitempty"`
+	// LocalityLb is trafficPolicy.loadBalancer.localityLbSetting (nil when
+	// unset); OutlierDetection says whether the rule sets outlierDetection
+	// (at the top or on any port): istiod turns locality failover on only
+	// with outlier detection (policy_traffic.go).
+	LocalityLb       *LocalityLbSetting `json:"localityLbSetting,omitempty"`
+	OutlierDetection bool               `json:"outlierDetection,omitempty"`
+	// Fingerprint identifies the whole spec, to compare one rule as two
+	// control planes read it.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // PeerAuthentication is the mTLS part of an Istio PeerAuthentication.
@@ -38,6 +47,8 @@ type PeerAuthentication struct {
 	// unset; PortModes are portLevelMtls.
 	Mode      string            `json:"mode,omitempty"`
 	PortModes map[uint32]string `json:"portModes,omitempty"`
+	// Fingerprint identifies the whole spec (see DestinationRule).
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 var (
@@ -125,6 +136,7 @@ func parseDestinationRule(cluster string, u *unstructured.Unstructured) Destinat
 			d.PortTLS[uint32(num)] = mode
 		}
 	}
+	parseTrafficPolicy(&d, u)
 	return d
 }
 
@@ -153,5 +165,6 @@ func parsePeerAuthentication(cluster string, u *unstructured.Unstructured) PeerA
 			p.PortModes[n] = mode
 		}
 	}
+	p.Fingerprint = specFingerprint(u)
 	return p
 }

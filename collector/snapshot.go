@@ -60,6 +60,17 @@ type Cluster struct {
 	WatchErrors int    `json:"watchErrors,omitempty"`
 	Reconnects  int    `json:"reconnects,omitempty"`
 	Counts      Counts `json:"counts"`
+	// Control-plane facts (controlplane.go): the istiods running in the
+	// cluster, the root bundle its istiod publishes, and whether meshscope
+	// reads its remote secrets (then it knows which clusters its istiod reads).
+	Istiods       []IstiodPod `json:"istiods,omitempty"`
+	RootCerts     []RootCert  `json:"rootCerts,omitempty"`
+	RootCertError string      `json:"rootCertError,omitempty"`
+	SecretsRead   bool        `json:"secretsRead,omitempty"`
+	// Forbidden lists the resources meshscope's credentials for this
+	// cluster may not list or watch (for a cluster read through a remote
+	// secret: what that secret's user lacks).
+	Forbidden []string `json:"forbidden,omitempty"`
 }
 
 // SourceRef names where a cluster came from.
@@ -163,6 +174,13 @@ type ServiceInCluster struct {
 	// NoService is true when EndpointSlices exist but the Service does
 	// not (yet) in this cluster.
 	NoService bool `json:"noService,omitempty"`
+	// Selector is spec.selector (nil: endpoints are managed by hand);
+	// Headless is clusterIP None; Created is the Service's creation time;
+	// LBPending is a LoadBalancer Service with no ingress address yet.
+	Selector  map[string]string `json:"selector,omitempty"`
+	Headless  bool              `json:"headless,omitempty"`
+	Created   time.Time         `json:"created,omitzero"`
+	LBPending bool              `json:"lbPending,omitempty"`
 }
 
 // EndpointPort is a port of an EndpointSlice.

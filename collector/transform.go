@@ -52,7 +52,6 @@ func stripMeta(m *metav1.ObjectMeta, keepAnnotations bool) {
 func transformService(obj any) (any, error) {
 	if s, ok := obj.(*corev1.Service); ok {
 		stripMeta(&s.ObjectMeta, true)
-		s.Spec.Selector = nil
 		s.Spec.SessionAffinityConfig = nil
 		s.Status.Conditions = nil
 	}
@@ -194,9 +193,6 @@ type cachedPod struct {
 	Name, Namespace, resourceVersion string
 	Labels                           map[string]string
 	NodeName                         string
-	// clusterID is, for an istiod pod (app=istiod), the CLUSTER_ID it
-	// runs with: what that istiod calls its own cluster.
-	clusterID string
 }
 
 func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
@@ -258,33 +254,11 @@ func (in *interner) transformPod(obj any) (any, error) {
 	if len(in.labels) >= internerLimit {
 		in.labels = map[string]map[string]string{}
 	}
-	c := &cachedPod{
+	return &cachedPod{
 		Name: p.Name, Namespace: in.str(p.Namespace), resourceVersion: p.ResourceVersion,
 		Labels:   internLabels(in.labels, p.Labels),
 		NodeName: in.str(p.Spec.NodeName),
-	}
-	if p.Labels["app"] == "istiod" {
-		c.clusterID = podIstiodClusterID(p)
-	}
-	return c, nil
-}
-
-// podIstiodClusterID reads the CLUSTER_ID an istiod pod runs with, from its
-// discovery container (or any container that sets one).
-func podIstiodClusterID(p *corev1.Pod) string {
-	var id string
-	for _, c := range p.Spec.Containers {
-		env := map[string]string{}
-		for _, e := range c.Env {
-			if e.ValueFrom == nil {
-				env[e.Name] = e.Value
-			}
-		}
-		if v := istiodClusterID(env, c.Args); v != "" && (id == "" || c.Name == "discovery") {
-			id = v
-		}
-	}
-	return id
+	}, nil
 }
 
 func transformNode(obj any) (any, error) {

@@ -73,6 +73,7 @@ type watcher struct {
 	infs                                                           []*informerHealth
 	services, slices, pods, namespaces, nodes, secrets, configMaps *informerHealth
 	destinationRules, peerAuthentications                          *informerHealth
+	istiods, rootCerts                                             *informerHealth
 
 	// dirty is set by every event and cleared by the snapshot builder
 	// before it reads the caches; part is that builder's cached result.
@@ -125,11 +126,8 @@ func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, re
 		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), "", ""))
 	// A change of what names a context cluster (its istiod's CLUSTER_ID,
 	// the injector's clusterName) re-plans the clusters, like a secret.
-	w.pods.onChange = func(obj any) {
-		if p, ok := unwrapDeleted(obj).(*cachedPod); ok && p.clusterID != "" {
-			w.onSecrets()
-		}
-	}
+	w.addControlPlaneInformers(client, ns)
+	w.istiods.onChange = func(any) { w.onSecrets() }
 	w.configMaps.onChange = func(obj any) {
 		if c, ok := unwrapDeleted(obj).(*corev1.ConfigMap); ok && strings.HasPrefix(c.Name, injectorConfigMap) {
 			w.onSecrets()

@@ -86,14 +86,19 @@ func (c *cluster) seed(ctx context.Context, rnd *rand.Rand) error {
 			return err
 		}
 	}
+	if err := c.seedRootCert(ctx); err != nil {
+		return err
+	}
 	for i, s := range services {
-		if err := c.createService(ctx, s, c.serviceIP(i+1)); err != nil {
-			return err
+		if !s.MissingIn[c.def.ID] {
+			if err := c.createService(ctx, s, c.serviceIP(i+1)); err != nil {
+				return err
+			}
 		}
 		hash := podHash(rnd)
 		for i := 0; i < s.Replicas[c.def.ID]; i++ {
 			ip := pinnedIPs[fmt.Sprintf("%s/%s/%s/%d", c.def.ID, s.Namespace, s.Name, i)]
-			if err := c.createPod(ctx, s, ip, hash, false); err != nil {
+			if err := c.createPod(ctx, s, ip, hash, i < s.NotReady[c.def.ID]); err != nil {
 				return err
 			}
 		}

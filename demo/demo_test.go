@@ -107,8 +107,9 @@ func eds(t *testing.T, ctx context.Context, d *Demo, vp xdsclient.Viewpoint) []s
 	return nil
 }
 
-// TestDemoPlantedProblems: doctor finds the planted drop, skew and failing
-// remote secret; with the gateway gone, the leak.
+// TestDemoPlantedProblems: doctor finds the planted drop, skew, failing
+// remote secret, CA mismatch and missing service; with the gateway gone,
+// the leak.
 func TestDemoPlantedProblems(t *testing.T) {
 	d := start(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -117,11 +118,13 @@ func TestDemoPlantedProblems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := explain.Problems(snap)
+	ps := explain.Diagnose(snap, explain.Inputs{})
 	for _, want := range [][2]string{
 		{"drop", "legacy-billing"},
 		{"skew", "search.shop"},
 		{"remote-secret", "cluster4"},
+		{"root-ca-mismatch", "but cluster cluster3 trusts root"},
+		{"missing-service", "adservice.shop exists in cluster1, cluster3 but not in cluster2"},
 	} {
 		if !has(ps, want[0], want[1]) {
 			t.Errorf("doctor misses the planted %s (%s): %+v", want[0], want[1], ps)

@@ -23,12 +23,15 @@ type clusterDef struct {
 	// cluster has its own service CIDR, as real clusters do).
 	ServicePrefix string
 	BadCA         bool // every request fails with an x509 error
+	// OwnRoot: its istio-ca-root-cert holds a root of its own, not the
+	// mesh's shared one (rootca.go).
+	OwnRoot bool
 }
 
 var clusters = []clusterDef{
 	{ID: "cluster1", Network: "network1", Server: "https://cluster1.demo.meshscope.invalid:6443", PodPrefix: "10.44", ServicePrefix: "10.96", GatewayIP: "192.168.60.113"},
 	{ID: "cluster2", Network: "network2", Server: "https://cluster2.demo.meshscope.invalid:6443", PodPrefix: "10.144", ServicePrefix: "10.97", GatewayIP: "192.168.60.9"},
-	{ID: "cluster3", Network: "network2", Server: "https://cluster3.demo.meshscope.invalid:6443", PodPrefix: "10.145", ServicePrefix: "10.98"},
+	{ID: "cluster3", Network: "network2", Server: "https://cluster3.demo.meshscope.invalid:6443", PodPrefix: "10.145", ServicePrefix: "10.98", OwnRoot: true},
 	{ID: "cluster4", Network: "network3", Server: "https://cluster4.demo.meshscope.invalid:6443", PodPrefix: "10.146", ServicePrefix: "10.99", BadCA: true},
 }
 
@@ -46,6 +49,10 @@ type svcDef struct {
 	// NoMTLS lists clusters whose pods lack security.istio.io/tlsMode
 	// (no sidecar): dropped from other networks' EDS.
 	NoMTLS map[string]bool
+	// NotReady is, per cluster, how many of its pods are not ready.
+	NotReady map[string]int
+	// MissingIn lists clusters that have no Service object for it.
+	MissingIn map[string]bool
 }
 
 func r(c1, c2, c3 int) map[string]int {
@@ -53,7 +60,12 @@ func r(c1, c2, c3 int) map[string]int {
 }
 
 // services: about forty, over six namespaces. Planted problems:
-//   - shop/search: one endpoint in network1, six in network2 (skew);
+//   - shop/search: one endpoint in network1, six in network2, five of them
+//     not ready (a failing rollout) yet counted in network2's gateway
+//     weight: network1 sends far more across than its healthy endpoints
+//     warrant (skew);
+//   - shop/adservice: no Service in cluster2, where shop's pods with
+//     sidecars would call it (DNS fails there);
 //   - billing/legacy-billing: its cluster3 pods have no sidecar (dropped
 //     from network1);
 //   - network2's gateway (cluster2) loses its address now and then (leak
@@ -75,10 +87,10 @@ var services = []svcDef{
 	{Namespace: "shop", Name: "emailservice", Port: 5000, Replicas: r(1, 1, 0)},
 	{Namespace: "shop", Name: "currencyservice", Port: 7000, Replicas: r(1, 1, 1)},
 	{Namespace: "shop", Name: "recommendationservice", Port: 8080, Replicas: r(1, 1, 0)},
-	{Namespace: "shop", Name: "adservice", Port: 9555, Replicas: r(1, 0, 0)},
+	{Namespace: "shop", Name: "adservice", Port: 9555, Replicas: r(1, 0, 0), MissingIn: map[string]bool{"cluster2": true}},
 	{Namespace: "shop", Name: "productcatalogservice", Port: 3550, Replicas: r(1, 1, 1)},
 	{Namespace: "shop", Name: "redis-cart", Port: 6379, Replicas: r(1, 0, 0)},
-	{Namespace: "shop", Name: "search", Port: 8080, Replicas: r(1, 3, 3)},
+	{Namespace: "shop", Name: "search", Port: 8080, Replicas: r(1, 3, 3), NotReady: map[string]int{"cluster2": 3, "cluster3": 2}},
 
 	{Namespace: "billing", Name: "legacy-billing", Port: 8080, Replicas: r(1, 0, 2), NoMTLS: map[string]bool{"cluster3": true}},
 	{Namespace: "billing", Name: "invoices", Port: 8080, Replicas: r(1, 1, 0)},

@@ -41,6 +41,11 @@ type Config struct {
 	// Detach lets the processes outlive the program that started them
 	// (make lab); otherwise they die with it (tests).
 	Detach bool
+	// OwnCAs lets each istiod self-sign a root of its own, as istiod does
+	// without a plug-in CA (in multi-primary the clusters then trust
+	// different roots). By default every istiod gets an intermediate of one
+	// shared lab root (lab/ca.go).
+	OwnCAs bool
 
 	EtcdPort, EtcdPeerPort int
 	// KubeletPort is where the lab's kubelet stand-in serves port-forwards

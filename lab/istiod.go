@@ -34,6 +34,13 @@ func (l *Lab) startIstiod(is *Istiod) error {
 	if err := os.WriteFile(netFile, nil, 0o644); err != nil {
 		return err
 	}
+	ca := CAShared
+	if l.cfg.OwnCAs {
+		ca = CAOwn
+	}
+	if err := l.prepareCA(is, ca); err != nil {
+		return fmt.Errorf("istiod %s CA: %w", is.Cluster, err)
+	}
 	addr := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 	is.proc = &proc{
 		Name: "istiod-" + is.Cluster,

@@ -268,9 +268,9 @@ func registerIstiodPod(ctx context.Context, c *Cluster, kubeletPort int) error {
 	return kubesim.CreatePod(ctx, c.client, kubesim.Pod{
 		Namespace: SystemNamespace, Name: IstiodPod(c.Name), IP: c.PodPrefix + ".200", Node: labNode,
 		Labels: map[string]string{"app": "istiod", "istio": "pilot", "istio.io/rev": "default"},
-		// What an installed istiod's discovery container carries: the ID
-		// it calls its own cluster (meshscope learns context IDs from it).
+		// What the istiod Deployment's discovery container sets and the
+		// process runs with: the ID it calls its own cluster.
 		Container: "discovery",
-		Env:       []corev1.EnvVar{{Name: "CLUSTER_ID", Value: c.Name}, {Name: "REVISION", Value: "default"}},
+		Env:       map[string]string{"CLUSTER_ID": c.Name, "REVISION": "default", "POD_NAMESPACE": SystemNamespace},
 	})
 }

@@ -162,3 +162,36 @@ func (l *Lab) cluster(name string) (*Cluster, error) {
 	}
 	return c, nil
 }
+
+// DeleteService deletes a Service and its EndpointSlices (what the
+// EndpointSlice controller would clean up), and returns a function that
+// creates it again as it was, with its slices.
+func (l *Lab) DeleteService(ctx context.Context, cluster, namespace, name string) (restore func(context.Context) error, err error) {
+	c, err := l.cluster(cluster)
+	if err != nil {
+		return nil, err
+	}
+	api := c.client.CoreV1().Services(namespace)
+	old, err := api.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := api.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		return nil, err
+	}
+	if err := c.client.DiscoveryV1().EndpointSlices(namespace).DeleteCollection(ctx, metav1.DeleteOptions{},
+		metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + name}); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		svc := old.DeepCopy()
+		svc.ResourceVersion, svc.UID, svc.CreationTimestamp = "", "", metav1.Time{}
+		if svc.Spec.ClusterIP != "None" {
+			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "", nil
+		}
+		if _, err := api.Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		return kubesim.SyncNamespace(ctx, c.client, namespace)
+	}, nil
+}

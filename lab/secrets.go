@@ -177,3 +177,68 @@ func (l *Lab) RemoteKubeconfig(cluster, token string) ([]byte, error) {
 	}
 	return remoteKubeconfig(c, token)
 }
+
+// IssueLimitedToken issues a token in cluster remote for ServiceAccount
+// "meshscope-lab-<name>", allowed only what rules grant (e.g. no nodes): a
+// remote-secret user with missing RBAC. The account and its ClusterRole are
+// (re)written each time; DeleteLimitedUser removes them.
+func (l *Lab) IssueLimitedToken(ctx context.Context, remote, name string, rules []rbacv1.PolicyRule) (string, error) {
+	rc, err := l.cluster(remote)
+	if err != nil {
+		return "", err
+	}
+	cs := rc.client
+	sa := "meshscope-lab-" + name
+	if _, err := cs.CoreV1().ServiceAccounts(SystemNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: SystemNamespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", err
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: sa}, Rules: rules}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
+		_, err = cs.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{})
+		if err != nil {
+			return "", err
+		}
+	} else if err != nil {
+		return "", err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: sa},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: sa},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: SystemNamespace}},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", err
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(SystemNamespace).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("%s: token for %s: %w", remote, sa, err)
+	}
+	return tr.Status.Token, nil
+}
+
+// DeleteLimitedUser removes what IssueLimitedToken created (its tokens stop
+// working with the account).
+func (l *Lab) DeleteLimitedUser(ctx context.Context, remote, name string) error {
+	rc, err := l.cluster(remote)
+	if err != nil {
+		return err
+	}
+	cs := rc.client
+	sa := "meshscope-lab-" + name
+	for _, del := range []func() error{
+		func() error {
+			return cs.RbacV1().ClusterRoleBindings().Delete(ctx, sa, metav1.DeleteOptions{})
+		},
+		func() error { return cs.RbacV1().ClusterRoles().Delete(ctx, sa, metav1.DeleteOptions{}) },
+		func() error {
+			return cs.CoreV1().ServiceAccounts(SystemNamespace).Delete(ctx, sa, metav1.DeleteOptions{})
+		},
+	} {
+		if err := del(); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}

@@ -47,16 +47,41 @@ func TestExplainDemo(t *testing.T) {
 	}
 }
 
-// TestDoctorDemo: issue #7 — doctor --demo lists the planted problems and
-// exits 1.
+// TestDoctorDemo: issues #7 and #12 — doctor --demo lists every error kind
+// the demo plants (drop, failing remote secret, CA mismatch, missing
+// service) and the skew its endpoint counts do not explain, on one screen,
+// compares what the demo's control plane sends with the prediction (no
+// difference), and exits 1.
 func TestDoctorDemo(t *testing.T) {
 	out, err := runCLI(t, "doctor", "--demo")
 	if code, ok := exitCode(err); !ok || code != 1 {
 		t.Fatalf("doctor --demo: err %v, want exit status 1", err)
 	}
-	for _, want := range []string{"legacy-billing", "search.shop", "cluster4", "TLS/CA mismatch"} {
+	for _, want := range []string{"legacy-billing", "search.shop", "cluster4", "TLS/CA mismatch", "root-ca-mismatch", "missing-service", "adservice.shop"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor --demo does not mention %q:\n%s", want, out)
+		}
+	}
+	if rows := strings.Count(out, "\n"); rows > 24 {
+		t.Errorf("doctor --demo prints %d lines, want at most a screen (24):\n%s", rows, out)
+	}
+	if strings.Contains(out, "xds-differs") || strings.Contains(out, "istiod-unreachable") {
+		t.Errorf("the demo's control plane sends what is predicted:\n%s", out)
+	}
+	// -o json carries the group counts.
+	out, _ = runCLI(t, "doctor", "--demo", "-o", "json", "--offline")
+	var res struct {
+		Problems []struct {
+			Kind  string `json:"kind"`
+			Count int    `json:"count"`
+		} `json:"problems"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Problems {
+		if p.Kind == "drop" && p.Count != 2 {
+			t.Errorf("legacy-billing's two dropped pods are one row with count 2: %+v", p)
 		}
 	}
 }

@@ -6,41 +6,63 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 func init() { subcommands = append(subcommands, newDoctorCmd) }
 
 type doctorOptions struct {
-	mesh   meshOptions
-	output string
+	mesh          meshOptions
+	output        string
+	offline       bool
+	timeout       time.Duration
+	mode          string
+	skewThreshold int
 }
 
 func newDoctorCmd(g *globalOptions) *cobra.Command {
 	o := &doctorOptions{}
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "List what is wrong in the mesh: leaks, drops, skew, gateways, clusters, remote secrets",
+		Short: "List what is wrong in the mesh: control planes, root CAs, gateways, services, secrets, leaks, drops, skew",
 		Long: `doctor reads the mesh like snapshot does and lists every problem it finds,
-errors first: endpoints that leak across networks (no gateway for their
-network), endpoints dropped for lack of mTLS, cross-network traffic skew,
-gateways without an address or with only a hostname, gateway Services without
-ready endpoints, network label disagreements, clusters that are not synced and
-remote secrets that fail. It also reads istiod's own view (/debug/clusterz,
-/debug/networkz) and reports where it disagrees with meshscope's — notably a
-cluster istiod still calls "synced" although its API server is gone: from
---istiod-debug-address, else through a port-forward to the istiod pod's
-port 8080 (found like the xDS port-forward; not with --xds-address alone,
-which says nothing about istiod's HTTP address).
+errors first, the same cause over many pods or services grouped into one
+row with a count:
+
+- per control plane: a cluster of the mesh that a primary's istiod does not
+  read (no remote secret for it there), with the services whose proxies lose
+  endpoints; and, unless --offline, where what each control plane really
+  sends (one sidecar per network, every service; through the port-forward to
+  istiod or --xds-address) differs from the prediction for the clusters it
+  reads — stale endpoints (pods gone or not ready that istiod still sends)
+  among them;
+- root CAs: clusters whose published roots (ConfigMap istio-ca-root-cert)
+  share none, roots expiring within 30 days;
+- services missing in a cluster whose sidecars would call them, services
+  that differ across clusters, locality failover without outlier detection,
+  config that differs between primaries;
+- east-west gateways without the mTLS port, a pending load balancer, no ready
+  pod, or an address another network's gateway uses;
+- remote secrets that fail, name one API server twice, name a cluster unlike
+  its istiod's CLUSTER_ID, or lack a permission istiod needs;
+- leaks, mTLS drops, and cross-network skew that endpoint counts do not
+  explain (beyond --skew-threshold points);
+- istiod's own view (/debug/clusterz, /debug/networkz) where it disagrees:
+  from --istiod-debug-address, else through a port-forward to the istiod
+  pod's port 8080.
 
 Exit status: 1 when any error-level problem exists, 0 otherwise.`,
 		Example: `  meshscope doctor --demo
-  meshscope doctor --context cluster1 -o json`,
+  meshscope doctor --context cluster1,cluster2 -o json
+  meshscope doctor --context cluster1 --xds-address cluster1=127.0.0.1:15010,cluster2=127.0.0.1:15020
+  meshscope doctor --offline`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDoctor(cmd, g, o)
@@ -48,6 +70,10 @@ Exit status: 1 when any error-level problem exists, 0 otherwise.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	f.BoolVar(&o.offline, "offline", false, "predict only: do not ask the control planes what they send")
+	f.DurationVar(&o.timeout, "timeout", 20*time.Second, "how long to wait for each control plane's CDS and EDS")
+	f.StringVar(&o.mode, "xds-mode", "delta", "ADS flavour: delta or sotw")
+	f.IntVar(&o.skewThreshold, "skew-threshold", explain.DefaultSkewThreshold, "report cross-network skew when the share of traffic crossing networks strays more than this many percentage points from what endpoint counts give")
 	o.mesh.addFlags(f)
 	o.mesh.addIstiodFlag(f)
 	return cmd
@@ -57,21 +83,24 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 	if err := checkOutput(o.output, "table", "json"); err != nil {
 		return err
 	}
+	mode, err := xdsclient.ParseMode(o.mode)
+	if err != nil {
+		return err
+	}
+	if o.skewThreshold < 1 || o.skewThreshold > 100 {
+		return fmt.Errorf("--skew-threshold %d: want 1 to 100 percentage points", o.skewThreshold)
+	}
+	started := time.Now()
 	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *collector.Snapshot) error {
-		ps := explain.Problems(snap)
-		reads, err := m.IstiodViews(ctx)
-		if err != nil {
-			ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: "istiod-unreachable",
-				Sentence: fmt.Sprintf("cannot read istiod's own view (give --istiod-debug-address to point at it): %v", err)})
+		in := explain.Inputs{Since: started, SkewThreshold: o.skewThreshold}
+		var extra []explain.Problem
+		in.Istiod, extra = istiodViews(ctx, m, snap)
+		if !o.offline {
+			in.Sent = collectSent(ctx, m, snap, in.Istiod, mode, o.timeout)
+			// Predict from the newest snapshot: it is at least as new as the EDS.
+			snap = m.Registry().Snapshot()
 		}
-		for _, r := range reads {
-			if r.Err != nil {
-				ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: "istiod-unreachable", Cluster: r.ControlPlane,
-					Sentence: fmt.Sprintf("cannot read istiod's own view at %s: %v", r.Address, r.Err)})
-				continue
-			}
-			ps = append(ps, explain.IstiodDisagreements(snap, r.View)...)
-		}
+		ps := append(explain.Diagnose(snap, in), extra...)
 		explain.SortProblems(ps)
 		if o.output == "json" {
 			if ps == nil {
@@ -84,6 +113,9 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 			}
 		} else {
 			writeProblems(cmd.OutOrStdout(), ps)
+			for _, cp := range explain.UnknownControlPlanes(snap, in.Istiod) {
+				fmt.Fprintf(cmd.OutOrStdout(), "Not checked: which clusters istiod %s reads (meshscope does not read its remote secrets): give --context %s, or --istiod-debug-address %s=HOST:PORT.\n", cp, cp, cp)
+			}
 		}
 		if explain.HasErrors(ps) {
 			return exitWith(1)
@@ -100,7 +132,11 @@ func writeProblems(w io.Writer, ps []explain.Problem) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEVERITY\tKIND\tCLUSTER\tSERVICE\tPROBLEM")
 	for _, p := range ps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", strings.ToUpper(string(p.Severity)), p.Kind, dash(p.Cluster), dash(shortHost(p.Service)), p.Sentence)
+		kind := p.Kind
+		if p.Count > 1 {
+			kind = fmt.Sprintf("%s ×%d", kind, p.Count)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", strings.ToUpper(string(p.Severity)), kind, dash(p.Cluster), dash(shortHost(p.Service)), p.Sentence)
 	}
 	tw.Flush()
 }

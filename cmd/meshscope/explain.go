@@ -15,6 +15,7 @@ import (
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -41,7 +42,10 @@ network), asks istiod for the service's EDS, and puts it next to meshscope's
 prediction of istiod's split-horizon rules: every endpoint with its kind
 (local, gateway, leaked, forced), what it stands for, and why; every dropped
 endpoint with its reason; and each difference between actual and predicted
-as a sentence with its likely cause.
+as a sentence with its likely cause. Each view is predicted from the
+clusters its control plane reads (its remote secrets, when its cluster is a
+context; else its /debug/clusterz with --istiod-debug-address), and a note
+says which endpoints it cannot send and why.
 
 SERVICE is name.namespace, a full hostname, or a fuzzy query.
 Exit status: 0 when every view matches, 1 when any differs.`,
@@ -55,6 +59,7 @@ Exit status: 0 when every view matches, 1 when any differs.`,
 	}
 	f := cmd.Flags()
 	o.mesh.addFlags(f)
+	o.mesh.addIstiodFlag(f)
 	f.StringArrayVar(&o.from, "from", nil, "viewpoint: NETWORK, CLUSTER, CLUSTER/NETWORK, CLUSTER/none (repeatable; default one per network)")
 	f.Int32Var(&o.port, "port", 0, "service port (default: every port)")
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
@@ -107,6 +112,13 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, sn
 		names[i] = horizon.EDSClusterName(host, p)
 	}
 	actual := m.FetchEDS(ctx, vps, names, mode, o.timeout)
+	// Which clusters a control plane reads: from its remote secrets, else
+	// from its clusterz when --istiod-debug-address is given (without it,
+	// explain does not open a second port-forward just for that).
+	var views []istiod.View
+	if o.mesh.istiodDebug != "" {
+		views, _ = istiodViews(ctx, m, snap)
+	}
 
 	// Predict from the newest snapshot: it is at least as new as the EDS.
 	snap = m.Registry().Snapshot()
@@ -118,7 +130,7 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, sn
 			if ok {
 				lap = &la
 			}
-			v := explain.Explain(snap, host, p, vp, actual[i].ControlPlane, lap)
+			v := explain.ExplainIn(snap, views, host, p, vp, actual[i].ControlPlane, lap)
 			if !ok {
 				v.Error = actual[i].Why
 			}
@@ -225,6 +237,9 @@ func writeExplainTable(w io.Writer, res explainResult) {
 		fmt.Fprintf(w, "%s port %d from %s (control plane %s): %s\n", res.Service, v.Port, v.Viewpoint.Name, dash(v.Viewpoint.ControlPlane), strings.ToUpper(string(v.Verdict)))
 		if v.Error != "" {
 			fmt.Fprintf(w, "  %s\n", v.Error)
+		}
+		for _, n := range v.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ENDPOINT\tSTATUS\tWEIGHT\tKIND\tSTANDS FOR\tCLUSTER\tNETWORK\tWHY")

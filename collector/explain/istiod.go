@@ -24,7 +24,7 @@ func IstiodDisagreements(snap *collector.Snapshot, v istiod.View) []Problem {
 	for _, c := range snap.Clusters {
 		// Compare only what this istiod should know: its config cluster and
 		// the clusters of remote secrets held in it.
-		ours := c.ID == v.ControlPlane || (c.Source.Kind == collector.SourceSecret && c.Source.In == v.ControlPlane)
+		ours := c.ID == v.ControlPlane || len(c.SecretsFrom(v.ControlPlane)) > 0
 		ic, listed := known[c.ID]
 		switch {
 		case !ours:

@@ -40,6 +40,14 @@ type Problem struct {
 	Cluster  string `json:"cluster,omitempty"`
 	Service  string `json:"service,omitempty"`
 	Sentence string `json:"sentence"`
+	// Count is, for a row that groups repeated problems (the same cause
+	// over many pods or services), how many it stands for; Examples names
+	// the first few of them. Zero for a single problem.
+	Count    int      `json:"count,omitempty"`
+	Examples []string `json:"examples,omitempty"`
+	// group, when set, lets Group merge this problem with others of the
+	// same cause.
+	group *grouping
 }
 
 const networkLabel = "topology.istio.io/network"
@@ -61,8 +69,11 @@ func Viewpoints(snap *collector.Snapshot) []horizon.Proxy {
 	return out
 }
 
-// Problems lists everything meshscope finds wrong in a snapshot, errors
-// first. It predicts every service from every default viewpoint.
+// Problems lists what the first release of doctor found wrong in a
+// snapshot, errors first, predicting every service from every default
+// viewpoint over the whole mesh. The UI's problems view still shows it;
+// Diagnose is doctor's fuller list (per control plane, grouped, with skew
+// only beyond endpoint counts).
 func Problems(snap *collector.Snapshot) []Problem {
 	if snap == nil {
 		return nil
@@ -132,13 +143,7 @@ func clusterProblems(snap *collector.Snapshot) []Problem {
 }
 
 func gatewayProblems(snap *collector.Snapshot) []Problem {
-	var ps []Problem
-	for _, g := range snap.Gateways {
-		if g.Hostname {
-			ps = append(ps, Problem{Severity: Warning, Kind: "gateway-hostname", Cluster: g.Cluster,
-				Sentence: fmt.Sprintf("gateway of %s at %s is a hostname: istiod must resolve it (RESOLVE_HOSTNAME_GATEWAYS) and drops it if it cannot; meshscope does not use it in predictions", g.Network, g.Address)})
-		}
-	}
+	ps := hostnameGatewayProblems(snap)
 	// Gateway Services: labelled with a network, but giving no gateway, or
 	// with no ready endpoint behind them.
 	for _, svc := range snap.Services {
@@ -148,29 +153,49 @@ func gatewayProblems(snap *collector.Snapshot) []Problem {
 				continue
 			}
 			name := svc.Namespace + "/" + svc.Name
-			found := false
-			for _, g := range snap.Gateways {
-				if g.Service == name && g.Cluster == cid {
-					found = true
-				}
-			}
-			if !found {
+			if !gatewayFound(snap, name, cid) {
 				ps = append(ps, Problem{Severity: Error, Kind: "gateway-no-address", Cluster: cid, Service: svc.Hostname,
 					Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but has no usable address (load-balancer ingress IP/hostname or externalIP) or no mTLS port: it is no gateway for %s", name, cid, networkLabel, nw, nw)})
 			}
-			ready := 0
-			for _, e := range sic.Endpoints {
-				if e.Ready {
-					ready++
-				}
-			}
-			if ready == 0 {
+			if readyEndpoints(sic) == 0 {
 				ps = append(ps, Problem{Severity: Warning, Kind: "gateway-not-ready", Cluster: cid, Service: svc.Hostname,
 					Sentence: fmt.Sprintf("gateway Service %s in %s has no ready endpoint: traffic sent to %s's gateway has nowhere to go", name, cid, nw)})
 			}
 		}
 	}
 	return ps
+}
+
+// hostnameGatewayProblems: gateways whose address is a DNS name.
+func hostnameGatewayProblems(snap *collector.Snapshot) []Problem {
+	var ps []Problem
+	for _, g := range snap.Gateways {
+		if g.Hostname {
+			ps = append(ps, Problem{Severity: Warning, Kind: "gateway-hostname", Cluster: g.Cluster,
+				Sentence: fmt.Sprintf("gateway of %s at %s is a hostname: istiod must resolve it (RESOLVE_HOSTNAME_GATEWAYS) and drops it if it cannot; meshscope does not use it in predictions", g.Network, g.Address)})
+		}
+	}
+	return ps
+}
+
+// gatewayFound: the gateway Service ns/name of cluster gives a gateway.
+func gatewayFound(snap *collector.Snapshot, name, cluster string) bool {
+	for _, g := range snap.Gateways {
+		if g.Service == name && g.Cluster == cluster {
+			return true
+		}
+	}
+	return false
+}
+
+func readyEndpoints(sic *collector.ServiceInCluster) int {
+	n := 0
+	for _, e := range sic.Endpoints {
+		if e.Ready {
+			n++
+		}
+	}
+	return n
 }
 
 func labelProblems(snap *collector.Snapshot) []Problem {
@@ -220,34 +245,15 @@ func serviceProblems(snap *collector.Snapshot) []Problem {
 }
 
 func predictionProblems(host string, port int32, v horizon.Proxy, p horizon.Prediction) []Problem {
-	var ps []Problem
+	ps := leakDropProblems(host, v, p)
 	var local, cross uint64
 	for _, e := range p.Endpoints {
 		switch e.Kind {
-		case horizon.Leaked:
-			ps = append(ps, Problem{Severity: Error, Kind: "leak", Cluster: e.Cluster, Service: host,
-				Sentence: fmt.Sprintf("%s: %s:%d%s goes to %s directly: no gateway is known for %s — label the east-west gateway Service %s=%s and give it an external IP",
-					host, e.Address, e.Port, describe(e.Pod, e.Cluster, e.Network), v.Network, e.Network, networkLabel, e.Network)})
 		case horizon.Local:
 			local += uint64(e.Weight)
 		case horizon.Gateway:
 			cross += uint64(e.Weight)
 		}
-	}
-	for _, d := range p.Dropped {
-		if d.Reason != horizon.DropNoMTLS {
-			continue
-		}
-		fix := fmt.Sprintf("inject the sidecar (or label the pod) in %s", d.Cluster)
-		switch d.Cause {
-		case horizon.CausePeerAuthentication:
-			fix = "let that PeerAuthentication allow mTLS (PERMISSIVE or STRICT) for cross-network traffic"
-		case horizon.CauseDestinationRule:
-			fix = "use tls mode ISTIO_MUTUAL in that DestinationRule (or drop its tls setting)"
-		}
-		ps = append(ps, Problem{Severity: Error, Kind: "drop", Cluster: d.Cluster, Service: host,
-			Sentence: fmt.Sprintf("%s: %s:%d%s is dropped for %s: %s — %s",
-				host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, strings.TrimPrefix(d.Why, "cross-network endpoint without mTLS: "), fix)})
 	}
 	if local > 0 && cross > local {
 		share := (200*cross/(local+cross) + 1) / 2 // rounded percent
@@ -262,6 +268,50 @@ func predictionProblems(host string, port int32, v horizon.Proxy, p horizon.Pred
 	}
 	return ps
 }
+
+// leakDropProblems reports the leaked and the mTLS-dropped endpoints of one
+// prediction; each can be grouped with the same cause elsewhere (Group).
+func leakDropProblems(host string, v horizon.Proxy, p horizon.Prediction) []Problem {
+	var ps []Problem
+	for _, e := range p.Endpoints {
+		if e.Kind != horizon.Leaked {
+			continue
+		}
+		fix := fmt.Sprintf("no gateway is known for %s — label the east-west gateway Service %s=%s and give it an external IP", e.Network, networkLabel, e.Network)
+		ps = append(ps, Problem{Severity: Error, Kind: "leak", Cluster: e.Cluster, Service: host,
+			Sentence: fmt.Sprintf("%s: %s:%d%s goes to %s directly: %s", host, e.Address, e.Port, describe(e.Pod, e.Cluster, e.Network), v.Network, fix),
+			group: &grouping{key: "leak|" + e.Network + "|" + v.Network, subject: shortHost(host) + " " + e.Address,
+				format: fmt.Sprintf("{n} endpoints of %s are sent to %s proxies with their pod IPs ({examples}): %s", e.Network, v.Network, fix)}})
+	}
+	for _, d := range p.Dropped {
+		if d.Reason != horizon.DropNoMTLS {
+			continue
+		}
+		fix := fmt.Sprintf("inject the sidecar (or label the pod) in %s", d.Cluster)
+		switch d.Cause {
+		case horizon.CausePeerAuthentication:
+			fix = "let that PeerAuthentication allow mTLS (PERMISSIVE or STRICT) for cross-network traffic"
+		case horizon.CauseDestinationRule:
+			fix = "use tls mode ISTIO_MUTUAL in that DestinationRule (or drop its tls setting)"
+		}
+		why := strings.TrimPrefix(d.Why, "cross-network endpoint without mTLS: ")
+		key := "drop|" + d.Cause + "|" + d.Cluster + "|" + v.Network
+		groupWhy := fmt.Sprintf("their pods lack %s=istio (no sidecar)", horizon.TLSModeLabel)
+		if d.Cause != horizon.CausePodLabel {
+			key += "|" + why
+			groupWhy = why
+		}
+		ps = append(ps, Problem{Severity: Error, Kind: "drop", Cluster: d.Cluster, Service: host,
+			Sentence: fmt.Sprintf("%s: %s:%d%s is dropped for %s: %s — %s",
+				host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, why, fix),
+			group: &grouping{key: key, subject: shortHost(host) + " " + orText(d.Pod, d.Address),
+				format: fmt.Sprintf("{n} endpoints in %s are dropped for %s proxies ({examples}): %s; the gateway routes by SNI, which needs mTLS — %s", d.Cluster, v.Network, groupWhy, fix)}})
+	}
+	return ps
+}
+
+// shortHost drops the cluster domain of a service hostname.
+func shortHost(h string) string { return strings.TrimSuffix(h, ".svc.cluster.local") }
 
 // IsGatewayService reports whether a service is a network gateway (labelled
 // with a network in some cluster).

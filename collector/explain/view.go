@@ -3,6 +3,7 @@ package explain
 import (
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -28,6 +29,9 @@ type View struct {
 	Differences []Difference       `json:"differences"`
 	// Error says why there is no actual EDS (stream state), if so.
 	Error string `json:"error,omitempty"`
+	// Notes explain what the control plane cannot send, e.g. the endpoints
+	// of a cluster its istiod does not read.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // ProxyOf is the part of a viewpoint the prediction needs.
@@ -46,11 +50,33 @@ func InfoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
 }
 
 // Explain builds the view of one service port from one viewpoint. la is the
-// EDS istiod sent, or nil when none has arrived (verdict pending).
+// EDS istiod sent, or nil when none has arrived (verdict pending). The
+// prediction is made from what the istiod of controlPlane reads (its own
+// cluster and its remote secrets' clusters, when meshscope knows them;
+// see collector.Snapshot.ForControlPlane), and Notes say which endpoints it
+// cannot send for that reason.
 func Explain(snap *collector.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
+	return ExplainIn(snap, nil, hostname, port, vp, controlPlane, la)
+}
+
+// ExplainIn is Explain that also knows istiod's own views: for a control
+// plane whose remote secrets meshscope does not read, its /debug/clusterz
+// says which clusters it reads.
+func ExplainIn(snap *collector.Snapshot, views []istiod.View, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
+	full := snap
 	proxy := ProxyOf(vp)
+	var reads []string
+	from := ""
 	if snap.ClusterByID(controlPlane) != nil {
 		proxy.ConfigCluster = controlPlane // its istiod reads that cluster's Istio config
+		if ids, f, known := readsOf(snap, controlPlane, views); known {
+			reads, from = ids, f
+			if f == "secrets" {
+				snap = forControlPlane(snap, controlPlane)
+			} else {
+				snap = snap.Restrict(controlPlane, ids)
+			}
+		}
 	}
 	pred := horizon.Predict(snap, hostname, port, proxy)
 	v := View{
@@ -61,6 +87,7 @@ func Explain(snap *collector.Snapshot, hostname string, port int32, vp xdsclient
 		Predicted:   pred.Endpoints,
 		Dropped:     pred.Dropped,
 		Differences: []Difference{},
+		Notes:       unreadNotes(full, snap, controlPlane, hostname, reads, from),
 	}
 	if v.Dropped == nil {
 		v.Dropped = []horizon.Dropped{}

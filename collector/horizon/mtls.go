@@ -76,17 +76,7 @@ func (p policies) destinationRule(host, svcNS, proxyNS string, port int32) (*col
 		return nil, ""
 	}
 	for _, ns := range [...]string{proxyNS, svcNS, RootNamespace} {
-		var best *collector.DestinationRule
-		bestLen := -1
-		for i := range p.drs {
-			d := &p.drs[i]
-			if d.Namespace != ns {
-				continue
-			}
-			if n := hostMatch(d.Host, d.Namespace, host); n > bestLen {
-				best, bestLen = d, n
-			}
-		}
+		best := p.bestRule(host, ns)
 		if best == nil {
 			continue
 		}
@@ -100,6 +90,23 @@ func (p policies) destinationRule(host, svcNS, proxyNS string, port int32) (*col
 		return best, mode
 	}
 	return nil, ""
+}
+
+// bestRule is the DestinationRule of namespace ns whose host matches host
+// most specifically, or nil.
+func (p policies) bestRule(host, ns string) *collector.DestinationRule {
+	var best *collector.DestinationRule
+	bestLen := -1
+	for i := range p.drs {
+		d := &p.drs[i]
+		if d.Namespace != ns {
+			continue
+		}
+		if n := hostMatch(d.Host, d.Namespace, host); n > bestLen {
+			best, bestLen = d, n
+		}
+	}
+	return best
 }
 
 // hostMatch says how specifically a DestinationRule host (short names

@@ -9,12 +9,15 @@ import (
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// EDSResult is what one viewpoint's stream brought back in FetchEDS.
+// EDSResult is what one viewpoint's stream brought back in FetchEDS or
+// FetchAll.
 type EDSResult struct {
 	// ControlPlane is the istiod asked (empty when none could be).
 	ControlPlane string
 	// LoadAssignments are the EDS received, by EDS cluster name.
 	LoadAssignments map[string]xdsclient.LoadAssignment
+	// Clusters are, for FetchAll, the EDS cluster names CDS listed.
+	Clusters []string
 	// Why says, when a name is missing, what became of the stream.
 	Why string
 }
@@ -24,6 +27,19 @@ type EDSResult struct {
 // until every name has arrived or timeout passes. The results are in the
 // order of vps.
 func (s *Session) FetchEDS(ctx context.Context, vps []xdsclient.Viewpoint, names []string, mode xdsclient.Mode, timeout time.Duration) []EDSResult {
+	return s.fetch(ctx, vps, names, mode, timeout)
+}
+
+// FetchAll is FetchEDS for everything a proxy at each viewpoint is sent:
+// it follows CDS and waits for every EDS cluster CDS names (doctor's
+// comparison of what each control plane sends).
+func (s *Session) FetchAll(ctx context.Context, vps []xdsclient.Viewpoint, mode xdsclient.Mode, timeout time.Duration) []EDSResult {
+	return s.fetch(ctx, vps, nil, mode, timeout)
+}
+
+// fetch runs one client per viewpoint until it holds names (nil: every EDS
+// cluster of its CDS) or timeout passes.
+func (s *Session) fetch(ctx context.Context, vps []xdsclient.Viewpoint, names []string, mode xdsclient.Mode, timeout time.Duration) []EDSResult {
 	out := make([]EDSResult, len(vps))
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -50,26 +66,47 @@ func (s *Session) FetchEDS(ctx context.Context, vps []xdsclient.Viewpoint, names
 	return out
 }
 
-// awaitEDS runs c until it holds every name or ctx ends, and fills r.
+// awaitEDS runs c until it holds every name (nil: every EDS cluster its CDS
+// names, once CDS has come) or ctx ends, and fills r.
 func awaitEDS(ctx context.Context, c *xdsclient.Client, addr string, names []string, r *EDSResult) {
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() { _ = c.Run(cctx) }()
+	followCDS := names == nil
 	r.LoadAssignments = map[string]xdsclient.LoadAssignment{}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
+		if followCDS {
+			names = names[:0]
+			for _, cl := range c.Clusters() {
+				if cl.Type == "EDS" {
+					names = append(names, cl.EDSName())
+				}
+			}
+			r.Clusters = names
+		}
+		missing := 0
 		for _, n := range names {
 			if la, ok := c.LoadAssignment(n); ok {
 				r.LoadAssignments[n] = la
+			} else {
+				missing++
 			}
 		}
-		if len(r.LoadAssignments) == len(names) {
+		if len(names) > 0 && missing == 0 {
 			return
 		}
 		select {
 		case <-cctx.Done():
-			r.Why = fmt.Sprintf("no EDS from %s within the timeout: %s", addr, c.Status().Message)
+			switch {
+			case followCDS && len(names) == 0:
+				r.Why = fmt.Sprintf("no CDS from %s within the timeout: %s", addr, c.Status().Message)
+			case followCDS:
+				r.Why = fmt.Sprintf("%d of %d EDS clusters did not arrive from %s within the timeout: %s", missing, len(names), addr, c.Status().Message)
+			default:
+				r.Why = fmt.Sprintf("no EDS from %s within the timeout: %s", addr, c.Status().Message)
+			}
 			return
 		case <-tick.C:
 		}

@@ -32,9 +32,9 @@ type Pod struct {
 	// port-forwarding needs one.
 	Node string
 	// Container names the pod's one container (default "app") and Env is
-	// its environment.
+	// its environment (e.g. istiod's CLUSTER_ID).
 	Container string
-	Env       []corev1.EnvVar
+	Env       map[string]string
 }
 
 // CreatePod creates the Pod and writes its status as a kubelet would.
@@ -47,7 +47,7 @@ func CreatePod(ctx context.Context, cs kubernetes.Interface, p Pod) error {
 		Spec: corev1.PodSpec{
 			ServiceAccountName: "default",
 			NodeName:           p.Node,
-			Containers:         []corev1.Container{{Name: p.Container, Image: "example.invalid/app:1", Env: p.Env}},
+			Containers:         []corev1.Container{{Name: p.Container, Image: "example.invalid/app:1", Env: envOf(p.Env)}},
 		},
 	}
 	created, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, pod, metav1.CreateOptions{})
@@ -59,6 +59,15 @@ func CreatePod(ctx context.Context, cs kubernetes.Interface, p Pod) error {
 		return fmt.Errorf("pod %s/%s status: %w", p.Namespace, p.Name, err)
 	}
 	return nil
+}
+
+func envOf(m map[string]string) []corev1.EnvVar {
+	var out []corev1.EnvVar
+	for k, v := range m {
+		out = append(out, corev1.EnvVar{Name: k, Value: v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // PodStatus is the status of a running pod at ip.

@@ -16,7 +16,13 @@ import (
 // alone: cluster2 must come in through the remote secret.
 func startRegistry(t *testing.T) *collector.Registry {
 	t.Helper()
-	reg, err := collector.NewRegistry(collector.Options{Kubeconfig: theLab.Kubeconfig, Contexts: []string{"cluster1"}, SyncTimeout: 20 * time.Second})
+	return startRegistryFrom(t, "cluster1")
+}
+
+// startRegistryFrom runs the collector from the given contexts.
+func startRegistryFrom(t *testing.T, contexts ...string) *collector.Registry {
+	t.Helper()
+	reg, err := collector.NewRegistry(collector.Options{Kubeconfig: theLab.Kubeconfig, Contexts: contexts, SyncTimeout: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,8 +32,10 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("meshscope-lab", flag.ContinueOnError)
 	multi := fs.Bool("multi-primary", false, "also run istiod as primary of cluster2 (xDS 127.0.0.1:15020, http :8090)")
 	dir := fs.String("dir", "", "lab state folder (default <repo>/.lab/run)")
+	ownCAs := fs.Bool("own-cas", false, "let each istiod self-sign its own root (multi-primary: the clusters then trust different roots) instead of one shared plug-in root")
+	offset := fs.Int("port-offset", 0, "move every lab port by this much (e.g. 300), to run beside another lab")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: meshscope-lab build|up|down|status [--multi-primary] [--dir DIR]")
+		fmt.Fprintln(fs.Output(), "usage: meshscope-lab build|up|down|status [--multi-primary] [--own-cas] [--port-offset N] [--dir DIR]")
 		fs.PrintDefaults()
 	}
 	if len(args) == 0 {
@@ -48,8 +50,9 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := lab.DefaultConfig(root)
+	cfg := lab.DefaultConfig(root).Shifted(*offset)
 	cfg.MultiPrimary = *multi
+	cfg.OwnCAs = *ownCAs
 	if *dir != "" {
 		cfg.Dir, _ = filepath.Abs(*dir)
 	}

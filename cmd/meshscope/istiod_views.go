@@ -1,0 +1,37 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/collector/live"
+)
+
+// istiodViews reads each istiod's own view (/debug/clusterz,
+// /debug/networkz) from the debug targets (--istiod-debug-address, else
+// the port-forward to the istiod pod's 8080), labelled with the cluster ID
+// of its control plane. What cannot be read is an istiod-unreachable
+// warning; the rest of a report stands without it.
+func istiodViews(ctx context.Context, m *live.Session, snap *collector.Snapshot) ([]istiod.View, []explain.Problem) {
+	var views []istiod.View
+	var ps []explain.Problem
+	reads, err := m.IstiodViews(ctx)
+	if err != nil {
+		ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: "istiod-unreachable",
+			Sentence: fmt.Sprintf("cannot read istiod's own view (give --istiod-debug-address to point at it): %v", err)})
+	}
+	for _, r := range reads {
+		cp := contextClusterID(snap, r.ControlPlane)
+		if r.Err != nil {
+			ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: "istiod-unreachable", Cluster: cp,
+				Sentence: fmt.Sprintf("cannot read istiod's own view at %s: %v", r.Address, r.Err)})
+			continue
+		}
+		r.View.ControlPlane = cp
+		views = append(views, r.View)
+	}
+	return views, ps
+}

@@ -1,0 +1,230 @@
+package collector
+
+import "slices"
+
+// Each istiod reads its own (config) cluster plus the clusters of the
+// remote secrets held in that cluster's system namespace
+// (pkg/kube/multicluster secretcontroller.go): in multi-primary every
+// primary has its own set, and an endpoint of a cluster missing from a
+// primary's set never reaches that primary's proxies. These functions
+// model that set and cut a snapshot down to it, so that a prediction from
+// the cut snapshot is what that istiod can send.
+
+// IsContext reports whether meshscope reads the cluster through a kube
+// context (as opposed to only through remote secrets).
+func (c *Cluster) IsContext() bool {
+	if c.Source.Kind == SourceContext {
+		return true
+	}
+	for _, s := range c.Sources {
+		if s.Kind == SourceContext {
+			return true
+		}
+	}
+	return false
+}
+
+// SecretsFrom returns the remote-secret sources of c held in cluster holder.
+func (c *Cluster) SecretsFrom(holder string) []SourceRef {
+	var out []SourceRef
+	for _, s := range c.allSources() {
+		if s.Kind == SourceSecret && s.In == holder {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (c *Cluster) allSources() []SourceRef {
+	if len(c.Sources) > 0 {
+		return c.Sources
+	}
+	return []SourceRef{c.Source}
+}
+
+// ControlPlanes lists, in cluster order, the clusters an istiod reads from
+// as its config cluster: those where an istiod pod runs, and the context
+// clusters holding remote secrets meshscope follows. With neither (no
+// permission to list pods in the system namespace, a single cluster), the
+// first context cluster.
+func (s *Snapshot) ControlPlanes() []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	for i := range s.Clusters {
+		c := &s.Clusters[i]
+		if c.State == StateRemoved {
+			continue
+		}
+		if len(c.Istiods) > 0 || (c.IsContext() && s.holdsSecrets(c.ID)) {
+			out = append(out, c.ID)
+		}
+	}
+	if len(out) == 0 {
+		for i := range s.Clusters {
+			if s.Clusters[i].IsContext() && s.Clusters[i].State != StateRemoved {
+				return []string{s.Clusters[i].ID}
+			}
+		}
+	}
+	return out
+}
+
+func (s *Snapshot) holdsSecrets(holder string) bool {
+	for i := range s.Clusters {
+		if s.Clusters[i].ID != holder && len(s.Clusters[i].SecretsFrom(holder)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ClustersReadBy returns the clusters the istiod of config cluster id
+// reads: id itself and every cluster declared by a remote secret held in
+// id. known is false when meshscope does not read id's remote secrets (id
+// is not a context, or its secrets cannot be listed): the set is then
+// unknown and only id is returned.
+func (s *Snapshot) ClustersReadBy(id string) (ids []string, known bool) {
+	self := s.ClusterByID(id)
+	if self == nil {
+		return nil, false
+	}
+	ids = []string{id}
+	known = self.IsContext() && self.SecretsRead
+	for i := range s.Clusters {
+		c := &s.Clusters[i]
+		if c.ID == id || c.State == StateRemoved || slices.Contains(ids, c.ID) {
+			continue
+		}
+		if len(c.SecretsFrom(id)) > 0 {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids, known
+}
+
+// ForControlPlane is the mesh as the istiod of config cluster id sees it
+// (see Restrict), from the clusters its remote secrets declare. When
+// meshscope does not know that set (ClustersReadBy's known is false), or
+// the istiod reads every cluster anyway, it returns s itself.
+func (s *Snapshot) ForControlPlane(id string) *Snapshot {
+	ids, known := s.ClustersReadBy(id)
+	if !known {
+		return s
+	}
+	return s.Restrict(id, ids)
+}
+
+// Restrict is the mesh as an istiod with config cluster configCluster sees
+// it when it reads exactly the clusters ids (from its remote secrets, or
+// from its own /debug/clusterz): those clusters, their parts of each
+// service, their gateways (and meshNetworks' static ones), the networks
+// they make, and the Istio config and mesh config of configCluster only.
+// It is pure: s is not changed, and parts that need no cut are shared.
+// When ids covers every cluster and configCluster's config is all there
+// is, s itself is returned.
+func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
+	if s == nil {
+		return nil
+	}
+	in := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		in[id] = true
+	}
+	if s.coversAll(configCluster, in) {
+		return s
+	}
+	out := &Snapshot{Version: s.Version, Time: s.Time}
+	for _, c := range s.Clusters {
+		if in[c.ID] {
+			out.Clusters = append(out.Clusters, c)
+		}
+	}
+	gwCount := map[string]int{}
+	for _, g := range s.Gateways {
+		if g.Cluster == "" || in[g.Cluster] {
+			out.Gateways = append(out.Gateways, g)
+			gwCount[g.Network]++
+		}
+	}
+	for _, n := range s.Networks {
+		m := n
+		m.Clusters = nil
+		for _, c := range n.Clusters {
+			if in[c] {
+				m.Clusters = append(m.Clusters, c)
+			}
+		}
+		m.Gateways = gwCount[n.Name]
+		if len(m.Clusters) > 0 || m.Gateways > 0 || len(m.FromRegistry) > 0 || len(m.FromCIDR) > 0 {
+			out.Networks = append(out.Networks, m)
+		}
+	}
+	out.Services = make([]*Service, 0, len(s.Services))
+	for _, svc := range s.Services {
+		keep := 0
+		for id := range svc.Clusters {
+			if in[id] {
+				keep++
+			}
+		}
+		switch {
+		case keep == 0:
+			continue
+		case keep == len(svc.Clusters):
+			out.Services = append(out.Services, svc)
+			continue
+		}
+		cut := &Service{Hostname: svc.Hostname, Namespace: svc.Namespace, Name: svc.Name, Clusters: make(map[string]*ServiceInCluster, keep)}
+		for id, sic := range svc.Clusters {
+			if in[id] {
+				cut.Clusters[id] = sic
+			}
+		}
+		cut.Ports = mergePorts(cut)
+		out.Services = append(out.Services, cut)
+	}
+	for _, d := range s.DestinationRules {
+		if d.Cluster == configCluster {
+			out.DestinationRules = append(out.DestinationRules, d)
+		}
+	}
+	for _, p := range s.PeerAuthentications {
+		if p.Cluster == configCluster {
+			out.PeerAuthentications = append(out.PeerAuthentications, p)
+		}
+	}
+	for _, m := range s.MeshConfigs {
+		if m.Cluster == configCluster {
+			out.MeshConfigs = append(out.MeshConfigs, m)
+		}
+	}
+	return out
+}
+
+// coversAll: every cluster is read and all Istio config and mesh config
+// is configCluster's — nothing to cut.
+func (s *Snapshot) coversAll(configCluster string, in map[string]bool) bool {
+	for _, c := range s.Clusters {
+		if !in[c.ID] {
+			return false
+		}
+	}
+	for _, d := range s.DestinationRules {
+		if d.Cluster != configCluster {
+			return false
+		}
+	}
+	for _, p := range s.PeerAuthentications {
+		if p.Cluster != configCluster {
+			return false
+		}
+	}
+	for _, m := range s.MeshConfigs {
+		if m.Cluster != configCluster {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,138 @@
+package explain
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+)
+
+// eastWestProblems are the east-west gateway Services that cannot work:
+// labelled with a network but exposing neither the mTLS port istiod looks
+// for nor HBONE; a load balancer still pending (an error once it has been
+// pending longer than pendingAfter); no address at all; no ready pod behind
+// it; and one address used by the gateways of two networks. Hostname
+// gateways are reported as in Problems.
+func eastWestProblems(snap *collector.Snapshot, now time.Time, pendingAfter time.Duration) []Problem {
+	ps := hostnameGatewayProblems(snap)
+	for _, svc := range snap.Services {
+		for _, cid := range sortedKeys(svc.Clusters) {
+			sic := svc.Clusters[cid]
+			nw := sic.Labels[networkLabel]
+			if nw == "" || sic.NoService {
+				continue
+			}
+			name := svc.Namespace + "/" + svc.Name
+			ps = append(ps, gatewayServiceProblems(snap, svc, sic, name, nw, now, pendingAfter)...)
+		}
+	}
+	ps = append(ps, gatewayAddressConflicts(snap)...)
+	return ps
+}
+
+func gatewayServiceProblems(snap *collector.Snapshot, svc *collector.Service, sic *collector.ServiceInCluster, name, nw string, now time.Time, pendingAfter time.Duration) []Problem {
+	var ps []Problem
+	cid := sic.Cluster
+	gwPort, portFrom := int32(collector.DefaultGatewayPort), "the default mTLS port"
+	if s := sic.Labels[collector.LabelGatewayPort]; s != "" {
+		if p, err := strconv.Atoi(s); err == nil {
+			gwPort, portFrom = int32(p), fmt.Sprintf("the port its label %s names", collector.LabelGatewayPort)
+		} else {
+			portFrom = fmt.Sprintf("the default mTLS port (its label %s=%q is no number, which istiod ignores)", collector.LabelGatewayPort, s)
+		}
+	}
+	found := gatewayFound(snap, name, cid)
+	switch {
+	case !exposesPort(sic, gwPort) && !exposesPort(sic, collector.DefaultGatewayHBONEPort):
+		ps = append(ps, Problem{Severity: Error, Kind: "gateway-port", Cluster: cid, Service: svc.Hostname,
+			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but exposes neither port %d (%s) nor HBONE %d (its ports: %s): istiod does not take it as %s's gateway — expose port %d (named tls) or fix the label",
+				name, cid, networkLabel, nw, gwPort, portFrom, collector.DefaultGatewayHBONEPort, portsOf(sic), nw, gwPort)})
+	case !found && sic.LBPending:
+		age := now.Sub(sic.Created)
+		sev, what := Info, "is still waiting for its load balancer"
+		if sic.Created.IsZero() || age > pendingAfter {
+			sev, what = Error, "has been waiting for its load balancer"
+		}
+		ps = append(ps, Problem{Severity: sev, Kind: "gateway-lb-pending", Cluster: cid, Service: svc.Hostname,
+			Sentence: fmt.Sprintf("gateway Service %s in %s (type LoadBalancer) %s for %s (error after %s): without an ingress address it is no gateway for %s, so other networks reach %s's endpoints directly or not at all — check the cloud load balancer controller and its events",
+				name, cid, what, ageText(sic.Created, now), pendingAfter, nw, nw)})
+	case !found:
+		ps = append(ps, Problem{Severity: Error, Kind: "gateway-no-address", Cluster: cid, Service: svc.Hostname,
+			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but has no usable address (load-balancer ingress IP/hostname or externalIP): it is no gateway for %s", name, cid, networkLabel, nw, nw)})
+	}
+	if readyEndpoints(sic) == 0 {
+		ps = append(ps, Problem{Severity: Error, Kind: "gateway-not-ready", Cluster: cid, Service: svc.Hostname,
+			Sentence: fmt.Sprintf("gateway Service %s in %s has no ready pod behind it (%d endpoint(s), none ready): traffic other networks send to %s's gateway in %s has nowhere to go — check the gateway Deployment", name, cid, len(sic.Endpoints), nw, cid)})
+	}
+	return ps
+}
+
+// gatewayAddressConflicts: one address used by gateways of two networks.
+// Proxies send both networks' traffic to the same place; the load balancer
+// there can only be one network's gateway.
+func gatewayAddressConflicts(snap *collector.Snapshot) []Problem {
+	var ps []Problem
+	byAddr := map[string][]collector.Gateway{}
+	var addrs []string
+	for _, g := range snap.Gateways {
+		if byAddr[g.Address] == nil {
+			addrs = append(addrs, g.Address)
+		}
+		byAddr[g.Address] = append(byAddr[g.Address], g)
+	}
+	for _, a := range addrs {
+		gs := byAddr[a]
+		nets := map[string]bool{}
+		var who []string
+		for _, g := range gs {
+			if !nets[g.Network] {
+				who = append(who, fmt.Sprintf("%s (%s in %s)", g.Network, orText(g.Service, string(g.From)), orText(g.Cluster, "meshNetworks")))
+			}
+			nets[g.Network] = true
+		}
+		if len(nets) < 2 {
+			continue
+		}
+		ps = append(ps, Problem{Severity: Error, Kind: "gateway-address-conflict", Cluster: gs[len(gs)-1].Cluster,
+			Sentence: fmt.Sprintf("gateways of %d networks share address %s: %s — proxies send every one of those networks' traffic to one load balancer, which can only be one network's gateway; give each network's gateway its own address",
+				len(nets), a, strings.Join(who, ", "))})
+	}
+	return ps
+}
+
+func exposesPort(sic *collector.ServiceInCluster, port int32) bool {
+	for _, p := range sic.Ports {
+		if p.Port == port {
+			return true
+		}
+	}
+	return false
+}
+
+func portsOf(sic *collector.ServiceInCluster) string {
+	var out []string
+	for _, p := range sic.Ports {
+		out = append(out, fmt.Sprintf("%d %s", p.Port, orText(p.Name, "unnamed")))
+	}
+	return orText(strings.Join(out, ", "), "none")
+}
+
+// ageText says how long ago t was ("3m12s"), or "an unknown time".
+func ageText(t, now time.Time) string {
+	if t.IsZero() {
+		return "an unknown time"
+	}
+	return now.Sub(t).Round(time.Second).String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,76 @@
+package explain
+
+import (
+	"fmt"
+	"strings"
+)
+
+// grouping says how a problem merges with others of the same cause: the
+// same key (with the same severity and kind) means the same cause; subject
+// names this occurrence (a pod, an endpoint, a service); format is the
+// sentence of the merged row, with {n} for the count and {examples} for
+// the first subjects.
+type grouping struct {
+	key, subject, format string
+}
+
+// groupExamples is how many subjects a merged row names.
+const groupExamples = 3
+
+// Group merges problems of the same cause into one row with a count, so
+// that one broken setting over forty pods is one row, not forty. Problems
+// without a grouping, and causes that occur once, keep their own sentence.
+// The order of first occurrence is kept.
+func Group(ps []Problem) []Problem {
+	type acc struct {
+		at       int
+		subjects []string
+		clusters map[string]bool
+		services map[string]bool
+	}
+	byKey := map[string]*acc{}
+	var out []Problem
+	for _, p := range ps {
+		if p.group == nil {
+			out = append(out, p)
+			continue
+		}
+		k := string(p.Severity) + "\x00" + p.Kind + "\x00" + p.group.key
+		a := byKey[k]
+		if a == nil {
+			a = &acc{at: len(out), clusters: map[string]bool{}, services: map[string]bool{}}
+			byKey[k] = a
+			out = append(out, p)
+		}
+		a.subjects = append(a.subjects, p.group.subject)
+		a.clusters[p.Cluster] = true
+		a.services[p.Service] = true
+	}
+	for _, a := range byKey {
+		if len(a.subjects) < 2 {
+			continue
+		}
+		p := &out[a.at]
+		if len(a.services) == 1 && p.Service != "" {
+			// One service throughout: its name need not start every example.
+			prefix := shortHost(p.Service) + " "
+			for i, s := range a.subjects {
+				a.subjects[i] = strings.TrimPrefix(s, prefix)
+			}
+		}
+		p.Count = len(a.subjects)
+		p.Examples = append([]string(nil), a.subjects[:min(groupExamples, len(a.subjects))]...)
+		ex := strings.Join(p.Examples, ", ")
+		if more := len(a.subjects) - len(p.Examples); more > 0 {
+			ex += fmt.Sprintf(" and %d more", more)
+		}
+		p.Sentence = strings.NewReplacer("{n}", fmt.Sprint(p.Count), "{examples}", ex).Replace(p.group.format)
+		if len(a.clusters) > 1 {
+			p.Cluster = ""
+		}
+		if len(a.services) > 1 {
+			p.Service = ""
+		}
+	}
+	return out
+}

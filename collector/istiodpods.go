@@ -1,0 +1,122 @@
+package collector
+
+import (
+	"slices"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+)
+
+// IstiodPod is an istiod running in a cluster (a Pod labelled app=istiod in
+// the system namespace, as istioctl finds it): the cluster is a primary,
+// its istiod reads this cluster's Istio config and remote secrets.
+type IstiodPod struct {
+	Name string `json:"name"`
+	// ClusterID is the pod's CLUSTER_ID environment variable: the ID istiod
+	// gives its own cluster ("" when not set in the pod spec; istiod's
+	// default is then "Kubernetes").
+	ClusterID string `json:"clusterID,omitempty"`
+	Revision  string `json:"revision,omitempty"`
+	Ready     bool   `json:"ready"`
+}
+
+// istiodPodLabel is the label selector of istiod pods (istioctl's too).
+const istiodPodLabel = "app=istiod"
+
+// resIstiodPods names the informer in sentences.
+const resIstiodPods = "istiod pods"
+
+// cachedIstiod is what the cache keeps of an istiod Pod.
+type cachedIstiod struct {
+	name, namespace, resourceVersion string
+	pod                              IstiodPod // zero for a pod that is no istiod
+}
+
+func (c *cachedIstiod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (c *cachedIstiod) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Name: c.name, Namespace: c.namespace, ResourceVersion: c.resourceVersion}
+}
+
+func (c *cachedIstiod) DeepCopyObject() runtime.Object {
+	out := *c
+	return &out
+}
+
+func transformIstiodPod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	c := &cachedIstiod{name: p.Name, namespace: p.Namespace, resourceVersion: p.ResourceVersion,
+		pod: IstiodPod{Name: p.Name, Revision: p.Labels["istio.io/rev"]}}
+	if p.Labels["app"] != "istiod" {
+		// Only a fake clientset, which ignores label selectors, gets here:
+		// keep the key, drop the pod.
+		c.pod = IstiodPod{}
+		return c, nil
+	}
+	// The discovery container's CLUSTER_ID (or --clusterID flag) wins
+	// over any other container's.
+	for _, ctr := range p.Spec.Containers {
+		env := map[string]string{}
+		for _, e := range ctr.Env {
+			if e.ValueFrom == nil {
+				env[e.Name] = e.Value
+			}
+		}
+		if v := istiodClusterID(env, ctr.Args); v != "" && (c.pod.ClusterID == "" || ctr.Name == "discovery") {
+			c.pod.ClusterID = v
+		}
+	}
+	if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodReady {
+				c.pod.Ready = cond.Status == corev1.ConditionTrue
+			}
+		}
+	}
+	return c, nil
+}
+
+// addControlPlaneInformers watches, in the system namespace, what tells
+// whether an istiod runs in this cluster and which root it publishes: the
+// istiod Pods and ConfigMap istio-ca-root-cert. Both are optional (a
+// missing permission is a warning).
+func (w *watcher) addControlPlaneInformers(client kubernetes.Interface, ns string) {
+	core := client.CoreV1()
+	w.istiods = w.add(resIstiodPods, false, &corev1.Pod{}, transformIstiodPod,
+		listWatch[*corev1.PodList](core.Pods(ns), "", istiodPodLabel))
+	w.rootCerts = w.add(resRootCert, false, &corev1.ConfigMap{}, transformRootCert,
+		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), fields.OneTermEqualSelector("metadata.name", RootCertConfigMap).String(), ""))
+}
+
+// controlPlaneFacts fills what the control-plane informers know into c.
+func (w *watcher) controlPlaneFacts(c *Cluster, ns string) {
+	c.RootCerts, c.RootCertError = w.rootCertsOf(ns)
+	w.mu.Lock()
+	if w.secrets != nil {
+		c.SecretsRead = w.secrets.inf.HasSynced() && w.secrets.lastErr.Kind == ""
+	}
+	for _, h := range w.infs {
+		if h.lastErr.Kind == ErrForbidden && !slices.Contains(c.Forbidden, h.name) {
+			c.Forbidden = append(c.Forbidden, h.name)
+		}
+	}
+	w.mu.Unlock()
+	if w.istiods == nil {
+		return
+	}
+	for _, o := range w.istiods.inf.GetStore().List() {
+		// Fakes ignore label selectors: keep only what the selector means.
+		if p, ok := o.(*cachedIstiod); ok && p.namespace == ns && p.pod.Name != "" {
+			c.Istiods = append(c.Istiods, p.pod)
+		}
+	}
+	sort.Slice(c.Istiods, func(i, j int) bool { return c.Istiods[i].Name < c.Istiods[j].Name })
+}
