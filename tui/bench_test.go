@@ -91,8 +91,8 @@ func BenchmarkFuzzyFirstKeystroke(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		m.services.setFilter(m, "")
-		m.services.setFilter(m, "e")
+		m.services.setFilter(m.vc(), "")
+		m.services.setFilter(m.vc(), "e")
 	}
 }
 

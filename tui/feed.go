@@ -22,7 +22,8 @@ import (
 type Feed interface {
 	// Snapshots delivers collector snapshots, latest wins.
 	Snapshots() <-chan *collector.Snapshot
-	// Events delivers xDS push and stream events, bounded.
+	// Events delivers xDS push and stream events, bounded. (The UI derives
+	// the kube changes between snapshots itself.)
 	Events() <-chan xdsclient.Event
 	// Actual returns the EDS istiod last sent to a viewpoint (named by
 	// xdsclient.Viewpoint.String()) for an EDS cluster name
@@ -40,8 +41,11 @@ type StreamStatus struct {
 	// Viewpoint is xdsclient.Viewpoint.String() of the stream.
 	Viewpoint    string
 	ControlPlane string
-	// State is a short word: connecting, connected, disconnected...
-	State string
+	// State is where the stream is (xdsclient.StateConnected...).
+	State xdsclient.State
+	// NoStream says why the viewpoint has no stream at all (starting one
+	// failed; it is tried again); State is then xdsclient.StateIdle.
+	NoStream string
 	// Stale means the resources held are from an earlier stream (or there
 	// are none yet).
 	Stale bool

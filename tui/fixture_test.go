@@ -188,7 +188,7 @@ func newTestModel(tb interface{ Fatal(...any) }, theme string, w, h int, snap *c
 	}
 	if snap != nil {
 		m.snap = snap
-		m.Update(indexMsg{buildIndex(snap, feed)})
+		m.Update(indexMsg{ix: buildIndex(snap, feed)})
 	}
 	return m
 }

@@ -8,25 +8,27 @@ import (
 	"github.com/sahilm/fuzzy"
 )
 
-// fuzzyFilter is a fuzzy search over the names of n rows (by row id). While
-// the query grows, it searches only the rows the previous query matched: a
-// row that does not match "hel" cannot match "hell".
+// fuzzyFilter is a fuzzy search over the names of n rows (by row id),
+// ranked the way sahilm/fuzzy ranks: best match first. While the query
+// grows, it searches only the rows the previous query matched: a row that
+// does not match "hel" cannot match "hell".
 type fuzzyFilter struct {
 	query string
 	n     int
-	// matched are the row ids that match query, in row order.
+	// matched are the row ids that match query, best match first (ties in
+	// the order the rows were given).
 	matched []int32
 	// slot[id] is 1 + the position of row id in matched, 0 when it does
 	// not match.
 	slot []int32
 }
 
-// findIDs returns the candidate rows (nil: all n rows), in row order,
+// findIDs returns the candidate rows (nil: all n rows), in their order,
 // whose name sahilm/fuzzy matches. sahilm/fuzzy matches a string exactly
 // when the pattern is a case-folded subsequence of it (it only chooses
 // *which* characters score best), so membership is decided by that cheap
-// test; the library runs only for the rows on screen, to get the matched
-// characters (matchedBytes).
+// test; the library then runs only on the members (to rank them) and on
+// the rows on screen (to get the matched characters, matchedBytes).
 func findIDs(query string, candidates []int32, n int, name func(i int) string) []int32 {
 	pattern := []rune(query)
 	var ids []int32
@@ -110,9 +112,11 @@ func equalFold(tr, sr rune) bool {
 // active reports whether a query filters the rows.
 func (f *fuzzyFilter) active() bool { return f.query != "" }
 
-// set runs query over the rows. reuse says whether the previous matches
-// still describe the same rows (false after the data changed).
-func (f *fuzzyFilter) set(query string, n int, name func(i int) string, reuse bool) {
+// set runs query over the rows: order lists every row id in the order to
+// keep among equal matches. reuse says whether the previous matches still
+// describe the same rows (false after the data changed).
+func (f *fuzzyFilter) set(query string, order []int32, name func(i int) string, reuse bool) {
+	n := len(order)
 	if query == "" {
 		*f = fuzzyFilter{n: n}
 		return
@@ -122,7 +126,7 @@ func (f *fuzzyFilter) set(query string, n int, name func(i int) string, reuse bo
 	if narrow {
 		candidates = f.matched
 	}
-	matched := findIDs(query, candidates, n, name)
+	members := findIDs(query, candidates, n, name)
 	if len(f.slot) != n || !narrow {
 		f.slot = make([]int32, n)
 	} else {
@@ -130,11 +134,40 @@ func (f *fuzzyFilter) set(query string, n int, name func(i int) string, reuse bo
 			f.slot[id] = 0
 		}
 	}
-	for i, id := range matched {
+	for _, id := range members {
+		f.slot[id] = 1
+	}
+	// The members in the given order, then ranked by sahilm/fuzzy (whose
+	// sort is stable: equal scores keep that order).
+	inOrder := make(idNames, 0, len(members))
+	for _, id := range order {
+		if f.slot[id] != 0 {
+			inOrder = append(inOrder, idName{id, name(int(id))})
+		}
+	}
+	ranked := fuzzy.FindFrom(query, inOrder)
+	matched := make([]int32, len(ranked))
+	for _, id := range members {
+		f.slot[id] = 0
+	}
+	for i, r := range ranked {
+		id := inOrder[r.Index].id
+		matched[i] = id
 		f.slot[id] = int32(i + 1)
 	}
 	f.query, f.n, f.matched = query, n, matched
 }
+
+// idNames adapts row ids and their names to fuzzy.Source.
+type idNames []idName
+
+type idName struct {
+	id   int32
+	name string
+}
+
+func (s idNames) String(i int) string { return s[i].name }
+func (s idNames) Len() int            { return len(s) }
 
 // match reports whether row id matches.
 func (f *fuzzyFilter) match(id int) bool {

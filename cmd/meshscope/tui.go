@@ -86,13 +86,6 @@ func startFeed(ctx context.Context, m *mesh, mode xdsclient.Mode) *liveFeed {
 				}
 			case s := <-updates:
 				f.ensureStreams(s)
-				// Kube changes go on the timeline beside the pushes they
-				// cause; the initial sync is not news.
-				if prev != nil && prev.Settled() {
-					for _, c := range collector.DiffSnapshots(prev, s) {
-						f.onEvent(tui.KubeEvent(c))
-					}
-				}
 				prev = s
 				// Latest wins: replace a snapshot the UI has not read yet.
 				select {
@@ -248,10 +241,10 @@ func (f *liveFeed) Status() []tui.StreamStatus {
 		k := vp.String()
 		if c := f.clients[k]; c != nil {
 			st := c.Status()
-			out = append(out, tui.StreamStatus{Viewpoint: k, ControlPlane: f.cps[k], State: string(st.State), Stale: st.Stale, LastPush: st.LastResponse})
+			out = append(out, tui.StreamStatus{Viewpoint: k, ControlPlane: f.cps[k], State: st.State, Stale: st.Stale, LastPush: st.LastResponse})
 			continue
 		}
-		out = append(out, tui.StreamStatus{Viewpoint: k, State: "no stream: " + f.failed[k].why, Stale: true})
+		out = append(out, tui.StreamStatus{Viewpoint: k, State: xdsclient.StateIdle, NoStream: f.failed[k].why, Stale: true})
 	}
 	return out
 }
