@@ -110,7 +110,7 @@ func BenchmarkBuildIndex(b *testing.B) {
 
 // BenchmarkStartupFirstFrame: from nothing to the first frame, before any
 // snapshot arrived (clusters still syncing) — what a user waits for after
-// typing meshscope. Target (issue #6): under 200 ms.
+// typing meshscope. Target: under 200 ms (docs/benchmarks.md).
 func BenchmarkStartupFirstFrame(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

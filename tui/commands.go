@@ -56,6 +56,54 @@ var commandTable = []command{
 		run: func(m *Model, _ []string) tea.Cmd { m.push(viewServices); return nil }},
 }
 
+// The commands that open a view on their arguments.
+
+// openCompare opens ":compare A B" for the service in view, or the one
+// selected in the services list.
+func (m *Model) openCompare(pair []string) tea.Cmd {
+	host := ""
+	switch {
+	case m.currentID() == viewService || m.currentID() == viewCompare:
+		host = m.current().(*serviceView).host
+	case m.services.selectedHost() != "":
+		host = m.services.selectedHost()
+	case m.ix.snap != nil && len(m.ix.snap.Services) > 0:
+		host = m.ix.snap.Services[0].Hostname
+	}
+	if host == "" {
+		m.setFlash("no service to compare yet", true)
+		return nil
+	}
+	m.compare.open(m.vc(), host, pair)
+	m.push(viewCompare)
+	return nil
+}
+
+// openDiff handles ":diff A B".
+func (m *Model) openDiff(pair []string) tea.Cmd {
+	m.diff.open(m.vc(), pair[0], pair[1])
+	m.push(viewDiff)
+	return nil
+}
+
+// openConfig handles ":pc A [B]".
+func (m *Model) openConfig(vps []string) tea.Cmd {
+	cf, ok := m.feed.(ConfigFeed)
+	if !ok {
+		m.setFlash("this feed serves no proxy config", true)
+		return nil
+	}
+	for _, vp := range vps {
+		cf.WatchListeners(vp)
+	}
+	*m.config = configView{a: vps[0], stale: true}
+	if len(vps) == 2 {
+		m.config.b = vps[1]
+	}
+	m.push(viewConfig)
+	return nil
+}
+
 // commandNames are the names of the commands, in completion order.
 func commandNames() []string {
 	out := make([]string, len(commandTable))

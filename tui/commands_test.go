@@ -58,3 +58,60 @@ func TestCommandCompletion(t *testing.T) {
 		t.Fatal(":q did not quit")
 	}
 }
+
+// TestCommandTable: completion, the "?" help, the hints and the errors are
+// all derived from commandTable, so they cannot disagree.
+func TestCommandTable(t *testing.T) {
+	m := goldenModel(t, "default", 160, 40)
+	press(m, "?")
+	help := plain(m)
+	press(m, "esc")
+	for i := range commandTable {
+		c := &commandTable[i]
+		if got, ok := lookupCommand(c.name); !ok || got != c {
+			t.Errorf("%s does not look itself up", c.name)
+		}
+		for _, a := range c.aliases {
+			if got, ok := lookupCommand(a); !ok || got != c {
+				t.Errorf("alias %s does not lead to %s", a, c.name)
+			}
+		}
+		if !strings.Contains(help, c.usage()) || !strings.Contains(help, c.help) {
+			t.Errorf("help does not list %s:\n%s", c.usage(), help)
+		}
+		if !contains(completions(""), c.name) {
+			t.Errorf("%s is not offered", c.name)
+		}
+	}
+	// An unknown command names every command there is.
+	m.runCommand("nope")
+	for _, name := range commandNames() {
+		if !strings.Contains(m.flash, name) {
+			t.Errorf("unknown-command error %q does not offer %s", m.flash, name)
+		}
+	}
+	// "p" is ambiguous (pc, problems): not a command.
+	if _, ok := lookupCommand("p"); ok {
+		t.Error(`"p" resolved to a command`)
+	}
+	// Arguments are checked against the table.
+	m.runCommand("svc extra")
+	if m.flash != ":svc takes no arguments" {
+		t.Errorf(":svc extra: flash %q", m.flash)
+	}
+	m.runCommand("pc")
+	if !strings.Contains(m.flash, "usage: :pc A [B]") {
+		t.Errorf(":pc: flash %q", m.flash)
+	}
+	// Tab after a command that takes viewpoints leaves room for them, and
+	// the hint then lists them.
+	press(m, ":")
+	typeText(m, "di")
+	press(m, "tab")
+	if string(m.input) != "diff " {
+		t.Fatalf("tab completed %q", string(m.input))
+	}
+	if out := plain(m); !strings.Contains(out, ":diff A B · viewpoints: cluster1/network1 cluster2/network2") {
+		t.Errorf("no viewpoint hint:\n%s", out)
+	}
+}

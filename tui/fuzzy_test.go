@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -143,16 +145,43 @@ func TestServicesFilterBestMatchFirst(t *testing.T) {
 	}
 }
 
-// Membership by the case-folded subsequence test is exactly sahilm/fuzzy's.
-func TestSubsequenceIsFuzzyMembership(t *testing.T) {
-	words := []string{"helloworld.sample", "HELLO", "straße.münchen", "ΣίσυφοςΣ", "a\x00b", "aba", "abxc", "the black knight", "", "ǅemal"}
-	pats := []string{"h", "hw", "HeL", "ßm", "σς", "ab", "b", "abc", "tk", "aa", "ǆ", "x", "dž"}
+// fuzzyScore gives exactly sahilm/fuzzy's score and membership, on chosen
+// edge cases (case folding, NUL, separators, camel case, repeated runes)
+// and on random strings over a small alphabet (where the library's
+// look-ahead for the best match is exercised most).
+func TestFuzzyScoreIsSahilm(t *testing.T) {
+	words := []string{"helloworld.sample", "HELLO", "straße.münchen", "ΣίσυφοςΣ", "a\x00b", "aba", "abxc", "the black knight", "", "ǅemal",
+		"axc", "abbc", "aXbC", "x-y_z/w.v\\u", "fooBarBaz", "a.a.a.a"}
+	pats := []string{"h", "hw", "HeL", "ßm", "σς", "ab", "b", "abc", "tk", "aa", "ǆ", "x", "dž", "abbc", "aaa", "fbb", "xyz", "ac"}
+	check := func(p, w string) {
+		t.Helper()
+		ms := fuzzy.Find(p, []string{w})
+		got, ok := newFuzzyPattern(p).score(w)
+		if g, k := fuzzyScore([]rune(p), w); g != got || k != ok {
+			t.Errorf("%q in %q: the ASCII path scores %d (%v), the general one %d (%v)", p, w, got, ok, g, k)
+		}
+		if ok != (len(ms) == 1) || (ok && got != ms[0].Score) {
+			lib := "no match"
+			if len(ms) == 1 {
+				lib = fmt.Sprint(ms[0].Score)
+			}
+			t.Errorf("%q in %q: score %d (match %v), sahilm/fuzzy %s", p, w, got, ok, lib)
+		}
+	}
 	for _, w := range words {
 		for _, p := range pats {
-			lib := len(fuzzy.Find(p, []string{w})) == 1
-			if got := subsequenceFold([]rune(p), w); got != lib {
-				t.Errorf("%q in %q: subsequence %v, sahilm/fuzzy %v", p, w, got, lib)
-			}
+			check(p, w)
 		}
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "abAB.-c"[rnd.IntN(7)]
+		}
+		return string(b)
+	}
+	for range 20000 {
+		check(word(1+rnd.IntN(3)), word(rnd.IntN(12)))
 	}
 }

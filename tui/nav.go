@@ -19,8 +19,6 @@ type (
 	selectClusterMsg struct{ id string }
 	// selectProblemMsg opens the problems view on a problem (by problemKey).
 	selectProblemMsg struct{ key string }
-	// backMsg returns to the previous view.
-	backMsg struct{}
 	// flashMsg shows a sentence in the header until the next key.
 	flashMsg struct {
 		text  string
@@ -49,8 +47,6 @@ func (m *Model) navigation(msg tea.Msg) (ok bool) {
 	case selectProblemMsg:
 		m.push(viewProblems)
 		m.problems.selectKey(m.vc(), msg.key)
-	case backMsg:
-		m.back()
 	case flashMsg:
 		m.setFlash(msg.text, msg.isErr)
 	default:

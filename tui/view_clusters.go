@@ -18,7 +18,8 @@ type clustersView struct {
 	cl    listState // rows: indexes into the snapshot's clusters
 	gw    listState // rows: indexes into gws
 	gws   []gwRow
-	snap  *collector.Snapshot // what cl's rows index
+	ix    *index              // what the rows were built from
+	snap  *collector.Snapshot // ix.snap: what cl's rows index
 }
 
 type gwRow struct {
@@ -54,16 +55,19 @@ func (v *clustersView) heights(vc viewContext, h int) (int, int) {
 }
 
 func (v *clustersView) refresh(vc viewContext, _ update) {
-	v.snap = vc.ix.snap
-	v.gws = gatewayRows(vc.ix)
-	n := 0
-	if v.snap != nil {
-		n = len(v.snap.Clusters)
+	if v.ix != vc.ix {
+		v.ix, v.snap = vc.ix, vc.ix.snap
+		v.gws = gatewayRows(vc.ix)
+		n := 0
+		if v.snap != nil {
+			n = len(v.snap.Clusters)
+		}
+		v.cl.rows = identity(v.cl.rows, n)
+		v.gw.rows = identity(v.gw.rows, len(v.gws))
 	}
-	v.cl.rows = identity(v.cl.rows, n)
 	top, bottom := v.heights(vc, vc.height)
 	v.cl.show(v.cl.rows, top-3)
-	v.gw.show(identity(v.gw.rows, len(v.gws)), bottom-2)
+	v.gw.show(v.gw.rows, bottom-2)
 }
 
 // selectCluster puts the cursor on a cluster (from the problems view).

@@ -44,24 +44,6 @@ func (v *configView) title(viewContext) string {
 	return "Proxy config " + v.a
 }
 
-// openConfig handles ":pc A [B]".
-func (m *Model) openConfig(vps []string) tea.Cmd {
-	cf, ok := m.feed.(ConfigFeed)
-	if !ok {
-		m.setFlash("this feed serves no proxy config", true)
-		return nil
-	}
-	for _, vp := range vps {
-		cf.WatchListeners(vp)
-	}
-	*m.config = configView{a: vps[0], stale: true}
-	if len(vps) == 2 {
-		m.config.b = vps[1]
-	}
-	m.push(viewConfig)
-	return nil
-}
-
 // refresh marks the lines stale on a CDS, LDS or RDS push (:pc subscribes
 // LDS and RDS when it opens, so they arrive after it), a new snapshot, a
 // new size or theme; EDS pushes do not change what it shows.

@@ -55,13 +55,6 @@ func (v *diffView) open(vc viewContext, a, b string) {
 	v.compute(vc)
 }
 
-// openDiff handles ":diff A B".
-func (m *Model) openDiff(pair []string) tea.Cmd {
-	m.diff.open(m.vc(), pair[0], pair[1])
-	m.push(viewDiff)
-	return nil
-}
-
 // refresh follows a new index: a new snapshot, or the actual EDS changed
 // (pushes are folded into the next index, at most once a second).
 func (v *diffView) refresh(vc viewContext, u update) {

@@ -39,8 +39,11 @@ func (v *problemsView) title(vc viewContext) string {
 func (v *problemsView) rows(vc viewContext) int { return max(vc.height-5, 1) }
 
 func (v *problemsView) refresh(vc viewContext, _ update) {
-	v.ix = vc.ix
-	v.list.show(identity(v.list.rows, len(v.ix.problems)), v.rows(vc))
+	if v.ix != vc.ix {
+		v.ix = vc.ix
+		v.list.rows = identity(v.list.rows, len(v.ix.problems))
+	}
+	v.list.show(v.list.rows, v.rows(vc))
 }
 
 // selectKey puts the cursor on a problem (by problemKey).

@@ -66,27 +66,6 @@ func findViewpoint(vps []xdsclient.Viewpoint, name string) (xdsclient.Viewpoint,
 	return xdsclient.Viewpoint{}, false
 }
 
-// openCompare opens ":compare A B" for the service in view, or the one
-// selected in the services list.
-func (m *Model) openCompare(pair []string) tea.Cmd {
-	host := ""
-	switch {
-	case m.currentID() == viewService || m.currentID() == viewCompare:
-		host = m.current().(*serviceView).host
-	case m.services.selectedHost() != "":
-		host = m.services.selectedHost()
-	case m.ix.snap != nil && len(m.ix.snap.Services) > 0:
-		host = m.ix.snap.Services[0].Hostname
-	}
-	if host == "" {
-		m.setFlash("no service to compare yet", true)
-		return nil
-	}
-	m.compare.open(m.vc(), host, pair)
-	m.push(viewCompare)
-	return nil
-}
-
 // refresh recomputes the views from the index and the feed's actual EDS
 // (not for new events other than EDS pushes: they change nothing here).
 func (v *serviceView) refresh(vc viewContext, u update) {
