@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -93,22 +94,21 @@ func (vc viewContext) clusterStateStyle(s collector.State) lipgloss.Style {
 	return vc.st.Muted
 }
 
+// severityStyle colours a problem's severity: errors and warnings (the
+// severities of rankSeverity), the rest muted.
 func (vc viewContext) severityStyle(s explain.Severity) lipgloss.Style {
-	switch s {
-	case explain.Error:
-		return vc.st.Error
-	case explain.Warning:
-		return vc.st.Warn
+	if i := slices.Index(rankSeverity[:], s); i >= 0 {
+		return [len(rankSeverity)]lipgloss.Style{vc.st.Error, vc.st.Warn}[i]
 	}
 	return vc.st.Muted
 }
 
+// verdictStyle colours a service row's badge: by its worst problem, else
+// by its verdict.
 func (vc viewContext) verdictStyle(r *svcRow) lipgloss.Style {
 	switch {
-	case r.rank == 0:
-		return vc.st.Error
-	case r.rank == 1:
-		return vc.st.Warn
+	case r.rank < len(rankSeverity):
+		return vc.severityStyle(rankSeverity[r.rank])
 	case r.verdict == explain.Match:
 		return vc.st.OK
 	}

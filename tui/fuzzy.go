@@ -151,62 +151,31 @@ func lowerASCII(c byte) byte {
 // an ASCII s, byte by byte; ascii is false (and the rest meaningless) when
 // s is not ASCII.
 func fuzzyScoreASCII(pattern []byte, s string) (score int, ok, ascii bool) {
-	total, matched, lastMatch := 0, 0, 0
-	pi, bestScore, matchedIndex, adjacent := 0, -1, -1, 0
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i] // the library stops at the first NUL
+	}
+	st := fuzzyState{best: -1, at: -1}
 	var last byte
 	for j := 0; j < len(s); j++ {
 		c := s[j]
 		if c >= utf8.RuneSelf {
 			return 0, false, false
 		}
-		if c == 0 {
-			s = s[:j] // the library stops at the first NUL
-			break
-		}
-		if lowerASCII(c) == pattern[pi] {
-			score := 0
-			if j == 0 {
-				score += firstCharMatchBonus
-			}
-			if 'a' <= last && last <= 'z' && 'A' <= c && c <= 'Z' {
-				score += camelCaseMatchBonus
-			}
-			if j != 0 && isSeparator(rune(last)) {
-				score += matchFollowingSeparatorBonus
-			}
-			if matched > 0 && j-1 == lastMatch {
-				bonus := adjacent*2 + adjacentMatchBonus
-				score += bonus
-				adjacent += bonus
-			}
-			if score > bestScore {
-				bestScore, matchedIndex = score, j
-			}
+		if lowerASCII(c) == pattern[st.pi] {
+			st.candidate(j, j-1, rune(last), rune(c))
 		}
 		var nextp, nextc byte
-		if pi < len(pattern)-1 {
-			nextp = pattern[pi+1]
+		if st.pi < len(pattern)-1 {
+			nextp = pattern[st.pi+1]
 		}
 		if j+1 < len(s) {
 			nextc = lowerASCII(s[j+1])
-			if nextc >= utf8.RuneSelf {
-				return 0, false, false
-			}
 		}
-		if (nextp == nextc || nextc == 0) && matchedIndex > -1 {
-			if matched == 0 {
-				bestScore += max(matchedIndex*unmatchedLeadingCharPenalty, maxUnmatchedLeadingCharPenalty)
-			}
-			total += bestScore
-			matched++
-			lastMatch = matchedIndex
-			bestScore = -1
-			pi++
-		}
+		st.take(nextp == nextc || nextc == 0)
 		last = c
 	}
-	total += matched - len(s)
-	return total, matched == len(pattern), true
+	score, ok = st.result(len(s), len(pattern))
+	return score, ok, true
 }
 
 // fuzzyScore is the score sahilm/fuzzy gives s for pattern, and whether it
@@ -222,38 +191,19 @@ func fuzzyScore(pattern []rune, s string) (int, bool) {
 	if i := strings.IndexByte(s, 0); i >= 0 {
 		s = s[:i] // the library stops at the first NUL
 	}
-	total, matched, lastMatch := 0, 0, 0
-	pi, bestScore, matchedIndex, adjacent := 0, -1, -1, 0
+	st := fuzzyState{best: -1, at: -1}
 	var last rune
 	lastIndex := 0
 	nextc, nextSize := utf8.DecodeRuneInString(s)
 	for j, size := 0, 0; j < len(s); j += size {
 		var c rune
 		c, size = nextc, nextSize
-		if equalFold(c, pattern[pi]) {
-			score := 0
-			if j == 0 {
-				score += firstCharMatchBonus
-			}
-			if unicode.IsLower(last) && unicode.IsUpper(c) {
-				score += camelCaseMatchBonus
-			}
-			if j != 0 && isSeparator(last) {
-				score += matchFollowingSeparatorBonus
-			}
-			if matched > 0 && lastIndex == lastMatch {
-				// Adjacent matches grow: each doubles the bonus so far.
-				bonus := adjacent*2 + adjacentMatchBonus
-				score += bonus
-				adjacent += bonus
-			}
-			if score > bestScore {
-				bestScore, matchedIndex = score, j
-			}
+		if equalFold(c, pattern[st.pi]) {
+			st.candidate(j, lastIndex, last, c)
 		}
 		var nextp rune
-		if pi < len(pattern)-1 {
-			nextp = pattern[pi+1]
+		if st.pi < len(pattern)-1 {
+			nextp = pattern[st.pi+1]
 		}
 		switch {
 		case j+size >= len(s):
@@ -263,24 +213,70 @@ func fuzzyScore(pattern []rune, s string) (int, bool) {
 		default:
 			nextc, nextSize = utf8.DecodeRuneInString(s[j+size:])
 		}
-		// The best candidate for this pattern rune is taken when the next
-		// pattern rune comes up (or the string ends): the library looks
-		// for the best match, not the first.
-		if (equalFold(nextp, nextc) || nextc == 0) && matchedIndex > -1 {
-			if matched == 0 {
-				bestScore += max(matchedIndex*unmatchedLeadingCharPenalty, maxUnmatchedLeadingCharPenalty)
-			}
-			total += bestScore
-			matched++
-			lastMatch = matchedIndex
-			bestScore = -1
-			pi++
-		}
+		st.take(equalFold(nextp, nextc) || nextc == 0)
 		lastIndex = j
 		last = c
 	}
-	total += matched - len(s) // a point off per unmatched byte
-	return total, matched == len(pattern)
+	return st.result(len(s), len(pattern))
+}
+
+// fuzzyState is sahilm/fuzzy's scoring of one string, between two runes.
+type fuzzyState struct {
+	total    int
+	matched  int // pattern runes taken
+	last     int // byte offset of the last one taken
+	pi       int // the pattern rune looked for
+	best, at int // the best candidate for it so far (score, offset), -1: none
+	adjacent int // the adjacency bonus so far
+}
+
+// candidate scores the rune c at byte offset j, equal to the pattern rune
+// looked for; the rune before it is prev (at byte offset prevAt).
+func (st *fuzzyState) candidate(j, prevAt int, prev, c rune) {
+	score := 0
+	if j == 0 {
+		score += firstCharMatchBonus
+	}
+	if unicode.IsLower(prev) && unicode.IsUpper(c) {
+		score += camelCaseMatchBonus
+	}
+	if j != 0 && isSeparator(prev) {
+		score += matchFollowingSeparatorBonus
+	}
+	if st.matched > 0 && prevAt == st.last {
+		// Adjacent matches grow: each doubles the bonus so far.
+		bonus := st.adjacent*2 + adjacentMatchBonus
+		score += bonus
+		st.adjacent += bonus
+	}
+	if score > st.best {
+		st.best, st.at = score, j
+	}
+}
+
+// take takes the best candidate for the pattern rune when due: when the
+// next rune of s is the next pattern rune, or s ends (the library looks for
+// the best match, not the first). As in the library, the offset of the
+// candidate taken before stays a candidate.
+func (st *fuzzyState) take(due bool) {
+	if !due || st.at < 0 {
+		return
+	}
+	if st.matched == 0 {
+		st.best += max(st.at*unmatchedLeadingCharPenalty, maxUnmatchedLeadingCharPenalty)
+	}
+	st.total += st.best
+	st.matched++
+	st.last = st.at
+	st.best = -1
+	st.pi++
+}
+
+// result is the score of a string of n bytes (a point off per byte not
+// matched), and whether every rune of the pattern (runes of them) was
+// taken.
+func (st *fuzzyState) result(n, runes int) (int, bool) {
+	return st.total + st.matched - n, st.matched == runes
 }
 
 func isSeparator(r rune) bool {

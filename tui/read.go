@@ -27,26 +27,38 @@ type (
 // maxEventBatch bounds how many queued events one message carries.
 const maxEventBatch = 512
 
+// receive waits for a value on ch, then takes the values already queued
+// for as long as more says; closed reports that ch was closed before any
+// value (a close after some is seen by the next receive).
+func receive[T any](ch <-chan T, more func(T) bool) (closed bool) {
+	v, ok := <-ch
+	if !ok {
+		return true
+	}
+	for more(v) {
+		select {
+		case v, ok = <-ch:
+			if !ok {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 func waitSnapshot(ch <-chan *collector.Snapshot) tea.Cmd {
 	if ch == nil {
 		return nil
 	}
 	return func() tea.Msg {
-		s, ok := <-ch
-		if !ok {
+		var s *collector.Snapshot
+		// Latest wins: skip snapshots already superseded.
+		if receive(ch, func(x *collector.Snapshot) bool { s = x; return true }) {
 			return snapshotsClosedMsg{}
 		}
-		for { // latest wins: skip snapshots already superseded
-			select {
-			case s2, ok := <-ch:
-				if !ok {
-					return snapshotMsg{s}
-				}
-				s = s2
-			default:
-				return snapshotMsg{s}
-			}
-		}
+		return snapshotMsg{s}
 	}
 }
 
@@ -55,21 +67,9 @@ func waitEvents(ch <-chan xdsclient.Event) tea.Cmd {
 		return nil
 	}
 	return func() tea.Msg {
-		e, ok := <-ch
-		if !ok {
+		var evs []xdsclient.Event
+		if receive(ch, func(e xdsclient.Event) bool { evs = append(evs, e); return len(evs) < maxEventBatch }) {
 			return eventsClosedMsg{}
-		}
-		evs := []xdsclient.Event{e}
-		for len(evs) < maxEventBatch {
-			select {
-			case e, ok := <-ch:
-				if !ok {
-					return eventsMsg{evs}
-				}
-				evs = append(evs, e)
-			default:
-				return eventsMsg{evs}
-			}
 		}
 		return eventsMsg{evs}
 	}
