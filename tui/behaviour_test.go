@@ -204,6 +204,24 @@ func TestProblemsJump(t *testing.T) {
 	if !strings.Contains(plain(m), "no-mtls") {
 		t.Error("the dropped endpoint's reason is not shown")
 	}
+	// And back: enter on a cluster opens the problems on it.
+	for _, k := range []string{"g", "G"} {
+		m.push(viewClusters)
+		press(m, k)
+		want := m.ix.snap.Clusters[m.clusters.cl.cur].ID
+		press(m, "enter")
+		id, _ := m.problems.list.selected()
+		if m.currentID() != viewProblems || m.ix.problems[id].Cluster != want {
+			t.Fatalf("enter on %s: view %d, problem %+v", want, m.currentID(), m.ix.problems[id])
+		}
+	}
+	// A cluster without problems says so (the view asks the root, by a
+	// message, to show it).
+	m = newTestModel(t, "default", 120, 40, &collector.Snapshot{Time: testNow, Clusters: []collector.Cluster{{ID: "quiet", State: collector.StateSynced}}}, nil)
+	press(m, "enter")
+	if m.currentID() != viewClusters || m.flash != "no problems for cluster quiet" {
+		t.Fatalf("enter on a quiet cluster: view %d, flash %q", m.currentID(), m.flash)
+	}
 }
 
 func TestThemeCycleAndBackground(t *testing.T) {
