@@ -155,13 +155,16 @@ func fuzzyScoreASCII(pattern []byte, s string) (score int, ok, ascii bool) {
 		s = s[:i] // the library stops at the first NUL
 	}
 	st := fuzzyState{best: -1, at: -1}
-	var last byte
+	var last, lc byte // the byte before, and this one in lower case
+	if len(s) > 0 {
+		lc = lowerASCII(s[0])
+	}
 	for j := 0; j < len(s); j++ {
 		c := s[j]
 		if c >= utf8.RuneSelf {
 			return 0, false, false
 		}
-		if lowerASCII(c) == pattern[st.pi] {
+		if lc == pattern[st.pi] {
 			st.candidate(j, j-1, rune(last), rune(c))
 		}
 		var nextp, nextc byte
@@ -172,7 +175,7 @@ func fuzzyScoreASCII(pattern []byte, s string) (score int, ok, ascii bool) {
 			nextc = lowerASCII(s[j+1])
 		}
 		st.take(nextp == nextc || nextc == 0)
-		last = c
+		last, lc = c, nextc
 	}
 	score, ok = st.result(len(s), len(pattern))
 	return score, ok, true
