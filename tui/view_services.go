@@ -115,7 +115,8 @@ func (v *servicesView) setFilter(vc viewContext, q string) {
 	v.list.show(rows, v.rows(vc))
 }
 
-// selectedHost is the hostname under the cursor ("" for none).
+// selectedHost is the hostname under the cursor (with no rows, the one it
+// was on; "" for none).
 func (v *servicesView) selectedHost() string {
 	if id, ok := v.list.selected(); ok {
 		return v.ix.services[id].hostname
