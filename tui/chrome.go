@@ -62,12 +62,12 @@ func (m *Model) helpBody(w, h int) string {
 }
 
 // streamStateText is a stream's state in a few words: "connected",
-// "disconnected,stale", "no stream: why".
+// "disconnected,stale", "no stream: why,stale".
 func streamStateText(s StreamStatus) string {
-	if s.NoStream != "" {
-		return "no stream: " + s.NoStream
-	}
 	t := string(s.State)
+	if s.Reason != "" {
+		t = "no stream: " + s.Reason
+	}
 	if s.Stale {
 		t += ",stale"
 	}
@@ -88,7 +88,7 @@ func (m *Model) statusBar(w int) string {
 		ok := 0
 		var bad []string
 		for _, s := range m.status {
-			if s.State == xdsclient.StateConnected && !s.Stale && s.NoStream == "" {
+			if s.State == xdsclient.StateConnected && !s.Stale {
 				ok++
 				continue
 			}

@@ -43,9 +43,9 @@ type StreamStatus struct {
 	ControlPlane string
 	// State is where the stream is (xdsclient.StateConnected...).
 	State xdsclient.State
-	// NoStream says why the viewpoint has no stream at all (starting one
+	// Reason says why the viewpoint has no stream at all (starting one
 	// failed; it is tried again); State is then xdsclient.StateIdle.
-	NoStream string
+	Reason string
 	// Stale means the resources held are from an earlier stream (or there
 	// are none yet).
 	Stale bool

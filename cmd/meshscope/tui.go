@@ -244,7 +244,7 @@ func (f *liveFeed) Status() []tui.StreamStatus {
 			out = append(out, tui.StreamStatus{Viewpoint: k, ControlPlane: f.cps[k], State: st.State, Stale: st.Stale, LastPush: st.LastResponse})
 			continue
 		}
-		out = append(out, tui.StreamStatus{Viewpoint: k, State: xdsclient.StateIdle, NoStream: f.failed[k].why, Stale: true})
+		out = append(out, tui.StreamStatus{Viewpoint: k, State: xdsclient.StateIdle, Reason: f.failed[k].why, Stale: true})
 	}
 	return out
 }
