@@ -8,19 +8,17 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
-	"github.com/sahilm/fuzzy"
 
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/xdsclient"
 )
 
 func selectedHost(m *Model) string {
 	v := m.services
-	if len(v.order) == 0 {
+	id, ok := v.list.selected()
+	if !ok {
 		return ""
 	}
-	return v.ix.services[v.order[v.c.cur]].hostname
+	return v.ix.services[id].hostname
 }
 
 func TestCursorStaysOnHostnameWhenServicesAreInserted(t *testing.T) {
@@ -31,7 +29,7 @@ func TestCursorStaysOnHostnameWhenServicesAreInserted(t *testing.T) {
 	if got := selectedHost(m); got != "sleep.sample.svc.cluster.local" {
 		t.Fatalf("cursor on %q", got)
 	}
-	row := m.services.c.cur - m.services.c.top
+	row := m.services.list.cur - m.services.list.top
 	// A new snapshot inserts services before the selected one.
 	next := testSnapshot()
 	next.Version++
@@ -40,18 +38,18 @@ func TestCursorStaysOnHostnameWhenServicesAreInserted(t *testing.T) {
 	}
 	sortServices(next.Services)
 	m.snap = next
-	m.Update(indexMsg{buildIndex(next, nil)})
+	m.Update(indexMsg{ix: buildIndex(next, nil)})
 	if got := selectedHost(m); got != "sleep.sample.svc.cluster.local" {
 		t.Fatalf("after the update the cursor is on %q", got)
 	}
-	if m.services.c.cur != 6 {
-		t.Fatalf("cursor index %d, want 6", m.services.c.cur)
+	if m.services.list.cur != 6 {
+		t.Fatalf("cursor index %d, want 6", m.services.list.cur)
 	}
 	_ = row
 	// And when the selected service disappears, the cursor stays put.
 	gone := testSnapshot()
 	gone.Services = append(gone.Services[:2:2], gone.Services[3:]...)
-	m.Update(indexMsg{buildIndex(gone, nil)})
+	m.Update(indexMsg{ix: buildIndex(gone, nil)})
 	if got := selectedHost(m); got == "" {
 		t.Fatal("no selection after the selected service vanished")
 	}
@@ -66,17 +64,17 @@ func TestCursorKeepsScreenLine(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		press(m, "j")
 	}
-	host, line := selectedHost(m), m.services.c.cur-m.services.c.top
+	host, line := selectedHost(m), m.services.list.cur-m.services.list.top
 	next := bigSnapshot(100, 1)
 	for i := 0; i < 5; i++ {
 		next.Services = append(next.Services, svc("aaa", fmt.Sprintf("first-%d", i), httpPort, nil))
 	}
 	sortServices(next.Services)
-	m.Update(indexMsg{buildIndex(next, nil)})
+	m.Update(indexMsg{ix: buildIndex(next, nil)})
 	if got := selectedHost(m); got != host {
 		t.Fatalf("cursor moved from %q to %q", host, got)
 	}
-	if got := m.services.c.cur - m.services.c.top; got != line {
+	if got := m.services.list.cur - m.services.list.top; got != line {
 		t.Fatalf("selected row moved on screen from line %d to %d", line, got)
 	}
 }
@@ -95,101 +93,15 @@ func TestCursorStaysWhileFilteredAndSorted(t *testing.T) {
 	press(m, "/")
 	typeText(m, "leg")
 	press(m, "enter")
-	if got := selectedHost(m); got != "legacy.legacy.svc.cluster.local" || len(m.services.order) != 1 {
-		t.Fatalf("filter: %d rows, cursor on %q", len(m.services.order), got)
+	if got := selectedHost(m); got != "legacy.legacy.svc.cluster.local" || len(m.services.list.rows) != 1 {
+		t.Fatalf("filter: %d rows, cursor on %q", len(m.services.list.rows), got)
 	}
 	press(m, "esc") // clears the filter, stays in the view
-	if m.currentID() != viewServices || m.services.filter.active() || len(m.services.order) != 4 {
-		t.Fatalf("esc: view %d, filter %q, %d rows", m.currentID(), m.services.filter.query, len(m.services.order))
+	if m.currentID() != viewServices || m.services.filter.active() || len(m.services.list.rows) != 4 {
+		t.Fatalf("esc: view %d, filter %q, %d rows", m.currentID(), m.services.filter.query, len(m.services.list.rows))
 	}
 	if got := selectedHost(m); got != "legacy.legacy.svc.cluster.local" {
 		t.Fatalf("clearing the filter moved the cursor to %q", got)
-	}
-}
-
-func TestRunePositions(t *testing.T) {
-	s := "straße.münchen.svc"
-	ms := fuzzy.Find("ßmh", []string{s})
-	if len(ms) != 1 {
-		t.Fatalf("no match")
-	}
-	got := runePositions(s, ms[0].MatchedIndexes)
-	r := []rune(s)
-	var picked string
-	for _, p := range got {
-		picked += string(r[p])
-	}
-	if picked != "ßmh" {
-		t.Fatalf("rune positions %v pick %q from byte offsets %v", got, picked, ms[0].MatchedIndexes)
-	}
-}
-
-// The fuzzy highlight marks exactly the matched characters of a
-// non-ASCII hostname, after converting byte offsets to runes.
-func TestFuzzyHighlightNonASCII(t *testing.T) {
-	m := goldenModel(t, "mono", 120, 40)
-	m.push(viewServices)
-	press(m, "/")
-	typeText(m, "ßmü")
-	if n := len(m.services.order); n != 1 {
-		t.Fatalf("%d rows match ßmü", n)
-	}
-	out := m.View().Content
-	hl := m.st.Match.Inherit(m.st.Selection)
-	for _, want := range []string{hl.Render("ß"), hl.Render("m"), hl.Render("ü")} {
-		if !strings.Contains(out, want) {
-			t.Errorf("highlighted %q not in the frame", ansi.Strip(want))
-		}
-	}
-	// Unit check of highlight(): rune 1 (ü) highlighted, width exact.
-	base, mark := lipgloss.NewStyle(), lipgloss.NewStyle().Bold(true)
-	got := highlight("müller", 10, []int{1}, base, mark)
-	if ansi.Strip(got) != "müller    " || !strings.Contains(got, mark.Render("ü")) {
-		t.Errorf("highlight = %q", got)
-	}
-	// Truncated with an ellipsis, still exact width.
-	got = highlight("straße.münchen.svc.cluster.local", 12, []int{4, 8}, base, mark)
-	if w := ansi.StringWidth(got); w != 12 || !strings.HasSuffix(ansi.Strip(got), "…") {
-		t.Errorf("truncated highlight %q (width %d)", ansi.Strip(got), w)
-	}
-}
-
-func TestFuzzyNarrowsFromPreviousMatches(t *testing.T) {
-	names := []string{"alpha", "beta", "gamma", "helloworld", "hello-v2", "shell"}
-	var f fuzzyFilter
-	name := func(i int) string { return names[i] }
-	f.set("he", len(names), name, true)
-	if len(f.matched) != 3 {
-		t.Fatalf("he matched %v", f.matched)
-	}
-	f.set("hell", len(names), name, true)
-	if len(f.matched) != 3 {
-		t.Fatalf("hell matched %v", f.matched)
-	}
-	f.set("hellow", len(names), name, true)
-	if len(f.matched) != 1 || names[f.matched[0]] != "helloworld" {
-		t.Fatalf("hellow matched %v", f.matched)
-	}
-	if f.match(4) {
-		t.Fatal("hello-v2 still matches hellow")
-	}
-	f.set("h", len(names), name, true) // shorter: searched afresh
-	if len(f.matched) != 4 {
-		t.Fatalf("h matched %v", f.matched)
-	}
-}
-
-// Membership by the case-folded subsequence test is exactly sahilm/fuzzy's.
-func TestSubsequenceIsFuzzyMembership(t *testing.T) {
-	words := []string{"helloworld.sample", "HELLO", "straße.münchen", "ΣίσυφοςΣ", "a\x00b", "aba", "abxc", "the black knight", "", "ǅemal"}
-	pats := []string{"h", "hw", "HeL", "ßm", "σς", "ab", "b", "abc", "tk", "aa", "ǆ", "x", "dž"}
-	for _, w := range words {
-		for _, p := range pats {
-			lib := len(fuzzy.Find(p, []string{w})) == 1
-			if got := subsequenceFold([]rune(p), w); got != lib {
-				t.Errorf("%q in %q: subsequence %v, sahilm/fuzzy %v", p, w, got, lib)
-			}
-		}
 	}
 }
 
@@ -207,58 +119,6 @@ func TestTooSmall(t *testing.T) {
 	m.Update(windowSize(80, 24))
 	if out := plain(m); strings.Contains(out, "too small") {
 		t.Fatal("80×24 is big enough")
-	}
-}
-
-func TestCommandCompletion(t *testing.T) {
-	for in, want := range map[string]string{"pro": "problems", "e": "events", "s": "svc", "cl": "clusters", "": "", "x": "x", "q": "quit"} {
-		if got := complete(in); got != want {
-			t.Errorf("complete(%q) = %q, want %q", in, got, want)
-		}
-	}
-	m := goldenModel(t, "default", 120, 40)
-	press(m, ":")
-	typeText(m, "ev")
-	if out := plain(m); !strings.Contains(out, ":ev█") || !strings.Contains(out, "events") {
-		t.Fatalf("command line not shown:\n%s", out)
-	}
-	press(m, "tab")
-	if string(m.input) != "events" {
-		t.Fatalf("tab completed to %q", string(m.input))
-	}
-	press(m, "enter")
-	if m.currentID() != viewEvents || m.mode != inputNone {
-		t.Fatalf("view %d, mode %d", m.currentID(), m.mode)
-	}
-	press(m, ":")
-	typeText(m, "nope")
-	press(m, "enter")
-	if !strings.Contains(plain(m), "unknown command") {
-		t.Fatal("unknown command not reported")
-	}
-	// k9s aliases.
-	press(m, ":")
-	typeText(m, "pb")
-	press(m, "enter")
-	if m.currentID() != viewProblems {
-		t.Fatalf(":pb opened view %d", m.currentID())
-	}
-	// esc leaves command mode without running anything.
-	press(m, ":")
-	typeText(m, "svc")
-	press(m, "esc")
-	if m.currentID() != viewProblems || m.mode != inputNone {
-		t.Fatal("esc ran the command")
-	}
-	// :q quits.
-	press(m, ":")
-	typeText(m, "q")
-	_, cmd := m.Update(keyMsg("enter"))
-	if cmd == nil {
-		t.Fatal(":q did nothing")
-	}
-	if _, ok := cmd().(tea.QuitMsg); !ok {
-		t.Fatal(":q did not quit")
 	}
 }
 
@@ -344,41 +204,23 @@ func TestProblemsJump(t *testing.T) {
 	if !strings.Contains(plain(m), "no-mtls") {
 		t.Error("the dropped endpoint's reason is not shown")
 	}
-}
-
-func TestEventsPauseAndFilter(t *testing.T) {
-	m := goldenModel(t, "default", 120, 40)
-	m.push(viewEvents)
-	evs := testEvents()
-	m.Update(eventsMsg{evs[:3]})
-	press(m, "p")
-	m.Update(eventsMsg{evs[3:]})
-	if len(m.events.order) != 3 || !strings.Contains(plain(m), "PAUSED, 2 new") {
-		t.Fatalf("paused timeline has %d rows", len(m.events.order))
+	// And back: enter on a cluster opens the problems on it.
+	for _, k := range []string{"g", "G"} {
+		m.push(viewClusters)
+		press(m, k)
+		want := m.ix.snap.Clusters[m.clusters.cl.cur].ID
+		press(m, "enter")
+		id, _ := m.problems.list.selected()
+		if m.currentID() != viewProblems || m.ix.problems[id].Cluster != want {
+			t.Fatalf("enter on %s: view %d, problem %+v", want, m.currentID(), m.ix.problems[id])
+		}
 	}
-	press(m, "p")
-	if len(m.events.order) != 5 {
-		t.Fatalf("resumed timeline has %d rows", len(m.events.order))
-	}
-	press(m, "/")
-	typeText(m, "eds")
+	// A cluster without problems says so (the view asks the root, by a
+	// message, to show it).
+	m = newTestModel(t, "default", 120, 40, &collector.Snapshot{Time: testNow, Clusters: []collector.Cluster{{ID: "quiet", State: collector.StateSynced}}}, nil)
 	press(m, "enter")
-	if len(m.events.order) != 1 || m.events.all[m.events.order[0]].Type != "eds" {
-		t.Fatalf("filter eds: %d rows", len(m.events.order))
-	}
-	if !strings.Contains(plain(m), "endpoints +1 -0") {
-		t.Error("endpoint change summary missing")
-	}
-	press(m, "esc")
-	if len(m.events.order) != 5 {
-		t.Fatal("esc did not clear the filter")
-	}
-	// The cursor stays on its event while new ones arrive above it.
-	press(m, "j")
-	key := m.events.c.key
-	m.Update(eventsMsg{[]xdsclient.Event{{Seq: 9, Time: testNow, ControlPlane: "istiod-cluster1", Viewpoint: vp1.String(), Type: "eds"}}})
-	if m.events.c.key != key || m.events.c.cur != 4 {
-		t.Fatalf("cursor moved to %q (%d)", m.events.c.key, m.events.c.cur)
+	if m.currentID() != viewClusters || m.flash != "no problems for cluster quiet" {
+		t.Fatalf("enter on a quiet cluster: view %d, flash %q", m.currentID(), m.flash)
 	}
 }
 
@@ -467,11 +309,11 @@ func TestMouseWheel(t *testing.T) {
 	m.push(viewServices)
 	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
 	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
-	if m.services.c.cur != 6 {
-		t.Fatalf("wheel down twice: cursor %d", m.services.c.cur)
+	if m.services.list.cur != 6 {
+		t.Fatalf("wheel down twice: cursor %d", m.services.list.cur)
 	}
 	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
-	if m.services.c.cur != 3 {
-		t.Fatalf("wheel up: cursor %d", m.services.c.cur)
+	if m.services.list.cur != 3 {
+		t.Fatalf("wheel up: cursor %d", m.services.list.cur)
 	}
 }

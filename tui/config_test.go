@@ -31,7 +31,7 @@ func TestConfigView(t *testing.T) {
 	if m.currentID() != viewConfig || len(feed.watched) != 1 {
 		t.Fatalf("view %v, watched %v, flash %q", m.currentID(), feed.watched, m.flash)
 	}
-	out := ansi.Strip(m.config.render(m, 120, 30))
+	out := ansi.Strip(m.config.render(m.vc(), 120, 30))
 	for _, want := range []string{"CLUSTERS (2)", hw, "LISTENERS (1)", "0.0.0.0_5000"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("pc view lacks %q:\n%s", want, out)
@@ -39,18 +39,18 @@ func TestConfigView(t *testing.T) {
 	}
 	// Listeners subscribed when :pc opened arrive later: the view follows.
 	m.runCommand("pc network2")
-	if out := ansi.Strip(m.config.render(m, 120, 30)); !strings.Contains(out, "LISTENERS (0)") {
+	if out := ansi.Strip(m.config.render(m.vc(), 120, 30)); !strings.Contains(out, "LISTENERS (0)") {
 		t.Fatalf("before LDS:\n%s", out)
 	}
 	c := feed.cfg[vp2.String()]
 	c.Listeners = []xdsclient.Listener{{Name: "virtualOutbound", Address: "0.0.0.0", Port: 15001, Direction: "outbound"}}
 	feed.cfg[vp2.String()] = c
 	m.Update(eventsMsg{[]xdsclient.Event{{Seq: 1, Time: testNow, Viewpoint: vp2.String(), Type: "lds"}}})
-	if out := ansi.Strip(m.config.render(m, 120, 30)); !strings.Contains(out, "LISTENERS (1)") || !strings.Contains(out, "virtualOutbound") {
+	if out := ansi.Strip(m.config.render(m.vc(), 120, 30)); !strings.Contains(out, "LISTENERS (1)") || !strings.Contains(out, "virtualOutbound") {
 		t.Errorf("after an LDS push the view still shows:\n%s", out)
 	}
 	m.runCommand("pc network1 network2")
-	out = ansi.Strip(m.config.render(m, 120, 30))
+	out = ansi.Strip(m.config.render(m.vc(), 120, 30))
 	for _, want := range []string{"< BlackHoleCluster", "≠ " + hw + ": EDS tls auto ↔ EDS tls istio-mutual", "< 0.0.0.0_5000"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("pc diff lacks %q:\n%s", want, out)

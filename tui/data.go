@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -44,8 +45,12 @@ type svcRow struct {
 	// stale: the verdict rests on EDS from a stream that is down (the
 	// proxy's view may have changed since).
 	stale bool
-	rank  int // 0: errors, 1: warnings, 2: fine (for sorting)
+	rank  int // 0: errors, 1: warnings, 2: fine (for sorting; see rankSeverity)
 }
+
+// rankSeverity is the severity of the problems behind ranks 0 and 1 of a
+// service row.
+var rankSeverity = [2]explain.Severity{explain.Error, explain.Warning}
 
 func (r *svcRow) badge() string {
 	parts := append([]string(nil), r.badges...)
@@ -90,11 +95,8 @@ func buildIndex(snap *collector.Snapshot, feed Feed) *index {
 			badges[p.Service] = append(badges[p.Service], p.Kind)
 		}
 		r := 2
-		switch p.Severity {
-		case explain.Error:
-			r = 0
-		case explain.Warning:
-			r = 1
+		if i := slices.Index(rankSeverity[:], p.Severity); i >= 0 {
+			r = i
 		}
 		if old, ok := rank[p.Service]; !ok || r < old {
 			rank[p.Service] = r

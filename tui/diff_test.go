@@ -16,14 +16,14 @@ func TestDiffView(t *testing.T) {
 		t.Fatalf("view %v after :diff, flash %q", m.currentID(), m.flash)
 	}
 	var hosts []string
-	for _, r := range m.diff.list {
+	for _, r := range m.diff.diffs {
 		hosts = append(hosts, r.host)
 	}
 	got := strings.Join(hosts, ",")
 	if !strings.Contains(got, "legacy.legacy") || strings.Contains(got, "helloworld") {
 		t.Errorf("diff rows %q: want legacy (dropped for network1), not helloworld", got)
 	}
-	out := m.diff.render(m, 120, 30)
+	out := m.diff.render(m.vc(), 120, 30)
 	if !strings.Contains(out, "legacy-1@cluster2") {
 		t.Errorf("the row should name the pod only network2 reaches:\n%s", out)
 	}

@@ -4,13 +4,24 @@
 // events, the actual EDS per viewpoint, stream states) through commands that
 // wait on the feed's channels and re-arm after each message, so Update never
 // blocks and the UI never calls client-go or gRPC. Work proportional to the
-// mesh (problems, per-service verdicts, counts) is done once per snapshot in
-// a background command (buildIndex); View draws only the visible rows.
+// mesh (problems, per-service verdicts, counts, and the kube changes since
+// the previous snapshot) is done once per snapshot in a background command
+// (deriveCmd); View draws only the visible rows.
 //
-// Views, one file each: clusters (first screen, with networks and
-// gateways), services (:svc), service (enter on a service: one column per
-// viewpoint), problems (:problems), events (:events) and compare
-// (:compare A B). Selection is by key (hostname, cluster ID, event), so live
-// updates never move the cursor. Keys follow k9s: ":" command mode with
-// completion, "/" fuzzy filter, enter, esc, "?" help, tab, q.
+// The root Model owns the shared state, the stack of views, the command
+// line and the chrome. Views, one file each: clusters (first screen, with
+// networks and gateways), services (:svc), service (enter on a service: one
+// column per viewpoint), problems (:problems), events (:events, the
+// timeline of xDS events and kube changes), compare (:compare A B), diff
+// (:diff A B) and proxy config (:pc A [B]). A view reads the program only
+// through a viewContext (index, styles, keys, feed, clock, stream states,
+// size), never calls another view, and asks the root to move by returning a
+// navigation message (nav.go). The root tells every view what changed in
+// one loop (refreshAll). Lists share a listState: selection is by key
+// (hostname, cluster ID, timeline entry), so live updates never move the
+// cursor.
+//
+// Keys follow k9s: ":" command mode (one table, commands.go, gives the
+// completion, the help and the errors), "/" filter (fuzzy, best match
+// first, for services), enter, esc, "?" help, tab, q.
 package tui

@@ -1,10 +1,11 @@
 package tui
 
 import (
-	tea "charm.land/bubbletea/v2"
 	"fmt"
 	"sync"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
@@ -188,7 +189,7 @@ func newTestModel(tb interface{ Fatal(...any) }, theme string, w, h int, snap *c
 	}
 	if snap != nil {
 		m.snap = snap
-		m.Update(indexMsg{buildIndex(snap, feed)})
+		m.Update(indexMsg{ix: buildIndex(snap, feed)})
 	}
 	return m
 }

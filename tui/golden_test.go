@@ -18,9 +18,19 @@ import (
 
 func plain(m *Model) string { return ansi.Strip(m.View().Content) }
 
+// press presses keys, one after the other, as the program would: a
+// navigation message a key asks for is delivered before the next key.
 func press(m *Model, keys ...string) {
 	for _, k := range keys {
-		m.Update(keyMsg(k))
+		send(m, keyMsg(k))
+	}
+}
+
+// send delivers msg, then the message of the command it returns (a key's
+// commands are navigation messages, or tea.Quit, which Update ignores).
+func send(m *Model, msg tea.Msg) {
+	if _, cmd := m.Update(msg); cmd != nil {
+		m.Update(cmd())
 	}
 }
 
@@ -51,7 +61,7 @@ func keyMsg(k string) tea.KeyPressMsg {
 
 func typeText(m *Model, s string) {
 	for _, r := range s {
-		m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+		send(m, tea.KeyPressMsg{Code: r, Text: string(r)})
 	}
 }
 

@@ -25,7 +25,7 @@ func defaultKeys() keyMap {
 		Enter:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open")),
 		Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back / clear filter")),
 		Tab:      key.NewBinding(key.WithKeys("tab", "shift+tab"), key.WithHelp("tab", "next pane")),
-		Command:  key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command (:clusters :svc :problems :events :q)")),
+		Command:  key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command (see Commands below)")),
 		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Theme:    key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "next theme")),

@@ -88,24 +88,87 @@ func (c *cursor) window(n, h int) (int, int) {
 	return c.top, min(n, c.top+h)
 }
 
-// scrollKey handles the keys every list scrolls with (up, down, page
-// up/down, top, bottom); it reports false for any other key.
-func (m *Model) scrollKey(k tea.KeyPressMsg, page int, scroll func(delta int)) bool {
-	switch {
-	case key.Matches(k, m.keys.Up):
-		scroll(-1)
-	case key.Matches(k, m.keys.Down):
-		scroll(1)
-	case key.Matches(k, m.keys.PageUp):
-		scroll(-page)
-	case key.Matches(k, m.keys.PageDown):
-		scroll(page)
-	case key.Matches(k, m.keys.Top):
-		scroll(-1 << 30)
-	case key.Matches(k, m.keys.Bottom):
-		scroll(1 << 30)
-	default:
-		return false
+// listState is what every list view shares: the rows shown (ids into the
+// view's own data, in display order, after its filter), the cursor and
+// scroll (remembered by key, so live updates never move the selection),
+// and the filter text of the views that filter.
+type listState struct {
+	cursor
+	rows  []int32
+	query string
+	// keyOf is the key of the row with an id (a hostname, a cluster ID...).
+	keyOf func(id int32) string
+}
+
+func (l *listState) keyAt(i int) string { return l.keyOf(l.rows[i]) }
+
+// show replaces the rows (h of them visible) and puts the cursor back on
+// its key.
+func (l *listState) show(rows []int32, h int) {
+	l.rows = rows
+	l.relocate(len(rows), l.keyAt, h)
+}
+
+// selectKey puts the cursor on the row with key k, when there is one.
+func (l *listState) selectKey(k string, h int) {
+	l.key = k
+	l.relocate(len(l.rows), l.keyAt, h)
+}
+
+// selected is the id of the row under the cursor.
+func (l *listState) selected() (int32, bool) {
+	if l.cur < 0 || l.cur >= len(l.rows) {
+		return 0, false
 	}
-	return true
+	return l.rows[l.cur], true
+}
+
+// moveBy moves the cursor by d rows, h visible.
+func (l *listState) moveBy(d, h int) {
+	if len(l.rows) > 0 {
+		l.move(d, len(l.rows), h, l.keyAt)
+	}
+}
+
+// scrollKey moves the cursor for the keys every list scrolls with (up,
+// down, page up/down, top, bottom; a page is h rows); it reports false for
+// any other key.
+func (l *listState) scrollKey(keys *keyMap, k tea.KeyPressMsg, h int) bool {
+	d, ok := scrollDelta(keys, k, h)
+	if ok {
+		l.moveBy(d, h)
+	}
+	return ok
+}
+
+// scrollDelta is how many rows a scrolling key moves (a page is page rows).
+func scrollDelta(keys *keyMap, k tea.KeyPressMsg, page int) (int, bool) {
+	switch {
+	case key.Matches(k, keys.Up):
+		return -1, true
+	case key.Matches(k, keys.Down):
+		return 1, true
+	case key.Matches(k, keys.PageUp):
+		return -page, true
+	case key.Matches(k, keys.PageDown):
+		return page, true
+	case key.Matches(k, keys.Top):
+		return -1 << 30, true
+	case key.Matches(k, keys.Bottom):
+		return 1 << 30, true
+	}
+	return 0, false
+}
+
+// identity is the rows 0..n-1 in order, reusing buf.
+func identity(buf []int32, n int) []int32 {
+	if cap(buf) >= n {
+		buf = buf[:n]
+	} else {
+		buf = make([]int32, n)
+	}
+	for i := range buf {
+		buf[i] = int32(i)
+	}
+	return buf
 }

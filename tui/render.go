@@ -314,36 +314,6 @@ func wrap(s string, w int) []string {
 	return lines
 }
 
-// table draws a header and the visible rows of a list of n rows in h lines
-// (header included); cells renders row i (sel: draw it selected).
-func (m *Model) table(cols []column, n int, c *cursor, w, h int, focused bool, cells func(i int, sel bool) []string) []string {
-	lines := make([]string, 0, h)
-	lines = append(lines, headerLine(cols, m.st.Header, w))
-	rows := h - 1
-	if rows <= 0 {
-		return lines[:max(h, 0)]
-	}
-	start, end := c.window(n, rows)
-	used := rowWidth(cols)
-	for i := start; i < end; i++ {
-		sel := focused && i == c.cur
-		line := rowLine(cells(i, sel), sel, m.st.Selection, w, used)
-		if !focused && i == c.cur {
-			line = ">" + line[1:]
-		}
-		lines = append(lines, line)
-	}
-	return lines
-}
-
-// paneTitle renders a pane's title line.
-func (m *Model) paneTitle(s string, focused bool, w int) string {
-	if focused {
-		return m.st.Accent.Render(fit("▌"+s, w))
-	}
-	return m.st.Muted.Render(fit(" "+s, w))
-}
-
 // plural renders "1 gateway", "2 gateways".
 func plural(n int, what string) string {
 	if n == 1 {

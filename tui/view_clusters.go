@@ -14,10 +14,12 @@ import (
 // clustersView is the first screen: every cluster with its sync state, and
 // below it the networks with their gateways.
 type clustersView struct {
-	focus int // 0: clusters, 1: gateways
-	cl    cursor
-	gw    cursor
+	focus int       // 0: clusters, 1: gateways
+	cl    listState // rows: indexes into the snapshot's clusters
+	gw    listState // rows: indexes into gws
 	gws   []gwRow
+	ix    *index              // what the rows were built from
+	snap  *collector.Snapshot // ix.snap: what cl's rows index
 }
 
 type gwRow struct {
@@ -27,34 +29,24 @@ type gwRow struct {
 	hostname                               bool
 }
 
-func (v *clustersView) title(m *Model) string {
-	if m.ix.snap == nil {
+func newClustersView() *clustersView {
+	v := &clustersView{}
+	v.cl.keyOf = func(i int32) string { return v.snap.Clusters[i].ID }
+	v.gw.keyOf = func(i int32) string { return v.gws[i].key }
+	return v
+}
+
+func (v *clustersView) title(vc viewContext) string {
+	if vc.ix.snap == nil {
 		return "Clusters"
 	}
-	return fmt.Sprintf("Clusters (%d) · networks (%d)", len(m.ix.clusterIDs), len(m.ix.networks))
-}
-
-func (v *clustersView) filterable() bool         { return false }
-func (v *clustersView) filterQuery() string      { return "" }
-func (v *clustersView) setFilter(*Model, string) {}
-
-func (v *clustersView) clusterKey(m *Model) func(int) string {
-	return func(i int) string { return m.ix.snap.Clusters[i].ID }
-}
-
-func (v *clustersView) gwKey(i int) string { return v.gws[i].key }
-
-func (v *clustersView) nClusters(m *Model) int {
-	if m.ix.snap == nil {
-		return 0
-	}
-	return len(m.ix.snap.Clusters)
+	return fmt.Sprintf("Clusters (%d) · networks (%d)", len(vc.ix.clusterIDs), len(vc.ix.networks))
 }
 
 // heights splits the body between the two panes.
-func (v *clustersView) heights(m *Model, h int) (int, int) {
+func (v *clustersView) heights(vc viewContext, h int) (int, int) {
 	// clusters pane: title + header + rows + detail line.
-	want := v.nClusters(m) + 3
+	want := len(v.cl.rows) + 3
 	top := min(want, max(h*3/5, 6))
 	if h-top < 4 {
 		top = max(h-4, 3)
@@ -62,22 +54,28 @@ func (v *clustersView) heights(m *Model, h int) (int, int) {
 	return top, h - top
 }
 
-func (v *clustersView) refresh(m *Model) {
-	v.gws = gatewayRows(m.ix)
-	top, bottom := v.heights(m, m.bodyHeight())
-	if n := v.nClusters(m); n > 0 {
-		v.cl.relocate(n, v.clusterKey(m), top-3)
+func (v *clustersView) refresh(vc viewContext, _ update) {
+	if v.ix != vc.ix {
+		v.ix, v.snap = vc.ix, vc.ix.snap
+		v.gws = gatewayRows(vc.ix)
+		n := 0
+		if v.snap != nil {
+			n = len(v.snap.Clusters)
+		}
+		v.cl.rows = identity(v.cl.rows, n)
+		v.gw.rows = identity(v.gw.rows, len(v.gws))
 	}
-	if len(v.gws) > 0 {
-		v.gw.relocate(len(v.gws), v.gwKey, bottom-2)
-	}
+	top, bottom := v.heights(vc, vc.height)
+	v.cl.show(v.cl.rows, top-3)
+	v.gw.show(v.gw.rows, bottom-2)
 }
 
 // selectCluster puts the cursor on a cluster (from the problems view).
-func (v *clustersView) selectCluster(m *Model, id string) {
+func (v *clustersView) selectCluster(vc viewContext, id string) {
 	v.focus = 0
-	v.cl.key = id
-	v.refresh(m)
+	v.refresh(vc, update{})
+	top, _ := v.heights(vc, vc.height)
+	v.cl.selectKey(id, top-3)
 }
 
 func gatewayRows(ix *index) []gwRow {
@@ -121,66 +119,50 @@ func gatewayRows(ix *index) []gwRow {
 	return rows
 }
 
-func (v *clustersView) key(m *Model, k tea.KeyPressMsg) (tea.Cmd, bool) {
-	top, bottom := v.heights(m, m.bodyHeight())
+func (v *clustersView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
 	switch {
-	case key.Matches(k, m.keys.Tab):
+	case key.Matches(k, vc.keys.Tab):
 		v.focus = 1 - v.focus
 		return nil, true
-	case key.Matches(k, m.keys.Up):
-		v.scroll(m, -1)
-	case key.Matches(k, m.keys.Down):
-		v.scroll(m, 1)
-	case key.Matches(k, m.keys.PageUp):
-		v.scroll(m, -max(top-3, 1))
-	case key.Matches(k, m.keys.PageDown):
-		v.scroll(m, max(top-3, 1))
-	case key.Matches(k, m.keys.Top):
-		v.scroll(m, -1<<30)
-	case key.Matches(k, m.keys.Bottom):
-		v.scroll(m, 1<<30)
-	case key.Matches(k, m.keys.Enter):
+	case key.Matches(k, vc.keys.Enter):
 		// A cluster opens the problems that concern it, if any.
-		if v.focus == 0 && v.nClusters(m) > 0 {
-			id := m.ix.snap.Clusters[v.cl.cur].ID
-			for _, p := range m.ix.problems {
-				if p.Cluster == id {
-					m.push(viewProblems)
-					m.problems.selectKey(m, problemKey(p))
-					return nil, true
-				}
-			}
-			m.setFlash("no problems for cluster "+id, false)
+		id, ok := v.cl.selected()
+		if v.focus != 0 || !ok {
+			return nil, true
 		}
-	default:
-		return nil, false
+		c := v.snap.Clusters[id]
+		for _, p := range vc.ix.problems {
+			if p.Cluster == c.ID {
+				return navigate(selectProblemMsg{key: problemKey(p)}), true
+			}
+		}
+		return flash("no problems for cluster "+c.ID, false), true
 	}
-	_ = bottom
-	return nil, true
+	top, _ := v.heights(vc, vc.height)
+	if d, ok := scrollDelta(vc.keys, k, max(top-3, 1)); ok {
+		v.scroll(vc, d)
+		return nil, true
+	}
+	return nil, false
 }
 
-func (v *clustersView) scroll(m *Model, d int) {
-	top, bottom := v.heights(m, m.bodyHeight())
+func (v *clustersView) scroll(vc viewContext, d int) {
+	top, bottom := v.heights(vc, vc.height)
 	if v.focus == 0 {
-		if n := v.nClusters(m); n > 0 {
-			v.cl.move(d, n, top-3, v.clusterKey(m))
-		}
+		v.cl.moveBy(d, top-3)
 		return
 	}
-	if len(v.gws) > 0 {
-		v.gw.move(d, len(v.gws), bottom-2, v.gwKey)
-	}
+	v.gw.moveBy(d, bottom-2)
 }
 
-func (v *clustersView) render(m *Model, w, h int) string {
-	snap := m.ix.snap
+func (v *clustersView) render(vc viewContext, w, h int) string {
+	snap := vc.ix.snap
 	if snap == nil {
-		return padLines([]string{"", m.st.Warn.Render("  waiting for clusters…"), m.st.Muted.Render("  the collector is connecting to the clusters; the first snapshot appears here")}, w, h)
+		return padLines([]string{"", vc.st.Warn.Render("  waiting for clusters…"), vc.st.Muted.Render("  the collector is connecting to the clusters; the first snapshot appears here")}, w, h)
 	}
-	top, bottom := v.heights(m, h)
+	top, bottom := v.heights(vc, h)
 	lines := make([]string, 0, h)
-	lines = append(lines, m.paneTitle(fmt.Sprintf("Clusters — %d of %d synced", m.ix.synced, len(snap.Clusters)), v.focus == 0, w))
-	now := m.now()
+	lines = append(lines, vc.paneTitle(fmt.Sprintf("Clusters — %d of %d synced", vc.ix.synced, len(snap.Clusters)), v.focus == 0, w))
 	idW, netW := len("CLUSTER"), len("NETWORK")
 	for _, c := range snap.Clusters {
 		idW = max(idW, ansi.StringWidth(c.ID))
@@ -199,13 +181,13 @@ func (v *clustersView) render(m *Model, w, h int) string {
 		column{title: "SVC/EPS/PODS", w: 14, right: true},
 	)
 	cols = layoutColumns(cols, w, 8)
-	rows := v.table(m, cols, w, top-2)
+	rows := v.table(vc, cols, w, top-2)
 	lines = append(lines, rows...)
 	for len(lines) < top-1 {
 		lines = append(lines, "")
 	}
-	lines = append(lines, v.detail(m, w))
-	lines = append(lines, m.paneTitle("Networks & gateways — "+plural(len(snap.Networks), "network")+", "+plural(len(snap.Gateways), "gateway"), v.focus == 1, w))
+	lines = append(lines, v.detail(vc, w))
+	lines = append(lines, vc.paneTitle("Networks & gateways — "+plural(len(snap.Networks), "network")+", "+plural(len(snap.Gateways), "gateway"), v.focus == 1, w))
 	gwW := len("GATEWAY")
 	for _, g := range v.gws {
 		gwW = max(gwW, ansi.StringWidth(g.gateway))
@@ -218,35 +200,34 @@ func (v *clustersView) render(m *Model, w, h int) string {
 		{title: "SOURCE", w: 0, grow: 2},
 		{title: "STANDS FOR", w: 14, right: true},
 	}, w, 10)
-	glines := m.table(gcols, len(v.gws), &v.gw, w, bottom-1, v.focus == 1, func(i int, sel bool) []string {
+	glines := vc.table(gcols, &v.gw, w, bottom-1, v.focus == 1, func(i int32, sel bool) []string {
 		g := v.gws[i]
-		gst := m.st.Gateway
+		gst := vc.st.Gateway
 		gw := g.gateway
 		if g.none {
-			gst = m.st.Muted
+			gst = vc.st.Muted
 		}
 		if g.hostname {
-			gst = m.st.Warn
+			gst = vc.st.Warn
 			gw += " (DNS name: ignored)"
 		}
 		return []string{
-			cell(g.network, gcols[0].w, m.sel(m.st.Text, sel)),
-			cell(gw, gcols[1].w, m.sel(gst, sel)),
-			cell(g.cluster, gcols[2].w, m.sel(m.st.Text, sel)),
-			cell(g.source, gcols[3].w, m.sel(m.st.Muted, sel)),
-			m.sel(m.st.Text, sel).Render(fitRight(fmt.Sprintf("%d endpoints", g.stands), gcols[4].w)),
+			cell(g.network, gcols[0].w, vc.sel(vc.st.Text, sel)),
+			cell(gw, gcols[1].w, vc.sel(gst, sel)),
+			cell(g.cluster, gcols[2].w, vc.sel(vc.st.Text, sel)),
+			cell(g.source, gcols[3].w, vc.sel(vc.st.Muted, sel)),
+			vc.sel(vc.st.Text, sel).Render(fitRight(fmt.Sprintf("%d endpoints", g.stands), gcols[4].w)),
 		}
 	})
 	lines = append(lines, glines...)
-	_ = now
 	return padLines(lines, w, h)
 }
 
-func (v *clustersView) table(m *Model, cols []column, w, h int) []string {
-	snap := m.ix.snap
-	now := m.now()
+func (v *clustersView) table(vc viewContext, cols []column, w, h int) []string {
+	snap := vc.ix.snap
+	now := vc.now()
 	wide := len(cols) == 8
-	return m.table(cols, len(snap.Clusters), &v.cl, w, h, v.focus == 0, func(i int, sel bool) []string {
+	return vc.table(cols, &v.cl, w, h, v.focus == 0, func(i int32, sel bool) []string {
 		c := snap.Clusters[i]
 		state := string(c.State)
 		if c.Reason != "" {
@@ -254,36 +235,37 @@ func (v *clustersView) table(m *Model, cols []column, w, h int) []string {
 		} else if len(c.Warnings) > 0 {
 			state += " (" + fmt.Sprint(len(c.Warnings)) + " warnings)"
 		}
-		stst := m.stateStyle(string(c.State))
+		stst := vc.clusterStateStyle(c.State)
 		if c.State == collector.StateSynced && len(c.Warnings) > 0 {
-			stst = m.st.Warn
+			stst = vc.st.Warn
 		}
-		if op := istiodOpinion(m.feed, c); op != "" {
-			// e.g. meshscope: unreachable, istiod: still "synced" (#33799);
-			// first, so a long reason cannot hide it.
+		if op := istiodOpinion(vc.feed, c); op != "" {
+			// e.g. meshscope: unreachable, istiod: still "synced" (istiod
+			// keeps a dead remote cluster's last state); first, so a long
+			// reason cannot hide it.
 			state = string(c.State) + " (" + op + ")" + strings.TrimPrefix(state, string(c.State))
-			stst = m.st.Error
+			stst = vc.st.Error
 		}
 		net := c.Network
 		if net == "" {
 			net = "-"
 		}
 		out := []string{
-			cell(c.ID, cols[0].w, m.sel(m.st.Text, sel)),
-			cell(sourceText(c.Source), cols[1].w, m.sel(m.st.Muted, sel)),
+			cell(c.ID, cols[0].w, vc.sel(vc.st.Text, sel)),
+			cell(sourceText(c.Source), cols[1].w, vc.sel(vc.st.Muted, sel)),
 		}
 		k := 2
 		if wide {
-			out = append(out, cell(orDash(c.Server), cols[2].w, m.sel(m.st.Muted, sel)))
+			out = append(out, cell(orDash(c.Server), cols[2].w, vc.sel(vc.st.Muted, sel)))
 			k = 3
 		}
 		counts := fmt.Sprintf("%d/%d/%d", c.Counts.Services, c.Counts.Endpoints, c.Counts.Pods)
 		out = append(out,
-			cell(net, cols[k].w, m.sel(m.st.Text, sel)),
-			cell(state, cols[k+1].w, m.sel(stst, sel)),
-			m.sel(m.st.Muted, sel).Render(fitRight(age(now, c.SyncedAt), cols[k+2].w)),
-			m.sel(m.st.Muted, sel).Render(fitRight(age(now, c.LastEventAt), cols[k+3].w)),
-			m.sel(m.st.Text, sel).Render(fitRight(counts, cols[k+4].w)),
+			cell(net, cols[k].w, vc.sel(vc.st.Text, sel)),
+			cell(state, cols[k+1].w, vc.sel(stst, sel)),
+			vc.sel(vc.st.Muted, sel).Render(fitRight(age(now, c.SyncedAt), cols[k+2].w)),
+			vc.sel(vc.st.Muted, sel).Render(fitRight(age(now, c.LastEventAt), cols[k+3].w)),
+			vc.sel(vc.st.Text, sel).Render(fitRight(counts, cols[k+4].w)),
 		)
 		return out
 	})
@@ -291,12 +273,12 @@ func (v *clustersView) table(m *Model, cols []column, w, h int) []string {
 
 // detail is one line about the selected cluster: what does not fit in
 // the table (server, full reason, warnings).
-func (v *clustersView) detail(m *Model, w int) string {
-	snap := m.ix.snap
-	if len(snap.Clusters) == 0 {
-		return m.st.Muted.Render(fit("  no clusters yet", w))
+func (v *clustersView) detail(vc viewContext, w int) string {
+	id, ok := v.cl.selected()
+	if !ok {
+		return vc.st.Muted.Render(fit("  no clusters yet", w))
 	}
-	c := snap.Clusters[v.cl.cur]
+	c := vc.ix.snap.Clusters[id]
 	parts := []string{c.ID, sourceText(c.Source), orDash(c.Server)}
 	if c.Reason != "" {
 		parts = append(parts, c.Reason)
@@ -307,10 +289,10 @@ func (v *clustersView) detail(m *Model, w int) string {
 	if c.WatchErrors > 0 || c.Reconnects > 0 {
 		parts = append(parts, fmt.Sprintf("watch errors %d, reconnects %d", c.WatchErrors, c.Reconnects))
 	}
-	if op := istiodOpinion(m.feed, c); op != "" {
+	if op := istiodOpinion(vc.feed, c); op != "" {
 		parts = append(parts, op+": its endpoints from "+c.ID+" may be stale")
 	}
-	return m.st.Muted.Render(fit("  "+strings.Join(parts, " · "), w))
+	return vc.st.Muted.Render(fit("  "+strings.Join(parts, " · "), w))
 }
 
 func orDash(s string) string {

@@ -27,83 +27,74 @@ type ConfigFeed interface {
 type configView struct {
 	a, b  string
 	top   int
-	lines []string // rendered on refresh
+	lines []string
+	// stale: the config may have changed since lines were drawn (a push,
+	// a new snapshot, a new theme); they are drawn again when shown.
+	stale bool
 }
 
-func (v *configView) title(m *Model) string {
+func (v *configView) title(viewContext) string {
 	if v.b != "" {
 		return fmt.Sprintf("Proxy config %s ↔ %s (differences)", v.a, v.b)
 	}
 	return "Proxy config " + v.a
 }
 
-func (v *configView) filterable() bool         { return false }
-func (v *configView) filterQuery() string      { return "" }
-func (v *configView) setFilter(*Model, string) {}
-
-// openConfig handles ":pc A [B]".
-func (m *Model) openConfig(args []string) tea.Cmd {
-	cf, ok := m.feed.(ConfigFeed)
-	if !ok {
-		m.setFlash("this feed serves no proxy config", true)
-		return nil
+// refresh marks the lines stale on a CDS, LDS or RDS push (:pc subscribes
+// LDS and RDS when it opens, so they arrive after it), a new snapshot, a
+// new size or theme; EDS pushes do not change what it shows.
+func (v *configView) refresh(_ viewContext, u update) {
+	if u.index || u.config || len(u.entries) == 0 {
+		v.stale = true
 	}
-	pair, ok := m.viewpointArgs("pc A [B]", args, 1, 2)
-	if !ok {
-		return nil
-	}
-	for _, vp := range pair {
-		cf.WatchListeners(vp)
-	}
-	*m.config = configView{a: pair[0]}
-	if len(pair) == 2 {
-		m.config.b = pair[1]
-	}
-	m.push(viewConfig)
-	return nil
 }
 
-func (v *configView) refresh(m *Model) {
-	cf, ok := m.feed.(ConfigFeed)
+// compute draws the lines again when they are stale.
+func (v *configView) compute(vc viewContext) {
+	if !v.stale || v.a == "" {
+		return
+	}
+	v.stale = false
+	cf, ok := vc.feed.(ConfigFeed)
 	if !ok {
-		v.lines = []string{m.st.Muted.Render("no proxy config from this feed")}
+		v.lines = []string{vc.st.Muted.Render("no proxy config from this feed")}
 		return
 	}
 	ca, okA := cf.Config(v.a)
 	if v.b == "" {
 		if !okA {
-			v.lines = []string{m.st.Muted.Render("no config received from " + v.a + " yet")}
+			v.lines = []string{vc.st.Muted.Render("no config received from " + v.a + " yet")}
 			return
 		}
-		v.lines = renderConfig(m, ca)
+		v.lines = renderConfig(vc, ca)
 		return
 	}
 	cb, okB := cf.Config(v.b)
 	if !okA || !okB {
-		v.lines = []string{m.st.Muted.Render("waiting for both viewpoints' config")}
+		v.lines = []string{vc.st.Muted.Render("waiting for both viewpoints' config")}
 		return
 	}
-	v.lines = renderConfigDiff(m, v.a, v.b, ca, cb)
+	v.lines = renderConfigDiff(vc, v.a, v.b, ca, cb)
 }
 
-func renderConfig(m *Model, c ProxyConfig) []string {
+func renderConfig(vc viewContext, c ProxyConfig) []string {
 	var out []string
-	out = append(out, m.st.Header.Render(fmt.Sprintf("CLUSTERS (%d)", len(c.Clusters))))
+	out = append(out, vc.st.Header.Render(fmt.Sprintf("CLUSTERS (%d)", len(c.Clusters))))
 	for _, cl := range c.Clusters {
-		out = append(out, fmt.Sprintf(" %-70s %-12s %s", cl.Name, cl.Type, m.st.Muted.Render("tls "+cl.TLSMode)))
+		out = append(out, fmt.Sprintf(" %-70s %-12s %s", cl.Name, cl.Type, vc.st.Muted.Render("tls "+cl.TLSMode)))
 	}
-	out = append(out, "", m.st.Header.Render(fmt.Sprintf("LISTENERS (%d)", len(c.Listeners))))
+	out = append(out, "", vc.st.Header.Render(fmt.Sprintf("LISTENERS (%d)", len(c.Listeners))))
 	for _, l := range c.Listeners {
 		out = append(out, fmt.Sprintf(" %-40s %s:%d %-9s chains %d %s", l.Name, l.Address, l.Port, l.Direction, l.FilterChains,
-			m.st.Muted.Render(strings.Join(l.Routes, ","))))
+			vc.st.Muted.Render(strings.Join(l.Routes, ","))))
 	}
-	out = append(out, "", m.st.Header.Render(fmt.Sprintf("ROUTES (%d)", len(c.Routes))))
+	out = append(out, "", vc.st.Header.Render(fmt.Sprintf("ROUTES (%d)", len(c.Routes))))
 	for _, r := range c.Routes {
 		var hosts []string
 		for _, vh := range r.VirtualHosts {
 			hosts = append(hosts, vh.Name)
 		}
-		out = append(out, fmt.Sprintf(" %-30s %d virtual hosts %s", r.Name, len(r.VirtualHosts), m.st.Muted.Render(strings.Join(hosts[:min(len(hosts), 4)], ", "))))
+		out = append(out, fmt.Sprintf(" %-30s %d virtual hosts %s", r.Name, len(r.VirtualHosts), vc.st.Muted.Render(strings.Join(hosts[:min(len(hosts), 4)], ", "))))
 	}
 	return out
 }
@@ -111,7 +102,7 @@ func renderConfig(m *Model, c ProxyConfig) []string {
 // renderConfigDiff lists what only one viewpoint has, and what both have
 // but differently (cluster type or TLS; listener port or chains; route
 // virtual hosts).
-func renderConfigDiff(m *Model, a, b string, ca, cb ProxyConfig) []string {
+func renderConfigDiff(vc viewContext, a, b string, ca, cb ProxyConfig) []string {
 	var out []string
 	section := func(title string, ka, kb map[string]string) {
 		var onlyA, onlyB, differ []string
@@ -132,15 +123,15 @@ func renderConfigDiff(m *Model, a, b string, ca, cb ProxyConfig) []string {
 		sort.Strings(onlyA)
 		sort.Strings(onlyB)
 		sort.Strings(differ)
-		out = append(out, m.st.Header.Render(fmt.Sprintf("%s — only %s %d · only %s %d · different %d", title, a, len(onlyA), b, len(onlyB), len(differ))))
+		out = append(out, vc.st.Header.Render(fmt.Sprintf("%s — only %s %d · only %s %d · different %d", title, a, len(onlyA), b, len(onlyB), len(differ))))
 		for _, k := range onlyA {
-			out = append(out, " "+m.st.Warn.Render("< "+k))
+			out = append(out, " "+vc.st.Warn.Render("< "+k))
 		}
 		for _, k := range onlyB {
-			out = append(out, " "+m.st.Warn.Render("> "+k))
+			out = append(out, " "+vc.st.Warn.Render("> "+k))
 		}
 		for _, d := range differ {
-			out = append(out, " "+m.st.Error.Render("≠ "+d))
+			out = append(out, " "+vc.st.Error.Render("≠ "+d))
 		}
 		out = append(out, "")
 	}
@@ -176,15 +167,21 @@ func renderConfigDiff(m *Model, a, b string, ca, cb ProxyConfig) []string {
 	return out
 }
 
-func (v *configView) key(m *Model, k tea.KeyPressMsg) (tea.Cmd, bool) {
-	return nil, m.scrollKey(k, m.bodyHeight(), func(d int) { v.scroll(m, d) })
+func (v *configView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
+	d, ok := scrollDelta(vc.keys, k, vc.height)
+	if ok {
+		v.scroll(vc, d)
+	}
+	return nil, ok
 }
 
-func (v *configView) scroll(m *Model, d int) {
-	v.top = min(max(v.top+d, 0), max(len(v.lines)-m.bodyHeight(), 0))
+func (v *configView) scroll(vc viewContext, d int) {
+	v.compute(vc)
+	v.top = min(max(v.top+d, 0), max(len(v.lines)-vc.height, 0))
 }
 
-func (v *configView) render(m *Model, w, h int) string {
+func (v *configView) render(vc viewContext, w, h int) string {
+	v.compute(vc)
 	var lines []string
 	for i := v.top; i < len(v.lines) && len(lines) < h; i++ {
 		lines = append(lines, fit(v.lines[i], w))

@@ -20,10 +20,12 @@ import (
 // each one reaches: the pods behind every endpoint it gets (actual EDS when
 // the viewpoint has a stream, else the prediction).
 type diffView struct {
-	a, b    string
-	version uint64 // snapshot the rows were computed from
-	list    []diffRow
-	c       cursor
+	a, b  string
+	diffs []diffRow
+	list  listState // rows: indexes into diffs
+	// stale: the index changed since diffs were computed; they are
+	// computed again when next drawn (only an open diff pays for it).
+	stale bool
 }
 
 type diffRow struct {
@@ -34,62 +36,68 @@ type diffRow struct {
 
 func (r diffRow) key() string { return fmt.Sprintf("%s:%d", r.host, r.port) }
 
-func (v *diffView) title(m *Model) string {
-	return fmt.Sprintf("Diff %s ↔ %s — %d service port(s) differ", v.a, v.b, len(v.list))
+func newDiffView() *diffView {
+	v := &diffView{}
+	v.list.keyOf = func(i int32) string { return v.diffs[i].key() }
+	return v
 }
 
-func (v *diffView) filterable() bool         { return false }
-func (v *diffView) filterQuery() string      { return "" }
-func (v *diffView) setFilter(*Model, string) {}
-func (v *diffView) rows(m *Model) int        { return max(m.bodyHeight()-1, 1) }
-func (v *diffView) keyAt(i int) string       { return v.list[i].key() }
+func (v *diffView) title(vc viewContext) string {
+	v.compute(vc) // the header is drawn before the body
+	return fmt.Sprintf("Diff %s ↔ %s — %d service port(s) differ", v.a, v.b, len(v.diffs))
+}
 
-// openDiff handles ":diff A B".
-func (m *Model) openDiff(args []string) tea.Cmd {
-	pair, ok := m.viewpointArgs("diff A B", args, 2, 2)
-	if !ok {
-		return nil
+func (v *diffView) rows(vc viewContext) int { return max(vc.height-1, 1) }
+
+// open starts comparing two viewpoints (by name).
+func (v *diffView) open(vc viewContext, a, b string) {
+	*v = diffView{a: a, b: b, list: listState{keyOf: v.list.keyOf}, stale: true}
+	v.compute(vc)
+}
+
+// refresh follows a new index: a new snapshot, or the actual EDS changed
+// (pushes are folded into the next index, at most once a second).
+func (v *diffView) refresh(vc viewContext, u update) {
+	if u.index {
+		v.stale = true
 	}
-	*m.diff = diffView{a: pair[0], b: pair[1]}
-	m.push(viewDiff)
-	return nil
+	v.list.show(v.list.rows, v.rows(vc))
 }
 
-// refresh recomputes the rows when a new snapshot arrived (actual EDS
-// changes show on the next snapshot or reopen).
-func (v *diffView) refresh(m *Model) {
-	snap := m.ix.snap
-	if snap == nil || (v.version == snap.Version && v.list != nil) {
-		v.c.relocate(len(v.list), v.keyAt, v.rows(m))
+// compute lists the service ports where the two viewpoints reach different
+// pods, when the index changed since the last time.
+func (v *diffView) compute(vc viewContext) {
+	snap := vc.ix.snap
+	if !v.stale || v.a == "" || snap == nil {
 		return
 	}
-	v.version = snap.Version
-	vps := viewpointsFor(m.feed, snap)
+	v.stale = false
+	vps := vc.viewpoints()
 	va, okA := findViewpoint(vps, v.a)
 	vb, okB := findViewpoint(vps, v.b)
-	v.list = v.list[:0:0]
+	v.diffs = v.diffs[:0:0]
 	if okA && okB {
 		for _, svc := range snap.Services {
 			if explain.IsGatewayService(svc) {
 				continue // each network reaches its own gateway pods: expected
 			}
 			for _, p := range svc.Ports {
-				ra := reached(m, snap, svc.Hostname, p.Port, va)
-				rb := reached(m, snap, svc.Hostname, p.Port, vb)
+				ra := reached(vc.feed, snap, svc.Hostname, p.Port, va)
+				rb := reached(vc.feed, snap, svc.Hostname, p.Port, vb)
 				onlyA, onlyB := minus(ra, rb), minus(rb, ra)
 				if len(onlyA)+len(onlyB) > 0 {
-					v.list = append(v.list, diffRow{host: svc.Hostname, port: p.Port, onlyA: onlyA, onlyB: onlyB})
+					v.diffs = append(v.diffs, diffRow{host: svc.Hostname, port: p.Port, onlyA: onlyA, onlyB: onlyB})
 				}
 			}
 		}
 	}
-	v.c.relocate(len(v.list), v.keyAt, v.rows(m))
+	v.list.show(identity(v.list.rows, len(v.diffs)), v.rows(vc))
 }
 
 // reached is the set of pods ("pod@cluster") a viewpoint's endpoints for
 // one service port stand for.
-func reached(m *Model, snap *collector.Snapshot, host string, port int32, vp xdsclient.Viewpoint) map[string]bool {
-	ev, actual := explainFor(m.feed, snap, host, port, vp)
+func reached(feed Feed, snap *collector.Snapshot, host string, port int32, vp xdsclient.Viewpoint) map[string]bool {
+	ev, actual := explainFor(feed, snap, host, port, vp)
 	out := map[string]bool{}
 	// A pod is "pod@cluster" however it is reached (directly, or behind a
 	// gateway); an endpoint meshscope cannot place is its address.
@@ -130,47 +138,38 @@ func minus(a, b map[string]bool) []string {
 	return out
 }
 
-func (v *diffView) key(m *Model, k tea.KeyPressMsg) (tea.Cmd, bool) {
-	if m.scrollKey(k, v.rows(m), func(d int) { v.scroll(m, d) }) {
-		return nil, true
+func (v *diffView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
+	v.compute(vc)
+	if !key.Matches(k, vc.keys.Enter) {
+		return nil, v.list.scrollKey(vc.keys, k, v.rows(vc))
 	}
-	switch {
-	case key.Matches(k, m.keys.Enter):
-		if len(v.list) > 0 {
-			r := v.list[v.c.cur]
-			// Side by side for that service.
-			*m.compare = serviceView{host: r.host, compare: []string{v.a, v.b}}
-			m.push(viewCompare)
-		}
-	default:
-		return nil, false
+	if id, ok := v.list.selected(); ok {
+		// Side by side for that service.
+		return navigate(openCompareMsg{host: v.diffs[id].host, pair: []string{v.a, v.b}}), true
 	}
 	return nil, true
 }
 
-func (v *diffView) scroll(m *Model, d int) {
-	if len(v.list) > 0 {
-		v.c.move(d, len(v.list), v.rows(m), v.keyAt)
-	}
-}
+func (v *diffView) scroll(vc viewContext, d int) { v.list.moveBy(d, v.rows(vc)) }
 
-func (v *diffView) render(m *Model, w, h int) string {
+func (v *diffView) render(vc viewContext, w, h int) string {
+	v.compute(vc)
 	cols := layoutColumns([]column{
 		{title: "SERVICE", w: 0, grow: 2},
 		{title: "PORT", w: 6, right: true},
 		{title: "ONLY FROM " + strings.ToUpper(v.a), w: 0, grow: 2},
 		{title: "ONLY FROM " + strings.ToUpper(v.b), w: 0, grow: 2},
 	}, w, 12)
-	if len(v.list) == 0 {
-		return padLines([]string{headerLine(cols, m.st.Header, w), m.st.OK.Render("  both viewpoints reach the same pods for every service")}, w, h)
+	if len(v.diffs) == 0 {
+		return padLines([]string{headerLine(cols, vc.st.Header, w), vc.st.OK.Render("  both viewpoints reach the same pods for every service")}, w, h)
 	}
-	lines := m.table(cols, len(v.list), &v.c, w, h, true, func(i int, sel bool) []string {
-		r := v.list[i]
+	lines := vc.table(cols, &v.list, w, h, true, func(i int32, sel bool) []string {
+		r := v.diffs[i]
 		return []string{
-			cell(strings.TrimSuffix(r.host, ".svc.cluster.local"), cols[0].w, m.sel(m.st.Text, sel)),
-			m.sel(m.st.Muted, sel).Render(fitRight(fmt.Sprint(r.port), cols[1].w)),
-			cell(orDash(strings.Join(r.onlyA, ", ")), cols[2].w, m.sel(m.st.Warn, sel)),
-			cell(orDash(strings.Join(r.onlyB, ", ")), cols[3].w, m.sel(m.st.Warn, sel)),
+			cell(strings.TrimSuffix(r.host, ".svc.cluster.local"), cols[0].w, vc.sel(vc.st.Text, sel)),
+			vc.sel(vc.st.Muted, sel).Render(fitRight(fmt.Sprint(r.port), cols[1].w)),
+			cell(orDash(strings.Join(r.onlyA, ", ")), cols[2].w, vc.sel(vc.st.Warn, sel)),
+			cell(orDash(strings.Join(r.onlyB, ", ")), cols[3].w, vc.sel(vc.st.Warn, sel)),
 		}
 	})
 	return padLines(lines, w, h)

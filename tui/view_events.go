@@ -9,25 +9,28 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// maxEvents bounds the timeline; older events are forgotten.
+// maxEvents bounds the timeline; older entries are forgotten.
 const maxEvents = 10000
 
-// eventsView is the live timeline of xDS events, newest first.
+// eventsView is the live timeline, newest first: xDS events and the kube
+// changes meshscope saw, each EDS push linked to the kube change that
+// caused it.
 type eventsView struct {
-	all     []xdsclient.Event // oldest first, at most maxEvents
-	pending []xdsclient.Event // arrived while paused
+	list    listState
+	all     []entry // oldest first, at most maxEvents
+	pending []entry // arrived while paused
 	paused  bool
-	query   string
-	order   []int // indexes into all, newest first, filtered
-	c       cursor
-	// lastKube is the latest kube change per service hostname ("gateway"
-	// for gateways); causes links an EDS push (by eventKey) to the kube
+	nextID  uint64
+	// lastKube is the latest kube change per subject (service hostname,
+	// or "gateway"); causes links an EDS push (by entry id) to the kube
 	// change that caused it.
-	lastKube map[string]xdsclient.Event
-	causes   map[string]causeInfo
+	lastKube map[string]*collector.KubeChange
+	causes   map[uint64]causeInfo
 }
 
 // causeInfo is the kube change behind a push: a short form for the row, a
@@ -35,17 +38,15 @@ type eventsView struct {
 type causeInfo struct{ short, long string }
 
 func newEventsView() *eventsView {
-	return &eventsView{lastKube: map[string]xdsclient.Event{}, causes: map[string]causeInfo{}}
+	v := &eventsView{lastKube: map[string]*collector.KubeChange{}, causes: map[uint64]causeInfo{}}
+	v.list.keyOf = func(i int32) string { return strconv.FormatUint(v.all[i].id, 10) }
+	return v
 }
 
-func eventKey(e xdsclient.Event) string {
-	return e.ControlPlane + "|" + e.Viewpoint + "|" + strconv.FormatUint(e.Seq, 10)
-}
-
-func (v *eventsView) title(m *Model) string {
-	t := fmt.Sprintf("Events (%d", len(v.order))
-	if v.query != "" {
-		t += fmt.Sprintf(" of %d · /%s", len(v.all), v.query)
+func (v *eventsView) title(viewContext) string {
+	t := fmt.Sprintf("Events (%d", len(v.list.rows))
+	if v.list.query != "" {
+		t += fmt.Sprintf(" of %d · /%s", len(v.all), v.list.query)
 	}
 	t += ")"
 	if v.paused {
@@ -54,67 +55,71 @@ func (v *eventsView) title(m *Model) string {
 	return t
 }
 
-func (v *eventsView) filterable() bool    { return true }
-func (v *eventsView) filterQuery() string { return v.query }
+func (v *eventsView) filterQuery() string { return v.list.query }
 
-func (v *eventsView) setFilter(m *Model, q string) {
-	v.query = q
-	v.rebuild()
-	v.c.relocate(len(v.order), v.keyAt, v.rows(m))
+func (v *eventsView) setFilter(vc viewContext, q string) {
+	v.list.query = q
+	v.rebuild(vc)
 }
 
-func (v *eventsView) keyAt(i int) string { return eventKey(v.all[v.order[i]]) }
-
 // detailHeight is the height of the pane under the timeline that shows
-// the selected event in full.
+// the selected entry in full.
 func detailHeight(h int) int { return min(8, h/3) }
 
 // rows is the number of timeline rows on screen.
-func (v *eventsView) rows(m *Model) int {
-	h := m.bodyHeight()
-	return max(h-detailHeight(h)-1, 1)
+func (v *eventsView) rows(vc viewContext) int {
+	return max(vc.height-detailHeight(vc.height)-1, 1)
 }
 
-// add appends events (or holds them while paused).
-func (v *eventsView) add(m *Model, evs []xdsclient.Event) {
+func (v *eventsView) refresh(vc viewContext, u update) {
+	if len(u.entries) == 0 {
+		v.list.show(v.list.rows, v.rows(vc))
+		return
+	}
+	v.add(vc, u.entries)
+}
+
+// add appends entries (or holds them while paused).
+func (v *eventsView) add(vc viewContext, es []entry) {
 	if v.paused {
-		v.pending = append(v.pending, evs...)
+		v.pending = append(v.pending, es...)
 		if over := len(v.pending) - maxEvents; over > 0 {
 			v.pending = v.pending[over:]
 		}
 		return
 	}
-	for _, e := range evs {
-		switch e.Type {
-		case EventKube:
-			v.lastKube[e.Viewpoint] = e
-		case "eds":
-			if k, d, ok := cause(e, v.lastKube); ok {
-				v.causes[eventKey(e)] = causeInfo{short: causeText(k, d), long: causeText(k, d) + " " + k.Message}
+	for _, e := range es {
+		v.nextID++
+		e.id = v.nextID
+		switch {
+		case e.kube != nil:
+			v.lastKube[e.subject()] = e.kube
+		case e.isEDS():
+			if k, d, ok := cause(e.xds, v.lastKube); ok {
+				v.causes[e.id] = causeInfo{short: causeText(k, d), long: causeText(k, d) + " " + k.Summary()}
 			}
 		}
+		v.all = append(v.all, e)
 	}
-	v.all = append(v.all, evs...)
 	if over := len(v.all) - maxEvents; over > 0 {
 		for _, e := range v.all[:over] {
-			delete(v.causes, eventKey(e))
+			delete(v.causes, e.id)
 		}
 		v.all = append(v.all[:0:0], v.all[over:]...)
 	}
-	v.rebuild()
-	v.c.relocate(len(v.order), v.keyAt, v.rows(m))
+	v.rebuild(vc)
 }
 
-// matches reports whether an event passes the filter: every word of the
+// matches reports whether an entry passes the filter: every word of the
 // query is a case-insensitive substring of its type (eds, kube, nack...),
-// viewpoint, control plane (or cluster), or the services it changed — so
+// viewpoint, control plane or cluster, or the services it concerns — so
 // "eds helloworld" or "network2 nack" narrow the timeline.
-func (v *eventsView) matches(e xdsclient.Event) bool {
-	if v.query == "" {
+func (v *eventsView) matches(e entry) bool {
+	if v.list.query == "" {
 		return true
 	}
-	hay := strings.ToLower(string(e.Type) + " " + e.Viewpoint + " " + e.ControlPlane + " " + strings.Join(e.Changed, " ") + " " + strings.Join(e.Added, " ") + " " + strings.Join(e.Removed, " "))
-	for _, w := range strings.Fields(strings.ToLower(v.query)) {
+	hay := e.haystack()
+	for _, w := range strings.Fields(strings.ToLower(v.list.query)) {
 		if !strings.Contains(hay, w) {
 			return false
 		}
@@ -122,56 +127,36 @@ func (v *eventsView) matches(e xdsclient.Event) bool {
 	return true
 }
 
-func (v *eventsView) rebuild() {
-	v.order = v.order[:0]
+// rebuild lists the entries that pass the filter, newest first.
+func (v *eventsView) rebuild(vc viewContext) {
+	rows := v.list.rows[:0]
 	for i := len(v.all) - 1; i >= 0; i-- {
 		if v.matches(v.all[i]) {
-			v.order = append(v.order, i)
+			rows = append(rows, int32(i))
 		}
 	}
+	v.list.show(rows, v.rows(vc))
 }
 
-func (v *eventsView) refresh(m *Model) {
-	v.c.relocate(len(v.order), v.keyAt, v.rows(m))
-}
-
-func (v *eventsView) key(m *Model, k tea.KeyPressMsg) (tea.Cmd, bool) {
-	switch {
-	case key.Matches(k, m.keys.Pause):
+func (v *eventsView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
+	if key.Matches(k, vc.keys.Pause) {
 		v.paused = !v.paused
 		if !v.paused && len(v.pending) > 0 {
 			p := v.pending
 			v.pending = nil
-			v.add(m, p)
+			v.add(vc, p)
 		}
-	case key.Matches(k, m.keys.Up):
-		v.scroll(m, -1)
-	case key.Matches(k, m.keys.Down):
-		v.scroll(m, 1)
-	case key.Matches(k, m.keys.PageUp):
-		v.scroll(m, -v.rows(m))
-	case key.Matches(k, m.keys.PageDown):
-		v.scroll(m, v.rows(m))
-	case key.Matches(k, m.keys.Top):
-		v.scroll(m, -1<<30)
-	case key.Matches(k, m.keys.Bottom):
-		v.scroll(m, 1<<30)
-	default:
-		return nil, false
+		return nil, true
 	}
-	return nil, true
+	return nil, v.list.scrollKey(vc.keys, k, v.rows(vc))
 }
 
-func (v *eventsView) scroll(m *Model, d int) {
-	if len(v.order) > 0 {
-		v.c.move(d, len(v.order), v.rows(m), v.keyAt)
-	}
-}
+func (v *eventsView) scroll(vc viewContext, d int) { v.list.moveBy(d, v.rows(vc)) }
 
-func (v *eventsView) render(m *Model, w, h int) string {
+func (v *eventsView) render(vc viewContext, w, h int) string {
 	cols := layoutColumns([]column{
 		{title: "TIME", w: 8},
-		{title: "CONTROL PLANE", w: 16},
+		{title: "SOURCE", w: 16},
 		{title: "VIEWPOINT", w: 0},
 		{title: "TYPE", w: 10},
 		{title: "VERSION", w: 12},
@@ -179,77 +164,130 @@ func (v *eventsView) render(m *Model, w, h int) string {
 		{title: "SIZE", w: 7, right: true},
 		{title: "CHANGES", w: 0},
 	}, w, 14)
-	if len(v.order) == 0 {
-		msg := "  no xDS events yet"
-		if v.query != "" {
-			msg = "  no event matches /" + v.query
+	if len(v.list.rows) == 0 {
+		msg := "  no events yet"
+		if v.list.query != "" {
+			msg = "  no event matches /" + v.list.query
 		}
-		return padLines([]string{headerLine(cols, m.st.Header, w), m.st.Muted.Render(msg)}, w, h)
+		return padLines([]string{headerLine(cols, vc.st.Header, w), vc.st.Muted.Render(msg)}, w, h)
 	}
 	dh := detailHeight(h)
-	lines := m.table(cols, len(v.order), &v.c, w, h-dh, true, func(i int, sel bool) []string {
-		e := v.all[v.order[i]]
-		tst := m.st.Text
-		switch e.Type {
-		case xdsclient.EventNACK, xdsclient.EventError, xdsclient.EventDisconnect:
-			tst = m.st.Error
-		case xdsclient.EventConnect, xdsclient.EventReconnect:
-			tst = m.st.OK
-		case "eds":
-			tst = m.st.Accent
-		case EventKube:
-			tst = m.st.Warn
-		}
+	lines := vc.table(cols, &v.list, w, h-dh, true, func(id int32, sel bool) []string {
+		e := v.all[id]
 		changes := changesText(e)
-		if c, ok := v.causes[eventKey(e)]; ok {
+		if c, ok := v.causes[e.id]; ok {
 			changes = c.short + " · " + changes
 		}
+		vp, version, res, size := "-", "-", "-", "-"
+		if x := e.xds; x != nil {
+			vp, version = orDash(x.Viewpoint), orDash(x.Version)
+			if isPush(x) {
+				res, size = strconv.Itoa(x.Resources), humanize.Bytes(x.Bytes)
+			}
+		}
 		return []string{
-			cell(e.Time.Format("15:04:05"), cols[0].w, m.sel(m.st.Muted, sel)),
-			cell(e.ControlPlane, cols[1].w, m.sel(m.st.Text, sel)),
-			cell(e.Viewpoint, cols[2].w, m.sel(m.st.Text, sel)),
-			cell(string(e.Type), cols[3].w, m.sel(tst, sel)),
-			cell(orDash(e.Version), cols[4].w, m.sel(m.st.Muted, sel)),
-			m.sel(m.st.Text, sel).Render(fitRight(strconv.Itoa(e.Resources), cols[5].w)),
-			m.sel(m.st.Muted, sel).Render(fitRight(sizeText(e.Bytes), cols[6].w)),
-			cell(changes, cols[7].w, m.sel(m.st.Text, sel)),
+			cell(e.time().Format("15:04:05"), cols[0].w, vc.sel(vc.st.Muted, sel)),
+			cell(e.source(), cols[1].w, vc.sel(vc.st.Text, sel)),
+			cell(vp, cols[2].w, vc.sel(vc.st.Text, sel)),
+			cell(e.kind(), cols[3].w, vc.sel(v.kindStyle(vc, e), sel)),
+			cell(version, cols[4].w, vc.sel(vc.st.Muted, sel)),
+			vc.sel(vc.st.Text, sel).Render(fitRight(res, cols[5].w)),
+			vc.sel(vc.st.Muted, sel).Render(fitRight(size, cols[6].w)),
+			cell(changes, cols[7].w, vc.sel(vc.st.Text, sel)),
 		}
 	})
 	for len(lines) < h-dh {
 		lines = append(lines, "")
 	}
-	lines = append(lines, v.detail(m, v.all[v.order[v.c.cur]], w, dh)...)
+	if id, ok := v.list.selected(); ok {
+		lines = append(lines, v.detail(vc, v.all[id], w, dh)...)
+	}
 	return padLines(lines, w, h)
 }
 
-// detail shows the selected event in full: what changed, or why it failed.
-func (v *eventsView) detail(m *Model, e xdsclient.Event, w, h int) []string {
+// isPush reports whether an xDS event is a response (it has resources and
+// a size), not a stream state.
+func isPush(e *xdsclient.Event) bool {
+	switch xdsclient.Type(e.Type) {
+	case xdsclient.CDS, xdsclient.EDS, xdsclient.LDS, xdsclient.RDS:
+		return true
+	}
+	return false
+}
+
+// kindStyle colours the TYPE column.
+func (v *eventsView) kindStyle(vc viewContext, e entry) lipgloss.Style {
+	if e.kube != nil {
+		return vc.st.Warn
+	}
+	switch e.xds.Type {
+	case xdsclient.EventNACK, xdsclient.EventError, xdsclient.EventDisconnect:
+		return vc.st.Error
+	case xdsclient.EventConnect, xdsclient.EventReconnect:
+		return vc.st.OK
+	}
+	if e.isEDS() {
+		return vc.st.Accent
+	}
+	return vc.st.Text
+}
+
+// detail shows the selected entry in full: what changed, or why it failed.
+func (v *eventsView) detail(vc viewContext, e entry, w, h int) []string {
 	if h <= 0 {
 		return nil
 	}
-	title := fmt.Sprintf("%s %s · %s → %s", e.Time.Format("15:04:05.000"), e.Type, orDash(e.ControlPlane), orDash(e.Viewpoint))
-	if e.Version != "" {
-		title += " · version " + e.Version
+	var title string
+	if k := e.kube; k != nil {
+		title = fmt.Sprintf("%s kube · cluster %s · %s", k.Time.Format("15:04:05.000"), k.Cluster, e.subject())
+	} else {
+		x := e.xds
+		title = fmt.Sprintf("%s %s · %s → %s", x.Time.Format("15:04:05.000"), x.Type, orDash(x.ControlPlane), orDash(x.Viewpoint))
+		if x.Version != "" {
+			title += " · version " + x.Version
+		}
+		if x.Nonce != "" {
+			title += " · nonce " + x.Nonce
+		}
 	}
-	if e.Nonce != "" {
-		title += " · nonce " + e.Nonce
-	}
-	out := []string{m.st.Header.Render(fit("─ "+title+" ", w))}
+	out := []string{vc.st.Header.Render(fit("─ "+title+" ", w))}
 	add := func(st lipgloss.Style, s string) {
 		for _, l := range wrap(s, w-2) {
 			out = append(out, " "+st.Render(l))
 		}
 	}
-	if e.Error != "" {
-		add(m.st.Error, e.Error)
+	names := func(what string, ns []string) {
+		if len(ns) > 0 {
+			add(vc.st.Muted, what+": "+strings.Join(ns, ", "))
+		}
 	}
-	if e.Message != "" {
-		add(m.st.Text, e.Message)
+	if k := e.kube; k != nil {
+		add(vc.st.Text, k.Summary())
+		names("endpoints added", k.Added)
+		names("endpoints removed", k.Removed)
+		names("became ready", k.Ready)
+		names("stopped being ready", k.NotReady)
+	} else {
+		v.xdsDetail(vc, e, add, names)
 	}
-	if c, ok := v.causes[eventKey(e)]; ok {
-		add(m.st.Warn, "caused by the kube change "+c.long)
+	if len(out) > h {
+		out = out[:h]
 	}
-	for _, c := range e.Endpoints {
+	return out
+}
+
+func (v *eventsView) xdsDetail(vc viewContext, e entry, add func(lipgloss.Style, string), names func(string, []string)) {
+	x := e.xds
+	if x.Error != "" {
+		add(vc.st.Error, x.Error)
+	}
+	if x.Message != "" {
+		add(vc.st.Text, x.Message)
+	}
+	if c, ok := v.causes[e.id]; ok {
+		add(vc.st.Warn, "caused by the kube change "+c.long)
+	}
+	for _, c := range x.Endpoints {
 		line := fmt.Sprintf("%-7s %s:%d w%d %s", c.Change, c.Address, c.Port, c.Weight, c.Cluster)
 		if c.Change == xdsclient.EndpointWeight {
 			line = fmt.Sprintf("%-7s %s:%d w%d→%d %s", c.Change, c.Address, c.Port, c.OldWeight, c.Weight, c.Cluster)
@@ -257,57 +295,9 @@ func (v *eventsView) detail(m *Model, e xdsclient.Event, w, h int) []string {
 		if c.Pod != "" || c.WorkloadCluster != "" {
 			line += fmt.Sprintf(" (%s %s)", orDash(c.Pod), c.WorkloadCluster)
 		}
-		add(m.st.Text, line)
+		add(vc.st.Text, line)
 	}
-	names := func(what string, ns []string) {
-		if len(ns) > 0 {
-			add(m.st.Muted, what+": "+strings.Join(ns, ", "))
-		}
-	}
-	names("added", e.Added)
-	names("removed", e.Removed)
-	names("changed", e.Changed)
-	if len(out) > h {
-		out = out[:h]
-	}
-	return out
-}
-
-func sizeText(b int) string {
-	switch {
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1fM", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.1fk", float64(b)/(1<<10))
-	}
-	return strconv.Itoa(b)
-}
-
-// changesText summarizes what an event changed: endpoint changes of an EDS
-// push, resources added/removed/changed, or the sentence of a state event.
-func changesText(e xdsclient.Event) string {
-	if e.Error != "" {
-		return e.Error
-	}
-	var parts []string
-	if len(e.Endpoints) > 0 {
-		counts := map[string]int{}
-		for _, c := range e.Endpoints {
-			counts[c.Change]++
-		}
-		parts = append(parts, fmt.Sprintf("endpoints +%d -%d ~%d w%d", counts[xdsclient.EndpointAdded], counts[xdsclient.EndpointRemoved],
-			counts[xdsclient.EndpointChanged], counts[xdsclient.EndpointWeight]))
-		c := e.Endpoints[0]
-		parts = append(parts, fmt.Sprintf("%s %s:%d", c.Change, c.Address, c.Port))
-	}
-	if len(e.Added)+len(e.Removed)+len(e.Changed) > 0 {
-		parts = append(parts, fmt.Sprintf("res +%d -%d ~%d", len(e.Added), len(e.Removed), len(e.Changed)))
-	}
-	if len(parts) == 0 && e.Message != "" {
-		return e.Message
-	}
-	if len(parts) == 0 {
-		return "-"
-	}
-	return strings.Join(parts, " · ")
+	names("added", x.Added)
+	names("removed", x.Removed)
+	names("changed", x.Changed)
 }

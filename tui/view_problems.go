@@ -5,7 +5,6 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 
 	"github.com/meshscope/meshscope/collector/explain"
 )
@@ -13,81 +12,73 @@ import (
 // problemsView is explain.Problems, live: errors first, each jumping to
 // the service or cluster it concerns.
 type problemsView struct {
-	c  cursor
-	ix *index
+	list listState // rows: indexes into ix.problems
+	ix   *index
+}
+
+func newProblemsView() *problemsView {
+	v := &problemsView{ix: buildIndex(nil, nil)}
+	v.list.keyOf = func(i int32) string { return problemKey(v.ix.problems[i]) }
+	return v
 }
 
 func problemKey(p explain.Problem) string {
 	return string(p.Severity) + "|" + p.Kind + "|" + p.Cluster + "|" + p.Service + "|" + p.Sentence
 }
 
-func (v *problemsView) title(m *Model) string {
+func (v *problemsView) title(vc viewContext) string {
 	errs := 0
-	for _, p := range m.ix.problems {
+	for _, p := range vc.ix.problems {
 		if p.Severity == explain.Error {
 			errs++
 		}
 	}
-	return fmt.Sprintf("Problems (%d, %d errors)", len(m.ix.problems), errs)
+	return fmt.Sprintf("Problems (%d, %d errors)", len(vc.ix.problems), errs)
 }
 
-func (v *problemsView) filterable() bool         { return false }
-func (v *problemsView) filterQuery() string      { return "" }
-func (v *problemsView) setFilter(*Model, string) {}
+func (v *problemsView) rows(vc viewContext) int { return max(vc.height-5, 1) }
 
-func (v *problemsView) rows(m *Model) int { return max(m.bodyHeight()-5, 1) }
-
-func (v *problemsView) keyAt(m *Model) func(int) string {
-	return func(i int) string { return problemKey(m.ix.problems[i]) }
+func (v *problemsView) refresh(vc viewContext, _ update) {
+	if v.ix != vc.ix {
+		v.ix = vc.ix
+		v.list.rows = identity(v.list.rows, len(v.ix.problems))
+	}
+	v.list.show(v.list.rows, v.rows(vc))
 }
 
-func (v *problemsView) refresh(m *Model) {
-	v.ix = m.ix
-	v.c.relocate(len(m.ix.problems), v.keyAt(m), v.rows(m))
+// selectKey puts the cursor on a problem (by problemKey).
+func (v *problemsView) selectKey(vc viewContext, k string) {
+	v.refresh(vc, update{})
+	v.list.selectKey(k, v.rows(vc))
 }
 
-func (v *problemsView) selectKey(m *Model, k string) {
-	v.c.key = k
-	v.refresh(m)
-}
-
-func (v *problemsView) key(m *Model, k tea.KeyPressMsg) (tea.Cmd, bool) {
-	if m.scrollKey(k, v.rows(m), func(d int) { v.scroll(m, d) }) {
+func (v *problemsView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
+	if !key.Matches(k, vc.keys.Enter) {
+		return nil, v.list.scrollKey(vc.keys, k, v.rows(vc))
+	}
+	id, ok := v.list.selected()
+	if !ok {
 		return nil, true
 	}
+	p := v.ix.problems[id]
 	switch {
-	case key.Matches(k, m.keys.Enter):
-		if len(m.ix.problems) == 0 {
-			return nil, true
-		}
-		p := m.ix.problems[v.c.cur]
-		switch {
-		case p.Service != "" && m.ix.snap.Service(p.Service) != nil:
-			m.services.selectHost(m, p.Service)
-			m.openService(p.Service)
-		case p.Cluster != "":
-			m.push(viewClusters)
-			m.clusters.selectCluster(m, p.Cluster)
-		}
-	default:
-		return nil, false
+	case p.Service != "" && v.ix.snap.Service(p.Service) != nil:
+		return navigate(openServiceMsg{host: p.Service}), true
+	case p.Cluster != "":
+		return navigate(selectClusterMsg{id: p.Cluster}), true
 	}
 	return nil, true
 }
 
-func (v *problemsView) scroll(m *Model, d int) {
-	if n := len(m.ix.problems); n > 0 {
-		v.c.move(d, n, v.rows(m), v.keyAt(m))
-	}
-}
+func (v *problemsView) scroll(vc viewContext, d int) { v.list.moveBy(d, v.rows(vc)) }
 
-func (v *problemsView) render(m *Model, w, h int) string {
-	if m.ix.snap == nil {
-		return padLines([]string{"", m.st.Warn.Render("  waiting for clusters…")}, w, h)
+func (v *problemsView) render(vc viewContext, w, h int) string {
+	if vc.ix.snap == nil {
+		return vc.waiting(w, h)
 	}
-	ps := m.ix.problems
+	ps := v.ix.problems
 	if len(ps) == 0 {
-		return padLines([]string{"", m.st.OK.Render("  no problems found")}, w, h)
+		return padLines([]string{"", vc.st.OK.Render("  no problems found")}, w, h)
 	}
 	cols := layoutColumns([]column{
 		{title: "SEVERITY", w: 8},
@@ -100,9 +91,9 @@ func (v *problemsView) render(m *Model, w, h int) string {
 		cols[3].w += cols[2].w - 40
 		cols[2].w = 40
 	}
-	lines := m.table(cols, len(ps), &v.c, w, h-4, true, func(i int, sel bool) []string {
+	lines := vc.table(cols, &v.list, w, h-4, true, func(i int32, sel bool) []string {
 		p := ps[i]
-		st := m.severityStyle(p.Severity)
+		st := vc.severityStyle(p.Severity)
 		concerns := p.Service
 		if concerns == "" {
 			concerns = "cluster " + p.Cluster
@@ -110,33 +101,24 @@ func (v *problemsView) render(m *Model, w, h int) string {
 			concerns += " (" + p.Cluster + ")"
 		}
 		return []string{
-			cell(string(p.Severity), cols[0].w, m.sel(st, sel)),
-			cell(p.Kind, cols[1].w, m.sel(m.st.Text, sel)),
-			cell(concerns, cols[2].w, m.sel(m.st.Accent, sel)),
-			cell(p.Sentence, cols[3].w, m.sel(m.st.Text, sel)),
+			cell(string(p.Severity), cols[0].w, vc.sel(st, sel)),
+			cell(p.Kind, cols[1].w, vc.sel(vc.st.Text, sel)),
+			cell(concerns, cols[2].w, vc.sel(vc.st.Accent, sel)),
+			cell(p.Sentence, cols[3].w, vc.sel(vc.st.Text, sel)),
 		}
 	})
 	for len(lines) < h-4 {
 		lines = append(lines, "")
 	}
 	// The whole sentence of the selected problem.
-	p := ps[v.c.cur]
-	lines = append(lines, m.st.Border.Render(fit("", w)))
+	id, _ := v.list.selected()
+	p := ps[id]
+	lines = append(lines, vc.st.Border.Render(fit("", w)))
 	for i, l := range wrap(p.Sentence, w-2) {
 		if i == 3 {
 			break
 		}
-		lines = append(lines, " "+m.severityStyle(p.Severity).Render(l))
+		lines = append(lines, " "+vc.severityStyle(p.Severity).Render(l))
 	}
 	return padLines(lines, w, h)
-}
-
-func (m *Model) severityStyle(s explain.Severity) lipgloss.Style {
-	switch s {
-	case explain.Error:
-		return m.st.Error
-	case explain.Warning:
-		return m.st.Warn
-	}
-	return m.st.Muted
 }

@@ -5,11 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sahilm/fuzzy"
-
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 )
 
 // sortKey orders the services view; s cycles through them.
@@ -29,63 +26,50 @@ func (s sortKey) String() string {
 
 // servicesView lists one row per hostname across clusters.
 type servicesView struct {
-	c      cursor
+	// list.rows are row ids (indexes into index.services) in display
+	// order: the sort order, or with a filter best match first.
+	list   listState
 	sortBy sortKey
-	// sorted are row ids (indexes into index.services) in sort order;
-	// order are those that pass the filter.
-	sorted []int32
-	order  []int32
+	sorted []int32 // every row id, in sort order
 	filter fuzzyFilter
 	ix     *index // the index sorted and filter were computed on
 }
 
-func (v *servicesView) title(m *Model) string {
-	t := fmt.Sprintf("Services (%d", len(v.order))
-	if v.filter.active() {
-		t += fmt.Sprintf(" of %d", len(m.ix.services))
-	}
-	t += ") sorted by " + v.sortBy.String()
-	if v.filter.active() {
-		t += " · filter /" + v.filter.query
-	}
-	return t
+func newServicesView() *servicesView {
+	v := &servicesView{ix: buildIndex(nil, nil)}
+	v.list.keyOf = func(i int32) string { return v.ix.services[i].hostname }
+	return v
 }
 
-func (v *servicesView) filterable() bool    { return true }
+func (v *servicesView) title(vc viewContext) string {
+	if v.filter.active() {
+		return fmt.Sprintf("Services (%d of %d) · filter /%s, best match first", len(v.list.rows), len(vc.ix.services), v.filter.query)
+	}
+	return fmt.Sprintf("Services (%d) sorted by %s", len(v.list.rows), v.sortBy)
+}
+
 func (v *servicesView) filterQuery() string { return v.filter.query }
-
-func (v *servicesView) keyAt(m *Model) func(int) string {
-	return func(i int) string { return v.ix.services[v.order[i]].hostname }
-}
 
 // rows is the number of service rows on screen: the body less the header
 // and the legend.
-func (v *servicesView) rows(m *Model) int { return max(m.bodyHeight()-2, 1) }
+func (v *servicesView) rows(vc viewContext) int { return max(vc.height-2, 1) }
 
 // refresh re-sorts and re-filters after a new index, and puts the cursor
 // back on the same hostname.
-func (v *servicesView) refresh(m *Model) {
-	if v.ix != m.ix {
-		v.ix = m.ix
+func (v *servicesView) refresh(vc viewContext, _ update) {
+	if v.ix != vc.ix {
+		v.ix = vc.ix
 		v.resort()
-		v.filter.set(v.filter.query, len(v.ix.services), v.name, false)
-		v.applyFilter()
+		v.filter.set(v.filter.query, v.sorted, v.name, false)
 	}
-	v.c.relocate(len(v.order), v.keyAt(m), v.rows(m))
+	v.list.show(v.shown(), v.rows(vc))
 }
 
 func (v *servicesView) name(i int) string { return v.ix.services[i].hostname }
 
 func (v *servicesView) resort() {
 	rows := v.ix.services
-	if cap(v.sorted) >= len(rows) {
-		v.sorted = v.sorted[:len(rows)]
-	} else {
-		v.sorted = make([]int32, len(rows))
-	}
-	for i := range v.sorted {
-		v.sorted[i] = int32(i)
-	}
+	v.sorted = identity(v.sorted, len(rows))
 	switch v.sortBy {
 	case sortHostname:
 		// snapshot order is by hostname already
@@ -108,109 +92,70 @@ func (v *servicesView) resort() {
 	}
 }
 
-func (v *servicesView) applyFilter() {
-	if !v.filter.active() {
-		v.order = v.sorted
-		return
+// shown are the rows to show: in sort order, or with a filter the matches,
+// best first.
+func (v *servicesView) shown() []int32 {
+	if v.filter.active() {
+		return v.filter.matched
 	}
-	out := make([]int32, 0, len(v.filter.matched))
-	for _, id := range v.sorted {
-		if v.filter.match(int(id)) {
-			out = append(out, id)
-		}
-	}
-	v.order = out
+	return v.sorted
 }
 
-func (v *servicesView) setFilter(m *Model, q string) {
-	if v.ix == nil {
-		v.ix = m.ix
-		v.resort()
+func (v *servicesView) setFilter(vc viewContext, q string) {
+	if v.ix != vc.ix {
+		v.refresh(vc, update{})
 	}
-	v.filter.set(q, len(v.ix.services), v.name, true)
-	v.applyFilter()
-	// While the user types, the cursor goes to the best match (as in fzf);
-	// the rows keep their sort order. Scoring is bounded to keep a
-	// keystroke cheap on huge meshes.
-	if q != "" && len(v.order) > 0 && len(v.order) <= 5000 {
-		if best := v.bestMatch(q); best != "" {
-			v.c.key = best
-		}
+	v.filter.set(q, v.sorted, v.name, true)
+	rows := v.shown()
+	// While the user types, the cursor goes to the best match (as in fzf):
+	// the first row.
+	if q != "" && len(rows) > 0 {
+		v.list.key = v.list.keyOf(rows[0])
 	}
-	v.c.relocate(len(v.order), v.keyAt(m), v.rows(m))
+	v.list.show(rows, v.rows(vc))
 }
 
-// bestMatch is the hostname among the filtered rows that sahilm/fuzzy
-// scores highest for q.
-func (v *servicesView) bestMatch(q string) string {
-	names := make(hostSource, len(v.order))
-	for i, id := range v.order {
-		names[i] = v.ix.services[id].hostname
+// selectedHost is the hostname under the cursor (with no rows, the one it
+// was on; "" for none).
+func (v *servicesView) selectedHost() string {
+	if id, ok := v.list.selected(); ok {
+		return v.ix.services[id].hostname
 	}
-	if ms := fuzzy.FindFrom(q, names); len(ms) > 0 {
-		return names[ms[0].Index]
-	}
-	return ""
+	return v.list.key
 }
-
-// hostSource adapts a slice of hostnames to fuzzy.Source.
-type hostSource []string
-
-func (h hostSource) String(i int) string { return h[i] }
-func (h hostSource) Len() int            { return len(h) }
 
 // selectHost puts the cursor on a hostname (clearing a filter that hides it).
-func (v *servicesView) selectHost(m *Model, host string) {
-	v.refresh(m)
-	if !v.filter.match(v.ix.byHost[host]) {
-		v.setFilter(m, "")
+func (v *servicesView) selectHost(vc viewContext, host string) {
+	v.refresh(vc, update{})
+	if i, ok := v.ix.byHost[host]; ok && !v.filter.match(i) {
+		v.setFilter(vc, "")
 	}
-	v.c.key = host
-	v.c.relocate(len(v.order), v.keyAt(m), v.rows(m))
+	v.list.selectKey(host, v.rows(vc))
 }
 
-func (v *servicesView) key(m *Model, k tea.KeyPressMsg) (tea.Cmd, bool) {
-	h := v.rows(m)
+func (v *servicesView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
+	h := v.rows(vc)
 	switch {
-	case key.Matches(k, m.keys.Up):
-		v.scroll(m, -1)
-	case key.Matches(k, m.keys.Down):
-		v.scroll(m, 1)
-	case key.Matches(k, m.keys.PageUp):
-		v.scroll(m, -h)
-	case key.Matches(k, m.keys.PageDown):
-		v.scroll(m, h)
-	case key.Matches(k, m.keys.Top):
-		v.scroll(m, -1<<30)
-	case key.Matches(k, m.keys.Bottom):
-		v.scroll(m, 1<<30)
-	case key.Matches(k, m.keys.Sort):
+	case key.Matches(k, vc.keys.Sort):
 		v.sortBy = (v.sortBy + 1) % numSortKeys
 		v.resort()
-		v.applyFilter()
-		v.c.relocate(len(v.order), v.keyAt(m), h)
-	case key.Matches(k, m.keys.Enter):
-		if len(v.order) > 0 {
-			m.openService(v.ix.services[v.order[v.c.cur]].hostname)
+		v.filter.set(v.filter.query, v.sorted, v.name, false)
+		v.list.show(v.shown(), h)
+	case key.Matches(k, vc.keys.Enter):
+		if id, ok := v.list.selected(); ok {
+			return navigate(openServiceMsg{host: v.ix.services[id].hostname}), true
 		}
 	default:
-		return nil, false
+		return nil, v.list.scrollKey(vc.keys, k, h)
 	}
 	return nil, true
 }
 
-func (v *servicesView) scroll(m *Model, d int) {
-	if len(v.order) > 0 {
-		v.c.move(d, len(v.order), v.rows(m), v.keyAt(m))
-	}
-}
+func (v *servicesView) scroll(vc viewContext, d int) { v.list.moveBy(d, v.rows(vc)) }
 
-func (v *servicesView) render(m *Model, w, h int) string {
-	if m.ix.snap == nil {
-		return padLines([]string{"", m.st.Warn.Render("  waiting for clusters…")}, w, h)
-	}
-	if v.ix != m.ix {
-		v.refresh(m)
+func (v *servicesView) render(vc viewContext, w, h int) string {
+	if vc.ix.snap == nil {
+		return vc.waiting(w, h)
 	}
 	ix := v.ix
 	netW := max(len("EPS ")+len(strings.Join(ix.networks, "/")), 9)
@@ -230,35 +175,34 @@ func (v *servicesView) render(m *Model, w, h int) string {
 		column{title: "VERDICT", w: verdictW},
 	)
 	cols = layoutColumns(cols, w, 20)
-	if len(v.order) == 0 {
+	if len(v.list.rows) == 0 {
 		msg := "  no services"
 		if v.filter.active() {
 			msg = "  no service matches /" + v.filter.query
 		}
-		return padLines([]string{headerLine(cols, m.st.Header, w), m.st.Muted.Render(msg)}, w, h)
+		return padLines([]string{headerLine(cols, vc.st.Header, w), vc.st.Muted.Render(msg)}, w, h)
 	}
-	lines := m.table(cols, len(v.order), &v.c, w, h-1, true, func(i int, sel bool) []string {
-		id := v.order[i]
+	lines := vc.table(cols, &v.list, w, h-1, true, func(id int32, sel bool) []string {
 		r := &ix.services[id]
 		bytes := matchedBytes(v.filter.query, r.hostname)
-		out := []string{highlight(r.hostname, cols[0].w, runePositions(r.hostname, bytes), m.sel(m.st.Text, sel), m.sel(m.st.Match, sel))}
+		out := []string{highlight(r.hostname, cols[0].w, runePositions(r.hostname, bytes), vc.sel(vc.st.Text, sel), vc.sel(vc.st.Match, sel))}
 		k := 1
 		if wide {
-			out = append(out, cell(r.namespace, cols[1].w, m.sel(m.st.Muted, sel)))
+			out = append(out, cell(r.namespace, cols[1].w, vc.sel(vc.st.Muted, sel)))
 			k = 2
 		}
 		out = append(out,
-			cell(orDash(r.ports), cols[k].w, m.sel(m.st.Text, sel)),
-			cell(r.presence, cols[k+1].w, m.sel(m.st.Text, sel)),
-			m.sel(m.st.Text, sel).Render(fitRight(r.epsText, cols[k+2].w)),
-			cell(r.badge(), cols[k+3].w, m.sel(m.verdictStyle(r), sel)),
+			cell(orDash(r.ports), cols[k].w, vc.sel(vc.st.Text, sel)),
+			cell(r.presence, cols[k+1].w, vc.sel(vc.st.Text, sel)),
+			vc.sel(vc.st.Text, sel).Render(fitRight(r.epsText, cols[k+2].w)),
+			cell(r.badge(), cols[k+3].w, vc.sel(vc.verdictStyle(r), sel)),
 		)
 		return out
 	})
 	for len(lines) < h-1 {
 		lines = append(lines, "")
 	}
-	lines = append(lines, m.st.Muted.Render(fit(" "+v.legend(), w)))
+	lines = append(lines, vc.st.Muted.Render(fit(" "+v.legend(), w)))
 	return padLines(lines, w, h)
 }
 
@@ -274,23 +218,4 @@ func (v *servicesView) legend() string {
 	}
 	b.WriteString(" · s sort · / filter · enter open")
 	return b.String()
-}
-
-func (m *Model) verdictStyle(r *svcRow) lipgloss.Style {
-	switch {
-	case r.rank == 0:
-		return m.st.Error
-	case r.rank == 1:
-		return m.st.Warn
-	case r.verdict == "match":
-		return m.st.OK
-	}
-	return m.st.Muted
-}
-
-// openService opens the service view on a hostname.
-func (m *Model) openService(host string) {
-	m.services.c.key = host
-	m.service.open(m, host)
-	m.push(viewService)
 }

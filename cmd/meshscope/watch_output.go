@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -73,7 +74,7 @@ func writeEventRow(w io.Writer, ev xdsclient.Event) {
 	changes := summarizeChanges(ev)
 	fmt.Fprintf(w, "%-13s %-14s %-20s %-11s %-21s %4d %-8s %s\n",
 		ev.Time.Format(time.TimeOnly+".000"), trunc(ev.ControlPlane, 14), trunc(ev.Viewpoint, 20), typ,
-		trunc(ev.Version, 21), ev.Resources, humanBytes(ev.Bytes), changes)
+		trunc(ev.Version, 21), ev.Resources, humanize.Bytes(ev.Bytes), changes)
 	for _, c := range ev.Endpoints {
 		mark := map[string]string{xdsclient.EndpointAdded: "+", xdsclient.EndpointRemoved: "-", xdsclient.EndpointWeight: "~", xdsclient.EndpointChanged: "*"}[c.Change]
 		line := fmt.Sprintf("    %s %s:%d weight %d", mark, c.Address, c.Port, c.Weight)
@@ -122,14 +123,4 @@ func trunc(s string, n int) string {
 		return s
 	}
 	return s[:n-1] + "…"
-}
-
-func humanBytes(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%dB", n)
 }

@@ -29,6 +29,11 @@ func startTUI(t *testing.T, sock string, width int, args ...string) *tuiSession 
 	if err != nil {
 		t.Fatal("tmux is needed for this test (.ci/run installs it: apt-get install tmux)")
 	}
+	// One tmux server per e2e lab: several working trees run these tests
+	// side by side.
+	if offset, err := lab.PortOffset("MESHSCOPE_E2E_PORT_OFFSET", 100); err == nil {
+		sock = fmt.Sprintf("%s-%d", sock, offset)
+	}
 	dir := t.TempDir()
 	ts := &tuiSession{t: t, tmux: tmux, sock: sock, exitFile: filepath.Join(dir, "exit")}
 	script := meshscopeBinary(t) + " " + strings.Join(args, " ") + " --log-file " + filepath.Join(dir, "log") + "; echo $? > " + ts.exitFile + "; sleep 60"

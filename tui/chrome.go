@@ -1,0 +1,122 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// The chrome: what the root draws around the current view.
+
+func (m *Model) header(w int) string {
+	title := m.current().title(m.vc())
+	if m.showHelp {
+		title = "Help"
+	}
+	left := " meshscope │ " + title
+	right := ""
+	switch {
+	case m.flash != "":
+		right = m.flash + " "
+	default:
+		right = "? help  : command  / filter  q quit "
+	}
+	lw := ansi.StringWidth(left)
+	rw := ansi.StringWidth(right)
+	if lw+rw+1 > w {
+		if m.flash == "" {
+			right, rw = "", 0 // the key hints give way to the title
+		} else {
+			right = ansi.Truncate(right, max(w-20, 0), "…")
+			rw = ansi.StringWidth(right)
+		}
+	}
+	left = fit(left, max(w-rw, 0))
+	rst := m.st.Muted
+	if m.flash != "" {
+		rst = m.st.Warn
+		if m.flashErr {
+			rst = m.st.Error
+		}
+	}
+	return m.st.Header.Render(left) + rst.Render(right)
+}
+
+// helpBody is the "?" screen: the key map, then the command table.
+func (m *Model) helpBody(w, h int) string {
+	m.help.SetWidth(w - 2)
+	full := m.help.FullHelpView(m.keys.FullHelp())
+	lines := []string{""}
+	for _, l := range strings.Split(full, "\n") {
+		lines = append(lines, " "+l)
+	}
+	lines = append(lines, "", m.st.Header.Render(" Commands"))
+	for _, l := range commandHelp() {
+		lines = append(lines, " "+m.st.Text.Render(l))
+	}
+	lines = append(lines, "", m.st.Muted.Render(" Viewpoints A, B: a name, or a unique part of one (a network, a cluster). Any key closes help."))
+	return padLines(lines, w, h)
+}
+
+// streamStateText is a stream's state in a few words: "connected",
+// "disconnected,stale", "no stream: why,stale".
+func streamStateText(s StreamStatus) string {
+	t := string(s.State)
+	if s.Reason != "" {
+		t = "no stream: " + s.Reason
+	}
+	if s.Stale {
+		t += ",stale"
+	}
+	return t
+}
+
+func (m *Model) statusBar(w int) string {
+	var left, right []string
+	if len(m.opts.Contexts) > 0 {
+		left = append(left, "ctx "+strings.Join(m.opts.Contexts, ","))
+	}
+	if m.ix.snap == nil {
+		left = append(left, "waiting for clusters…")
+	} else {
+		left = append(left, fmt.Sprintf("clusters %d/%d synced", m.ix.synced, len(m.ix.clusterIDs)))
+	}
+	if len(m.status) > 0 {
+		ok := 0
+		var bad []string
+		for _, s := range m.status {
+			if s.State == xdsclient.StateConnected && !s.Stale {
+				ok++
+				continue
+			}
+			bad = append(bad, s.Viewpoint+" "+streamStateText(s))
+		}
+		t := fmt.Sprintf("xds %d/%d up", ok, len(m.status))
+		if len(bad) > 0 {
+			t += " (" + strings.Join(bad, "; ") + ")"
+		}
+		left = append(left, t)
+	}
+	last := m.lastPush
+	for _, s := range m.status {
+		if s.LastPush.After(last) {
+			last = s.LastPush
+		}
+	}
+	if !last.IsZero() {
+		right = append(right, "push "+age(m.now(), last)+" ago")
+	}
+	if m.events.paused {
+		right = append(right, "events paused")
+	}
+	right = append(right, "theme "+m.themeName)
+	r := strings.Join(right, " │ ") + " "
+	rw := ansi.StringWidth(r)
+	if rw > w-20 {
+		return m.st.StatusBar.Render(fit(" "+strings.Join(append(left, right...), " │ "), w))
+	}
+	return m.st.StatusBar.Render(fit(" "+strings.Join(left, " │ "), w-rw) + r)
+}

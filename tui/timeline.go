@@ -1,0 +1,178 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// entry is one row of the timeline: an xDS event (a push or a stream
+// state) or a kube change meshscope saw between two snapshots — exactly one
+// of xds and kube is set.
+type entry struct {
+	xds  *xdsclient.Event
+	kube *collector.KubeChange
+	// id numbers the entries in arrival order (set by the events view): the
+	// key the cursor follows.
+	id uint64
+}
+
+// kubeEntries are the timeline entries of kube changes.
+func kubeEntries(cs []collector.KubeChange) []entry {
+	out := make([]entry, len(cs))
+	for i := range cs {
+		out[i] = entry{kube: &cs[i]}
+	}
+	return out
+}
+
+func (e entry) time() time.Time {
+	if e.kube != nil {
+		return e.kube.Time
+	}
+	return e.xds.Time
+}
+
+// kind is the TYPE column: the xDS event type, or "kube".
+func (e entry) kind() string {
+	if e.kube != nil {
+		return "kube"
+	}
+	return string(e.xds.Type)
+}
+
+// source is where the entry comes from: the control plane that pushed, or
+// the cluster that changed.
+func (e entry) source() string {
+	if e.kube != nil {
+		return e.kube.Cluster
+	}
+	return e.xds.ControlPlane
+}
+
+// isEDS reports whether the entry is an EDS push.
+func (e entry) isEDS() bool {
+	return e.xds != nil && xdsclient.Type(e.xds.Type) == xdsclient.EDS
+}
+
+// subject is what a kube change concerns for linking pushes to it: the
+// service's hostname, or "gateway" (a gateway change concerns every
+// service).
+func (e entry) subject() string {
+	if e.kube.Service == "" {
+		return "gateway"
+	}
+	return e.kube.Service
+}
+
+// haystack is the text the events filter searches: the type, viewpoint,
+// control plane or cluster, and the services or gateway concerned.
+func (e entry) haystack() string {
+	if k := e.kube; k != nil {
+		return strings.ToLower("kube " + k.Cluster + " " + k.Service + " " + k.Gateway)
+	}
+	x := e.xds
+	return strings.ToLower(string(x.Type) + " " + x.Viewpoint + " " + x.ControlPlane + " " + strings.Join(x.Changed, " ") + " " +
+		strings.Join(x.Added, " ") + " " + strings.Join(x.Removed, " "))
+}
+
+// causeWindow bounds how long before a push a kube change may have caused it
+// (istiod debounces for up to 10 s; 30 s leaves room for slow watches).
+const causeWindow = 30 * time.Second
+
+// edsHosts are the service hostnames an EDS event is about (from the
+// outbound|PORT||HOST names it changed or whose endpoints changed).
+func edsHosts(e *xdsclient.Event) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(name string) {
+		if i := strings.LastIndex(name, "|"); i >= 0 {
+			name = name[i+1:]
+		}
+		if name != "" && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	for _, n := range e.Changed {
+		add(n)
+	}
+	for _, n := range e.Added {
+		add(n)
+	}
+	for _, c := range e.Endpoints {
+		add(c.Cluster)
+	}
+	return out
+}
+
+// cause links an EDS push to the latest kube change of one of its services
+// (or of a gateway) within causeWindow before it, with the delay. lastKube
+// holds the latest change per subject.
+func cause(e *xdsclient.Event, lastKube map[string]*collector.KubeChange) (*collector.KubeChange, time.Duration, bool) {
+	var best *collector.KubeChange
+	consider := func(k *collector.KubeChange) {
+		d := e.Time.Sub(k.Time)
+		// A little negative slack: meshscope may publish its snapshot a few
+		// milliseconds after istiod already pushed.
+		if d < -time.Second || d > causeWindow {
+			return
+		}
+		if best == nil || k.Time.After(best.Time) {
+			best = k
+		}
+	}
+	for _, h := range edsHosts(e) {
+		if k, ok := lastKube[h]; ok {
+			consider(k)
+		}
+	}
+	if k, ok := lastKube["gateway"]; ok {
+		consider(k)
+	}
+	if best == nil {
+		return nil, 0, false
+	}
+	return best, e.Time.Sub(best.Time), true
+}
+
+func causeText(k *collector.KubeChange, d time.Duration) string {
+	return fmt.Sprintf("← %s %+dms", k.Cluster, d.Milliseconds())
+}
+
+// changesText summarizes what an entry changed: endpoint changes of an
+// EDS push, resources added/removed/changed, the sentence of a state
+// event, or the kube change.
+func changesText(en entry) string {
+	if en.kube != nil {
+		return en.kube.Summary()
+	}
+	e := en.xds
+	if e.Error != "" {
+		return e.Error
+	}
+	var parts []string
+	if len(e.Endpoints) > 0 {
+		counts := map[string]int{}
+		for _, c := range e.Endpoints {
+			counts[string(c.Change)]++
+		}
+		parts = append(parts, fmt.Sprintf("endpoints +%d -%d ~%d w%d", counts[string(xdsclient.EndpointAdded)], counts[string(xdsclient.EndpointRemoved)],
+			counts[string(xdsclient.EndpointChanged)], counts[string(xdsclient.EndpointWeight)]))
+		c := e.Endpoints[0]
+		parts = append(parts, fmt.Sprintf("%s %s:%d", c.Change, c.Address, c.Port))
+	}
+	if len(e.Added)+len(e.Removed)+len(e.Changed) > 0 {
+		parts = append(parts, fmt.Sprintf("res +%d -%d ~%d", len(e.Added), len(e.Removed), len(e.Changed)))
+	}
+	if len(parts) == 0 && e.Message != "" {
+		return e.Message
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " · ")
+}
