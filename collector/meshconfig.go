@@ -45,8 +45,11 @@ type MeshConfig struct {
 	ServiceScopeConfigs []ServiceScopeConfig `json:"serviceScopeConfigs,omitempty"`
 	// LocalityLbSetting is the mesh-wide locality load balancing.
 	LocalityLbSetting *LocalityLbSetting `json:"localityLbSetting,omitempty"`
-	// DiscoverySelectors limit the namespaces istiod reads (none: all).
-	DiscoverySelectors []metav1.LabelSelector `json:"discoverySelectors,omitempty"`
+	// DiscoverySelectors limit the namespaces istiod reads (none: all);
+	// DiscoveryNamespaces are, by cluster, the namespaces they select
+	// (computed by the collector from the namespaces' labels; nil: all).
+	DiscoverySelectors  []metav1.LabelSelector `json:"discoverySelectors,omitempty"`
+	DiscoveryNamespaces map[string][]string    `json:"discoveryNamespaces,omitempty"`
 	EnableAutoMTLS     bool                   `json:"enableAutoMtls"`
 	// DefaultConfig is the part of the default proxy config that matters.
 	DefaultConfig ProxyConfig `json:"defaultConfig"`
