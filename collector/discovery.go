@@ -67,4 +67,3 @@ func (mc MeshConfig) Discovered(cluster, ns string) bool {
 	i := sort.SearchStrings(names, ns)
 	return i < len(names) && names[i] == ns
 }
-

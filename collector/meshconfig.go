@@ -50,7 +50,7 @@ type MeshConfig struct {
 	// (computed by the collector from the namespaces' labels; nil: all).
 	DiscoverySelectors  []metav1.LabelSelector `json:"discoverySelectors,omitempty"`
 	DiscoveryNamespaces map[string][]string    `json:"discoveryNamespaces,omitempty"`
-	EnableAutoMTLS     bool                   `json:"enableAutoMtls"`
+	EnableAutoMTLS      bool                   `json:"enableAutoMtls"`
 	// DefaultConfig is the part of the default proxy config that matters.
 	DefaultConfig ProxyConfig `json:"defaultConfig"`
 }
