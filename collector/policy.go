@@ -29,6 +29,10 @@ type DestinationRule struct {
 	// portLevelSettings' modes.
 	TLSMode string            `json:"tlsMode,omitempty"`
 	PortTLS map[uint32]string `json:"portTls,omitempty"`
+	// TrafficPolicy says the rule has a trafficPolicy: when rules for one
+	// host merge, the oldest one with a traffic policy gives it (and so
+	// the TLS mode).
+	TrafficPolicy bool `json:"trafficPolicy,omitempty"`
 	// ExportTo is spec.exportTo (empty: the mesh's
 	// defaultDestinationRuleExportTo).
 	ExportTo []string `json:"exportTo,omitempty"`
@@ -157,7 +161,8 @@ func parseDestinationRule(cluster string, u *unstructured.Unstructured) Destinat
 	if sel, ok := spec["workloadSelector"].(map[string]any); ok {
 		d.WorkloadSelector = stringMap(sel["matchLabels"])
 	}
-	tp, _ := spec["trafficPolicy"].(map[string]any)
+	tp, ok := spec["trafficPolicy"].(map[string]any)
+	d.TrafficPolicy = ok
 	d.TLSMode, d.PortTLS = trafficPolicyTLS(tp)
 	if subsets, ok := spec["subsets"].([]any); ok {
 		for _, e := range subsets {

@@ -34,7 +34,9 @@ type Problem struct {
 	Severity Severity `json:"severity"`
 	// Kind is a stable code: leak, drop, skew, gateway-no-address,
 	// gateway-hostname, gateway-not-ready, network-label, cluster-state,
-	// cluster-warning, remote-secret, istiod-disagrees.
+	// cluster-warning, remote-secret, istiod-disagrees, mesh-config,
+	// serviceentry-no-workloads, serviceentry-port-name,
+	// workloadentry-unhealthy.
 	Kind string `json:"kind"`
 	// Cluster and Service name what the problem concerns (either may be empty).
 	Cluster  string `json:"cluster,omitempty"`
@@ -45,7 +47,8 @@ type Problem struct {
 const networkLabel = "topology.istio.io/network"
 
 // Viewpoints are the default viewpoints: one sidecar per network, in the
-// first cluster of that network.
+// first cluster of that network, served by that cluster's istiod when it
+// is a context cluster (a primary), else by the first context cluster's.
 func Viewpoints(snap *collector.Snapshot) []horizon.Proxy {
 	var out []horizon.Proxy
 	for _, n := range snap.Networks {
@@ -55,6 +58,11 @@ func Viewpoints(snap *collector.Snapshot) []horizon.Proxy {
 		p := horizon.Proxy{Network: n.Name}
 		if len(n.Clusters) > 0 {
 			p.Cluster = n.Clusters[0]
+		}
+		for _, mc := range snap.MeshConfigs {
+			if mc.Cluster == p.Cluster {
+				p.ConfigCluster = p.Cluster
+			}
 		}
 		out = append(out, p)
 	}
@@ -72,6 +80,7 @@ func Problems(snap *collector.Snapshot) []Problem {
 	ps = append(ps, gatewayProblems(snap)...)
 	ps = append(ps, labelProblems(snap)...)
 	ps = append(ps, serviceProblems(snap)...)
+	ps = append(ps, istioConfigProblems(snap)...)
 	SortProblems(ps)
 	return ps
 }
@@ -227,7 +236,7 @@ func predictionProblems(host string, port int32, v horizon.Proxy, p horizon.Pred
 		case horizon.Leaked:
 			ps = append(ps, Problem{Severity: Error, Kind: "leak", Cluster: e.Cluster, Service: host,
 				Sentence: fmt.Sprintf("%s: %s:%d%s goes to %s directly: no gateway is known for %s — label the east-west gateway Service %s=%s and give it an external IP",
-					host, e.Address, e.Port, describe(e.Pod, e.Cluster, e.Network), v.Network, e.Network, networkLabel, e.Network)})
+					host, e.Address, e.Port, describe(orText(e.Pod, e.Workload), e.Cluster, e.Network), v.Network, e.Network, networkLabel, e.Network)})
 		case horizon.Local:
 			local += uint64(e.Weight)
 		case horizon.Gateway:
@@ -239,6 +248,9 @@ func predictionProblems(host string, port int32, v horizon.Proxy, p horizon.Pred
 			continue
 		}
 		fix := fmt.Sprintf("inject the sidecar (or label the pod) in %s", d.Cluster)
+		if d.Workload != "" {
+			fix = fmt.Sprintf("give %s a serviceAccount, or the label %s=istio once its proxy accepts mTLS", d.Workload, horizon.TLSModeLabel)
+		}
 		switch d.Cause {
 		case horizon.CausePeerAuthentication:
 			fix = "let that PeerAuthentication allow mTLS (PERMISSIVE or STRICT) for cross-network traffic"
@@ -247,7 +259,7 @@ func predictionProblems(host string, port int32, v horizon.Proxy, p horizon.Pred
 		}
 		ps = append(ps, Problem{Severity: Error, Kind: "drop", Cluster: d.Cluster, Service: host,
 			Sentence: fmt.Sprintf("%s: %s:%d%s is dropped for %s: %s — %s",
-				host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, strings.TrimPrefix(d.Why, "cross-network endpoint without mTLS: "), fix)})
+				host, d.Address, d.Port, describe(orText(d.Pod, d.Workload), d.Cluster, d.Network), v.Network, strings.TrimPrefix(d.Why, "cross-network endpoint without mTLS: "), fix)})
 	}
 	if local > 0 && cross > local {
 		share := (200*cross/(local+cross) + 1) / 2 // rounded percent

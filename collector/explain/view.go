@@ -20,7 +20,16 @@ type ViewpointInfo struct {
 type View struct {
 	Viewpoint   ViewpointInfo      `json:"viewpoint"`
 	Port        int32              `json:"port"`
+	Subset      string             `json:"subset,omitempty"`
 	EDSCluster  string             `json:"edsCluster"`
+	// Source says what the service istiod uses merges (kube,
+	// ServiceEntry, both); Namespace is its namespace.
+	Source    collector.ServiceSource `json:"source,omitempty"`
+	Namespace string                  `json:"namespace,omitempty"`
+	// NoEndpoints says why istiod is predicted to send no endpoints at all
+	// (a DNS ServiceEntry, a service not exported to the proxy's
+	// namespace, a namespace istiod does not read).
+	NoEndpoints string `json:"noEndpoints,omitempty"`
 	Actual      []Actual           `json:"actual"`
 	Predicted   []horizon.Endpoint `json:"predicted"`
 	Dropped     []horizon.Dropped  `json:"dropped"`
@@ -33,7 +42,7 @@ type View struct {
 // ProxyOf is the part of a viewpoint the prediction needs.
 func ProxyOf(vp xdsclient.Viewpoint) horizon.Proxy {
 	d := vp.Defaulted()
-	p := horizon.Proxy{Cluster: vp.Cluster, Network: vp.Network, IP: d.IP, NetworkView: vp.RequestedNetworkView, Namespace: d.Namespace}
+	p := horizon.Proxy{Cluster: vp.Cluster, Network: vp.Network, IP: d.IP, NetworkView: vp.RequestedNetworkView, Namespace: d.Namespace, Labels: vp.Labels}
 	if vp.NoNetwork {
 		p.Network = ""
 	}
@@ -48,15 +57,25 @@ func InfoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
 // Explain builds the view of one service port from one viewpoint. la is the
 // EDS istiod sent, or nil when none has arrived (verdict pending).
 func Explain(snap *collector.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
+	return ExplainSubset(snap, hostname, "", port, vp, controlPlane, la)
+}
+
+// ExplainSubset is Explain for the EDS cluster of a DestinationRule subset
+// (outbound|PORT|SUBSET|HOST; "" for the whole service).
+func ExplainSubset(snap *collector.Snapshot, hostname, subset string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
 	proxy := ProxyOf(vp)
 	if snap.ClusterByID(controlPlane) != nil {
 		proxy.ConfigCluster = controlPlane // its istiod reads that cluster's Istio config
 	}
-	pred := horizon.Predict(snap, hostname, port, proxy)
+	pred := horizon.PredictSubset(snap, horizon.NewIndex(snap), hostname, subset, port, proxy)
 	v := View{
 		Viewpoint:   InfoOf(vp, controlPlane),
 		Port:        port,
+		Subset:      subset,
 		EDSCluster:  pred.EDSCluster,
+		Source:      pred.Source,
+		Namespace:   pred.Namespace,
+		NoEndpoints: pred.NoEndpoints,
 		Actual:      []Actual{},
 		Predicted:   pred.Endpoints,
 		Dropped:     pred.Dropped,
