@@ -18,10 +18,10 @@ type ViewpointInfo struct {
 // View is one (service port, viewpoint): what istiod sends, what it should
 // send, and the verdict.
 type View struct {
-	Viewpoint   ViewpointInfo      `json:"viewpoint"`
-	Port        int32              `json:"port"`
-	Subset      string             `json:"subset,omitempty"`
-	EDSCluster  string             `json:"edsCluster"`
+	Viewpoint  ViewpointInfo `json:"viewpoint"`
+	Port       int32         `json:"port"`
+	Subset     string        `json:"subset,omitempty"`
+	EDSCluster string        `json:"edsCluster"`
 	// Source says what the service istiod uses merges (kube,
 	// ServiceEntry, both); Namespace is its namespace.
 	Source    collector.ServiceSource `json:"source,omitempty"`
@@ -29,7 +29,7 @@ type View struct {
 	// NoEndpoints says why istiod is predicted to send no endpoints at all
 	// (a DNS ServiceEntry, a service not exported to the proxy's
 	// namespace, a namespace istiod does not read).
-	NoEndpoints string `json:"noEndpoints,omitempty"`
+	NoEndpoints string             `json:"noEndpoints,omitempty"`
 	Actual      []Actual           `json:"actual"`
 	Predicted   []horizon.Endpoint `json:"predicted"`
 	Dropped     []horizon.Dropped  `json:"dropped"`
