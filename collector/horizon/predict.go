@@ -113,10 +113,7 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 			if !ok {
 				continue
 			}
-			ref := Ref{Address: ep.Address, Port: epPort, Pod: ep.Pod, Workload: ep.Workload, Cluster: ep.Cluster, Network: ep.Network, Health: Healthy}
-			if !ep.Ready {
-				ref.Health = Unhealthy
-			}
+			ref := Ref{Address: ep.Address, Port: epPort, Pod: ep.Pod, Workload: ep.Workload, Cluster: ep.Cluster, Network: ep.Network, Health: healthOf(ep)}
 			if reason, why := t.exclude(src, &ep); reason != "" {
 				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: reason, Why: why})
 				continue

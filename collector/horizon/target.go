@@ -353,3 +353,17 @@ func noAddress(ref Ref) Dropped {
 	return Dropped{Ref: ref, Reason: DropNoAddress,
 		Why: "the workload has no address and no gateway stands for it here: istiod sends only endpoints with an address"}
 }
+
+// healthOf is the EDS health istiod gives an endpoint: a pod's from its
+// readiness (HEALTHY or UNHEALTHY); a WorkloadEntry's or inline endpoint's
+// none (convertWorkloadEntryToWorkloadInstance sets no health status, which
+// Envoy reads as UNKNOWN).
+func healthOf(ep collector.Endpoint) Health {
+	switch {
+	case ep.Workload != "":
+		return Unknown
+	case !ep.Ready:
+		return Unhealthy
+	}
+	return Healthy
+}

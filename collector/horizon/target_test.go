@@ -53,20 +53,20 @@ func TestPredictServiceEntry(t *testing.T) {
 		want         []string
 	}{
 		{name: "VM on each network from network1", istiod: "WorkloadEntry network; its cluster is the config cluster, so network2's gateway of any cluster (selectNetworkGateways)",
-			eps: []collector.Endpoint{vm1, vm2}, proxy: net1, want: []string{"10.44.0.80:8080 local w=1 HEALTHY", "192.168.60.9:15443 gateway w=1 UNKNOWN"}},
+			eps: []collector.Endpoint{vm1, vm2}, proxy: net1, want: []string{"10.44.0.80:8080 local w=1 UNKNOWN", "192.168.60.9:15443 gateway w=1 UNKNOWN"}},
 		{name: "VM on each network from network2", istiod: "EndpointsByNetworkFilter",
-			eps: []collector.Endpoint{vm1, vm2}, proxy: net2, want: []string{"10.144.0.80:8080 local w=1 HEALTHY", "192.168.60.113:15443 gateway w=1 UNKNOWN"}},
+			eps: []collector.Endpoint{vm1, vm2}, proxy: net2, want: []string{"10.144.0.80:8080 local w=1 UNKNOWN", "192.168.60.113:15443 gateway w=1 UNKNOWN"}},
 		{name: "VM from a proxy without NETWORK", istiod: "forceGateway",
 			eps: []collector.Endpoint{vm1, vm2}, proxy: none, want: []string{"192.168.60.113:15443 forced w=1 UNKNOWN", "192.168.60.9:15443 forced w=1 UNKNOWN"}},
 		{name: "WorkloadEntry weights", istiod: "GetLoadBalancingWeight, scaled, summed on the gateway",
 			eps:   []collector.Endpoint{vmWorkload("cluster1", "network1", "10.44.0.80", "vm-1", 4, "istio"), vmWorkload("cluster1", "network2", "10.144.0.80", "vm-2", 3, "istio"), vmWorkload("cluster1", "network2", "10.144.0.81", "vm-3", 0, "istio")},
-			proxy: net1, want: []string{"10.44.0.80:8080 local w=4 HEALTHY", "192.168.60.9:15443 gateway w=4 UNKNOWN"}},
+			proxy: net1, want: []string{"10.44.0.80:8080 local w=4 UNKNOWN", "192.168.60.9:15443 gateway w=4 UNKNOWN"}},
 		{name: "WorkloadEntry without mTLS across networks", istiod: "getTLSModeFromWorkloadEntry: disabled without label or serviceAccount",
 			eps: []collector.Endpoint{vm1, vmWorkload("cluster1", "network2", "10.144.0.80", "vm-2", 0, "disabled")}, proxy: net1,
-			want: []string{"10.44.0.80:8080 local w=1 HEALTHY", "drop 10.144.0.80 no-mtls"}},
+			want: []string{"10.44.0.80:8080 local w=1 UNKNOWN", "drop 10.144.0.80 no-mtls"}},
 		{name: "WorkloadEntry without network", istiod: "Endpoint.Network = we.Network only: \"\" is every network",
 			eps: []collector.Endpoint{vmWorkload("cluster1", "", "10.99.0.1", "vm-x", 0, "istio")}, proxy: net2,
-			want: []string{"10.99.0.1:8080 local w=1 HEALTHY"}},
+			want: []string{"10.99.0.1:8080 local w=1 UNKNOWN"}},
 		{name: "WorkloadEntry without address", istiod: "only a gateway can stand for it; direct endpoints need an address",
 			eps: []collector.Endpoint{vmWorkload("cluster1", "network2", "", "vm-2", 0, "istio")}, proxy: net1,
 			want: []string{"192.168.60.9:15443 gateway w=1 UNKNOWN"}},
@@ -109,7 +109,7 @@ func TestPredictKubeAndServiceEntry(t *testing.T) {
 	s.Services[0].ServiceEntries = []*collector.ServiceEntryHost{{Cluster: "cluster1", Namespace: "sample", Name: "extra", Resolution: "STATIC",
 		Ports: []collector.ServicePort{{Name: "http", Port: 5000}}, Endpoints: []collector.Endpoint{vm}}}
 	p := Predict(s, hello, 5000, net1)
-	if p.Source != collector.SourceBoth || strings.Join(render(p), "|") != "10.44.0.13:5000 local w=1 HEALTHY|10.44.0.80:5000 local w=1 HEALTHY|192.168.60.9:15443 gateway w=1 UNKNOWN" {
+	if p.Source != collector.SourceBoth || strings.Join(render(p), "|") != "10.44.0.13:5000 local w=1 HEALTHY|10.44.0.80:5000 local w=1 UNKNOWN|192.168.60.9:15443 gateway w=1 UNKNOWN" {
 		t.Errorf("merged by port name: %s %q", p.Source, render(p))
 	}
 	s.Services[0].ServiceEntries[0].Endpoints[0].Ports[0].Name = "web"
@@ -124,7 +124,7 @@ func TestPredictKubeAndServiceEntry(t *testing.T) {
 	}
 	other := net1
 	other.Namespace = "other"
-	if p := Predict(s, hello, 5000, other); p.Source != collector.SourceServiceEntry || p.Namespace != "other" || strings.Join(render(p), "|") != "10.44.0.80:5000 local w=1 HEALTHY" {
+	if p := Predict(s, hello, 5000, other); p.Source != collector.SourceServiceEntry || p.Namespace != "other" || strings.Join(render(p), "|") != "10.44.0.80:5000 local w=1 UNKNOWN" {
 		t.Errorf("proxy in other: its own namespace's ServiceEntry: %s %s %q", p.Source, p.Namespace, render(p))
 	}
 }
