@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -14,7 +15,7 @@ import (
 // SubsetClusterName is the Envoy cluster name istiod uses for a subset of a
 // service port (model.BuildSubsetKey): outbound|PORT|SUBSET|HOST.
 func SubsetClusterName(hostname, subset string, port int32) string {
-	return fmt.Sprintf("outbound|%d|%s|%s", port, subset, hostname)
+	return "outbound|" + strconv.Itoa(int(port)) + "|" + subset + "|" + hostname
 }
 
 // configView is what the istiod of one config cluster reads: its mesh
@@ -22,6 +23,7 @@ func SubsetClusterName(hostname, subset string, port int32) string {
 type configView struct {
 	cluster string // "" when the snapshot has no config cluster: all config
 	mc      collector.MeshConfig
+	local   collector.ClusterLocalHosts
 	drs     drIndexes
 	pas     []collector.PeerAuthentication
 }
@@ -52,6 +54,7 @@ func (c *configCache) get(snap *collector.Snapshot, cluster string) *configView 
 		return v
 	}
 	v := &configView{cluster: cluster, mc: snap.MeshConfigFor(cluster)}
+	v.local = v.mc.ClusterLocalHosts("")
 	ours := func(c, ns string) bool { return (cluster == "" || c == cluster) && v.mc.Discovered(c, ns) }
 	var drs []collector.DestinationRule
 	for _, d := range snap.DestinationRules {
@@ -79,6 +82,9 @@ type source struct {
 	// hidden, when set, says why istiod does not read these endpoints
 	// (their namespace is outside discoverySelectors).
 	hidden string
+	// workloads: a ServiceEntry's, whose addresses may be DNS names
+	// (EndpointSlices of the kinds istiod reads hold IPs only).
+	workloads bool
 }
 
 // target is what istiod's EDS builder works from for one cluster name and
@@ -117,8 +123,9 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 
 	// Candidates: the Kubernetes Service, and each ServiceEntry of the
 	// config cluster declaring the hostname, in namespaces istiod reads.
+	clusters := sortedClusters(svc)
 	kubeNS, kubeExport, kubeFound, anyKube := "", []string(nil), false, false
-	for _, cid := range sortedClusters(svc) {
+	for _, cid := range clusters {
 		sic := svc.Clusters[cid]
 		if sic.NoService {
 			continue
@@ -209,7 +216,7 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 	if t.kube {
 		ports = svc.Ports
 		if len(svc.ServiceEntries) > 0 {
-			ports = kubePorts(svc)
+			ports = kubePorts(svc, clusters)
 		}
 	} else {
 		for _, e := range t.entries {
@@ -228,7 +235,7 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 		return t, false
 	}
 	t.portName = name
-	t.clusterLocal = mc.ClusterLocal(svc.Hostname, "")
+	t.clusterLocal = t.cfg.local.IsClusterLocal(svc.Hostname)
 	t.rule = forProxy(t.cfg.drs.lookup(svc.Hostname, chosen, proxyNS), proxyNS, proxy.Labels)
 	t.subsetLabels, _ = t.rule.subsetLabels(subset)
 
@@ -237,8 +244,9 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 			svc.Hostname, t.resolution, t.entries[0].Namespace, t.entries[0].Name)
 		return t, true
 	}
+	t.sources = make([]source, 0, len(clusters)+len(t.entries))
 	if t.kube {
-		for _, cid := range sortedClusters(svc) {
+		for _, cid := range clusters {
 			src := source{endpoints: svc.Clusters[cid].Endpoints}
 			if !mc.Discovered(cid, svc.Namespace) {
 				src.hidden = fmt.Sprintf("namespace %s of %s is outside the mesh config's discoverySelectors: istiod does not read it", svc.Namespace, cid)
@@ -247,15 +255,15 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 		}
 	}
 	for _, e := range t.entries {
-		t.sources = append(t.sources, source{endpoints: e.Endpoints})
+		t.sources = append(t.sources, source{endpoints: e.Endpoints, workloads: true})
 	}
 	return t, true
 }
 
 // kubePorts is the union of the clusters' Kubernetes Service ports.
-func kubePorts(svc *collector.Service) []collector.ServicePort {
+func kubePorts(svc *collector.Service, clusters []string) []collector.ServicePort {
 	var out []collector.ServicePort
-	for _, cid := range sortedClusters(svc) {
+	for _, cid := range clusters {
 		for _, p := range svc.Clusters[cid].Ports {
 			if !slices.ContainsFunc(out, func(o collector.ServicePort) bool { return o.Port == p.Port }) {
 				out = append(out, p)
@@ -274,7 +282,7 @@ func (t *target) exclude(src *source, ep *collector.Endpoint) (DropReason, strin
 	if src.hidden != "" {
 		return DropNotDiscovered, src.hidden
 	}
-	if ep.Address != "" {
+	if src.workloads && ep.Address != "" {
 		if _, err := netip.ParseAddr(ep.Address); err != nil {
 			return DropNotIP, fmt.Sprintf("%s is not an IP address: istiod sends only IP endpoints over EDS", ep.Address)
 		}
