@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +101,9 @@ func TestIstioConfigScenarios(t *testing.T) {
 		}
 	}
 	vmDocs := []string{vmServiceEntry, vmWorkloadEntry("vm-net1", "10.44.0.80", "network1"), vmWorkloadEntry("vm-net2", "10.144.0.80", "network2")}
+	noneDocs := []string{strings.NewReplacer("name: vm,", "name: vm-none,", "STATIC", "NONE", "vm.mesh.internal", "vm-none.mesh.internal").Replace(vmServiceEntry),
+		vmWorkloadEntry("vm-net1", "10.44.0.80", "network1"), vmWorkloadEntry("vm-net2", "10.144.0.80", "network2")}
+	noNetworkDocs := []string{vmServiceEntry, vmWorkloadEntry("vm-anywhere", "10.99.0.1", "")}
 	vmPod := lab.PodSpec{Namespace: lab.SampleNamespace, Name: "vm-like-pod", IP: "10.144.0.81", Labels: map[string]string{"app": "vm", lab.TLSModeLabel: "istio", lab.NetworkLabel: "network2"}}
 	pod2 := lab.HelloworldPod("cluster2")
 	exportTo := func(v *string) func() error {
@@ -148,6 +153,16 @@ func TestIstioConfigScenarios(t *testing.T) {
 			},
 			host: "vm.mesh.internal", port: 8080,
 			want: [3]string{"10.44.0.80:8080 w=1,192.168.60.9:15443 w=2", "10.144.0.80:8080 w=1,10.144.0.81:8080 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=2"},
+		},
+		{
+			name: "ServiceEntry with resolution NONE: istiod still answers EDS with its workloads", apply: apply(noneDocs...), undo: remove(noneDocs...),
+			host: "vm-none.mesh.internal", port: 8080,
+			want: [3]string{"10.44.0.80:8080 w=1,192.168.60.9:15443 w=1", "10.144.0.80:8080 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+		},
+		{
+			name: "WorkloadEntry without network: reached directly from everywhere", apply: apply(noNetworkDocs...), undo: remove(noNetworkDocs...),
+			host: "vm.mesh.internal", port: 8080,
+			want: [3]string{"10.99.0.1:8080 w=1", "10.99.0.1:8080 w=1", "10.99.0.1:8080 w=1"},
 		},
 		{
 			name: "DNS ServiceEntry: no EDS", apply: apply(dnsServiceEntry), undo: remove(dnsServiceEntry),
@@ -279,6 +294,17 @@ func TestServiceEntryInSnapshot(t *testing.T) {
 		}
 		return ""
 	})
+	// The commands: snapshot shows the ServiceEntry host; explain of the
+	// host (port-forwarded to istiod) matches istiod from every network.
+	out, err := exec.CommandContext(ctx, meshscopeBinary(t), "snapshot", "-o", "table", "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1", "--log-file", "-").CombinedOutput()
+	if err != nil || !regexp.MustCompile(`vm\.mesh\.internal\s+ServiceEntry\s+8080\s+ServiceEntry sample/vm: 10\.44\.0\.80 network1`).Match(out) {
+		t.Errorf("snapshot table (%v):\n%s", err, out)
+	}
+	out, err = exec.CommandContext(ctx, meshscopeBinary(t), "explain", "vm.mesh.internal", "--all-views", "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1", "--log-file", "-").CombinedOutput()
+	if err != nil || strings.Count(string(out), ": MATCH") != 3 || !strings.Contains(string(out), "WorkloadEntry/vm-net1") || !strings.Contains(string(out), "(ServiceEntry in sample)") {
+		t.Errorf("explain vm.mesh.internal (%v):\n%s", err, out)
+	}
+	t.Logf("meshscope explain vm.mesh.internal --all-views:\n%s", out)
 	if err := theLab.DeleteIstioConfig(ctx, "cluster1", docs[1]); err != nil {
 		t.Fatal(err)
 	}
