@@ -132,25 +132,34 @@ func transformIstioConfig(obj any) (any, error) {
 
 // policies reads the policy caches of one cluster.
 func (w *watcher) policies(cluster string) ([]DestinationRule, []PeerAuthentication) {
-	var drs []DestinationRule
-	var pas []PeerAuthentication
-	if w.destinationRules != nil {
-		for _, o := range w.destinationRules.inf.GetStore().List() {
-			if u, ok := o.(*unstructured.Unstructured); ok {
-				drs = append(drs, parseDestinationRule(cluster, u))
-			}
+	return readIstioConfig(w.destinationRules, cluster, parseDestinationRule),
+		readIstioConfig(w.peerAuthentications, cluster, parsePeerAuthentication)
+}
+
+// readIstioConfig parses every object of one Istio config cache (none
+// when it is not watched), sorted by namespace and name.
+func readIstioConfig[T any](h *informerHealth, cluster string, parse func(string, *unstructured.Unstructured) T) []T {
+	if h == nil {
+		return nil
+	}
+	objs := h.inf.GetStore().List()
+	us := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			us = append(us, u)
 		}
 	}
-	if w.peerAuthentications != nil {
-		for _, o := range w.peerAuthentications.inf.GetStore().List() {
-			if u, ok := o.(*unstructured.Unstructured); ok {
-				pas = append(pas, parsePeerAuthentication(cluster, u))
-			}
+	sort.Slice(us, func(i, j int) bool {
+		if us[i].GetNamespace() != us[j].GetNamespace() {
+			return us[i].GetNamespace() < us[j].GetNamespace()
 		}
+		return us[i].GetName() < us[j].GetName()
+	})
+	out := make([]T, 0, len(us))
+	for _, u := range us {
+		out = append(out, parse(cluster, u))
 	}
-	sort.Slice(drs, func(i, j int) bool { return drs[i].Namespace+"/"+drs[i].Name < drs[j].Namespace+"/"+drs[j].Name })
-	sort.Slice(pas, func(i, j int) bool { return pas[i].Namespace+"/"+pas[i].Name < pas[j].Namespace+"/"+pas[j].Name })
-	return drs, pas
+	return out
 }
 
 func parseDestinationRule(cluster string, u *unstructured.Unstructured) DestinationRule {

@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -112,32 +111,12 @@ func (we WorkloadEntry) LocalityOf() string {
 
 // serviceEntries reads the ServiceEntry cache of one (config) cluster.
 func (w *watcher) serviceEntries(cluster string) []ServiceEntry {
-	if w.serviceEntriesInf == nil {
-		return nil
-	}
-	var out []ServiceEntry
-	for _, o := range w.serviceEntriesInf.inf.GetStore().List() {
-		if u, ok := o.(*unstructured.Unstructured); ok {
-			out = append(out, parseServiceEntry(cluster, u))
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name })
-	return out
+	return readIstioConfig(w.serviceEntriesInf, cluster, parseServiceEntry)
 }
 
 // workloadEntries reads the WorkloadEntry cache of one cluster.
 func (w *watcher) workloadEntries(cluster string) []WorkloadEntry {
-	if w.workloadEntriesInf == nil {
-		return nil
-	}
-	var out []WorkloadEntry
-	for _, o := range w.workloadEntriesInf.inf.GetStore().List() {
-		if u, ok := o.(*unstructured.Unstructured); ok {
-			out = append(out, parseWorkloadEntry(cluster, u))
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Namespace+"/"+out[i].Name < out[j].Namespace+"/"+out[j].Name })
-	return out
+	return readIstioConfig(w.workloadEntriesInf, cluster, parseWorkloadEntry)
 }
 
 func parseServiceEntry(cluster string, u *unstructured.Unstructured) ServiceEntry {

@@ -80,26 +80,19 @@ func TestIstioConfigScenarios(t *testing.T) {
 	ctx := context.Background()
 	reg := startRegistry(t)
 	str := func(s string) *string { return &s }
-	apply := func(docs ...string) func() error {
+	// each applies op to every document, in cluster1.
+	each := func(op func(context.Context, string, string) error, docs ...string) func() error {
 		return func() error {
 			for _, d := range docs {
-				if err := theLab.ApplyIstioConfig(ctx, "cluster1", d); err != nil {
+				if err := op(ctx, "cluster1", d); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
 	}
-	remove := func(docs ...string) func() error {
-		return func() error {
-			for _, d := range docs {
-				if err := theLab.DeleteIstioConfig(ctx, "cluster1", d); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}
+	apply := func(docs ...string) func() error { return each(theLab.ApplyIstioConfig, docs...) }
+	remove := func(docs ...string) func() error { return each(theLab.DeleteIstioConfig, docs...) }
 	vmDocs := []string{vmServiceEntry, vmWorkloadEntry("vm-net1", "10.44.0.80", "network1"), vmWorkloadEntry("vm-net2", "10.144.0.80", "network2")}
 	noneDocs := []string{strings.NewReplacer("name: vm,", "name: vm-none,", "STATIC", "NONE", "vm.mesh.internal", "vm-none.mesh.internal").Replace(vmServiceEntry),
 		vmWorkloadEntry("vm-net1", "10.44.0.80", "network1"), vmWorkloadEntry("vm-net2", "10.144.0.80", "network2")}
@@ -218,14 +211,7 @@ func TestIstioConfigScenarios(t *testing.T) {
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			if err := sc.apply(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := sc.undo(); err != nil {
-					t.Errorf("undo: %v", err)
-				}
-			}()
+			withChange(t, sc.apply, sc.undo)
 			eds := horizon.SubsetClusterName(sc.host, sc.subset, sc.port)
 			vps := []xdsclient.Viewpoint{
 				{Cluster: "cluster1", Network: "network1", Namespace: sc.namespace},
@@ -272,17 +258,8 @@ func TestServiceEntryInSnapshot(t *testing.T) {
 	reg := startRegistry(t)
 	docs := []string{vmServiceEntry, vmWorkloadEntry("vm-net1", "10.44.0.80", "network1")}
 	for _, d := range docs {
-		if err := theLab.ApplyIstioConfig(ctx, "cluster1", d); err != nil {
-			t.Fatal(err)
-		}
+		withChange(t, func() error { return theLab.ApplyIstioConfig(ctx, "cluster1", d) }, func() error { return theLab.DeleteIstioConfig(ctx, "cluster1", d) })
 	}
-	defer func() {
-		for _, d := range docs {
-			if err := theLab.DeleteIstioConfig(ctx, "cluster1", d); err != nil {
-				t.Errorf("undo: %v", err)
-			}
-		}
-	}()
 	eventually(t, 15*time.Second, func() string {
 		svc := reg.Snapshot().Service("vm.mesh.internal")
 		if svc == nil || svc.Source != collector.SourceServiceEntry || len(svc.ServiceEntries) != 1 || len(svc.ServiceEntries[0].Endpoints) != 1 {
