@@ -31,7 +31,11 @@ errors first: endpoints that leak across networks (no gateway for their
 network), endpoints dropped for lack of mTLS, cross-network traffic skew,
 gateways without an address or with only a hostname, gateway Services without
 ready endpoints, network label disagreements, clusters that are not synced and
-remote secrets that fail. It also reads istiod's own view (/debug/clusterz,
+remote secrets that fail — for Kubernetes Services and ServiceEntry hosts
+(VMs through WorkloadEntries) alike — and Istio config that leaves istiod
+without endpoints: a ServiceEntry whose workloadSelector picks nothing, a
+ServiceEntry port named unlike the Kubernetes Service's, a mesh config that
+does not parse. It also reads istiod's own view (/debug/clusterz,
 /debug/networkz) and reports where it disagrees with meshscope's — notably a
 cluster istiod still calls "synced" although its API server is gone: from
 --istiod-debug-address, else through a port-forward to the istiod pod's
