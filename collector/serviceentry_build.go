@@ -127,15 +127,14 @@ func podLocality(labels map[string]string, node *corev1.Node) string {
 // region, zone and subzone of its locality, its cluster, its node
 // (kubernetes.io/hostname), and its network when it has no network label.
 func LabelValue(ep *Endpoint, key string) (string, bool) {
-	region, zone, subzone := splitLocality(ep.Locality)
 	var aug string
 	switch key {
 	case "topology.kubernetes.io/region":
-		aug = region
+		aug, _, _ = splitLocality(ep.Locality)
 	case "topology.kubernetes.io/zone":
-		aug = zone
+		_, aug, _ = splitLocality(ep.Locality)
 	case "topology.istio.io/subzone":
-		aug = subzone
+		_, _, aug = splitLocality(ep.Locality)
 	case "topology.istio.io/cluster":
 		aug = ep.Cluster
 	case "kubernetes.io/hostname":
@@ -166,17 +165,8 @@ func SelectsEndpoint(sel map[string]string, ep *Endpoint) bool {
 }
 
 func splitLocality(l string) (region, zone, subzone string) {
-	if l == "" {
-		return "", "", ""
-	}
-	parts := strings.SplitN(l, "/", 3)
-	region = parts[0]
-	if len(parts) > 1 {
-		zone = parts[1]
-	}
-	if len(parts) > 2 {
-		subzone = parts[2]
-	}
+	region, rest, _ := strings.Cut(l, "/")
+	zone, subzone, _ = strings.Cut(rest, "/")
 	return region, zone, subzone
 }
 

@@ -70,19 +70,50 @@ func (c *configView) peerAuthentication(ns string, ep *collector.Endpoint, port 
 		return nil, "PERMISSIVE"
 	}
 	root := c.mc.RootNamespace
-	var workload, namespace, mesh []*collector.PeerAuthentication
-	for i := range c.pas {
-		a := &c.pas[i]
-		switch {
-		case a.Namespace == ns && ns != root && len(a.Selector) > 0 && collector.SelectsEndpoint(a.Selector, ep):
-			workload = append(workload, a)
-		case a.Namespace == root && len(a.Selector) == 0:
-			mesh = append(mesh, a)
-		case a.Namespace == ns && len(a.Selector) == 0:
-			namespace = append(namespace, a)
+	var workload, namespace, mesh *collector.PeerAuthentication
+	if ns != root {
+		for _, a := range c.pasByNS[ns] { // oldest first
+			switch {
+			case len(a.Selector) > 0:
+				if workload == nil && collector.SelectsEndpoint(a.Selector, ep) {
+					workload = a
+				}
+			case namespace == nil:
+				namespace = a
+			}
 		}
 	}
-	for _, l := range [][]*collector.PeerAuthentication{workload, namespace, mesh} {
+	for _, a := range c.pasByNS[root] {
+		if len(a.Selector) == 0 {
+			mesh = a
+			break
+		}
+	}
+	if workload != nil {
+		if m, ok := workload.PortModes[port]; ok && m != "" && m != "UNSET" {
+			return workload, m
+		}
+		if workload.Mode != "" && workload.Mode != "UNSET" {
+			return workload, workload.Mode
+		}
+	}
+	for _, a := range []*collector.PeerAuthentication{namespace, mesh} {
+		if a != nil && a.Mode != "" && a.Mode != "UNSET" {
+			return a, a.Mode
+		}
+	}
+	return nil, "PERMISSIVE"
+}
+
+// indexPeerAuthentications sorts a config view's PeerAuthentications by
+// namespace, oldest first (the oldest of a scope wins).
+func (c *configView) indexPeerAuthentications() {
+	c.pasByNS = map[string][]*collector.PeerAuthentication{}
+	for i := range c.pas {
+		a := &c.pas[i]
+		c.pasByNS[a.Namespace] = append(c.pasByNS[a.Namespace], a)
+	}
+	for _, l := range c.pasByNS {
 		sort.SliceStable(l, func(i, j int) bool {
 			if !l[i].Created.Equal(l[j].Created) {
 				return l[i].Created.Before(l[j].Created)
@@ -90,19 +121,4 @@ func (c *configView) peerAuthentication(ns string, ep *collector.Endpoint, port 
 			return l[i].Name < l[j].Name
 		})
 	}
-	if len(workload) > 0 {
-		w := workload[0]
-		if m, ok := w.PortModes[port]; ok && m != "" && m != "UNSET" {
-			return w, m
-		}
-		if w.Mode != "" && w.Mode != "UNSET" {
-			return w, w.Mode
-		}
-	}
-	for _, l := range [][]*collector.PeerAuthentication{namespace, mesh} {
-		if len(l) > 0 && l[0].Mode != "" && l[0].Mode != "UNSET" {
-			return l[0], l[0].Mode
-		}
-	}
-	return nil, "PERMISSIVE"
 }

@@ -26,6 +26,7 @@ type configView struct {
 	local   collector.ClusterLocalHosts
 	drs     drIndexes
 	pas     []collector.PeerAuthentication
+	pasByNS map[string][]*collector.PeerAuthentication
 }
 
 // configCache holds a snapshot's configViews, built on first use.
@@ -68,6 +69,7 @@ func (c *configCache) get(snap *collector.Snapshot, cluster string) *configView 
 			v.pas = append(v.pas, a)
 		}
 	}
+	v.indexPeerAuthentications()
 	if c.views == nil {
 		c.views = map[string]*configView{}
 	}
