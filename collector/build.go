@@ -1,7 +1,9 @@
 package collector
 
 import (
+	"maps"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -21,15 +23,11 @@ type clusterPart struct {
 	gateways    []Gateway
 	networks    map[string]bool // networks of its endpoints
 	counts      Counts
-}
-
-// importantLabels are the pod labels copied into endpoints: the ones
-// istiod and the split-horizon rules read, and the usual app identity.
-var importantLabels = []string{
-	"app", "version", "app.kubernetes.io/name", "app.kubernetes.io/version",
-	LabelTLSMode, LabelNetwork, "topology.istio.io/cluster", "topology.istio.io/subzone",
-	"service.istio.io/canonical-name", "service.istio.io/canonical-revision",
-	"istio.io/rev", "istio-locality", "sidecar.istio.io/inject",
+	// What the ServiceEntries' workloadSelectors pick among its pods (for
+	// the selectors of key selKey), and its namespaces' labels.
+	selKey   string
+	selected [][]Endpoint
+	nsLabels map[string]map[string]string
 }
 
 // importantServiceLabels are the Service labels that make it a gateway.
@@ -41,6 +39,8 @@ type cacheView struct {
 	services   []*corev1.Service
 	slices     []*cachedSlice
 	pod        func(key string) *cachedPod
+	pods       func() []*cachedPod
+	namespaces func() []*corev1.Namespace
 	node       func(name string) *corev1.Node
 	nodes      func() []*corev1.Node // nil when nodes are not watched
 	systemNS   *corev1.Namespace
@@ -71,6 +71,25 @@ func (w *watcher) view(systemNamespace string) cacheView {
 		return p
 	}
 	v.podCount = len(podStore.ListKeys())
+	v.pods = func() []*cachedPod {
+		var out []*cachedPod
+		for _, o := range podStore.List() {
+			if p, ok := o.(*cachedPod); ok {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	nsStore := w.namespaces.inf.GetStore()
+	v.namespaces = func() []*corev1.Namespace {
+		var out []*corev1.Namespace
+		for _, o := range nsStore.List() {
+			if n, ok := o.(*corev1.Namespace); ok {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
 	if w.nodes != nil {
 		ns := w.nodes.inf.GetStore()
 		v.node = func(name string) *corev1.Node {
@@ -92,7 +111,7 @@ func (w *watcher) view(systemNamespace string) cacheView {
 			return out
 		}
 	}
-	if o, ok, _ := w.namespaces.inf.GetStore().GetByKey(systemNamespace); ok {
+	if o, ok, _ := nsStore.GetByKey(systemNamespace); ok {
 		v.systemNS, _ = o.(*corev1.Namespace)
 	}
 	if w.secrets != nil {
@@ -146,6 +165,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 			ClusterIP: svc.Spec.ClusterIP,
 			Ports:     servicePorts(svc),
 			Labels:    pick(svc.Labels, importantServiceLabels),
+			ExportTo:  exportToAnnotation(svc.Annotations),
 		}
 		serviceShape(sc, svc)
 		p.services[h] = sc
@@ -202,7 +222,6 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		}
 	}
 	slicesOf := map[string]int{} // hostname → slices seen; >1 needs de-duplication
-	labelSets := map[string]map[string]string{}
 	for i, sl := range v.slices {
 		h := hostOf[i]
 		if h == "" {
@@ -231,7 +250,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 				if pi == nil {
 					pi = &podInfo{}
 					if pod := v.pod(key); pod != nil {
-						pi.labels = internLabels(labelSets, pod.Labels)
+						pi.labels = pod.Labels // interned by the pod cache
 						pi.tlsMode = pod.Labels[LabelTLSMode]
 						pi.netLabel = pod.Labels[LabelNetwork]
 						pi.node = pod.NodeName
@@ -324,27 +343,28 @@ func dedupeSorted(eps []Endpoint) []Endpoint {
 	return out
 }
 
-// internLabels returns the important labels of a pod, sharing one map
-// between all pods with the same values (the replicas of a deployment):
-// fewer allocations while building, less heap in every snapshot.
+// internLabels returns a pod's labels, sharing one map between all pods
+// with the same labels (the replicas of a deployment): fewer allocations
+// while building, less heap in every snapshot.
 func internLabels(sets map[string]map[string]string, labels map[string]string) map[string]string {
+	if len(labels) == 0 {
+		return nil
+	}
+	var kbuf [32]string
+	keys := append(kbuf[:0], slices.Collect(maps.Keys(labels))...)
+	slices.Sort(keys)
 	var buf [512]byte
 	b := buf[:0]
-	for _, k := range importantLabels {
-		if v, ok := labels[k]; ok {
-			b = append(b, k...)
-			b = append(b, 0)
-			b = append(b, v...)
-			b = append(b, 0)
-		}
-	}
-	if len(b) == 0 {
-		return nil
+	for _, k := range keys {
+		b = append(b, k...)
+		b = append(b, 0)
+		b = append(b, labels[k]...)
+		b = append(b, 0)
 	}
 	if m, ok := sets[string(b)]; ok { // no allocation for the lookup
 		return m
 	}
-	m := pick(labels, importantLabels)
+	m := maps.Clone(labels)
 	sets[string(b)] = m
 	return m
 }
@@ -457,7 +477,25 @@ func (r *Registry) build(version uint64) *Snapshot {
 	}
 	ix := newMeshNetworkIndex(merged, strings.Join(keyParts, "\x01"))
 
-	s := &Snapshot{Version: version, Time: time.Now()}
+	// Istio config: ServiceEntries from the config (context) clusters,
+	// WorkloadEntries from every cluster; the ServiceEntries' selectors
+	// go to every cluster's pods.
+	var ses []ServiceEntry
+	var wes []WorkloadEntry
+	for _, it := range items {
+		if it.w == nil || it.e.removed {
+			continue
+		}
+		if it.e.fromContext {
+			ses = append(ses, it.w.serviceEntries(it.e.id)...)
+		}
+		wes = append(wes, it.w.workloadEntries(it.e.id)...)
+	}
+	sel := selectorsOf(ses)
+	selected := map[string][][]Endpoint{}
+	nsLabels := map[string]map[string]map[string]string{}
+
+	s := &Snapshot{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace}
 	services := map[string]*Service{}
 	netClusters := map[string]map[string]bool{}
 	addNet := func(n, c string) {
@@ -488,8 +526,11 @@ func (r *Registry) build(version uint64) *Snapshot {
 		if it.w != nil && !e.removed {
 			w := it.w
 			part := w.part.Load()
-			if w.dirty.Swap(false) || part == nil || part.id != e.id || part.mnKey != ix.key {
-				part = buildPart(w.view(r.opts.SystemNamespace), e.id, r.opts.DomainSuffix, ix)
+			if w.dirty.Swap(false) || part == nil || part.id != e.id || part.mnKey != ix.key || part.selKey != sel.key {
+				v := w.view(r.opts.SystemNamespace)
+				part = buildPart(v, e.id, r.opts.DomainSuffix, ix)
+				part.selKey, part.selected = sel.key, selectPods(v, e.id, part.network, ix, sel)
+				part.nsLabels = namespaceLabels(v)
 				w.part.Store(part)
 			}
 			part, done := e.swap.part(w, e.id, part)
@@ -499,6 +540,10 @@ func (r *Registry) build(version uint64) *Snapshot {
 			c.Network = part.network
 			c.Counts = part.counts
 			w.controlPlaneFacts(&c, r.opts.SystemNamespace)
+			if part.selKey == sel.key {
+				selected[e.id] = part.selected
+			}
+			nsLabels[e.id] = part.nsLabels
 			if part.network != "" {
 				addNet(part.network, e.id)
 			}
@@ -526,6 +571,11 @@ func (r *Registry) build(version uint64) *Snapshot {
 		}
 		s.Clusters = append(s.Clusters, c)
 	}
+	attachServiceEntries(services, ses, wes, selected)
+	s.ServiceEntries, s.WorkloadEntries = ses, wes
+	for i := range s.MeshConfigs {
+		s.MeshConfigs[i].DiscoveryNamespaces = discoveryNamespaces(s.MeshConfigs[i], nsLabels)
+	}
 	s.Gateways = append(s.Gateways, staticGateways(merged)...)
 	sort.SliceStable(s.Gateways, func(i, j int) bool {
 		a, b := s.Gateways[i], s.Gateways[j]
@@ -541,6 +591,7 @@ func (r *Registry) build(version uint64) *Snapshot {
 	s.Services = make([]*Service, 0, len(services))
 	for _, svc := range services {
 		svc.Ports = mergePorts(svc)
+		svc.Source = serviceSource(svc)
 		s.Services = append(s.Services, svc)
 	}
 	sort.Slice(s.Services, func(i, j int) bool { return s.Services[i].Hostname < s.Services[j].Hostname })
@@ -578,25 +629,31 @@ func (r *Registry) build(version uint64) *Snapshot {
 }
 
 // mergePorts is the union of the clusters' ports by number, the first
-// cluster (by ID) defining each.
+// cluster (by ID) defining each, then the ServiceEntries' (oldest first).
 func mergePorts(svc *Service) []ServicePort {
 	ids := make([]string, 0, len(svc.Clusters))
 	for id := range svc.Clusters {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	if len(ids) == 1 {
+	if len(ids) == 1 && len(svc.ServiceEntries) == 0 {
 		return svc.Clusters[ids[0]].Ports
 	}
 	var out []ServicePort
 	seen := map[int32]bool{}
-	for _, id := range ids {
-		for _, p := range svc.Clusters[id].Ports {
+	add := func(ps []ServicePort) {
+		for _, p := range ps {
 			if !seen[p.Port] {
 				seen[p.Port] = true
 				out = append(out, p)
 			}
 		}
+	}
+	for _, id := range ids {
+		add(svc.Clusters[id].Ports)
+	}
+	for _, se := range svc.ServiceEntries {
+		add(se.Ports)
 	}
 	return out
 }

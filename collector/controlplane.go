@@ -135,7 +135,7 @@ func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
 	if s.coversAll(configCluster, in) {
 		return s
 	}
-	out := &Snapshot{Version: s.Version, Time: s.Time}
+	out := &Snapshot{Version: s.Version, Time: s.Time, SystemNamespace: s.SystemNamespace}
 	for _, c := range s.Clusters {
 		if in[c.ID] {
 			out.Clusters = append(out.Clusters, c)
@@ -163,27 +163,19 @@ func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
 	}
 	out.Services = make([]*Service, 0, len(s.Services))
 	for _, svc := range s.Services {
-		keep := 0
-		for id := range svc.Clusters {
-			if in[id] {
-				keep++
-			}
+		if cut := restrictService(svc, configCluster, in); cut != nil {
+			out.Services = append(out.Services, cut)
 		}
-		switch {
-		case keep == 0:
-			continue
-		case keep == len(svc.Clusters):
-			out.Services = append(out.Services, svc)
-			continue
+	}
+	for _, se := range s.ServiceEntries {
+		if se.Cluster == configCluster {
+			out.ServiceEntries = append(out.ServiceEntries, se)
 		}
-		cut := &Service{Hostname: svc.Hostname, Namespace: svc.Namespace, Name: svc.Name, Clusters: make(map[string]*ServiceInCluster, keep)}
-		for id, sic := range svc.Clusters {
-			if in[id] {
-				cut.Clusters[id] = sic
-			}
+	}
+	for _, we := range s.WorkloadEntries {
+		if in[we.Cluster] {
+			out.WorkloadEntries = append(out.WorkloadEntries, we)
 		}
-		cut.Ports = mergePorts(cut)
-		out.Services = append(out.Services, cut)
 	}
 	for _, d := range s.DestinationRules {
 		if d.Cluster == configCluster {
@@ -203,11 +195,80 @@ func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
 	return out
 }
 
+// restrictService is the part of svc the istiod of configCluster reads:
+// the Kubernetes Services of the clusters in in, and the ServiceEntries of
+// its config cluster with their workloads in those clusters. nil when
+// nothing is left; svc itself when nothing is cut.
+func restrictService(svc *Service, configCluster string, in map[string]bool) *Service {
+	keep := 0
+	for id := range svc.Clusters {
+		if in[id] {
+			keep++
+		}
+	}
+	var hosts []*ServiceEntryHost
+	cutHosts := false
+	for _, h := range svc.ServiceEntries {
+		if h.Cluster != configCluster {
+			cutHosts = true
+			continue
+		}
+		eps := h.Endpoints[:0:0]
+		for _, ep := range h.Endpoints {
+			if ep.Cluster == "" || in[ep.Cluster] {
+				eps = append(eps, ep)
+			}
+		}
+		if len(eps) != len(h.Endpoints) {
+			c := *h
+			c.Endpoints = eps
+			h, cutHosts = &c, true
+		}
+		hosts = append(hosts, h)
+	}
+	switch {
+	case keep == 0 && len(hosts) == 0:
+		return nil
+	case keep == len(svc.Clusters) && !cutHosts:
+		return svc
+	}
+	cut := *svc
+	cut.Clusters = make(map[string]*ServiceInCluster, keep)
+	for id, sic := range svc.Clusters {
+		if in[id] {
+			cut.Clusters[id] = sic
+		}
+	}
+	cut.ServiceEntries = hosts
+	switch {
+	case keep > 0 && len(hosts) > 0:
+		cut.Source = SourceBoth
+	case keep > 0:
+		cut.Source = SourceKube
+	default:
+		cut.Source = SourceServiceEntry
+	}
+	if keep > 0 && len(hosts) == 0 {
+		cut.Ports = mergePorts(&cut)
+	}
+	return &cut
+}
+
 // coversAll: every cluster is read and all Istio config and mesh config
 // is configCluster's — nothing to cut.
 func (s *Snapshot) coversAll(configCluster string, in map[string]bool) bool {
 	for _, c := range s.Clusters {
 		if !in[c.ID] {
+			return false
+		}
+	}
+	for _, se := range s.ServiceEntries {
+		if se.Cluster != configCluster {
+			return false
+		}
+	}
+	for _, we := range s.WorkloadEntries {
+		if !in[we.Cluster] {
 			return false
 		}
 	}

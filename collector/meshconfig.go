@@ -45,9 +45,12 @@ type MeshConfig struct {
 	ServiceScopeConfigs []ServiceScopeConfig `json:"serviceScopeConfigs,omitempty"`
 	// LocalityLbSetting is the mesh-wide locality load balancing.
 	LocalityLbSetting *LocalityLbSetting `json:"localityLbSetting,omitempty"`
-	// DiscoverySelectors limit the namespaces istiod reads (none: all).
-	DiscoverySelectors []metav1.LabelSelector `json:"discoverySelectors,omitempty"`
-	EnableAutoMTLS     bool                   `json:"enableAutoMtls"`
+	// DiscoverySelectors limit the namespaces istiod reads (none: all);
+	// DiscoveryNamespaces are, by cluster, the namespaces they select
+	// (computed by the collector from the namespaces' labels; nil: all).
+	DiscoverySelectors  []metav1.LabelSelector `json:"discoverySelectors,omitempty"`
+	DiscoveryNamespaces map[string][]string    `json:"discoveryNamespaces,omitempty"`
+	EnableAutoMTLS      bool                   `json:"enableAutoMtls"`
 	// DefaultConfig is the part of the default proxy config that matters.
 	DefaultConfig ProxyConfig `json:"defaultConfig"`
 }
@@ -198,6 +201,17 @@ func snakeToCamel(s string) string {
 // and istiod's own discovery host) are cluster-local unless a
 // clusterLocal=false setting names them or a host under them.
 func (mc MeshConfig) ClusterLocal(hostname, domainSuffix string) bool {
+	return mc.ClusterLocalHosts(domainSuffix).IsClusterLocal(hostname)
+}
+
+// ClusterLocalHosts are the cluster-local host rules of a mesh config, to
+// ask about many hosts (istiod's clusterLocalProvider.onMeshUpdated).
+type ClusterLocalHosts struct {
+	specific, wildcard map[string]bool
+}
+
+// ClusterLocalHosts builds the mesh config's cluster-local host rules.
+func (mc MeshConfig) ClusterLocalHosts(domainSuffix string) ClusterLocalHosts {
 	if domainSuffix == "" {
 		domainSuffix = "cluster.local"
 	}
@@ -237,12 +251,17 @@ func (mc MeshConfig) ClusterLocal(hostname, domainSuffix string) bool {
 			specific[d] = true
 		}
 	}
-	if v, ok := specific[hostname]; ok {
+	return ClusterLocalHosts{specific: specific, wildcard: wildcard}
+}
+
+// IsClusterLocal mirrors ClusterLocalHosts.IsClusterLocal: the exact host,
+// else the most specific (longest) matching wildcard; false when none.
+func (c ClusterLocalHosts) IsClusterLocal(hostname string) bool {
+	if v, ok := c.specific[hostname]; ok {
 		return v
 	}
-	// The longest matching wildcard is the most specific.
 	best, found, local := -1, false, false
-	for pat, v := range wildcard {
+	for pat, v := range c.wildcard {
 		if pat == "*" || strings.HasSuffix(hostname, pat[1:]) {
 			if len(pat) > best {
 				best, found, local = len(pat), true, v

@@ -68,10 +68,13 @@ type Options struct {
 	// kubernetes.NewForConfig. The demo maps its fake server URLs to fake
 	// clientsets here.
 	NewClient func(id string, cfg *rest.Config) (kubernetes.Interface, error)
-	// NewDynamicClient builds the client that reads Istio's
-	// DestinationRules and PeerAuthentications in context clusters.
-	// Default dynamic.NewForConfig; sources with a ready Client and no
-	// Config (fakes) get none unless Source.Dynamic is set.
+	// NewDynamicClient builds the client that reads Istio config
+	// (DestinationRules, PeerAuthentications, ServiceEntries and
+	// WorkloadEntries; only WorkloadEntries in clusters from remote
+	// secrets). Default dynamic.NewForConfig when NewClient is the default
+	// too; a caller that maps clusters to clients of its own (fakes) gets
+	// none unless it sets this. Sources with a ready Client and no Config
+	// get none unless Source.Dynamic is set.
 	NewDynamicClient func(id string, cfg *rest.Config) (dynamic.Interface, error)
 	// Probe checks that a cluster's API server answers. Default: GET
 	// /version through the discovery REST client, or ServerVersion() on
@@ -102,14 +105,17 @@ func (o *Options) setDefaults() {
 	if o.DomainSuffix == "" {
 		o.DomainSuffix = "cluster.local"
 	}
-	if o.NewClient == nil {
-		o.NewClient = func(_ string, cfg *rest.Config) (kubernetes.Interface, error) {
-			return kubernetes.NewForConfig(cfg)
-		}
-	}
 	if o.NewDynamicClient == nil {
 		o.NewDynamicClient = func(_ string, cfg *rest.Config) (dynamic.Interface, error) {
 			return dynamic.NewForConfig(cfg)
+		}
+		if o.NewClient != nil {
+			o.NewDynamicClient = func(string, *rest.Config) (dynamic.Interface, error) { return nil, nil }
+		}
+	}
+	if o.NewClient == nil {
+		o.NewClient = func(_ string, cfg *rest.Config) (kubernetes.Interface, error) {
+			return kubernetes.NewForConfig(cfg)
 		}
 	}
 	if o.Probe == nil {

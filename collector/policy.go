@@ -2,6 +2,7 @@ package collector
 
 import (
 	"sort"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,16 +15,31 @@ import (
 // config only from its own config cluster, so meshscope watches it in the
 // context clusters (the primaries), not in clusters found through secrets.
 
-// DestinationRule is the TLS part of an Istio DestinationRule.
+// DestinationRule is the part of an Istio DestinationRule that decides
+// which endpoints a proxy gets and whether they are reached with mTLS.
 type DestinationRule struct {
-	Cluster   string `json:"cluster"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	Host      string `json:"host"`
+	Cluster   string    `json:"cluster"`
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	Created   time.Time `json:"created,omitzero"`
+	Host      string    `json:"host"`
 	// TLSMode is trafficPolicy.tls.mode (DISABLE, SIMPLE, MUTUAL,
-	// ISTIO_MUTUAL), "" when unset; PortTLS the portLevelSettings' modes.
+	// ISTIO_MUTUAL), "" when there is no tls (a tls without a mode is
+	// DISABLE, the enum's zero value, as istiod reads it); PortTLS the
+	// portLevelSettings' modes.
 	TLSMode string            `json:"tlsMode,omitempty"`
 	PortTLS map[uint32]string `json:"portTls,omitempty"`
+	// TrafficPolicy says the rule has a trafficPolicy: when rules for one
+	// host merge, the oldest one with a traffic policy gives it (and so
+	// the TLS mode).
+	TrafficPolicy bool `json:"trafficPolicy,omitempty"`
+	// ExportTo is spec.exportTo (empty: the mesh's
+	// defaultDestinationRuleExportTo).
+	ExportTo []string `json:"exportTo,omitempty"`
+	// WorkloadSelector limits the rule to proxies with these labels (in
+	// its own namespace).
+	WorkloadSelector map[string]string `json:"workloadSelector,omitempty"`
+	Subsets          []Subset          `json:"subsets,omitempty"`
 	// LocalityLb is trafficPolicy.loadBalancer.localityLbSetting (nil when
 	// unset); OutlierDetection says whether the rule sets outlierDetection
 	// (at the top or on any port): istiod turns locality failover on only
@@ -35,11 +51,21 @@ type DestinationRule struct {
 	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
+// Subset is one DestinationRule subset: the endpoints whose labels include
+// Labels, with its own TLS settings (falling back to the rule's).
+type Subset struct {
+	Name    string            `json:"name"`
+	Labels  map[string]string `json:"labels,omitempty"`
+	TLSMode string            `json:"tlsMode,omitempty"`
+	PortTLS map[uint32]string `json:"portTls,omitempty"`
+}
+
 // PeerAuthentication is the mTLS part of an Istio PeerAuthentication.
 type PeerAuthentication struct {
-	Cluster   string `json:"cluster"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
+	Cluster   string    `json:"cluster"`
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	Created   time.Time `json:"created,omitzero"`
 	// Selector is spec.selector.matchLabels (empty: the whole namespace,
 	// or the mesh when in the system namespace).
 	Selector map[string]string `json:"selector,omitempty"`
@@ -61,87 +87,153 @@ const (
 	resPeerAuthentications = "peerauthentications"
 )
 
-// addPolicyInformers watches DestinationRules and PeerAuthentications
-// through the dynamic client (optional: a cluster without Istio's CRDs, or
-// without permission, only gets a warning).
-func (w *watcher) addPolicyInformers(dyn dynamic.Interface) {
-	for _, r := range []struct {
-		name string
-		gvr  schema.GroupVersionResource
-		into **informerHealth
-	}{
-		{resDestinationRules, gvrDestinationRules, &w.destinationRules},
-		{resPeerAuthentications, gvrPeerAuthentications, &w.peerAuthentications},
-	} {
-		*r.into = w.add(r.name, false, &unstructured.Unstructured{}, transformPolicy,
-			listWatch[*unstructured.UnstructuredList](dyn.Resource(r.gvr).Namespace(metav1.NamespaceAll), "", ""))
-	}
+// addIstioConfigInformers watches, through the dynamic client, the Istio
+// config an istiod reads from its config cluster: DestinationRules,
+// PeerAuthentications, ServiceEntries and WorkloadEntries (optional: a
+// cluster without Istio's CRDs, or without permission, only gets a warning).
+func (w *watcher) addIstioConfigInformers(dyn dynamic.Interface) {
+	w.destinationRules = w.addIstioInformer(dyn, resDestinationRules, gvrDestinationRules)
+	w.peerAuthentications = w.addIstioInformer(dyn, resPeerAuthentications, gvrPeerAuthentications)
+	w.serviceEntriesInf = w.addIstioInformer(dyn, resServiceEntries, gvrServiceEntries)
+	w.addWorkloadEntryInformer(dyn)
 }
 
-// transformPolicy keeps only spec and the object's identity.
-func transformPolicy(obj any) (any, error) {
+// addWorkloadEntryInformer watches WorkloadEntries: in a config cluster
+// for its ServiceEntries, in the other clusters because istiod reads
+// theirs too (PILOT_ENABLE_CROSS_CLUSTER_WORKLOAD_ENTRY) and offers them to
+// the config cluster's ServiceEntries.
+func (w *watcher) addWorkloadEntryInformer(dyn dynamic.Interface) {
+	w.workloadEntriesInf = w.addIstioInformer(dyn, resWorkloadEntries, gvrWorkloadEntries)
+}
+
+func (w *watcher) addIstioInformer(dyn dynamic.Interface, name string, gvr schema.GroupVersionResource) *informerHealth {
+	return w.add(name, false, &unstructured.Unstructured{}, transformIstioConfig,
+		listWatch[*unstructured.UnstructuredList](dyn.Resource(gvr).Namespace(metav1.NamespaceAll), "", ""))
+}
+
+// transformIstioConfig keeps the spec, the object's identity, creation
+// time (the oldest of two rules wins in istiod) and labels, and for
+// WorkloadEntries the health-check annotation and status conditions.
+func transformIstioConfig(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil
 	}
-	out := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(),
-		"metadata": map[string]any{"name": u.GetName(), "namespace": u.GetNamespace(), "resourceVersion": u.GetResourceVersion(), "uid": string(u.GetUID())},
-	}}
+	meta := map[string]any{"name": u.GetName(), "namespace": u.GetNamespace(), "resourceVersion": u.GetResourceVersion(), "uid": string(u.GetUID())}
+	if ts, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "creationTimestamp"); ok {
+		meta["creationTimestamp"] = ts
+	}
+	if l, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "labels"); ok {
+		meta["labels"] = l
+	}
+	out := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "metadata": meta}}
 	if spec, ok := u.Object["spec"]; ok {
 		out.Object["spec"] = spec
+	}
+	if u.GetKind() == "WorkloadEntry" {
+		if v, ok := u.GetAnnotations()[healthChecksAnnotation]; ok {
+			meta["annotations"] = map[string]any{healthChecksAnnotation: v}
+		}
+		if c, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "status", "conditions"); ok {
+			out.Object["status"] = map[string]any{"conditions": c}
+		}
 	}
 	return out, nil
 }
 
 // policies reads the policy caches of one cluster.
 func (w *watcher) policies(cluster string) ([]DestinationRule, []PeerAuthentication) {
-	var drs []DestinationRule
-	var pas []PeerAuthentication
-	if w.destinationRules != nil {
-		for _, o := range w.destinationRules.inf.GetStore().List() {
-			if u, ok := o.(*unstructured.Unstructured); ok {
-				drs = append(drs, parseDestinationRule(cluster, u))
-			}
+	return readIstioConfig(w.destinationRules, cluster, parseDestinationRule),
+		readIstioConfig(w.peerAuthentications, cluster, parsePeerAuthentication)
+}
+
+// readIstioConfig parses every object of one Istio config cache (none
+// when it is not watched), sorted by namespace and name.
+func readIstioConfig[T any](h *informerHealth, cluster string, parse func(string, *unstructured.Unstructured) T) []T {
+	if h == nil {
+		return nil
+	}
+	objs := h.inf.GetStore().List()
+	us := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, o := range objs {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			us = append(us, u)
 		}
 	}
-	if w.peerAuthentications != nil {
-		for _, o := range w.peerAuthentications.inf.GetStore().List() {
-			if u, ok := o.(*unstructured.Unstructured); ok {
-				pas = append(pas, parsePeerAuthentication(cluster, u))
-			}
+	sort.Slice(us, func(i, j int) bool {
+		if us[i].GetNamespace() != us[j].GetNamespace() {
+			return us[i].GetNamespace() < us[j].GetNamespace()
 		}
+		return us[i].GetName() < us[j].GetName()
+	})
+	out := make([]T, 0, len(us))
+	for _, u := range us {
+		out = append(out, parse(cluster, u))
 	}
-	sort.Slice(drs, func(i, j int) bool { return drs[i].Namespace+"/"+drs[i].Name < drs[j].Namespace+"/"+drs[j].Name })
-	sort.Slice(pas, func(i, j int) bool { return pas[i].Namespace+"/"+pas[i].Name < pas[j].Namespace+"/"+pas[j].Name })
-	return drs, pas
+	return out
 }
 
 func parseDestinationRule(cluster string, u *unstructured.Unstructured) DestinationRule {
-	d := DestinationRule{Cluster: cluster, Namespace: u.GetNamespace(), Name: u.GetName()}
-	d.Host, _, _ = unstructured.NestedString(u.Object, "spec", "host")
-	d.TLSMode, _, _ = unstructured.NestedString(u.Object, "spec", "trafficPolicy", "tls", "mode")
-	pls, _, _ := unstructured.NestedSlice(u.Object, "spec", "trafficPolicy", "portLevelSettings")
-	for _, p := range pls {
-		m, ok := p.(map[string]any)
-		if !ok {
-			continue
-		}
-		num, found, _ := unstructured.NestedInt64(m, "port", "number")
-		mode, hasMode, _ := unstructured.NestedString(m, "tls", "mode")
-		if found && hasMode {
-			if d.PortTLS == nil {
-				d.PortTLS = map[uint32]string{}
-			}
-			d.PortTLS[uint32(num)] = mode
+	d := DestinationRule{Cluster: cluster, Namespace: u.GetNamespace(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time}
+	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
+	d.Host, _ = spec["host"].(string)
+	d.ExportTo = stringList(spec["exportTo"])
+	if sel, ok := spec["workloadSelector"].(map[string]any); ok {
+		d.WorkloadSelector = stringMap(sel["matchLabels"])
+	}
+	tp, ok := spec["trafficPolicy"].(map[string]any)
+	d.TrafficPolicy = ok
+	d.TLSMode, d.PortTLS = trafficPolicyTLS(tp)
+	if subsets, ok := spec["subsets"].([]any); ok {
+		for _, e := range subsets {
+			m, _ := e.(map[string]any)
+			ss := Subset{Labels: stringMap(m["labels"])}
+			ss.Name, _ = m["name"].(string)
+			stp, _ := m["trafficPolicy"].(map[string]any)
+			ss.TLSMode, ss.PortTLS = trafficPolicyTLS(stp)
+			d.Subsets = append(d.Subsets, ss)
 		}
 	}
 	parseTrafficPolicy(&d, u)
 	return d
 }
 
+// trafficPolicyTLS reads the TLS modes of a traffic policy: its own and
+// its port-level ones. A tls block without a mode is DISABLE (the enum's
+// zero value), as istiod's trafficPolicyTLSModeForPort reads it.
+func trafficPolicyTLS(tp map[string]any) (string, map[uint32]string) {
+	mode := func(m map[string]any) (string, bool) {
+		tls, ok := m["tls"].(map[string]any)
+		if !ok {
+			return "", false
+		}
+		if s, _ := tls["mode"].(string); s != "" {
+			return s, true
+		}
+		return "DISABLE", true
+	}
+	top, _ := mode(tp)
+	var ports map[uint32]string
+	pls, _ := tp["portLevelSettings"].([]any)
+	for _, p := range pls {
+		m, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		port, _ := m["port"].(map[string]any)
+		num := toUint32(port["number"])
+		if md, ok := mode(m); ok && num != 0 {
+			if ports == nil {
+				ports = map[uint32]string{}
+			}
+			ports[num] = md
+		}
+	}
+	return top, ports
+}
+
 func parsePeerAuthentication(cluster string, u *unstructured.Unstructured) PeerAuthentication {
-	p := PeerAuthentication{Cluster: cluster, Namespace: u.GetNamespace(), Name: u.GetName()}
+	p := PeerAuthentication{Cluster: cluster, Namespace: u.GetNamespace(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time}
 	p.Selector, _, _ = unstructured.NestedStringMap(u.Object, "spec", "selector", "matchLabels")
 	p.Mode, _, _ = unstructured.NestedString(u.Object, "spec", "mtls", "mode")
 	ports, _, _ := unstructured.NestedMap(u.Object, "spec", "portLevelMtls")

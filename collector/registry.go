@@ -320,19 +320,22 @@ func (r *Registry) startLocked(e *entry) {
 	}
 	log := r.log.With("cluster", e.id)
 	w := newWatcher(client, &r.opts, log, redactorForConfig(e.config), e.fromContext && !r.opts.DisableRemoteSecrets, r.notify, r.kickReconcile)
-	// Istio config (mTLS settings) matters only where an istiod reads it:
-	// its config cluster, i.e. the context clusters.
-	if e.fromContext {
-		dyn := e.ctxSource.Dynamic
-		if dyn == nil && e.config != nil {
-			var err error
-			if dyn, err = r.opts.NewDynamicClient(e.id, rest.CopyConfig(e.config)); err != nil {
-				log.Warn("no client for Istio config", "err", err)
-			}
+	// Istio config matters where an istiod reads it: its config cluster,
+	// i.e. the context clusters; istiod reads WorkloadEntries of the other
+	// clusters too (cross-cluster WorkloadEntries).
+	dyn := e.ctxSource.Dynamic
+	if dyn == nil && e.config != nil {
+		var err error
+		if dyn, err = r.opts.NewDynamicClient(e.id, rest.CopyConfig(e.config)); err != nil {
+			log.Warn("no client for Istio config", "err", err)
 		}
-		if dyn != nil {
-			w.addPolicyInformers(dyn)
-		}
+	}
+	switch {
+	case dyn == nil:
+	case e.fromContext:
+		w.addIstioConfigInformers(dyn)
+	default:
+		w.addWorkloadEntryInformer(dyn)
 	}
 	// A context cluster's first sync plans at once (its remote secrets,
 	// the IDs its istiod and injector use; see watcher.trackSync); later

@@ -121,8 +121,8 @@ func TestLabShapeFromOneContext(t *testing.T) {
 	if e1[0].PodMissing {
 		t.Fatal("pod reported missing")
 	}
-	if _, ok := e1[0].Labels["pod-template-hash"]; ok {
-		t.Fatal("unimportant label kept")
+	if e1[0].Labels["pod-template-hash"] != "abc" {
+		t.Fatal("a pod label is lost: Istio config may select on any label")
 	}
 	if len(s.Networks) != 2 || s.Networks[0].Name != "network1" || s.Networks[0].Gateways != 1 {
 		t.Fatalf("networks = %+v", s.Networks)
@@ -472,19 +472,28 @@ func TestStripTransforms(t *testing.T) {
 	if s.ManagedFields != nil || len(s.Annotations) != 1 {
 		t.Fatalf("service not stripped: %+v", s.ObjectMeta)
 	}
-	// Pods are cached as cachedPod: identity, node, important labels only,
-	// and pods with the same labels share one label map.
+	// Pods are cached as cachedPod: identity, node, all labels (any label
+	// may be selected by Istio config), and pods with the same labels share
+	// one label map.
 	in := newInterner()
-	p1, p2 := podObj("a", "p1", "1.1.1.1", "", true), podObj("a", "p2", "1.1.1.2", "", true)
-	p1.Labels["pod-template-hash"], p2.Labels["pod-template-hash"] = "x", "y" // unimportant: dropped
+	p1, p2, p3 := podObj("a", "p1", "1.1.1.1", "", true), podObj("a", "p2", "1.1.1.2", "", true), podObj("a", "p3", "1.1.1.3", "", true)
+	p3.Labels["pod-template-hash"] = "y"
+	p1.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	o1, _ := in.transformPod(p1)
 	o2, _ := in.transformPod(p2)
-	c1, c2 := o1.(*cachedPod), o2.(*cachedPod)
-	if c1.Name != "p1" || c1.Namespace != "a" || c1.NodeName != "node1" || c1.Labels["pod-template-hash"] != "" || c1.Labels["app"] == "" {
+	o3, _ := in.transformPod(p3)
+	c1, c2, c3 := o1.(*cachedPod), o2.(*cachedPod), o3.(*cachedPod)
+	if c1.Name != "p1" || c1.Namespace != "a" || c1.NodeName != "node1" || c1.Labels["pod-template-hash"] != "abc" || c1.Labels["app"] == "" {
 		t.Fatalf("cached pod: %+v", c1)
 	}
+	if c1.IP.String() != "1.1.1.1" || !c1.inEndpoints || c2.inEndpoints {
+		t.Errorf("pod address and readiness: %+v / %+v", c1, c2)
+	}
 	if reflect.ValueOf(c1.Labels).Pointer() != reflect.ValueOf(c2.Labels).Pointer() {
-		t.Error("pods with the same important labels should share one map")
+		t.Error("pods with the same labels should share one map")
+	}
+	if reflect.ValueOf(c1.Labels).Pointer() == reflect.ValueOf(c3.Labels).Pointer() || c3.Labels["pod-template-hash"] != "y" {
+		t.Error("pods with other labels need a map of their own")
 	}
 }
 

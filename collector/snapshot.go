@@ -12,6 +12,8 @@ import (
 type Snapshot struct {
 	// Version grows by one with every published snapshot.
 	Version uint64 `json:"version"`
+	// SystemNamespace is istiod's namespace, where remote secrets live.
+	SystemNamespace string `json:"systemNamespace,omitempty"`
 	// Time is when the snapshot was built.
 	Time     time.Time  `json:"time"`
 	Clusters []Cluster  `json:"clusters"`
@@ -22,6 +24,10 @@ type Snapshot struct {
 	// Istio config in the context clusters (istiod's config clusters).
 	DestinationRules    []DestinationRule    `json:"destinationRules,omitempty"`
 	PeerAuthentications []PeerAuthentication `json:"peerAuthentications,omitempty"`
+	// ServiceEntries are those of the context clusters; WorkloadEntries
+	// those of every cluster (istiod reads remote clusters' too).
+	ServiceEntries  []ServiceEntry  `json:"serviceEntries,omitempty"`
+	WorkloadEntries []WorkloadEntry `json:"workloadEntries,omitempty"`
 	// MeshConfigs is the mesh config of each context cluster's istiod
 	// (its config cluster), in cluster order; see MeshConfigFor.
 	MeshConfigs []MeshConfig `json:"meshConfigs,omitempty"`
@@ -143,14 +149,58 @@ type Gateway struct {
 	Service string `json:"service,omitempty"`
 }
 
-// Service is one hostname across all clusters.
+// ServiceSource says where istiod learns a hostname from.
+type ServiceSource string
+
+const (
+	SourceKube         ServiceSource = "kube"
+	SourceServiceEntry ServiceSource = "ServiceEntry"
+	// SourceBoth: Kubernetes Services and ServiceEntries declare the same
+	// hostname; istiod merges them (see ServiceEntryHost).
+	SourceBoth ServiceSource = "both"
+)
+
+// Service is one hostname across all clusters: Kubernetes Services of that
+// name, and ServiceEntries that declare it.
 type Service struct {
-	Hostname  string        `json:"hostname"`
-	Namespace string        `json:"namespace"`
-	Name      string        `json:"name"`
-	Ports     []ServicePort `json:"ports,omitempty"`
-	// Clusters holds the service as each cluster has it, by cluster ID.
+	Hostname string `json:"hostname"`
+	// Namespace and Name: of the Kubernetes Service, else of the first
+	// ServiceEntry.
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Ports: the union of the Kubernetes Services' and ServiceEntries' ports.
+	Ports  []ServicePort `json:"ports,omitempty"`
+	Source ServiceSource `json:"source"`
+	// Clusters holds the Kubernetes Service as each cluster has it, by
+	// cluster ID.
 	Clusters map[string]*ServiceInCluster `json:"clusters"`
+	// ServiceEntries holds the hostname as each ServiceEntry declaring it
+	// has it, with its endpoints, oldest first.
+	ServiceEntries []*ServiceEntryHost `json:"serviceEntries,omitempty"`
+}
+
+// ServiceEntryHost is one hostname of one ServiceEntry, as istiod's
+// ServiceEntry registry turns it into a service with endpoints. For a
+// proxy, istiod uses one namespace per hostname (the proxy's own if it has
+// the hostname, else a Kubernetes Service's, else the oldest exported to
+// it); in that namespace a Kubernetes Service's ports win, and the
+// endpoints of every source (each cluster's EndpointSlices and every
+// ServiceEntry of the namespace) are merged by port name.
+type ServiceEntryHost struct {
+	// Cluster is the config cluster of the ServiceEntry.
+	Cluster    string        `json:"cluster"`
+	Namespace  string        `json:"namespace"`
+	Name       string        `json:"name"`
+	Created    time.Time     `json:"created,omitzero"`
+	Resolution string        `json:"resolution"`
+	Location   string        `json:"location"`
+	Ports      []ServicePort `json:"ports,omitempty"`
+	ExportTo   []string      `json:"exportTo,omitempty"`
+	// WorkloadSelector: nil when the endpoints are inline.
+	WorkloadSelector map[string]string `json:"workloadSelector,omitempty"`
+	// Endpoints: one per workload (inline endpoint, WorkloadEntry or Pod),
+	// with one port per ServiceEntry port (by name).
+	Endpoints []Endpoint `json:"endpoints"`
 }
 
 // ServicePort is one port of a Service.
@@ -181,6 +231,9 @@ type ServiceInCluster struct {
 	Headless  bool              `json:"headless,omitempty"`
 	Created   time.Time         `json:"created,omitzero"`
 	LBPending bool              `json:"lbPending,omitempty"`
+	// ExportTo is the annotation networking.istio.io/exportTo, split at
+	// commas (empty: the mesh's defaultServiceExportTo).
+	ExportTo []string `json:"exportTo,omitempty"`
 }
 
 // EndpointPort is a port of an EndpointSlice.
@@ -198,10 +251,15 @@ const (
 	NetworkFromNamespaceLabel NetworkFrom = "systemNamespaceLabel"
 	NetworkFromRegistry       NetworkFrom = "meshNetworksFromRegistry"
 	NetworkFromCIDR           NetworkFrom = "meshNetworksFromCidr"
-	NetworkFromNone           NetworkFrom = ""
+	// NetworkFromWorkloadEntry: the network field of a WorkloadEntry (or
+	// inline ServiceEntry endpoint), its only source in istiod.
+	NetworkFromWorkloadEntry NetworkFrom = "workloadEntry"
+	NetworkFromNone          NetworkFrom = ""
 )
 
-// Endpoint is one address of a service in one cluster.
+// Endpoint is one address of a service in one cluster: a pod behind an
+// EndpointSlice, or a workload of a ServiceEntry (a WorkloadEntry, an
+// inline endpoint, or a pod its workloadSelector picks).
 type Endpoint struct {
 	Cluster     string         `json:"cluster"`
 	Network     string         `json:"network"`
@@ -209,23 +267,30 @@ type Endpoint struct {
 	Address     string         `json:"address"`
 	Ports       []EndpointPort `json:"ports,omitempty"`
 	Pod         string         `json:"pod,omitempty"`
+	// Workload names a non-pod endpoint: "WorkloadEntry/NAME" or
+	// "ServiceEntry/NAME[INDEX]" (an inline endpoint), in the service's
+	// namespace.
+	Workload string `json:"workload,omitempty"`
+	Node     string `json:"node,omitempty"`
+	// Labels are the pod's (or WorkloadEntry's) labels.
+	Labels map[string]string `json:"labels,omitempty"`
+	// TLSMode is the pod label security.istio.io/tlsMode ("istio" when
+	// the sidecar accepts mTLS; empty when the label is missing); for a
+	// WorkloadEntry istiod's rule (label, else "istio" when it names a
+	// service account, else "disabled").
+	TLSMode string `json:"tlsMode,omitempty"`
+	// Locality is "region/zone/subzone" from the node's labels (or the
+	// EndpointSlice zone when nodes cannot be read); a WorkloadEntry's own.
+	Locality string `json:"locality,omitempty"`
 	// PodMissing is true when the endpoint's targetRef names a Pod that
 	// is not in the cache (not created yet, or pods cannot be read):
 	// istiod skips such an endpoint until the Pod exists.
-	PodMissing bool   `json:"podMissing,omitempty"`
-	Node       string `json:"node,omitempty"`
-	// Labels are the pod labels that matter to the mesh (app, version,
-	// tlsMode, network, canonical name/revision...).
-	Labels map[string]string `json:"labels,omitempty"`
-	// TLSMode is the pod label security.istio.io/tlsMode ("istio" when
-	// the sidecar accepts mTLS; empty when the label is missing).
-	TLSMode     string `json:"tlsMode,omitempty"`
-	Ready       bool   `json:"ready"`
-	Serving     bool   `json:"serving"`
-	Terminating bool   `json:"terminating,omitempty"`
-	// Locality is "region/zone/subzone" from the node's labels (or the
-	// EndpointSlice zone when nodes cannot be read).
-	Locality string `json:"locality,omitempty"`
+	PodMissing  bool `json:"podMissing,omitempty"`
+	Ready       bool `json:"ready"`
+	Serving     bool `json:"serving"`
+	Terminating bool `json:"terminating,omitempty"`
+	// Weight is a WorkloadEntry's weight (0: istiod's default, 1).
+	Weight uint32 `json:"weight,omitempty"`
 }
 
 // ClusterByID returns the cluster with that ID (the first, when a duplicate

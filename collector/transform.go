@@ -1,7 +1,9 @@
 package collector
 
 import (
+	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -185,14 +187,26 @@ func (in *interner) transformEndpointSlice(obj any) (any, error) {
 }
 
 // cachedPod is all the Pod cache keeps of a Pod: its identity (for the
-// store's key), its node and the labels that matter, interned so pods of
-// one workload share one map. A full corev1.Pod, even stripped, costs over
-// 1 KiB per pod, and pods are the bulk of a mesh's objects; an embedded
-// ObjectMeta alone is 248 B.
+// store's key), its node, its labels interned so pods of one workload share
+// one map, and what a ServiceEntry's workloadSelector needs of it (address,
+// readiness, named container ports). A full corev1.Pod, even stripped, costs
+// over 1 KiB per pod, and pods are the bulk of a mesh's objects; an
+// embedded ObjectMeta alone is 248 B.
 type cachedPod struct {
 	Name, Namespace, resourceVersion string
-	Labels                           map[string]string
-	NodeName                         string
+	// Labels are all the pod's labels: Istio config selects pods on any
+	// label (PeerAuthentication and ServiceEntry selectors, DestinationRule
+	// subsets), and replicas share one interned map.
+	Labels   map[string]string
+	NodeName string
+	// IP is the pod's (first) IP; inEndpoints says istiod's pod controller
+	// would make it a workload instance (shouldPodBeInEndpoints and
+	// IsPodReady): not terminal, not deleting, ready, with an IP.
+	IP          netip.Addr
+	inEndpoints bool
+	// ports are the named TCP container ports (interned), which a
+	// ServiceEntry port of the same name targets (getPortMap).
+	ports *[]EndpointPort
 }
 
 func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
@@ -210,17 +224,18 @@ func (p *cachedPod) DeepCopyObject() runtime.Object {
 	return &c
 }
 
-// interner shares strings (namespaces, node names, zones) and label maps
-// between the cached objects of one cluster: a few hundred distinct values
-// stand for tens of thousands of copies.
+// interner shares strings (namespaces, node names, zones), label maps and
+// port lists between the cached objects of one cluster: a few hundred
+// distinct values stand for tens of thousands of copies.
 type interner struct {
 	mu      sync.Mutex
 	strings map[string]string
 	labels  map[string]map[string]string
+	ports   map[string]*[]EndpointPort
 }
 
 func newInterner() *interner {
-	return &interner{strings: map[string]string{}, labels: map[string]map[string]string{}}
+	return &interner{strings: map[string]string{}, labels: map[string]map[string]string{}, ports: map[string]*[]EndpointPort{}}
 }
 
 // internerLimit bounds each interner table: values that are gone from the
@@ -254,11 +269,62 @@ func (in *interner) transformPod(obj any) (any, error) {
 	if len(in.labels) >= internerLimit {
 		in.labels = map[string]map[string]string{}
 	}
-	return &cachedPod{
+	if len(in.ports) >= internerLimit {
+		in.ports = map[string]*[]EndpointPort{}
+	}
+	c := &cachedPod{
 		Name: p.Name, Namespace: in.str(p.Namespace), resourceVersion: p.ResourceVersion,
 		Labels:   internLabels(in.labels, p.Labels),
 		NodeName: in.str(p.Spec.NodeName),
-	}, nil
+		ports:    in.podPorts(p),
+	}
+	c.IP, _ = netip.ParseAddr(p.Status.PodIP)
+	c.inEndpoints = c.IP.IsValid() && p.DeletionTimestamp == nil &&
+		p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded && podReady(p)
+	return c, nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// podPorts mirrors istiod's getPortMap: the named TCP ports of the
+// containers and of native sidecar init containers, the first of a name
+// winning; interned (replicas share one list). The caller holds in.mu.
+func (in *interner) podPorts(p *corev1.Pod) *[]EndpointPort {
+	var out []EndpointPort
+	add := func(cs []corev1.Container, sidecarsOnly bool) {
+		for _, c := range cs {
+			if sidecarsOnly && (c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways) {
+				continue
+			}
+			for _, cp := range c.Ports {
+				if cp.Name == "" || (cp.Protocol != "" && cp.Protocol != corev1.ProtocolTCP) || slices.ContainsFunc(out, func(e EndpointPort) bool { return e.Name == cp.Name }) {
+					continue
+				}
+				out = append(out, EndpointPort{Name: cp.Name, Port: cp.ContainerPort})
+			}
+		}
+	}
+	add(p.Spec.Containers, false)
+	add(p.Spec.InitContainers, true)
+	if len(out) == 0 {
+		return nil
+	}
+	var key strings.Builder
+	for _, e := range out {
+		fmt.Fprintf(&key, "%s=%d,", e.Name, e.Port)
+	}
+	if v, ok := in.ports[key.String()]; ok {
+		return v
+	}
+	in.ports[key.String()] = &out
+	return &out
 }
 
 func transformNode(obj any) (any, error) {

@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -74,6 +73,7 @@ type watcher struct {
 	services, slices, pods, namespaces, nodes, secrets, configMaps *informerHealth
 	destinationRules, peerAuthentications                          *informerHealth
 	istiods, rootCerts                                             *informerHealth
+	serviceEntriesInf, workloadEntriesInf                          *informerHealth
 
 	// dirty is set by every event and cleared by the snapshot builder
 	// before it reads the caches; part is that builder's cached result.
@@ -110,11 +110,11 @@ func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, re
 		listWatch[*discoveryv1.EndpointSliceList](disc.EndpointSlices(metav1.NamespaceAll), "", ""))
 	w.pods = w.add(resPods, true, &corev1.Pod{}, in.transformPod,
 		listWatch[*corev1.PodList](core.Pods(metav1.NamespaceAll), "", ""))
-	// Only the system namespace matters (its network label); the field
-	// selector keeps the list tiny on real servers. Fakes ignore field
-	// selectors, so readers look the namespace up by name anyway.
+	// Namespaces: the system namespace's network label, and every
+	// namespace's labels for meshConfig discoverySelectors (which
+	// namespaces istiod reads). A few hundred small objects.
 	w.namespaces = w.add(resNamespaces, false, &corev1.Namespace{}, transformNamespace,
-		listWatch[*corev1.NamespaceList](core.Namespaces(), fields.OneTermEqualSelector("metadata.name", ns).String(), ""))
+		listWatch[*corev1.NamespaceList](core.Namespaces(), "", ""))
 	if !opts.DisableNodes {
 		w.nodes = w.add(resNodes, false, &corev1.Node{}, transformNode,
 			listWatch[*corev1.NodeList](core.Nodes(), "", ""))

@@ -52,8 +52,13 @@ func (l *Lab) istioObject(cluster, doc string) (*unstructured.Unstructured, dyna
 	if err != nil || u.GetKind() == "" || u.GetName() == "" {
 		return nil, nil, fmt.Errorf("istio config: want apiVersion, kind and metadata.name")
 	}
-	// Istio's resources are the lower-case plural of the kind.
-	gvr := gv.WithResource(strings.ToLower(u.GetKind()) + "s")
+	// Istio's resources are the lower-case plural of the kind
+	// (ServiceEntry: serviceentries).
+	plural := strings.ToLower(u.GetKind()) + "s"
+	if p, ok := strings.CutSuffix(plural, "ys"); ok {
+		plural = p + "ies"
+	}
+	gvr := gv.WithResource(plural)
 	dyn, err := dynamic.NewForConfig(c.RESTConfig())
 	if err != nil {
 		return nil, nil, err

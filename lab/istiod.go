@@ -12,8 +12,10 @@ import (
 	"github.com/meshscope/meshscope/collector/istiod"
 )
 
-// meshConfig is the MeshConfig the lab's istiod runs with.
-const meshConfig = `trustDomain: cluster.local
+// MeshConfigText is the MeshConfig the lab's istiods start with: the seed
+// writes it into key "mesh" of ConfigMap istio in each cluster's system
+// namespace, where istiod reads it (SetMeshConfig changes it).
+const MeshConfigText = `trustDomain: cluster.local
 defaultConfig:
   discoveryAddress: istiod.istio-system.svc:15012
   meshId: mesh1
@@ -26,11 +28,15 @@ func (l *Lab) startIstiod(is *Istiod) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	meshFile := filepath.Join(dir, "mesh.yaml")
-	netFile := filepath.Join(dir, "meshNetworks.yaml")
-	if err := os.WriteFile(meshFile, []byte(meshConfig), 0o644); err != nil {
+	// istiod reads its mesh config from the --meshConfig file only when that
+	// file exists, else from ConfigMap istio (pilot/pkg/bootstrap/mesh.go
+	// getConfigurationSources), as in a real cluster: name a file that is
+	// never there.
+	meshFile := filepath.Join(dir, "no-mesh-file-read-configmap-istio")
+	if err := os.Remove(meshFile); err != nil && !os.IsNotExist(err) {
 		return err
 	}
+	netFile := filepath.Join(dir, "meshNetworks.yaml")
 	if err := os.WriteFile(netFile, nil, 0o644); err != nil {
 		return err
 	}

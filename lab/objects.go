@@ -97,20 +97,32 @@ const (
 // Service or Namespace (namespace ignored for KindNamespace). Pod and
 // Service changes refresh the namespace's EndpointSlices.
 func (l *Lab) SetLabel(ctx context.Context, cluster string, kind Kind, namespace, name, key string, value *string) error {
+	return l.editMeta(ctx, cluster, kind, namespace, name, func(m *metav1.ObjectMeta) { m.Labels = setKey(m.Labels, key, value) })
+}
+
+// SetAnnotation sets (value non-nil) or removes (value nil) one annotation
+// on a Pod, Service or Namespace, like SetLabel.
+func (l *Lab) SetAnnotation(ctx context.Context, cluster string, kind Kind, namespace, name, key string, value *string) error {
+	return l.editMeta(ctx, cluster, kind, namespace, name, func(m *metav1.ObjectMeta) { m.Annotations = setKey(m.Annotations, key, value) })
+}
+
+func setKey(m map[string]string, key string, value *string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	if value == nil {
+		delete(m, key)
+	} else {
+		m[key] = *value
+	}
+	return m
+}
+
+// editMeta applies edit to the metadata of one object and writes it back.
+func (l *Lab) editMeta(ctx context.Context, cluster string, kind Kind, namespace, name string, edit func(*metav1.ObjectMeta)) error {
 	c, err := l.cluster(cluster)
 	if err != nil {
 		return err
-	}
-	edit := func(m map[string]string) map[string]string {
-		if m == nil {
-			m = map[string]string{}
-		}
-		if value == nil {
-			delete(m, key)
-		} else {
-			m[key] = *value
-		}
-		return m
 	}
 	switch kind {
 	case KindPod:
@@ -118,7 +130,7 @@ func (l *Lab) SetLabel(ctx context.Context, cluster string, kind Kind, namespace
 		if err != nil {
 			return err
 		}
-		o.Labels = edit(o.Labels)
+		edit(&o.ObjectMeta)
 		if _, err := c.client.CoreV1().Pods(namespace).Update(ctx, o, metav1.UpdateOptions{}); err != nil {
 			return err
 		}
@@ -127,7 +139,7 @@ func (l *Lab) SetLabel(ctx context.Context, cluster string, kind Kind, namespace
 		if err != nil {
 			return err
 		}
-		o.Labels = edit(o.Labels)
+		edit(&o.ObjectMeta)
 		if _, err := c.client.CoreV1().Services(namespace).Update(ctx, o, metav1.UpdateOptions{}); err != nil {
 			return err
 		}
@@ -136,11 +148,11 @@ func (l *Lab) SetLabel(ctx context.Context, cluster string, kind Kind, namespace
 		if err != nil {
 			return err
 		}
-		o.Labels = edit(o.Labels)
+		edit(&o.ObjectMeta)
 		_, err = c.client.CoreV1().Namespaces().Update(ctx, o, metav1.UpdateOptions{})
 		return err
 	default:
-		return fmt.Errorf("SetLabel: unknown kind %q", kind)
+		return fmt.Errorf("lab: unknown kind %q", kind)
 	}
 	return kubesim.SyncNamespace(ctx, c.client, namespace)
 }

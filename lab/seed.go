@@ -91,6 +91,10 @@ func seedCluster(ctx context.Context, c *Cluster) error {
 	if err := readOnlyRBAC(ctx, c); err != nil {
 		return fmt.Errorf("read-only user: %w", err)
 	}
+	// istiod reads its mesh config from here, as in a real cluster.
+	if err := writeMeshConfig(ctx, cs, MeshConfigText); err != nil {
+		return fmt.Errorf("mesh config: %w", err)
+	}
 	// No ServiceAccount controller runs: admission needs "default" before Pods.
 	for _, ns := range []string{"default", SystemNamespace, SampleNamespace} {
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}

@@ -52,6 +52,10 @@ row with a count:
   pod, or an address another network's gateway uses;
 - remote secrets that fail, name one API server twice, name a cluster unlike
   its istiod's CLUSTER_ID, or lack a permission istiod needs;
+- Istio config that leaves istiod without endpoints: a ServiceEntry whose
+  workloadSelector picks nothing, a ServiceEntry port named unlike the
+  Kubernetes Service's, an unhealthy WorkloadEntry, a mesh config that does
+  not parse;
 - leaks, mTLS drops, and cross-network skew that endpoint counts do not
   explain (beyond --skew-threshold points);
 - istiod's own view (/debug/clusterz, /debug/networkz) where it disagrees:

@@ -30,6 +30,9 @@ type explainOptions struct {
 	allViews bool
 	timeout  time.Duration
 	mode     string
+	subset   string
+	// namespace is the impersonated proxy's namespace.
+	namespace string
 }
 
 func newExplainCmd(g *globalOptions) *cobra.Command {
@@ -47,11 +50,15 @@ clusters its control plane reads (its remote secrets, when its cluster is a
 context; else its /debug/clusterz with --istiod-debug-address), and a note
 says which endpoints it cannot send and why.
 
-SERVICE is name.namespace, a full hostname, or a fuzzy query.
+SERVICE is name.namespace, a full hostname (also a ServiceEntry host), or a
+fuzzy query. --subset explains a DestinationRule subset's cluster
+(outbound|PORT|SUBSET|HOST); --namespace puts the proxy in that namespace
+(which services it sees depends on their exportTo).
 Exit status: 0 when every view matches, 1 when any differs.`,
 		Example: `  meshscope explain helloworld.sample --demo
   meshscope explain helloworld.sample --from cluster1/network1 --from cluster2/network2 -o json
-  meshscope explain hello --all-views --xds-address 127.0.0.1:15010`,
+  meshscope explain hello --all-views --xds-address 127.0.0.1:15010
+  meshscope explain helloworld.sample --subset v2 --namespace sample`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runExplain(cmd, g, o, args[0])
@@ -66,6 +73,8 @@ Exit status: 0 when every view matches, 1 when any differs.`,
 	f.BoolVar(&o.allViews, "all-views", false, "also explain from a proxy without NETWORK (cluster/none)")
 	f.DurationVar(&o.timeout, "timeout", 20*time.Second, "how long to wait for istiod's EDS")
 	f.StringVar(&o.mode, "xds-mode", "delta", "ADS flavour: delta or sotw")
+	f.StringVar(&o.subset, "subset", "", "DestinationRule subset: explain the cluster outbound|PORT|SUBSET|HOST")
+	f.StringVar(&o.namespace, "namespace", xdsclient.DefaultNamespace, "the impersonated proxy's namespace (exportTo decides which services it sees)")
 	return cmd
 }
 
@@ -103,13 +112,16 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, sn
 	if err != nil {
 		return err
 	}
+	for i := range vps {
+		vps[i].Namespace = o.namespace
+	}
 	mode, err := xdsclient.ParseMode(o.mode)
 	if err != nil {
 		return err
 	}
 	names := make([]string, len(ports))
 	for i, p := range ports {
-		names[i] = horizon.EDSClusterName(host, p)
+		names[i] = horizon.SubsetClusterName(host, o.subset, p)
 	}
 	actual := m.FetchEDS(ctx, vps, names, mode, o.timeout)
 	// Which clusters a control plane reads: from its remote secrets, else
@@ -125,12 +137,12 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, sn
 	res := explainResult{Service: host, Views: []explain.View{}}
 	for i, vp := range vps {
 		for _, p := range ports {
-			la, ok := actual[i].LoadAssignments[horizon.EDSClusterName(host, p)]
+			la, ok := actual[i].LoadAssignments[horizon.SubsetClusterName(host, o.subset, p)]
 			var lap *xdsclient.LoadAssignment
 			if ok {
 				lap = &la
 			}
-			v := explain.ExplainIn(snap, views, host, p, vp, actual[i].ControlPlane, lap)
+			v := explain.ExplainIn(snap, views, host, o.subset, p, vp, actual[i].ControlPlane, lap)
 			if !ok {
 				v.Error = actual[i].Why
 			}
@@ -234,12 +246,22 @@ func writeExplainTable(w io.Writer, res explainResult) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s port %d from %s (control plane %s): %s\n", res.Service, v.Port, v.Viewpoint.Name, dash(v.Viewpoint.ControlPlane), strings.ToUpper(string(v.Verdict)))
+		what := fmt.Sprintf("%s port %d", res.Service, v.Port)
+		if v.Subset != "" {
+			what += " subset " + v.Subset
+		}
+		if v.Source != "" && v.Source != collector.SourceKube {
+			what += fmt.Sprintf(" (%s in %s)", v.Source, v.Namespace)
+		}
+		fmt.Fprintf(w, "%s from %s (control plane %s): %s\n", what, v.Viewpoint.Name, dash(v.Viewpoint.ControlPlane), strings.ToUpper(string(v.Verdict)))
 		if v.Error != "" {
 			fmt.Fprintf(w, "  %s\n", v.Error)
 		}
 		for _, n := range v.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+		if v.NoEndpoints != "" {
+			fmt.Fprintf(w, "  no endpoints: %s\n", v.NoEndpoints)
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ENDPOINT\tSTATUS\tWEIGHT\tKIND\tSTANDS FOR\tCLUSTER\tNETWORK\tWHY")
@@ -255,16 +277,16 @@ func writeExplainTable(w io.Writer, res explainResult) {
 			if p, ok := pred[k]; ok {
 				why = p.Why
 			}
-			fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", a.Address, a.Port, a.Health, a.Weight, a.Kind, standsFor(a.StandsFor, a.Pod), dash(a.Cluster), dash(a.Network), why)
+			fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", a.Address, a.Port, a.Health, a.Weight, a.Kind, standsFor(a.StandsFor, orWorkload(a.Pod, a.Workload)), dash(a.Cluster), dash(a.Network), why)
 		}
 		for _, p := range v.Predicted {
 			k := fmt.Sprintf("%s:%d|%s", p.Address, p.Port, p.Locality)
 			if !seen[k] {
-				fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.Address, p.Port, "NOT SENT", p.Weight, p.Kind, standsFor(p.StandsFor, p.Pod), dash(p.Cluster), dash(p.Network), "predicted: "+p.Why)
+				fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.Address, p.Port, "NOT SENT", p.Weight, p.Kind, standsFor(p.StandsFor, orWorkload(p.Pod, p.Workload)), dash(p.Cluster), dash(p.Network), "predicted: "+p.Why)
 			}
 		}
 		for _, d := range v.Dropped {
-			fmt.Fprintf(tw, "%s:%d\t%s\t-\t%s\t%s\t%s\t%s\t%s\n", d.Address, d.Port, "DROPPED", d.Reason, dash(d.Pod), dash(d.Cluster), dash(d.Network), d.Why)
+			fmt.Fprintf(tw, "%s:%d\t%s\t-\t%s\t%s\t%s\t%s\t%s\n", d.Address, d.Port, "DROPPED", d.Reason, dash(orWorkload(d.Pod, d.Workload)), dash(d.Cluster), dash(d.Network), d.Why)
 		}
 		tw.Flush()
 		for _, d := range v.Differences {
@@ -278,15 +300,24 @@ func standsFor(refs []horizon.Ref, pod string) string {
 		return dash(pod)
 	}
 	if len(refs) == 1 {
-		return dash(refs[0].Pod)
+		return dash(orWorkload(refs[0].Pod, refs[0].Workload))
 	}
 	names := make([]string, 0, len(refs))
 	for _, r := range refs {
-		names = append(names, r.Pod)
+		names = append(names, orWorkload(r.Pod, r.Workload))
 	}
 	sort.Strings(names)
 	if len(names) > 3 {
 		return fmt.Sprintf("%s +%d", strings.Join(names[:2], ","), len(names)-2)
 	}
 	return strings.Join(names, ",")
+}
+
+// orWorkload names an endpoint: its pod, else its WorkloadEntry or
+// ServiceEntry endpoint.
+func orWorkload(pod, workload string) string {
+	if pod != "" {
+		return pod
+	}
+	return workload
 }

@@ -133,7 +133,7 @@ func writeSnapshotTable(w io.Writer, s *collector.Snapshot) error {
 		}
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintln(tw, "SERVICE\tPORTS\tENDPOINTS (cluster: address network ...)")
+	fmt.Fprintln(tw, "SERVICE\tSOURCE\tPORTS\tENDPOINTS (cluster: address network ...; ServiceEntry NS/NAME: ...)")
 	for _, svc := range s.Services {
 		var ports []string
 		for _, p := range svc.Ports {
@@ -146,27 +146,39 @@ func writeSnapshotTable(w io.Writer, s *collector.Snapshot) error {
 		sort.Strings(ids)
 		var parts []string
 		for _, id := range ids {
-			sc := svc.Clusters[id]
-			var eps []string
-			for i, e := range sc.Endpoints {
-				if i == 3 {
-					eps = append(eps, fmt.Sprintf("+%d more", len(sc.Endpoints)-3))
-					break
-				}
-				flag := ""
-				if !e.Ready {
-					flag = " not-ready"
-				}
-				eps = append(eps, fmt.Sprintf("%s %s%s", e.Address, dash(e.Network), flag))
-			}
-			if len(eps) == 0 {
-				eps = []string{"(none)"}
-			}
-			parts = append(parts, id+": "+strings.Join(eps, ", "))
+			parts = append(parts, id+": "+endpointList(svc.Clusters[id].Endpoints))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", svc.Hostname, dash(strings.Join(ports, ",")), strings.Join(parts, "; "))
+		for _, se := range svc.ServiceEntries {
+			what := fmt.Sprintf("ServiceEntry %s/%s", se.Namespace, se.Name)
+			if se.Resolution != "STATIC" {
+				what += " " + se.Resolution
+			}
+			parts = append(parts, what+": "+endpointList(se.Endpoints))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", svc.Hostname, dash(string(svc.Source)), dash(strings.Join(ports, ",")), strings.Join(parts, "; "))
 	}
 	return tw.Flush()
+}
+
+// endpointList is the first three endpoints (address, network, not-ready)
+// and how many more there are.
+func endpointList(all []collector.Endpoint) string {
+	var eps []string
+	for i, e := range all {
+		if i == 3 {
+			eps = append(eps, fmt.Sprintf("+%d more", len(all)-3))
+			break
+		}
+		flag := ""
+		if !e.Ready {
+			flag = " not-ready"
+		}
+		eps = append(eps, fmt.Sprintf("%s %s%s", dash(e.Address), dash(e.Network), flag))
+	}
+	if len(eps) == 0 {
+		return "(none)"
+	}
+	return strings.Join(eps, ", ")
 }
 
 func dash(s string) string {

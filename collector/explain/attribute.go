@@ -22,6 +22,9 @@ type Actual struct {
 	Cluster  string         `json:"cluster,omitempty"`
 	Network  string         `json:"network,omitempty"`
 	Pod      string         `json:"pod,omitempty"`
+	// Workload names a non-pod endpoint (WorkloadEntry/NAME,
+	// ServiceEntry/NAME[i]).
+	Workload string `json:"workload,omitempty"`
 	// StandsFor lists, for a gateway endpoint, the endpoints meshscope
 	// believes are behind it (from the prediction for the same gateway).
 	StandsFor []horizon.Ref `json:"standsFor,omitempty"`
@@ -54,8 +57,9 @@ func Attribute(snap *collector.Snapshot, hostname string, la xdsclient.LoadAssig
 			}
 		} else if ep := findEndpoint(svc, a.Cluster, e.Address); ep != nil {
 			a.Cluster, a.Network = ep.Cluster, ep.Network
-			if a.Pod == "" {
-				a.Pod = ep.Pod
+			if a.Pod == "" || ep.Workload != "" {
+				// istio.workload names a WorkloadEntry's workload, not a pod.
+				a.Pod, a.Workload = ep.Pod, ep.Workload
 			}
 			switch {
 			case proxy.Network == "" || ep.Network == "" || proxy.Network == ep.Network:
@@ -82,22 +86,34 @@ func findGateway(snap *collector.Snapshot, addr string, port uint32) *collector.
 }
 
 // findEndpoint looks the address up in the service, in the named cluster
-// first (addresses of different clusters may overlap), then anywhere.
+// first (addresses of different clusters may overlap), then anywhere, then
+// among its ServiceEntries' workloads (those of the named cluster first).
 func findEndpoint(svc *collector.Service, cluster, addr string) *collector.Endpoint {
 	if svc == nil {
 		return nil
 	}
-	if sic := svc.Clusters[cluster]; sic != nil {
-		for i := range sic.Endpoints {
-			if sic.Endpoints[i].Address == addr {
-				return &sic.Endpoints[i]
+	find := func(eps []collector.Endpoint, cluster string) *collector.Endpoint {
+		for i := range eps {
+			if eps[i].Address == addr && (cluster == "" || eps[i].Cluster == cluster) {
+				return &eps[i]
 			}
+		}
+		return nil
+	}
+	if sic := svc.Clusters[cluster]; sic != nil {
+		if ep := find(sic.Endpoints, ""); ep != nil {
+			return ep
 		}
 	}
 	for _, sic := range svc.Clusters {
-		for i := range sic.Endpoints {
-			if sic.Endpoints[i].Address == addr {
-				return &sic.Endpoints[i]
+		if ep := find(sic.Endpoints, ""); ep != nil {
+			return ep
+		}
+	}
+	for _, c := range []string{cluster, ""} {
+		for _, se := range svc.ServiceEntries {
+			if ep := find(se.Endpoints, c); ep != nil {
+				return ep
 			}
 		}
 	}

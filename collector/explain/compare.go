@@ -119,7 +119,7 @@ func missingSentence(p horizon.Endpoint) string {
 			p.Network, p.Address, p.Port, len(p.StandsFor), orUnknown(p.Cluster))
 	default:
 		return fmt.Sprintf("istiod does not send %s:%d%s: check that istiod has synced %s (/debug/clusterz), and for mTLS settings meshscope does not model (DestinationRule, PeerAuthentication)",
-			p.Address, p.Port, describe(p.Pod, p.Cluster, p.Network), orUnknown(p.Cluster))
+			p.Address, p.Port, describe(orText(p.Pod, p.Workload), p.Cluster, p.Network), orUnknown(p.Cluster))
 	}
 }
 
@@ -133,7 +133,7 @@ func unexpectedSentence(a Actual) string {
 			a.Address, a.Port, describe(a.Pod, a.Cluster, ""))
 	default:
 		return fmt.Sprintf("istiod sends %s:%d%s, which meshscope predicts it would not: check the network labels and tlsMode of that pod as istiod sees them",
-			a.Address, a.Port, describe(a.Pod, a.Cluster, a.Network))
+			a.Address, a.Port, describe(orText(a.Pod, a.Workload), a.Cluster, a.Network))
 	}
 }
 

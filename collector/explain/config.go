@@ -154,6 +154,12 @@ func serviceConfigSkew(snap *collector.Snapshot, a, b string) []Problem {
 				diffs = append(diffs, d)
 			}
 		}
+		sa, sb := seRefs(svc, a), seRefs(svc, b)
+		for _, name := range unionKeys(sa, sb) {
+			if d := objectDiff("ServiceEntry", a, b, sa[name], sb[name]); d != "" {
+				diffs = append(diffs, d)
+			}
+		}
 		for _, d := range diffs {
 			ps = append(ps, Problem{Severity: Warning, Kind: "config-skew", Cluster: b, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("%s: %s, so proxies of the two primaries treat it differently — apply the same Istio config in every primary's config cluster", shortHost(svc.Hostname), d),
@@ -172,6 +178,27 @@ func drRef(d *collector.DestinationRule) objRef {
 		return objRef{}
 	}
 	return objRef{d.Namespace + "/" + d.Name, d.Fingerprint}
+}
+
+// seRefs names the ServiceEntries that declare svc's hostname in the
+// config cluster cp, each with a fingerprint of what decides its endpoints
+// (hosts, ports, resolution, location, exportTo, selector).
+func seRefs(svc *collector.Service, cp string) map[string]objRef {
+	m := map[string]objRef{}
+	for _, h := range svc.ServiceEntries {
+		if h.Cluster != cp {
+			continue
+		}
+		n := h.Namespace + "/" + h.Name
+		spec := struct {
+			Resolution, Location string
+			Ports                []collector.ServicePort
+			ExportTo             []string
+			Selector             map[string]string
+		}{h.Resolution, h.Location, h.Ports, h.ExportTo, h.WorkloadSelector}
+		m[n] = objRef{n, jsonText(spec)}
+	}
+	return m
 }
 
 func paRefs(pas []collector.PeerAuthentication) map[string]objRef {

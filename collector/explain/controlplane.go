@@ -47,7 +47,10 @@ func meshMember(c *collector.Cluster) bool {
 }
 
 func missingClusterSentence(snap *collector.Snapshot, cp string, c *collector.Cluster, reads []string, from string) string {
-	ns := horizon.RootNamespace
+	ns := snap.SystemNamespace
+	if ns == "" {
+		ns = "istio-system"
+	}
 	why := fmt.Sprintf("%s holds no remote secret for it in %s (istioctl create-remote-secret --name=%s writes %s/istio-remote-secret-%s there)", cp, ns, c.ID, ns, c.ID)
 	if from == "clusterz" {
 		why = fmt.Sprintf("its /debug/clusterz lists only %s — it has no (working) remote secret for %s (istioctl create-remote-secret --name=%s writes %s/istio-remote-secret-%s in %s)", strings.Join(reads, ", "), c.ID, c.ID, ns, c.ID, cp)

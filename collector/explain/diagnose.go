@@ -77,6 +77,7 @@ func Diagnose(snap *collector.Snapshot, in Inputs) []Problem {
 	ps = append(ps, inconsistentServiceProblems(snap)...)
 	ps = append(ps, localityProblems(snap)...)
 	ps = append(ps, configSkewProblems(snap)...)
+	ps = append(ps, istioConfigProblems(snap)...)
 	ps = append(ps, controlPlaneServiceProblems(snap, in.SkewThreshold)...)
 	for _, v := range in.Istiod {
 		ps = append(ps, IstiodDisagreements(snap, v)...)

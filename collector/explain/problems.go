@@ -34,7 +34,9 @@ type Problem struct {
 	Severity Severity `json:"severity"`
 	// Kind is a stable code: leak, drop, skew, gateway-no-address,
 	// gateway-hostname, gateway-not-ready, network-label, cluster-state,
-	// cluster-warning, remote-secret, istiod-disagrees.
+	// cluster-warning, remote-secret, istiod-disagrees, mesh-config,
+	// serviceentry-no-workloads, serviceentry-port-name,
+	// workloadentry-unhealthy.
 	Kind string `json:"kind"`
 	// Cluster and Service name what the problem concerns (either may be empty).
 	Cluster  string `json:"cluster,omitempty"`
@@ -53,7 +55,8 @@ type Problem struct {
 const networkLabel = "topology.istio.io/network"
 
 // Viewpoints are the default viewpoints: one sidecar per network, in the
-// first cluster of that network.
+// first cluster of that network, served by that cluster's istiod when it
+// is a context cluster (a primary), else by the first context cluster's.
 func Viewpoints(snap *collector.Snapshot) []horizon.Proxy {
 	var out []horizon.Proxy
 	for _, n := range snap.Networks {
@@ -63,6 +66,11 @@ func Viewpoints(snap *collector.Snapshot) []horizon.Proxy {
 		p := horizon.Proxy{Network: n.Name}
 		if len(n.Clusters) > 0 {
 			p.Cluster = n.Clusters[0]
+		}
+		for _, mc := range snap.MeshConfigs {
+			if mc.Cluster == p.Cluster {
+				p.ConfigCluster = p.Cluster
+			}
 		}
 		out = append(out, p)
 	}
@@ -83,6 +91,7 @@ func Problems(snap *collector.Snapshot) []Problem {
 	ps = append(ps, gatewayProblems(snap)...)
 	ps = append(ps, labelProblems(snap)...)
 	ps = append(ps, serviceProblems(snap)...)
+	ps = append(ps, istioConfigProblems(snap)...)
 	SortProblems(ps)
 	return ps
 }
@@ -279,7 +288,7 @@ func leakDropProblems(host string, v horizon.Proxy, p horizon.Prediction) []Prob
 		}
 		fix := fmt.Sprintf("no gateway is known for %s — label the east-west gateway Service %s=%s and give it an external IP", e.Network, networkLabel, e.Network)
 		ps = append(ps, Problem{Severity: Error, Kind: "leak", Cluster: e.Cluster, Service: host,
-			Sentence: fmt.Sprintf("%s: %s:%d%s goes to %s directly: %s", host, e.Address, e.Port, describe(e.Pod, e.Cluster, e.Network), v.Network, fix),
+			Sentence: fmt.Sprintf("%s: %s:%d%s goes to %s directly: %s", host, e.Address, e.Port, describe(orText(e.Pod, e.Workload), e.Cluster, e.Network), v.Network, fix),
 			group: &grouping{key: "leak|" + e.Network + "|" + v.Network, subject: shortHost(host) + " " + e.Address,
 				format: fmt.Sprintf("{n} endpoints of %s are sent to %s proxies with their pod IPs ({examples}): %s", e.Network, v.Network, fix)}})
 	}
@@ -288,6 +297,9 @@ func leakDropProblems(host string, v horizon.Proxy, p horizon.Prediction) []Prob
 			continue
 		}
 		fix := fmt.Sprintf("inject the sidecar (or label the pod) in %s", d.Cluster)
+		if d.Workload != "" {
+			fix = fmt.Sprintf("give %s a serviceAccount, or the label %s=istio once its proxy accepts mTLS", d.Workload, horizon.TLSModeLabel)
+		}
 		switch d.Cause {
 		case horizon.CausePeerAuthentication:
 			fix = "let that PeerAuthentication allow mTLS (PERMISSIVE or STRICT) for cross-network traffic"
@@ -303,8 +315,8 @@ func leakDropProblems(host string, v horizon.Proxy, p horizon.Prediction) []Prob
 		}
 		ps = append(ps, Problem{Severity: Error, Kind: "drop", Cluster: d.Cluster, Service: host,
 			Sentence: fmt.Sprintf("%s: %s:%d%s is dropped for %s: %s — %s",
-				host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, why, fix),
-			group: &grouping{key: key, subject: shortHost(host) + " " + orText(d.Pod, d.Address),
+				host, d.Address, d.Port, describe(orText(d.Pod, d.Workload), d.Cluster, d.Network), v.Network, why, fix),
+			group: &grouping{key: key, subject: shortHost(host) + " " + orText(orText(d.Pod, d.Workload), d.Address),
 				format: fmt.Sprintf("{n} endpoints in %s are dropped for %s proxies ({examples}): %s; the gateway routes by SNI, which needs mTLS — %s", d.Cluster, v.Network, groupWhy, fix)}})
 	}
 	return ps

@@ -19,9 +19,18 @@ type ViewpointInfo struct {
 // View is one (service port, viewpoint): what istiod sends, what it should
 // send, and the verdict.
 type View struct {
-	Viewpoint   ViewpointInfo      `json:"viewpoint"`
-	Port        int32              `json:"port"`
-	EDSCluster  string             `json:"edsCluster"`
+	Viewpoint  ViewpointInfo `json:"viewpoint"`
+	Port       int32         `json:"port"`
+	Subset     string        `json:"subset,omitempty"`
+	EDSCluster string        `json:"edsCluster"`
+	// Source says what the service istiod uses merges (kube,
+	// ServiceEntry, both); Namespace is its namespace.
+	Source    collector.ServiceSource `json:"source,omitempty"`
+	Namespace string                  `json:"namespace,omitempty"`
+	// NoEndpoints says why istiod is predicted to send no endpoints at all
+	// (a DNS ServiceEntry, a service not exported to the proxy's
+	// namespace, a namespace istiod does not read).
+	NoEndpoints string             `json:"noEndpoints,omitempty"`
 	Actual      []Actual           `json:"actual"`
 	Predicted   []horizon.Endpoint `json:"predicted"`
 	Dropped     []horizon.Dropped  `json:"dropped"`
@@ -37,7 +46,7 @@ type View struct {
 // ProxyOf is the part of a viewpoint the prediction needs.
 func ProxyOf(vp xdsclient.Viewpoint) horizon.Proxy {
 	d := vp.Defaulted()
-	p := horizon.Proxy{Cluster: vp.Cluster, Network: vp.Network, IP: d.IP, NetworkView: vp.RequestedNetworkView, Namespace: d.Namespace}
+	p := horizon.Proxy{Cluster: vp.Cluster, Network: vp.Network, IP: d.IP, NetworkView: vp.RequestedNetworkView, Namespace: d.Namespace, Labels: vp.Labels}
 	if vp.NoNetwork {
 		p.Network = ""
 	}
@@ -56,13 +65,19 @@ func InfoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
 // see collector.Snapshot.ForControlPlane), and Notes say which endpoints it
 // cannot send for that reason.
 func Explain(snap *collector.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
-	return ExplainIn(snap, nil, hostname, port, vp, controlPlane, la)
+	return ExplainIn(snap, nil, hostname, "", port, vp, controlPlane, la)
 }
 
-// ExplainIn is Explain that also knows istiod's own views: for a control
-// plane whose remote secrets meshscope does not read, its /debug/clusterz
-// says which clusters it reads.
-func ExplainIn(snap *collector.Snapshot, views []istiod.View, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
+// ExplainSubset is Explain for the EDS cluster of a DestinationRule subset
+// (outbound|PORT|SUBSET|HOST; "" for the whole service).
+func ExplainSubset(snap *collector.Snapshot, hostname, subset string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
+	return ExplainIn(snap, nil, hostname, subset, port, vp, controlPlane, la)
+}
+
+// ExplainIn is ExplainSubset that also knows istiod's own views: for a
+// control plane whose remote secrets meshscope does not read, its
+// /debug/clusterz says which clusters it reads.
+func ExplainIn(snap *collector.Snapshot, views []istiod.View, hostname, subset string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
 	full := snap
 	proxy := ProxyOf(vp)
 	var reads []string
@@ -78,11 +93,15 @@ func ExplainIn(snap *collector.Snapshot, views []istiod.View, hostname string, p
 			}
 		}
 	}
-	pred := horizon.Predict(snap, hostname, port, proxy)
+	pred := horizon.PredictSubset(snap, horizon.NewIndex(snap), hostname, subset, port, proxy)
 	v := View{
 		Viewpoint:   InfoOf(vp, controlPlane),
 		Port:        port,
+		Subset:      subset,
 		EDSCluster:  pred.EDSCluster,
+		Source:      pred.Source,
+		Namespace:   pred.Namespace,
+		NoEndpoints: pred.NoEndpoints,
 		Actual:      []Actual{},
 		Predicted:   pred.Endpoints,
 		Dropped:     pred.Dropped,

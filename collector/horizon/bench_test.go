@@ -37,8 +37,11 @@ func bigMesh() *collector.Snapshot {
 // BenchmarkPredictWholeMesh predicts every service from every viewpoint
 // (one per network plus "none"): the work behind a full explain/doctor pass.
 // Target (issue #5): under 100 ms per pass.
-func BenchmarkPredictWholeMesh(b *testing.B) {
-	snap := bigMesh()
+func BenchmarkPredictWholeMesh(b *testing.B) { predictWholeMesh(b, bigMesh()) }
+
+// predictWholeMesh predicts every service of snap from a network1 and a
+// network2 sidecar and a proxy without NETWORK, once per iteration.
+func predictWholeMesh(b *testing.B, snap *collector.Snapshot) {
 	views := []Proxy{{Cluster: "cluster1", Network: "network1"}, {Cluster: "cluster2", Network: "network2"}, {Cluster: "cluster1"}}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -55,4 +58,67 @@ func BenchmarkPredictWholeMesh(b *testing.B) {
 		}
 	}
 	b.ReportMetric(30000, "endpoints")
+}
+
+// bigMeshWithIstioConfig is bigMesh where one service in five is a
+// ServiceEntry (its 15 endpoints WorkloadEntries on both networks) and one
+// in five a Kubernetes Service plus a ServiceEntry of the same host, with
+// DestinationRules (subsets, exportTo) for one service in ten,
+// PeerAuthentications with selectors and a mesh config with serviceSettings:
+// still 2,000 services and 30,000 endpoints.
+func bigMeshWithIstioConfig() *collector.Snapshot {
+	snap := bigMesh()
+	mc, err := collector.ParseMeshConfig(`serviceSettings: [{settings: {clusterLocal: true}, hosts: ["*.ns-3.svc.cluster.local"]}]
+defaultServiceExportTo: ["*"]`)
+	if err != nil {
+		panic(err)
+	}
+	mc.Cluster = "cluster1"
+	snap.MeshConfigs = []collector.MeshConfig{mc}
+	nets := []string{"network1", "network2", "network2"}
+	for s, svc := range snap.Services {
+		svc.Namespace = fmt.Sprintf("ns-%d", s%20)
+		we := func(i int) collector.Endpoint {
+			return collector.Endpoint{Cluster: "cluster1", Network: nets[i%3], Address: fmt.Sprintf("10.%d.%d.%d", 50+i%3, s/250, (s%250)+i/3),
+				Workload: fmt.Sprintf("WorkloadEntry/vm-%d", i), Labels: map[string]string{"app": "vm", "version": "v1"}, TLSMode: "istio", Ready: true,
+				Ports: []collector.EndpointPort{{Name: "http", Port: 8080}}}
+		}
+		entry := &collector.ServiceEntryHost{Cluster: "cluster1", Namespace: svc.Namespace, Name: fmt.Sprintf("se-%d", s), Resolution: "STATIC",
+			Ports: svc.Ports, WorkloadSelector: map[string]string{"app": "vm"}}
+		switch s % 5 {
+		case 0: // ServiceEntry only: its 15 endpoints are WorkloadEntries
+			for i := 0; i < 15; i++ {
+				entry.Endpoints = append(entry.Endpoints, we(i))
+			}
+			svc.Clusters = map[string]*collector.ServiceInCluster{}
+			svc.Source = collector.SourceServiceEntry
+		case 1: // both: 4 pods per cluster and 3 WorkloadEntries
+			for _, sic := range svc.Clusters {
+				sic.Endpoints = sic.Endpoints[:4]
+			}
+			for i := 0; i < 3; i++ {
+				entry.Endpoints = append(entry.Endpoints, we(i))
+			}
+			svc.Source = collector.SourceBoth
+		default:
+			continue
+		}
+		svc.ServiceEntries = []*collector.ServiceEntryHost{entry}
+		if s%10 == 0 {
+			snap.DestinationRules = append(snap.DestinationRules, collector.DestinationRule{Cluster: "cluster1", Namespace: svc.Namespace,
+				Name: fmt.Sprintf("dr-%d", s), Host: svc.Hostname, ExportTo: []string{"*"},
+				Subsets: []collector.Subset{{Name: "v1", Labels: map[string]string{"version": "v1"}}}})
+		}
+	}
+	for n := 0; n < 20; n++ {
+		snap.PeerAuthentications = append(snap.PeerAuthentications, collector.PeerAuthentication{Cluster: "cluster1", Namespace: fmt.Sprintf("ns-%d", n),
+			Name: "team", Selector: map[string]string{"team": "x"}, Mode: "DISABLE"})
+	}
+	return snap
+}
+
+// BenchmarkPredictWholeMeshIstioConfig is BenchmarkPredictWholeMesh on
+// bigMeshWithIstioConfig. Target (issue 11): under 100 ms per pass.
+func BenchmarkPredictWholeMeshIstioConfig(b *testing.B) {
+	predictWholeMesh(b, bigMeshWithIstioConfig())
 }

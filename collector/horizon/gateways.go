@@ -23,6 +23,8 @@ type gatewayIndex struct {
 	// sidecar holds forEndpoint's answers, computed once per index: the
 	// prediction asks for every endpoint.
 	sidecar map[[2]string][]gwKey
+	// configs are the snapshot's config views, per config cluster.
+	configs configCache
 }
 
 // newGatewayIndex indexes the snapshot's gateways. Hostname gateways are

@@ -8,10 +8,6 @@ import (
 	"github.com/meshscope/meshscope/collector"
 )
 
-// RootNamespace is istiod's root (config) namespace: mesh-wide
-// PeerAuthentications and DestinationRules live there.
-const RootNamespace = "istio-system"
-
 // Causes of a no-mTLS drop.
 const (
 	CausePodLabel           = "pod-label"
@@ -19,39 +15,28 @@ const (
 	CauseDestinationRule    = "destination-rule"
 )
 
-// policies are the Istio TLS settings the proxy's istiod reads.
-type policies struct {
-	drs []collector.DestinationRule
-	pas []collector.PeerAuthentication
-}
-
-func policiesFor(snap *collector.Snapshot, configCluster string) policies {
-	var p policies
-	for _, d := range snap.DestinationRules {
-		if configCluster == "" || d.Cluster == configCluster {
-			p.drs = append(p.drs, d)
-		}
-	}
-	for _, a := range snap.PeerAuthentications {
-		if configCluster == "" || a.Cluster == configCluster {
-			p.pas = append(p.pas, a)
-		}
-	}
-	return p
-}
-
 // mtlsFor mirrors istiod's mtlsChecker (pilot/pkg/xds/endpoints/mtls_checker.go)
 // as it decides the endpoint's tlsMode metadata, which the network filter
-// then reads: a DestinationRule TLS mode for the service port decides when
-// present, but cannot turn on mTLS for a pod without the tlsMode label (its
-// metadata stays "disabled"); otherwise the label must be "istio" and the
-// PeerAuthentication for the endpoint's port must not DISABLE mTLS.
-func (p policies) mtlsFor(host, svcNS string, svcPort int32, ep collector.Endpoint, epPort uint32, proxyNS string) (ok bool, cause, why string) {
+// then reads: the DestinationRule's TLS mode for the service port (and
+// subset) decides when present, but cannot turn on mTLS for a workload
+// without the tlsMode label (its metadata stays "disabled"); otherwise the
+// tlsMode must be "istio" and the PeerAuthentication for the endpoint's
+// port must not DISABLE mTLS.
+func (t *target) mtlsFor(host string, svcPort int32, ep collector.Endpoint, epPort uint32) (ok bool, cause, why string) {
 	labelled := ep.TLSMode == "istio"
-	noLabel := func() string { return fmt.Sprintf("pod %s lacks %s=istio (no sidecar)", orNone(ep.Pod), TLSModeLabel) }
-	if dr, mode := p.destinationRule(host, svcNS, proxyNS, svcPort); dr != nil {
+	noLabel := func() string {
+		if ep.Workload != "" {
+			return fmt.Sprintf("%s has no %s=istio label and names no serviceAccount", ep.Workload, TLSModeLabel)
+		}
+		return fmt.Sprintf("pod %s lacks %s=istio (no sidecar)", orNone(ep.Pod), TLSModeLabel)
+	}
+	if mode, set := t.rule.tlsModeFor(t.subset, uint32(svcPort)); set {
 		if mode != "ISTIO_MUTUAL" {
-			return false, CauseDestinationRule, fmt.Sprintf("DestinationRule %s/%s sets TLS mode %s for %s port %d", dr.Namespace, dr.Name, mode, host, svcPort)
+			what := fmt.Sprintf("%s port %d", host, svcPort)
+			if t.subset != "" {
+				what += " subset " + t.subset
+			}
+			return false, CauseDestinationRule, fmt.Sprintf("DestinationRule %s sets TLS mode %s for %s", strings.Join(t.rule.from, "+"), mode, what)
 		}
 		if !labelled {
 			return false, CausePodLabel, noLabel() + "; the DestinationRule's ISTIO_MUTUAL cannot change that"
@@ -61,120 +46,79 @@ func (p policies) mtlsFor(host, svcNS string, svcPort int32, ep collector.Endpoi
 	if !labelled {
 		return false, CausePodLabel, noLabel()
 	}
-	if pa, mode := p.peerAuthentication(svcNS, ep.Labels, epPort); mode == "DISABLE" {
-		return false, CausePeerAuthentication, fmt.Sprintf("PeerAuthentication %s/%s disables mTLS for pod %s (port %d)", pa.Namespace, pa.Name, orNone(ep.Pod), epPort)
+	if pa, mode := t.cfg.peerAuthentication(t.namespace, &ep, epPort); mode == "DISABLE" {
+		return false, CausePeerAuthentication, fmt.Sprintf("PeerAuthentication %s/%s disables mTLS for %s (port %d)", pa.Namespace, pa.Name, endpointName(ep), epPort)
 	}
 	return true, "", ""
 }
 
-// destinationRule picks the DestinationRule istiod applies to host for a
-// proxy in proxyNS (the proxy's namespace, then the service's, then the root
-// namespace; in each, the most specific host wins) and its TLS mode for the
-// port (port-level settings override the rule's). nil when none sets a mode.
-func (p policies) destinationRule(host, svcNS, proxyNS string, port int32) (*collector.DestinationRule, string) {
-	if len(p.drs) == 0 {
-		return nil, ""
+func endpointName(ep collector.Endpoint) string {
+	if ep.Workload != "" {
+		return ep.Workload
 	}
-	for _, ns := range [...]string{proxyNS, svcNS, RootNamespace} {
-		best := p.bestRule(host, ns)
-		if best == nil {
-			continue
-		}
-		mode := best.TLSMode
-		if m, ok := best.PortTLS[uint32(port)]; ok {
-			mode = m
-		}
-		if mode == "" {
-			return nil, ""
-		}
-		return best, mode
-	}
-	return nil, ""
-}
-
-// bestRule is the DestinationRule of namespace ns whose host matches host
-// most specifically, or nil.
-func (p policies) bestRule(host, ns string) *collector.DestinationRule {
-	var best *collector.DestinationRule
-	bestLen := -1
-	for i := range p.drs {
-		d := &p.drs[i]
-		if d.Namespace != ns {
-			continue
-		}
-		if n := hostMatch(d.Host, d.Namespace, host); n > bestLen {
-			best, bestLen = d, n
-		}
-	}
-	return best
-}
-
-// hostMatch says how specifically a DestinationRule host (short names
-// resolve in the rule's namespace) matches a service hostname: -1 for no
-// match, larger for more specific.
-func hostMatch(drHost, drNS, host string) int {
-	if drHost == "" {
-		return -1
-	}
-	if !strings.Contains(drHost, ".") && drHost != "*" {
-		drHost = drHost + "." + drNS + ".svc.cluster.local"
-	}
-	switch {
-	case drHost == host:
-		return 1 << 20
-	case drHost == "*":
-		return 0
-	case strings.HasPrefix(drHost, "*.") && strings.HasSuffix(host, drHost[1:]):
-		return len(drHost)
-	}
-	return -1
+	return "pod " + orNone(ep.Pod)
 }
 
 // peerAuthentication resolves the mTLS mode for an endpoint as istiod's
-// authn policy does: the workload policy (selector matching the pod's
-// labels; port-level first), else the namespace policy, else the mesh
-// policy (root namespace); UNSET inherits; the default is PERMISSIVE.
-func (p policies) peerAuthentication(ns string, labels map[string]string, port uint32) (*collector.PeerAuthentication, string) {
-	if len(p.pas) == 0 {
+// authn policy does (getConfigsForWorkload, ComposePeerAuthentication): the
+// workload policy (selector matching the workload's labels as istiod
+// augments them; port-level first), else the namespace policy, else the
+// mesh policy (the mesh config's root namespace); the oldest of a scope
+// wins; UNSET inherits; the default is PERMISSIVE.
+func (c *configView) peerAuthentication(ns string, ep *collector.Endpoint, port uint32) (*collector.PeerAuthentication, string) {
+	if len(c.pas) == 0 {
 		return nil, "PERMISSIVE"
 	}
-	var workload, namespace, mesh []*collector.PeerAuthentication
-	for i := range p.pas {
-		a := &p.pas[i]
-		switch {
-		case a.Namespace == ns && len(a.Selector) > 0 && selects(a.Selector, labels):
-			workload = append(workload, a)
-		case a.Namespace == ns && len(a.Selector) == 0:
-			namespace = append(namespace, a)
-		case a.Namespace == RootNamespace && len(a.Selector) == 0:
-			mesh = append(mesh, a)
+	root := c.mc.RootNamespace
+	var workload, namespace, mesh *collector.PeerAuthentication
+	if ns != root {
+		for _, a := range c.pasByNS[ns] { // oldest first
+			switch {
+			case len(a.Selector) > 0:
+				if workload == nil && collector.SelectsEndpoint(a.Selector, ep) {
+					workload = a
+				}
+			case namespace == nil:
+				namespace = a
+			}
 		}
 	}
-	for _, l := range [][]*collector.PeerAuthentication{workload, namespace, mesh} {
-		sort.Slice(l, func(i, j int) bool { return l[i].Name < l[j].Name })
-	}
-	if len(workload) > 0 {
-		w := workload[0]
-		if m, ok := w.PortModes[port]; ok && m != "" && m != "UNSET" {
-			return w, m
-		}
-		if w.Mode != "" && w.Mode != "UNSET" {
-			return w, w.Mode
+	for _, a := range c.pasByNS[root] {
+		if len(a.Selector) == 0 {
+			mesh = a
+			break
 		}
 	}
-	for _, l := range [][]*collector.PeerAuthentication{namespace, mesh} {
-		if len(l) > 0 && l[0].Mode != "" && l[0].Mode != "UNSET" {
-			return l[0], l[0].Mode
+	if workload != nil {
+		if m, ok := workload.PortModes[port]; ok && m != "" && m != "UNSET" {
+			return workload, m
+		}
+		if workload.Mode != "" && workload.Mode != "UNSET" {
+			return workload, workload.Mode
+		}
+	}
+	for _, a := range []*collector.PeerAuthentication{namespace, mesh} {
+		if a != nil && a.Mode != "" && a.Mode != "UNSET" {
+			return a, a.Mode
 		}
 	}
 	return nil, "PERMISSIVE"
 }
 
-func selects(sel, labels map[string]string) bool {
-	for k, v := range sel {
-		if labels[k] != v {
-			return false
-		}
+// indexPeerAuthentications sorts a config view's PeerAuthentications by
+// namespace, oldest first (the oldest of a scope wins).
+func (c *configView) indexPeerAuthentications() {
+	c.pasByNS = map[string][]*collector.PeerAuthentication{}
+	for i := range c.pas {
+		a := &c.pas[i]
+		c.pasByNS[a.Namespace] = append(c.pasByNS[a.Namespace], a)
 	}
-	return true
+	for _, l := range c.pasByNS {
+		sort.SliceStable(l, func(i, j int) bool {
+			if !l[i].Created.Equal(l[j].Created) {
+				return l[i].Created.Before(l[j].Created)
+			}
+			return l[i].Name < l[j].Name
+		})
+	}
 }

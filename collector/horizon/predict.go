@@ -43,24 +43,34 @@ func NewIndex(snap *collector.Snapshot) *Index { return newGatewayIndex(snapGate
 
 // PredictWith is Predict with a prebuilt gateway index.
 func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int32, proxy Proxy) Prediction {
-	p := Prediction{Service: hostname, Port: port, EDSCluster: EDSClusterName(hostname, port), Endpoints: []Endpoint{}}
+	return PredictSubset(snap, ix, hostname, "", port, proxy)
+}
+
+// PredictSubset is PredictWith for the EDS cluster of a DestinationRule
+// subset (outbound|PORT|SUBSET|HOST; "" for the whole service).
+func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string, port int32, proxy Proxy) Prediction {
+	p := Prediction{Service: hostname, Port: port, Subset: subset, EDSCluster: SubsetClusterName(hostname, subset, port), Endpoints: []Endpoint{}}
 	svc := snap.Service(hostname)
 	if svc == nil {
 		return p
 	}
-	portName, ok := servicePortName(svc, port)
+	t, ok := resolveTarget(snap, ix, svc, subset, port, proxy)
 	if !ok {
 		return p
 	}
 	p.Found = true
+	p.Namespace, p.Source, p.Resolution, p.NoEndpoints = t.namespace, t.source, t.resolution, t.noEndpoints
+	if t.noEndpoints != "" {
+		return p
+	}
+	portName := t.portName
 	p.MultiNetwork = ix.multiNetwork()
 	p.ScaleFactor = 1
 	if p.MultiNetwork {
 		p.ScaleFactor = ix.scale
 	}
 	v4, v6 := ipFamily(proxy.IP)
-	pol := policiesFor(snap, proxy.ConfigCluster)
-	clusterLocal := isClusterLocal(hostname)
+	clusterLocal := t.clusterLocal
 
 	// Endpoints are grouped by locality like istiod's LocalityLbEndpoints;
 	// the gateway rewrite happens inside each group. Services have few
@@ -75,8 +85,8 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 		gws      []gwAgg
 	}
 	total := 0
-	for _, sic := range svc.Clusters {
-		total += len(sic.Endpoints)
+	for _, src := range t.sources {
+		total += len(src.endpoints)
 	}
 	var groups []*group
 	getGroup := func(loc string) *group {
@@ -96,16 +106,17 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 	refs := make([]Ref, 0, total)
 	var why sentences
 
-	for _, cid := range sortedClusters(svc) {
-		sic := svc.Clusters[cid]
-		for _, ep := range sic.Endpoints {
+	for si := range t.sources {
+		src := &t.sources[si]
+		for _, ep := range src.endpoints {
 			epPort, ok := endpointPort(ep, portName)
 			if !ok {
 				continue
 			}
-			ref := Ref{Address: ep.Address, Port: epPort, Pod: ep.Pod, Cluster: ep.Cluster, Network: ep.Network, Health: Healthy}
-			if !ep.Ready {
-				ref.Health = Unhealthy
+			ref := Ref{Address: ep.Address, Port: epPort, Pod: ep.Pod, Workload: ep.Workload, Cluster: ep.Cluster, Network: ep.Network, Health: healthOf(ep)}
+			if reason, why := t.exclude(src, &ep); reason != "" {
+				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: reason, Why: why})
+				continue
 			}
 			// filterIstioEndpoint: network view, cluster-local, terminating.
 			if len(proxy.NetworkView) > 0 && ep.Network != "" && !slices.Contains(proxy.NetworkView, ep.Network) {
@@ -129,20 +140,28 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 			refs = append(refs, ref)
 			self := refs[len(refs)-1 : len(refs) : len(refs)]
 			grp := getGroup(ep.Locality)
-			direct := Endpoint{Address: ep.Address, Port: epPort, Weight: 1, Health: ref.Health, Kind: Local,
-				Locality: ep.Locality, Cluster: ep.Cluster, Network: ep.Network, Pod: ep.Pod, StandsFor: self}
+			direct := Endpoint{Address: ep.Address, Port: epPort, Weight: epWeight(ep), Health: ref.Health, Kind: Local,
+				Locality: ep.Locality, Cluster: ep.Cluster, Network: ep.Network, Pod: ep.Pod, Workload: ep.Workload, StandsFor: self}
 			if !p.MultiNetwork {
+				if ep.Address == "" {
+					p.Dropped = append(p.Dropped, noAddress(ref))
+					continue
+				}
 				direct.Why = "no network has a gateway: split horizon is off, every endpoint is sent directly"
 				grp.direct = append(grp.direct, direct)
 				continue
 			}
 			// EndpointsByNetworkFilter.
-			weight := scaleWeight(1, p.ScaleFactor)
+			weight := scaleWeight(epWeight(ep), p.ScaleFactor)
 			direct.Weight = weight
 			gws := ix.forEndpoint(ep.Network, ep.Cluster)
 			force := proxy.Network == "" && ep.Network != "" && len(gws) > 0
 			inNetwork := proxy.Network == "" || ep.Network == "" || proxy.Network == ep.Network
 			if !force && (inNetwork || len(gws) == 0) {
+				if ep.Address == "" {
+					p.Dropped = append(p.Dropped, noAddress(ref))
+					continue
+				}
 				direct.Kind, direct.Why = why.direct(proxy.Network, ep.Network)
 				grp.direct = append(grp.direct, direct)
 				continue
@@ -153,7 +172,7 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 					Why: fmt.Sprintf("%s has gateways, but none of the proxy's IP family (%s)", ep.Network, family(v4, v6))})
 				continue
 			}
-			if ok, cause, why := pol.mtlsFor(hostname, svc.Namespace, port, ep, epPort, proxy.Namespace); !ok {
+			if ok, cause, why := t.mtlsFor(hostname, port, ep, epPort); !ok {
 				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNoMTLS, Cause: cause,
 					Why: "cross-network endpoint without mTLS: " + why + "; the gateway routes by SNI, which needs mTLS"})
 				continue
@@ -258,24 +277,6 @@ func scaleWeight(w, scale uint32) uint32 {
 	return math.MaxUint32
 }
 
-// servicePortName finds the service port by number; EndpointSlice ports are
-// matched to it by name, as istiod does.
-func servicePortName(svc *collector.Service, port int32) (string, bool) {
-	for _, sp := range svc.Ports {
-		if sp.Port == port {
-			return sp.Name, true
-		}
-	}
-	for _, sic := range svc.Clusters {
-		for _, sp := range sic.Ports {
-			if sp.Port == port {
-				return sp.Name, true
-			}
-		}
-	}
-	return "", false
-}
-
 func endpointPort(ep collector.Endpoint, name string) (uint32, bool) {
 	for _, p := range ep.Ports {
 		if p.Name == name {
@@ -313,15 +314,6 @@ func family(v4, v6 bool) string {
 		return "IPv6"
 	}
 	return "dual-stack"
-}
-
-// isClusterLocal mirrors istiod's default cluster-local hosts
-// (pilot/pkg/model/cluster_local.go): *.kube-system.svc, kubernetes.default.svc,
-// and istiod's own service. MeshConfig serviceSettings are not read yet.
-func isClusterLocal(hostname string) bool {
-	return strings.HasSuffix(hostname, ".kube-system.svc.cluster.local") ||
-		hostname == "kubernetes.default.svc.cluster.local" ||
-		hostname == "istiod.istio-system.svc.cluster.local"
 }
 
 func orNone(s string) string {

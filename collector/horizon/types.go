@@ -1,5 +1,7 @@
 package horizon
 
+import "github.com/meshscope/meshscope/collector"
+
 // Kind says why a predicted endpoint is what it is.
 type Kind string
 
@@ -33,6 +35,16 @@ const (
 	DropClusterLocal DropReason = "cluster-local"
 	// DropNetworkView: the proxy's REQUESTED_NETWORK_VIEW excludes its network.
 	DropNetworkView DropReason = "network-view"
+	// DropSubset: the endpoint lacks a label of the DestinationRule subset.
+	DropSubset DropReason = "subset"
+	// DropNotDiscovered: its namespace is outside the mesh config's
+	// discoverySelectors: istiod does not read it.
+	DropNotDiscovered DropReason = "not-discovered"
+	// DropNotIP: a ServiceEntry endpoint whose address is a DNS name.
+	DropNotIP DropReason = "not-ip"
+	// DropNoAddress: a WorkloadEntry without address that would be sent
+	// directly (no gateway replaces it).
+	DropNoAddress DropReason = "no-address"
 )
 
 // Health is the EDS health status istiod sets.
@@ -48,9 +60,11 @@ type Ref struct {
 	Address string `json:"address"`
 	Port    uint32 `json:"port"`
 	Pod     string `json:"pod,omitempty"`
-	Cluster string `json:"cluster"`
-	Network string `json:"network,omitempty"`
-	Health  Health `json:"health"`
+	// Workload names a non-pod endpoint (WorkloadEntry/NAME, ServiceEntry/NAME[i]).
+	Workload string `json:"workload,omitempty"`
+	Cluster  string `json:"cluster"`
+	Network  string `json:"network,omitempty"`
+	Health   Health `json:"health"`
 }
 
 // Endpoint is one LbEndpoint istiod is predicted to send.
@@ -66,6 +80,8 @@ type Endpoint struct {
 	Cluster string `json:"cluster,omitempty"`
 	Network string `json:"network,omitempty"`
 	Pod     string `json:"pod,omitempty"`
+	// Workload names a non-pod endpoint (WorkloadEntry/NAME, ServiceEntry/NAME[i]).
+	Workload string `json:"workload,omitempty"`
 	// StandsFor lists the real endpoints behind a gateway endpoint (for a
 	// direct one: itself).
 	StandsFor []Ref `json:"standsFor,omitempty"`
@@ -92,10 +108,15 @@ type Proxy struct {
 	IP string
 	// NetworkView is REQUESTED_NETWORK_VIEW (empty: every network).
 	NetworkView []string
-	// Namespace is the proxy's namespace (DestinationRule lookup).
+	// Namespace is the proxy's namespace: which services it sees
+	// (exportTo) and where its DestinationRules are looked up first
+	// ("" is "default", meshscope's probe namespace).
 	Namespace string
-	// ConfigCluster is the cluster whose Istio config the proxy's istiod
-	// reads (its primary); empty: the config of every context cluster.
+	// Labels are the proxy's labels (DestinationRule workloadSelectors).
+	Labels map[string]string
+	// ConfigCluster is the cluster whose istiod serves the proxy (its
+	// primary): that istiod's mesh config and Istio config apply. Empty:
+	// the first context cluster's.
 	ConfigCluster string
 }
 
@@ -103,8 +124,20 @@ type Proxy struct {
 type Prediction struct {
 	Service string `json:"service"`
 	Port    int32  `json:"port"`
-	// EDSCluster is the Envoy cluster name (outbound|PORT||HOST).
+	// EDSCluster is the Envoy cluster name (outbound|PORT|SUBSET|HOST).
 	EDSCluster string `json:"edsCluster"`
+	// Subset is the DestinationRule subset, if any.
+	Subset string `json:"subset,omitempty"`
+	// Namespace is the namespace whose service istiod uses for the
+	// hostname; Source what that service merges (kube, ServiceEntry,
+	// both); Resolution a ServiceEntry's resolution.
+	Namespace  string                  `json:"namespace,omitempty"`
+	Source     collector.ServiceSource `json:"source,omitempty"`
+	Resolution string                  `json:"resolution,omitempty"`
+	// NoEndpoints says why istiod sends no endpoints at all for this
+	// cluster name (a DNS ServiceEntry, a service not exported to the
+	// proxy's namespace, a namespace istiod does not read).
+	NoEndpoints string `json:"noEndpoints,omitempty"`
 	// MultiNetwork is false when no network has a gateway: split horizon
 	// is off and every endpoint is sent as it is.
 	MultiNetwork bool `json:"multiNetwork"`

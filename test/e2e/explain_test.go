@@ -153,14 +153,7 @@ spec:
 	)
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			if err := sc.apply(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := sc.undo(); err != nil {
-					t.Errorf("undo: %v", err)
-				}
-			}()
+			withChange(t, sc.apply, sc.undo)
 			var snap *collector.Snapshot
 			eventually(t, 20*time.Second, func() string {
 				snap = reg.Snapshot()

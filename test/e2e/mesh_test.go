@@ -121,3 +121,17 @@ func eventually(t *testing.T, timeout time.Duration, check func() string) {
 	}
 	t.Fatalf("after %s: %s", timeout, last)
 }
+
+// withChange applies a mutation of the shared lab for the rest of the
+// (sub)test and undoes it at its end.
+func withChange(t *testing.T, apply, undo func() error) {
+	t.Helper()
+	if err := apply(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := undo(); err != nil {
+			t.Errorf("undo: %v", err)
+		}
+	})
+}

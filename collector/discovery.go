@@ -1,0 +1,69 @@
+package collector
+
+import (
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// namespaceLabels are the labels of every namespace of a cluster (nil when
+// namespaces cannot be read).
+func namespaceLabels(v cacheView) map[string]map[string]string {
+	if v.namespaces == nil {
+		return nil
+	}
+	nss := v.namespaces()
+	out := make(map[string]map[string]string, len(nss))
+	for _, n := range nss {
+		out[n.Name] = n.Labels
+	}
+	return out
+}
+
+// discoveryNamespaces mirrors istiod's discovery namespaces filter
+// (pkg/kube/namespace/filter.go selectorsChanged): with discoverySelectors
+// in the mesh config, istiod reads only the namespaces (of each cluster,
+// by that cluster's namespace labels) that some selector matches — their
+// Services, EndpointSlices, Pods and Istio config; nil means every
+// namespace. A selector that does not parse makes istiod keep its previous
+// filter; meshscope then reads every namespace.
+func discoveryNamespaces(mc MeshConfig, nsLabels map[string]map[string]map[string]string) map[string][]string {
+	if len(mc.DiscoverySelectors) == 0 {
+		return nil
+	}
+	for i := range mc.DiscoverySelectors {
+		if _, err := metav1.LabelSelectorAsSelector(&mc.DiscoverySelectors[i]); err != nil {
+			return nil
+		}
+	}
+	out := map[string][]string{}
+	for cluster, nss := range nsLabels {
+		names := []string{}
+		for name, l := range nss {
+			for i := range mc.DiscoverySelectors {
+				if Selects(&mc.DiscoverySelectors[i], l) {
+					names = append(names, name)
+					break
+				}
+			}
+		}
+		sort.Strings(names)
+		out[cluster] = names
+	}
+	return out
+}
+
+// Discovered reports whether the istiod reading this mesh config reads
+// namespace ns of cluster (its discoverySelectors). A cluster whose
+// namespaces meshscope could not read counts as fully read.
+func (mc MeshConfig) Discovered(cluster, ns string) bool {
+	if mc.DiscoveryNamespaces == nil {
+		return true
+	}
+	names, ok := mc.DiscoveryNamespaces[cluster]
+	if !ok {
+		return true
+	}
+	i := sort.SearchStrings(names, ns)
+	return i < len(names) && names[i] == ns
+}

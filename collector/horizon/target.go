@@ -1,0 +1,379 @@
+package horizon
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/meshscope/meshscope/collector"
+)
+
+// SubsetClusterName is the Envoy cluster name istiod uses for a subset of a
+// service port (model.BuildSubsetKey): outbound|PORT|SUBSET|HOST.
+func SubsetClusterName(hostname, subset string, port int32) string {
+	return "outbound|" + strconv.Itoa(int(port)) + "|" + subset + "|" + hostname
+}
+
+// configView is what the istiod of one config cluster reads: its mesh
+// config and the Istio config of its cluster in the namespaces it reads.
+type configView struct {
+	cluster string // "" when the snapshot has no config cluster: all config
+	mc      collector.MeshConfig
+	local   collector.ClusterLocalHosts
+	drs     drIndexes
+	pas     []collector.PeerAuthentication
+	pasByNS map[string][]*collector.PeerAuthentication
+}
+
+// configCache holds a snapshot's configViews, built on first use.
+type configCache struct {
+	mu    sync.Mutex
+	views map[string]*configView
+}
+
+// configClusterOf is the cluster whose istiod serves the proxy: its
+// ConfigCluster, else the first context cluster (the first mesh config);
+// "" when the snapshot knows none.
+func configClusterOf(snap *collector.Snapshot, proxy Proxy) string {
+	if proxy.ConfigCluster != "" {
+		return proxy.ConfigCluster
+	}
+	if len(snap.MeshConfigs) > 0 {
+		return snap.MeshConfigs[0].Cluster
+	}
+	return ""
+}
+
+func (c *configCache) get(snap *collector.Snapshot, cluster string) *configView {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v := c.views[cluster]; v != nil {
+		return v
+	}
+	v := &configView{cluster: cluster, mc: snap.MeshConfigFor(cluster)}
+	v.local = v.mc.ClusterLocalHosts("")
+	ours := func(c, ns string) bool { return (cluster == "" || c == cluster) && v.mc.Discovered(c, ns) }
+	var drs []collector.DestinationRule
+	for _, d := range snap.DestinationRules {
+		if ours(d.Cluster, d.Namespace) {
+			drs = append(drs, d)
+		}
+	}
+	v.drs = indexDestinationRules(drs, v.mc, "cluster.local")
+	for _, a := range snap.PeerAuthentications {
+		if ours(a.Cluster, a.Namespace) {
+			v.pas = append(v.pas, a)
+		}
+	}
+	v.indexPeerAuthentications()
+	if c.views == nil {
+		c.views = map[string]*configView{}
+	}
+	c.views[cluster] = v
+	return v
+}
+
+// source is one list of endpoints istiod merges for a service: a cluster's
+// EndpointSlices, or a ServiceEntry's workloads.
+type source struct {
+	endpoints []collector.Endpoint
+	// hidden, when set, says why istiod does not read these endpoints
+	// (their namespace is outside discoverySelectors).
+	hidden string
+	// workloads: a ServiceEntry's, whose addresses may be DNS names
+	// (EndpointSlices of the kinds istiod reads hold IPs only).
+	workloads bool
+}
+
+// target is what istiod's EDS builder works from for one cluster name and
+// one proxy (NewEndpointBuilder, BuildClusterLoadAssignment): the service
+// the proxy's namespace sees under the hostname, its port, the
+// DestinationRule and subset, and the endpoints of every source.
+type target struct {
+	cfg       *configView
+	namespace string // the namespace istiod uses for the hostname
+	kube      bool   // a Kubernetes Service is the service (its ports win)
+	entries   []*collector.ServiceEntryHost
+	// source says what the namespace's service merges: kube,
+	// ServiceEntry or both.
+	source       collector.ServiceSource
+	resolution   string
+	portName     string
+	clusterLocal bool
+	rule         *mergedRule
+	subset       string
+	subsetLabels map[string]string
+	sources      []source
+	// noEndpoints says, when set, why istiod sends no endpoints at all.
+	noEndpoints string
+}
+
+// resolveTarget finds what istiod uses for hostname:port (and subset) for
+// proxy. ok is false when the service or the port is unknown.
+func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, subset string, port int32, proxy Proxy) (t target, ok bool) {
+	t.cfg = ix.configs.get(snap, configClusterOf(snap, proxy))
+	t.subset = subset
+	cc, mc := t.cfg.cluster, t.cfg.mc
+	proxyNS := proxy.Namespace
+	if proxyNS == "" {
+		proxyNS = "default"
+	}
+
+	// Candidates: the Kubernetes Service, and each ServiceEntry of the
+	// config cluster declaring the hostname, in namespaces istiod reads.
+	clusters := sortedClusters(svc)
+	kubeNS, kubeExport, kubeFound, anyKube := "", []string(nil), false, false
+	for _, cid := range clusters {
+		sic := svc.Clusters[cid]
+		if sic.NoService {
+			continue
+		}
+		anyKube = true
+		if !mc.Discovered(cid, svc.Namespace) {
+			continue
+		}
+		if !kubeFound || cid == cc {
+			kubeNS, kubeExport, kubeFound = svc.Namespace, sic.ExportTo, true
+		}
+	}
+	var entries []*collector.ServiceEntryHost
+	for _, e := range svc.ServiceEntries {
+		if (cc == "" || e.Cluster == cc) && mc.Discovered(e.Cluster, e.Namespace) {
+			entries = append(entries, e)
+		}
+	}
+	if !kubeFound && len(entries) == 0 {
+		switch {
+		case anyKube:
+			t.noEndpoints = fmt.Sprintf("namespace %s is outside the mesh config's discoverySelectors in every cluster: istiod does not know %s and sends no endpoints", svc.Namespace, svc.Hostname)
+			return t, true
+		case len(svc.Clusters) == 0:
+			return t, false // only ServiceEntries of other control planes
+		}
+		// Only EndpointSlices without a Service: predict from them.
+		kubeNS, kubeFound = svc.Namespace, true
+	}
+
+	// The namespace: the proxy's own when it has the hostname, else a
+	// Kubernetes Service's, else the first ServiceEntry exported to the
+	// proxy explicitly, else the first public one (sidecar scope's
+	// selectServices with PILOT_UNIFIED_SIDECAR_SCOPE, over
+	// servicesExportedToNamespace).
+	visible := func(exportTo []string, ns string) bool {
+		return Visible(exportTo, mc.DefaultServiceExportTo, ns, proxyNS)
+	}
+	chosen, found, hiddenWhy := "", true, ""
+	if kubeFound && !visible(kubeExport, kubeNS) {
+		hiddenWhy = exportSentence(svc.Hostname, kubeNS, orDefault(kubeExport, mc.DefaultServiceExportTo), proxyNS)
+		kubeFound = false
+	}
+	var seen []*collector.ServiceEntryHost
+	for _, e := range entries {
+		if visible(e.ExportTo, e.Namespace) {
+			seen = append(seen, e)
+		} else if hiddenWhy == "" {
+			hiddenWhy = exportSentence(svc.Hostname, e.Namespace, orDefault(e.ExportTo, mc.DefaultServiceExportTo), proxyNS)
+		}
+	}
+	switch {
+	case kubeFound && kubeNS == proxyNS:
+		chosen = kubeNS
+	case slices.ContainsFunc(seen, func(e *collector.ServiceEntryHost) bool { return e.Namespace == proxyNS }):
+		chosen = proxyNS
+	case kubeFound:
+		chosen = kubeNS
+	case len(seen) > 0:
+		chosen = firstExported(seen, mc.DefaultServiceExportTo).Namespace
+	default:
+		found = false
+	}
+	if !found {
+		t.noEndpoints = hiddenWhy + ": istiod sends no endpoints"
+		return t, true
+	}
+	t.namespace = chosen
+	t.kube = kubeFound && kubeNS == chosen
+	for _, e := range entries { // every ServiceEntry of the namespace adds its workloads
+		if e.Namespace == chosen {
+			t.entries = append(t.entries, e)
+		}
+	}
+	switch {
+	case t.kube && len(t.entries) > 0:
+		t.source = collector.SourceBoth
+	case t.kube:
+		t.source = collector.SourceKube
+	default:
+		t.source = collector.SourceServiceEntry
+		t.resolution = t.entries[0].Resolution // the oldest's service
+	}
+
+	// The port, by number, of the service: the Kubernetes Service's, else
+	// the ServiceEntries' (oldest first).
+	var ports []collector.ServicePort
+	if t.kube {
+		ports = svc.Ports
+		if len(svc.ServiceEntries) > 0 {
+			ports = kubePorts(svc, clusters)
+		}
+	} else {
+		for _, e := range t.entries {
+			ports = append(ports, e.Ports...)
+		}
+	}
+	name := ""
+	found = false
+	for _, p := range ports {
+		if p.Port == port {
+			name, found = p.Name, true
+			break
+		}
+	}
+	if !found {
+		return t, false
+	}
+	t.portName = name
+	t.clusterLocal = t.cfg.local.IsClusterLocal(svc.Hostname)
+	t.rule = forProxy(t.cfg.drs.lookup(svc.Hostname, chosen, proxyNS), proxyNS, proxy.Labels)
+	t.subsetLabels, _ = t.rule.subsetLabels(subset)
+
+	if t.resolution == "DNS" || t.resolution == "DNS_ROUND_ROBIN" {
+		t.noEndpoints = fmt.Sprintf("%s has resolution %s (ServiceEntry %s/%s): Envoy resolves its hosts itself (a DNS cluster), and istiod sends no endpoints over EDS for it",
+			svc.Hostname, t.resolution, t.entries[0].Namespace, t.entries[0].Name)
+		return t, true
+	}
+	t.sources = make([]source, 0, len(clusters)+len(t.entries))
+	if t.kube {
+		for _, cid := range clusters {
+			src := source{endpoints: svc.Clusters[cid].Endpoints}
+			if !mc.Discovered(cid, svc.Namespace) {
+				src.hidden = fmt.Sprintf("namespace %s of %s is outside the mesh config's discoverySelectors: istiod does not read it", svc.Namespace, cid)
+			}
+			t.sources = append(t.sources, src)
+		}
+	}
+	for _, e := range t.entries {
+		t.sources = append(t.sources, source{endpoints: e.Endpoints, workloads: true})
+	}
+	return t, true
+}
+
+// kubePorts is the union of the clusters' Kubernetes Service ports.
+func kubePorts(svc *collector.Service, clusters []string) []collector.ServicePort {
+	var out []collector.ServicePort
+	for _, cid := range clusters {
+		for _, p := range svc.Clusters[cid].Ports {
+			if !slices.ContainsFunc(out, func(o collector.ServicePort) bool { return o.Port == p.Port }) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// exclude mirrors the filters of istiod's EDS builder that come before the
+// split-horizon rules and that meshscope models beyond a plain pod: the
+// namespace istiod does not read, an address that is not an IP (a DNS
+// name of a ServiceEntry endpoint), and the subset's labels. It returns the
+// reason and sentence of a drop, or "".
+func (t *target) exclude(src *source, ep *collector.Endpoint) (DropReason, string) {
+	if src.hidden != "" {
+		return DropNotDiscovered, src.hidden
+	}
+	if src.workloads && ep.Address != "" {
+		if _, err := netip.ParseAddr(ep.Address); err != nil {
+			return DropNotIP, fmt.Sprintf("%s is not an IP address: istiod sends only IP endpoints over EDS", ep.Address)
+		}
+	}
+	if len(t.subsetLabels) > 0 && !collector.SelectsEndpoint(t.subsetLabels, ep) {
+		return DropSubset, fmt.Sprintf("not in subset %s (%s)", t.subset, labelList(t.subsetLabels))
+	}
+	return "", ""
+}
+
+// Visible mirrors istiod's IsServiceVisible (with initServiceRegistry's
+// rule for "~"): whether a service of namespace ns with exportTo (or the
+// mesh's defaultServiceExportTo when it has none) is visible to a proxy in
+// proxyNS.
+func Visible(exportTo, defaults []string, ns, proxyNS string) bool {
+	set := orDefault(exportTo, defaults)
+	switch {
+	case slices.Contains(set, "*"):
+		return true
+	case slices.Contains(set, "~"):
+		return false
+	case slices.Contains(set, ".") && ns == proxyNS:
+		return true
+	}
+	return slices.Contains(set, proxyNS)
+}
+
+// firstExported is the ServiceEntry a proxy sees first among several of
+// other namespaces: those exported to it by name first, then public ones,
+// oldest first within each (servicesExportedToNamespace).
+func firstExported(seen []*collector.ServiceEntryHost, defaults []string) *collector.ServiceEntryHost {
+	for _, e := range seen {
+		if !slices.Contains(orDefault(e.ExportTo, defaults), "*") {
+			return e
+		}
+	}
+	return seen[0]
+}
+
+func orDefault(l, def []string) []string {
+	if len(l) == 0 {
+		if len(def) == 0 {
+			return []string{"*"}
+		}
+		return def
+	}
+	return l
+}
+
+func exportSentence(host, ns string, exportTo []string, proxyNS string) string {
+	return fmt.Sprintf("%s (namespace %s) is exported to %s only: a proxy in namespace %s does not see it", host, ns, strings.Join(exportTo, ","), proxyNS)
+}
+
+func labelList(m map[string]string) string {
+	l := make([]string, 0, len(m))
+	for k, v := range m {
+		l = append(l, k+"="+v)
+	}
+	sort.Strings(l)
+	return strings.Join(l, ",")
+}
+
+// epWeight is an endpoint's load-balancing weight before scaling
+// (IstioEndpoint.GetLoadBalancingWeight: a WorkloadEntry's weight, else 1).
+func epWeight(ep collector.Endpoint) uint32 {
+	if ep.Weight > 0 {
+		return ep.Weight
+	}
+	return 1
+}
+
+// noAddress is the drop of a workload without address that would be sent
+// directly: istiod keeps a direct endpoint only when it has an address
+// (EndpointsByNetworkFilter); only a gateway can stand for it.
+func noAddress(ref Ref) Dropped {
+	return Dropped{Ref: ref, Reason: DropNoAddress,
+		Why: "the workload has no address and no gateway stands for it here: istiod sends only endpoints with an address"}
+}
+
+// healthOf is the EDS health istiod gives an endpoint: a pod's from its
+// readiness (HEALTHY or UNHEALTHY); a WorkloadEntry's or inline endpoint's
+// none (convertWorkloadEntryToWorkloadInstance sets no health status, which
+// Envoy reads as UNKNOWN).
+func healthOf(ep collector.Endpoint) Health {
+	switch {
+	case ep.Workload != "":
+		return Unknown
+	case !ep.Ready:
+		return Unhealthy
+	}
+	return Healthy
+}

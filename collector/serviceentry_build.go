@@ -1,0 +1,339 @@
+package collector
+
+import (
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// workloadSelector is one ServiceEntry's workloadSelector, offered to the
+// pods of every cluster (istiod's kube registries hand their ready pods to
+// the ServiceEntry registry as workload instances).
+type workloadSelector struct {
+	namespace string
+	labels    map[string]string
+}
+
+// selectorSet is every workloadSelector of the snapshot's ServiceEntries;
+// key changes whenever the list does (a cluster's selected pods are then
+// found again).
+type selectorSet struct {
+	list []workloadSelector
+	key  string
+}
+
+func selectorsOf(ses []ServiceEntry) selectorSet {
+	var s selectorSet
+	var b strings.Builder
+	for _, se := range ses {
+		if se.WorkloadSelector == nil {
+			continue
+		}
+		s.list = append(s.list, workloadSelector{namespace: se.Namespace, labels: se.WorkloadSelector})
+		b.WriteString(se.Namespace)
+		keys := make([]string, 0, len(se.WorkloadSelector))
+		for k := range se.WorkloadSelector {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			b.WriteString("\x00" + k + "=" + se.WorkloadSelector[k])
+		}
+		b.WriteString("\x01")
+	}
+	s.key = b.String()
+	return s
+}
+
+// selectPods finds, for each selector, the pods of one cluster it picks:
+// pods of its namespace that istiod's pod controller makes workload
+// instances (ready, with an IP, not terminal or deleting), whose labels as
+// istiod augments them include the selector's.
+func selectPods(v cacheView, cluster, systemNetwork string, ix *meshNetworkIndex, sel selectorSet) [][]Endpoint {
+	if len(sel.list) == 0 || v.pods == nil {
+		return nil
+	}
+	out := make([][]Endpoint, len(sel.list))
+	for _, p := range v.pods() {
+		if !p.inEndpoints {
+			continue
+		}
+		var ep *Endpoint
+		for i, s := range sel.list {
+			if s.namespace != p.Namespace {
+				continue
+			}
+			if ep == nil {
+				e := podEndpoint(v, p, cluster, systemNetwork, ix)
+				ep = &e
+			}
+			if SelectsEndpoint(s.labels, ep) {
+				out[i] = append(out[i], *ep)
+			}
+		}
+	}
+	return out
+}
+
+// podEndpoint is a pod as a ServiceEntry's workload instance; its Ports
+// are the pod's named container ports (mapped to ServiceEntry ports later).
+func podEndpoint(v cacheView, p *cachedPod, cluster, systemNetwork string, ix *meshNetworkIndex) Endpoint {
+	e := Endpoint{Cluster: cluster, Address: p.IP.String(), Pod: p.Name, Node: p.NodeName, Labels: p.Labels,
+		TLSMode: p.Labels[LabelTLSMode], Ready: true, Serving: true}
+	e.Network, e.NetworkFrom = resolveNetwork(p.Labels[LabelNetwork], systemNetwork, ix, cluster, e.Address)
+	var node *corev1.Node
+	if v.node != nil && p.NodeName != "" {
+		node = v.node(p.NodeName)
+	}
+	e.Locality = podLocality(p.Labels, node)
+	if p.ports != nil {
+		e.Ports = *p.ports
+	}
+	return e
+}
+
+// podLocality mirrors istiod's getPodLocality: the pod's locality label
+// (topology.istio.io/locality, else istio-locality; "." read as "/"), else
+// its node's region/zone/subzone labels (GA names first, then the beta
+// ones).
+func podLocality(labels map[string]string, node *corev1.Node) string {
+	if l := (WorkloadEntry{Labels: labels}).LocalityOf(); l != "" {
+		return l
+	}
+	if node == nil {
+		return ""
+	}
+	get := func(ga, beta string) string {
+		if v, ok := node.Labels[ga]; ok {
+			return v
+		}
+		return node.Labels[beta]
+	}
+	region := get("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+	zone := get("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+	subzone := get("topology.istio.io/subzone", "")
+	if region == "" && zone == "" && subzone == "" {
+		return ""
+	}
+	return region + "/" + zone + "/" + subzone
+}
+
+// LabelValue reads one label of an endpoint as istiod's selectors see it
+// (workloadSelector, PeerAuthentication selector, DestinationRule subset):
+// the workload's labels augmented as istiod's AugmentLabels does with the
+// region, zone and subzone of its locality, its cluster, its node
+// (kubernetes.io/hostname), and its network when it has no network label.
+func LabelValue(ep *Endpoint, key string) (string, bool) {
+	var aug string
+	switch key {
+	case "topology.kubernetes.io/region":
+		aug, _, _ = splitLocality(ep.Locality)
+	case "topology.kubernetes.io/zone":
+		_, aug, _ = splitLocality(ep.Locality)
+	case "topology.istio.io/subzone":
+		_, _, aug = splitLocality(ep.Locality)
+	case "topology.istio.io/cluster":
+		aug = ep.Cluster
+	case "kubernetes.io/hostname":
+		aug = ep.Node
+	case LabelNetwork:
+		if v := ep.Labels[LabelNetwork]; v != "" {
+			return v, true
+		}
+		aug = ep.Network
+	}
+	if aug != "" {
+		return aug, true
+	}
+	v, ok := ep.Labels[key]
+	return v, ok
+}
+
+// SelectsEndpoint reports whether every label of sel is on the endpoint
+// (labels.Instance.SubsetOf on the augmented labels); an empty selector
+// selects everything.
+func SelectsEndpoint(sel map[string]string, ep *Endpoint) bool {
+	for k, want := range sel {
+		if v, ok := LabelValue(ep, k); !ok || v != want {
+			return false
+		}
+	}
+	return true
+}
+
+func splitLocality(l string) (region, zone, subzone string) {
+	region, rest, _ := strings.Cut(l, "/")
+	zone, subzone, _ = strings.Cut(rest, "/")
+	return region, zone, subzone
+}
+
+// attachServiceEntries adds every ServiceEntry host to services, with the
+// workloads istiod's ServiceEntry registry gives it (convertServices,
+// convertServiceEntryToInstances, and the workloadSelector over
+// WorkloadEntries and pods): inline endpoints when there is no selector;
+// else the WorkloadEntries of every cluster and the pods of every cluster
+// (selected, by cluster, aligned with selectorsOf(ses)) of its namespace
+// that match.
+func attachServiceEntries(services map[string]*Service, ses []ServiceEntry, wes []WorkloadEntry, selected map[string][][]Endpoint) {
+	// Oldest first, as istiod sorts them (sortServicesByCreationTime).
+	order := make([]int, len(ses))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := ses[order[a]], ses[order[b]]
+		if !x.Created.Equal(y.Created) {
+			return x.Created.Before(y.Created)
+		}
+		if x.Name != y.Name {
+			return x.Name < y.Name
+		}
+		return x.Namespace < y.Namespace
+	})
+	selIndex := 0
+	selOf := make([]int, len(ses))
+	for i, se := range ses {
+		selOf[i] = -1
+		if se.WorkloadSelector != nil {
+			selOf[i] = selIndex
+			selIndex++
+		}
+	}
+	for _, i := range order {
+		se := ses[i]
+		eps := serviceEntryEndpoints(se, wes, selOf[i], selected)
+		for _, h := range se.Hosts {
+			svc := services[h]
+			if svc == nil {
+				svc = &Service{Hostname: h, Namespace: se.Namespace, Name: se.Name, Clusters: map[string]*ServiceInCluster{}}
+				services[h] = svc
+			}
+			svc.ServiceEntries = append(svc.ServiceEntries, &ServiceEntryHost{
+				Cluster: se.Cluster, Namespace: se.Namespace, Name: se.Name, Created: se.Created,
+				Resolution: se.Resolution, Location: se.Location, Ports: se.Ports, ExportTo: se.ExportTo,
+				WorkloadSelector: se.WorkloadSelector, Endpoints: eps,
+			})
+		}
+	}
+}
+
+// serviceEntryEndpoints lists a ServiceEntry's workloads as endpoints with
+// one port per ServiceEntry port.
+func serviceEntryEndpoints(se ServiceEntry, wes []WorkloadEntry, selIdx int, selected map[string][][]Endpoint) []Endpoint {
+	out := []Endpoint{}
+	if se.WorkloadSelector == nil {
+		for i, we := range se.Endpoints {
+			e := workloadEntryEndpoint(we, se.Ports)
+			e.Workload = "ServiceEntry/" + se.Name + "[" + strconv.Itoa(i) + "]"
+			out = append(out, e)
+		}
+		return out
+	}
+	dns := se.Resolution == "DNS" || se.Resolution == "DNS_ROUND_ROBIN"
+	for _, we := range wes {
+		if we.Namespace != se.Namespace || we.Unhealthy {
+			continue
+		}
+		// A WorkloadEntry with a DNS name or a unix socket for address is
+		// only for DNS ServiceEntries (DNSServiceEntryOnly).
+		if !dns && we.Address != "" {
+			if _, err := netip.ParseAddr(we.Address); err != nil {
+				continue
+			}
+		}
+		e := workloadEntryEndpoint(we, se.Ports)
+		if !SelectsEndpoint(se.WorkloadSelector, &e) {
+			continue
+		}
+		e.Workload = "WorkloadEntry/" + we.Name
+		out = append(out, e)
+	}
+	clusters := make([]string, 0, len(selected))
+	for c := range selected {
+		clusters = append(clusters, c)
+	}
+	sort.Strings(clusters)
+	for _, c := range clusters {
+		if selIdx < 0 || selIdx >= len(selected[c]) {
+			continue
+		}
+		for _, p := range selected[c][selIdx] {
+			p.Ports = serviceEntryPorts(se.Ports, portMap(p.Ports))
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// workloadEntryEndpoint mirrors convertWorkloadEntryToWorkloadInstance:
+// the entry's own network (istiod looks no further for it), locality,
+// weight and labels, and istiod's tlsMode rule for WorkloadEntries.
+func workloadEntryEndpoint(we WorkloadEntry, ports []ServicePort) Endpoint {
+	e := Endpoint{Cluster: we.Cluster, Address: we.Address, Network: we.Network, Labels: we.Labels,
+		TLSMode: we.TLSModeOf(), Locality: we.LocalityOf(), Weight: we.Weight, Ready: true, Serving: true,
+		Ports: serviceEntryPorts(ports, we.Ports)}
+	if we.Network != "" {
+		e.NetworkFrom = NetworkFromWorkloadEntry
+	}
+	return e
+}
+
+func portMap(ps []EndpointPort) map[string]uint32 {
+	if len(ps) == 0 {
+		return nil
+	}
+	m := make(map[string]uint32, len(ps))
+	for _, p := range ps {
+		m[p.Name] = uint32(p.Port)
+	}
+	return m
+}
+
+// serviceEntryPorts mirrors convertWorkloadInstanceToServiceInstance's
+// target port: the workload's port of the same name, else the
+// ServiceEntry port's targetPort, else its number.
+func serviceEntryPorts(ports []ServicePort, workload map[string]uint32) []EndpointPort {
+	out := make([]EndpointPort, 0, len(ports))
+	for _, sp := range ports {
+		target := uint32(sp.Port)
+		if p, ok := workload[sp.Name]; ok && p > 0 {
+			target = p
+		} else if t, err := strconv.ParseUint(sp.TargetPort, 10, 32); err == nil && t > 0 {
+			target = uint32(t)
+		}
+		out = append(out, EndpointPort{Name: sp.Name, Port: int32(target), Protocol: sp.Protocol})
+	}
+	return out
+}
+
+// serviceSource says where a service's hostname comes from.
+func serviceSource(svc *Service) ServiceSource {
+	kube := len(svc.Clusters) > 0
+	switch {
+	case kube && len(svc.ServiceEntries) > 0:
+		return SourceBoth
+	case kube:
+		return SourceKube
+	}
+	return SourceServiceEntry
+}
+
+// exportToAnnotation reads a Service's networking.istio.io/exportTo
+// annotation as istiod's ConvertService does: namespaces (".", "*", "~" or
+// names) separated by commas.
+func exportToAnnotation(ann map[string]string) []string {
+	v := ann["networking.istio.io/exportTo"]
+	if v == "" {
+		return nil
+	}
+	var out []string
+	for _, ns := range strings.Split(v, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
+}

@@ -1,0 +1,296 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// Istio config of the scenarios (in cluster1, the config cluster of the
+// istiod the probes ask).
+const (
+	vmServiceEntry = `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: vm, namespace: sample}
+spec:
+  hosts: [vm.mesh.internal]
+  location: MESH_INTERNAL
+  resolution: STATIC
+  ports: [{number: 8080, name: http, protocol: HTTP}]
+  workloadSelector: {labels: {app: vm}}
+`
+	dnsServiceEntry = `apiVersion: networking.istio.io/v1
+kind: ServiceEntry
+metadata: {name: ext, namespace: sample}
+spec:
+  hosts: [api.example.com]
+  resolution: DNS
+  ports: [{number: 443, name: tls, protocol: TLS}]
+`
+	subsetRule = `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: helloworld-subsets, namespace: sample}
+spec:
+  host: helloworld
+  subsets:
+  - {name: v1, labels: {version: v1}}
+  - {name: v2, labels: {version: v2}}
+  - name: in-cluster2
+    labels: {topology.istio.io/cluster: cluster2}
+    trafficPolicy: {tls: {mode: DISABLE}}
+`
+	teamPeerAuthentication = `apiVersion: security.istio.io/v1
+kind: PeerAuthentication
+metadata: {name: team-blue-plaintext, namespace: sample}
+spec:
+  selector: {matchLabels: {team: blue}}
+  mtls: {mode: DISABLE}
+`
+	clusterLocalMesh = lab.MeshConfigText + `serviceSettings:
+- settings: {clusterLocal: true}
+  hosts: ["*.sample.svc.cluster.local"]
+`
+)
+
+func vmWorkloadEntry(name, ip, network string) string {
+	return fmt.Sprintf(`apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: %s, namespace: sample}
+spec: {address: %s, network: %s, serviceAccount: vm, labels: {app: vm}}
+`, name, ip, network)
+}
+
+// TestIstioConfigScenarios (issue 11): services from Istio config, the mesh
+// config, DestinationRule subsets, PeerAuthentication selectors on any
+// label and exportTo, each seen from a network1 sidecar, a network2
+// sidecar and a proxy without NETWORK against the real istiod: what istiod
+// sends equals the expected EDS and meshscope's prediction (explain
+// verdict match).
+func TestIstioConfigScenarios(t *testing.T) {
+	ctx := context.Background()
+	reg := startRegistry(t)
+	str := func(s string) *string { return &s }
+	// each applies op to every document, in cluster1.
+	each := func(op func(context.Context, string, string) error, docs ...string) func() error {
+		return func() error {
+			for _, d := range docs {
+				if err := op(ctx, "cluster1", d); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	apply := func(docs ...string) func() error { return each(theLab.ApplyIstioConfig, docs...) }
+	remove := func(docs ...string) func() error { return each(theLab.DeleteIstioConfig, docs...) }
+	vmDocs := []string{vmServiceEntry, vmWorkloadEntry("vm-net1", "10.44.0.80", "network1"), vmWorkloadEntry("vm-net2", "10.144.0.80", "network2")}
+	noneDocs := []string{strings.NewReplacer("name: vm,", "name: vm-none,", "STATIC", "NONE", "vm.mesh.internal", "vm-none.mesh.internal").Replace(vmServiceEntry),
+		vmWorkloadEntry("vm-net1", "10.44.0.80", "network1"), vmWorkloadEntry("vm-net2", "10.144.0.80", "network2")}
+	noNetworkDocs := []string{vmServiceEntry, vmWorkloadEntry("vm-anywhere", "10.99.0.1", "")}
+	vmPod := lab.PodSpec{Namespace: lab.SampleNamespace, Name: "vm-like-pod", IP: "10.144.0.81", Labels: map[string]string{"app": "vm", lab.TLSModeLabel: "istio", lab.NetworkLabel: "network2"}}
+	pod2 := lab.HelloworldPod("cluster2")
+	exportTo := func(v *string) func() error {
+		return func() error {
+			for _, c := range []string{"cluster1", "cluster2"} {
+				if err := theLab.SetAnnotation(ctx, c, lab.KindService, lab.SampleNamespace, "helloworld", "networking.istio.io/exportTo", v); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	const hello = "helloworld.sample.svc.cluster.local"
+	type scenario struct {
+		name        string
+		apply, undo func() error
+		host        string
+		port        int32
+		subset      string
+		namespace   string    // the probes' namespace ("": default)
+		want        [3]string // network1, network2, no NETWORK: "address:port w=N", sorted, comma-joined
+		// noEndpoints, if set, is text the prediction's NoEndpoints must hold.
+		noEndpoints string
+		// ready, if set, says when meshscope has seen the change (for a
+		// want that equals the fixture's).
+		ready func(*collector.Snapshot) bool
+	}
+	scenarios := []scenario{
+		{
+			name: "VM service on two networks (ServiceEntry + WorkloadEntries)", apply: apply(vmDocs...), undo: remove(vmDocs...),
+			host: "vm.mesh.internal", port: 8080,
+			want: [3]string{"10.44.0.80:8080 w=1,192.168.60.9:15443 w=1", "10.144.0.80:8080 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+		},
+		{
+			name: "VM service with a pod of cluster2 picked by its workloadSelector",
+			apply: func() error {
+				if err := apply(vmDocs...)(); err != nil {
+					return err
+				}
+				return theLab.AddPod(ctx, "cluster2", vmPod)
+			},
+			undo: func() error {
+				if err := theLab.RemovePod(ctx, "cluster2", vmPod.Namespace, vmPod.Name); err != nil {
+					return err
+				}
+				return remove(vmDocs...)()
+			},
+			host: "vm.mesh.internal", port: 8080,
+			want: [3]string{"10.44.0.80:8080 w=1,192.168.60.9:15443 w=2", "10.144.0.80:8080 w=1,10.144.0.81:8080 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=2"},
+		},
+		{
+			name: "ServiceEntry with resolution NONE: istiod still answers EDS with its workloads", apply: apply(noneDocs...), undo: remove(noneDocs...),
+			host: "vm-none.mesh.internal", port: 8080,
+			want: [3]string{"10.44.0.80:8080 w=1,192.168.60.9:15443 w=1", "10.144.0.80:8080 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+		},
+		{
+			name: "WorkloadEntry without network: reached directly from everywhere", apply: apply(noNetworkDocs...), undo: remove(noNetworkDocs...),
+			host: "vm.mesh.internal", port: 8080,
+			want: [3]string{"10.99.0.1:8080 w=1", "10.99.0.1:8080 w=1", "10.99.0.1:8080 w=1"},
+		},
+		{
+			name: "DNS ServiceEntry: no EDS", apply: apply(dnsServiceEntry), undo: remove(dnsServiceEntry),
+			host: "api.example.com", port: 443, noEndpoints: "resolution DNS",
+		},
+		{
+			name:  "cluster-local hosts from meshConfig serviceSettings (wildcard)",
+			apply: func() error { return theLab.SetMeshConfig(ctx, "cluster1", clusterLocalMesh) },
+			undo:  func() error { return theLab.SetMeshConfig(ctx, "cluster1", lab.MeshConfigText) },
+			host:  hello, port: 5000,
+			want: [3]string{"10.44.0.13:5000 w=1", "10.144.0.15:5000 w=1", "192.168.60.113:15443 w=1"},
+		},
+		{
+			name: "DestinationRule subset v2", apply: apply(subsetRule), undo: remove(subsetRule),
+			host: hello, port: 5000, subset: "v2",
+			want: [3]string{"192.168.60.9:15443 w=1", "10.144.0.15:5000 w=1", "192.168.60.9:15443 w=1"},
+		},
+		{
+			name: "DestinationRule subset on istiod's cluster label, with its own TLS off", apply: apply(subsetRule), undo: remove(subsetRule),
+			host: hello, port: 5000, subset: "in-cluster2",
+			want: [3]string{"", "10.144.0.15:5000 w=1", ""},
+		},
+		{
+			name: "PeerAuthentication selecting a label of the team's own",
+			apply: func() error {
+				if err := theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, "team", str("blue")); err != nil {
+					return err
+				}
+				return apply(teamPeerAuthentication)()
+			},
+			undo: func() error {
+				if err := remove(teamPeerAuthentication)(); err != nil {
+					return err
+				}
+				return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, "team", nil)
+			},
+			host: hello, port: 5000,
+			want: [3]string{"10.44.0.13:5000 w=1", seedEDSNetwork2, "192.168.60.113:15443 w=1"},
+		},
+		{
+			name: "exportTo . seen from namespace default", apply: exportTo(str(".")), undo: exportTo(nil),
+			host: hello, port: 5000, noEndpoints: "exported to . only",
+		},
+		{
+			name: "exportTo . seen from namespace sample", apply: exportTo(str(".")), undo: exportTo(nil),
+			host: hello, port: 5000, namespace: lab.SampleNamespace,
+			want: [3]string{seedEDSNetwork1, seedEDSNetwork2, "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+			ready: func(s *collector.Snapshot) bool {
+				svc := s.Service(hello)
+				return svc != nil && len(svc.Clusters["cluster1"].ExportTo) == 1 && len(svc.Clusters["cluster2"].ExportTo) == 1
+			},
+		},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			withChange(t, sc.apply, sc.undo)
+			eds := horizon.SubsetClusterName(sc.host, sc.subset, sc.port)
+			vps := []xdsclient.Viewpoint{
+				{Cluster: "cluster1", Network: "network1", Namespace: sc.namespace},
+				{Cluster: "cluster2", Network: "network2", Namespace: sc.namespace},
+				{Cluster: "cluster1", NoNetwork: true, Namespace: sc.namespace},
+			}
+			probes := make([]*probe, len(vps))
+			for i, vp := range vps {
+				probes[i] = startProbe(t, vp, xdsclient.ModeDelta, eds)
+			}
+			eventually(t, 30*time.Second, func() string {
+				snap := reg.Snapshot()
+				if sc.ready != nil && !sc.ready(snap) {
+					return "meshscope has not seen the change yet"
+				}
+				for i, vp := range vps {
+					la, ok := probes[i].c.LoadAssignment(eds)
+					if !ok {
+						return vp.String() + ": no EDS yet"
+					}
+					if got := strings.Join(probes[i].eds(eds), ","); got != sc.want[i] {
+						return fmt.Sprintf("%s: istiod sends %q, want %q", vp, got, sc.want[i])
+					}
+					v := explain.ExplainSubset(snap, sc.host, sc.subset, sc.port, vp, "cluster1", &la)
+					if v.Verdict != explain.Match {
+						return fmt.Sprintf("%s: meshscope predicts %v (dropped %v), verdict %s: %+v", vp, v.Predicted, v.Dropped, v.Verdict, v.Differences)
+					}
+					if !strings.Contains(v.NoEndpoints, sc.noEndpoints) {
+						return fmt.Sprintf("%s: no-endpoints sentence %q lacks %q", vp, v.NoEndpoints, sc.noEndpoints)
+					}
+				}
+				return ""
+			})
+		})
+	}
+}
+
+// TestServiceEntryInSnapshot: the collector shows the VM service as a
+// ServiceEntry host with its WorkloadEntries (istiod's tlsMode rule:
+// serviceAccount means mTLS), and doctor reports a ServiceEntry whose
+// selector finds nothing.
+func TestServiceEntryInSnapshot(t *testing.T) {
+	ctx := context.Background()
+	reg := startRegistry(t)
+	docs := []string{vmServiceEntry, vmWorkloadEntry("vm-net1", "10.44.0.80", "network1")}
+	for _, d := range docs {
+		withChange(t, func() error { return theLab.ApplyIstioConfig(ctx, "cluster1", d) }, func() error { return theLab.DeleteIstioConfig(ctx, "cluster1", d) })
+	}
+	eventually(t, 15*time.Second, func() string {
+		svc := reg.Snapshot().Service("vm.mesh.internal")
+		if svc == nil || svc.Source != collector.SourceServiceEntry || len(svc.ServiceEntries) != 1 || len(svc.ServiceEntries[0].Endpoints) != 1 {
+			return fmt.Sprintf("vm.mesh.internal = %+v", svc)
+		}
+		e := svc.ServiceEntries[0].Endpoints[0]
+		if e.Workload != "WorkloadEntry/vm-net1" || e.TLSMode != "istio" || e.Network != "network1" || e.Cluster != "cluster1" {
+			return fmt.Sprintf("endpoint %+v", e)
+		}
+		return ""
+	})
+	// The commands: snapshot shows the ServiceEntry host; explain of the
+	// host (port-forwarded to istiod) matches istiod from every network.
+	out, err := exec.CommandContext(ctx, meshscopeBinary(t), "snapshot", "-o", "table", "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1", "--log-file", "-").CombinedOutput()
+	if err != nil || !regexp.MustCompile(`vm\.mesh\.internal\s+ServiceEntry\s+8080\s+ServiceEntry sample/vm: 10\.44\.0\.80 network1`).Match(out) {
+		t.Errorf("snapshot table (%v):\n%s", err, out)
+	}
+	out, err = exec.CommandContext(ctx, meshscopeBinary(t), "explain", "vm.mesh.internal", "--all-views", "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1", "--log-file", "-").CombinedOutput()
+	if err != nil || strings.Count(string(out), ": MATCH") != 3 || !strings.Contains(string(out), "WorkloadEntry/vm-net1") || !strings.Contains(string(out), "(ServiceEntry in sample)") {
+		t.Errorf("explain vm.mesh.internal (%v):\n%s", err, out)
+	}
+	t.Logf("meshscope explain vm.mesh.internal --all-views:\n%s", out)
+	if err := theLab.DeleteIstioConfig(ctx, "cluster1", docs[1]); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, func() string {
+		for _, p := range explain.Problems(reg.Snapshot()) {
+			if p.Kind == "serviceentry-no-workloads" && strings.Contains(p.Sentence, "sample/vm") {
+				return ""
+			}
+		}
+		return "doctor does not report the ServiceEntry without workloads"
+	})
+}
