@@ -29,7 +29,7 @@ var importantLabels = []string{
 	"app", "version", "app.kubernetes.io/name", "app.kubernetes.io/version",
 	LabelTLSMode, LabelNetwork, "topology.istio.io/cluster", "topology.istio.io/subzone",
 	"service.istio.io/canonical-name", "service.istio.io/canonical-revision",
-	"istio.io/rev", "istio-locality", "sidecar.istio.io/inject",
+	"istio.io/rev", LabelLocality, LabelLocalityLegacy, "sidecar.istio.io/inject",
 }
 
 // importantServiceLabels are the Service labels that make it a gateway.
@@ -41,8 +41,8 @@ type cacheView struct {
 	services   []*corev1.Service
 	slices     []*cachedSlice
 	pod        func(key string) *cachedPod
-	node       func(name string) *corev1.Node
-	nodes      func() []*corev1.Node // nil when nodes are not watched
+	node       func(name string) *cachedNode
+	nodes      func() []*cachedNode // nil when nodes are not watched
 	systemNS   *corev1.Namespace
 	podCount   int
 	nodeCount  int
@@ -73,19 +73,19 @@ func (w *watcher) view(systemNamespace string) cacheView {
 	v.podCount = len(podStore.ListKeys())
 	if w.nodes != nil {
 		ns := w.nodes.inf.GetStore()
-		v.node = func(name string) *corev1.Node {
+		v.node = func(name string) *cachedNode {
 			o, ok, _ := ns.GetByKey(name)
 			if !ok {
 				return nil
 			}
-			n, _ := o.(*corev1.Node)
+			n, _ := o.(*cachedNode)
 			return n
 		}
 		v.nodeCount = len(ns.ListKeys())
-		v.nodes = func() []*corev1.Node {
-			var out []*corev1.Node
+		v.nodes = func() []*cachedNode {
+			var out []*cachedNode
 			for _, o := range ns.List() {
-				if n, ok := o.(*corev1.Node); ok {
+				if n, ok := o.(*cachedNode); ok {
 					out = append(out, n)
 				}
 			}
@@ -158,33 +158,24 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		tlsMode  string
 		netLabel string
 		node     string
+		locality string
 		missing  bool
 	}
 	pods := make(map[string]*podInfo, v.podCount)
-	localities, zoneLocalities := map[string]string{}, map[string]string{}
-	locality := func(node, zone string) string {
-		if node != "" && v.node != nil {
-			if l, ok := localities[node]; ok {
-				return l
-			}
-			l := ""
-			if n := v.node(node); n != nil {
-				l = joinLocality(n.Labels["topology.kubernetes.io/region"], n.Labels["topology.kubernetes.io/zone"], n.Labels["topology.istio.io/subzone"])
-			}
-			localities[node] = l
-			if l != "" {
-				return l
-			}
+	// A pod's locality as istiod derives it (getPodLocality): its own
+	// locality label, else its node's topology labels. The EndpointSlice's
+	// zone and nodeName play no part: istiod reads the Pod's spec.nodeName.
+	podLocality := func(labels map[string]string, node string) string {
+		if l := podLabelLocality(labels); l != "" {
+			return l
 		}
-		if zone == "" {
+		if node == "" || v.node == nil {
 			return ""
 		}
-		l, ok := zoneLocalities[zone] // one string per zone, not per endpoint
-		if !ok {
-			l = "/" + zone
-			zoneLocalities[zone] = l
+		if n := v.node(node); n != nil {
+			return n.locality
 		}
-		return l
+		return ""
 	}
 	// Slices istiod reads (it ignores FQDN slices and slices of no
 	// Service), with each hostname's endpoint count, so every service's
@@ -234,6 +225,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 						pi.tlsMode = pod.Labels[LabelTLSMode]
 						pi.netLabel = pod.Labels[LabelNetwork]
 						pi.node = pod.NodeName
+						pi.locality = podLocality(pod.Labels, pod.NodeName)
 					} else {
 						pi.missing = true
 					}
@@ -252,7 +244,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 				}
 				netLabel := ""
 				if pi != nil {
-					e.Labels, e.TLSMode, netLabel = pi.labels, pi.tlsMode, pi.netLabel
+					e.Labels, e.TLSMode, netLabel, e.Locality = pi.labels, pi.tlsMode, pi.netLabel, pi.locality
 					if node == "" {
 						node = pi.node
 					}
@@ -260,7 +252,6 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 					e.PodMissing = pi.missing
 				}
 				e.Node = node
-				e.Locality = locality(node, ep.zone)
 				e.Network, e.NetworkFrom = resolveNetwork(netLabel, p.network, ix, id, addr)
 				if e.Network != "" {
 					p.networks[e.Network] = true
@@ -346,13 +337,6 @@ func internLabels(sets map[string]map[string]string, labels map[string]string) m
 	m := pick(labels, importantLabels)
 	sets[string(b)] = m
 	return m
-}
-
-func joinLocality(region, zone, subzone string) string {
-	if region == "" && zone == "" && subzone == "" {
-		return ""
-	}
-	return strings.TrimRight(region+"/"+zone+"/"+subzone, "/")
 }
 
 func pick(m map[string]string, keys []string) map[string]string {

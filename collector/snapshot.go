@@ -201,8 +201,11 @@ type Endpoint struct {
 	Ready       bool   `json:"ready"`
 	Serving     bool   `json:"serving"`
 	Terminating bool   `json:"terminating,omitempty"`
-	// Locality is "region/zone/subzone" from the node's labels (or the
-	// EndpointSlice zone when nodes cannot be read).
+	// Locality is the pod's locality exactly as istiod holds it: its
+	// topology.istio.io/locality (or istio-locality) label with dots turned
+	// into slashes, else "region/zone/subzone" from its node's labels —
+	// always two slashes, so "us-east-1/us-east-1a/" without a subzone.
+	// istiod groups endpoints by this string; Envoy sees its three parts.
 	Locality string `json:"locality,omitempty"`
 }
 
