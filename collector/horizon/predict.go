@@ -182,7 +182,9 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 		}
 	}
 
+	// istiod sorts its groups by its locality string (generate).
 	sort.Slice(groups, func(i, j int) bool { return groups[i].locality < groups[j].locality })
+	ends := make([]int, 0, len(groups))
 	if len(groups) == 1 {
 		p.Endpoints = groups[0].direct // no copy in the common case
 	} else {
@@ -201,7 +203,9 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 			e.Why = gatewayWhy(e, proxy)
 			p.Endpoints = append(p.Endpoints, *e)
 		}
+		ends = append(ends, len(p.Endpoints))
 	}
+	p.finishGroups(ends)
 	return p
 }
 

@@ -60,7 +60,15 @@ type Endpoint struct {
 	Weight   uint32 `json:"weight"`
 	Health   Health `json:"health"`
 	Kind     Kind   `json:"kind"`
-	Locality string `json:"locality,omitempty"`
+	// Locality is the endpoint's locality as Envoy receives it
+	// (region/zone/subzone, see EnvoyLocality); LocalityWeight and
+	// Priority are its LocalityLbEndpoints' load_balancing_weight and
+	// priority.
+	Locality       string `json:"locality,omitempty"`
+	LocalityWeight uint32 `json:"localityWeight"`
+	Priority       uint32 `json:"priority"`
+	// Effect is what Envoy makes of it: its share of requests.
+	Effect
 	// Cluster and Network: of the pod for a direct endpoint, of the
 	// gateway for a gateway endpoint.
 	Cluster string `json:"cluster,omitempty"`
@@ -112,6 +120,9 @@ type Prediction struct {
 	ScaleFactor uint32     `json:"scaleFactor"`
 	Endpoints   []Endpoint `json:"endpoints"`
 	Dropped     []Dropped  `json:"dropped,omitempty"`
+	// LB is how the proxy's Envoy is predicted to spread requests over
+	// Endpoints (istiod's cluster defaults).
+	LB LBConfig `json:"lb"`
 	// Found is false when the service or port is unknown.
 	Found bool `json:"found"`
 }
