@@ -13,15 +13,21 @@ const Unknown horizon.Kind = "unknown"
 
 // Actual is one endpoint istiod really sent, with what meshscope knows of it.
 type Actual struct {
-	Address  string         `json:"address"`
-	Port     uint32         `json:"port"`
-	Weight   uint32         `json:"weight"`
-	Health   horizon.Health `json:"health"`
-	Locality string         `json:"locality,omitempty"`
-	Kind     horizon.Kind   `json:"kind"`
-	Cluster  string         `json:"cluster,omitempty"`
-	Network  string         `json:"network,omitempty"`
-	Pod      string         `json:"pod,omitempty"`
+	Address string         `json:"address"`
+	Port    uint32         `json:"port"`
+	Weight  uint32         `json:"weight"`
+	Health  horizon.Health `json:"health"`
+	// Locality, LocalityWeight and Priority are those of the endpoint's
+	// LocalityLbEndpoints (locality as region/zone/subzone).
+	Locality       string `json:"locality,omitempty"`
+	LocalityWeight uint32 `json:"localityWeight"`
+	Priority       uint32 `json:"priority"`
+	// Effect is what Envoy makes of it (see ApplyEffects).
+	horizon.Effect
+	Kind    horizon.Kind `json:"kind"`
+	Cluster string       `json:"cluster,omitempty"`
+	Network string       `json:"network,omitempty"`
+	Pod     string       `json:"pod,omitempty"`
 	// StandsFor lists, for a gateway endpoint, the endpoints meshscope
 	// believes are behind it (from the prediction for the same gateway).
 	StandsFor []horizon.Ref `json:"standsFor,omitempty"`
@@ -35,7 +41,8 @@ func Attribute(snap *collector.Snapshot, hostname string, la xdsclient.LoadAssig
 	out := make([]Actual, 0, len(la.Endpoints))
 	for _, e := range la.Endpoints {
 		a := Actual{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: horizon.Health(e.Health),
-			Locality: strings.TrimRight(e.Locality.String(), "/"), Kind: Unknown, Cluster: e.Workload.Cluster, Pod: e.Workload.Pod}
+			Locality: strings.TrimRight(e.Locality.String(), "/"), LocalityWeight: e.LocalityWeight, Priority: e.Priority,
+			Kind: Unknown, Cluster: e.Workload.Cluster, Pod: e.Workload.Pod}
 		if e.Gateway() {
 			a.Kind = horizon.Gateway
 			if proxy.Network == "" {
@@ -67,6 +74,25 @@ func Attribute(snap *collector.Snapshot, hostname string, la xdsclient.LoadAssig
 		out = append(out, a)
 	}
 	return out
+}
+
+// ApplyEffects sets what Envoy makes of each actual endpoint: its share of
+// requests under lb (the cluster's CDS settings), and whether Envoy drops
+// it as a duplicate address.
+func ApplyEffects(actual []Actual, lb horizon.LBConfig) {
+	entries := make([]horizon.LBEntry, len(actual))
+	for i, a := range actual {
+		entries[i] = horizon.LBEntry{Address: a.Address, Port: a.Port, Weight: a.Weight, Health: a.Health,
+			Locality: a.Locality, Priority: a.Priority, LocalityWeight: a.LocalityWeight}
+	}
+	for i, ef := range horizon.Effects(entries, lb) {
+		actual[i].Effect = ef
+	}
+}
+
+// LBOf is the load-balancing part of a CDS cluster.
+func LBOf(c xdsclient.Cluster) horizon.LBConfig {
+	return horizon.LBConfig{Policy: c.LBPolicy, LocalityWeighted: c.LocalityWeighted, PanicThreshold: c.PanicThreshold}
 }
 
 func findGateway(snap *collector.Snapshot, addr string, port uint32) *collector.Gateway {

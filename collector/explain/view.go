@@ -1,6 +1,8 @@
 package explain
 
 import (
+	"sort"
+
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -18,14 +20,21 @@ type ViewpointInfo struct {
 // View is one (service port, viewpoint): what istiod sends, what it should
 // send, and the verdict.
 type View struct {
-	Viewpoint   ViewpointInfo      `json:"viewpoint"`
-	Port        int32              `json:"port"`
-	EDSCluster  string             `json:"edsCluster"`
-	Actual      []Actual           `json:"actual"`
-	Predicted   []horizon.Endpoint `json:"predicted"`
-	Dropped     []horizon.Dropped  `json:"dropped"`
-	Verdict     Verdict            `json:"verdict"`
-	Differences []Difference       `json:"differences"`
+	Viewpoint  ViewpointInfo      `json:"viewpoint"`
+	Port       int32              `json:"port"`
+	EDSCluster string             `json:"edsCluster"`
+	Actual     []Actual           `json:"actual"`
+	Predicted  []horizon.Endpoint `json:"predicted"`
+	Dropped    []horizon.Dropped  `json:"dropped"`
+	// LB is how the proxy's Envoy spreads requests over the endpoints:
+	// the cluster's settings from CDS when istiod sent them (LBFrom
+	// "cds"), else istiod's defaults ("istiod-default").
+	LB     horizon.LBConfig `json:"lb"`
+	LBFrom string           `json:"lbFrom"`
+	// Split is each network's share of the proxy's requests.
+	Split       []NetworkSplit `json:"split"`
+	Verdict     Verdict        `json:"verdict"`
+	Differences []Difference   `json:"differences"`
 	// Error says why there is no actual EDS (stream state), if so.
 	Error string `json:"error,omitempty"`
 }
@@ -45,9 +54,27 @@ func InfoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
 	return ViewpointInfo{Name: vp.String(), Cluster: vp.Cluster, Network: vp.Network, NoNetwork: vp.NoNetwork, ControlPlane: controlPlane}
 }
 
+// NetworkSplit is one network's share of a proxy's requests to a service
+// port (endpoints without a network count under "").
+type NetworkSplit struct {
+	Network string `json:"network"`
+	// Share is what Envoy sends there given what istiod sent, Intended
+	// what istiod's weights mean (every entry kept); Predicted is Share
+	// for the predicted EDS.
+	Share     float64 `json:"share"`
+	Intended  float64 `json:"intendedShare"`
+	Predicted float64 `json:"predictedShare"`
+}
+
 // Explain builds the view of one service port from one viewpoint. la is the
 // EDS istiod sent, or nil when none has arrived (verdict pending).
 func Explain(snap *collector.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
+	return ExplainWithCluster(snap, hostname, port, vp, controlPlane, la, nil)
+}
+
+// ExplainWithCluster is Explain with the CDS cluster istiod sent for the
+// same name (nil when none): its load balancing decides the shares.
+func ExplainWithCluster(snap *collector.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment, cl *xdsclient.Cluster) View {
 	proxy := ProxyOf(vp)
 	if snap.ClusterByID(controlPlane) != nil {
 		proxy.ConfigCluster = controlPlane // its istiod reads that cluster's Istio config
@@ -65,13 +92,59 @@ func Explain(snap *collector.Snapshot, hostname string, port int32, vp xdsclient
 	if v.Dropped == nil {
 		v.Dropped = []horizon.Dropped{}
 	}
+	v.LB, v.LBFrom = pred.LB, "istiod-default"
+	if cl != nil {
+		v.LB, v.LBFrom = LBOf(*cl), "cds"
+	}
 	if la != nil {
 		v.Actual = Attribute(snap, hostname, *la, proxy, pred)
+		ApplyEffects(v.Actual, v.LB)
 	}
+	v.Split = split(v.Actual, pred.Endpoints, la != nil)
 	var diffs []Difference
 	v.Verdict, diffs = Compare(pred, v.Actual, la != nil)
+	if la != nil && cl != nil && pred.Found {
+		if lb := CompareLB(pred.LB, v.LB); len(lb) > 0 {
+			diffs = append(diffs, lb...)
+			v.Verdict = Mismatch
+		}
+	}
 	if diffs != nil {
 		v.Differences = diffs
 	}
 	return v
+}
+
+// split sums the shares per network: of the actual endpoints when EDS
+// arrived, and of the predicted ones.
+func split(actual []Actual, pred []horizon.Endpoint, received bool) []NetworkSplit {
+	out := []NetworkSplit{}
+	at := func(n string) *NetworkSplit {
+		for i := range out {
+			if out[i].Network == n {
+				return &out[i]
+			}
+		}
+		out = append(out, NetworkSplit{Network: n})
+		return &out[len(out)-1]
+	}
+	if received {
+		nets, effs := make([]string, len(actual)), make([]horizon.Effect, len(actual))
+		for i, a := range actual {
+			nets[i], effs[i] = a.Network, a.Effect
+		}
+		for _, ns := range horizon.SharesByNetwork(nets, effs) {
+			s := at(ns.Network)
+			s.Share, s.Intended = ns.Share, ns.Intended
+		}
+	}
+	nets, effs := make([]string, len(pred)), make([]horizon.Effect, len(pred))
+	for i, e := range pred {
+		nets[i], effs[i] = e.Network, e.Effect
+	}
+	for _, ns := range horizon.SharesByNetwork(nets, effs) {
+		at(ns.Network).Predicted = ns.Share
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Network < out[j].Network })
+	return out
 }

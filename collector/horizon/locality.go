@@ -61,7 +61,7 @@ func (p *Prediction) applyEffects() {
 			sum += weightOf(LBEntry{Weight: eps[i].Weight}, p.LB)
 		}
 		for i := range eps {
-			s := round4(weightOf(LBEntry{Weight: eps[i].Weight}, p.LB) / sum)
+			s := round6(weightOf(LBEntry{Weight: eps[i].Weight}, p.LB) / sum)
 			eps[i].Effect = Effect{Share: s, Intended: s}
 		}
 		return

@@ -83,7 +83,7 @@ func Effects(entries []LBEntry, cfg LBConfig) []Effect {
 		intended = spread(entries, nil, cfg)
 	}
 	for i := range out {
-		out[i] = Effect{Share: round4(eff[i]), Intended: round4(intended[i]), Shadowed: kept != nil && !kept[i]}
+		out[i] = Effect{Share: round6(eff[i]), Intended: round6(intended[i]), Shadowed: kept != nil && !kept[i]}
 	}
 	return out
 }
@@ -350,6 +350,9 @@ func weightOf(e LBEntry, cfg LBConfig) float64 {
 	return float64(e.Weight)
 }
 
+// round6 and round4 keep JSON free of float noise (0.333333, not
+// 0.33333333333333331); sums are rounded after adding.
+func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
 // NetworkShare is the share of one network's endpoints (and gateway) in

@@ -55,11 +55,11 @@ type Ref struct {
 
 // Endpoint is one LbEndpoint istiod is predicted to send.
 type Endpoint struct {
-	Address  string `json:"address"`
-	Port     uint32 `json:"port"`
-	Weight   uint32 `json:"weight"`
-	Health   Health `json:"health"`
-	Kind     Kind   `json:"kind"`
+	Address string `json:"address"`
+	Port    uint32 `json:"port"`
+	Weight  uint32 `json:"weight"`
+	Health  Health `json:"health"`
+	Kind    Kind   `json:"kind"`
 	// Locality is the endpoint's locality as Envoy receives it
 	// (region/zone/subzone, see EnvoyLocality); LocalityWeight and
 	// Priority are its LocalityLbEndpoints' load_balancing_weight and
