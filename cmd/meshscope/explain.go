@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -113,12 +114,17 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *mesh, snap *coll
 	res := explainResult{Service: host, Views: []explain.View{}}
 	for i, vp := range vps {
 		for _, p := range ports {
-			la, ok := actual[i].las[horizon.EDSClusterName(host, p)]
+			name := horizon.EDSClusterName(host, p)
+			la, ok := actual[i].las[name]
 			var lap *xdsclient.LoadAssignment
 			if ok {
 				lap = &la
 			}
-			v := explain.Explain(snap, host, p, vp, actual[i].controlPlane, lap)
+			var clp *xdsclient.Cluster
+			if cl, ok := actual[i].clusters[name]; ok {
+				clp = &cl
+			}
+			v := explain.ExplainWithCluster(snap, host, p, vp, actual[i].controlPlane, lap, clp)
 			if !ok {
 				v.Error = actual[i].why
 			}
@@ -221,7 +227,10 @@ func explainViewpoints(snap *collector.Snapshot, from []string, allViews bool) (
 type edsResult struct {
 	controlPlane string
 	las          map[string]xdsclient.LoadAssignment
-	why          string // when something is missing: the stream's state
+	// clusters are the CDS clusters of the same names (how Envoy load
+	// balances them), when istiod sent them.
+	clusters map[string]xdsclient.Cluster
+	why      string // when something is missing: the stream's state
 }
 
 // fetchEDS impersonates each viewpoint against its control plane and waits
@@ -251,6 +260,7 @@ func fetchEDS(ctx context.Context, m *mesh, vps []xdsclient.Viewpoint, names []s
 			go func() { _ = c.Run(cctx) }()
 			r := &out[i]
 			r.las = map[string]xdsclient.LoadAssignment{}
+			r.clusters = map[string]xdsclient.Cluster{}
 			tick := time.NewTicker(20 * time.Millisecond)
 			defer tick.Stop()
 			for {
@@ -259,13 +269,23 @@ func fetchEDS(ctx context.Context, m *mesh, vps []xdsclient.Viewpoint, names []s
 						r.las[n] = la
 					}
 				}
-				if len(r.las) == len(names) {
+				// CDS is a wildcard and comes before EDS: once any cluster
+				// arrived, a missing name is not coming.
+				cds := c.Clusters()
+				for _, cl := range cds {
+					if slices.Contains(names, cl.EDSName()) {
+						r.clusters[cl.EDSName()] = cl
+					}
+				}
+				if len(r.las) == len(names) && len(cds) > 0 {
 					return
 				}
 				select {
 				case <-cctx.Done():
-					st := c.Status()
-					r.why = fmt.Sprintf("no EDS from %s within the timeout: %s", t.Address, st.Message)
+					if len(r.las) < len(names) {
+						st := c.Status()
+						r.why = fmt.Sprintf("no EDS from %s within the timeout: %s", t.Address, st.Message)
+					}
 					return
 				case <-tick.C:
 				}
@@ -286,35 +306,104 @@ func writeExplainTable(w io.Writer, res explainResult) {
 			fmt.Fprintf(w, "  %s\n", v.Error)
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ENDPOINT\tSTATUS\tWEIGHT\tKIND\tSTANDS FOR\tCLUSTER\tNETWORK\tWHY")
-		pred := map[string]horizon.Endpoint{}
+		fmt.Fprintln(tw, "ENDPOINT\tSTATUS\tWEIGHT\tLOCALITY\tSHARE\tKIND\tSTANDS FOR\tCLUSTER\tNETWORK\tWHY")
+		pred := map[explain.Key]horizon.Endpoint{}
+		kp := explain.Keyer{}
 		for _, p := range v.Predicted {
-			pred[fmt.Sprintf("%s:%d|%s", p.Address, p.Port, p.Locality)] = p
+			pred[kp.Key(p.Address, p.Port, p.Locality)] = p
 		}
-		seen := map[string]bool{}
+		seen := map[explain.Key]bool{}
+		ka := explain.Keyer{}
 		for _, a := range v.Actual {
-			k := fmt.Sprintf("%s:%d|%s", a.Address, a.Port, a.Locality)
+			k := ka.Key(a.Address, a.Port, a.Locality)
 			seen[k] = true
 			why := "not predicted"
 			if p, ok := pred[k]; ok {
 				why = p.Why
 			}
-			fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", a.Address, a.Port, a.Health, a.Weight, a.Kind, standsFor(a.StandsFor, a.Pod), dash(a.Cluster), dash(a.Network), why)
+			fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Address, a.Port, a.Health, a.Weight, locality(a.Locality, a.Priority), share(a.Effect), a.Kind, standsFor(a.StandsFor, a.Pod), dash(a.Cluster), dash(a.Network), why)
 		}
+		kp = explain.Keyer{}
 		for _, p := range v.Predicted {
-			k := fmt.Sprintf("%s:%d|%s", p.Address, p.Port, p.Locality)
-			if !seen[k] {
-				fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.Address, p.Port, "NOT SENT", p.Weight, p.Kind, standsFor(p.StandsFor, p.Pod), dash(p.Cluster), dash(p.Network), "predicted: "+p.Why)
+			if !seen[kp.Key(p.Address, p.Port, p.Locality)] {
+				fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Address, p.Port, "NOT SENT", p.Weight, locality(p.Locality, p.Priority), share(p.Effect), p.Kind, standsFor(p.StandsFor, p.Pod), dash(p.Cluster), dash(p.Network), "predicted: "+p.Why)
 			}
 		}
 		for _, d := range v.Dropped {
-			fmt.Fprintf(tw, "%s:%d\t%s\t-\t%s\t%s\t%s\t%s\t%s\n", d.Address, d.Port, "DROPPED", d.Reason, dash(d.Pod), dash(d.Cluster), dash(d.Network), d.Why)
+			fmt.Fprintf(tw, "%s:%d\t%s\t-\t-\t-\t%s\t%s\t%s\t%s\t%s\n", d.Address, d.Port, "DROPPED", d.Reason, dash(d.Pod), dash(d.Cluster), dash(d.Network), d.Why)
 		}
 		tw.Flush()
+		if line := splitLine(v); line != "" {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
 		for _, d := range v.Differences {
 			fmt.Fprintf(w, "  ! %s\n", d.Sentence)
 		}
 	}
+}
+
+// locality is the LOCALITY cell: region/zone/subzone, and the priority
+// when it is not 0.
+func locality(l string, prio uint32) string {
+	l = dash(l)
+	if prio > 0 {
+		l += fmt.Sprintf(" p%d", prio)
+	}
+	return l
+}
+
+// share is the SHARE cell: the percent of requests Envoy sends there; in
+// parentheses what istiod's weights mean when that differs; "dup" when
+// Envoy drops the entry for an earlier one with the same address.
+func share(e horizon.Effect) string {
+	s := percent(e.Share)
+	if percent(e.Intended) != s {
+		s += " (" + percent(e.Intended) + ")"
+	}
+	if e.Shadowed {
+		s += " dup"
+	}
+	return s
+}
+
+func percent(f float64) string {
+	p := 100 * f
+	if p > 0 && p < 1 {
+		return fmt.Sprintf("%.1f%%", p)
+	}
+	return fmt.Sprintf("%.0f%%", p)
+}
+
+// splitLine says how the proxy's requests split over networks and what
+// decides it (the cluster's load balancing).
+func splitLine(v explain.View) string {
+	if len(v.Split) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, n := range v.Split {
+		sh := n.Share
+		if v.Verdict == explain.Pending {
+			sh = n.Predicted
+		}
+		p := fmt.Sprintf("%s %s", orNone(n.Network), percent(sh))
+		if v.Verdict != explain.Pending && percent(n.Intended) != percent(sh) {
+			p += fmt.Sprintf(" (istiod's weights mean %s)", percent(n.Intended))
+		}
+		parts = append(parts, p)
+	}
+	lw := "ignored"
+	if v.LB.LocalityWeighted {
+		lw = "used"
+	}
+	return fmt.Sprintf("split: %s — %s, locality weights %s, panic threshold %g%% (%s)", strings.Join(parts, ", "), dash(v.LB.Policy), lw, v.LB.PanicThreshold, v.LBFrom)
+}
+
+func orNone(n string) string {
+	if n == "" {
+		return "(no network)"
+	}
+	return n
 }
 
 func standsFor(refs []horizon.Ref, pod string) string {
