@@ -39,6 +39,19 @@ type Actual struct {
 func Attribute(snap *collector.Snapshot, hostname string, la xdsclient.LoadAssignment, proxy horizon.Proxy, pred horizon.Prediction) []Actual {
 	svc := snap.Service(hostname)
 	out := make([]Actual, 0, len(la.Endpoints))
+	// Gateway entries pair with predicted ones by address, port, locality
+	// and occurrence: istiod sends a gateway once per locality group, each
+	// standing for that group's endpoints.
+	var gws map[Key]horizon.Endpoint
+	kp, ka := Keyer{}, Keyer{}
+	for _, p := range pred.Endpoints {
+		if p.Kind == horizon.Gateway || p.Kind == horizon.Forced {
+			if gws == nil {
+				gws = map[Key]horizon.Endpoint{}
+			}
+			gws[kp.Key(p.Address, p.Port, p.Locality)] = p
+		}
+	}
 	for _, e := range la.Endpoints {
 		a := Actual{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: horizon.Health(e.Health),
 			Locality: strings.TrimRight(e.Locality.String(), "/"), LocalityWeight: e.LocalityWeight, Priority: e.Priority,
@@ -51,12 +64,10 @@ func Attribute(snap *collector.Snapshot, hostname string, la xdsclient.LoadAssig
 			if g := findGateway(snap, e.Address, e.Port); g != nil {
 				a.Network = g.Network
 			}
-			for _, p := range pred.Endpoints {
-				if (p.Kind == horizon.Gateway || p.Kind == horizon.Forced) && p.Address == e.Address && p.Port == e.Port && p.Locality == a.Locality {
-					a.StandsFor = p.StandsFor
-					if a.Network == "" {
-						a.Network = p.Network
-					}
+			if p, ok := gws[ka.Key(e.Address, e.Port, a.Locality)]; ok {
+				a.StandsFor = p.StandsFor
+				if a.Network == "" {
+					a.Network = p.Network
 				}
 			}
 		} else if ep := findEndpoint(svc, a.Cluster, e.Address); ep != nil {

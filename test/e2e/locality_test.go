@@ -149,11 +149,23 @@ func TestLocalities(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Errorf("doctor: %v (want exit status 1)\n%s", err, out)
 	}
+	t.Logf("doctor:\n%s", out)
 	for _, s := range []string{"duplicate-gateway", "network2 gets 50 % of a network1 proxy's requests instead of 80 %",
 		"Envoy keeps only the first of 3 gateway entries for 192.168.60.9:15443", "istio#56355", "topology.istio.io/locality"} {
 		if !strings.Contains(string(out), s) {
 			t.Errorf("doctor output lacks %q:\n%s", s, out)
 		}
+	}
+
+	// The table shows LOCALITY and SHARE.
+	cmd = exec.CommandContext(cctx, meshscopeBinary(t), "explain", "helloworld.sample", "--from", "cluster1/network1",
+		"--kubeconfig", theLab.Kubeconfig, "--context", "cluster1", "--xds-address", theLab.Istiods()[0].XDSAddress(), "--log-file", "-")
+	out, err = cmd.Output()
+	t.Logf("explain:\n%s", out)
+	if err != nil || !strings.Contains(string(out), "LOCALITY") || !strings.Contains(string(out), "SHARE") || !strings.Contains(string(out), "0% (40%) dup") ||
+		!strings.Contains(string(out), "50% (20%)     gateway  "+pod2) ||
+		!strings.Contains(string(out), "split: network1 50% (istiod's weights mean 20%), network2 50% (istiod's weights mean 80%)") {
+		t.Errorf("explain table: %v", err)
 	}
 
 	// explain -o json carries locality, locality weight, priority and
