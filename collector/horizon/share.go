@@ -12,7 +12,8 @@ import "math"
 //     locality or priority ("only the first one will be retained");
 //   - LoadBalancerBase::recalculatePerPriorityState: each priority's health
 //     is min(100, 140 × healthy hosts / hosts) (the overprovisioning factor
-//     1.4, by count), and load goes to priorities in order of that health;
+//     1.4, by count, excluded hosts left out), and load goes to priorities
+//     in order of that health;
 //     recalculatePerPriorityPanic / isHostSetInPanic: below the panic
 //     threshold a priority uses all its hosts, healthy or not;
 //   - ZoneAwareLoadBalancerBase::hostSourceToUse: locality weights count
@@ -120,16 +121,21 @@ const (
 	healthy hostState = iota
 	degraded
 	unhealthy
+	excluded
 )
 
-// stateOf maps EDS health as Envoy does: UNKNOWN and HEALTHY are healthy,
-// DEGRADED is degraded, UNHEALTHY, DRAINING and TIMEOUT are not.
+// stateOf maps EDS health as Envoy does (HostImpl::setEdsHealthFlag):
+// UNKNOWN and HEALTHY are healthy, DEGRADED is degraded, UNHEALTHY and
+// TIMEOUT are not, and DRAINING is excluded — left out of the health
+// counts as well (envoy.reloadable_features.exclude_host_in_eds_status_draining).
 func stateOf(h Health) hostState {
 	switch h {
 	case "", Healthy, Unknown:
 		return healthy
 	case "DEGRADED":
 		return degraded
+	case "DRAINING":
+		return excluded
 	}
 	return unhealthy
 }
@@ -160,16 +166,21 @@ func spread(entries []LBEntry, kept []bool, cfg LBConfig) []float64 {
 		if len(idx) == 0 {
 			continue
 		}
-		var h, d uint64
+		var h, d, total uint64
 		for _, i := range idx {
 			switch stateOf(entries[i].Health) {
 			case healthy:
 				h++
 			case degraded:
 				d++
+			case excluded:
+				continue
 			}
+			total++
 		}
-		total := uint64(len(idx))
+		if total == 0 {
+			continue
+		}
 		health[p] = min(100, overprovisioning*h/total)
 		degr[p] = min(100, overprovisioning*d/total)
 		avail += health[p] + degr[p]
@@ -263,16 +274,20 @@ func firstNonZero(v []uint64) int {
 // inPanic mirrors isHostSetInPanic: healthy and degraded hosts below the
 // panic threshold (percent of the priority's hosts).
 func inPanic(entries []LBEntry, idx []int, threshold float64) bool {
-	if len(idx) == 0 {
+	ok, hosts := 0, 0
+	for _, i := range idx {
+		switch stateOf(entries[i].Health) {
+		case healthy, degraded:
+			ok++
+		case excluded:
+			continue
+		}
+		hosts++
+	}
+	if hosts == 0 {
 		return 0 < threshold
 	}
-	ok := 0
-	for _, i := range idx {
-		if stateOf(entries[i].Health) != unhealthy {
-			ok++
-		}
-	}
-	return 100*float64(ok)/float64(len(idx)) < threshold
+	return 100*float64(ok)/float64(hosts) < threshold
 }
 
 // byWeight spreads load f over the entries of idx that want selects (all
@@ -320,7 +335,9 @@ func byLocality(share []float64, entries []LBEntry, idx []int, want func(int) bo
 		// Envoy keeps one weight per locality and priority: the last
 		// LocalityLbEndpoints for it wins (PriorityStateManager).
 		l.weight = entries[i].LocalityWeight
-		l.hosts++
+		if stateOf(entries[i].Health) != excluded {
+			l.hosts++
+		}
 		if want(i) {
 			l.usable++
 		}
@@ -329,6 +346,9 @@ func byLocality(share []float64, entries []LBEntry, idx []int, want func(int) bo
 	eff := make([]float64, len(locs))
 	var sum float64
 	for j, l := range locs {
+		if l.hosts == 0 {
+			continue
+		}
 		eff[j] = float64(l.weight) * math.Min(1, overprovisioning/100.0*float64(l.usable)/float64(l.hosts))
 		sum += eff[j]
 	}

@@ -133,6 +133,8 @@ func TestEffects(t *testing.T) {
 		// z2: 1 of 3 healthy → effective weight 4 × min(1, 1.4/3) = 1.87 against z1's 4.
 		{"locality health scales its weight",
 			[]LBEntry{e("a", 1, Healthy, "z1", 0, 4), e("b", 1, Healthy, "z2", 0, 4), e("c", 1, Unhealthy, "z2", 0, 4), e("d", 1, Unhealthy, "z2", 0, 4)}, LBConfig{LocalityWeighted: true}, "68.2 31.8 0.0 0.0"},
+		// DRAINING is excluded: the priority is 1 of 1 healthy, not 1 of 2.
+		{"draining excluded from the counts", []LBEntry{e("a", 1, Healthy, "", 0, 2), e("b", 1, "DRAINING", "", 0, 2), e("c", 1, Healthy, "", 1, 1)}, IstiodLB, "100.0 0.0 0.0"},
 		{"duplicate: first kept, whatever its priority",
 			[]LBEntry{e("gw", 1, Unknown, "z1", 1, 1), e("a", 1, Healthy, "z0", 0, 1), e("gw", 5, Unknown, "z2", 0, 5)}, IstiodLB, "0.0 100.0(16.7) 0.0(83.3)x"},
 		{"duplicate with locality weighting: the emptied locality gets nothing",
