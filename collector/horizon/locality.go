@@ -3,6 +3,8 @@ package horizon
 import (
 	"math"
 	"strings"
+
+	"github.com/meshscope/meshscope/collector"
 )
 
 // EnvoyLocality is the locality Envoy receives for istiod's locality
@@ -12,14 +14,80 @@ import (
 // node's) and "us-east-1/us-east-1a" (a pod label's) both become region
 // us-east-1, zone us-east-1a, though istiod keeps them in two groups.
 func EnvoyLocality(label string) string {
-	if label == "" {
-		return ""
+	// Up to the third slash, without trailing slashes; no allocation.
+	n := 0
+	for i := 0; i < len(label); i++ {
+		if label[i] == '/' {
+			if n++; n == 3 {
+				label = label[:i]
+				break
+			}
+		}
 	}
-	parts := strings.SplitN(label, "/", 4)
-	if len(parts) > 3 {
-		parts = parts[:3]
+	return strings.TrimRight(label, "/")
+}
+
+// locCount is how many endpoints of a service have one locality string.
+type locCount struct {
+	loc string
+	n   int
+}
+
+type locCounts []locCount
+
+// localityCounts counts the service's endpoints per locality string (a
+// handful of distinct values) into out, so that each group is allocated
+// once.
+func localityCounts(svc *collector.Service, out locCounts) locCounts {
+	for _, sic := range svc.Clusters {
+		for i := range sic.Endpoints {
+			l := sic.Endpoints[i].Locality
+			j := 0
+			for j < len(out) && out[j].loc != l {
+				j++
+			}
+			if j == len(out) {
+				out = append(out, locCount{loc: l})
+			}
+			out[j].n++
+		}
 	}
-	return strings.TrimRight(strings.Join(parts, "/"), "/")
+	return out
+}
+
+func (c locCounts) count(loc string) int {
+	for _, x := range c {
+		if x.loc == loc {
+			return x.n
+		}
+	}
+	return 0
+}
+
+// gatewaySentences caches the reason of gateway entries within one
+// prediction: with localities there is an entry per group, and entries of
+// one network standing for as many endpoints share their sentence.
+type gatewaySentences []struct {
+	kind    Kind
+	network string
+	n       int
+	why     string
+}
+
+func (c *gatewaySentences) why(e *Endpoint, proxy Proxy) string {
+	for _, s := range *c {
+		if s.kind == e.Kind && s.n == len(e.StandsFor) && s.network == e.Network {
+			return s.why
+		}
+	}
+	w := gatewayWhy(e, proxy)
+	*c = append(*c, struct {
+		kind    Kind
+		network string
+		n       int
+		why     string
+	}{e.Kind, e.Network, len(e.StandsFor), w})
+	return w
 }
 
 // finishGroups gives every endpoint of the prediction its locality as
@@ -48,6 +116,9 @@ func (p *Prediction) finishGroups(ends []int) {
 			g[i].Locality, g[i].LocalityWeight, g[i].Priority = loc, lw, 0
 		}
 	}
+	if p.Endpoints == nil {
+		p.Endpoints = []Endpoint{}
+	}
 	p.LB = IstiodLB
 	p.applyEffects()
 }
@@ -55,14 +126,28 @@ func (p *Prediction) finishGroups(ends []int) {
 // applyEffects sets each predicted endpoint's share from p.LB.
 func (p *Prediction) applyEffects() {
 	eps := p.Endpoints
-	if p.plainShares() {
-		var sum float64
+	if p.byWeightOnly() {
+		// One priority, all healthy, no locality weighting: a kept
+		// entry's share is its weight over the kept ones' (Envoy), and
+		// over all entries' (istiod's intent).
+		kept := firstPerAddress(len(eps), func(i int) (string, uint32) { return eps[i].Address, eps[i].Port })
+		var all, sum float64
 		for i := range eps {
-			sum += weightOf(LBEntry{Weight: eps[i].Weight}, p.LB)
+			w := weightOf(LBEntry{Weight: eps[i].Weight}, p.LB)
+			all += w
+			if kept == nil || kept[i] {
+				sum += w
+			}
 		}
 		for i := range eps {
-			s := round6(weightOf(LBEntry{Weight: eps[i].Weight}, p.LB) / sum)
-			eps[i].Effect = Effect{Share: s, Intended: s}
+			w := weightOf(LBEntry{Weight: eps[i].Weight}, p.LB)
+			ef := Effect{Intended: round6(w / all)}
+			if kept == nil || kept[i] {
+				ef.Share = round6(w / sum)
+			} else {
+				ef.Shadowed = true
+			}
+			eps[i].Effect = ef
 		}
 		return
 	}
@@ -76,11 +161,10 @@ func (p *Prediction) applyEffects() {
 	}
 }
 
-// plainShares reports whether Envoy's spreading reduces to endpoint
-// weights over all endpoints (the common case, decided without
-// allocating for small services): one priority, every endpoint healthy,
-// no duplicate address, no locality weighting.
-func (p *Prediction) plainShares() bool {
+// byWeightOnly reports whether Envoy's spreading reduces to endpoint
+// weights over the entries it keeps (the common case): one priority,
+// every endpoint healthy, no locality weighting.
+func (p *Prediction) byWeightOnly() bool {
 	eps := p.Endpoints
 	if p.LB.LocalityWeighted || len(eps) == 0 {
 		return false
@@ -89,28 +173,6 @@ func (p *Prediction) plainShares() bool {
 		if eps[i].Priority != 0 || stateOf(eps[i].Health) != healthy {
 			return false
 		}
-	}
-	if len(eps) <= 16 {
-		for i := range eps {
-			for j := i + 1; j < len(eps); j++ {
-				if eps[i].Port == eps[j].Port && eps[i].Address == eps[j].Address {
-					return false
-				}
-			}
-		}
-		return true
-	}
-	type key struct {
-		addr string
-		port uint32
-	}
-	seen := make(map[key]struct{}, len(eps))
-	for i := range eps {
-		k := key{eps[i].Address, eps[i].Port}
-		if _, dup := seen[k]; dup {
-			return false
-		}
-		seen[k] = struct{}{}
 	}
 	return true
 }

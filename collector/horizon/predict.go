@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/meshscope/meshscope/collector"
@@ -67,11 +68,12 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 	// localities and gateways, so slices with linear search beat maps here.
 	type gwAgg struct {
 		key gwKey
-		ep  *Endpoint
+		ep  Endpoint
 	}
 	type group struct {
 		locality string
 		direct   []Endpoint
+		room     int // capacity of direct when first needed
 		gws      []gwAgg
 	}
 	total := 0
@@ -79,22 +81,47 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 		total += len(sic.Endpoints)
 	}
 	var groups []*group
+	// With one locality (the common case) the group gets room for every
+	// endpoint and the gateways, and becomes p.Endpoints without a copy;
+	// with several, a group gets room for its locality's endpoints when
+	// its first direct endpoint comes (groups reached only through
+	// gateways need none).
+	var buf [4]locCount
+	locs := localityCounts(svc, buf[:0])
+	var groupBuf []group
+	if len(locs) > 1 {
+		groupBuf = make([]group, 0, len(locs))
+	}
 	getGroup := func(loc string) *group {
 		for _, g := range groups {
 			if g.locality == loc {
 				return g
 			}
 		}
-		// Room for the gateways too: with one locality (the common case)
-		// this slice becomes p.Endpoints without a copy.
-		g := &group{locality: loc, direct: make([]Endpoint, 0, total+4)}
+		var g *group
+		if len(groupBuf) < cap(groupBuf) {
+			groupBuf = append(groupBuf, group{locality: loc, room: locs.count(loc)})
+			g = &groupBuf[len(groupBuf)-1]
+		} else {
+			g = &group{locality: loc, room: total + 4}
+		}
 		groups = append(groups, g)
 		return g
+	}
+	addDirect := func(g *group, e Endpoint) {
+		if g.direct == nil {
+			g.direct = make([]Endpoint, 0, g.room)
+		}
+		g.direct = append(g.direct, e)
 	}
 	// One backing array for every endpoint's Ref: StandsFor of direct
 	// endpoints slices into it instead of allocating per endpoint.
 	refs := make([]Ref, 0, total)
 	var why sentences
+	var gwWhy gatewaySentences
+	// Endpoints of one cluster share their gateways: look them up once.
+	var lastNC [2]string
+	var lastGws []gwKey
 
 	for _, cid := range sortedClusters(svc) {
 		sic := svc.Clusters[cid]
@@ -133,18 +160,24 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 				Locality: ep.Locality, Cluster: ep.Cluster, Network: ep.Network, Pod: ep.Pod, StandsFor: self}
 			if !p.MultiNetwork {
 				direct.Why = "no network has a gateway: split horizon is off, every endpoint is sent directly"
-				grp.direct = append(grp.direct, direct)
+				addDirect(grp, direct)
 				continue
 			}
 			// EndpointsByNetworkFilter.
 			weight := scaleWeight(1, p.ScaleFactor)
 			direct.Weight = weight
-			gws := ix.forEndpoint(ep.Network, ep.Cluster)
+			if ep.Network != lastNC[0] || ep.Cluster != lastNC[1] || lastGws == nil {
+				lastNC, lastGws = [2]string{ep.Network, ep.Cluster}, ix.forEndpoint(ep.Network, ep.Cluster)
+				if lastGws == nil {
+					lastGws = []gwKey{}
+				}
+			}
+			gws := lastGws
 			force := proxy.Network == "" && ep.Network != "" && len(gws) > 0
 			inNetwork := proxy.Network == "" || ep.Network == "" || proxy.Network == ep.Network
 			if !force && (inNetwork || len(gws) == 0) {
 				direct.Kind, direct.Why = why.direct(proxy.Network, ep.Network)
-				grp.direct = append(grp.direct, direct)
+				addDirect(grp, direct)
 				continue
 			}
 			reach := reachable(gws, v4, v6)
@@ -160,21 +193,21 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 			}
 			per := weight / uint32(len(reach))
 			for _, gk := range reach {
-				var g *Endpoint
-				for _, a := range grp.gws {
-					if a.key == gk {
-						g = a.ep
+				var g *Endpoint // into grp.gws, used before it grows again
+				for i := range grp.gws {
+					if grp.gws[i].key == gk {
+						g = &grp.gws[i].ep
 						break
 					}
 				}
 				if g == nil {
-					g = &Endpoint{Address: gk.Addr, Port: gk.Port, Health: Unknown, Kind: Gateway,
+					grp.gws = append(grp.gws, gwAgg{key: gk, ep: Endpoint{Address: gk.Addr, Port: gk.Port, Health: Unknown, Kind: Gateway,
 						Locality: ep.Locality, Cluster: gk.Cluster, Network: gk.Network,
-						StandsFor: make([]Ref, 0, 4)}
+						StandsFor: make([]Ref, 0, 4)}})
+					g = &grp.gws[len(grp.gws)-1].ep
 					if proxy.Network == "" {
 						g.Kind = Forced
 					}
-					grp.gws = append(grp.gws, gwAgg{key: gk, ep: g})
 				}
 				g.Weight += per
 				g.StandsFor = append(g.StandsFor, ref)
@@ -183,24 +216,32 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 	}
 
 	// istiod sorts its groups by its locality string (generate).
-	sort.Slice(groups, func(i, j int) bool { return groups[i].locality < groups[j].locality })
+	if len(groups) > 1 {
+		sort.Slice(groups, func(i, j int) bool { return groups[i].locality < groups[j].locality })
+	}
 	ends := make([]int, 0, len(groups))
 	if len(groups) == 1 {
 		p.Endpoints = groups[0].direct // no copy in the common case
 	} else {
-		p.Endpoints = make([]Endpoint, 0, len(refs)+4)
+		n := 0
+		for _, g := range groups {
+			n += len(g.direct) + len(g.gws)
+		}
+		p.Endpoints = make([]Endpoint, 0, n)
 	}
 	for _, g := range groups {
 		if len(groups) > 1 {
 			p.Endpoints = append(p.Endpoints, g.direct...)
 		}
-		sort.Slice(g.gws, func(i, j int) bool { return gwLess(g.gws[i].key, g.gws[j].key) })
-		for _, a := range g.gws {
-			e := a.ep
+		if len(g.gws) > 1 {
+			sort.Slice(g.gws, func(i, j int) bool { return gwLess(g.gws[i].key, g.gws[j].key) })
+		}
+		for i := range g.gws {
+			e := &g.gws[i].ep
 			if e.Weight == 0 { // istiod: "gateway weight must be greater than 0"
 				e.Weight = 1
 			}
-			e.Why = gatewayWhy(e, proxy)
+			e.Why = gwWhy.why(e, proxy)
 			p.Endpoints = append(p.Endpoints, *e)
 		}
 		ends = append(ends, len(p.Endpoints))
@@ -242,13 +283,14 @@ func (s *sentences) direct(proxyNet, epNet string) (Kind, string) {
 	*s = append(*s, sentence{key: k, kind: kind, why: why})
 	return kind, why
 }
+// gatewayWhy builds its sentence by concatenation, one allocation: with
+// localities there is a gateway entry per group, thousands per mesh.
 func gatewayWhy(e *Endpoint, proxy Proxy) string {
-	n := len(e.StandsFor)
-	what := fmt.Sprintf("%d endpoint(s) of %s", n, e.Network)
+	n := strconv.Itoa(len(e.StandsFor)) // no allocation below 100
 	if e.Kind == Forced {
-		return fmt.Sprintf("the proxy sends no NETWORK, so %s go through %s's east-west gateway (istiod forceGateway)", what, e.Network)
+		return "the proxy sends no NETWORK, so " + n + " endpoint(s) of " + e.Network + " go through " + e.Network + "'s east-west gateway (istiod forceGateway)"
 	}
-	return fmt.Sprintf("%s go through %s's east-west gateway: %s is not the proxy's network %s", what, e.Network, e.Network, proxy.Network)
+	return n + " endpoint(s) of " + e.Network + " go through " + e.Network + "'s east-west gateway: " + e.Network + " is not the proxy's network " + proxy.Network
 }
 
 // scaleWeight mirrors scaleEndpointLBWeight (clipped at MaxUint32).

@@ -77,7 +77,7 @@ func Effects(entries []LBEntry, cfg LBConfig) []Effect {
 	if len(entries) == 0 {
 		return out
 	}
-	kept := firstPerAddress(entries)
+	kept := firstPerAddress(len(entries), func(i int) (string, uint32) { return entries[i].Address, entries[i].Port })
 	eff := spread(entries, kept, cfg)
 	intended := eff
 	if kept != nil {
@@ -91,26 +91,42 @@ func Effects(entries []LBEntry, cfg LBConfig) []Effect {
 
 // firstPerAddress marks the entries Envoy keeps: the first per
 // address:port. It returns nil when there is no duplicate (the common case).
-func firstPerAddress(entries []LBEntry) []bool {
-	type key struct {
-		addr string
-		port uint32
-	}
-	seen := make(map[key]struct{}, len(entries))
+func firstPerAddress(n int, at func(int) (string, uint32)) []bool {
 	var kept []bool
-	for i, e := range entries {
-		k := key{e.Address, e.Port}
-		if _, dup := seen[k]; !dup {
-			seen[k] = struct{}{}
-			continue
-		}
+	drop := func(i int) {
 		if kept == nil {
-			kept = make([]bool, len(entries))
+			kept = make([]bool, n)
 			for j := range kept {
 				kept[j] = true
 			}
 		}
 		kept[i] = false
+	}
+	if n <= 32 { // small clusters: no map
+		for i := 1; i < n; i++ {
+			ai, pi := at(i)
+			for j := 0; j < i; j++ {
+				if aj, pj := at(j); pj == pi && aj == ai {
+					drop(i)
+					break
+				}
+			}
+		}
+		return kept
+	}
+	type key struct {
+		addr string
+		port uint32
+	}
+	seen := make(map[key]struct{}, n)
+	for i := 0; i < n; i++ {
+		a, p := at(i)
+		k := key{a, p}
+		if _, dup := seen[k]; dup {
+			drop(i)
+			continue
+		}
+		seen[k] = struct{}{}
 	}
 	return kept
 }
@@ -146,21 +162,46 @@ const overprovisioning = 140
 // spread returns each entry's share; kept == nil keeps every entry.
 func spread(entries []LBEntry, kept []bool, cfg LBConfig) []float64 {
 	share := make([]float64, len(entries))
-	// Hosts per priority (Envoy creates empty host sets for gaps).
+	// Hosts per priority (Envoy creates empty host sets for gaps), in one
+	// backing array.
 	maxP := uint32(0)
 	for i, e := range entries {
 		if (kept == nil || kept[i]) && e.Priority > maxP {
 			maxP = e.Priority
 		}
 	}
-	prios := make([][]int, maxP+1)
-	for i, e := range entries {
-		if kept == nil || kept[i] {
-			prios[e.Priority] = append(prios[e.Priority], i)
+	n := int(maxP) + 1
+	prios := make([][]int, n)
+	if n == 1 {
+		all := make([]int, 0, len(entries))
+		for i := range entries {
+			if kept == nil || kept[i] {
+				all = append(all, i)
+			}
+		}
+		prios[0] = all
+	} else {
+		counts := make([]int, n+1)
+		for i, e := range entries {
+			if kept == nil || kept[i] {
+				counts[e.Priority+1]++
+			}
+		}
+		for p := 1; p <= n; p++ {
+			counts[p] += counts[p-1]
+		}
+		backing := make([]int, counts[n])
+		for p := range prios {
+			prios[p] = backing[counts[p]:counts[p]:counts[p+1]]
+		}
+		for i, e := range entries {
+			if kept == nil || kept[i] {
+				prios[e.Priority] = append(prios[e.Priority], i)
+			}
 		}
 	}
-	n := len(prios)
-	health, degr := make([]uint64, n), make([]uint64, n)
+	state := make([]uint64, 4*n)
+	health, degr, load, dload := state[:n], state[n:2*n], state[2*n:3*n], state[3*n:]
 	var avail uint64
 	for p, idx := range prios {
 		if len(idx) == 0 {
@@ -187,7 +228,6 @@ func spread(entries []LBEntry, kept []bool, cfg LBConfig) []float64 {
 	}
 	avail = min(100, avail)
 
-	load, dload := make([]uint64, n), make([]uint64, n)
 	panicked := make([]bool, n)
 	if avail == 0 && cfg.PanicThreshold == 0 {
 		// Nothing healthy and panic off: Envoy finds no host, requests fail.
