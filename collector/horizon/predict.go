@@ -283,6 +283,7 @@ func (s *sentences) direct(proxyNet, epNet string) (Kind, string) {
 	*s = append(*s, sentence{key: k, kind: kind, why: why})
 	return kind, why
 }
+
 // gatewayWhy builds its sentence by concatenation, one allocation: with
 // localities there is a gateway entry per group, thousands per mesh.
 func gatewayWhy(e *Endpoint, proxy Proxy) string {
