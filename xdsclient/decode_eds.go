@@ -231,15 +231,8 @@ func (d *claDecoder) locality(b []byte, la *LoadAssignment) error {
 				}
 			}
 		case f.num == 3 && f.typ == protowire.BytesType: // load_balancing_weight (UInt32Value)
-			grp.weight = 0
-			for w := f.v; len(w) > 0; {
-				var g field
-				if g, w, ok = next(w); !ok {
-					return errFastPath
-				}
-				if g.num == 1 && g.typ == protowire.VarintType {
-					grp.weight = uint32(g.x)
-				}
+			if grp.weight, ok = uint32Value(f.v); !ok {
+				return errFastPath
 			}
 		case f.num == 5 && f.typ == protowire.VarintType: // priority
 			grp.prio = uint32(f.x)
@@ -352,15 +345,8 @@ func (d *claDecoder) lbEndpoint(b []byte, ep *Endpoint) error {
 				return err
 			}
 		case f.num == 4 && f.typ == protowire.BytesType: // load_balancing_weight (UInt32Value)
-			ep.Weight = 0 // present: the wrapper's value, 0 if unset
-			for w := f.v; len(w) > 0; {
-				var g field
-				if g, w, ok = next(w); !ok {
-					return errFastPath
-				}
-				if g.num == 1 && g.typ == protowire.VarintType {
-					ep.Weight = uint32(g.x)
-				}
+			if ep.Weight, ok = uint32Value(f.v); !ok { // present: its value, 0 if unset
+				return errFastPath
 			}
 		}
 	}
@@ -424,6 +410,23 @@ func (d *claDecoder) metadata(b []byte, ep *Endpoint) error {
 		}
 	}
 	return nil
+}
+
+// uint32Value reads a google.protobuf.UInt32Value (0 when its value is
+// unset).
+func uint32Value(b []byte) (uint32, bool) {
+	var v uint32
+	for len(b) > 0 {
+		var g field
+		var ok bool
+		if g, b, ok = next(b); !ok {
+			return 0, false
+		}
+		if g.num == 1 && g.typ == protowire.VarintType {
+			v = uint32(g.x)
+		}
+	}
+	return v, true
 }
 
 func mapEntry(b []byte) (key, val []byte, ok bool) {

@@ -42,15 +42,7 @@ var localityPods = []lab.PodSpec{
 func TestLocalities(t *testing.T) {
 	ctx := context.Background()
 	reg := startRegistry(t)
-	vps := []xdsclient.Viewpoint{
-		{Cluster: "cluster1", Network: "network1"},
-		{Cluster: "cluster2", Network: "network2"},
-		{Cluster: "cluster1", NoNetwork: true},
-	}
-	probes := make([]*probe, len(vps))
-	for i, vp := range vps {
-		probes[i] = startProbe(t, vp, xdsclient.ModeDelta, helloworldEDS)
-	}
+	vps, probes := threeViewProbes(t)
 
 	// Undo first, so that a failure half-way still leaves the shared lab
 	// as it was: pods, then nodes, then the seed pod's label.
