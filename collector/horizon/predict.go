@@ -86,7 +86,7 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 	// with several, a group gets room for its locality's endpoints when
 	// its first direct endpoint comes (groups reached only through
 	// gateways need none).
-	var buf [4]locCount
+	var buf [16]locCount
 	locs := localityCounts(svc, buf[:0])
 	var groupBuf []group
 	if len(locs) > 1 {
@@ -203,7 +203,7 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 				if g == nil {
 					grp.gws = append(grp.gws, gwAgg{key: gk, ep: Endpoint{Address: gk.Addr, Port: gk.Port, Health: Unknown, Kind: Gateway,
 						Locality: ep.Locality, Cluster: gk.Cluster, Network: gk.Network,
-						StandsFor: make([]Ref, 0, 4)}})
+						StandsFor: make([]Ref, 0, min(4, grp.room))}})
 					g = &grp.gws[len(grp.gws)-1].ep
 					if proxy.Network == "" {
 						g.Kind = Forced
