@@ -126,6 +126,9 @@ func (d *resourceDiff) sort() {
 // appendModified adds the change from o to e, the same endpoint (address
 // and port) in two pushes: its weight, or anything else, or nothing.
 func appendModified(out []EndpointChange, name string, o, e Endpoint) []EndpointChange {
+	// The group's weight changes with every endpoint added to or removed
+	// from its locality: that is those endpoints' change, not this one's.
+	o.LocalityWeight, e.LocalityWeight = 0, 0
 	switch {
 	case o.Weight != e.Weight:
 		c := change(name, EndpointWeight, e)
