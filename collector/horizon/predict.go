@@ -64,56 +64,13 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 	clusterLocal := isClusterLocal(hostname)
 
 	// Endpoints are grouped by locality like istiod's LocalityLbEndpoints;
-	// the gateway rewrite happens inside each group. Services have few
-	// localities and gateways, so slices with linear search beat maps here.
-	type gwAgg struct {
-		key gwKey
-		ep  Endpoint
-	}
-	type group struct {
-		locality string
-		direct   []Endpoint
-		room     int // capacity of direct when first needed
-		gws      []gwAgg
-	}
+	// the gateway rewrite happens inside each group (groups.go).
 	total := 0
 	for _, sic := range svc.Clusters {
 		total += len(sic.Endpoints)
 	}
-	var groups []*group
-	// With one locality (the common case) the group gets room for every
-	// endpoint and the gateways, and becomes p.Endpoints without a copy;
-	// with several, a group gets room for its locality's endpoints when
-	// its first direct endpoint comes (groups reached only through
-	// gateways need none).
-	var buf [16]locCount
-	locs := localityCounts(svc, buf[:0])
-	var groupBuf []group
-	if len(locs) > 1 {
-		groupBuf = make([]group, 0, len(locs))
-	}
-	getGroup := func(loc string) *group {
-		for _, g := range groups {
-			if g.locality == loc {
-				return g
-			}
-		}
-		var g *group
-		if len(groupBuf) < cap(groupBuf) {
-			groupBuf = append(groupBuf, group{locality: loc, room: locs.count(loc)})
-			g = &groupBuf[len(groupBuf)-1]
-		} else {
-			g = &group{locality: loc, room: total + 4}
-		}
-		groups = append(groups, g)
-		return g
-	}
-	addDirect := func(g *group, e Endpoint) {
-		if g.direct == nil {
-			g.direct = make([]Endpoint, 0, g.room)
-		}
-		g.direct = append(g.direct, e)
-	}
+	var lbuf [16]locCount
+	groups := newGroupSet(svc, total, lbuf[:0])
 	// One backing array for every endpoint's Ref: StandsFor of direct
 	// endpoints slices into it instead of allocating per endpoint.
 	refs := make([]Ref, 0, total)
@@ -155,12 +112,12 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 			// and count in gateway weights below like healthy ones.
 			refs = append(refs, ref)
 			self := refs[len(refs)-1 : len(refs) : len(refs)]
-			grp := getGroup(ep.Locality)
+			grp := groups.group(ep.Locality)
 			direct := Endpoint{Address: ep.Address, Port: epPort, Weight: 1, Health: ref.Health, Kind: Local,
 				Locality: ep.Locality, Cluster: ep.Cluster, Network: ep.Network, Pod: ep.Pod, StandsFor: self}
 			if !p.MultiNetwork {
 				direct.Why = "no network has a gateway: split horizon is off, every endpoint is sent directly"
-				addDirect(grp, direct)
+				groups.addDirect(grp, direct)
 				continue
 			}
 			// EndpointsByNetworkFilter.
@@ -177,7 +134,7 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 			inNetwork := proxy.Network == "" || ep.Network == "" || proxy.Network == ep.Network
 			if !force && (inNetwork || len(gws) == 0) {
 				direct.Kind, direct.Why = why.direct(proxy.Network, ep.Network)
-				addDirect(grp, direct)
+				groups.addDirect(grp, direct)
 				continue
 			}
 			reach := reachable(gws, v4, v6)
@@ -193,59 +150,16 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 			}
 			per := weight / uint32(len(reach))
 			for _, gk := range reach {
-				var g *Endpoint // into grp.gws, used before it grows again
-				for i := range grp.gws {
-					if grp.gws[i].key == gk {
-						g = &grp.gws[i].ep
-						break
-					}
+				proto := Endpoint{Address: gk.Addr, Port: gk.Port, Health: Unknown, Kind: Gateway,
+					Locality: ep.Locality, Cluster: gk.Cluster, Network: gk.Network}
+				if proxy.Network == "" {
+					proto.Kind = Forced
 				}
-				if g == nil {
-					grp.gws = append(grp.gws, gwAgg{key: gk, ep: Endpoint{Address: gk.Addr, Port: gk.Port, Health: Unknown, Kind: Gateway,
-						Locality: ep.Locality, Cluster: gk.Cluster, Network: gk.Network,
-						StandsFor: make([]Ref, 0, min(4, grp.room))}})
-					g = &grp.gws[len(grp.gws)-1].ep
-					if proxy.Network == "" {
-						g.Kind = Forced
-					}
-				}
-				g.Weight += per
-				g.StandsFor = append(g.StandsFor, ref)
+				groups.addToGateway(grp, gk, &proto, len(refs)-1, per)
 			}
 		}
 	}
-
-	// istiod sorts its groups by its locality string (generate).
-	if len(groups) > 1 {
-		sort.Slice(groups, func(i, j int) bool { return groups[i].locality < groups[j].locality })
-	}
-	ends := make([]int, 0, len(groups))
-	if len(groups) == 1 {
-		p.Endpoints = groups[0].direct // no copy in the common case
-	} else {
-		n := 0
-		for _, g := range groups {
-			n += len(g.direct) + len(g.gws)
-		}
-		p.Endpoints = make([]Endpoint, 0, n)
-	}
-	for _, g := range groups {
-		if len(groups) > 1 {
-			p.Endpoints = append(p.Endpoints, g.direct...)
-		}
-		if len(g.gws) > 1 {
-			sort.Slice(g.gws, func(i, j int) bool { return gwLess(g.gws[i].key, g.gws[j].key) })
-		}
-		for i := range g.gws {
-			e := &g.gws[i].ep
-			if e.Weight == 0 { // istiod: "gateway weight must be greater than 0"
-				e.Weight = 1
-			}
-			e.Why = gwWhy.why(e, proxy)
-			p.Endpoints = append(p.Endpoints, *e)
-		}
-		ends = append(ends, len(p.Endpoints))
-	}
+	ends := groups.assemble(&p, refs, func(e *Endpoint) string { return gwWhy.why(e, proxy) })
 	p.finishGroups(ends)
 	return p
 }
