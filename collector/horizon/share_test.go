@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/meshscope/meshscope/collector"
 )
 
 // groups renders a prediction as istiod's LocalityLbEndpoints: one
@@ -151,5 +153,27 @@ func TestEnvoyLocality(t *testing.T) {
 		if got := EnvoyLocality(in); got != want {
 			t.Errorf("EnvoyLocality(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Two gateways for network2 and its pods in two zones: each zone's group
+// holds both gateways (sorted as istiod sorts them), each with half the
+// zone's weight (scaled by the LCM of gateway counts, 2).
+func TestPredictLocalitiesSeveralGateways(t *testing.T) {
+	gws := append(append([]collector.Gateway{}, seedGateways...), gw("network2", "cluster2", "192.168.60.8", 15443))
+	eps := []ep{
+		{cluster: "cluster1", network: "network1", ip: "10.44.0.13", pod: "a", locality: "r1/z1/"},
+		{cluster: "cluster2", network: "network2", ip: "10.144.0.15", pod: "b", locality: "r2/zb/"},
+		{cluster: "cluster2", network: "network2", ip: "10.144.0.16", pod: "c", locality: "r2/zc/"},
+		{cluster: "cluster2", network: "network2", ip: "10.144.0.17", pod: "d", locality: "r2/zc/"},
+	}
+	p := Predict(mesh(gws, eps), hello, 5000, Proxy{Cluster: "cluster1", Network: "network1"})
+	want := "[r1/z1 lw=2 p=0: 10.44.0.13:5000 w=2 50%] [r2/zb lw=2 p=0: 192.168.60.8:15443 w=1 25%, 192.168.60.9:15443 w=1 25%] " +
+		"[r2/zc lw=4 p=0: 192.168.60.8:15443 w=2 0% shadowed, 192.168.60.9:15443 w=2 0% shadowed]"
+	if got := groups(p); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if n := len(p.Endpoints[4].StandsFor); n != 2 || p.Endpoints[4].StandsFor[1].Pod != "d" {
+		t.Errorf("the zc gateway entry stands for c and d: %+v", p.Endpoints[4].StandsFor)
 	}
 }
