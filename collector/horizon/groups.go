@@ -11,8 +11,11 @@ import "github.com/meshscope/meshscope/collector"
 // number of localities.
 type groupSet struct {
 	// locs are the service's locality strings as istiod holds them; a
-	// group is an index into it.
-	locs   locCounts
+	// group is an index into it. of holds each endpoint's group, cluster
+	// after cluster (from[i] is where cluster i starts).
+	locs   []string
+	of     []int32
+	from   []int
 	direct []Endpoint
 	dgroup []int // group of each direct endpoint (several localities only)
 	gws    []gwEntry
@@ -22,37 +25,53 @@ type groupSet struct {
 	total  int
 }
 
+// gwEntry is a gateway LbEndpoint being built: what it becomes in
+// assemble (Endpoint is large, and most of it follows from the key).
 type gwEntry struct {
-	group int
-	key   gwKey
-	ep    Endpoint
+	group    int
+	key      gwKey
+	kind     Kind
+	locality string
+	weight   uint32
+	stands   []Ref
 }
 
 type gwStand struct{ gw, ref int }
 
-// newGroupSet prepares the groups of svc's total endpoints, counting its
-// localities into buf.
-func newGroupSet(svc *collector.Service, total int, buf locCounts) *groupSet {
-	s := &groupSet{locs: localityCounts(svc, buf), total: total}
+// init prepares the groups of svc's total endpoints, its clusters taken
+// in the order cids, collecting its localities into buf.
+func (s *groupSet) init(svc *collector.Service, cids []string, total int, buf []string) {
+	s.locs, s.total = buf, total
+	s.of = make([]int32, 0, total)
+	s.from = make([]int, 0, len(cids))
+	for _, cid := range cids {
+		s.from = append(s.from, len(s.of))
+		eps := svc.Clusters[cid].Endpoints
+		last := -1
+		for i := range eps {
+			l := eps[i].Locality
+			// Neighbours often share a locality: try the last one first.
+			if last < 0 || s.locs[last] != l {
+				last = 0
+				for last < len(s.locs) && s.locs[last] != l {
+					last++
+				}
+				if last == len(s.locs) {
+					s.locs = append(s.locs, l)
+				}
+			}
+			s.of = append(s.of, int32(last))
+		}
+	}
 	if len(s.locs) == 1 {
 		// One locality (the common case): the direct endpoints get room
 		// for the gateways too, and become p.Endpoints without a copy.
 		s.direct = make([]Endpoint, 0, total+4)
 	}
-	return s
 }
 
-// group is the group of an endpoint with locality loc.
-func (s *groupSet) group(loc string) int {
-	for i := range s.locs {
-		if s.locs[i].loc == loc {
-			return i
-		}
-	}
-	// Not counted (cannot happen for the service's own endpoints).
-	s.locs = append(s.locs, locCount{loc: loc})
-	return len(s.locs) - 1
-}
+// groupOf is the group of endpoint i of the ci-th cluster.
+func (s *groupSet) groupOf(ci, i int) int { return int(s.of[s.from[ci]+i]) }
 
 func (s *groupSet) addDirect(g int, e Endpoint) {
 	if s.direct == nil {
@@ -65,8 +84,9 @@ func (s *groupSet) addDirect(g int, e Endpoint) {
 }
 
 // addToGateway adds ref (an index into the prediction's refs) and weight
-// to the gateway entry of group g for gateway k, created as proto.
-func (s *groupSet) addToGateway(g int, k gwKey, proto *Endpoint, ref int, weight uint32) {
+// to the gateway entry of group g (locality loc) for gateway k, of kind
+// Gateway or Forced.
+func (s *groupSet) addToGateway(g int, loc string, k gwKey, kind Kind, ref int, weight uint32) {
 	i := 0
 	for i < len(s.gws) && (s.gws[i].group != g || s.gws[i].key != k) {
 		i++
@@ -75,17 +95,31 @@ func (s *groupSet) addToGateway(g int, k gwKey, proto *Endpoint, ref int, weight
 		if s.gws == nil { // about one entry per group
 			s.gws = make([]gwEntry, 0, max(4, len(s.locs)))
 		}
-		s.gws = append(s.gws, gwEntry{group: g, key: k, ep: *proto})
+		s.gws = append(s.gws, gwEntry{group: g, key: k, kind: kind, locality: loc})
 	}
-	s.gws[i].ep.Weight += weight
+	s.gws[i].weight += weight
 	s.stands = append(s.stands, gwStand{gw: i, ref: ref})
+}
+
+// endpoint is the gateway LbEndpoint istiod sends for e: at the gateway's
+// address, with no health, standing for e's endpoints.
+func (e *gwEntry) endpoint(why *gatewaySentences, proxy Proxy) Endpoint {
+	w := e.weight
+	if w == 0 { // istiod: "gateway weight must be greater than 0"
+		w = 1
+	}
+	ep := Endpoint{Address: e.key.Addr, Port: e.key.Port, Weight: w, Health: Unknown, Kind: e.kind,
+		Locality: e.locality, Cluster: e.key.Cluster, Network: e.key.Network, StandsFor: e.stands}
+	ep.Why = why.why(&ep, proxy)
+	return ep
 }
 
 // assemble writes the groups into p.Endpoints in istiod's order — groups
 // by their locality string, in each its direct endpoints in the order
 // they came, then its gateway entries sorted as istiod sorts gateways —
-// and returns where each group ends. why gives a gateway entry its reason.
-func (s *groupSet) assemble(p *Prediction, refs []Ref, why func(*Endpoint) string) []int {
+// and returns where each group ends. why gives gateway entries their
+// reason.
+func (s *groupSet) assemble(p *Prediction, refs []Ref, why *gatewaySentences, proxy Proxy) []int {
 	// Each gateway entry's StandsFor: one backing array, in arrival order.
 	if len(s.stands) > 0 {
 		var cbuf [16]int
@@ -100,18 +134,12 @@ func (s *groupSet) assemble(p *Prediction, refs []Ref, why func(*Endpoint) strin
 		backing := make([]Ref, len(s.stands))
 		off := 0
 		for i := range s.gws {
-			s.gws[i].ep.StandsFor = backing[off : off : off+counts[i]]
+			s.gws[i].stands = backing[off : off : off+counts[i]]
 			off += counts[i]
 		}
 		for _, st := range s.stands {
-			e := &s.gws[st.gw].ep
-			e.StandsFor = append(e.StandsFor, refs[st.ref])
-		}
-	}
-	for i := range s.gws {
-		e := &s.gws[i].ep
-		if e.Weight == 0 { // istiod: "gateway weight must be greater than 0"
-			e.Weight = 1
+			e := &s.gws[st.gw]
+			e.stands = append(e.stands, refs[st.ref])
 		}
 	}
 	// istiod sorts its groups by its locality string (generate), and the
@@ -127,7 +155,7 @@ func (s *groupSet) assemble(p *Prediction, refs []Ref, why func(*Endpoint) strin
 		order[i] = i
 	}
 	for i := 1; i < n; i++ { // insertion sort: a handful of groups
-		for j := i; j > 0 && s.locs[order[j]].loc < s.locs[order[j-1]].loc; j-- {
+		for j := i; j > 0 && s.locs[order[j]] < s.locs[order[j-1]]; j-- {
 			order[j], order[j-1] = order[j-1], order[j]
 		}
 	}
@@ -139,15 +167,12 @@ func (s *groupSet) assemble(p *Prediction, refs []Ref, why func(*Endpoint) strin
 			s.gws[j], s.gws[j-1] = s.gws[j-1], s.gws[j]
 		}
 	}
-	for i := range s.gws {
-		s.gws[i].ep.Why = why(&s.gws[i].ep)
-	}
 
 	ends := make([]int, 0, n)
 	if n <= 1 {
 		p.Endpoints = s.direct
 		for i := range s.gws {
-			p.Endpoints = append(p.Endpoints, s.gws[i].ep)
+			p.Endpoints = append(p.Endpoints, s.gws[i].endpoint(why, proxy))
 		}
 		return append(ends, len(p.Endpoints))
 	}
@@ -177,7 +202,7 @@ func (s *groupSet) assemble(p *Prediction, refs []Ref, why func(*Endpoint) strin
 	}
 	for i := range s.gws { // sorted: after each group's direct endpoints
 		r := rank[s.gws[i].group]
-		p.Endpoints[next[r]] = s.gws[i].ep
+		p.Endpoints[next[r]] = s.gws[i].endpoint(why, proxy)
 		next[r]++
 	}
 	return ends

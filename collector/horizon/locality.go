@@ -3,8 +3,6 @@ package horizon
 import (
 	"math"
 	"strings"
-
-	"github.com/meshscope/meshscope/collector"
 )
 
 // EnvoyLocality is the locality Envoy receives for istiod's locality
@@ -27,47 +25,12 @@ func EnvoyLocality(label string) string {
 	return strings.TrimRight(label, "/")
 }
 
-// locCount is how many endpoints of a service have one locality string.
-type locCount struct {
-	loc string
-	n   int
-}
-
-type locCounts []locCount
-
-// localityCounts counts the service's endpoints per locality string (a
-// handful of distinct values) into out, so that each group is allocated
-// once.
-func localityCounts(svc *collector.Service, out locCounts) locCounts {
-	for _, sic := range svc.Clusters {
-		for i := range sic.Endpoints {
-			l := sic.Endpoints[i].Locality
-			j := 0
-			for j < len(out) && out[j].loc != l {
-				j++
-			}
-			if j == len(out) {
-				out = append(out, locCount{loc: l})
-			}
-			out[j].n++
-		}
-	}
-	return out
-}
-
-func (c locCounts) count(loc string) int {
-	for _, x := range c {
-		if x.loc == loc {
-			return x.n
-		}
-	}
-	return 0
-}
-
 // gatewaySentences caches the reason of gateway entries within one
 // prediction: with localities there is an entry per group, and entries of
 // one network standing for as many endpoints share their sentence.
-type gatewaySentences []struct {
+type gatewaySentences []gatewaySentence
+
+type gatewaySentence struct {
 	kind    Kind
 	network string
 	n       int
@@ -81,12 +44,7 @@ func (c *gatewaySentences) why(e *Endpoint, proxy Proxy) string {
 		}
 	}
 	w := gatewayWhy(e, proxy)
-	*c = append(*c, struct {
-		kind    Kind
-		network string
-		n       int
-		why     string
-	}{e.Kind, e.Network, len(e.StandsFor), w})
+	*c = append(*c, gatewaySentence{e.Kind, e.Network, len(e.StandsFor), w})
 	return w
 }
 

@@ -20,7 +20,7 @@ const Unknown Health = "UNKNOWN"
 
 // EDSClusterName is the Envoy cluster name istiod uses for a service port.
 func EDSClusterName(hostname string, port int32) string {
-	return fmt.Sprintf("outbound|%d||%s", port, hostname)
+	return "outbound|" + strconv.Itoa(int(port)) + "||" + hostname
 }
 
 // Predict computes the EDS istiod sends proxy for hostname:port in snap.
@@ -69,20 +69,23 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 	for _, sic := range svc.Clusters {
 		total += len(sic.Endpoints)
 	}
-	var lbuf [16]locCount
-	groups := newGroupSet(svc, total, lbuf[:0])
+	cids := sortedClusters(svc)
+	var groups groupSet
+	var lbuf [16]string
+	groups.init(svc, cids, total, lbuf[:0])
 	// One backing array for every endpoint's Ref: StandsFor of direct
 	// endpoints slices into it instead of allocating per endpoint.
 	refs := make([]Ref, 0, total)
 	var why sentences
-	var gwWhy gatewaySentences
+	var gwBuf [8]gatewaySentence
+	gwWhy := gatewaySentences(gwBuf[:0])
 	// Endpoints of one cluster share their gateways: look them up once.
 	var lastNC [2]string
 	var lastGws []gwKey
 
-	for _, cid := range sortedClusters(svc) {
+	for ci, cid := range cids {
 		sic := svc.Clusters[cid]
-		for _, ep := range sic.Endpoints {
+		for ei, ep := range sic.Endpoints {
 			epPort, ok := endpointPort(ep, portName)
 			if !ok {
 				continue
@@ -112,7 +115,7 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 			// and count in gateway weights below like healthy ones.
 			refs = append(refs, ref)
 			self := refs[len(refs)-1 : len(refs) : len(refs)]
-			grp := groups.group(ep.Locality)
+			grp := groups.groupOf(ci, ei)
 			direct := Endpoint{Address: ep.Address, Port: epPort, Weight: 1, Health: ref.Health, Kind: Local,
 				Locality: ep.Locality, Cluster: ep.Cluster, Network: ep.Network, Pod: ep.Pod, StandsFor: self}
 			if !p.MultiNetwork {
@@ -149,17 +152,16 @@ func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int3
 				continue
 			}
 			per := weight / uint32(len(reach))
+			kind := Gateway
+			if proxy.Network == "" {
+				kind = Forced
+			}
 			for _, gk := range reach {
-				proto := Endpoint{Address: gk.Addr, Port: gk.Port, Health: Unknown, Kind: Gateway,
-					Locality: ep.Locality, Cluster: gk.Cluster, Network: gk.Network}
-				if proxy.Network == "" {
-					proto.Kind = Forced
-				}
-				groups.addToGateway(grp, gk, &proto, len(refs)-1, per)
+				groups.addToGateway(grp, ep.Locality, gk, kind, len(refs)-1, per)
 			}
 		}
 	}
-	ends := groups.assemble(&p, refs, func(e *Endpoint) string { return gwWhy.why(e, proxy) })
+	ends := groups.assemble(&p, refs, &gwWhy, proxy)
 	p.finishGroups(ends)
 	return p
 }
