@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -33,7 +32,8 @@ func largeView(nSvc, nEp int) cacheView {
 	v.pod = func(k string) *cachedPod { return pods[k] }
 	v.podCount = len(pods)
 	v.systemNS = nsObj("istio-system", "network1")
-	v.node = func(string) *corev1.Node { return nodeObj("node1", "r", "z") }
+	n, _ := transformNode(nodeObj("node1", "r", "z"))
+	v.node = func(string) *cachedNode { return n.(*cachedNode) }
 	return v
 }
 

@@ -41,8 +41,8 @@ type cacheView struct {
 	pod        func(key string) *cachedPod
 	pods       func() []*cachedPod
 	namespaces func() []*corev1.Namespace
-	node       func(name string) *corev1.Node
-	nodes      func() []*corev1.Node // nil when nodes are not watched
+	node       func(name string) *cachedNode
+	nodes      func() []*cachedNode // nil when nodes are not watched
 	systemNS   *corev1.Namespace
 	podCount   int
 	nodeCount  int
@@ -92,19 +92,19 @@ func (w *watcher) view(systemNamespace string) cacheView {
 	}
 	if w.nodes != nil {
 		ns := w.nodes.inf.GetStore()
-		v.node = func(name string) *corev1.Node {
+		v.node = func(name string) *cachedNode {
 			o, ok, _ := ns.GetByKey(name)
 			if !ok {
 				return nil
 			}
-			n, _ := o.(*corev1.Node)
+			n, _ := o.(*cachedNode)
 			return n
 		}
 		v.nodeCount = len(ns.ListKeys())
-		v.nodes = func() []*corev1.Node {
-			var out []*corev1.Node
+		v.nodes = func() []*cachedNode {
+			var out []*cachedNode
 			for _, o := range ns.List() {
-				if n, ok := o.(*corev1.Node); ok {
+				if n, ok := o.(*cachedNode); ok {
 					out = append(out, n)
 				}
 			}
@@ -179,34 +179,10 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		tlsMode  string
 		netLabel string
 		node     string
+		locality string
 		missing  bool
 	}
 	pods := make(map[string]*podInfo, v.podCount)
-	localities, zoneLocalities := map[string]string{}, map[string]string{}
-	locality := func(node, zone string) string {
-		if node != "" && v.node != nil {
-			if l, ok := localities[node]; ok {
-				return l
-			}
-			l := ""
-			if n := v.node(node); n != nil {
-				l = joinLocality(n.Labels["topology.kubernetes.io/region"], n.Labels["topology.kubernetes.io/zone"], n.Labels["topology.istio.io/subzone"])
-			}
-			localities[node] = l
-			if l != "" {
-				return l
-			}
-		}
-		if zone == "" {
-			return ""
-		}
-		l, ok := zoneLocalities[zone] // one string per zone, not per endpoint
-		if !ok {
-			l = "/" + zone
-			zoneLocalities[zone] = l
-		}
-		return l
-	}
 	// Slices istiod reads (it ignores FQDN slices and slices of no
 	// Service), with each hostname's endpoint count, so every service's
 	// endpoints are allocated once at their final size.
@@ -254,6 +230,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 						pi.tlsMode = pod.Labels[LabelTLSMode]
 						pi.netLabel = pod.Labels[LabelNetwork]
 						pi.node = pod.NodeName
+						pi.locality = v.podLocality(pod.Labels, pod.NodeName)
 					} else {
 						pi.missing = true
 					}
@@ -272,7 +249,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 				}
 				netLabel := ""
 				if pi != nil {
-					e.Labels, e.TLSMode, netLabel = pi.labels, pi.tlsMode, pi.netLabel
+					e.Labels, e.TLSMode, netLabel, e.Locality = pi.labels, pi.tlsMode, pi.netLabel, pi.locality
 					if node == "" {
 						node = pi.node
 					}
@@ -280,7 +257,6 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 					e.PodMissing = pi.missing
 				}
 				e.Node = node
-				e.Locality = locality(node, ep.zone)
 				e.Network, e.NetworkFrom = resolveNetwork(netLabel, p.network, ix, id, addr)
 				if e.Network != "" {
 					p.networks[e.Network] = true
@@ -367,13 +343,6 @@ func internLabels(sets map[string]map[string]string, labels map[string]string) m
 	m := maps.Clone(labels)
 	sets[string(b)] = m
 	return m
-}
-
-func joinLocality(region, zone, subzone string) string {
-	if region == "" && zone == "" && subzone == "" {
-		return ""
-	}
-	return strings.TrimRight(region+"/"+zone+"/"+subzone, "/")
 }
 
 func pick(m map[string]string, keys []string) map[string]string {

@@ -32,7 +32,7 @@ const (
 // ExternalIP of every node matching the selector, on the node port. No
 // address → no gateway. nodes lists the cluster's nodes (nil when they
 // cannot be read) and is called only for NodePort gateways.
-func serviceGateways(svc *corev1.Service, cluster, hostname string, ix *meshNetworkIndex, nodes func() []*corev1.Node) []Gateway {
+func serviceGateways(svc *corev1.Service, cluster, hostname string, ix *meshNetworkIndex, nodes func() []*cachedNode) []Gateway {
 	type proto struct {
 		network         string
 		port, hbonePort uint32
@@ -126,7 +126,7 @@ func nodePortFor(svc *corev1.Service, port uint32) uint32 {
 // nodeGatewayAddresses are the ExternalIPs of the nodes whose labels
 // include the selector (istiod ignores nodes without an ExternalIP; a
 // selector that does not parse selects every node, as in istiod).
-func nodeGatewayAddresses(svc *corev1.Service, nodes []*corev1.Node) []string {
+func nodeGatewayAddresses(svc *corev1.Service, nodes []*cachedNode) []string {
 	var sel map[string]string
 	_ = json.Unmarshal([]byte(svc.Annotations[AnnotationNodeSelector]), &sel)
 	var out []string
@@ -138,14 +138,8 @@ func nodeGatewayAddresses(svc *corev1.Service, nodes []*corev1.Node) []string {
 				break
 			}
 		}
-		if !match {
-			continue
-		}
-		for _, a := range n.Status.Addresses {
-			if a.Type == corev1.NodeExternalIP && a.Address != "" {
-				out = append(out, a.Address)
-				break
-			}
+		if match && n.externalIP != "" {
+			out = append(out, n.externalIP)
 		}
 	}
 	sort.Strings(out)

@@ -116,7 +116,14 @@ func TestServiceGateways(t *testing.T) {
 		n1.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}, {Type: corev1.NodeExternalIP, Address: "8.8.8.1"}}
 		n2.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.2"}} // no ExternalIP: skipped
 		n3.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeExternalIP, Address: "8.8.8.3"}}  // not selected
-		nodes := func() []*corev1.Node { return []*corev1.Node{n1, n2, n3} }
+		nodes := func() []*cachedNode {
+			var out []*cachedNode
+			for _, n := range []*corev1.Node{n1, n2, n3} {
+				c, _ := transformNode(n)
+				out = append(out, c.(*cachedNode))
+			}
+			return out
+		}
 		got := serviceGateways(s, "c", host, ix, nodes)
 		if len(got) != 1 || got[0].Address != "8.8.8.1" || got[0].Port != 30443 {
 			t.Fatalf("got %+v", got)

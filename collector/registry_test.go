@@ -115,7 +115,7 @@ func TestLabShapeFromOneContext(t *testing.T) {
 	if len(e1) != 1 || e1[0].Address != "10.44.0.13" || e1[0].Network != "network1" || e1[0].TLSMode != "istio" || e1[0].Pod != "helloworld-v1-abc" {
 		t.Fatalf("cluster1 endpoints = %+v", e1)
 	}
-	if len(e2) != 1 || e2[0].Address != "10.144.0.15" || e2[0].Network != "network2" || e2[0].Locality != "region1/zone-network2" || !e2[0].Ready {
+	if len(e2) != 1 || e2[0].Address != "10.144.0.15" || e2[0].Network != "network2" || e2[0].Locality != "region1/zone-network2/" || !e2[0].Ready {
 		t.Fatalf("cluster2 endpoints = %+v", e2)
 	}
 	if e1[0].PodMissing {

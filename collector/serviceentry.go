@@ -2,7 +2,6 @@ package collector
 
 import (
 	"strconv"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -99,14 +98,7 @@ func (we WorkloadEntry) LocalityOf() string {
 	if we.Locality != "" {
 		return we.Locality
 	}
-	l, ok := we.Labels["topology.istio.io/locality"]
-	if !ok {
-		l = we.Labels["istio-locality"]
-	}
-	if l == "" || strings.Contains(l, "/") {
-		return l
-	}
-	return strings.ReplaceAll(l, ".", "/")
+	return podLabelLocality(we.Labels)
 }
 
 // serviceEntries reads the ServiceEntry cache of one (config) cluster.

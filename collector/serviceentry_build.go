@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // workloadSelector is one ServiceEntry's workloadSelector, offered to the
@@ -84,41 +82,11 @@ func podEndpoint(v cacheView, p *cachedPod, cluster, systemNetwork string, ix *m
 	e := Endpoint{Cluster: cluster, Address: p.IP.String(), Pod: p.Name, Node: p.NodeName, Labels: p.Labels,
 		TLSMode: p.Labels[LabelTLSMode], Ready: true, Serving: true}
 	e.Network, e.NetworkFrom = resolveNetwork(p.Labels[LabelNetwork], systemNetwork, ix, cluster, e.Address)
-	var node *corev1.Node
-	if v.node != nil && p.NodeName != "" {
-		node = v.node(p.NodeName)
-	}
-	e.Locality = podLocality(p.Labels, node)
+	e.Locality = v.podLocality(p.Labels, p.NodeName)
 	if p.ports != nil {
 		e.Ports = *p.ports
 	}
 	return e
-}
-
-// podLocality mirrors istiod's getPodLocality: the pod's locality label
-// (topology.istio.io/locality, else istio-locality; "." read as "/"), else
-// its node's region/zone/subzone labels (GA names first, then the beta
-// ones).
-func podLocality(labels map[string]string, node *corev1.Node) string {
-	if l := (WorkloadEntry{Labels: labels}).LocalityOf(); l != "" {
-		return l
-	}
-	if node == nil {
-		return ""
-	}
-	get := func(ga, beta string) string {
-		if v, ok := node.Labels[ga]; ok {
-			return v
-		}
-		return node.Labels[beta]
-	}
-	region := get("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
-	zone := get("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
-	subzone := get("topology.istio.io/subzone", "")
-	if region == "" && zone == "" && subzone == "" {
-		return ""
-	}
-	return region + "/" + zone + "/" + subzone
 }
 
 // LabelValue reads one label of an endpoint as istiod's selectors see it

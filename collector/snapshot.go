@@ -279,8 +279,12 @@ type Endpoint struct {
 	// WorkloadEntry istiod's rule (label, else "istio" when it names a
 	// service account, else "disabled").
 	TLSMode string `json:"tlsMode,omitempty"`
-	// Locality is "region/zone/subzone" from the node's labels (or the
-	// EndpointSlice zone when nodes cannot be read); a WorkloadEntry's own.
+	// Locality is the endpoint's locality exactly as istiod holds it: a
+	// pod's topology.istio.io/locality (or istio-locality) label with dots
+	// turned into slashes, else "region/zone/subzone" from its node's
+	// labels — always two slashes, so "us-east-1/us-east-1a/" without a
+	// subzone; a WorkloadEntry's own. istiod groups endpoints by this
+	// string; Envoy sees its three parts.
 	Locality string `json:"locality,omitempty"`
 	// PodMissing is true when the endpoint's targetRef names a Pod that
 	// is not in the cache (not created yet, or pods cannot be read):

@@ -83,8 +83,9 @@ type cachedEndpoint struct {
 	// pod is the targetRef's name when it is a Pod; podNamespace its
 	// namespace when it differs from the slice's ("" otherwise).
 	pod, podNamespace string
-	// node and zone are interned (few distinct values per cluster).
-	node, zone string
+	// node is interned (few distinct values per cluster). The slice's
+	// zone is not kept: istiod takes localities from pods and nodes only.
+	node       string
 	conditions endpointConditions
 }
 
@@ -177,9 +178,6 @@ func (in *interner) transformEndpointSlice(obj any) (any, error) {
 		}
 		if e.NodeName != nil {
 			ce.node = in.str(*e.NodeName)
-		}
-		if e.Zone != nil {
-			ce.zone = in.str(*e.Zone)
 		}
 		c.endpoints[i] = ce
 	}
@@ -325,15 +323,6 @@ func (in *interner) podPorts(p *corev1.Pod) *[]EndpointPort {
 	}
 	in.ports[key.String()] = &out
 	return &out
-}
-
-func transformNode(obj any) (any, error) {
-	if n, ok := obj.(*corev1.Node); ok {
-		stripMeta(&n.ObjectMeta, false)
-		n.Spec = corev1.NodeSpec{}
-		n.Status = corev1.NodeStatus{Addresses: n.Status.Addresses}
-	}
-	return obj, nil
 }
 
 func transformNamespace(obj any) (any, error) {

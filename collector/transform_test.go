@@ -39,17 +39,17 @@ func TestCachedSliceKeepsWhatBuildReads(t *testing.T) {
 	}
 	type cond struct{ ready, serving, terminating bool }
 	want := []struct {
-		pod, podNS, node, zone string
+		pod, podNS, node string
 		cond
 	}{
-		{"hw-1", "", "node-a", "zone-1", cond{true, true, false}}, // conditions unset: ready, serving
-		{"hw-2", "other", "", "", cond{false, true, true}},        // serving while terminating
-		{"", "", "", "", cond{false, false, false}},               // not a Pod: no pod; serving follows ready
+		{"hw-1", "", "node-a", cond{true, true, false}}, // conditions unset: ready, serving
+		{"hw-2", "other", "", cond{false, true, true}},  // serving while terminating
+		{"", "", "", cond{false, false, false}},         // not a Pod: no pod; serving follows ready
 	}
 	for i, w := range want {
 		e := c.endpoints[i]
 		got := cond{e.conditions.ready(), e.conditions.serving(), e.conditions.terminating()}
-		if e.pod != w.pod || e.podNamespace != w.podNS || e.node != w.node || e.zone != w.zone || got != w.cond || e.addresses[0] != sl.Endpoints[i].Addresses[0] {
+		if e.pod != w.pod || e.podNamespace != w.podNS || e.node != w.node || got != w.cond || e.addresses[0] != sl.Endpoints[i].Addresses[0] {
 			t.Errorf("endpoint %d = %+v %+v, want %+v", i, e, got, w)
 		}
 	}

@@ -7,9 +7,12 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	rawbufferv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/raw_buffer/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/meshscope/meshscope/collector/horizon"
 )
 
 // The demo's CDS is shaped like istiod's for a sidecar, as far as the
@@ -30,6 +33,10 @@ func outboundEDSCluster(name string) *clusterv3.Cluster {
 			EdsConfig:   &corev3.ConfigSource{ResourceApiVersion: corev3.ApiVersion_V3, ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}}},
 		},
 		TransportSocketMatches: autoMTLSMatches(),
+		// istiod's load balancing defaults (horizon.IstiodLB): least
+		// request, no locality weighting, panic threshold 0.
+		LbPolicy:       clusterv3.Cluster_LEAST_REQUEST,
+		CommonLbConfig: &clusterv3.Cluster_CommonLbConfig{HealthyPanicThreshold: &typev3.Percent{Value: horizon.IstiodLB.PanicThreshold}},
 	}
 }
 

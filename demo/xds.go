@@ -145,8 +145,9 @@ func loadAssignment(p horizon.Prediction, svc *collector.Service) *endpointv3.Cl
 	cla := &endpointv3.ClusterLoadAssignment{ClusterName: p.EDSCluster}
 	var group *endpointv3.LocalityLbEndpoints
 	for _, e := range p.Endpoints {
-		if group == nil || localityString(group.Locality) != e.Locality {
-			group = &endpointv3.LocalityLbEndpoints{Locality: locality(e.Locality)}
+		if group == nil || localityString(group.Locality) != e.Locality || group.Priority != e.Priority {
+			group = &endpointv3.LocalityLbEndpoints{Locality: locality(e.Locality), Priority: e.Priority,
+				LoadBalancingWeight: wrapperspb.UInt32(e.LocalityWeight)}
 			cla.Endpoints = append(cla.Endpoints, group)
 		}
 		lb := &endpointv3.LbEndpoint{
@@ -176,11 +177,6 @@ func loadAssignment(p horizon.Prediction, svc *collector.Service) *endpointv3.Cl
 			"istio":                        {Fields: map[string]*structpb.Value{"workload": structpb.NewStringValue(workload)}},
 		}}
 		group.LbEndpoints = append(group.LbEndpoints, lb)
-		w := uint32(0)
-		if group.LoadBalancingWeight != nil {
-			w = group.LoadBalancingWeight.Value
-		}
-		group.LoadBalancingWeight = wrapperspb.UInt32(w + e.Weight)
 	}
 	return cla
 }

@@ -122,6 +122,14 @@ func New(opts Options) (*Client, error) {
 	return c, nil
 }
 
+// FollowsCDS says whether the client subscribes CDS (and so will hold the
+// clusters of the EDS names it asks for).
+func (c *Client) FollowsCDS() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.types[CDS].enabled
+}
+
 // Node is the identity this client presents (for display and tests).
 func (c *Client) Node() *core.Node { return c.node }
 

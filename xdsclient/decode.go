@@ -33,7 +33,19 @@ type Cluster struct {
 	TransportSocket string `json:"transportSocket,omitempty"`
 	// SocketMatches names the transport_socket_matches (e.g. tlsMode-istio).
 	SocketMatches []string `json:"socketMatches,omitempty"`
+	// LBPolicy is the lb_policy (LEAST_REQUEST, ROUND_ROBIN, RANDOM, ...),
+	// or the first load_balancing_policy's type when that is set.
+	LBPolicy string `json:"lbPolicy,omitempty"`
+	// LocalityWeighted is common_lb_config.locality_weighted_lb_config:
+	// only then does Envoy use the endpoints' locality weights.
+	LocalityWeighted bool `json:"localityWeighted,omitempty"`
+	// PanicThreshold is common_lb_config.healthy_panic_threshold in
+	// percent, Envoy's 50 when unset.
+	PanicThreshold float64 `json:"panicThreshold"`
 }
+
+// envoyDefaultPanicThreshold is Envoy's healthy_panic_threshold default.
+const envoyDefaultPanicThreshold = 50
 
 // EDSName is the name EDS knows this cluster by.
 func (c Cluster) EDSName() string {
@@ -89,7 +101,10 @@ type Endpoint struct {
 	Weight   uint32   `json:"weight"`
 	Health   string   `json:"health"`
 	Locality Locality `json:"locality,omitzero"`
-	Priority uint32   `json:"priority,omitempty"`
+	// LocalityWeight and Priority are the load_balancing_weight (0 when
+	// unset) and priority of the endpoint's LocalityLbEndpoints.
+	LocalityWeight uint32 `json:"localityWeight,omitempty"`
+	Priority       uint32 `json:"priority,omitempty"`
 	// TLSMode is the `tlsMode` under filter metadata
 	// `envoy.transport_socket_match` ("istio" or "disabled"/"").
 	TLSMode  string   `json:"tlsMode,omitempty"`
@@ -209,6 +224,15 @@ func decodeCluster(c *cluster.Cluster) Cluster {
 		out.Type = cluster.Cluster_STATIC.String() // proto default
 	}
 	out.EDSServiceName = c.GetEdsClusterConfig().GetServiceName()
+	out.LBPolicy = c.GetLbPolicy().String()
+	if ps := c.GetLoadBalancingPolicy().GetPolicies(); len(ps) > 0 {
+		out.LBPolicy = policyName(ps[0].GetTypedExtensionConfig().GetTypedConfig().GetTypeUrl())
+	}
+	out.LocalityWeighted = c.GetCommonLbConfig().GetLocalityWeightedLbConfig() != nil
+	out.PanicThreshold = envoyDefaultPanicThreshold
+	if t := c.GetCommonLbConfig().GetHealthyPanicThreshold(); t != nil {
+		out.PanicThreshold = t.GetValue()
+	}
 	if ts := c.GetTransportSocket(); ts != nil {
 		out.TransportSocket = ts.GetName()
 		out.TLSMode = tlsModeOf(ts)
@@ -220,6 +244,21 @@ func decodeCluster(c *cluster.Cluster) Cluster {
 		}
 	}
 	return out
+}
+
+// policyName names a load_balancing_policy extension by its config type,
+// the way lb_policy names the built-in ones: ".../least_request.v3.LeastRequest"
+// is LEAST_REQUEST.
+func policyName(typeURL string) string {
+	name := typeURL[strings.LastIndex(typeURL, ".")+1:]
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte('_')
+		}
+		b.WriteRune(r)
+	}
+	return strings.ToUpper(b.String())
 }
 
 // tlsModeOf reads an UpstreamTlsContext: Istio's ISTIO_MUTUAL asks SDS for the
@@ -262,7 +301,7 @@ func decodeLoadAssignment(cla *endpoint.ClusterLoadAssignment) (LoadAssignment, 
 	for _, l := range cla.GetEndpoints() {
 		loc := Locality{Region: l.GetLocality().GetRegion(), Zone: l.GetLocality().GetZone(), SubZone: l.GetLocality().GetSubZone()}
 		for _, lb := range lbsOf(l) {
-			ep := Endpoint{Locality: loc, Priority: l.GetPriority(), Weight: 1, Health: lb.GetHealthStatus().String()}
+			ep := Endpoint{Locality: loc, LocalityWeight: l.GetLoadBalancingWeight().GetValue(), Priority: l.GetPriority(), Weight: 1, Health: lb.GetHealthStatus().String()}
 			if w := lb.GetLoadBalancingWeight(); w != nil {
 				ep.Weight = w.GetValue()
 			}

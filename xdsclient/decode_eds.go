@@ -204,10 +204,10 @@ func sub(b []byte, num protowire.Number) ([]byte, bool) {
 }
 
 func (d *claDecoder) locality(b []byte, la *LoadAssignment) error {
-	// Pass 1: locality (field 1) and priority (field 5) apply to every
-	// endpoint, but priority is encoded after them.
-	var loc Locality
-	var prio uint32
+	// Pass 1: locality (field 1), load_balancing_weight (field 3) and
+	// priority (field 5) apply to every endpoint, but the last two are
+	// encoded after them.
+	var grp group
 	for rest := b; len(rest) > 0; {
 		f, r, ok := next(rest)
 		if !ok {
@@ -223,15 +223,19 @@ func (d *claDecoder) locality(b []byte, la *LoadAssignment) error {
 				}
 				switch g.num {
 				case 1:
-					loc.Region = d.str(g.v)
+					grp.loc.Region = d.str(g.v)
 				case 2:
-					loc.Zone = d.str(g.v)
+					grp.loc.Zone = d.str(g.v)
 				case 3:
-					loc.SubZone = d.str(g.v)
+					grp.loc.SubZone = d.str(g.v)
 				}
 			}
+		case f.num == 3 && f.typ == protowire.BytesType: // load_balancing_weight (UInt32Value)
+			if grp.weight, ok = uint32Value(f.v); !ok {
+				return errFastPath
+			}
 		case f.num == 5 && f.typ == protowire.VarintType: // priority
-			prio = uint32(f.x)
+			grp.prio = uint32(f.x)
 		}
 	}
 	// Pass 2: the endpoints, in order.
@@ -243,7 +247,7 @@ func (d *claDecoder) locality(b []byte, la *LoadAssignment) error {
 		rest = r
 		switch {
 		case f.num == 2 && f.typ == protowire.BytesType: // lb_endpoints
-			if err := d.endpoint(f.v, loc, prio, la); err != nil {
+			if err := d.endpoint(f.v, grp, la); err != nil {
 				return err
 			}
 		case f.num == 7 && f.typ == protowire.BytesType: // load_balancer_endpoints (LbEndpointList)
@@ -253,7 +257,7 @@ func (d *claDecoder) locality(b []byte, la *LoadAssignment) error {
 					return errFastPath
 				}
 				if g.num == 1 && g.typ == protowire.BytesType {
-					if err := d.endpoint(g.v, loc, prio, la); err != nil {
+					if err := d.endpoint(g.v, grp, la); err != nil {
 						return err
 					}
 				}
@@ -263,15 +267,21 @@ func (d *claDecoder) locality(b []byte, la *LoadAssignment) error {
 	return nil
 }
 
+// group is what a LocalityLbEndpoints gives each of its endpoints.
+type group struct {
+	loc          Locality
+	weight, prio uint32
+}
+
 // endpoint appends the endpoint encoded in lb: reused from the previous
 // state when its bytes are unchanged at the same position, else decoded.
-func (d *claDecoder) endpoint(lb []byte, loc Locality, prio uint32, la *LoadAssignment) error {
+func (d *claDecoder) endpoint(lb []byte, grp group, la *LoadAssignment) error {
 	i := len(la.Endpoints)
 	sp := epSpan{start: uint32(d.off(lb)), end: uint32(d.off(lb) + len(lb))}
 	if p := d.prev; p != nil && i < len(p.spans) {
 		if ps := p.spans[i]; ps.end-ps.start == sp.end-sp.start && p.raw[ps.start:ps.end] == d.buf[sp.start:sp.end] {
 			ep := p.Endpoints[i]
-			ep.Locality, ep.Priority = loc, prio
+			ep.Locality, ep.LocalityWeight, ep.Priority = grp.loc, grp.weight, grp.prio
 			sp.addr, sp.tls, sp.wlName = ps.addr, ps.tls, ps.wlName
 			ep.Address, ep.TLSMode = d.at(sp, sp.addr), d.at(sp, sp.tls)
 			if sp.wlName.n > 0 {
@@ -282,7 +292,7 @@ func (d *claDecoder) endpoint(lb []byte, loc Locality, prio uint32, la *LoadAssi
 			return nil
 		}
 	}
-	la.Endpoints = append(la.Endpoints, Endpoint{Locality: loc, Priority: prio, Weight: 1, Health: healthUnknown})
+	la.Endpoints = append(la.Endpoints, Endpoint{Locality: grp.loc, LocalityWeight: grp.weight, Priority: grp.prio, Weight: 1, Health: healthUnknown})
 	d.cur = sp
 	if err := d.lbEndpoint(lb, &la.Endpoints[i]); err != nil {
 		return err
@@ -335,15 +345,8 @@ func (d *claDecoder) lbEndpoint(b []byte, ep *Endpoint) error {
 				return err
 			}
 		case f.num == 4 && f.typ == protowire.BytesType: // load_balancing_weight (UInt32Value)
-			ep.Weight = 0 // present: the wrapper's value, 0 if unset
-			for w := f.v; len(w) > 0; {
-				var g field
-				if g, w, ok = next(w); !ok {
-					return errFastPath
-				}
-				if g.num == 1 && g.typ == protowire.VarintType {
-					ep.Weight = uint32(g.x)
-				}
+			if ep.Weight, ok = uint32Value(f.v); !ok { // present: its value, 0 if unset
+				return errFastPath
 			}
 		}
 	}
@@ -407,6 +410,23 @@ func (d *claDecoder) metadata(b []byte, ep *Endpoint) error {
 		}
 	}
 	return nil
+}
+
+// uint32Value reads a google.protobuf.UInt32Value (0 when its value is
+// unset).
+func uint32Value(b []byte) (uint32, bool) {
+	var v uint32
+	for len(b) > 0 {
+		var g field
+		var ok bool
+		if g, b, ok = next(b); !ok {
+			return 0, false
+		}
+		if g.num == 1 && g.typ == protowire.VarintType {
+			v = uint32(g.x)
+		}
+	}
+	return v, true
 }
 
 func mapEntry(b []byte) (key, val []byte, ok bool) {

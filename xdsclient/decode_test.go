@@ -5,8 +5,10 @@ import (
 	"testing"
 	"unsafe"
 
+	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpoint "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -25,7 +27,7 @@ func TestFastEDSDecodeMatchesProto(t *testing.T) {
 	zeroWeight.Endpoints[0].LbEndpoints[0].LoadBalancingWeight = wrapperspb.UInt32(0)
 	twoLoc := proto.Clone(lab).(*endpoint.ClusterLoadAssignment)
 	twoLoc.Endpoints = append(twoLoc.Endpoints, &endpoint.LocalityLbEndpoints{
-		Locality: &core.Locality{Region: "r2", Zone: "z2", SubZone: "s2"}, Priority: 1,
+		Locality: &core.Locality{Region: "r2", Zone: "z2", SubZone: "s2"}, Priority: 1, LoadBalancingWeight: wrapperspb.UInt32(7),
 		LbEndpoints: cla("x", ep{"10.144.0.15", 5000, 2, "hw-v2;sample;helloworld;v2;cluster2"}).Endpoints[0].LbEndpoints,
 	})
 	list := proto.Clone(lab).(*endpoint.ClusterLoadAssignment)
@@ -60,7 +62,8 @@ func TestFastEDSDecodeMatchesProto(t *testing.T) {
 			t.Errorf("%s:\nfast %+v\nslow %+v", name, fast, slow)
 		}
 	}
-	if la, _ := decodeCLAFast(mustMarshal(t, twoLoc), nil); len(la.Endpoints) != 3 || la.Endpoints[2].Locality.SubZone != "s2" || la.Endpoints[2].Priority != 1 {
+	if la, _ := decodeCLAFast(mustMarshal(t, twoLoc), nil); len(la.Endpoints) != 3 || la.Endpoints[2].Locality.SubZone != "s2" || la.Endpoints[2].Priority != 1 ||
+		la.Endpoints[2].LocalityWeight != 7 || la.Endpoints[0].LocalityWeight != 0 {
 		t.Errorf("two localities: %+v", la.Endpoints)
 	}
 }
@@ -131,13 +134,17 @@ func TestFastEDSReuse(t *testing.T) {
 	inserted := append([]ep{{"10.44.0.1", 5000, 1, "hw-v1-z;sample;helloworld;v1;cluster1"}}, base...)
 	meta := append([]ep(nil), base...)
 	meta[0].workload = "hw-v1-a;sample;helloworld;v2;cluster1"
+	groupWeight := cla(helloEDS, base...)
+	groupWeight.Endpoints[0].Locality.Zone = "z1"
+	groupWeight.Endpoints[0].LoadBalancingWeight = wrapperspb.UInt32(5)
 	cases := map[string][]byte{
-		"same":     mk(base, "z1"),
-		"weight":   mk(weight, "z1"),
-		"inserted": mk(inserted, "z1"),
-		"locality": mk(base, "z2"),
-		"metadata": mk(meta, "z1"),
-		"fewer":    mk(base[:1], "z1"),
+		"group weight": mustMarshal(t, groupWeight),
+		"same":         mk(base, "z1"),
+		"weight":       mk(weight, "z1"),
+		"inserted":     mk(inserted, "z1"),
+		"locality":     mk(base, "z2"),
+		"metadata":     mk(meta, "z1"),
+		"fewer":        mk(base[:1], "z1"),
 	}
 	for name, raw := range cases {
 		fresh, err := decodeCLAFast(raw, nil)
@@ -162,5 +169,26 @@ func TestFastEDSReuse(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDecodeClusterLB: what decides how Envoy spreads requests over a
+// cluster's endpoints — istiod's default and a DestinationRule's.
+func TestDecodeClusterLB(t *testing.T) {
+	istiodDefault := &cluster.Cluster{Name: helloEDS, LbPolicy: cluster.Cluster_LEAST_REQUEST,
+		CommonLbConfig: &cluster.Cluster_CommonLbConfig{HealthyPanicThreshold: &typev3.Percent{Value: 0}}}
+	if got := decodeCluster(istiodDefault); got.LBPolicy != "LEAST_REQUEST" || got.LocalityWeighted || got.PanicThreshold != 0 {
+		t.Errorf("istiod default: %+v", got)
+	}
+	weighted := &cluster.Cluster{Name: helloEDS, CommonLbConfig: &cluster.Cluster_CommonLbConfig{
+		LocalityConfigSpecifier: &cluster.Cluster_CommonLbConfig_LocalityWeightedLbConfig_{LocalityWeightedLbConfig: &cluster.Cluster_CommonLbConfig_LocalityWeightedLbConfig{}}}}
+	if got := decodeCluster(weighted); got.LBPolicy != "ROUND_ROBIN" || !got.LocalityWeighted || got.PanicThreshold != 50 {
+		t.Errorf("locality weighted, Envoy's defaults: %+v", got)
+	}
+	ext := &cluster.Cluster{Name: helloEDS, LbPolicy: cluster.Cluster_CLUSTER_PROVIDED, LoadBalancingPolicy: &cluster.LoadBalancingPolicy{
+		Policies: []*cluster.LoadBalancingPolicy_Policy{{TypedExtensionConfig: &core.TypedExtensionConfig{Name: "x",
+			TypedConfig: &anypb.Any{TypeUrl: "type.googleapis.com/envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin"}}}}}}
+	if got := decodeCluster(ext); got.LBPolicy != "ROUND_ROBIN" {
+		t.Errorf("load_balancing_policy: %+v", got)
 	}
 }

@@ -6,10 +6,13 @@ import (
 )
 
 // epKey identifies an endpoint within one cluster; a struct key keeps the
-// diff of a 10,000-endpoint push free of string building.
+// diff of a 10,000-endpoint push free of string building. nth tells apart
+// entries with the same address and port (istiod sends a gateway once per
+// locality): the nth occurrence in one state matches the nth in the other.
 type epKey struct {
 	addr string
 	port uint32
+	nth  uint32
 }
 
 // DiffEndpoints compares two states of one cluster's endpoints. Endpoints
@@ -40,12 +43,21 @@ func DiffEndpoints(old, cur LoadAssignment) []EndpointChange {
 	}
 	prev := make(map[epKey]int, len(old.Endpoints))
 	for i, e := range old.Endpoints {
-		prev[epKey{e.Address, e.Port}] = i
+		k := epKey{e.Address, e.Port, 0}
+		for _, dup := prev[k]; dup; _, dup = prev[k] {
+			k.nth++
+		}
+		prev[k] = i
 	}
 	var out []EndpointChange
 	seen := make([]bool, len(old.Endpoints))
 	for _, e := range cur.Endpoints {
-		i, ok := prev[epKey{e.Address, e.Port}]
+		k := epKey{e.Address, e.Port, 0}
+		i, ok := prev[k]
+		for ok && seen[i] { // an earlier duplicate in cur took it
+			k.nth++
+			i, ok = prev[k]
+		}
 		if !ok {
 			out = append(out, change(name, EndpointAdded, e))
 			continue
@@ -114,6 +126,9 @@ func (d *resourceDiff) sort() {
 // appendModified adds the change from o to e, the same endpoint (address
 // and port) in two pushes: its weight, or anything else, or nothing.
 func appendModified(out []EndpointChange, name string, o, e Endpoint) []EndpointChange {
+	// The group's weight changes with every endpoint added to or removed
+	// from its locality: that is those endpoints' change, not this one's.
+	o.LocalityWeight, e.LocalityWeight = 0, 0
 	switch {
 	case o.Weight != e.Weight:
 		c := change(name, EndpointWeight, e)

@@ -42,6 +42,25 @@ func TestDiffEndpoints(t *testing.T) {
 	}
 }
 
+// A gateway sent once per locality: the nth copy in one push matches the
+// nth in the next, even when the order changes.
+func TestDiffEndpointsDuplicateAddress(t *testing.T) {
+	local := Endpoint{Address: "10.44.0.13", Port: 5000, Weight: 1}
+	gwA := Endpoint{Address: "192.168.60.9", Port: 15443, Weight: 1, Locality: Locality{Zone: "a"}, Workload: Workload{Cluster: "cluster2"}}
+	gwB := gwA
+	gwB.Locality.Zone, gwB.Weight = "b", 2
+	old := LoadAssignment{Cluster: helloEDS, Endpoints: []Endpoint{local, gwA, gwB}}
+	gwB3 := gwB
+	gwB3.Weight = 3
+	cur := LoadAssignment{Cluster: helloEDS, Endpoints: []Endpoint{gwA, gwB3}}
+	if s := changesString(DiffEndpoints(old, cur)); s != "removed 10.44.0.13:5000 w1\nweight 192.168.60.9:15443 w3 (was 2) cluster2" {
+		t.Errorf("diff:\n%s", s)
+	}
+	if got := DiffEndpoints(cur, LoadAssignment{Cluster: helloEDS, Endpoints: []Endpoint{local, gwA, gwB3}}); len(got) != 1 || got[0].Change != EndpointAdded {
+		t.Errorf("re-added local: %+v", got)
+	}
+}
+
 func changesString(cs []EndpointChange) string {
 	var lines []string
 	for _, c := range cs {

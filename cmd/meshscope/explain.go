@@ -137,12 +137,17 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, sn
 	res := explainResult{Service: host, Views: []explain.View{}}
 	for i, vp := range vps {
 		for _, p := range ports {
-			la, ok := actual[i].LoadAssignments[horizon.SubsetClusterName(host, o.subset, p)]
+			name := horizon.SubsetClusterName(host, o.subset, p)
+			la, ok := actual[i].LoadAssignments[name]
 			var lap *xdsclient.LoadAssignment
 			if ok {
 				lap = &la
 			}
-			v := explain.ExplainIn(snap, views, host, o.subset, p, vp, actual[i].ControlPlane, lap)
+			var clp *xdsclient.Cluster
+			if cl, ok := actual[i].CDS[name]; ok {
+				clp = &cl
+			}
+			v := explain.ExplainWith(snap, host, p, vp, actual[i].ControlPlane, lap, explain.Extra{Subset: o.subset, Istiod: views, Cluster: clp})
 			if !ok {
 				v.Error = actual[i].Why
 			}
@@ -264,35 +269,104 @@ func writeExplainTable(w io.Writer, res explainResult) {
 			fmt.Fprintf(w, "  no endpoints: %s\n", v.NoEndpoints)
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ENDPOINT\tSTATUS\tWEIGHT\tKIND\tSTANDS FOR\tCLUSTER\tNETWORK\tWHY")
-		pred := map[string]horizon.Endpoint{}
+		fmt.Fprintln(tw, "ENDPOINT\tSTATUS\tWEIGHT\tLOCALITY\tSHARE\tKIND\tSTANDS FOR\tCLUSTER\tNETWORK\tWHY")
+		pred := map[explain.Key]horizon.Endpoint{}
+		kp := explain.Keyer{}
 		for _, p := range v.Predicted {
-			pred[fmt.Sprintf("%s:%d|%s", p.Address, p.Port, p.Locality)] = p
+			pred[kp.Key(p.Address, p.Port, p.Locality)] = p
 		}
-		seen := map[string]bool{}
+		seen := map[explain.Key]bool{}
+		ka := explain.Keyer{}
 		for _, a := range v.Actual {
-			k := fmt.Sprintf("%s:%d|%s", a.Address, a.Port, a.Locality)
+			k := ka.Key(a.Address, a.Port, a.Locality)
 			seen[k] = true
 			why := "not predicted"
 			if p, ok := pred[k]; ok {
 				why = p.Why
 			}
-			fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", a.Address, a.Port, a.Health, a.Weight, a.Kind, standsFor(a.StandsFor, orWorkload(a.Pod, a.Workload)), dash(a.Cluster), dash(a.Network), why)
+			fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Address, a.Port, a.Health, a.Weight, locality(a.Locality, a.Priority), share(a.Effect), a.Kind, standsFor(a.StandsFor, orWorkload(a.Pod, a.Workload)), dash(a.Cluster), dash(a.Network), why)
 		}
+		kp = explain.Keyer{}
 		for _, p := range v.Predicted {
-			k := fmt.Sprintf("%s:%d|%s", p.Address, p.Port, p.Locality)
-			if !seen[k] {
-				fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.Address, p.Port, "NOT SENT", p.Weight, p.Kind, standsFor(p.StandsFor, orWorkload(p.Pod, p.Workload)), dash(p.Cluster), dash(p.Network), "predicted: "+p.Why)
+			if !seen[kp.Key(p.Address, p.Port, p.Locality)] {
+				fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Address, p.Port, "NOT SENT", p.Weight, locality(p.Locality, p.Priority), share(p.Effect), p.Kind, standsFor(p.StandsFor, orWorkload(p.Pod, p.Workload)), dash(p.Cluster), dash(p.Network), "predicted: "+p.Why)
 			}
 		}
 		for _, d := range v.Dropped {
-			fmt.Fprintf(tw, "%s:%d\t%s\t-\t%s\t%s\t%s\t%s\t%s\n", d.Address, d.Port, "DROPPED", d.Reason, dash(orWorkload(d.Pod, d.Workload)), dash(d.Cluster), dash(d.Network), d.Why)
+			fmt.Fprintf(tw, "%s:%d\t%s\t-\t-\t-\t%s\t%s\t%s\t%s\t%s\n", d.Address, d.Port, "DROPPED", d.Reason, dash(orWorkload(d.Pod, d.Workload)), dash(d.Cluster), dash(d.Network), d.Why)
 		}
 		tw.Flush()
+		if line := splitLine(v); line != "" {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
 		for _, d := range v.Differences {
 			fmt.Fprintf(w, "  ! %s\n", d.Sentence)
 		}
 	}
+}
+
+// locality is the LOCALITY cell: region/zone/subzone, and the priority
+// when it is not 0.
+func locality(l string, prio uint32) string {
+	l = dash(l)
+	if prio > 0 {
+		l += fmt.Sprintf(" p%d", prio)
+	}
+	return l
+}
+
+// share is the SHARE cell: the percent of requests Envoy sends there; in
+// parentheses what istiod's weights mean when that differs; "dup" when
+// Envoy drops the entry for an earlier one with the same address.
+func share(e horizon.Effect) string {
+	s := percent(e.Share)
+	if percent(e.Intended) != s {
+		s += " (" + percent(e.Intended) + ")"
+	}
+	if e.Shadowed {
+		s += " dup"
+	}
+	return s
+}
+
+func percent(f float64) string {
+	p := 100 * f
+	if p > 0 && p < 1 {
+		return fmt.Sprintf("%.1f%%", p)
+	}
+	return fmt.Sprintf("%.0f%%", p)
+}
+
+// splitLine says how the proxy's requests split over networks and what
+// decides it (the cluster's load balancing).
+func splitLine(v explain.View) string {
+	if len(v.Split) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, n := range v.Split {
+		sh := n.Share
+		if v.Verdict == explain.Pending {
+			sh = n.Predicted
+		}
+		p := fmt.Sprintf("%s %s", orNone(n.Network), percent(sh))
+		if v.Verdict != explain.Pending && percent(n.Intended) != percent(sh) {
+			p += fmt.Sprintf(" (istiod's weights mean %s)", percent(n.Intended))
+		}
+		parts = append(parts, p)
+	}
+	lw := "ignored"
+	if v.LB.LocalityWeighted {
+		lw = "used"
+	}
+	return fmt.Sprintf("split: %s — %s, locality weights %s, panic threshold %g%% (%s)", strings.Join(parts, ", "), dash(v.LB.Policy), lw, v.LB.PanicThreshold, v.LBFrom)
+}
+
+func orNone(n string) string {
+	if n == "" {
+		return "(no network)"
+	}
+	return n
 }
 
 func standsFor(refs []horizon.Ref, pod string) string {

@@ -13,15 +13,21 @@ const Unknown horizon.Kind = "unknown"
 
 // Actual is one endpoint istiod really sent, with what meshscope knows of it.
 type Actual struct {
-	Address  string         `json:"address"`
-	Port     uint32         `json:"port"`
-	Weight   uint32         `json:"weight"`
-	Health   horizon.Health `json:"health"`
-	Locality string         `json:"locality,omitempty"`
-	Kind     horizon.Kind   `json:"kind"`
-	Cluster  string         `json:"cluster,omitempty"`
-	Network  string         `json:"network,omitempty"`
-	Pod      string         `json:"pod,omitempty"`
+	Address string         `json:"address"`
+	Port    uint32         `json:"port"`
+	Weight  uint32         `json:"weight"`
+	Health  horizon.Health `json:"health"`
+	// Locality, LocalityWeight and Priority are those of the endpoint's
+	// LocalityLbEndpoints (locality as region/zone/subzone).
+	Locality       string `json:"locality,omitempty"`
+	LocalityWeight uint32 `json:"localityWeight"`
+	Priority       uint32 `json:"priority"`
+	// Effect is what Envoy makes of it (see ApplyEffects).
+	horizon.Effect
+	Kind    horizon.Kind `json:"kind"`
+	Cluster string       `json:"cluster,omitempty"`
+	Network string       `json:"network,omitempty"`
+	Pod     string       `json:"pod,omitempty"`
 	// Workload names a non-pod endpoint (WorkloadEntry/NAME,
 	// ServiceEntry/NAME[i]).
 	Workload string `json:"workload,omitempty"`
@@ -36,9 +42,23 @@ type Actual struct {
 func Attribute(snap *collector.Snapshot, hostname string, la xdsclient.LoadAssignment, proxy horizon.Proxy, pred horizon.Prediction) []Actual {
 	svc := snap.Service(hostname)
 	out := make([]Actual, 0, len(la.Endpoints))
+	// Gateway entries pair with predicted ones by address, port, locality
+	// and occurrence: istiod sends a gateway once per locality group, each
+	// standing for that group's endpoints.
+	var gws map[Key]horizon.Endpoint
+	kp, ka := Keyer{}, Keyer{}
+	for _, p := range pred.Endpoints {
+		if p.Kind == horizon.Gateway || p.Kind == horizon.Forced {
+			if gws == nil {
+				gws = map[Key]horizon.Endpoint{}
+			}
+			gws[kp.Key(p.Address, p.Port, p.Locality)] = p
+		}
+	}
 	for _, e := range la.Endpoints {
 		a := Actual{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: horizon.Health(e.Health),
-			Locality: strings.TrimRight(e.Locality.String(), "/"), Kind: Unknown, Cluster: e.Workload.Cluster, Pod: e.Workload.Pod}
+			Locality: strings.TrimRight(e.Locality.String(), "/"), LocalityWeight: e.LocalityWeight, Priority: e.Priority,
+			Kind: Unknown, Cluster: e.Workload.Cluster, Pod: e.Workload.Pod}
 		if e.Gateway() {
 			a.Kind = horizon.Gateway
 			if proxy.Network == "" {
@@ -47,12 +67,10 @@ func Attribute(snap *collector.Snapshot, hostname string, la xdsclient.LoadAssig
 			if g := findGateway(snap, e.Address, e.Port); g != nil {
 				a.Network = g.Network
 			}
-			for _, p := range pred.Endpoints {
-				if (p.Kind == horizon.Gateway || p.Kind == horizon.Forced) && p.Address == e.Address && p.Port == e.Port && p.Locality == a.Locality {
-					a.StandsFor = p.StandsFor
-					if a.Network == "" {
-						a.Network = p.Network
-					}
+			if p, ok := gws[ka.Key(e.Address, e.Port, a.Locality)]; ok {
+				a.StandsFor = p.StandsFor
+				if a.Network == "" {
+					a.Network = p.Network
 				}
 			}
 		} else if ep := findEndpoint(svc, a.Cluster, e.Address); ep != nil {
@@ -71,6 +89,25 @@ func Attribute(snap *collector.Snapshot, hostname string, la xdsclient.LoadAssig
 		out = append(out, a)
 	}
 	return out
+}
+
+// ApplyEffects sets what Envoy makes of each actual endpoint: its share of
+// requests under lb (the cluster's CDS settings), and whether Envoy drops
+// it as a duplicate address.
+func ApplyEffects(actual []Actual, lb horizon.LBConfig) {
+	entries := make([]horizon.LBEntry, len(actual))
+	for i, a := range actual {
+		entries[i] = horizon.LBEntry{Address: a.Address, Port: a.Port, Weight: a.Weight, Health: a.Health,
+			Locality: a.Locality, Priority: a.Priority, LocalityWeight: a.LocalityWeight}
+	}
+	for i, ef := range horizon.Effects(entries, lb) {
+		actual[i].Effect = ef
+	}
+}
+
+// LBOf is the load-balancing part of a CDS cluster.
+func LBOf(c xdsclient.Cluster) horizon.LBConfig {
+	return horizon.LBConfig{Policy: c.LBPolicy, LocalityWeighted: c.LocalityWeighted, PanicThreshold: c.PanicThreshold}
 }
 
 func findGateway(snap *collector.Snapshot, addr string, port uint32) *collector.Gateway {

@@ -26,6 +26,12 @@ const (
 	DiffUnexpected DiffKind = "unexpected" // sent, not predicted
 	DiffWeight     DiffKind = "weight"
 	DiffHealth     DiffKind = "health"
+	// DiffLocalityWeight: the endpoint's locality group has another
+	// load_balancing_weight; DiffPriority: another priority; DiffLB: the
+	// cluster's load balancing (CDS) differs from istiod's default.
+	DiffLocalityWeight DiffKind = "locality-weight"
+	DiffPriority       DiffKind = "priority"
+	DiffLB             DiffKind = "lb"
 )
 
 // Difference is one difference between actual and predicted, as a sentence.
@@ -36,10 +42,26 @@ type Difference struct {
 	Sentence string   `json:"sentence"`
 }
 
-type key struct {
-	addr     string
-	port     uint32
-	locality string
+// Key pairs an endpoint istiod sent with a predicted one: address, port,
+// locality, and which occurrence of the three it is (istiod can send two
+// groups with the same locality for Envoy, e.g. one from a pod label and
+// one from a node).
+type Key struct {
+	Address  string
+	Port     uint32
+	Locality string
+	Nth      int
+}
+
+// Keyer numbers repeated (address, port, locality) triples in order.
+type Keyer map[Key]int
+
+// Key returns the next key for an endpoint.
+func (k Keyer) Key(addr string, port uint32, locality string) Key {
+	b := Key{Address: addr, Port: port, Locality: locality}
+	b.Nth = k[b]
+	k[b]++
+	return b
 }
 
 // Compare matches actual endpoints to predicted ones by address, port and
@@ -48,32 +70,50 @@ func Compare(pred horizon.Prediction, actual []Actual, received bool) (Verdict, 
 	if !received {
 		return Pending, nil
 	}
-	want := map[key]horizon.Endpoint{}
+	want := map[Key]horizon.Endpoint{}
+	kw := Keyer{}
 	for _, e := range pred.Endpoints {
-		want[key{e.Address, e.Port, e.Locality}] = e
+		want[kw.Key(e.Address, e.Port, e.Locality)] = e
 	}
-	got := map[key]Actual{}
+	got := map[Key]Actual{}
+	ka := Keyer{}
 	for _, a := range actual {
-		got[key{a.Address, a.Port, a.Locality}] = a
+		got[ka.Key(a.Address, a.Port, a.Locality)] = a
 	}
 	var diffs []Difference
+	groupSaid := map[[2]string]bool{}
 	for k, p := range want {
 		a, ok := got[k]
 		if !ok {
-			diffs = append(diffs, Difference{Kind: DiffMissing, Address: k.addr, Port: k.port, Sentence: missingSentence(p)})
+			diffs = append(diffs, Difference{Kind: DiffMissing, Address: k.Address, Port: k.Port, Sentence: missingSentence(p)})
 			continue
 		}
 		if a.Weight != p.Weight {
-			diffs = append(diffs, Difference{Kind: DiffWeight, Address: k.addr, Port: k.port, Sentence: weightSentence(p, a, pred.ScaleFactor)})
+			diffs = append(diffs, Difference{Kind: DiffWeight, Address: k.Address, Port: k.Port, Sentence: weightSentence(p, a, pred.ScaleFactor)})
+		}
+		if a.Priority != p.Priority {
+			diffs = append(diffs, Difference{Kind: DiffPriority, Address: k.Address, Port: k.Port,
+				Sentence: fmt.Sprintf("%s:%d is sent at priority %d, predicted %d: istiod applies locality failover (a DestinationRule with outlierDetection, failoverPriority or a service's trafficDistribution), which meshscope does not model", k.Address, k.Port, a.Priority, p.Priority)})
+		}
+		// The group's weight is the sum of its endpoints': say it once per
+		// group, and only when no endpoint weight already explains it. An
+		// unset group weight (0) is not compared: istiod always sets one,
+		// and Envoy reads it only under locality weighting (a difference
+		// in that shows as DiffLB).
+		gk := [2]string{k.Locality, fmt.Sprint(a.Priority)}
+		if a.LocalityWeight != 0 && a.LocalityWeight != p.LocalityWeight && a.Weight == p.Weight && !groupSaid[gk] {
+			groupSaid[gk] = true
+			diffs = append(diffs, Difference{Kind: DiffLocalityWeight, Address: k.Address, Port: k.Port,
+				Sentence: fmt.Sprintf("the locality group %s of %s:%d has load_balancing_weight %d, predicted %d (the sum of its endpoints' weights): istiod weights localities itself (a localityLbSetting distribute in a DestinationRule or the mesh config), or sends endpoints in that group meshscope does not see", orNoLocality(k.Locality), k.Address, k.Port, a.LocalityWeight, p.LocalityWeight)})
 		}
 		if a.Health != p.Health {
-			diffs = append(diffs, Difference{Kind: DiffHealth, Address: k.addr, Port: k.port,
-				Sentence: fmt.Sprintf("%s:%d is sent %s, predicted %s: the endpoint's readiness changed between meshscope's and istiod's view (or a DestinationRule changes unhealthy-endpoint handling)", k.addr, k.port, a.Health, p.Health)})
+			diffs = append(diffs, Difference{Kind: DiffHealth, Address: k.Address, Port: k.Port,
+				Sentence: fmt.Sprintf("%s:%d is sent %s, predicted %s: the endpoint's readiness changed between meshscope's and istiod's view (or a DestinationRule changes unhealthy-endpoint handling)", k.Address, k.Port, a.Health, p.Health)})
 		}
 	}
 	for k, a := range got {
 		if _, ok := want[k]; !ok {
-			diffs = append(diffs, Difference{Kind: DiffUnexpected, Address: k.addr, Port: k.port, Sentence: unexpectedSentence(a)})
+			diffs = append(diffs, Difference{Kind: DiffUnexpected, Address: k.Address, Port: k.Port, Sentence: unexpectedSentence(a)})
 		}
 	}
 	sort.Slice(diffs, func(i, j int) bool {
@@ -144,6 +184,36 @@ func weightSentence(p horizon.Endpoint, a Actual, scale uint32) string {
 	}
 	return fmt.Sprintf("%s:%d has weight %d, predicted %d: istiod's gateway scale factor differs from meshscope's (it knows a different number of gateways)",
 		a.Address, a.Port, a.Weight, p.Weight)
+}
+
+// CompareLB says how the cluster's load balancing in CDS differs from the
+// prediction's (istiod's defaults), where that changes the shares.
+func CompareLB(pred, actual horizon.LBConfig) []Difference {
+	var diffs []Difference
+	if actual.LocalityWeighted != pred.LocalityWeighted {
+		diffs = append(diffs, Difference{Kind: DiffLB, Sentence: fmt.Sprintf("the cluster has locality_weighted_lb_config %s, predicted %s: istiod sets it for ENABLE_LOCALITY_WEIGHTED_LB_CONFIG or a localityLbSetting (distribute, or failover with outlier detection), which meshscope does not model; Envoy then weights localities and the shares differ", onOff(actual.LocalityWeighted), onOff(pred.LocalityWeighted))})
+	}
+	if (actual.PanicThreshold == 0) != (pred.PanicThreshold == 0) {
+		diffs = append(diffs, Difference{Kind: DiffLB, Sentence: fmt.Sprintf("the cluster's healthy_panic_threshold is %g %%, predicted %g %%: a DestinationRule's outlierDetection.minHealthPercent (or istiod not sending unhealthy endpoints) changes when Envoy sends to unhealthy endpoints", actual.PanicThreshold, pred.PanicThreshold)})
+	}
+	if (actual.Policy == "RANDOM") != (pred.Policy == "RANDOM") {
+		diffs = append(diffs, Difference{Kind: DiffLB, Sentence: fmt.Sprintf("the cluster's load balancer is %s, predicted %s (a DestinationRule's loadBalancer): RANDOM ignores endpoint weights", actual.Policy, pred.Policy)})
+	}
+	return diffs
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func orNoLocality(s string) string {
+	if s == "" {
+		return "(no locality)"
+	}
+	return s
 }
 
 func orUnknown(s string) string {

@@ -124,7 +124,7 @@ func TestDiagnoseMissingClusterFromClusterz(t *testing.T) {
 		t.Errorf("clusterz tells: %v", got)
 	}
 	// explain for that control plane predicts from what clusterz lists.
-	v := ExplainIn(s, []istiod.View{cz}, hello, "", 5000, xdsclient.Viewpoint{Cluster: "cluster2", Network: "network2"}, "cluster2", nil)
+	v := ExplainWith(s, hello, 5000, xdsclient.Viewpoint{Cluster: "cluster2", Network: "network2"}, "cluster2", nil, Extra{Istiod: []istiod.View{cz}})
 	if len(v.Predicted) != 1 || len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "its /debug/clusterz does not list it") {
 		t.Errorf("predicted %+v notes %q", v.Predicted, v.Notes)
 	}

@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -46,9 +47,9 @@ func seed() *collector.Snapshot {
 // actualSeed is what the real istiod sends a network1 sidecar (real-lab.md).
 func actualSeed() xdsclient.LoadAssignment {
 	return xdsclient.LoadAssignment{Cluster: "outbound|5000||" + hello, Endpoints: []xdsclient.Endpoint{
-		{Address: "10.44.0.13", Port: 5000, Weight: 1, Health: "HEALTHY", TLSMode: "istio",
+		{Address: "10.44.0.13", Port: 5000, Weight: 1, LocalityWeight: 2, Health: "HEALTHY", TLSMode: "istio",
 			Workload: xdsclient.Workload{Pod: "helloworld-v1", Namespace: "sample", Name: "helloworld", Revision: "v1", Cluster: "cluster1"}},
-		{Address: "192.168.60.9", Port: 15443, Weight: 1, Health: "UNKNOWN", TLSMode: "istio", Workload: xdsclient.Workload{Cluster: "cluster2"}},
+		{Address: "192.168.60.9", Port: 15443, Weight: 1, LocalityWeight: 2, Health: "UNKNOWN", TLSMode: "istio", Workload: xdsclient.Workload{Cluster: "cluster2"}},
 	}}
 }
 
@@ -173,4 +174,97 @@ func hasProblem(ps []Problem, kind, text string) bool {
 		}
 	}
 	return false
+}
+
+// twoZones: the cluster2 pods of helloworld sit in two zones (issue 11).
+func twoZones() *collector.Snapshot {
+	s := seed()
+	sic := s.Services[0].Clusters["cluster2"]
+	sic.Endpoints[0].Locality = "region2/zone-b/"
+	e := sic.Endpoints[0]
+	e.Address, e.Pod, e.Locality = "10.144.0.16", "helloworld-v2-c", "region2/zone-c/"
+	sic.Endpoints = append(sic.Endpoints, e)
+	s.Services[0].Clusters["cluster1"].Endpoints[0].Locality = "region1/zone-a/"
+	return s
+}
+
+func TestProblemsDuplicateGateway(t *testing.T) {
+	ps := Problems(twoZones())
+	if !HasErrors(ps) || !hasProblem(ps, "duplicate-gateway", "network2 gets 50 % of a network1 proxy's requests instead of 67 % (and network1 50 % instead of 33 %): Envoy keeps only the first of 2 gateway entries for 192.168.60.9:15443 (one per locality: region2/zone-b, region2/zone-c) — istio#56355") {
+		t.Fatalf("duplicate gateway not reported: %+v", ps)
+	}
+	if !hasProblem(ps, "duplicate-gateway", "topology.istio.io/locality") {
+		t.Errorf("no workaround: %+v", ps)
+	}
+	// One zone: one entry, no problem.
+	if ps := Problems(seed()); hasProblem(ps, "duplicate-gateway", "") {
+		t.Errorf("one zone reported: %+v", ps)
+	}
+}
+
+// What the real istiod sends a network1 sidecar for twoZones (seen in the
+// lab): the gateway once per zone.
+func actualTwoZones() xdsclient.LoadAssignment {
+	loc := func(r, z string) xdsclient.Locality { return xdsclient.Locality{Region: r, Zone: z} }
+	return xdsclient.LoadAssignment{Cluster: "outbound|5000||" + hello, Endpoints: []xdsclient.Endpoint{
+		{Address: "10.44.0.13", Port: 5000, Weight: 1, LocalityWeight: 1, Locality: loc("region1", "zone-a"), Health: "HEALTHY", TLSMode: "istio",
+			Workload: xdsclient.Workload{Pod: "helloworld-v1", Cluster: "cluster1"}},
+		{Address: "192.168.60.9", Port: 15443, Weight: 1, LocalityWeight: 1, Locality: loc("region2", "zone-b"), Health: "UNKNOWN", TLSMode: "istio", Workload: xdsclient.Workload{Cluster: "cluster2"}},
+		{Address: "192.168.60.9", Port: 15443, Weight: 1, LocalityWeight: 1, Locality: loc("region2", "zone-c"), Health: "UNKNOWN", TLSMode: "istio", Workload: xdsclient.Workload{Cluster: "cluster2"}},
+	}}
+}
+
+func TestExplainTwoZones(t *testing.T) {
+	s := twoZones()
+	la := actualTwoZones()
+	cl := xdsclient.Cluster{Name: la.Cluster, LBPolicy: "LEAST_REQUEST", PanicThreshold: 0}
+	v := ExplainWith(s, hello, 5000, xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"}, "cluster1", &la, Extra{Cluster: &cl})
+	if v.Verdict != Match || v.LBFrom != "cds" {
+		t.Fatalf("verdict %s (%s): %+v", v.Verdict, v.LBFrom, v.Differences)
+	}
+	// Each gateway copy stands for its own zone's pod.
+	if len(v.Actual[1].StandsFor) != 1 || v.Actual[1].StandsFor[0].Pod != "helloworld-v2" || v.Actual[2].StandsFor[0].Pod != "helloworld-v2-c" {
+		t.Errorf("stands for: %+v / %+v", v.Actual[1].StandsFor, v.Actual[2].StandsFor)
+	}
+	if !v.Actual[2].Shadowed || v.Actual[1].Share != 0.5 || v.Actual[2].Intended < 0.33 {
+		t.Errorf("effects: %+v", v.Actual)
+	}
+	want := []NetworkSplit{{Network: "network1", Share: 0.5, Intended: 0.3333, Predicted: 0.5}, {Network: "network2", Share: 0.5, Intended: 0.6667, Predicted: 0.5}}
+	if fmt.Sprint(v.Split) != fmt.Sprint(want) {
+		t.Errorf("split %+v, want %+v", v.Split, want)
+	}
+
+	// istiod merging the copies (the proposed fix) is a difference: one
+	// entry is missing and the other has another weight.
+	fixed := actualTwoZones()
+	fixed.Endpoints[1].Weight, fixed.Endpoints[1].LocalityWeight = 2, 2
+	fixed.Endpoints = fixed.Endpoints[:2]
+	v = ExplainWith(s, hello, 5000, xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"}, "cluster1", &fixed, Extra{Cluster: &cl})
+	kinds := map[DiffKind]int{}
+	for _, d := range v.Differences {
+		kinds[d.Kind]++
+	}
+	if v.Verdict != Mismatch || kinds[DiffMissing] != 1 || kinds[DiffWeight] != 1 {
+		t.Errorf("merged gateway: %s %+v", v.Verdict, v.Differences)
+	}
+}
+
+func TestCompareGroupWeightPriorityAndLB(t *testing.T) {
+	s := twoZones()
+	la := actualTwoZones()
+	la.Endpoints[0].LocalityWeight = 5                                 // istiod distributes localities
+	la.Endpoints[1].Priority, la.Endpoints[2].Priority = 1, 1          // and fails over
+	cl := xdsclient.Cluster{LocalityWeighted: true, PanicThreshold: 0} // with locality weighting on
+	v := ExplainWith(s, hello, 5000, xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"}, "cluster1", &la, Extra{Cluster: &cl})
+	kinds := map[DiffKind]int{}
+	for _, d := range v.Differences {
+		kinds[d.Kind]++
+	}
+	if v.Verdict != Mismatch || kinds[DiffLocalityWeight] != 1 || kinds[DiffPriority] != 2 || kinds[DiffLB] != 1 {
+		t.Errorf("%s %+v", v.Verdict, v.Differences)
+	}
+	// Priority 0 holds only the local pod: it gets everything.
+	if v.Actual[0].Share != 1 || v.Actual[1].Share != 0 {
+		t.Errorf("effects %+v", v.Actual)
+	}
 }

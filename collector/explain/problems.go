@@ -32,7 +32,7 @@ func (s Severity) rank() int {
 // reader (the TUI) can jump to it.
 type Problem struct {
 	Severity Severity `json:"severity"`
-	// Kind is a stable code: leak, drop, skew, gateway-no-address,
+	// Kind is a stable code: leak, drop, skew, duplicate-gateway, gateway-no-address,
 	// gateway-hostname, gateway-not-ready, network-label, cluster-state,
 	// cluster-warning, remote-secret, istiod-disagrees, mesh-config,
 	// serviceentry-no-workloads, serviceentry-port-name,
@@ -247,6 +247,7 @@ func serviceProblems(snap *collector.Snapshot) []Problem {
 			for _, v := range views {
 				p := horizon.PredictWith(snap, ix, svc.Hostname, port.Port, v)
 				ps = append(ps, predictionProblems(svc.Hostname, port.Port, v, p)...)
+				ps = append(ps, duplicateProblems(svc.Hostname, port.Port, v, p)...)
 			}
 		}
 	}

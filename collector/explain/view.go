@@ -1,6 +1,8 @@
 package explain
 
 import (
+	"sort"
+
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/istiod"
@@ -34,8 +36,15 @@ type View struct {
 	Actual      []Actual           `json:"actual"`
 	Predicted   []horizon.Endpoint `json:"predicted"`
 	Dropped     []horizon.Dropped  `json:"dropped"`
-	Verdict     Verdict            `json:"verdict"`
-	Differences []Difference       `json:"differences"`
+	// LB is how the proxy's Envoy spreads requests over the endpoints:
+	// the cluster's settings from CDS when istiod sent them (LBFrom
+	// "cds"), else istiod's defaults ("istiod-default").
+	LB     horizon.LBConfig `json:"lb"`
+	LBFrom string           `json:"lbFrom"`
+	// Split is each network's share of the proxy's requests.
+	Split       []NetworkSplit `json:"split"`
+	Verdict     Verdict        `json:"verdict"`
+	Differences []Difference   `json:"differences"`
 	// Error says why there is no actual EDS (stream state), if so.
 	Error string `json:"error,omitempty"`
 	// Notes explain what the control plane cannot send, e.g. the endpoints
@@ -58,6 +67,18 @@ func InfoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
 	return ViewpointInfo{Name: vp.String(), Cluster: vp.Cluster, Network: vp.Network, NoNetwork: vp.NoNetwork, ControlPlane: controlPlane}
 }
 
+// NetworkSplit is one network's share of a proxy's requests to a service
+// port (endpoints without a network count under "").
+type NetworkSplit struct {
+	Network string `json:"network"`
+	// Share is what Envoy sends there given what istiod sent, Intended
+	// what istiod's weights mean (every entry kept); Predicted is Share
+	// for the predicted EDS.
+	Share     float64 `json:"share"`
+	Intended  float64 `json:"intendedShare"`
+	Predicted float64 `json:"predictedShare"`
+}
+
 // Explain builds the view of one service port from one viewpoint. la is the
 // EDS istiod sent, or nil when none has arrived (verdict pending). The
 // prediction is made from what the istiod of controlPlane reads (its own
@@ -65,20 +86,27 @@ func InfoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
 // see collector.Snapshot.ForControlPlane), and Notes say which endpoints it
 // cannot send for that reason.
 func Explain(snap *collector.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
-	return ExplainIn(snap, nil, hostname, "", port, vp, controlPlane, la)
+	return ExplainWith(snap, hostname, port, vp, controlPlane, la, Extra{})
 }
 
-// ExplainSubset is Explain for the EDS cluster of a DestinationRule subset
-// (outbound|PORT|SUBSET|HOST; "" for the whole service).
-func ExplainSubset(snap *collector.Snapshot, hostname, subset string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
-	return ExplainIn(snap, nil, hostname, subset, port, vp, controlPlane, la)
+// Extra is what explaining one view can know beyond the snapshot and the
+// EDS istiod sent.
+type Extra struct {
+	// Subset is a DestinationRule subset: the view is of its EDS cluster
+	// (outbound|PORT|SUBSET|HOST); "" for the whole service.
+	Subset string
+	// Istiod are istiod's own views: for a control plane whose remote
+	// secrets meshscope does not read, its /debug/clusterz says which
+	// clusters it reads.
+	Istiod []istiod.View
+	// Cluster is the CDS cluster istiod sent for the same name (nil when
+	// none): its load balancing decides the shares.
+	Cluster *xdsclient.Cluster
 }
 
-// ExplainIn is ExplainSubset that also knows istiod's own views: for a
-// control plane whose remote secrets meshscope does not read, its
-// /debug/clusterz says which clusters it reads.
-func ExplainIn(snap *collector.Snapshot, views []istiod.View, hostname, subset string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
-	full := snap
+// ExplainWith is Explain with what else is known (Extra).
+func ExplainWith(snap *collector.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment, x Extra) View {
+	full, views, subset, cl := snap, x.Istiod, x.Subset, x.Cluster
 	proxy := ProxyOf(vp)
 	var reads []string
 	from := ""
@@ -111,13 +139,59 @@ func ExplainIn(snap *collector.Snapshot, views []istiod.View, hostname, subset s
 	if v.Dropped == nil {
 		v.Dropped = []horizon.Dropped{}
 	}
+	v.LB, v.LBFrom = pred.LB, "istiod-default"
+	if cl != nil {
+		v.LB, v.LBFrom = LBOf(*cl), "cds"
+	}
 	if la != nil {
 		v.Actual = Attribute(snap, hostname, *la, proxy, pred)
+		ApplyEffects(v.Actual, v.LB)
 	}
+	v.Split = split(v.Actual, pred.Endpoints, la != nil)
 	var diffs []Difference
 	v.Verdict, diffs = Compare(pred, v.Actual, la != nil)
+	if la != nil && cl != nil && pred.Found {
+		if lb := CompareLB(pred.LB, v.LB); len(lb) > 0 {
+			diffs = append(diffs, lb...)
+			v.Verdict = Mismatch
+		}
+	}
 	if diffs != nil {
 		v.Differences = diffs
 	}
 	return v
+}
+
+// split sums the shares per network: of the actual endpoints when EDS
+// arrived, and of the predicted ones.
+func split(actual []Actual, pred []horizon.Endpoint, received bool) []NetworkSplit {
+	out := []NetworkSplit{}
+	at := func(n string) *NetworkSplit {
+		for i := range out {
+			if out[i].Network == n {
+				return &out[i]
+			}
+		}
+		out = append(out, NetworkSplit{Network: n})
+		return &out[len(out)-1]
+	}
+	if received {
+		nets, effs := make([]string, len(actual)), make([]horizon.Effect, len(actual))
+		for i, a := range actual {
+			nets[i], effs[i] = a.Network, a.Effect
+		}
+		for _, ns := range horizon.SharesByNetwork(nets, effs) {
+			s := at(ns.Network)
+			s.Share, s.Intended = ns.Share, ns.Intended
+		}
+	}
+	nets, effs := make([]string, len(pred)), make([]horizon.Effect, len(pred))
+	for i, e := range pred {
+		nets[i], effs[i] = e.Network, e.Effect
+	}
+	for _, ns := range horizon.SharesByNetwork(nets, effs) {
+		at(ns.Network).Predicted = ns.Share
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Network < out[j].Network })
+	return out
 }

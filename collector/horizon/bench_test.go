@@ -34,6 +34,35 @@ func bigMesh() *collector.Snapshot {
 	return snap
 }
 
+// withZones spreads every endpoint of the mesh over 3 zones of its
+// cluster's region, as node labels give them ("region/zone/"): every
+// service's remote gateway is then sent once per zone, and Envoy's shares
+// take the slow path (duplicate addresses).
+func withZones(snap *collector.Snapshot) *collector.Snapshot {
+	// One string per node's locality, shared by its pods, as the
+	// collector's Node cache gives them.
+	locs := map[string]string{}
+	for _, svc := range snap.Services {
+		for _, sic := range svc.Clusters {
+			for i := range sic.Endpoints {
+				l := fmt.Sprintf("region-%s/zone-%c/", sic.Cluster, 'a'+i%3)
+				if s, ok := locs[l]; ok {
+					l = s
+				}
+				locs[l] = l
+				sic.Endpoints[i].Locality = l
+			}
+		}
+	}
+	return snap
+}
+
+// BenchmarkPredictWholeMeshLocalities is BenchmarkPredictWholeMesh with
+// every service's endpoints in 3 zones (issue 11). Target: under 100 ms.
+func BenchmarkPredictWholeMeshLocalities(b *testing.B) {
+	predictWholeMesh(b, withZones(bigMesh()))
+}
+
 // BenchmarkPredictWholeMesh predicts every service from every viewpoint
 // (one per network plus "none"): the work behind a full explain/doctor pass.
 // Target (issue #5): under 100 ms per pass.

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/meshscope/meshscope/collector"
@@ -19,7 +20,7 @@ const Unknown Health = "UNKNOWN"
 
 // EDSClusterName is the Envoy cluster name istiod uses for a service port.
 func EDSClusterName(hostname string, port int32) string {
-	return fmt.Sprintf("outbound|%d||%s", port, hostname)
+	return "outbound|" + strconv.Itoa(int(port)) + "||" + hostname
 }
 
 // Predict computes the EDS istiod sends proxy for hostname:port in snap.
@@ -73,42 +74,27 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 	clusterLocal := t.clusterLocal
 
 	// Endpoints are grouped by locality like istiod's LocalityLbEndpoints;
-	// the gateway rewrite happens inside each group. Services have few
-	// localities and gateways, so slices with linear search beat maps here.
-	type gwAgg struct {
-		key gwKey
-		ep  *Endpoint
-	}
-	type group struct {
-		locality string
-		direct   []Endpoint
-		gws      []gwAgg
-	}
+	// the gateway rewrite happens inside each group (groups.go).
 	total := 0
 	for _, src := range t.sources {
 		total += len(src.endpoints)
 	}
-	var groups []*group
-	getGroup := func(loc string) *group {
-		for _, g := range groups {
-			if g.locality == loc {
-				return g
-			}
-		}
-		// Room for the gateways too: with one locality (the common case)
-		// this slice becomes p.Endpoints without a copy.
-		g := &group{locality: loc, direct: make([]Endpoint, 0, total+4)}
-		groups = append(groups, g)
-		return g
-	}
+	var groups groupSet
+	var lbuf [16]string
+	groups.init(t.sources, total, lbuf[:0])
 	// One backing array for every endpoint's Ref: StandsFor of direct
 	// endpoints slices into it instead of allocating per endpoint.
 	refs := make([]Ref, 0, total)
 	var why sentences
+	var gwBuf [8]gatewaySentence
+	gwWhy := gatewaySentences(gwBuf[:0])
+	// Endpoints of one cluster share their gateways: look them up once.
+	var lastNC [2]string
+	var lastGws []gwKey
 
 	for si := range t.sources {
 		src := &t.sources[si]
-		for _, ep := range src.endpoints {
+		for ei, ep := range src.endpoints {
 			epPort, ok := endpointPort(ep, portName)
 			if !ok {
 				continue
@@ -139,7 +125,7 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 			// and count in gateway weights below like healthy ones.
 			refs = append(refs, ref)
 			self := refs[len(refs)-1 : len(refs) : len(refs)]
-			grp := getGroup(ep.Locality)
+			grp := groups.groupOf(si, ei)
 			direct := Endpoint{Address: ep.Address, Port: epPort, Weight: epWeight(ep), Health: ref.Health, Kind: Local,
 				Locality: ep.Locality, Cluster: ep.Cluster, Network: ep.Network, Pod: ep.Pod, Workload: ep.Workload, StandsFor: self}
 			if !p.MultiNetwork {
@@ -148,13 +134,19 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 					continue
 				}
 				direct.Why = "no network has a gateway: split horizon is off, every endpoint is sent directly"
-				grp.direct = append(grp.direct, direct)
+				groups.addDirect(grp, direct)
 				continue
 			}
 			// EndpointsByNetworkFilter.
 			weight := scaleWeight(epWeight(ep), p.ScaleFactor)
 			direct.Weight = weight
-			gws := ix.forEndpoint(ep.Network, ep.Cluster)
+			if ep.Network != lastNC[0] || ep.Cluster != lastNC[1] || lastGws == nil {
+				lastNC, lastGws = [2]string{ep.Network, ep.Cluster}, ix.forEndpoint(ep.Network, ep.Cluster)
+				if lastGws == nil {
+					lastGws = []gwKey{}
+				}
+			}
+			gws := lastGws
 			force := proxy.Network == "" && ep.Network != "" && len(gws) > 0
 			inNetwork := proxy.Network == "" || ep.Network == "" || proxy.Network == ep.Network
 			if !force && (inNetwork || len(gws) == 0) {
@@ -163,7 +155,7 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 					continue
 				}
 				direct.Kind, direct.Why = why.direct(proxy.Network, ep.Network)
-				grp.direct = append(grp.direct, direct)
+				groups.addDirect(grp, direct)
 				continue
 			}
 			reach := reachable(gws, v4, v6)
@@ -178,49 +170,17 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 				continue
 			}
 			per := weight / uint32(len(reach))
+			kind := Gateway
+			if proxy.Network == "" {
+				kind = Forced
+			}
 			for _, gk := range reach {
-				var g *Endpoint
-				for _, a := range grp.gws {
-					if a.key == gk {
-						g = a.ep
-						break
-					}
-				}
-				if g == nil {
-					g = &Endpoint{Address: gk.Addr, Port: gk.Port, Health: Unknown, Kind: Gateway,
-						Locality: ep.Locality, Cluster: gk.Cluster, Network: gk.Network,
-						StandsFor: make([]Ref, 0, 4)}
-					if proxy.Network == "" {
-						g.Kind = Forced
-					}
-					grp.gws = append(grp.gws, gwAgg{key: gk, ep: g})
-				}
-				g.Weight += per
-				g.StandsFor = append(g.StandsFor, ref)
+				groups.addToGateway(grp, ep.Locality, gk, kind, len(refs)-1, per)
 			}
 		}
 	}
-
-	sort.Slice(groups, func(i, j int) bool { return groups[i].locality < groups[j].locality })
-	if len(groups) == 1 {
-		p.Endpoints = groups[0].direct // no copy in the common case
-	} else {
-		p.Endpoints = make([]Endpoint, 0, len(refs)+4)
-	}
-	for _, g := range groups {
-		if len(groups) > 1 {
-			p.Endpoints = append(p.Endpoints, g.direct...)
-		}
-		sort.Slice(g.gws, func(i, j int) bool { return gwLess(g.gws[i].key, g.gws[j].key) })
-		for _, a := range g.gws {
-			e := a.ep
-			if e.Weight == 0 { // istiod: "gateway weight must be greater than 0"
-				e.Weight = 1
-			}
-			e.Why = gatewayWhy(e, proxy)
-			p.Endpoints = append(p.Endpoints, *e)
-		}
-	}
+	ends := groups.assemble(&p, refs, &gwWhy, proxy)
+	p.finishGroups(ends)
 	return p
 }
 
@@ -257,13 +217,15 @@ func (s *sentences) direct(proxyNet, epNet string) (Kind, string) {
 	*s = append(*s, sentence{key: k, kind: kind, why: why})
 	return kind, why
 }
+
+// gatewayWhy builds its sentence by concatenation, one allocation: with
+// localities there is a gateway entry per group, thousands per mesh.
 func gatewayWhy(e *Endpoint, proxy Proxy) string {
-	n := len(e.StandsFor)
-	what := fmt.Sprintf("%d endpoint(s) of %s", n, e.Network)
+	n := strconv.Itoa(len(e.StandsFor)) // no allocation below 100
 	if e.Kind == Forced {
-		return fmt.Sprintf("the proxy sends no NETWORK, so %s go through %s's east-west gateway (istiod forceGateway)", what, e.Network)
+		return "the proxy sends no NETWORK, so " + n + " endpoint(s) of " + e.Network + " go through " + e.Network + "'s east-west gateway (istiod forceGateway)"
 	}
-	return fmt.Sprintf("%s go through %s's east-west gateway: %s is not the proxy's network %s", what, e.Network, e.Network, proxy.Network)
+	return n + " endpoint(s) of " + e.Network + " go through " + e.Network + "'s east-west gateway: " + e.Network + " is not the proxy's network " + proxy.Network
 }
 
 // scaleWeight mirrors scaleEndpointLBWeight (clipped at MaxUint32).

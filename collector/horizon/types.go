@@ -69,12 +69,20 @@ type Ref struct {
 
 // Endpoint is one LbEndpoint istiod is predicted to send.
 type Endpoint struct {
-	Address  string `json:"address"`
-	Port     uint32 `json:"port"`
-	Weight   uint32 `json:"weight"`
-	Health   Health `json:"health"`
-	Kind     Kind   `json:"kind"`
-	Locality string `json:"locality,omitempty"`
+	Address string `json:"address"`
+	Port    uint32 `json:"port"`
+	Weight  uint32 `json:"weight"`
+	Health  Health `json:"health"`
+	Kind    Kind   `json:"kind"`
+	// Locality is the endpoint's locality as Envoy receives it
+	// (region/zone/subzone, see EnvoyLocality); LocalityWeight and
+	// Priority are its LocalityLbEndpoints' load_balancing_weight and
+	// priority.
+	Locality       string `json:"locality,omitempty"`
+	LocalityWeight uint32 `json:"localityWeight"`
+	Priority       uint32 `json:"priority"`
+	// Effect is what Envoy makes of it: its share of requests.
+	Effect
 	// Cluster and Network: of the pod for a direct endpoint, of the
 	// gateway for a gateway endpoint.
 	Cluster string `json:"cluster,omitempty"`
@@ -145,6 +153,9 @@ type Prediction struct {
 	ScaleFactor uint32     `json:"scaleFactor"`
 	Endpoints   []Endpoint `json:"endpoints"`
 	Dropped     []Dropped  `json:"dropped,omitempty"`
+	// LB is how the proxy's Envoy is predicted to spread requests over
+	// Endpoints (istiod's cluster defaults).
+	LB LBConfig `json:"lb"`
 	// Found is false when the service or port is unknown.
 	Found bool `json:"found"`
 }

@@ -18,6 +18,9 @@ type EDSResult struct {
 	LoadAssignments map[string]xdsclient.LoadAssignment
 	// Clusters are, for FetchAll, the EDS cluster names CDS listed.
 	Clusters []string
+	// CDS are the CDS clusters of the EDS names received (how Envoy load
+	// balances them), when istiod sent them.
+	CDS map[string]xdsclient.Cluster
 	// Why says, when a name is missing, what became of the stream.
 	Why string
 }
@@ -94,7 +97,18 @@ func awaitEDS(ctx context.Context, c *xdsclient.Client, addr string, names []str
 				missing++
 			}
 		}
-		if len(names) > 0 && missing == 0 {
+		// CDS comes before EDS on a stream that has it: once any cluster
+		// arrived, the load balancing of the names is known.
+		cds := c.Clusters()
+		for _, cl := range cds {
+			if _, ok := r.LoadAssignments[cl.EDSName()]; ok {
+				if r.CDS == nil {
+					r.CDS = map[string]xdsclient.Cluster{}
+				}
+				r.CDS[cl.EDSName()] = cl
+			}
+		}
+		if len(names) > 0 && missing == 0 && (len(cds) > 0 || !c.FollowsCDS()) {
 			return
 		}
 		select {

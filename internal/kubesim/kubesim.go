@@ -122,17 +122,50 @@ func SyncNamespace(ctx context.Context, cs kubernetes.Interface, namespace strin
 	if err != nil {
 		return err
 	}
+	zones, err := zonesFor(ctx, cs, pods.Items, nil)
+	if err != nil {
+		return err
+	}
 	for i := range svcs.Items {
-		if err := SyncService(ctx, cs, &svcs.Items[i], pods.Items); err != nil {
+		if err := SyncService(ctx, cs, &svcs.Items[i], pods.Items, zones); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// NodeZones maps each Node to its topology.kubernetes.io/zone label, which
+// the EndpointSlice controller copies into every endpoint on that node.
+func NodeZones(ctx context.Context, cs kubernetes.Interface) (map[string]string, error) {
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	zones := make(map[string]string, len(nodes.Items))
+	for _, n := range nodes.Items {
+		zones[n.Name] = n.Labels[corev1.LabelTopologyZone]
+	}
+	return zones, nil
+}
+
+// zonesFor returns zones, or the nodes' zones when it is nil and some pod
+// runs on a node (no Node read for pods without one).
+func zonesFor(ctx context.Context, cs kubernetes.Interface, pods []corev1.Pod, zones map[string]string) (map[string]string, error) {
+	if zones != nil {
+		return zones, nil
+	}
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			return NodeZones(ctx, cs)
+		}
+	}
+	return nil, nil
+}
+
 // SyncService writes the EndpointSlice "<service>-sim" of one Service from
-// the Pods its selector matches (ready or not; never deleted ones).
-func SyncService(ctx context.Context, cs kubernetes.Interface, svc *corev1.Service, pods []corev1.Pod) error {
+// the Pods its selector matches (ready or not; never deleted ones), with
+// each endpoint's nodeName and, from zones (node → zone), its zone.
+func SyncService(ctx context.Context, cs kubernetes.Interface, svc *corev1.Service, pods []corev1.Pod, zones map[string]string) error {
 	if len(svc.Spec.Selector) == 0 {
 		return nil
 	}
@@ -165,11 +198,18 @@ func SyncService(ctx context.Context, cs kubernetes.Interface, svc *corev1.Servi
 	sort.Slice(matched, func(i, j int) bool { return matched[i].Name < matched[j].Name })
 	for _, p := range matched {
 		ready := PodReady(&p)
-		want.Endpoints = append(want.Endpoints, discoveryv1.Endpoint{
+		ep := discoveryv1.Endpoint{
 			Addresses:  []string{p.Status.PodIP},
 			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(ready), Serving: ptr.To(ready), Terminating: ptr.To(false)},
 			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, UID: p.UID},
-		})
+		}
+		if n := p.Spec.NodeName; n != "" {
+			ep.NodeName = ptr.To(n)
+			if z := zones[n]; z != "" {
+				ep.Zone = ptr.To(z)
+			}
+		}
+		want.Endpoints = append(want.Endpoints, ep)
 	}
 	api := cs.DiscoveryV1().EndpointSlices(svc.Namespace)
 	cur, err := api.Get(ctx, want.Name, metav1.GetOptions{})
@@ -197,6 +237,12 @@ func PodReady(p *corev1.Pod) bool {
 
 // Sync refreshes the EndpointSlice of one Service from its Pods.
 func Sync(ctx context.Context, cs kubernetes.Interface, namespace, service string) error {
+	return SyncWithZones(ctx, cs, namespace, service, nil)
+}
+
+// SyncWithZones is Sync with the nodes' zones known (nil: read them when a
+// pod runs on a node).
+func SyncWithZones(ctx context.Context, cs kubernetes.Interface, namespace, service string, zones map[string]string) error {
 	svc, err := cs.CoreV1().Services(namespace).Get(ctx, service, metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -208,7 +254,11 @@ func Sync(ctx context.Context, cs kubernetes.Interface, namespace, service strin
 	if err != nil {
 		return err
 	}
-	return SyncService(ctx, cs, svc, pods.Items)
+	zones, err = zonesFor(ctx, cs, pods.Items, zones)
+	if err != nil {
+		return err
+	}
+	return SyncService(ctx, cs, svc, pods.Items, zones)
 }
 
 // EastWestGateway creates istio's east-west gateway for a network the way

@@ -19,15 +19,7 @@ import (
 func TestExplainScenarios(t *testing.T) {
 	ctx := context.Background()
 	reg := startRegistry(t)
-	vps := []xdsclient.Viewpoint{
-		{Cluster: "cluster1", Network: "network1"},
-		{Cluster: "cluster2", Network: "network2"},
-		{Cluster: "cluster1", NoNetwork: true},
-	}
-	probes := make([]*probe, len(vps))
-	for i, vp := range vps {
-		probes[i] = startProbe(t, vp, xdsclient.ModeDelta, helloworldEDS)
-	}
+	vps, probes := threeViewProbes(t)
 	str := func(s string) *string { return &s }
 	pod2 := lab.HelloworldPod("cluster2")
 	type scenario struct {

@@ -235,7 +235,7 @@ func TestIstioConfigScenarios(t *testing.T) {
 					if got := strings.Join(probes[i].eds(eds), ","); got != sc.want[i] {
 						return fmt.Sprintf("%s: istiod sends %q, want %q", vp, got, sc.want[i])
 					}
-					v := explain.ExplainSubset(snap, sc.host, sc.subset, sc.port, vp, "cluster1", &la)
+					v := explain.ExplainWith(snap, sc.host, sc.port, vp, "cluster1", &la, explain.Extra{Subset: sc.subset})
 					if v.Verdict != explain.Match {
 						return fmt.Sprintf("%s: meshscope predicts %v (dropped %v), verdict %s: %+v", vp, v.Predicted, v.Dropped, v.Verdict, v.Differences)
 					}

@@ -38,6 +38,23 @@ func startRegistryFrom(t *testing.T, contexts ...string) *collector.Registry {
 	return reg
 }
 
+// threeViewProbes impersonates, against the first istiod, the three
+// viewpoints the scenarios compare: a network1 sidecar, a network2 sidecar
+// and a proxy without NETWORK, each asking for helloworld's EDS.
+func threeViewProbes(t *testing.T) ([]xdsclient.Viewpoint, []*probe) {
+	t.Helper()
+	vps := []xdsclient.Viewpoint{
+		{Cluster: "cluster1", Network: "network1"},
+		{Cluster: "cluster2", Network: "network2"},
+		{Cluster: "cluster1", NoNetwork: true},
+	}
+	probes := make([]*probe, len(vps))
+	for i, vp := range vps {
+		probes[i] = startProbe(t, vp, xdsclient.ModeDelta, helloworldEDS)
+	}
+	return vps, probes
+}
+
 // probe is one impersonated proxy against the lab's istiod, recording events.
 type probe struct {
 	c      *xdsclient.Client

@@ -34,6 +34,9 @@ type plan struct {
 	namespaces int
 	services   []svcPlan
 	endpoints  int
+	// nodes per cluster; zones[cluster] maps each node to its zone.
+	nodes int
+	zones []map[string]string
 
 	// What the fixture (gateways, helloworld, sleep, the kubernetes
 	// Service) already holds, counted before the fill.
@@ -41,8 +44,9 @@ type plan struct {
 	fillTime                                       time.Duration
 }
 
-func newPlan(l *lab.Lab, nSvc, nEp, nNS int) *plan {
-	p := &plan{clusters: l.Clusters(), namespaces: nNS, endpoints: nEp}
+func newPlan(l *lab.Lab, nSvc, nEp, nNS, nNodes int) *plan {
+	p := &plan{clusters: l.Clusters(), namespaces: nNS, endpoints: nEp, nodes: nNodes}
+	p.zones = make([]map[string]string, len(p.clusters))
 	nextPod := make([]int, len(p.clusters))
 	for i := 0; i < nSvc; i++ {
 		c := i % len(p.clusters)
@@ -105,6 +109,11 @@ func fill(ctx context.Context, l *lab.Lab, p *plan, writers int) error {
 		for _, s := range slices.Items {
 			p.fixtureEndpoints += len(s.Endpoints)
 		}
+		if p.nodes > 0 {
+			if p.zones[i], err = createNodes(ctx, cs, c.Name, p.nodes); err != nil {
+				return fmt.Errorf("%s: %w", c.Name, err)
+			}
+		}
 		for n := 0; n < p.namespaces; n++ {
 			ns := benchNamespace(n)
 			_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
@@ -117,8 +126,8 @@ func fill(ctx context.Context, l *lab.Lab, p *plan, writers int) error {
 			}
 		}
 	}
-	say("filling %d clusters: %d services, %d pods and endpoints, %d writers (fixture: %d services, %d endpoints)",
-		len(p.clusters), len(p.services), p.endpoints, writers, p.fixtureServices, p.fixtureEndpoints)
+	say("filling %d clusters: %d services, %d pods and endpoints on %d nodes per cluster, %d writers (fixture: %d services, %d endpoints)",
+		len(p.clusters), len(p.services), p.endpoints, p.nodes, writers, p.fixtureServices, p.fixtureEndpoints)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -203,10 +212,13 @@ func writeService(ctx context.Context, cs kubernetes.Interface, p *plan, s svcPl
 			IP:        podIP(s.cluster, s.firstPod+j),
 			Labels:    lab.AppLabels(s.name, "v1", c.Network),
 		}
+		if p.nodes > 0 { // spread over the nodes, so over the zones
+			pod.Node = nodeName(c.Name, (s.firstPod+j)%p.nodes)
+		}
 		if err := kubesim.CreatePod(ctx, cs, pod); err != nil {
 			return err
 		}
 		podDone.Add(1)
 	}
-	return kubesim.Sync(ctx, cs, s.namespace, s.name)
+	return kubesim.SyncWithZones(ctx, cs, s.namespace, s.name, p.zones[s.cluster])
 }

@@ -40,6 +40,7 @@ type flags struct {
 	services    int
 	endpoints   int
 	namespaces  int
+	nodes       int
 	writers     int
 	jsonOut     bool
 	cpuProfile  string
@@ -54,6 +55,7 @@ func main() {
 	flag.IntVar(&f.services, "services", 2000, "Services in total, spread over the three clusters")
 	flag.IntVar(&f.endpoints, "endpoints", 30000, "ready endpoints (Pods) in total, spread over the Services")
 	flag.IntVar(&f.namespaces, "namespaces", 10, "namespaces per cluster holding the Services")
+	flag.IntVar(&f.nodes, "nodes", 100, "Nodes per cluster, over 3 zones, holding the Pods (0: Pods on no node, so no localities)")
 	flag.IntVar(&f.writers, "writers", 32, "parallel client-go writers filling the clusters")
 	flag.BoolVar(&f.jsonOut, "json", false, "also print the result as JSON on stdout")
 	flag.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the last meshscope run (NewRegistry to settled) to this file")
@@ -61,8 +63,8 @@ func main() {
 	flag.DurationVar(&f.syncTimeout, "sync-timeout", 5*time.Minute, "give up on a meshscope run after this long")
 	flag.BoolVar(&f.verbose, "v", false, "log the lab's and the collector's progress")
 	flag.Parse()
-	if f.runs < 1 || f.services < 3 || f.endpoints < f.services || f.namespaces < 1 || f.writers < 1 {
-		fmt.Fprintln(os.Stderr, "meshscope-bench: need -runs ≥ 1, -services ≥ 3, -endpoints ≥ -services, -namespaces ≥ 1, -writers ≥ 1")
+	if f.runs < 1 || f.services < 3 || f.endpoints < f.services || f.namespaces < 1 || f.writers < 1 || f.nodes < 0 {
+		fmt.Fprintln(os.Stderr, "meshscope-bench: need -runs ≥ 1, -services ≥ 3, -endpoints ≥ -services, -namespaces ≥ 1, -writers ≥ 1, -nodes ≥ 0")
 		os.Exit(2)
 	}
 	if err := run(f); err != nil {
@@ -105,13 +107,13 @@ func run(f flags) (err error) {
 	}
 	say("lab up in %s", time.Since(started).Round(time.Millisecond))
 
-	plan := newPlan(l, f.services, f.endpoints, f.namespaces)
+	plan := newPlan(l, f.services, f.endpoints, f.namespaces, f.nodes)
 	if err := fill(ctx, l, plan, f.writers); err != nil {
 		return fmt.Errorf("filling the clusters: %w", err)
 	}
 
 	res := result{
-		Clusters: len(cfg.Clusters), Services: f.services, Endpoints: f.endpoints,
+		Clusters: len(cfg.Clusters), Services: f.services, Endpoints: f.endpoints, NodesPerCluster: f.nodes,
 		FixtureEndpoints: plan.fixtureEndpoints, Writers: f.writers, FillSeconds: plan.fillTime.Seconds(),
 		TargetRatio: targetRatio, TargetHeapPerEndpoint: targetHeap,
 	}

@@ -47,13 +47,16 @@ type collectorResult struct {
 	// also held every endpoint (the same, unless a publish lagged).
 	SettledMS float64 `json:"settledMs"`
 	// SyncedMS is each cluster's SyncedAt, from NewRegistry.
-	SyncedMS        map[string]float64 `json:"clusterSyncedMs"`
-	Clusters        int                `json:"clusters"`
-	Services        int                `json:"services"`
-	Endpoints       int                `json:"endpoints"`
-	BenchEndpoints  int                `json:"benchEndpoints"`
-	HeapBytes       int64              `json:"heapBytes"`
-	HeapPerEndpoint float64            `json:"heapBytesPerEndpoint"`
+	SyncedMS       map[string]float64 `json:"clusterSyncedMs"`
+	Clusters       int                `json:"clusters"`
+	Services       int                `json:"services"`
+	Endpoints      int                `json:"endpoints"`
+	BenchEndpoints int                `json:"benchEndpoints"`
+	// LocatedEndpoints are the bench endpoints with a locality (from
+	// their node): all of them when the bench has nodes.
+	LocatedEndpoints int     `json:"locatedEndpoints"`
+	HeapBytes        int64   `json:"heapBytes"`
+	HeapPerEndpoint  float64 `json:"heapBytesPerEndpoint"`
 }
 
 type runResult struct {
@@ -72,6 +75,7 @@ type result struct {
 	Clusters              int         `json:"clusters"`
 	Services              int         `json:"services"`
 	Endpoints             int         `json:"endpoints"`
+	NodesPerCluster       int         `json:"nodesPerCluster"`
 	FixtureEndpoints      int         `json:"fixtureEndpoints"`
 	Writers               int         `json:"writers"`
 	FillSeconds           float64     `json:"fillSeconds"`
@@ -281,6 +285,10 @@ func measureCollector(ctx context.Context, l *lab.Lab, p *plan, f flags, prof *o
 	if r.BenchEndpoints != p.endpoints {
 		return r, fmt.Errorf("snapshot holds %d benchmark endpoints, want %d", r.BenchEndpoints, p.endpoints)
 	}
+	r.LocatedEndpoints = locatedEndpoints(snap)
+	if p.nodes > 0 && r.LocatedEndpoints != p.endpoints {
+		return r, fmt.Errorf("%d of %d benchmark endpoints have a locality from their node", r.LocatedEndpoints, p.endpoints)
+	}
 	r.SyncedMS = map[string]float64{}
 	for _, c := range snap.Clusters {
 		r.SyncedMS[c.ID] = toMS(c.SyncedAt.Sub(t0))
@@ -309,6 +317,24 @@ func countEndpoints(s *collector.Snapshot) (all, bench int) {
 		}
 	}
 	return all, bench
+}
+
+// locatedEndpoints counts the benchmark's endpoints with a locality.
+func locatedEndpoints(s *collector.Snapshot) int {
+	n := 0
+	for _, svc := range s.Services {
+		if !strings.HasPrefix(svc.Namespace, "bench-") {
+			continue
+		}
+		for _, sc := range svc.Clusters {
+			for i := range sc.Endpoints {
+				if sc.Endpoints[i].Locality != "" {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
 
 func describe(s *collector.Snapshot) string {
@@ -363,8 +389,8 @@ func verdict(ok bool) string {
 }
 
 func printTable(w io.Writer, r *result) {
-	fmt.Fprintf(w, "\nmeshscope collector at lab scale: %d clusters, %d services, %d endpoints (+%d fixture), filled in %.0f s by %d writers\n\n",
-		r.Clusters, r.Services, r.Endpoints, r.FixtureEndpoints, r.FillSeconds, r.Writers)
+	fmt.Fprintf(w, "\nmeshscope collector at lab scale: %d clusters, %d services, %d endpoints (+%d fixture) on %d nodes per cluster (3 zones, watched), filled in %.0f s by %d writers\n\n",
+		r.Clusters, r.Services, r.Endpoints, r.FixtureEndpoints, r.NodesPerCluster, r.FillSeconds, r.Writers)
 	fmt.Fprintf(w, "%-7s %10s %10s %10s %7s %9s %10s %10s  %s\n", "run", "LIST json", "LIST pb", "meshscope", "ratio", "ratio pb", "heap B/ep", "LIST B/ep", "clusters synced at (ms)")
 	for _, x := range r.Runs {
 		ids := make([]string, 0, len(x.Meshscope.SyncedMS))
