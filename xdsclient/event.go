@@ -20,7 +20,7 @@ type Event struct {
 	Time         time.Time `json:"time"`
 	ControlPlane string    `json:"controlPlane"`
 	Viewpoint    string    `json:"viewpoint"`
-	// Type is cds, eds, lds, rds, or one of the Event* constants.
+	// Type is cds, eds, lds, rds, wds, or one of the Event* constants.
 	Type string `json:"type"`
 	// ResourceType is the xDS type a nack is about.
 	ResourceType Type   `json:"resourceType,omitempty"`
@@ -36,6 +36,8 @@ type Event struct {
 	Changed []string `json:"changed,omitempty"`
 	// Endpoints lists endpoint changes of an eds event.
 	Endpoints []EndpointChange `json:"endpoints,omitempty"`
+	// Addresses lists workload and service changes of a wds event.
+	Addresses []AddressChange `json:"addresses,omitempty"`
 	// Error is the NACK reason, or the cause of a disconnect or failed attempt.
 	Error string `json:"error,omitempty"`
 	// Message is a sentence for a person (state events).
