@@ -3,7 +3,8 @@
 // shared/docs/real-lab.md).
 //
 //	meshscope-lab build               build (or find cached) the lab binaries
-//	meshscope-lab up [--multi-primary] start the lab in the background and print where
+//	meshscope-lab up [--multi-primary|--ambient] [--port-offset N]
+//	                                  start the lab in the background and print where
 //	meshscope-lab down                stop every process the lab started, by PID
 //	meshscope-lab status              say what runs
 package main
@@ -31,9 +32,11 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("meshscope-lab", flag.ContinueOnError)
 	multi := fs.Bool("multi-primary", false, "also run istiod as primary of cluster2 (xDS 127.0.0.1:15020, http :8090)")
+	ambient := fs.Bool("ambient", false, "ambient multi-network: both istiods in ambient mode, east-west Gateways, namespace ambient (implies --multi-primary)")
+	offset := fs.Int("port-offset", 0, "move every lab port by this much (e.g. 600), to run beside another lab")
 	dir := fs.String("dir", "", "lab state folder (default <repo>/.lab/run)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: meshscope-lab build|up|down|status [--multi-primary] [--dir DIR]")
+		fmt.Fprintln(fs.Output(), "usage: meshscope-lab build|up|down|status [--multi-primary|--ambient] [--port-offset N] [--dir DIR]")
 		fs.PrintDefaults()
 	}
 	if len(args) == 0 {
@@ -50,6 +53,10 @@ func run(args []string) error {
 	}
 	cfg := lab.DefaultConfig(root)
 	cfg.MultiPrimary = *multi
+	cfg.Ambient = *ambient
+	if *offset != 0 {
+		cfg = cfg.Shifted(*offset)
+	}
 	if *dir != "" {
 		cfg.Dir, _ = filepath.Abs(*dir)
 	}
