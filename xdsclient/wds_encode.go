@@ -11,7 +11,7 @@ import (
 
 // EncodeWDSAddress is the inverse of DecodeWDSAddress: the wire bytes of an
 // istio.workload.Address holding a's workload or service, field by field as
-// istiod's generated code writes them (ascending field numbers, default
+// istiod's generated code writes them (ascending field numbers, oneofs last, default
 // values left out). In-process control planes (tests, the benchmark) serve
 // these bytes; a view that does not encode (an unparsable IP) is an error.
 // A service's LoadBalancing, a rendered summary, is not written back.
@@ -173,7 +173,8 @@ func appendGateway(b []byte, num protowire.Number, g *WDSGateway) ([]byte, error
 	if g == nil {
 		return b, nil
 	}
-	var m []byte
+	// Go's protobuf writes a oneof after the plain fields: the port first.
+	m := appendVarint(nil, 3, uint64(g.HBONEPort))
 	if g.Hostname != "" {
 		var h []byte
 		h = appendString(h, 1, g.Namespace)
@@ -185,7 +186,6 @@ func appendGateway(b []byte, num protowire.Number, g *WDSGateway) ([]byte, error
 			return nil, err
 		}
 	}
-	m = appendVarint(m, 3, uint64(g.HBONEPort))
 	return appendMessage(b, num, m), nil
 }
 
