@@ -16,6 +16,7 @@ import (
 type clusterPart struct {
 	id, mnKey   string
 	network     string // system namespace label
+	ambient     *AmbientCluster
 	services    map[string]*ServiceInCluster
 	serviceMeta map[string][3]string // hostname → namespace, name, ""
 	gateways    []Gateway
@@ -30,6 +31,7 @@ var importantLabels = []string{
 	LabelTLSMode, LabelNetwork, "topology.istio.io/cluster", "topology.istio.io/subzone",
 	"service.istio.io/canonical-name", "service.istio.io/canonical-revision",
 	"istio.io/rev", "istio-locality", "sidecar.istio.io/inject",
+	LabelDataplaneMode, LabelTunnel,
 }
 
 // importantServiceLabels are the Service labels that make it a gateway.
@@ -44,6 +46,10 @@ type cacheView struct {
 	node       func(name string) *corev1.Node
 	nodes      func() []*corev1.Node // nil when nodes are not watched
 	systemNS   *corev1.Namespace
+	namespaces []*corev1.Namespace
+	pods       func(func(*cachedPod)) // every pod; nil in views without pods
+	gateways   []*cachedGateway
+	gatewayAPI bool
 	podCount   int
 	nodeCount  int
 	secretsLen int
@@ -71,6 +77,26 @@ func (w *watcher) view(systemNamespace string) cacheView {
 		return p
 	}
 	v.podCount = len(podStore.ListKeys())
+	v.pods = func(f func(*cachedPod)) {
+		for _, o := range podStore.List() {
+			if p, ok := o.(*cachedPod); ok {
+				f(p)
+			}
+		}
+	}
+	for _, o := range w.namespaces.inf.GetStore().List() {
+		if n, ok := o.(*corev1.Namespace); ok {
+			v.namespaces = append(v.namespaces, n)
+		}
+	}
+	if w.gateways != nil {
+		for _, o := range w.gateways.inf.GetStore().List() {
+			if g, ok := o.(*cachedGateway); ok {
+				v.gateways = append(v.gateways, g)
+			}
+		}
+		v.gatewayAPI = w.gatewayAPI.Load()
+	}
 	if w.nodes != nil {
 		ns := w.nodes.inf.GetStore()
 		v.node = func(name string) *corev1.Node {
@@ -278,6 +304,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		}
 		p.counts.Endpoints += len(sc.Endpoints)
 	}
+	p.ambient = buildAmbient(v, id, domain)
 	return p
 }
 
@@ -503,6 +530,9 @@ func (r *Registry) build(version uint64) *Snapshot {
 			}
 			c.Network = part.network
 			c.Counts = part.counts
+			if part.ambient != nil {
+				s.Ambient = append(s.Ambient, *part.ambient)
+			}
 			if part.network != "" {
 				addNet(part.network, e.id)
 			}

@@ -69,9 +69,10 @@ type Options struct {
 	// clientsets here.
 	NewClient func(id string, cfg *rest.Config) (kubernetes.Interface, error)
 	// NewDynamicClient builds the client that reads Istio's
-	// DestinationRules and PeerAuthentications in context clusters.
-	// Default dynamic.NewForConfig; sources with a ready Client and no
-	// Config (fakes) get none unless Source.Dynamic is set.
+	// DestinationRules and PeerAuthentications in context clusters, and
+	// Gateway API Gateways in every cluster. Default dynamic.NewForConfig
+	// (none when NewClient is set and this is not); sources with a ready
+	// Client and no Config (fakes) get none unless Source.Dynamic is set.
 	NewDynamicClient func(id string, cfg *rest.Config) (dynamic.Interface, error)
 	// Probe checks that a cluster's API server answers. Default: GET
 	// /version through the discovery REST client, or ServerVersion() on
@@ -102,14 +103,19 @@ func (o *Options) setDefaults() {
 	if o.DomainSuffix == "" {
 		o.DomainSuffix = "cluster.local"
 	}
-	if o.NewClient == nil {
-		o.NewClient = func(_ string, cfg *rest.Config) (kubernetes.Interface, error) {
-			return kubernetes.NewForConfig(cfg)
-		}
-	}
 	if o.NewDynamicClient == nil {
 		o.NewDynamicClient = func(_ string, cfg *rest.Config) (dynamic.Interface, error) {
 			return dynamic.NewForConfig(cfg)
+		}
+		if o.NewClient != nil {
+			// The caller builds the clients (fake clusters behind made-up
+			// URLs): a real dynamic client would only fail to connect.
+			o.NewDynamicClient = func(string, *rest.Config) (dynamic.Interface, error) { return nil, nil }
+		}
+	}
+	if o.NewClient == nil {
+		o.NewClient = func(_ string, cfg *rest.Config) (kubernetes.Interface, error) {
+			return kubernetes.NewForConfig(cfg)
 		}
 	}
 	if o.Probe == nil {

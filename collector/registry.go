@@ -317,18 +317,20 @@ func (r *Registry) startLocked(e *entry) {
 	log := r.log.With("cluster", e.id)
 	w := newWatcher(client, &r.opts, log, redactorForConfig(e.config), e.fromContext && !r.opts.DisableRemoteSecrets, r.notify, r.kickReconcile)
 	// Istio config (mTLS settings) matters only where an istiod reads it:
-	// its config cluster, i.e. the context clusters.
-	if e.fromContext {
-		dyn := e.ctxSource.Dynamic
-		if dyn == nil && e.config != nil {
-			var err error
-			if dyn, err = r.opts.NewDynamicClient(e.id, rest.CopyConfig(e.config)); err != nil {
-				log.Warn("no client for Istio config", "err", err)
-			}
+	// its config cluster, i.e. the context clusters. Gateway API Gateways
+	// (ambient east-west gateways) matter in every cluster.
+	dyn := e.ctxSource.Dynamic
+	if dyn == nil && e.config != nil {
+		var err error
+		if dyn, err = r.opts.NewDynamicClient(e.id, rest.CopyConfig(e.config)); err != nil {
+			log.Warn("no client for Istio config and Gateways", "err", err)
 		}
-		if dyn != nil {
+	}
+	if dyn != nil {
+		if e.fromContext {
 			w.addPolicyInformers(dyn)
 		}
+		w.addGatewayInformer(dyn)
 	}
 	// A context cluster's first sync reconciles its remote secrets at once
 	// (see watcher.trackSync); later secret events go through Run's loop.

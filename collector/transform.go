@@ -194,6 +194,10 @@ type cachedPod struct {
 	Name, Namespace, resourceVersion string
 	Labels                           map[string]string
 	NodeName                         string
+	// ServiceAccount and redirected (istio-cni's ambient enrollment
+	// annotation) are what istiod's ambient workloads take from a pod.
+	ServiceAccount string
+	redirected     bool
 }
 
 func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
@@ -257,8 +261,10 @@ func (in *interner) transformPod(obj any) (any, error) {
 	}
 	return &cachedPod{
 		Name: p.Name, Namespace: in.str(p.Namespace), resourceVersion: p.ResourceVersion,
-		Labels:   internLabels(in.labels, p.Labels),
-		NodeName: in.str(p.Spec.NodeName),
+		Labels:         internLabels(in.labels, p.Labels),
+		NodeName:       in.str(p.Spec.NodeName),
+		ServiceAccount: in.str(p.Spec.ServiceAccountName),
+		redirected:     podRedirected(p),
 	}, nil
 }
 

@@ -71,6 +71,9 @@ type watcher struct {
 	infs                                                           []*informerHealth
 	services, slices, pods, namespaces, nodes, secrets, configMaps *informerHealth
 	destinationRules, peerAuthentications                          *informerHealth
+	// gateways (Gateway API) and whether the cluster serves that API.
+	gateways   *informerHealth
+	gatewayAPI *atomic.Bool
 
 	// dirty is set by every event and cleared by the snapshot builder
 	// before it reads the caches; part is that builder's cached result.
@@ -107,11 +110,11 @@ func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, re
 		listWatch[*discoveryv1.EndpointSliceList](disc.EndpointSlices(metav1.NamespaceAll), "", ""))
 	w.pods = w.add(resPods, true, &corev1.Pod{}, in.transformPod,
 		listWatch[*corev1.PodList](core.Pods(metav1.NamespaceAll), "", ""))
-	// Only the system namespace matters (its network label); the field
-	// selector keeps the list tiny on real servers. Fakes ignore field
-	// selectors, so readers look the namespace up by name anyway.
+	// Every namespace: the system namespace's labels give the network, the
+	// others' say which are in ambient mode and which services are global
+	// (serviceScopeConfigs select on namespace labels).
 	w.namespaces = w.add(resNamespaces, false, &corev1.Namespace{}, transformNamespace,
-		listWatch[*corev1.NamespaceList](core.Namespaces(), fields.OneTermEqualSelector("metadata.name", ns).String(), ""))
+		listWatch[*corev1.NamespaceList](core.Namespaces(), "", ""))
 	if !opts.DisableNodes {
 		w.nodes = w.add(resNodes, false, &corev1.Node{}, transformNode,
 			listWatch[*corev1.NodeList](core.Nodes(), "", ""))
@@ -453,6 +456,7 @@ func optionalWarning(h *informerHealth) string {
 		resNodes:      "cannot read nodes (no localities)",
 		resNamespaces: "cannot read the system namespace (its network label is unknown)",
 		resConfigMaps: "cannot read ConfigMap istio (meshNetworks unknown)",
+		resGateways:   "cannot read Gateway API Gateways (ambient east-west gateways unknown)",
 	}[h.name]
 	if what == "" {
 		what = "cannot read " + h.name
