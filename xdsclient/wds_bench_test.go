@@ -10,7 +10,7 @@ import (
 
 // wdsPush10k is a WDS push of 10,000 pod workloads of 100 services (and
 // the services), as a full push (istiod's answer to a new stream) sends
-// them; status flips the health of every workload, so each resource's
+// them; unhealthy flips the health of every workload, so each workload's
 // bytes differ between the two pushes.
 func wdsPush10k(tb testing.TB, version string, unhealthy bool) *discovery.DeltaDiscoveryResponse {
 	r := &discovery.DeltaDiscoveryResponse{TypeUrl: AddressTypeURL, SystemVersionInfo: version, Nonce: version}
@@ -27,7 +27,7 @@ func wdsPush10k(tb testing.TB, version string, unhealthy bool) *discovery.DeltaD
 	for i := 0; i < 10000; i++ {
 		svc := fmt.Sprintf("bench/svc-%d.bench.svc.cluster.local", i%100)
 		a := wdsPod("cluster1", "network1", "bench", fmt.Sprintf("pod-%d", i), fmt.Sprintf("10.%d.%d.%d", 44+i/65536, (i/256)%256, i%256), svc)
-		if unhealthy && i%2 == 0 {
+		if unhealthy {
 			a.Workload.Status = "UNHEALTHY"
 		}
 		add(a)
@@ -36,9 +36,9 @@ func wdsPush10k(tb testing.TB, version string, unhealthy bool) *discovery.DeltaD
 }
 
 // BenchmarkWDSPush10k measures decode + diff + state update of one WDS push
-// of 10,000 workloads against a held state of 10,000: "changed" pushes
-// where half of the workloads changed health (alternating), "full" the
-// first push on a stream into an empty client.
+// of 10,000 workloads: "changed" against a held state of the same 10,000,
+// every one of which changed health (pushes alternate), "full" the first
+// push on a stream into an empty client.
 func BenchmarkWDSPush10k(b *testing.B) {
 	r1, r2 := wdsPush10k(b, "v1", false), wdsPush10k(b, "v2", true)
 	bytes := 0
@@ -66,7 +66,7 @@ func BenchmarkWDSPush10k(b *testing.B) {
 				r = r1
 			}
 			ev, err := c.apply(r, false)
-			if err != nil || len(ev.Changed) != 5000 {
+			if err != nil || len(ev.Changed) != 10000 {
 				b.Fatalf("apply: %v, %d changed", err, len(ev.Changed))
 			}
 		}

@@ -53,20 +53,27 @@ type WDSClient struct {
 	cp      string
 	timeout time.Duration
 	seed    maphash.Seed
-	dec     *wdsDecoder // used by the Run goroutine only
+	// Used by the Run goroutine only:
+	dec     *wdsDecoder
+	names   fieldNamer
+	entries slab[wdsEntry]
 
 	mu        sync.Mutex
-	state     map[string]wdsEntry
+	state     map[string]*wdsEntry
+	gen       uint64 // responses applied; written by the Run goroutine under mu
 	status    Status
 	connected bool
 	version   string
 }
 
-// wdsEntry is one resource held: its view and a hash of its wire bytes, so
-// an unchanged resource re-sent by istiod is recognised without decoding it.
+// wdsEntry is one resource held: its view, a hash of its wire bytes (an
+// unchanged resource re-sent by istiod is recognised without decoding it)
+// and the last response that named it (what a full response does not name
+// is gone). Entries are updated in place under mu.
 type wdsEntry struct {
 	addr WDSAddress
 	hash uint64
+	gen  uint64
 }
 
 // NewWDS checks the options and builds the node. It does not connect.
@@ -79,7 +86,7 @@ func NewWDS(opts WDSOptions) (*WDSClient, error) {
 		return nil, err
 	}
 	c := &WDSClient{opts: opts, node: node, who: opts.Identity.String(), timeout: opts.DialTimeout,
-		seed: maphash.MakeSeed(), dec: newWDSDecoder(), state: map[string]wdsEntry{}}
+		seed: maphash.MakeSeed(), dec: newWDSDecoder(), names: fieldNamer{}, state: map[string]*wdsEntry{}}
 	if c.timeout <= 0 {
 		c.timeout = DefaultDialTimeout
 	}
@@ -135,8 +142,10 @@ func (c *WDSClient) Addresses() []WDSAddress {
 func (c *WDSClient) Address(name string) (WDSAddress, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.state[name]
-	return e.addr, ok
+	if e, ok := c.state[name]; ok {
+		return e.addr, true
+	}
+	return WDSAddress{}, false
 }
 
 // WDSServiceView is what one control plane sent a ztunnel about one
@@ -156,7 +165,7 @@ func (c *WDSClient) ServiceView(key string) WDSServiceView {
 	return serviceView(c.state, key)
 }
 
-func serviceView(state map[string]wdsEntry, key string) WDSServiceView {
+func serviceView(state map[string]*wdsEntry, key string) WDSServiceView {
 	v := WDSServiceView{Key: key, Workloads: []WDSWorkload{}}
 	if e, ok := state[key]; ok && e.addr.Service != nil {
 		s := *e.addr.Service
@@ -292,9 +301,8 @@ func (c *WDSClient) apply(r *discovery.DeltaDiscoveryResponse, full bool) (Event
 		name string
 		hash uint64
 		addr WDSAddress
-		old  wdsEntry // what was held under name
-		had  bool
-		same bool // unchanged bytes: the held view stands
+		held *wdsEntry // what was held under name, if anything
+		same bool      // unchanged bytes: the held view stands
 	}
 	decs := make([]decoded, 0, len(r.GetResources()))
 	var errs []error
@@ -307,8 +315,8 @@ func (c *WDSClient) apply(r *discovery.DeltaDiscoveryResponse, full bool) (Event
 		}
 		ev.Bytes += len(a.GetValue())
 		d := decoded{name: res.GetName(), hash: maphash.Bytes(c.seed, a.GetValue())}
-		d.old, d.had = c.state[d.name]
-		if d.had && d.old.hash == d.hash {
+		d.held = c.state[d.name]
+		if d.held != nil && d.held.hash == d.hash {
 			d.same = true
 			decs = append(decs, d)
 			continue
@@ -334,50 +342,60 @@ func (c *WDSClient) apply(r *discovery.DeltaDiscoveryResponse, full bool) (Event
 			Resources: len(r.GetResources()), Bytes: ev.Bytes, Error: nack.Error(),
 			Message: "rejected a wds response: " + nack.Error()}, nack
 	}
-	d := wdsDiff{changes: make([]AddressChange, 0, len(decs))}
+	fresh := 0
+	for _, x := range decs {
+		if !x.same {
+			fresh++
+		}
+	}
+	d := wdsDiff{changes: make([]AddressChange, 0, fresh)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// What this response names, needed only to tell what it dropped.
-	var seen map[string]bool
-	if full || len(r.GetRemovedResources()) > 0 {
-		seen = make(map[string]bool, len(decs))
-		for _, x := range decs {
-			seen[x.name] = true
-		}
-	}
+	c.gen++
+	gen := c.gen
 	for _, x := range decs {
-		if x.same {
-			continue
-		}
-		c.state[x.name] = wdsEntry{addr: x.addr, hash: x.hash}
-		if !x.had {
+		switch {
+		case x.same:
+			x.held.gen = gen
+		case x.held == nil:
+			c.state[x.name] = c.entries.one(wdsEntry{addr: x.addr, hash: x.hash, gen: gen})
+			if d.added == nil {
+				d.added = make([]string, 0, fresh)
+			}
 			d.added = append(d.added, x.name)
 			d.changes = append(d.changes, addressChange(x.addr, AddressAdded, nil))
-			continue
-		}
-		if f := DiffWDSAddress(x.old.addr, x.addr); len(f) > 0 {
-			d.changed = append(d.changed, x.name)
-			d.changes = append(d.changes, addressChange(x.addr, AddressChanged, f))
+		default:
+			old := x.held.addr
+			x.held.addr, x.held.hash, x.held.gen = x.addr, x.hash, gen
+			if k, m := diffAddress(old, x.addr); m != 0 {
+				f := c.names.names(k, m)
+				if d.changed == nil {
+					d.changed = make([]string, 0, fresh)
+				}
+				d.changed = append(d.changed, x.name)
+				d.changes = append(d.changes, addressChange(x.addr, AddressChanged, f))
+			}
 		}
 	}
-	remove := func(n string) {
-		if old, had := c.state[n]; had && !seen[n] {
+	// What istiod removes, unless this very response names it again; with
+	// a full response, whatever it does not name.
+	remove := func(n string, e *wdsEntry) {
+		if e != nil && e.gen != gen {
 			d.removed = append(d.removed, n)
-			d.changes = append(d.changes, addressChange(old.addr, AddressRemoved, nil))
+			d.changes = append(d.changes, addressChange(e.addr, AddressRemoved, nil))
 			delete(c.state, n)
 		}
 	}
 	for _, n := range r.GetRemovedResources() {
-		remove(n)
+		remove(n, c.state[n])
 	}
 	if full {
-		for n := range c.state {
-			remove(n)
+		for n, e := range c.state {
+			remove(n, e)
 		}
 	}
 	c.version = r.GetSystemVersionInfo()
 	c.status.LastResponse = now
-	d.sort()
 	ev.Added, ev.Removed, ev.Changed, ev.Addresses = d.added, d.removed, d.changed, d.changes
 	return ev, nil
 }

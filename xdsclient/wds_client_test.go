@@ -125,15 +125,15 @@ func TestWDSClientPushes(t *testing.T) {
 	if !reflect.DeepEqual(ev.Changed, []string{sh.Name}) || len(ev.Added)+len(ev.Removed) != 0 {
 		t.Errorf("second push: %+v", ev)
 	}
-	if len(ev.Addresses) != 1 || !reflect.DeepEqual(ev.Addresses[0].Fields, []string{"capacity"}) || ev.Addresses[0].Capacity != 2 ||
-		ev.Addresses[0].Gateway != "192.168.60.9:15008" {
+	if len(ev.Addresses) != 1 || !reflect.DeepEqual(ev.Addresses[0].Fields, []string{"capacity"}) || ev.Addresses[0].Workload.Capacity != 2 ||
+		ev.Addresses[0].Workload.NetworkGateway.String() != "192.168.60.9:15008" {
 		t.Errorf("second push changes: %+v", ev.Addresses)
 	}
 
 	// The gateway loses its address: istiod removes the split-horizon workload.
 	s.push(t, "v3", []string{sh.Name})
 	ev = log.wait(t, "removal", func(e Event) bool { return e.Type == WDS && e.Version == "v3" })
-	if !reflect.DeepEqual(ev.Removed, []string{sh.Name}) || ev.Addresses[0].Change != AddressRemoved || ev.Addresses[0].Network != "network2" {
+	if !reflect.DeepEqual(ev.Removed, []string{sh.Name}) || ev.Addresses[0].Change != AddressRemoved || ev.Addresses[0].Workload.Network != "network2" {
 		t.Errorf("removal: %+v", ev)
 	}
 	if v := c.ServiceView(helloKey); len(v.Workloads) != 1 {

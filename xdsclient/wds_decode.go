@@ -98,6 +98,7 @@ func DecodeWDSAddress(name string, b []byte) (WDSAddress, error) {
 // instead of a dozen. A nil decoder shares nothing.
 type wdsDecoder struct {
 	strs  map[string]string
+	ips   map[string]string    // an address's bytes → its text
 	ports map[string][]WDSPort // a PortList's bytes → its ports
 	// last holds the latest value of each kind of string: consecutive
 	// workloads (pods of one deployment, istiod sends them in order)
@@ -106,6 +107,52 @@ type wdsDecoder struct {
 	// lastPorts is the latest port list decoded, by its bytes.
 	lastPortsKey string
 	lastPorts    []WDSPort
+	// Views and their small slices are carved from shared chunks (one
+	// allocation per chunk, not per workload), gathered first in scratch
+	// buffers reused from one workload to the next.
+	workloads slab[WDSWorkload]
+	strings   slab[string]
+	services  slab[WDSServicePorts]
+	addrs     []string
+	svcs      []WDSServicePorts
+}
+
+// slab hands out views and small slices carved from chunks of slabChunk
+// elements. A chunk stays allocated while any view carved from it is held,
+// which bounds the cost to one chunk per held view at worst; in exchange a
+// push of thousands of workloads makes a few dozen allocations instead of
+// thousands (and the garbage collector has as many fewer objects to trace).
+type slab[T any] struct{ free []T }
+
+const slabChunk = 128
+
+// clone returns a copy of src carved from the slab (nil when empty).
+func (s *slab[T]) clone(src []T) []T {
+	n := len(src)
+	if n == 0 {
+		return nil
+	}
+	if n > slabChunk/4 {
+		return slices.Clone(src)
+	}
+	if len(s.free) < n {
+		s.free = make([]T, slabChunk)
+	}
+	out := s.free[:n:n] // a full slice: an append copies, never overwrites a neighbour
+	s.free = s.free[n:]
+	copy(out, src)
+	return out
+}
+
+// one returns a pointer to a copy of v carved from the slab.
+func (s *slab[T]) one(v T) *T {
+	if len(s.free) == 0 {
+		s.free = make([]T, slabChunk)
+	}
+	p := &s.free[0]
+	*p = v
+	s.free = s.free[1:]
+	return p
 }
 
 // Slots of wdsDecoder.last: a workload's field numbers, then others.
@@ -121,7 +168,7 @@ const (
 const wdsInternLimit = 50_000
 
 func newWDSDecoder() *wdsDecoder {
-	return &wdsDecoder{strs: map[string]string{}, ports: map[string][]WDSPort{}}
+	return &wdsDecoder{strs: map[string]string{}, ips: map[string]string{}, ports: map[string][]WDSPort{}}
 }
 
 // shared returns v as a string, the shared copy when there is one; slot
@@ -154,6 +201,43 @@ func named(v []byte, name string) string {
 	return string(v)
 }
 
+// unique is named for strings that differ between workloads but come back
+// push after push for the same one (a pod's name): shared through the
+// table, so a re-sent workload allocates none.
+func (d *wdsDecoder) unique(v []byte, name string) string {
+	if d == nil || string(v) == name {
+		return named(v, name)
+	}
+	s, ok := d.strs[string(v)]
+	if !ok {
+		if len(d.strs) >= wdsInternLimit {
+			clear(d.strs)
+		}
+		s = string(v)
+		d.strs[s] = s
+	}
+	return s
+}
+
+// ip returns the text of an address's bytes, shared by its bytes for the
+// same reason as unique.
+func (d *wdsDecoder) ip(b []byte) (string, error) {
+	if d == nil {
+		return ipString(b)
+	}
+	if s, ok := d.ips[string(b)]; ok {
+		return s, nil
+	}
+	s, err := ipString(b)
+	if err == nil {
+		if len(d.ips) >= wdsInternLimit {
+			clear(d.ips)
+		}
+		d.ips[string(b)] = s
+	}
+	return s, err
+}
+
 func (d *wdsDecoder) address(name string, b []byte) (WDSAddress, error) {
 	a := WDSAddress{Name: name}
 	err := fields(b, ldAddress, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
@@ -163,7 +247,13 @@ func (d *wdsDecoder) address(name string, b []byte) (WDSAddress, error) {
 			if err != nil {
 				return fmt.Errorf("workload: %w", err)
 			}
-			a.Workload, a.Service = &w, nil
+			a.Service = nil
+			if d != nil {
+				a.Workload = d.workloads.one(w)
+			} else {
+				wc := w
+				a.Workload = &wc
+			}
 		case fAddressService:
 			s, err := d.service(v)
 			if err != nil {
@@ -185,19 +275,26 @@ func (d *wdsDecoder) address(name string, b []byte) (WDSAddress, error) {
 func (d *wdsDecoder) workload(name string, b []byte) (WDSWorkload, error) {
 	var w WDSWorkload
 	w.TunnelProtocol, w.Status = tunnelProtocols[0], workloadStatus[0]
+	if d != nil {
+		d.addrs, d.svcs = d.addrs[:0], d.svcs[:0]
+	}
 	err := fields(b, ldWorkload, func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error {
 		var err error
 		switch num {
 		case fWlUID:
 			w.UID = named(v, name)
 		case fWlName:
-			w.Name = named(v, name)
+			w.Name = d.unique(v, name)
 		case fWlNamespace:
 			w.Namespace = d.shared(fWlNamespace, v)
 		case fWlAddresses:
 			var ip string
-			if ip, err = ipString(v); err == nil {
-				w.Addresses = append(w.Addresses, ip)
+			if ip, err = d.ip(v); err == nil {
+				if d != nil {
+					d.addrs = append(d.addrs, ip)
+				} else {
+					w.Addresses = append(w.Addresses, ip)
+				}
 			}
 		case fWlHostname:
 			w.Hostname = string(v)
@@ -230,7 +327,11 @@ func (d *wdsDecoder) workload(name string, b []byte) (WDSWorkload, error) {
 		case fWlServices:
 			var sp WDSServicePorts
 			if sp, err = d.serviceEntry(v); err == nil {
-				w.Services = append(w.Services, sp)
+				if d != nil {
+					d.svcs = append(d.svcs, sp)
+				} else {
+					w.Services = append(w.Services, sp)
+				}
 			}
 		case fWlAuthzPolicies:
 			w.AuthorizationPolicies = append(w.AuthorizationPolicies, d.shared(fWlAuthzPolicies, v))
@@ -258,6 +359,9 @@ func (d *wdsDecoder) workload(name string, b []byte) (WDSWorkload, error) {
 	})
 	if err != nil {
 		return w, err
+	}
+	if d != nil {
+		w.Addresses, w.Services = d.strings.clone(d.addrs), d.services.clone(d.svcs)
 	}
 	// A map has no order on the wire: sort, so equal workloads compare equal.
 	if !slices.IsSortedFunc(w.Services, cmpServicePorts) {

@@ -1,8 +1,6 @@
 package xdsclient
 
-import (
-	"slices"
-)
+import "slices"
 
 // Address change kinds of a WDS push (the same words as endpoint changes).
 const (
@@ -12,65 +10,99 @@ const (
 )
 
 // AddressChange is one Address resource that differs between two WDS
-// states, with a summary of it (as it is now; as it was, when removed).
+// states, with the view itself (as it is now; as it was, when removed),
+// shared with the client's state: read only.
 type AddressChange struct {
 	Name   string `json:"name"`
 	Kind   string `json:"kind"`   // workload or service
 	Change string `json:"change"` // added, removed or changed
 	// Fields names what changed (e.g. capacity, networkGateway, services).
-	Fields []string `json:"fields,omitempty"`
-
-	Network   string   `json:"network,omitempty"`
-	Cluster   string   `json:"cluster,omitempty"`
-	Addresses []string `json:"addresses,omitempty"`
-	// Gateway is the workload's network gateway, ADDR:HBONEPORT.
-	Gateway  string `json:"gateway,omitempty"`
-	Capacity uint32 `json:"capacity,omitempty"`
-	Status   string `json:"status,omitempty"`
-	// Services are the service keys a workload backs.
-	Services []string `json:"services,omitempty"`
+	Fields   []string     `json:"fields,omitempty"`
+	Workload *WDSWorkload `json:"workload,omitempty"`
+	Service  *WDSService  `json:"service,omitempty"`
 }
 
 func addressChange(a WDSAddress, change string, fields []string) AddressChange {
-	c := AddressChange{Name: a.Name, Kind: a.Kind(), Change: change, Fields: fields}
-	switch {
-	case a.Workload != nil:
-		w := a.Workload
-		c.Network, c.Cluster, c.Addresses, c.Status = w.Network, w.ClusterID, w.Addresses, w.Status
-		c.Gateway = w.NetworkGateway.String()
-		c.Capacity = w.EffectiveCapacity()
-		c.Services = make([]string, len(w.Services))
-		for i, s := range w.Services {
-			c.Services[i] = s.Service
-		}
-	case a.Service != nil:
-		for _, na := range a.Service.Addresses {
-			c.Addresses = append(c.Addresses, na.Network+"/"+na.Address)
-		}
-	}
-	return c
+	return AddressChange{Name: a.Name, Kind: a.Kind(), Change: change, Fields: fields, Workload: a.Workload, Service: a.Service}
 }
 
 // DiffWDSAddress names the fields in which two versions of one Address
 // differ (nil when they are equal).
 func DiffWDSAddress(old, cur WDSAddress) []string {
-	switch {
-	case old.Workload != nil && cur.Workload != nil:
-		return diffWorkload(old.Workload, cur.Workload)
-	case old.Service != nil && cur.Service != nil:
-		return diffService(old.Service, cur.Service)
-	case old.Workload == nil && cur.Workload == nil && old.Service == nil && cur.Service == nil:
-		return nil
-	}
-	return []string{"kind"}
+	k, m := diffAddress(old, cur)
+	return m.names(k)
 }
 
-type fieldDiff []string
+// addressKind indexes fieldNames: what a fieldMask's bits name.
+type addressKind int
 
-func (d *fieldDiff) check(name string, equal bool) {
-	if !equal {
-		*d = append(*d, name)
+const (
+	kindWorkload addressKind = iota
+	kindService
+	kindChanged // a workload became a service or the reverse
+)
+
+var fieldNames = [...][]string{
+	kindWorkload: {"name", "addresses", "network", "tunnelProtocol", "identity", "waypoint", "networkGateway", "node", "canonical",
+		"applicationTunnel", "services", "authorizationPolicies", "status", "cluster", "locality", "networkMode", "extensions", "capacity"},
+	kindService: {"name", "addresses", "ports", "subjectAltNames", "waypoint", "loadBalancing", "ipFamilies", "canonical", "visibility", "extensions"},
+	kindChanged: {"kind"},
+}
+
+// fieldMask has one bit per field of fieldNames[kind] that differs.
+type fieldMask uint32
+
+func (m fieldMask) names(k addressKind) []string {
+	if m == 0 {
+		return nil
 	}
+	var out []string
+	for i, n := range fieldNames[k] {
+		if m&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// fieldDiff collects the bits, in fieldNames order.
+type fieldDiff struct {
+	m fieldMask
+	i int
+}
+
+func (d *fieldDiff) check(equal bool) {
+	if !equal {
+		d.m |= 1 << d.i
+	}
+	d.i++
+}
+
+func diffAddress(old, cur WDSAddress) (addressKind, fieldMask) {
+	switch {
+	case old.Workload != nil && cur.Workload != nil:
+		return kindWorkload, diffWorkload(old.Workload, cur.Workload)
+	case old.Service != nil && cur.Service != nil:
+		return kindService, diffService(old.Service, cur.Service)
+	case old.Workload == nil && cur.Workload == nil && old.Service == nil && cur.Service == nil:
+		return kindWorkload, 0
+	}
+	return kindChanged, 1
+}
+
+// fieldNamer shares one names slice per combination of changed fields
+// between the changes of a client (a push that changes every workload's
+// health would otherwise build as many identical slices).
+type fieldNamer map[uint64][]string
+
+func (f fieldNamer) names(k addressKind, m fieldMask) []string {
+	key := uint64(k)<<32 | uint64(m)
+	if n, ok := f[key]; ok {
+		return n
+	}
+	n := m.names(k)
+	f[key] = n
+	return n
 }
 
 func sameGateway(a, b *WDSGateway) bool {
@@ -93,55 +125,51 @@ func sameServicePorts(a, b []WDSServicePorts) bool {
 	})
 }
 
-func diffWorkload(a, b *WDSWorkload) []string {
+// diffWorkload checks the fields in the order of fieldNames[kindWorkload].
+func diffWorkload(a, b *WDSWorkload) fieldMask {
 	var d fieldDiff
-	d.check("name", a.Name == b.Name && a.Namespace == b.Namespace)
-	d.check("addresses", slices.Equal(a.Addresses, b.Addresses) && a.Hostname == b.Hostname)
-	d.check("network", a.Network == b.Network)
-	d.check("tunnelProtocol", a.TunnelProtocol == b.TunnelProtocol && a.NativeTunnel == b.NativeTunnel)
-	d.check("identity", a.TrustDomain == b.TrustDomain && a.ServiceAccount == b.ServiceAccount)
-	d.check("waypoint", sameGateway(a.Waypoint, b.Waypoint))
-	d.check("networkGateway", sameGateway(a.NetworkGateway, b.NetworkGateway))
-	d.check("node", a.Node == b.Node)
-	d.check("canonical", a.CanonicalName == b.CanonicalName && a.CanonicalRevision == b.CanonicalRevision &&
+	d.check(a.Name == b.Name && a.Namespace == b.Namespace)
+	d.check(slices.Equal(a.Addresses, b.Addresses) && a.Hostname == b.Hostname)
+	d.check(a.Network == b.Network)
+	d.check(a.TunnelProtocol == b.TunnelProtocol && a.NativeTunnel == b.NativeTunnel)
+	d.check(a.TrustDomain == b.TrustDomain && a.ServiceAccount == b.ServiceAccount)
+	d.check(sameGateway(a.Waypoint, b.Waypoint))
+	d.check(sameGateway(a.NetworkGateway, b.NetworkGateway))
+	d.check(a.Node == b.Node)
+	d.check(a.CanonicalName == b.CanonicalName && a.CanonicalRevision == b.CanonicalRevision &&
 		a.WorkloadType == b.WorkloadType && a.WorkloadName == b.WorkloadName)
-	d.check("applicationTunnel", a.ApplicationTunnel == b.ApplicationTunnel)
-	d.check("services", sameServicePorts(a.Services, b.Services))
-	d.check("authorizationPolicies", slices.Equal(a.AuthorizationPolicies, b.AuthorizationPolicies))
-	d.check("status", a.Status == b.Status)
-	d.check("cluster", a.ClusterID == b.ClusterID)
-	d.check("locality", sameLocality(a.Locality, b.Locality))
-	d.check("networkMode", a.NetworkMode == b.NetworkMode)
-	d.check("extensions", slices.Equal(a.Extensions, b.Extensions))
-	d.check("capacity", a.EffectiveCapacity() == b.EffectiveCapacity())
-	return d
+	d.check(a.ApplicationTunnel == b.ApplicationTunnel)
+	d.check(sameServicePorts(a.Services, b.Services))
+	d.check(slices.Equal(a.AuthorizationPolicies, b.AuthorizationPolicies))
+	d.check(a.Status == b.Status)
+	d.check(a.ClusterID == b.ClusterID)
+	d.check(sameLocality(a.Locality, b.Locality))
+	d.check(a.NetworkMode == b.NetworkMode)
+	d.check(slices.Equal(a.Extensions, b.Extensions))
+	d.check(a.EffectiveCapacity() == b.EffectiveCapacity())
+	return d.m
 }
 
-func diffService(a, b *WDSService) []string {
+// diffService checks the fields in the order of fieldNames[kindService].
+func diffService(a, b *WDSService) fieldMask {
 	var d fieldDiff
-	d.check("name", a.Name == b.Name && a.Namespace == b.Namespace && a.Hostname == b.Hostname)
-	d.check("addresses", slices.Equal(a.Addresses, b.Addresses))
-	d.check("ports", slices.Equal(a.Ports, b.Ports))
-	d.check("subjectAltNames", slices.Equal(a.SubjectAltNames, b.SubjectAltNames))
-	d.check("waypoint", sameGateway(a.Waypoint, b.Waypoint) && a.IngressUseWaypoint == b.IngressUseWaypoint)
-	d.check("loadBalancing", a.LoadBalancing == b.LoadBalancing)
-	d.check("ipFamilies", a.IPFamilies == b.IPFamilies)
-	d.check("canonical", a.Canonical == b.Canonical)
-	d.check("visibility", a.Visibility == b.Visibility)
-	d.check("extensions", slices.Equal(a.Extensions, b.Extensions))
-	return d
+	d.check(a.Name == b.Name && a.Namespace == b.Namespace && a.Hostname == b.Hostname)
+	d.check(slices.Equal(a.Addresses, b.Addresses))
+	d.check(slices.Equal(a.Ports, b.Ports))
+	d.check(slices.Equal(a.SubjectAltNames, b.SubjectAltNames))
+	d.check(sameGateway(a.Waypoint, b.Waypoint) && a.IngressUseWaypoint == b.IngressUseWaypoint)
+	d.check(a.LoadBalancing == b.LoadBalancing)
+	d.check(a.IPFamilies == b.IPFamilies)
+	d.check(a.Canonical == b.Canonical)
+	d.check(a.Visibility == b.Visibility)
+	d.check(slices.Equal(a.Extensions, b.Extensions))
+	return d.m
 }
 
-// wdsDiff is what one response changed.
+// wdsDiff is what one response changed, in the order of the response
+// (istiod's), removals last: sorting ten thousand names per push would cost
+// more than the rest of the diff.
 type wdsDiff struct {
 	added, removed, changed []string
 	changes                 []AddressChange
-}
-
-// sort orders the names; the changes stay in the order of the push (the
-// removals last), which is istiod's and cheap to keep.
-func (d *wdsDiff) sort() {
-	slices.Sort(d.added)
-	slices.Sort(d.removed)
-	slices.Sort(d.changed)
 }
