@@ -91,10 +91,16 @@ func up(cfg lab.Config) error {
 	for _, is := range l.Istiods() {
 		fmt.Printf("  istiod    primary of %s: xDS %s (TLS %s), debug %s/debug/clusterz\n", is.Cluster, is.XDSAddress(), is.SecureXDSAddress(), is.HTTPURL())
 	}
+	if cfg.Ambient {
+		fmt.Printf("\n  ambient multi-network: namespace %s (helloworld global, sleep not), east-west Gateways %s/%s\n", lab.AmbientNamespace, lab.SystemNamespace, lab.AmbientGateway)
+		for _, is := range l.Istiods() {
+			fmt.Printf("  curl -s %s/debug/ambientz   # what istiod %s sends every ztunnel\n", is.HTTPURL(), is.Cluster)
+		}
+	}
 	fmt.Printf("\n  kubeconfig: %s (contexts cluster1, cluster2)\n  logs:       %s\n\n", l.Kubeconfig, filepath.Join(l.Dir(), "logs"))
 	fmt.Printf("  kubectl --kubeconfig %s --context cluster2 get pods -A\n", l.Kubeconfig)
 	fmt.Printf("  go run ./cmd/meshscope --kubeconfig %s --context cluster1 --xds-address %s snapshot\n", l.Kubeconfig, l.Istiods()[0].XDSAddress())
-	fmt.Printf("\nStop it with: make lab-down\n")
+	fmt.Printf("\nStop it with: go run ./lab/cmd/meshscope-lab down --dir %s\n", l.Dir())
 	return nil
 }
 
