@@ -130,11 +130,11 @@ func gatewayAPICRDs(root string) ([]byte, error) {
 	}
 	dir, err := goOutput(filepath.Join(root, "lab", "tools", "istiod"), "list", "-m", "-f", "{{.Dir}}", "istio.io/istio")
 	if err != nil {
-		return nil, fmt.Errorf("Gateway API CRDs: cannot find the istio.io/istio module: %w", err)
+		return nil, fmt.Errorf("the Gateway API CRDs come from the istio.io/istio module, which go cannot find: %w", err)
 	}
 	b, err := os.ReadFile(filepath.Join(strings.TrimSpace(dir), "tests", "integration", "pilot", "testdata", gatewayAPICRDFile))
 	if err != nil {
-		return nil, fmt.Errorf("Gateway API CRDs: %w", err)
+		return nil, fmt.Errorf("the Gateway API CRDs of the istio module: %w", err)
 	}
 	if err := os.WriteFile(path+".tmp", b, 0o644); err != nil {
 		return nil, err
