@@ -249,27 +249,8 @@ func (c *Client) dropUnwanted(t Type) {
 	}
 }
 
-func (c *Client) emit(ev Event) {
-	ev.Seq = eventSeq.Add(1)
-	if ev.Time.IsZero() {
-		ev.Time = time.Now()
-	}
-	ev.ControlPlane, ev.Viewpoint = c.cp, c.vp
-	if c.opts.Journal != nil {
-		c.opts.Journal.Add(ev)
-	}
-	if c.opts.OnEvent != nil {
-		c.opts.OnEvent(ev)
-	}
-}
+func (c *Client) emit(ev Event) { emitEvent(ev, c.cp, c.vp, c.opts.Journal, c.opts.OnEvent) }
 
 func (c *Client) setStatus(s State, msg string, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.status.State, c.status.Message, c.status.Since = s, msg, time.Now()
-	c.status.Stale = s != StateConnected
-	c.status.Error = ""
-	if err != nil {
-		c.status.Error = err.Error()
-	}
+	guardedStatus{&c.mu, &c.status, &c.connected}.set(s, msg, err)
 }

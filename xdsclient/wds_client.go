@@ -183,48 +183,9 @@ func serviceView(state map[string]*wdsEntry, key string) WDSServiceView {
 // Run keeps the stream open until ctx ends, reconnecting with backoff. It
 // returns an error only when trying is pointless (a bad transport config).
 func (c *WDSClient) Run(ctx context.Context) error {
-	conn := c.opts.Conn
-	if conn == nil {
-		var err error
-		if conn, err = Dial(c.opts.Transport); err != nil {
-			c.setStatus(StateStopped, err.Error(), err)
-			c.emit(Event{Type: EventError, Error: err.Error(), Message: err.Error()})
-			return err
-		}
-		defer conn.Close()
-	}
-	defer c.setStatus(StateStopped, "stopped", nil)
-	attempt := 0
-	for {
-		got, err := c.session(ctx, conn)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if got {
-			attempt = 0
-		}
-		attempt++
-		msg := describe(err, c.addr, c.timeout)
-		c.setStatus(StateDisconnected, msg, err)
-		c.mu.Lock()
-		c.status.Attempt = attempt
-		c.mu.Unlock()
-		ev := Event{Type: EventError, Message: msg, Attempt: attempt}
-		if got {
-			ev.Type = EventDisconnect
-		}
-		if err != nil {
-			ev.Error = err.Error()
-		}
-		c.emit(ev)
-		t := time.NewTimer(c.opts.Backoff.Delay(attempt))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
-	}
+	g := guardedStatus{&c.mu, &c.status, &c.connected}
+	return streamLoop{conn: c.opts.Conn, transport: c.opts.Transport, addr: c.addr, timeout: c.timeout, backoff: c.opts.Backoff,
+		setStatus: g.set, setAttempt: g.attempt, emit: c.emit}.run(ctx, c.session)
 }
 
 // session runs one stream; got reports whether any response arrived.
@@ -260,17 +221,7 @@ func (c *WDSClient) session(ctx context.Context, conn *grpc.ClientConn) (got boo
 		}
 		if !got {
 			got = true
-			c.mu.Lock()
-			again := c.connected
-			c.connected = true
-			c.status.Attempt = 0
-			c.mu.Unlock()
-			c.setStatus(StateConnected, "connected to "+c.addr, nil)
-			ev := Event{Type: EventConnect, Message: "connected to " + c.addr + " (delta, as " + c.who + ")"}
-			if again {
-				ev.Type, ev.Message = EventReconnect, "reconnected to "+c.addr+" (delta, as "+c.who+"); resubscribed"
-			}
-			c.emit(ev)
+			c.emit(guardedStatus{&c.mu, &c.status, &c.connected}.up(c.addr, "delta, as "+c.who))
 		}
 		ev, nack := c.apply(r, first && r.GetTypeUrl() == AddressTypeURL)
 		if nack == nil && r.GetTypeUrl() == AddressTypeURL {
@@ -415,27 +366,8 @@ func (d deltaRecv) recv() (*response, error) {
 	return &response{}, nil
 }
 
-func (c *WDSClient) emit(ev Event) {
-	ev.Seq = eventSeq.Add(1)
-	if ev.Time.IsZero() {
-		ev.Time = time.Now()
-	}
-	ev.ControlPlane, ev.Viewpoint = c.cp, c.who
-	if c.opts.Journal != nil {
-		c.opts.Journal.Add(ev)
-	}
-	if c.opts.OnEvent != nil {
-		c.opts.OnEvent(ev)
-	}
-}
+func (c *WDSClient) emit(ev Event) { emitEvent(ev, c.cp, c.who, c.opts.Journal, c.opts.OnEvent) }
 
 func (c *WDSClient) setStatus(s State, msg string, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.status.State, c.status.Message, c.status.Since = s, msg, time.Now()
-	c.status.Stale = s != StateConnected
-	c.status.Error = ""
-	if err != nil {
-		c.status.Error = err.Error()
-	}
+	guardedStatus{&c.mu, &c.status, &c.connected}.set(s, msg, err)
 }

@@ -1,10 +1,8 @@
 package xdsclient
 
 import (
-	"context"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,54 +12,19 @@ import (
 
 const helloKey = "sample/helloworld.sample.svc.cluster.local"
 
-type eventLog struct {
-	mu  sync.Mutex
-	evs []Event
-}
-
-func (l *eventLog) add(ev Event) {
-	l.mu.Lock()
-	l.evs = append(l.evs, ev)
-	l.mu.Unlock()
-}
-
-// wait returns the first event after the first `skip` ones that matches.
-func (l *eventLog) wait(t *testing.T, what string, match func(Event) bool) Event {
+func startWDSClient(t *testing.T, addr string) (*WDSClient, *recorder) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		l.mu.Lock()
-		for _, ev := range l.evs {
-			if match(ev) {
-				l.mu.Unlock()
-				return ev
-			}
-		}
-		l.mu.Unlock()
-		time.Sleep(5 * time.Millisecond)
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	t.Fatalf("no %s event; got %+v", what, l.evs)
-	return Event{}
-}
-
-func startWDSClient(t *testing.T, addr string) (*WDSClient, *eventLog) {
-	t.Helper()
-	log := &eventLog{}
+	rec := newRecorder()
 	c, err := NewWDS(WDSOptions{
 		Identity: ZtunnelIdentity{Cluster: "cluster1"}, ControlPlane: "cluster1",
 		Transport: TransportConfig{Address: addr}, Backoff: Backoff{Initial: 20 * time.Millisecond, Max: 50 * time.Millisecond},
-		OnEvent: log.add,
+		OnEvent: rec.on,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = c.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return c, log
+	runUntilCleanup(t, c.Run)
+	return c, rec
 }
 
 func waitRequests(t *testing.T, s *wdsServer, n int) []*discovery.DeltaDiscoveryRequest {
@@ -104,7 +67,7 @@ func TestWDSClientPushes(t *testing.T) {
 	sh := wdsSplitHorizon("network2", "istio-system/istio-eastwest", "192.168.60.9", helloKey, 1)
 	svc := wdsSvc("sample", "helloworld", WDSNetworkAddress{Network: "network1", Address: "10.96.0.10"})
 	n1 := s.push(t, "v1", nil, pod1, sleep, sh, svc)
-	ev := log.wait(t, "first wds", func(e Event) bool { return e.Type == WDS })
+	ev := log.wait(t, 5*time.Second, "first wds", func(e Event) bool { return e.Type == WDS })
 	if ev.Version != "v1" || ev.Resources != 4 || len(ev.Added) != 4 || len(ev.Addresses) != 4 || ev.Viewpoint != "ztunnel@cluster1" {
 		t.Errorf("first push event: %+v", ev)
 	}
@@ -121,7 +84,7 @@ func TestWDSClientPushes(t *testing.T) {
 	// capacity 2, and the same local pod (unchanged bytes).
 	sh2 := wdsSplitHorizon("network2", "istio-system/istio-eastwest", "192.168.60.9", helloKey, 2)
 	s.push(t, "v2", nil, sh2, pod1)
-	ev = log.wait(t, "second wds", func(e Event) bool { return e.Type == WDS && e.Version == "v2" })
+	ev = log.wait(t, 5*time.Second, "second wds", func(e Event) bool { return e.Type == WDS && e.Version == "v2" })
 	if !reflect.DeepEqual(ev.Changed, []string{sh.Name}) || len(ev.Added)+len(ev.Removed) != 0 {
 		t.Errorf("second push: %+v", ev)
 	}
@@ -132,7 +95,7 @@ func TestWDSClientPushes(t *testing.T) {
 
 	// The gateway loses its address: istiod removes the split-horizon workload.
 	s.push(t, "v3", []string{sh.Name})
-	ev = log.wait(t, "removal", func(e Event) bool { return e.Type == WDS && e.Version == "v3" })
+	ev = log.wait(t, 5*time.Second, "removal", func(e Event) bool { return e.Type == WDS && e.Version == "v3" })
 	if !reflect.DeepEqual(ev.Removed, []string{sh.Name}) || ev.Addresses[0].Change != AddressRemoved || ev.Addresses[0].Workload.Network != "network2" {
 		t.Errorf("removal: %+v", ev)
 	}
@@ -152,12 +115,12 @@ func TestWDSClientNACK(t *testing.T) {
 	waitRequests(t, s, 1)
 	pod1 := wdsPod("cluster1", "network1", "sample", "hello1", "10.44.0.13", helloKey)
 	s.push(t, "v1", nil, pod1)
-	log.wait(t, "first", func(e Event) bool { return e.Type == WDS })
+	log.wait(t, 5*time.Second, "first", func(e Event) bool { return e.Type == WDS })
 	bad := &discovery.DeltaDiscoveryResponse{TypeUrl: AddressTypeURL, SystemVersionInfo: "v2", Resources: []*discovery.Resource{
 		{Name: "broken", Resource: &anypb.Any{TypeUrl: AddressTypeURL, Value: []byte{0x0a, 0x05, 0x01}}},
 	}, RemovedResources: []string{pod1.Name}}
 	nonce := s.send(bad)
-	ev := log.wait(t, "nack", func(e Event) bool { return e.Type == EventNACK })
+	ev := log.wait(t, 5*time.Second, "nack", func(e Event) bool { return e.Type == EventNACK })
 	if !strings.Contains(ev.Error, "broken") || ev.ResourceType != WDS {
 		t.Errorf("nack event: %+v", ev)
 	}
@@ -181,9 +144,9 @@ func TestWDSClientReconnect(t *testing.T) {
 	pod1 := wdsPod("cluster1", "network1", "sample", "hello1", "10.44.0.13", helloKey)
 	pod2 := wdsPod("cluster1", "network1", "sample", "hello2", "10.44.0.20", helloKey)
 	s.push(t, "v1", nil, pod1, pod2)
-	log.wait(t, "first", func(e Event) bool { return e.Type == WDS })
+	log.wait(t, 5*time.Second, "first", func(e Event) bool { return e.Type == WDS })
 	s.stop()
-	log.wait(t, "disconnect", func(e Event) bool { return e.Type == EventDisconnect })
+	log.wait(t, 5*time.Second, "disconnect", func(e Event) bool { return e.Type == EventDisconnect })
 	if st := c.Status(); !st.Stale {
 		t.Errorf("status while disconnected: %+v", st)
 	}
@@ -193,8 +156,8 @@ func TestWDSClientReconnect(t *testing.T) {
 		t.Errorf("initial_resource_versions: %v", got)
 	}
 	s2.push(t, "v9", nil, pod1)
-	log.wait(t, "reconnect", func(e Event) bool { return e.Type == EventReconnect })
-	ev := log.wait(t, "full state", func(e Event) bool { return e.Type == WDS && e.Version == "v9" })
+	log.wait(t, 5*time.Second, "reconnect", func(e Event) bool { return e.Type == EventReconnect })
+	ev := log.wait(t, 5*time.Second, "full state", func(e Event) bool { return e.Type == WDS && e.Version == "v9" })
 	if !reflect.DeepEqual(ev.Removed, []string{pod2.Name}) || len(ev.Added) != 0 || len(ev.Changed) != 0 {
 		t.Errorf("first push after reconnect: %+v", ev)
 	}

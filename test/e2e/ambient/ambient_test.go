@@ -92,15 +92,7 @@ func startMesh(t *testing.T) *mesh {
 
 func eventually(t *testing.T, timeout time.Duration, check func() string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for time.Now().Before(deadline) {
-		if last = check(); last == "" {
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("after %s: %s", timeout, last)
+	lab.Eventually(t, timeout, check)
 }
 
 // ambientz is istiod's /debug/ambientz: the workloads and services its
@@ -446,9 +438,9 @@ func TestAmbientReconnect(t *testing.T) {
 	eventually(t, 60*time.Second, func() string {
 		var kinds []string
 		for _, e := range z.eventsSince(n) {
-			kinds = append(kinds, e.Type)
+			kinds = append(kinds, string(e.Type))
 		}
-		if !slices.Contains(kinds, xdsclient.EventDisconnect) || !slices.Contains(kinds, xdsclient.EventReconnect) {
+		if !slices.Contains(kinds, string(xdsclient.EventDisconnect)) || !slices.Contains(kinds, string(xdsclient.EventReconnect)) {
 			return fmt.Sprintf("events since the restart: %v", kinds)
 		}
 		return ""

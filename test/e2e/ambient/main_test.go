@@ -11,12 +11,9 @@
 package ambient
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/meshscope/meshscope/lab"
 )
@@ -24,39 +21,10 @@ import (
 var theLab *lab.Lab
 
 func TestMain(m *testing.M) {
-	if os.Getenv("MESHSCOPE_E2E") != "1" {
-		fmt.Println("e2e: skipped (set MESHSCOPE_E2E=1, or run make e2e)")
-		os.Exit(0)
-	}
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	root, err := lab.FindRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e ambient:", err)
-		return 1
-	}
-	offset, err := lab.PortOffset("MESHSCOPE_E2E_PORT_OFFSET", 100)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e ambient:", err)
-		return 1
-	}
-	cfg := lab.DefaultConfig(root).Shifted(offset + 50)
-	cfg.Dir = filepath.Join(root, ".lab", "e2e-ambient")
-	cfg.Ambient = true
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	l, err := lab.Start(ctx, cfg, os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e ambient: lab:", err)
-		return 1
-	}
-	theLab = l
-	defer func() {
-		if err := l.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e ambient: lab stop:", err)
-		}
-	}()
-	return m.Run()
+	os.Exit(lab.RunTests(m, func(root string, offset int) lab.Config {
+		cfg := lab.DefaultConfig(root).Shifted(offset + 50)
+		cfg.Dir = filepath.Join(root, ".lab", "e2e-ambient")
+		cfg.Ambient = true
+		return cfg
+	}, func(l *lab.Lab) { theLab = l }))
 }
