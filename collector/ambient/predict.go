@@ -334,23 +334,25 @@ func (v *View) splitHorizon(net, serviceKey string, pods []pod) (w Workload, not
 	return w, note, true
 }
 
+// dropGroup drops the pods of one cluster's service (named even when it
+// has none).
 func (v *View) dropGroup(cluster string, svc *collector.Service, reason DropReason, why string) Dropped {
-	pods := v.pods(cluster, svc.Namespace, svc.Clusters[cluster])
-	return dropped(pods, v.networks[cluster], reason, why, cluster)
+	d := dropped(v.pods(cluster, svc.Namespace, svc.Clusters[cluster]), v.networks[cluster], reason, why)
+	d.Cluster = cluster
+	return d
 }
 
-func dropped(pods []pod, net string, reason DropReason, why string, cluster ...string) Dropped {
+// dropped is a group of pods of one network not sent, with the clusters
+// they are in.
+func dropped(pods []pod, net string, reason DropReason, why string) Dropped {
 	d := Dropped{Network: net, Reason: reason, Why: why, Pods: []string{}}
-	cs := map[string]bool{}
+	var clusters []string
 	for _, pd := range pods {
 		d.Pods = append(d.Pods, pd.uid())
-		cs[pd.cluster] = true
+		clusters = append(clusters, pd.cluster)
 	}
-	for c := range cs {
-		cluster = append(cluster, c)
-	}
-	slices.Sort(cluster)
-	d.Cluster = strings.Join(slices.Compact(cluster), ",")
+	slices.Sort(clusters)
+	d.Cluster = strings.Join(slices.Compact(clusters), ",")
 	return d
 }
 
