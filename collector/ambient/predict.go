@@ -71,11 +71,12 @@ type Workload struct {
 // Dropped is a group of pods backing the service that istiod does not
 // send for it.
 type Dropped struct {
-	Cluster string     `json:"cluster"`
-	Network string     `json:"network"`
-	Pods    []string   `json:"pods"`
-	Reason  DropReason `json:"reason"`
-	Why     string     `json:"why"`
+	// Clusters hold the pods (one cluster, or several of one network).
+	Clusters []string   `json:"clusters"`
+	Network  string     `json:"network"`
+	Pods     []string   `json:"pods"`
+	Reason   DropReason `json:"reason"`
+	Why      string     `json:"why"`
 }
 
 // Port is a service port as WDS carries it.
@@ -338,7 +339,7 @@ func (v *View) splitHorizon(net, serviceKey string, pods []pod) (w Workload, not
 // has none).
 func (v *View) dropGroup(cluster string, svc *collector.Service, reason DropReason, why string) Dropped {
 	d := dropped(v.pods(cluster, svc.Namespace, svc.Clusters[cluster]), v.networks[cluster], reason, why)
-	d.Cluster = cluster
+	d.Clusters = []string{cluster}
 	return d
 }
 
@@ -352,7 +353,7 @@ func dropped(pods []pod, net string, reason DropReason, why string) Dropped {
 		clusters = append(clusters, pd.cluster)
 	}
 	slices.Sort(clusters)
-	d.Cluster = strings.Join(slices.Compact(clusters), ",")
+	d.Clusters = slices.Compact(clusters)
 	return d
 }
 

@@ -131,7 +131,7 @@ func render(p Prediction) []string {
 		out = append(out, line)
 	}
 	for _, d := range p.Dropped {
-		out = append(out, fmt.Sprintf("drop %s %s %s", d.Reason, d.Cluster, strings.Join(d.Pods, ",")))
+		out = append(out, fmt.Sprintf("drop %s %s %s", d.Reason, strings.Join(d.Clusters, ","), strings.Join(d.Pods, ",")))
 	}
 	return out
 }
