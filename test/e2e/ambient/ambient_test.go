@@ -219,6 +219,18 @@ func (m *mesh) agree(z *ztunnel, key string) (string, ambient.Prediction) {
 	return "", p
 }
 
+// hasProblem says what is missing when ambient.Problems lacks a problem of
+// kind for control plane cp ("" when it has one).
+func hasProblem(m *mesh, kind, cp string) string {
+	ps := ambient.Problems(m.reg.Snapshot())
+	for _, p := range ps {
+		if p.Kind == kind && p.ControlPlane == cp {
+			return ""
+		}
+	}
+	return fmt.Sprintf("no %s problem for %s among %+v", kind, cp, ps)
+}
+
 func splitHorizons(p ambient.Prediction) []ambient.Workload {
 	var out []ambient.Workload
 	for _, w := range p.Workloads {
@@ -251,6 +263,9 @@ func TestAmbientWDS(t *testing.T) {
 			why, sleep = m.agree(z, sleepKey)
 			return why
 		})
+		if ps := ambient.Problems(m.reg.Snapshot()); len(ps) != 0 {
+			t.Errorf("the ambient lab has problems: %+v", ps)
+		}
 		sh := splitHorizons(hello)
 		if len(sh) != 1 || sh[0].Capacity != remotePods[z.cp] || sh[0].Gateway != gateway[z.cp] || hello.Scope != ambient.Global || len(hello.VIPs) != 2 {
 			t.Errorf("%s: helloworld predicted %+v", z.cp, hello)
@@ -350,7 +365,7 @@ func TestAmbientGatewayLosesAddress(t *testing.T) {
 		if len(splitHorizons(p)) != 0 || len(p.Dropped) != 1 || p.Dropped[0].Reason != ambient.DropNoGateway {
 			return fmt.Sprintf("prediction without the gateway: %+v", p)
 		}
-		return ""
+		return hasProblem(m, "ambient-no-gateway", "cluster1")
 	})
 
 	n = z.count()
@@ -405,7 +420,7 @@ func TestAmbientGlobalLabelRemoved(t *testing.T) {
 			if len(splitHorizons(p)) != 0 || len(p.VIPs) != 1 || len(p.Dropped) != 1 || p.Dropped[0].Reason != want[z.cp] {
 				return fmt.Sprintf("%s prediction without the label: %+v", z.cp, p)
 			}
-			return ""
+			return hasProblem(m, "ambient-scope-mismatch", z.cp)
 		})
 		counts[z.cp] = z.count()
 	}
