@@ -146,11 +146,17 @@ func (s *slab[T]) clone(src []T) []T {
 
 // one returns a pointer to a copy of v carved from the slab.
 func (s *slab[T]) one(v T) *T {
+	p := s.next()
+	*p = v
+	return p
+}
+
+// next returns a pointer to a zero element carved from the slab.
+func (s *slab[T]) next() *T {
 	if len(s.free) == 0 {
 		s.free = make([]T, slabChunk)
 	}
 	p := &s.free[0]
-	*p = v
 	s.free = s.free[1:]
 	return p
 }
@@ -168,7 +174,7 @@ const (
 const wdsInternLimit = 50_000
 
 func newWDSDecoder() *wdsDecoder {
-	return &wdsDecoder{strs: map[string]string{}, ips: map[string]string{}, ports: map[string][]WDSPort{}}
+	return &wdsDecoder{strs: map[string]string{}, ports: map[string][]WDSPort{}}
 }
 
 // shared returns v as a string, the shared copy when there is one; slot
@@ -201,59 +207,23 @@ func named(v []byte, name string) string {
 	return string(v)
 }
 
-// unique is named for strings that differ between workloads but come back
-// push after push for the same one (a pod's name): shared through the
-// table, so a re-sent workload allocates none.
-func (d *wdsDecoder) unique(v []byte, name string) string {
-	if d == nil || string(v) == name {
-		return named(v, name)
-	}
-	s, ok := d.strs[string(v)]
-	if !ok {
-		if len(d.strs) >= wdsInternLimit {
-			clear(d.strs)
-		}
-		s = string(v)
-		d.strs[s] = s
-	}
-	return s
-}
-
-// ip returns the text of an address's bytes, shared by its bytes for the
-// same reason as unique.
-func (d *wdsDecoder) ip(b []byte) (string, error) {
-	if d == nil {
-		return ipString(b)
-	}
-	if s, ok := d.ips[string(b)]; ok {
-		return s, nil
-	}
-	s, err := ipString(b)
-	if err == nil {
-		if len(d.ips) >= wdsInternLimit {
-			clear(d.ips)
-		}
-		d.ips[string(b)] = s
-	}
-	return s, err
-}
-
 func (d *wdsDecoder) address(name string, b []byte) (WDSAddress, error) {
 	a := WDSAddress{Name: name}
 	err := fields(b, ldAddress, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) error {
 		switch num {
 		case fAddressWorkload:
-			w, err := d.workload(name, v)
-			if err != nil {
+			// Decoded in place, into its slot of the slab: a 400-byte view
+			// is not copied (and not write-barriered) once more.
+			var w *WDSWorkload
+			if d != nil {
+				w = d.workloads.next()
+			} else {
+				w = &WDSWorkload{}
+			}
+			if err := d.workload(name, v, w); err != nil {
 				return fmt.Errorf("workload: %w", err)
 			}
-			a.Service = nil
-			if d != nil {
-				a.Workload = d.workloads.one(w)
-			} else {
-				wc := w
-				a.Workload = &wc
-			}
+			a.Workload, a.Service = w, nil
 		case fAddressService:
 			s, err := d.service(v)
 			if err != nil {
@@ -272,8 +242,8 @@ func (d *wdsDecoder) address(name string, b []byte) (WDSAddress, error) {
 	return a, nil
 }
 
-func (d *wdsDecoder) workload(name string, b []byte) (WDSWorkload, error) {
-	var w WDSWorkload
+// workload decodes a Workload into w, which must be zero.
+func (d *wdsDecoder) workload(name string, b []byte, w *WDSWorkload) error {
 	w.TunnelProtocol, w.Status = tunnelProtocols[0], workloadStatus[0]
 	if d != nil {
 		d.addrs, d.svcs = d.addrs[:0], d.svcs[:0]
@@ -284,12 +254,12 @@ func (d *wdsDecoder) workload(name string, b []byte) (WDSWorkload, error) {
 		case fWlUID:
 			w.UID = named(v, name)
 		case fWlName:
-			w.Name = d.unique(v, name)
+			w.Name = named(v, name)
 		case fWlNamespace:
 			w.Namespace = d.shared(fWlNamespace, v)
 		case fWlAddresses:
 			var ip string
-			if ip, err = d.ip(v); err == nil {
+			if ip, err = ipString(v); err == nil {
 				if d != nil {
 					d.addrs = append(d.addrs, ip)
 				} else {
@@ -358,7 +328,7 @@ func (d *wdsDecoder) workload(name string, b []byte) (WDSWorkload, error) {
 		return err
 	})
 	if err != nil {
-		return w, err
+		return err
 	}
 	if d != nil {
 		w.Addresses, w.Services = d.strings.clone(d.addrs), d.services.clone(d.svcs)
@@ -367,7 +337,7 @@ func (d *wdsDecoder) workload(name string, b []byte) (WDSWorkload, error) {
 	if !slices.IsSortedFunc(w.Services, cmpServicePorts) {
 		slices.SortFunc(w.Services, cmpServicePorts)
 	}
-	return w, nil
+	return nil
 }
 
 func cmpServicePorts(a, b WDSServicePorts) int { return strings.Compare(a.Service, b.Service) }
