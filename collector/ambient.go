@@ -139,19 +139,14 @@ func (s *Snapshot) AmbientFor(cluster string) *AmbientCluster {
 	return nil
 }
 
-// buildAmbient gathers a cluster's ambient facts from its caches.
-func buildAmbient(v cacheView, id, domain string) *AmbientCluster {
-	a := &AmbientCluster{Cluster: id, GatewayAPI: v.gatewayAPI}
+// buildAmbient gathers a cluster's ambient facts from its caches
+// (serviceLabels, by hostname, from buildPart's pass over the Services).
+func buildAmbient(v cacheView, id string, serviceLabels map[string]map[string]string) *AmbientCluster {
+	a := &AmbientCluster{Cluster: id, GatewayAPI: v.gatewayAPI, ServiceLabels: serviceLabels}
 	if len(v.namespaces) > 0 {
 		a.Namespaces = make(map[string]map[string]string, len(v.namespaces))
 		for _, ns := range v.namespaces {
 			a.Namespaces[ns.Name] = ns.Labels
-		}
-	}
-	if len(v.services) > 0 {
-		a.ServiceLabels = make(map[string]map[string]string, len(v.services))
-		for _, svc := range v.services {
-			a.ServiceLabels[svc.Name+"."+svc.Namespace+".svc."+domain] = svc.Labels
 		}
 	}
 	for _, g := range v.gateways {

@@ -163,6 +163,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		p.network = v.systemNS.Labels[LabelNetwork]
 	}
 	p.counts = Counts{Services: len(v.services), EndpointSlices: len(v.slices), Pods: v.podCount, Nodes: v.nodeCount, RemoteSecrets: v.secretsLen}
+	serviceLabels := make(map[string]map[string]string, len(v.services))
 
 	for _, svc := range v.services {
 		h := svc.Name + "." + svc.Namespace + ".svc." + domain
@@ -175,6 +176,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		}
 		p.services[h] = sc
 		p.serviceMeta[h] = [3]string{svc.Namespace, svc.Name}
+		serviceLabels[h] = svc.Labels
 		p.gateways = append(p.gateways, serviceGateways(svc, id, h, ix, v.nodes)...)
 	}
 
@@ -304,7 +306,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		}
 		p.counts.Endpoints += len(sc.Endpoints)
 	}
-	p.ambient = buildAmbient(v, id, domain)
+	p.ambient = buildAmbient(v, id, serviceLabels)
 	return p
 }
 
