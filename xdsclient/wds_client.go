@@ -57,6 +57,7 @@ type WDSClient struct {
 	dec     *wdsDecoder
 	names   fieldNamer
 	entries slab[wdsEntry]
+	decs    []wdsDecoded
 
 	mu        sync.Mutex
 	state     map[string]*wdsEntry
@@ -64,6 +65,15 @@ type WDSClient struct {
 	status    Status
 	connected bool
 	version   string
+}
+
+// wdsDecoded is one resource of a response, decoded (or recognised).
+type wdsDecoded struct {
+	name string
+	hash uint64
+	addr WDSAddress
+	held *wdsEntry // what was held under name, if anything
+	same bool      // unchanged bytes: the held view stands
 }
 
 // wdsEntry is one resource held: its view, a hash of its wire bytes (an
@@ -248,14 +258,8 @@ func (c *WDSClient) apply(r *discovery.DeltaDiscoveryResponse, full bool) (Event
 		err := fmt.Errorf("unexpected type URL %q", r.GetTypeUrl())
 		return Event{Time: now, Type: EventNACK, Nonce: r.GetNonce(), Error: err.Error(), Message: "rejected a response: " + err.Error()}, err
 	}
-	type decoded struct {
-		name string
-		hash uint64
-		addr WDSAddress
-		held *wdsEntry // what was held under name, if anything
-		same bool      // unchanged bytes: the held view stands
-	}
-	decs := make([]decoded, 0, len(r.GetResources()))
+	decs := c.decs[:0]
+	defer func() { clear(decs); c.decs = decs[:0] }() // reused; hold no views
 	var errs []error
 	// Only this goroutine writes c.state, so reading it here without the
 	// lock is safe; decoding (the expensive part) runs unlocked.
@@ -265,7 +269,7 @@ func (c *WDSClient) apply(r *discovery.DeltaDiscoveryResponse, full bool) (Event
 			continue // a name-only entry: nothing to decode
 		}
 		ev.Bytes += len(a.GetValue())
-		d := decoded{name: res.GetName(), hash: maphash.Bytes(c.seed, a.GetValue())}
+		d := wdsDecoded{name: res.GetName(), hash: maphash.Bytes(c.seed, a.GetValue())}
 		d.held = c.state[d.name]
 		if d.held != nil && d.held.hash == d.hash {
 			d.same = true
@@ -302,6 +306,9 @@ func (c *WDSClient) apply(r *discovery.DeltaDiscoveryResponse, full bool) (Event
 	d := wdsDiff{changes: make([]AddressChange, 0, fresh)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if len(c.state) == 0 && fresh > 0 {
+		c.state = make(map[string]*wdsEntry, fresh) // a first push: no growing step by step
+	}
 	c.gen++
 	gen := c.gen
 	for _, x := range decs {
@@ -340,7 +347,9 @@ func (c *WDSClient) apply(r *discovery.DeltaDiscoveryResponse, full bool) (Event
 	for _, n := range r.GetRemovedResources() {
 		remove(n, c.state[n])
 	}
-	if full {
+	// (When the state holds no more than this response named, nothing is
+	// left to remove: skip the walk.)
+	if full && len(c.state) > len(decs) {
 		for n, e := range c.state {
 			remove(n, e)
 		}

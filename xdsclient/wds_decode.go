@@ -198,11 +198,12 @@ func (d *wdsDecoder) shared(slot int, v []byte) string {
 	return s
 }
 
-// named returns v as a string, reusing name when they are equal (a
-// workload's UID is its resource name).
+// named returns v as a string, reusing the resource name when v is it or
+// ends it (a workload's UID is its resource name, and a pod's name ends its
+// UID, CLUSTER//Pod/NS/NAME): no copy.
 func named(v []byte, name string) string {
-	if string(v) == name {
-		return name
+	if n := len(name) - len(v); n >= 0 && name[n:] == string(v) {
+		return name[n:]
 	}
 	return string(v)
 }
