@@ -258,6 +258,9 @@ func (c *WDSClient) apply(r *discovery.DeltaDiscoveryResponse, full bool) (Event
 		err := fmt.Errorf("unexpected type URL %q", r.GetTypeUrl())
 		return Event{Time: now, Type: EventNACK, Nonce: r.GetNonce(), Error: err.Error(), Message: "rejected a response: " + err.Error()}, err
 	}
+	if cap(c.decs) < len(r.GetResources()) {
+		c.decs = make([]wdsDecoded, 0, len(r.GetResources()))
+	}
 	decs := c.decs[:0]
 	defer func() { clear(decs); c.decs = decs[:0] }() // reused; hold no views
 	var errs []error
