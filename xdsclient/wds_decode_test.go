@@ -156,7 +156,8 @@ func TestDiffWDSAddress(t *testing.T) {
 
 // TestWDSDecodeRealIstiod decodes pushes captured from the lab's real
 // istiods (ambient multi-network, `meshscope-lab up --ambient`): the first
-// response each sent a ztunnel. Every resource decodes, and the facts the
+// response each sent a ztunnel (test/e2e/ambient TestCaptureWDSTestdata
+// rewrites them). Every resource decodes, and the facts the
 // prediction relies on come out as istiod wrote them.
 func TestWDSDecodeRealIstiod(t *testing.T) {
 	for _, tc := range []struct {
