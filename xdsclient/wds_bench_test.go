@@ -30,7 +30,7 @@ func wdsPush10k(tb testing.TB, version string, unhealthy bool) *discovery.DeltaD
 		svc := fmt.Sprintf("bench/svc-%d.bench.svc.cluster.local", i%100)
 		a := wdsPod("cluster1", "network1", "bench", fmt.Sprintf("pod-%d", i), fmt.Sprintf("10.%d.%d.%d", 44+i/65536, (i/256)%256, i%256), svc)
 		if unhealthy {
-			a.Workload.Status = "UNHEALTHY"
+			a.Workload.Status = Unhealthy
 		}
 		add(a)
 	}

@@ -245,7 +245,6 @@ func (d *wdsDecoder) address(name string, b []byte) (WDSAddress, error) {
 
 // workload decodes a Workload into w, which must be zero.
 func (d *wdsDecoder) workload(name string, b []byte, w *WDSWorkload) error {
-	w.TunnelProtocol, w.Status = tunnelProtocols[0], workloadStatus[0]
 	if d != nil {
 		d.addrs, d.svcs = d.addrs[:0], d.svcs[:0]
 	}
@@ -272,7 +271,7 @@ func (d *wdsDecoder) workload(name string, b []byte, w *WDSWorkload) error {
 		case fWlNetwork:
 			w.Network = d.shared(fWlNetwork, v)
 		case fWlTunnelProtocol:
-			w.TunnelProtocol = enumName(tunnelProtocols, n)
+			w.TunnelProtocol = TunnelProtocol(n)
 		case fWlTrustDomain:
 			w.TrustDomain = d.shared(fWlTrustDomain, v)
 		case fWlServiceAccount:
@@ -288,7 +287,7 @@ func (d *wdsDecoder) workload(name string, b []byte, w *WDSWorkload) error {
 		case fWlCanonicalRevision:
 			w.CanonicalRevision = d.shared(fWlCanonicalRevision, v)
 		case fWlWorkloadType:
-			w.WorkloadType = enumName(workloadTypes, n)
+			w.WorkloadType = WorkloadType(n)
 		case fWlWorkloadName:
 			w.WorkloadName = d.shared(fWlWorkloadName, v)
 		case fWlNativeTunnel:
@@ -307,7 +306,7 @@ func (d *wdsDecoder) workload(name string, b []byte, w *WDSWorkload) error {
 		case fWlAuthzPolicies:
 			w.AuthorizationPolicies = append(w.AuthorizationPolicies, d.shared(fWlAuthzPolicies, v))
 		case fWlStatus:
-			w.Status = enumName(workloadStatus, n)
+			w.Status = WorkloadStatus(n)
 		case fWlClusterID:
 			w.ClusterID = d.shared(fWlClusterID, v)
 		case fWlLocality:
@@ -316,7 +315,7 @@ func (d *wdsDecoder) workload(name string, b []byte, w *WDSWorkload) error {
 				w.Locality = &l
 			}
 		case fWlNetworkMode:
-			w.NetworkMode = enumName(networkModes, n)
+			w.NetworkMode = NetworkMode(n)
 		case fWlExtensions:
 			var name string
 			if name, err = decodeExtensionName(v); err == nil {

@@ -18,11 +18,11 @@ import (
 func TestWDSEncodeDecodeRoundTrip(t *testing.T) {
 	w := &WDSWorkload{
 		UID: "cluster1//Pod/sample/hello", Name: "hello", Namespace: "sample",
-		Addresses: []string{"10.44.0.13", "fd00::13"}, Network: "network1", TunnelProtocol: "HBONE",
+		Addresses: []string{"10.44.0.13", "fd00::13"}, Network: "network1", TunnelProtocol: TunnelHBONE,
 		TrustDomain: "td.local", ServiceAccount: "hello", Node: "node1",
 		Waypoint:       &WDSGateway{Namespace: "sample", Hostname: "waypoint.sample.svc.cluster.local", HBONEPort: 15008},
 		NetworkGateway: &WDSGateway{Network: "network1", Address: "192.168.60.113", HBONEPort: 15008},
-		CanonicalName:  "helloworld", CanonicalRevision: "v1", WorkloadType: "POD", WorkloadName: "helloworld-v1",
+		CanonicalName:  "helloworld", CanonicalRevision: "v1", WorkloadType: WorkloadPod, WorkloadName: "helloworld-v1",
 		NativeTunnel:      true,
 		ApplicationTunnel: "PROXY:15088",
 		Services: []WDSServicePorts{
@@ -30,9 +30,9 @@ func TestWDSEncodeDecodeRoundTrip(t *testing.T) {
 			{Service: "sample/b.sample.svc.cluster.local", Ports: []WDSPort{{ServicePort: 5000, TargetPort: 5000}}},
 		},
 		AuthorizationPolicies: []string{"istio-system/allow"},
-		Status:                "UNHEALTHY", ClusterID: "cluster1",
+		Status:                Unhealthy, ClusterID: "cluster1",
 		Locality:    &Locality{Region: "r", Zone: "z", SubZone: "s"},
-		NetworkMode: "HOST_NETWORK", Extensions: []string{"ext"},
+		NetworkMode: NetworkHost, Extensions: []string{"ext"},
 		Capacity: 3, CapacitySet: true,
 	}
 	s := &WDSService{
@@ -72,7 +72,7 @@ func TestWDSDecodeDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := a.Workload
-	if w.Status != "HEALTHY" || w.TunnelProtocol != "NONE" || w.EffectiveCapacity() != 1 || w.CapacitySet {
+	if w.Status != Healthy || w.TunnelProtocol != TunnelNone || w.EffectiveCapacity() != 1 || w.CapacitySet {
 		t.Errorf("defaults: %+v", w)
 	}
 }
@@ -95,7 +95,7 @@ func TestWDSDecodeUnknownFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Workload.UID != "u" || a.Workload.TunnelProtocol != "9" {
+	if a.Workload.UID != "u" || a.Workload.TunnelProtocol.String() != "9" {
 		t.Errorf("got %+v", a.Workload)
 	}
 }
@@ -203,7 +203,7 @@ func TestWDSDecodeRealIstiod(t *testing.T) {
 			uids = append(uids, w.UID)
 			if w.SplitHorizon() {
 				if w.UID != tc.splitHorizon || w.NetworkGateway.String() != tc.gateway || w.Capacity != tc.capacity ||
-					w.Network != tc.remoteNet || len(w.Addresses) != 0 || w.TunnelProtocol != "HBONE" {
+					w.Network != tc.remoteNet || len(w.Addresses) != 0 || w.TunnelProtocol != TunnelHBONE {
 					t.Errorf("%s: split-horizon workload %+v", tc.file, w)
 				}
 			}

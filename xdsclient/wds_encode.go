@@ -84,7 +84,7 @@ func appendWorkload(b []byte, w *WDSWorkload) ([]byte, error) {
 		b = protowire.AppendBytes(b, ip.AsSlice())
 	}
 	b = appendString(b, fWlNetwork, w.Network)
-	b = appendVarint(b, fWlTunnelProtocol, enumNumber(tunnelProtocols, w.TunnelProtocol))
+	b = appendVarint(b, fWlTunnelProtocol, uint64(w.TunnelProtocol))
 	b = appendString(b, fWlTrustDomain, w.TrustDomain)
 	b = appendString(b, fWlServiceAccount, w.ServiceAccount)
 	var err error
@@ -94,14 +94,14 @@ func appendWorkload(b []byte, w *WDSWorkload) ([]byte, error) {
 	b = appendString(b, fWlNode, w.Node)
 	b = appendString(b, fWlCanonicalName, w.CanonicalName)
 	b = appendString(b, fWlCanonicalRevision, w.CanonicalRevision)
-	b = appendVarint(b, fWlWorkloadType, enumNumber(workloadTypes, w.WorkloadType))
+	b = appendVarint(b, fWlWorkloadType, uint64(w.WorkloadType))
 	b = appendString(b, fWlWorkloadName, w.WorkloadName)
 	b = appendBool(b, fWlNativeTunnel, w.NativeTunnel)
 	for _, p := range w.AuthorizationPolicies {
 		b = protowire.AppendTag(b, fWlAuthzPolicies, protowire.BytesType)
 		b = protowire.AppendString(b, p)
 	}
-	b = appendVarint(b, fWlStatus, enumNumber(workloadStatus, w.Status))
+	b = appendVarint(b, fWlStatus, uint64(w.Status))
 	b = appendString(b, fWlClusterID, w.ClusterID)
 	if b, err = appendGateway(b, fWlNetworkGateway, w.NetworkGateway); err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ func appendWorkload(b []byte, w *WDSWorkload) ([]byte, error) {
 		lb = appendString(lb, 3, l.SubZone)
 		b = appendMessage(b, fWlLocality, lb)
 	}
-	b = appendVarint(b, fWlNetworkMode, enumNumber(networkModes, w.NetworkMode))
+	b = appendVarint(b, fWlNetworkMode, uint64(w.NetworkMode))
 	for _, e := range w.Extensions {
 		b = appendMessage(b, fWlExtensions, appendString(nil, 1, e))
 	}

@@ -116,9 +116,9 @@ func (s *wdsServer) seen() ([]*discovery.DeltaDiscoveryRequest, int) {
 func wdsPod(cluster, network, ns, name, ip string, services ...string) WDSAddress {
 	w := &WDSWorkload{
 		UID: cluster + "//Pod/" + ns + "/" + name, Name: name, Namespace: ns, Addresses: []string{ip},
-		Network: network, TunnelProtocol: "HBONE", ServiceAccount: "default", Node: "node1",
-		CanonicalName: "app", CanonicalRevision: "v1", WorkloadType: "POD", WorkloadName: "app",
-		Status: "HEALTHY", ClusterID: cluster,
+		Network: network, TunnelProtocol: TunnelHBONE, ServiceAccount: "default", Node: "node1",
+		CanonicalName: "app", CanonicalRevision: "v1", WorkloadType: WorkloadPod, WorkloadName: "app",
+		Status: Healthy, ClusterID: cluster,
 	}
 	for _, s := range services {
 		w.Services = append(w.Services, WDSServicePorts{Service: s, Ports: []WDSPort{{ServicePort: 5000, TargetPort: 5000}}})
@@ -130,8 +130,8 @@ func wdsPod(cluster, network, ns, name, ip string, services ...string) WDSAddres
 func wdsSplitHorizon(network, gwSource, gwIP, service string, capacity uint32) WDSAddress {
 	uid := network + "/SplitHorizonWorkload/" + gwSource + "/" + gwIP + "/" + service
 	w := &WDSWorkload{
-		UID: uid, Name: uid, Namespace: "sample", Network: network, TunnelProtocol: "HBONE", WorkloadType: "POD",
-		Status: "HEALTHY", ClusterID: "cluster2", Capacity: capacity, CapacitySet: true,
+		UID: uid, Name: uid, Namespace: "sample", Network: network, TunnelProtocol: TunnelHBONE, WorkloadType: WorkloadPod,
+		Status: Healthy, ClusterID: "cluster2", Capacity: capacity, CapacitySet: true,
 		NetworkGateway: &WDSGateway{Network: network, Address: gwIP, HBONEPort: 15008},
 		Services:       []WDSServicePorts{{Service: service, Ports: []WDSPort{{ServicePort: 5000, TargetPort: 5000}}}},
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // WorkloadKind says what a predicted workload is.
@@ -44,14 +45,13 @@ type Workload struct {
 	Kind WorkloadKind `json:"kind"`
 	// Cluster is the pod's cluster; for a split-horizon workload the
 	// gateway's (istiod sets cluster_id so).
-	Cluster   string   `json:"cluster"`
-	Network   string   `json:"network"`
-	Addresses []string `json:"addresses,omitempty"`
-	// Status is HEALTHY or UNHEALTHY.
-	Status string `json:"status"`
+	Cluster   string                   `json:"cluster"`
+	Network   string                   `json:"network"`
+	Addresses []string                 `json:"addresses,omitempty"`
+	Status    xdsclient.WorkloadStatus `json:"status"`
 	// TunnelProtocol is HBONE for a pod istio-cni redirects (or one that
 	// terminates HBONE itself) and for a split-horizon workload, else NONE.
-	TunnelProtocol string `json:"tunnelProtocol"`
+	TunnelProtocol xdsclient.TunnelProtocol `json:"tunnelProtocol"`
 	// Gateway is a split-horizon workload's network gateway, ADDR:PORT.
 	Gateway string `json:"gateway,omitempty"`
 	// Capacity is a split-horizon workload's: the pods it stands for.
@@ -282,12 +282,12 @@ func supportsHTTPTunnel(labels map[string]string) bool {
 // redirects it or it terminates HBONE itself.
 func (v *View) podWorkload(pd pod, net, hostname string) Workload {
 	w := Workload{UID: pd.uid(), Kind: KindPod, Cluster: pd.cluster, Network: net, Addresses: pd.addresses,
-		Status: "HEALTHY", TunnelProtocol: "NONE", ServiceAccount: pd.facts.ServiceAccount}
+		Status: xdsclient.Healthy, TunnelProtocol: xdsclient.TunnelNone, ServiceAccount: pd.facts.ServiceAccount}
 	if !pd.ready {
-		w.Status = "UNHEALTHY"
+		w.Status = xdsclient.Unhealthy
 	}
 	if pd.facts.Redirected || pd.tunnel {
-		w.TunnelProtocol = "HBONE"
+		w.TunnelProtocol = xdsclient.TunnelHBONE
 	}
 	where := "istiod's own cluster"
 	if pd.cluster != v.ControlPlane {
@@ -314,7 +314,7 @@ func (v *View) splitHorizon(net, serviceKey string, pods []pod) (w Workload, not
 	if port == 0 {
 		port = DefaultHBONEPort
 	}
-	w = Workload{UID: uid(g), Kind: KindSplitHorizon, Cluster: g.Cluster, Network: net, Status: "HEALTHY", TunnelProtocol: "HBONE",
+	w = Workload{UID: uid(g), Kind: KindSplitHorizon, Cluster: g.Cluster, Network: net, Status: xdsclient.Healthy, TunnelProtocol: xdsclient.TunnelHBONE,
 		Gateway: joinHostPort(g.Address, port), Capacity: uint32(len(pods))}
 	clusters := map[string]bool{}
 	for _, pd := range pods {

@@ -392,8 +392,8 @@ func TestCompare(t *testing.T) {
 				Ports:           []xdsclient.WDSPort{{ServicePort: 5000, TargetPort: 5000, AppProtocol: "HTTP11"}},
 				SubjectAltNames: []string{"spiffe://cluster.local/ns/ambient/sa/default"}},
 			Workloads: []xdsclient.WDSWorkload{
-				{UID: "cluster1//Pod/ambient/hw-1", Addresses: []string{"10.44.0.30"}, Network: "network1", Status: "HEALTHY", TunnelProtocol: "HBONE"},
-				{UID: shNet2, Network: "network2", Status: "HEALTHY", TunnelProtocol: "HBONE", Capacity: 2, CapacitySet: true,
+				{UID: "cluster1//Pod/ambient/hw-1", Addresses: []string{"10.44.0.30"}, Network: "network1", Status: xdsclient.Healthy, TunnelProtocol: xdsclient.TunnelHBONE},
+				{UID: shNet2, Network: "network2", Status: xdsclient.Healthy, TunnelProtocol: xdsclient.TunnelHBONE, Capacity: 2, CapacitySet: true,
 					NetworkGateway: &xdsclient.WDSGateway{Network: "network2", Address: "192.168.60.10", HBONEPort: 15008}},
 			}}
 	}
@@ -408,7 +408,7 @@ func TestCompare(t *testing.T) {
 		"gateway":    {func(a *xdsclient.WDSServiceView) { a.Workloads[1].NetworkGateway.HBONEPort = 15009 }, "gateway 192.168.60.10:15009, predicted 192.168.60.10:15008"},
 		"missing":    {func(a *xdsclient.WDSServiceView) { a.Workloads = a.Workloads[:1] }, "istiod did not send " + shNet2},
 		"unexpected": {func(a *xdsclient.WDSServiceView) { a.Workloads[0].UID = "cluster2//Pod/ambient/x" }, "istiod sent cluster2//Pod/ambient/x"},
-		"status":     {func(a *xdsclient.WDSServiceView) { a.Workloads[0].Status = "UNHEALTHY" }, "status UNHEALTHY, predicted HEALTHY"},
+		"status":     {func(a *xdsclient.WDSServiceView) { a.Workloads[0].Status = xdsclient.Unhealthy }, "status UNHEALTHY, predicted HEALTHY"},
 		"no service": {func(a *xdsclient.WDSServiceView) { a.Service = nil }, "istiod sent no Service"},
 		"vips":       {func(a *xdsclient.WDSServiceView) { a.Service.Addresses = a.Service.Addresses[1:] }, "has VIPs network1/10.96.0.10; predicted network1/10.96.0.10,network2/10.97.0.10"},
 		"sans":       {func(a *xdsclient.WDSServiceView) { a.Service.SubjectAltNames = nil }, "subject alt names none"},

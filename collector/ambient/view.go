@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // View is the mesh as the istiod of one cluster sees it in ambient
@@ -188,7 +189,7 @@ func (v *View) GatewayWorkloads() []Workload {
 	for _, g := range v.Gateways {
 		w := Workload{
 			UID:  "NetworkGateway/" + g.Network + "/" + g.Address + "/" + strconv.FormatUint(uint64(g.HBONEPort), 10),
-			Kind: KindGateway, Network: g.Network, Cluster: g.Cluster, Status: "HEALTHY", TunnelProtocol: "NONE",
+			Kind: KindGateway, Network: g.Network, Cluster: g.Cluster, Status: xdsclient.Healthy, TunnelProtocol: xdsclient.TunnelNone,
 			Why: "network gateway " + g.Source + " in " + g.Cluster,
 		}
 		if !g.Hostname {
