@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -115,6 +116,7 @@ type wdsDecoder struct {
 	services  slab[WDSServicePorts]
 	addrs     []string
 	svcs      []WDSServicePorts
+	text      []byte // addresses' text, appended only
 }
 
 // slab hands out views and small slices carved from chunks of slabChunk
@@ -259,7 +261,7 @@ func (d *wdsDecoder) workload(name string, b []byte, w *WDSWorkload) error {
 			w.Namespace = d.shared(fWlNamespace, v)
 		case fWlAddresses:
 			var ip string
-			if ip, err = ipString(v); err == nil {
+			if ip, err = d.ip(v); err == nil {
 				if d != nil {
 					d.addrs = append(d.addrs, ip)
 				} else {
@@ -451,6 +453,25 @@ func (d *wdsDecoder) networkAddress(b []byte) (WDSNetworkAddress, error) {
 		na.Address = p.String()
 	}
 	return na, nil
+}
+
+// ip is ipString writing the text into a shared chunk of bytes (never
+// changed once written) rather than one allocation per address.
+func (d *wdsDecoder) ip(b []byte) (string, error) {
+	if d == nil {
+		return ipString(b)
+	}
+	ip, ok := netip.AddrFromSlice(b)
+	if !ok {
+		return "", fmt.Errorf("address of %d bytes is not an IP", len(b))
+	}
+	const maxText = len("ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255%") + 16
+	if cap(d.text)-len(d.text) < maxText+len(ip.Zone()) {
+		d.text = make([]byte, 0, 4096)
+	}
+	start := len(d.text)
+	d.text = ip.AppendTo(d.text)
+	return unsafe.String(&d.text[start], len(d.text)-start), nil
 }
 
 func ipString(b []byte) (string, error) {
