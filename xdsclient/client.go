@@ -92,18 +92,8 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("viewpoint %s: %w", opts.Viewpoint, err)
 	}
-	c := &Client{opts: opts, node: node, vp: opts.Viewpoint.String(), timeout: opts.DialTimeout}
-	if c.timeout <= 0 {
-		c.timeout = DefaultDialTimeout
-	}
-	c.addr = opts.Transport.Address
-	if c.addr == "" {
-		c.addr = opts.Conn.CanonicalTarget()
-	}
-	c.cp = opts.ControlPlane
-	if c.cp == "" {
-		c.cp = c.addr
-	}
+	c := &Client{opts: opts, node: node, vp: opts.Viewpoint.String()}
+	c.addr, c.cp, c.timeout = target(opts.Transport, opts.Conn, opts.ControlPlane, opts.DialTimeout)
 	c.types = map[Type]*typeState{}
 	for _, t := range allTypes {
 		c.types[t] = &typeState{res: map[string]any{}, names: map[string]bool{}}

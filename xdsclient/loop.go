@@ -71,6 +71,23 @@ func (l streamLoop) run(ctx context.Context, session func(context.Context, *grpc
 	}
 }
 
+// target names a client's control plane: its address (the transport's,
+// else the shared connection's target), its label in events (default: the
+// address) and the dial timeout (default DefaultDialTimeout).
+func target(t TransportConfig, conn *grpc.ClientConn, controlPlane string, timeout time.Duration) (addr, cp string, dial time.Duration) {
+	addr, cp, dial = t.Address, controlPlane, timeout
+	if addr == "" {
+		addr = conn.CanonicalTarget()
+	}
+	if cp == "" {
+		cp = addr
+	}
+	if dial <= 0 {
+		dial = DefaultDialTimeout
+	}
+	return addr, cp, dial
+}
+
 // guardedStatus is a client's Status, whether it ever had a stream up,
 // and the mutex that guards them.
 type guardedStatus struct {

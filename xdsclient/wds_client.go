@@ -95,19 +95,9 @@ func NewWDS(opts WDSOptions) (*WDSClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &WDSClient{opts: opts, node: node, who: opts.Identity.String(), timeout: opts.DialTimeout,
+	c := &WDSClient{opts: opts, node: node, who: opts.Identity.String(),
 		seed: maphash.MakeSeed(), dec: newWDSDecoder(), names: fieldNamer{}, state: map[string]*wdsEntry{}}
-	if c.timeout <= 0 {
-		c.timeout = DefaultDialTimeout
-	}
-	c.addr = opts.Transport.Address
-	if c.addr == "" {
-		c.addr = opts.Conn.CanonicalTarget()
-	}
-	c.cp = opts.ControlPlane
-	if c.cp == "" {
-		c.cp = c.addr
-	}
+	c.addr, c.cp, c.timeout = target(opts.Transport, opts.Conn, opts.ControlPlane, opts.DialTimeout)
 	c.status = Status{State: StateIdle, Stale: true, Message: "not started", Since: time.Now()}
 	return c, nil
 }
