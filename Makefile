@@ -42,9 +42,10 @@ lab-status:
 	$(LAB) status
 
 ## e2e: the end-to-end tests against a lab of their own (started and stopped by the tests)
+## (test/e2e and, on a lab of its own, test/e2e/ambient: one after the other)
 e2e: lab-build
-	MESHSCOPE_E2E=1 $(GO) test -count=1 -timeout 40m -v ./test/e2e/... ; rc=$$?; \
-	  $(LAB) down --dir .lab/e2e >/dev/null 2>&1; exit $$rc
+	MESHSCOPE_E2E=1 $(GO) test -p 1 -count=1 -timeout 40m -v ./test/e2e/... ; rc=$$?; \
+	  $(LAB) down --dir .lab/e2e >/dev/null 2>&1; $(LAB) down --dir .lab/e2e-ambient >/dev/null 2>&1; exit $$rc
 
 ## bench: every benchmark (figures in docs/benchmarks.md): the Go
 ## benchmarks of every package, then the collector against a real lab

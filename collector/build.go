@@ -18,6 +18,7 @@ import (
 type clusterPart struct {
 	id, mnKey   string
 	network     string // system namespace label
+	ambient     *AmbientCluster
 	services    map[string]*ServiceInCluster
 	serviceMeta map[string][3]string // hostname → namespace, name, ""
 	gateways    []Gateway
@@ -44,6 +45,8 @@ type cacheView struct {
 	node       func(name string) *cachedNode
 	nodes      func() []*cachedNode // nil when nodes are not watched
 	systemNS   *corev1.Namespace
+	gateways   []*cachedGateway
+	gatewayAPI bool
 	podCount   int
 	nodeCount  int
 	secretsLen int
@@ -89,6 +92,14 @@ func (w *watcher) view(systemNamespace string) cacheView {
 			}
 		}
 		return out
+	}
+	if w.gateways != nil {
+		for _, o := range w.gateways.inf.GetStore().List() {
+			if g, ok := o.(*cachedGateway); ok {
+				v.gateways = append(v.gateways, g)
+			}
+		}
+		v.gatewayAPI = w.gatewayAPI.Load()
 	}
 	if w.nodes != nil {
 		ns := w.nodes.inf.GetStore()
@@ -156,6 +167,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		p.network = v.systemNS.Labels[LabelNetwork]
 	}
 	p.counts = Counts{Services: len(v.services), EndpointSlices: len(v.slices), Pods: v.podCount, Nodes: v.nodeCount, RemoteSecrets: v.secretsLen}
+	serviceLabels := make(map[string]map[string]string, len(v.services))
 
 	for _, svc := range v.services {
 		h := svc.Name + "." + svc.Namespace + ".svc." + domain
@@ -170,6 +182,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		serviceShape(sc, svc)
 		p.services[h] = sc
 		p.serviceMeta[h] = [3]string{svc.Namespace, svc.Name}
+		serviceLabels[h] = svc.Labels
 		p.gateways = append(p.gateways, serviceGateways(svc, id, h, ix, v.nodes)...)
 	}
 
@@ -274,6 +287,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		}
 		p.counts.Endpoints += len(sc.Endpoints)
 	}
+	p.ambient = buildAmbient(v, id, serviceLabels)
 	return p
 }
 
@@ -513,6 +527,9 @@ func (r *Registry) build(version uint64) *Snapshot {
 				selected[e.id] = part.selected
 			}
 			nsLabels[e.id] = part.nsLabels
+			if part.ambient != nil {
+				s.Ambient = append(s.Ambient, *part.ambient)
+			}
 			if part.network != "" {
 				addNet(part.network, e.id)
 			}

@@ -71,10 +71,11 @@ type Options struct {
 	// NewDynamicClient builds the client that reads Istio config
 	// (DestinationRules, PeerAuthentications, ServiceEntries and
 	// WorkloadEntries; only WorkloadEntries in clusters from remote
-	// secrets). Default dynamic.NewForConfig when NewClient is the default
-	// too; a caller that maps clusters to clients of its own (fakes) gets
-	// none unless it sets this. Sources with a ready Client and no Config
-	// get none unless Source.Dynamic is set.
+	// secrets) and Gateway API Gateways (every cluster). Default
+	// dynamic.NewForConfig when NewClient is the default too; a caller that
+	// maps clusters to clients of its own (fakes) gets none unless it sets
+	// this. Sources with a ready Client and no Config get none unless
+	// Source.Dynamic is set.
 	NewDynamicClient func(id string, cfg *rest.Config) (dynamic.Interface, error)
 	// Probe checks that a cluster's API server answers. Default: GET
 	// /version through the discovery REST client, or ServerVersion() on
@@ -110,6 +111,8 @@ func (o *Options) setDefaults() {
 			return dynamic.NewForConfig(cfg)
 		}
 		if o.NewClient != nil {
+			// The caller builds the clients (fake clusters behind made-up
+			// URLs): a real dynamic client would only fail to connect.
 			o.NewDynamicClient = func(string, *rest.Config) (dynamic.Interface, error) { return nil, nil }
 		}
 	}

@@ -322,13 +322,17 @@ func (r *Registry) startLocked(e *entry) {
 	w := newWatcher(client, &r.opts, log, redactorForConfig(e.config), e.fromContext && !r.opts.DisableRemoteSecrets, r.notify, r.kickReconcile)
 	// Istio config matters where an istiod reads it: its config cluster,
 	// i.e. the context clusters; istiod reads WorkloadEntries of the other
-	// clusters too (cross-cluster WorkloadEntries).
+	// clusters too (cross-cluster WorkloadEntries), and Gateway API
+	// Gateways (ambient east-west gateways) of every cluster.
 	dyn := e.ctxSource.Dynamic
 	if dyn == nil && e.config != nil {
 		var err error
 		if dyn, err = r.opts.NewDynamicClient(e.id, rest.CopyConfig(e.config)); err != nil {
-			log.Warn("no client for Istio config", "err", err)
+			log.Warn("no client for Istio config and Gateways", "err", err)
 		}
+	}
+	if dyn != nil {
+		w.addGatewayInformer(dyn)
 	}
 	switch {
 	case dyn == nil:

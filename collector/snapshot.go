@@ -31,6 +31,9 @@ type Snapshot struct {
 	// MeshConfigs is the mesh config of each context cluster's istiod
 	// (its config cluster), in cluster order; see MeshConfigFor.
 	MeshConfigs []MeshConfig `json:"meshConfigs,omitempty"`
+	// Ambient holds each cluster's ambient-mode facts, in cluster order
+	// (see AmbientFor).
+	Ambient []AmbientCluster `json:"ambient,omitempty"`
 }
 
 // Cluster is the state of one Kubernetes cluster as meshscope sees it.

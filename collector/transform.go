@@ -205,6 +205,10 @@ type cachedPod struct {
 	// ports are the named TCP container ports (interned), which a
 	// ServiceEntry port of the same name targets (getPortMap).
 	ports *[]EndpointPort
+	// ServiceAccount and redirected (istio-cni's ambient enrollment
+	// annotation) are what istiod's ambient workloads take from a pod.
+	ServiceAccount string
+	redirected     bool
 }
 
 func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
@@ -275,6 +279,9 @@ func (in *interner) transformPod(obj any) (any, error) {
 		Labels:   internLabels(in.labels, p.Labels),
 		NodeName: in.str(p.Spec.NodeName),
 		ports:    in.podPorts(p),
+		// The service account is interned: pods of one workload share it.
+		ServiceAccount: in.str(p.Spec.ServiceAccountName),
+		redirected:     podRedirected(p),
 	}
 	c.IP, _ = netip.ParseAddr(p.Status.PodIP)
 	c.inEndpoints = c.IP.IsValid() && p.DeletionTimestamp == nil &&

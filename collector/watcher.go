@@ -74,6 +74,9 @@ type watcher struct {
 	destinationRules, peerAuthentications                          *informerHealth
 	istiods, rootCerts                                             *informerHealth
 	serviceEntriesInf, workloadEntriesInf                          *informerHealth
+	// gateways (Gateway API) and whether the cluster serves that API.
+	gateways   *informerHealth
+	gatewayAPI *atomic.Bool
 
 	// dirty is set by every event and cleared by the snapshot builder
 	// before it reads the caches; part is that builder's cached result.
@@ -111,8 +114,10 @@ func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, re
 	w.pods = w.add(resPods, true, &corev1.Pod{}, in.transformPod,
 		listWatch[*corev1.PodList](core.Pods(metav1.NamespaceAll), "", ""))
 	// Namespaces: the system namespace's network label, and every
-	// namespace's labels for meshConfig discoverySelectors (which
-	// namespaces istiod reads). A few hundred small objects.
+	// namespace's labels — for meshConfig discoverySelectors (which
+	// namespaces istiod reads) and ambient (which namespaces are in
+	// ambient mode; serviceScopeConfigs select on namespace labels). A few
+	// hundred small objects.
 	w.namespaces = w.add(resNamespaces, false, &corev1.Namespace{}, transformNamespace,
 		listWatch[*corev1.NamespaceList](core.Namespaces(), "", ""))
 	if !opts.DisableNodes {
@@ -462,6 +467,7 @@ func optionalWarning(h *informerHealth) string {
 		resNodes:      "cannot read nodes (no localities)",
 		resNamespaces: "cannot read the system namespace (its network label is unknown)",
 		resConfigMaps: "cannot read ConfigMap istio (meshNetworks unknown)",
+		resGateways:   "cannot read Gateway API Gateways (ambient east-west gateways unknown)",
 	}[h.name]
 	if what == "" {
 		what = "cannot read " + h.name

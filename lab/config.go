@@ -38,6 +38,10 @@ type Config struct {
 	// MultiPrimary starts a second istiod as primary of cluster2, with a remote
 	// secret for cluster1 in cluster2.
 	MultiPrimary bool
+	// Ambient runs both istiods in ambient multi-network mode with the
+	// ambient fixture next to the sidecar one (lab/ambient.go). It implies
+	// MultiPrimary.
+	Ambient bool
 	// Detach lets the processes outlive the program that started them
 	// (make lab); otherwise they die with it (tests).
 	Detach bool
@@ -97,7 +101,7 @@ func FindRoot() (string, error) {
 
 // istiods returns the istiods this configuration runs.
 func (c Config) istiods() []IstiodSpec {
-	if c.MultiPrimary || len(c.Istiods) < 2 {
+	if c.MultiPrimary || c.Ambient || len(c.Istiods) < 2 {
 		return c.Istiods
 	}
 	return c.Istiods[:1]

@@ -73,6 +73,9 @@ func (l *Lab) startIstiod(is *Istiod) error {
 		Dir:     dir,
 		LogPath: filepath.Join(l.cfg.Dir, "logs", "istiod-"+is.Cluster+".log"),
 	}
+	if l.cfg.Ambient {
+		l.ambientIstiod(is)
+	}
 	return is.proc.start(l.cfg.Detach)
 }
 

@@ -66,13 +66,16 @@ func (l *Lab) seed(ctx context.Context) error {
 	// The primary (cluster1) reads cluster2 through a remote secret; with
 	// multi-primary, cluster2's istiod reads cluster1 the same way.
 	pairs := [][2]string{{"cluster1", "cluster2"}}
-	if l.cfg.MultiPrimary {
+	if l.cfg.MultiPrimary || l.cfg.Ambient {
 		pairs = append(pairs, [2]string{"cluster2", "cluster1"})
 	}
 	for _, p := range pairs {
 		if err := l.RotateRemoteSecret(ctx, p[0], p[1]); err != nil {
 			return err
 		}
+	}
+	if l.cfg.Ambient {
+		return l.seedAmbient(ctx)
 	}
 	return nil
 }
@@ -225,6 +228,7 @@ func readOnlyRBAC(ctx context.Context, c *Cluster) error {
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{""}, Resources: []string{"pods", "services", "endpoints", "namespaces", "nodes", "configmaps"}, Verbs: ro},
 			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: ro},
+			{APIGroups: []string{"gateway.networking.k8s.io"}, Resources: []string{"gateways"}, Verbs: ro},
 		},
 	}
 	if _, err := c.client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {

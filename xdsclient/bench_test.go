@@ -72,6 +72,8 @@ func BenchmarkEDSPush10k(b *testing.B) {
 	b.SetBytes(int64(r1.bytes))
 	b.ReportAllocs()
 	b.ResetTimer()
+	start := cpuTime()
+	defer reportCPU(b, start)
 	for i := 0; i < b.N; i++ {
 		r := r2
 		if i%2 == 1 {

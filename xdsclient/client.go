@@ -92,18 +92,8 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("viewpoint %s: %w", opts.Viewpoint, err)
 	}
-	c := &Client{opts: opts, node: node, vp: opts.Viewpoint.String(), timeout: opts.DialTimeout}
-	if c.timeout <= 0 {
-		c.timeout = DefaultDialTimeout
-	}
-	c.addr = opts.Transport.Address
-	if c.addr == "" {
-		c.addr = opts.Conn.CanonicalTarget()
-	}
-	c.cp = opts.ControlPlane
-	if c.cp == "" {
-		c.cp = c.addr
-	}
+	c := &Client{opts: opts, node: node, vp: opts.Viewpoint.String()}
+	c.addr, c.cp, c.timeout = target(opts.Transport, opts.Conn, opts.ControlPlane, opts.DialTimeout)
 	c.types = map[Type]*typeState{}
 	for _, t := range allTypes {
 		c.types[t] = &typeState{res: map[string]any{}, names: map[string]bool{}}
@@ -270,27 +260,8 @@ func (c *Client) dropUnwanted(t Type) {
 	}
 }
 
-func (c *Client) emit(ev Event) {
-	ev.Seq = eventSeq.Add(1)
-	if ev.Time.IsZero() {
-		ev.Time = time.Now()
-	}
-	ev.ControlPlane, ev.Viewpoint = c.cp, c.vp
-	if c.opts.Journal != nil {
-		c.opts.Journal.Add(ev)
-	}
-	if c.opts.OnEvent != nil {
-		c.opts.OnEvent(ev)
-	}
-}
+func (c *Client) emit(ev Event) { emitEvent(ev, c.cp, c.vp, c.opts.Journal, c.opts.OnEvent) }
 
 func (c *Client) setStatus(s State, msg string, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.status.State, c.status.Message, c.status.Since = s, msg, time.Now()
-	c.status.Stale = s != StateConnected
-	c.status.Error = ""
-	if err != nil {
-		c.status.Error = err.Error()
-	}
+	guardedStatus{&c.mu, &c.status, &c.connected}.set(s, msg, err)
 }

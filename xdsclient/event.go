@@ -48,6 +48,8 @@ type Event struct {
 	Changed []string `json:"changed,omitempty"`
 	// Endpoints lists endpoint changes of an eds event.
 	Endpoints []EndpointChange `json:"endpoints,omitempty"`
+	// Addresses lists workload and service changes of a wds event.
+	Addresses []AddressChange `json:"addresses,omitempty"`
 	// Error is the NACK reason, or the cause of a disconnect or failed attempt.
 	Error string `json:"error,omitempty"`
 	// Message is a sentence for a person (state events).

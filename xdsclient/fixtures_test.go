@@ -248,9 +248,14 @@ func runClient(t *testing.T, opts Options) (*Client, *recorder) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runUntilCleanup(t, c.Run)
+	return c, rec
+}
+
+// runUntilCleanup runs run in the background until the test ends.
+func runUntilCleanup(t *testing.T, run func(context.Context) error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = c.Run(ctx); close(done) }()
+	go func() { _ = run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return c, rec
 }

@@ -16,49 +16,9 @@ import (
 // subscription. It returns nil when ctx ends, or an error only when the
 // configuration makes trying pointless (e.g. an unreadable CA file).
 func (c *Client) Run(ctx context.Context) error {
-	conn := c.opts.Conn
-	if conn == nil {
-		var err error
-		conn, err = Dial(c.opts.Transport)
-		if err != nil {
-			c.setStatus(StateStopped, err.Error(), err)
-			c.emit(Event{Type: EventError, Error: err.Error(), Message: err.Error()})
-			return err
-		}
-		defer conn.Close()
-	}
-	defer c.setStatus(StateStopped, "stopped", nil)
-	attempt := 0
-	for {
-		got, err := c.session(ctx, conn)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if got {
-			attempt = 0
-		}
-		attempt++
-		msg := describe(err, c.addr, c.timeout)
-		c.mu.Lock()
-		c.status.Attempt = attempt
-		c.mu.Unlock()
-		c.setStatus(StateDisconnected, msg, err)
-		ev := Event{Type: EventError, Message: msg, Attempt: attempt}
-		if got {
-			ev.Type = EventDisconnect
-		}
-		if err != nil {
-			ev.Error = err.Error()
-		}
-		c.emit(ev)
-		t := time.NewTimer(c.opts.Backoff.Delay(attempt))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
-	}
+	g := guardedStatus{&c.mu, &c.status, &c.connected}
+	return streamLoop{conn: c.opts.Conn, transport: c.opts.Transport, addr: c.addr, timeout: c.timeout, backoff: c.opts.Backoff,
+		setStatus: g.set, setAttempt: g.attempt, emit: c.emit}.run(ctx, c.session)
 }
 
 // session runs one stream. got reports whether it received any response
@@ -126,17 +86,7 @@ func (c *Client) session(ctx context.Context, conn *grpc.ClientConn) (got bool, 
 		}
 		if !got {
 			got = true
-			c.mu.Lock()
-			again := c.connected
-			c.connected = true
-			c.status.Attempt = 0
-			c.mu.Unlock()
-			c.setStatus(StateConnected, "connected to "+c.addr, nil)
-			ev := Event{Type: EventConnect, Message: "connected to " + c.addr + " (" + string(c.opts.Mode) + ")"}
-			if again {
-				ev.Type, ev.Message = EventReconnect, "reconnected to "+c.addr+" ("+string(c.opts.Mode)+"); resubscribed"
-			}
-			c.emit(ev)
+			c.emit(guardedStatus{&c.mu, &c.status, &c.connected}.up(c.addr, string(c.opts.Mode)))
 		}
 		ev, follow, nack := c.apply(r)
 		c.mu.Lock()

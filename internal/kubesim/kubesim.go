@@ -27,7 +27,10 @@ type Pod struct {
 	Name      string
 	IP        string
 	Labels    map[string]string
-	NotReady  bool
+	// Annotations, e.g. ambient.istio.io/redirection, which istio-cni's
+	// node agent writes on a pod it enrolled in ambient mode.
+	Annotations map[string]string
+	NotReady    bool
 	// Node is the node the pod runs on (what a scheduler would set);
 	// port-forwarding needs one.
 	Node string
@@ -43,7 +46,7 @@ func CreatePod(ctx context.Context, cs kubernetes.Interface, p Pod) error {
 		p.Container = "app"
 	}
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: p.Labels},
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: p.Labels, Annotations: p.Annotations},
 		Spec: corev1.PodSpec{
 			ServiceAccountName: "default",
 			NodeName:           p.Node,

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -128,15 +129,7 @@ func (p *probe) count() int {
 // eventually retries check until it returns "" or the timeout passes.
 func eventually(t *testing.T, timeout time.Duration, check func() string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for time.Now().Before(deadline) {
-		if last = check(); last == "" {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("after %s: %s", timeout, last)
+	lab.Eventually(t, timeout, check)
 }
 
 // withChange applies a mutation of the shared lab for the rest of the

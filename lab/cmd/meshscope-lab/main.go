@@ -3,7 +3,8 @@
 // shared/docs/real-lab.md).
 //
 //	meshscope-lab build               build (or find cached) the lab binaries
-//	meshscope-lab up [--multi-primary] start the lab in the background and print where
+//	meshscope-lab up [--multi-primary|--ambient] [--port-offset N]
+//	                                  start the lab in the background and print where
 //	meshscope-lab down                stop every process the lab started, by PID
 //	meshscope-lab status              say what runs
 package main
@@ -31,11 +32,12 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("meshscope-lab", flag.ContinueOnError)
 	multi := fs.Bool("multi-primary", false, "also run istiod as primary of cluster2 (xDS 127.0.0.1:15020, http :8090)")
+	ambient := fs.Bool("ambient", false, "ambient multi-network: both istiods in ambient mode, east-west Gateways, namespace ambient (implies --multi-primary)")
 	dir := fs.String("dir", "", "lab state folder (default <repo>/.lab/run)")
 	ownCAs := fs.Bool("own-cas", false, "let each istiod self-sign its own root (multi-primary: the clusters then trust different roots) instead of one shared plug-in root")
 	offset := fs.Int("port-offset", 0, "move every lab port by this much (e.g. 300), to run beside another lab")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: meshscope-lab build|up|down|status [--multi-primary] [--own-cas] [--port-offset N] [--dir DIR]")
+		fmt.Fprintln(fs.Output(), "usage: meshscope-lab build|up|down|status [--multi-primary|--ambient] [--own-cas] [--port-offset N] [--dir DIR]")
 		fs.PrintDefaults()
 	}
 	if len(args) == 0 {
@@ -53,6 +55,7 @@ func run(args []string) error {
 	cfg := lab.DefaultConfig(root).Shifted(*offset)
 	cfg.MultiPrimary = *multi
 	cfg.OwnCAs = *ownCAs
+	cfg.Ambient = *ambient
 	if *dir != "" {
 		cfg.Dir, _ = filepath.Abs(*dir)
 	}
@@ -87,10 +90,16 @@ func up(cfg lab.Config) error {
 	for _, is := range l.Istiods() {
 		fmt.Printf("  istiod    primary of %s: xDS %s (TLS %s), debug %s/debug/clusterz\n", is.Cluster, is.XDSAddress(), is.SecureXDSAddress(), is.HTTPURL())
 	}
+	if cfg.Ambient {
+		fmt.Printf("\n  ambient multi-network: namespace %s (helloworld global, sleep not), east-west Gateways %s/%s\n", lab.AmbientNamespace, lab.SystemNamespace, lab.AmbientGateway)
+		for _, is := range l.Istiods() {
+			fmt.Printf("  curl -s %s/debug/ambientz   # what istiod %s sends every ztunnel\n", is.HTTPURL(), is.Cluster)
+		}
+	}
 	fmt.Printf("\n  kubeconfig: %s (contexts cluster1, cluster2)\n  logs:       %s\n\n", l.Kubeconfig, filepath.Join(l.Dir(), "logs"))
 	fmt.Printf("  kubectl --kubeconfig %s --context cluster2 get pods -A\n", l.Kubeconfig)
 	fmt.Printf("  go run ./cmd/meshscope --kubeconfig %s --context cluster1 --xds-address %s snapshot\n", l.Kubeconfig, l.Istiods()[0].XDSAddress())
-	fmt.Printf("\nStop it with: make lab-down\n")
+	fmt.Printf("\nStop it with: go run ./lab/cmd/meshscope-lab down --dir %s\n", l.Dir())
 	return nil
 }
 

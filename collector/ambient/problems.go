@@ -1,0 +1,226 @@
+package ambient
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/meshscope/meshscope/collector"
+)
+
+// Problem is one ambient multi-network problem, as one istiod sees it.
+type Problem struct {
+	// Severity is error, warning or info.
+	Severity string `json:"severity"`
+	// Kind is a stable code: ambient-no-gateway, ambient-several-gateways,
+	// ambient-gateway-ignored, ambient-scope-mismatch.
+	Kind         string `json:"kind"`
+	ControlPlane string `json:"controlPlane"`
+	Cluster      string `json:"cluster,omitempty"`
+	Network      string `json:"network,omitempty"`
+	Service      string `json:"service,omitempty"`
+	Sentence     string `json:"sentence"`
+}
+
+// ControlPlanes are the clusters whose istiod meshscope knows the mesh
+// config of (the context clusters), in snapshot order.
+func ControlPlanes(snap *collector.Snapshot) []string {
+	var out []string
+	for _, mc := range snap.MeshConfigs {
+		if mc.Cluster != "" && !slices.Contains(out, mc.Cluster) {
+			out = append(out, mc.Cluster)
+		}
+	}
+	return out
+}
+
+// InUse reports whether any cluster runs ambient mode: a pod istio-cni
+// redirects, a namespace in ambient data-plane mode, or a Gateway of an
+// ambient class. Problems is quiet for a mesh without.
+func InUse(snap *collector.Snapshot) bool {
+	for _, a := range snap.Ambient {
+		for _, p := range a.Pods {
+			if p.Redirected {
+				return true
+			}
+		}
+		for _, l := range a.Namespaces {
+			if l[collector.LabelDataplaneMode] == "ambient" {
+				return true
+			}
+		}
+		for _, g := range a.Gateways {
+			if g.Class == collector.ClassEastWest || g.Class == collector.ClassRemote {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Problems lists what keeps each istiod's ztunnels from reaching a
+// service's pods across networks: a network without a usable east-west
+// gateway (error), several gateways for one network (istiod picks any),
+// east-west Gateways istiod ignores, and services global in some clusters
+// but not in others (their pods elsewhere are dropped). Services that are
+// global nowhere are taken as meant to stay local and not reported.
+func Problems(snap *collector.Snapshot) []Problem {
+	if !InUse(snap) {
+		return nil
+	}
+	var out []Problem
+	for _, cp := range ControlPlanes(snap) {
+		v := NewView(snap, cp)
+		out = append(out, v.gatewayProblems()...)
+		for _, svc := range snap.Services {
+			out = append(out, v.serviceProblems(svc)...)
+		}
+	}
+	return out
+}
+
+func (v *View) gatewayProblems() []Problem {
+	var out []Problem
+	byNet := map[string][]NetworkGateway{}
+	var nets []string
+	for _, g := range v.Gateways {
+		if _, ok := byNet[g.Network]; !ok {
+			nets = append(nets, g.Network)
+		}
+		byNet[g.Network] = append(byNet[g.Network], g)
+	}
+	for _, n := range nets {
+		if gws := byNet[n]; len(gws) > 1 {
+			var names []string
+			for _, g := range gws {
+				names = append(names, g.Source+" "+g.Address+" ("+g.Cluster+")")
+			}
+			out = append(out, Problem{Severity: "warning", Kind: "ambient-several-gateways", ControlPlane: v.ControlPlane, Network: n,
+				Sentence: fmt.Sprintf("istiod of %s knows %d east-west gateways for network %s (%s): it sends ztunnels the first it finds, in no fixed order (istio/istio#59273)",
+					v.ControlPlane, len(gws), n, strings.Join(names, ", "))})
+		}
+	}
+	for _, id := range v.Clusters {
+		a := v.snap.AmbientFor(id)
+		if a == nil {
+			continue
+		}
+		for _, g := range a.Gateways {
+			if why := v.ignored(id, g); why != "" {
+				out = append(out, Problem{Severity: "warning", Kind: "ambient-gateway-ignored", ControlPlane: v.ControlPlane, Cluster: id, Network: g.Network,
+					Sentence: fmt.Sprintf("istiod of %s ignores Gateway %s in %s: %s", v.ControlPlane, g.Source(), id, why)})
+			}
+		}
+	}
+	return out
+}
+
+// ignored says why an east-west Gateway of cluster yields no network
+// gateway for istiod ("" when it yields one, or is not meant to).
+func (v *View) ignored(cluster string, g collector.K8sGateway) string {
+	local := cluster == v.ControlPlane
+	switch {
+	case g.Class == collector.ClassEastWest && local:
+		return "" // used by the other clusters' istiods, not by its own
+	case g.Class == collector.ClassRemote && !local:
+		return "" // read only in the cluster that declares it
+	case g.Class != collector.ClassEastWest && g.Class != collector.ClassRemote:
+		return ""
+	case g.Network == "":
+		return "it has no label " + collector.LabelNetwork
+	}
+	if _, ok := hboneListener(g, !local); !ok {
+		if local {
+			return "it has no HBONE listener"
+		}
+		return "it has no HBONE listener with TLS mode Terminate"
+	}
+	for _, a := range g.Addresses {
+		if a.Type == "IPAddress" || a.Type == "Hostname" {
+			return ""
+		}
+	}
+	return "it has no status address of type IPAddress or Hostname (its gateway controller or load balancer has not given it one)"
+}
+
+func (v *View) serviceProblems(svc *collector.Service) []Problem {
+	p := v.Predict(svc.Hostname)
+	var out []Problem
+	for _, d := range p.Dropped {
+		if len(d.Pods) == 0 {
+			continue
+		}
+		switch d.Reason {
+		case DropNoGateway:
+			out = append(out, Problem{Severity: "error", Kind: "ambient-no-gateway", ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
+				Network: d.Network, Service: svc.Hostname,
+				Sentence: fmt.Sprintf("ztunnels of %s's istiod cannot reach the %d pod(s) of %s in network %s: %s", v.ControlPlane, len(d.Pods), svc.Hostname, orNone(d.Network), d.Why)})
+		case DropNotGlobal, DropLocalNotGlobal:
+			if !v.globalSomewhere(svc) {
+				continue // local everywhere: meant to be
+			}
+			out = append(out, Problem{Severity: "warning", Kind: "ambient-scope-mismatch", ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
+				Network: d.Network, Service: svc.Hostname,
+				Sentence: fmt.Sprintf("%s is global in some clusters but not in others: ztunnels of %s's istiod do not get its %d pod(s) in %s (%s)",
+					svc.Hostname, v.ControlPlane, len(d.Pods), strings.Join(d.Clusters, ","), d.Why)})
+		}
+	}
+	return out
+}
+
+func (v *View) globalSomewhere(svc *collector.Service) bool {
+	for _, id := range v.Clusters {
+		if sc := svc.Clusters[id]; sc != nil && !sc.NoService && v.ScopeIn(id, svc.Namespace, svc.Hostname) == Global {
+			return true
+		}
+	}
+	return false
+}
+
+// Mode is a service's data-plane mode, from its pods.
+type Mode string
+
+const (
+	ModeAmbient Mode = "ambient" // every pod redirected by istio-cni
+	ModeSidecar Mode = "sidecar" // every pod with a sidecar
+	ModeMixed   Mode = "mixed"   // some of each, or meshed and unmeshed pods
+	ModeNone    Mode = "none"    // no meshed pod (or no pod)
+)
+
+// DataplaneMode says how a service's pods are meshed, in every cluster: a
+// pod is ambient when istio-cni redirects it, sidecar when it carries a
+// sidecar (label security.istio.io/tlsMode=istio), else unmeshed.
+func DataplaneMode(snap *collector.Snapshot, hostname string) Mode {
+	svc := snap.Service(hostname)
+	if svc == nil {
+		return ModeNone
+	}
+	var ambient, sidecar, plain int
+	for id, sc := range svc.Clusters {
+		a := snap.AmbientFor(id)
+		seen := map[string]bool{}
+		for _, ep := range sc.Endpoints {
+			if ep.Pod == "" || seen[ep.Pod] {
+				continue
+			}
+			seen[ep.Pod] = true
+			switch {
+			case a.Pod(svc.Namespace, ep.Pod).Redirected:
+				ambient++
+			case ep.TLSMode == "istio":
+				sidecar++
+			default:
+				plain++
+			}
+		}
+	}
+	switch {
+	case ambient == 0 && sidecar == 0:
+		return ModeNone
+	case sidecar == 0 && plain == 0:
+		return ModeAmbient
+	case ambient == 0 && plain == 0:
+		return ModeSidecar
+	}
+	return ModeMixed
+}

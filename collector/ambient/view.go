@@ -1,0 +1,233 @@
+package ambient
+
+import (
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// View is the mesh as the istiod of one cluster sees it in ambient
+// multi-network mode: its own network, the clusters it reads, its mesh
+// config and its network gateways. Build it once per snapshot and control
+// plane; it is read-only afterwards.
+type View struct {
+	// ControlPlane is the cluster istiod is primary of (its config cluster).
+	ControlPlane string `json:"controlPlane"`
+	// Network is istiod's own network: the network label of its system
+	// namespace ("" when unlabelled). WDS is drawn around it.
+	Network string `json:"network"`
+	// Clusters are the clusters istiod reads: its own, then those of the
+	// remote secrets it holds, in snapshot order.
+	Clusters []string `json:"clusters"`
+	// Gateways are istiod's network gateways, sorted by network, source,
+	// address.
+	Gateways []NetworkGateway `json:"gateways,omitempty"`
+
+	snap     *collector.Snapshot
+	mesh     collector.MeshConfig
+	networks map[string]string // cluster → network
+}
+
+// NetworkGateway is one east-west gateway address as istiod's ambient index
+// holds it (networks.go NetworkGateway).
+type NetworkGateway struct {
+	Network string `json:"network"`
+	// Cluster holds the Gateway.
+	Cluster string `json:"cluster"`
+	// Source is the Gateway's "namespace/name".
+	Source  string `json:"source"`
+	Address string `json:"address"`
+	// Hostname is true when Address is a DNS name.
+	Hostname bool `json:"hostname,omitempty"`
+	// HBONEPort is the listener's port for an istio-remote Gateway; istiod
+	// leaves it 0 for another cluster's istio-east-west Gateway (split-horizon
+	// workloads then use 15008).
+	HBONEPort      uint32 `json:"hbonePort"`
+	Namespace      string `json:"namespace"`
+	ServiceAccount string `json:"serviceAccount"`
+}
+
+// DefaultHBONEPort is what a split-horizon workload uses when its gateway
+// gives no HBONE port (multicluster.go createSplitHorizonWorkload).
+const DefaultHBONEPort = 15008
+
+// key is istiod's resource name of a gateway, "namespace/name/address".
+func (g NetworkGateway) key() string { return g.Source + "/" + g.Address }
+
+// NewView builds the view of the istiod of cluster controlPlane.
+func NewView(snap *collector.Snapshot, controlPlane string) *View {
+	v := &View{ControlPlane: controlPlane, snap: snap, mesh: snap.MeshConfigFor(controlPlane), networks: map[string]string{}}
+	if c := snap.ClusterByID(controlPlane); c != nil {
+		v.Network = c.Network
+	}
+	for _, c := range snap.Clusters {
+		if c.State == collector.StateRemoved || !readBy(c, controlPlane) {
+			continue
+		}
+		v.Clusters = append(v.Clusters, c.ID)
+		// A cluster's network is its system namespace's label, "" without
+		// one (networks.go RemoteSystemNamespaceNetworks); pods take it,
+		// whatever their own labels (workloads.go podWorkloadBuilder).
+		v.networks[c.ID] = c.Network
+	}
+	v.Gateways = v.networkGateways()
+	return v
+}
+
+// readBy reports whether the istiod of cp reads cluster c: its own
+// cluster, or one of the remote secrets it holds.
+func readBy(c collector.Cluster, cp string) bool {
+	if c.ID == cp {
+		return true
+	}
+	srcs := c.Sources
+	if len(srcs) == 0 {
+		srcs = []collector.SourceRef{c.Source}
+	}
+	for _, s := range srcs {
+		if s.Kind == collector.SourceSecret && s.In == cp {
+			return true
+		}
+	}
+	return false
+}
+
+// NetworkOf is a cluster's network as istiod reads it.
+func (v *View) NetworkOf(cluster string) string { return v.networks[cluster] }
+
+// Reads reports whether istiod reads the cluster.
+func (v *View) Reads(cluster string) bool { return slices.Contains(v.Clusters, cluster) }
+
+// networkGateways mirrors networks.go k8sGatewayToNetworkGateways and the
+// merge of buildGlobalNetworkCollections: in istiod's own cluster a
+// Gateway of class istio-remote with a network label yields one gateway per
+// status address (of type IPAddress or Hostname), on its first HBONE
+// listener's port; in another cluster a Gateway of class istio-east-west
+// does, on its first HBONE listener with TLS terminated, with no port. One
+// gateway per namespace/name/address: istiod's own cluster's wins, else the
+// first cluster's.
+func (v *View) networkGateways() []NetworkGateway {
+	byKey := map[string]NetworkGateway{}
+	var order []string
+	for _, id := range v.Clusters {
+		a := v.snap.AmbientFor(id)
+		if a == nil {
+			continue
+		}
+		local := id == v.ControlPlane
+		for _, g := range a.Gateways {
+			if g.Network == "" {
+				continue
+			}
+			if local && g.Class != collector.ClassRemote || !local && g.Class != collector.ClassEastWest {
+				continue
+			}
+			l, ok := hboneListener(g, !local)
+			if !ok {
+				continue
+			}
+			for _, addr := range g.Addresses {
+				if addr.Type != "IPAddress" && addr.Type != "Hostname" {
+					continue
+				}
+				ng := NetworkGateway{Network: g.Network, Cluster: id, Source: g.Source(), Address: addr.Value,
+					Namespace: g.Namespace, ServiceAccount: g.ServiceAccount}
+				if _, err := netip.ParseAddr(addr.Value); err != nil {
+					ng.Hostname = true
+				}
+				if local {
+					ng.HBONEPort = l.Port
+				}
+				k := ng.key()
+				if _, dup := byKey[k]; !dup {
+					order = append(order, k)
+				} else if !local {
+					continue
+				}
+				byKey[k] = ng
+			}
+		}
+	}
+	out := make([]NetworkGateway, 0, len(order))
+	for _, k := range order {
+		out = append(out, byKey[k])
+	}
+	slices.SortStableFunc(out, func(a, b NetworkGateway) int {
+		return strings.Compare(a.Network+"\x00"+a.Source+"\x00"+a.Address, b.Network+"\x00"+b.Source+"\x00"+b.Address)
+	})
+	return out
+}
+
+func hboneListener(g collector.K8sGateway, needTerminate bool) (collector.GatewayListener, bool) {
+	for _, l := range g.Listeners {
+		if l.Protocol == "HBONE" && (!needTerminate || l.TLSMode == "Terminate") {
+			return l, true
+		}
+	}
+	return collector.GatewayListener{}, false
+}
+
+// GatewaysFor returns istiod's gateways of one network.
+func (v *View) GatewaysFor(network string) []NetworkGateway {
+	var out []NetworkGateway
+	for _, g := range v.Gateways {
+		if g.Network == network {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// GatewayWorkloads are the workloads istiod sends for its network gateways
+// (workloads.go convertGateway), one per gateway, in every network.
+func (v *View) GatewayWorkloads() []Workload {
+	out := make([]Workload, 0, len(v.Gateways))
+	for _, g := range v.Gateways {
+		w := Workload{
+			UID:  "NetworkGateway/" + g.Network + "/" + g.Address + "/" + strconv.FormatUint(uint64(g.HBONEPort), 10),
+			Kind: KindGateway, Network: g.Network, Cluster: g.Cluster, Status: xdsclient.Healthy, TunnelProtocol: xdsclient.TunnelNone,
+			Why: "network gateway " + g.Source + " in " + g.Cluster,
+		}
+		if !g.Hostname {
+			w.Addresses = []string{g.Address}
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// Scope is whether a service is global in a cluster.
+type Scope string
+
+const (
+	Global Scope = "global"
+	Local  Scope = "local"
+)
+
+// ScopeIn decides a service's scope in one cluster with istiod's mesh
+// config (services.go matchServiceScope): global when an entry of
+// serviceScopeConfigs with scope GLOBAL selects both the namespace's labels
+// (in that cluster) and the Service's labels; an entry whose namespace is
+// unknown is skipped; a missing selector selects everything.
+func (v *View) ScopeIn(cluster, namespace, hostname string) Scope {
+	a := v.snap.AmbientFor(cluster)
+	if a == nil {
+		return Local
+	}
+	nsLabels, nsKnown := a.Namespaces[namespace]
+	svcLabels := a.ServiceLabels[hostname]
+	for _, sc := range v.mesh.ServiceScopeConfigs {
+		if !nsKnown {
+			continue
+		}
+		if collector.Selects(sc.NamespaceSelector, nsLabels) && collector.Selects(sc.ServicesSelector, svcLabels) &&
+			strings.EqualFold(sc.Scope, "GLOBAL") {
+			return Global
+		}
+	}
+	return Local
+}

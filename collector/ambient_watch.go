@@ -1,0 +1,178 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+)
+
+var gvrGateways = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
+
+const resGateways = "gateways"
+
+// gatewayAbsentRecheck is how often a cluster without Gateway API is asked
+// again whether it has it now.
+var gatewayAbsentRecheck = 30 * time.Second
+
+// addGatewayInformer watches Gateway API Gateways (optional). istiod reads
+// them in every cluster of the mesh, remote ones included: an east-west
+// gateway is declared in the cluster it runs in. A cluster without Gateway
+// API's CRDs is not an error: it has no Gateways (see gatewayListWatch).
+func (w *watcher) addGatewayInformer(dyn dynamic.Interface) {
+	lw, present := gatewayListWatch(dyn.Resource(gvrGateways).Namespace(metav1.NamespaceAll))
+	w.gateways = w.add(resGateways, false, &unstructured.Unstructured{}, transformGateway, lw)
+	w.gatewayAPI = present
+}
+
+// gatewayListWatch lists and watches Gateways; when the API server does not
+// know the resource (no CRDs), the list is empty and the watch a quiet one
+// that ends every gatewayAbsentRecheck, so that CRDs installed later are
+// noticed (the watch then fails once, and the informer lists again).
+func gatewayListWatch(c dynamic.ResourceInterface) (*cache.ListWatch, *atomic.Bool) {
+	present := &atomic.Bool{}
+	absent := &atomic.Bool{}
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			l, err := c.List(ctx, o)
+			if apierrors.IsNotFound(err) {
+				absent.Store(true)
+				present.Store(false)
+				return &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{"resourceVersion": "0"}}}, nil
+			}
+			if err == nil {
+				absent.Store(false)
+				present.Store(true)
+			}
+			return l, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			if !absent.Load() {
+				// Real API servers stream the initial state through this
+				// watch (watch-list): no List is made when it works.
+				wi, err := c.Watch(ctx, o)
+				if err == nil {
+					present.Store(true)
+				}
+				return wi, err
+			}
+			probe := o
+			probe.ResourceVersion, probe.Limit = "", 1
+			if _, err := c.List(ctx, probe); err == nil {
+				return nil, errors.New("gateway.networking.k8s.io appeared: listing Gateways again")
+			}
+			return newQuietWatch(ctx, gatewayAbsentRecheck), nil
+		},
+	}, present
+}
+
+// quietWatch delivers no events and ends after d (or with ctx).
+type quietWatch struct {
+	ch   chan watch.Event
+	stop chan struct{}
+	done atomic.Bool
+}
+
+func newQuietWatch(ctx context.Context, d time.Duration) *quietWatch {
+	q := &quietWatch{ch: make(chan watch.Event), stop: make(chan struct{})}
+	go func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		case <-q.stop:
+		}
+		close(q.ch)
+	}()
+	return q
+}
+
+func (q *quietWatch) Stop() {
+	if q.done.CompareAndSwap(false, true) {
+		close(q.stop)
+	}
+}
+
+func (q *quietWatch) ResultChan() <-chan watch.Event { return q.ch }
+
+// cachedGateway is all the Gateway cache keeps of a Gateway.
+type cachedGateway struct {
+	K8sGateway
+	resourceVersion string
+}
+
+func (g *cachedGateway) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (g *cachedGateway) GetObjectMeta() metav1.Object {
+	return &metav1.ObjectMeta{Name: g.Name, Namespace: g.Namespace, ResourceVersion: g.resourceVersion}
+}
+
+func (g *cachedGateway) DeepCopyObject() runtime.Object {
+	c := *g
+	c.Listeners = append([]GatewayListener(nil), g.Listeners...)
+	c.Addresses = append([]GatewayAddress(nil), g.Addresses...)
+	return &c
+}
+
+// transformGateway keeps what istiod's ambient index reads of a Gateway
+// (pilot/pkg/serviceregistry/ambient/networks.go): class, network label,
+// listeners, status addresses, and the service account it derives.
+func transformGateway(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	g := &cachedGateway{resourceVersion: u.GetResourceVersion()}
+	g.Namespace, g.Name = u.GetNamespace(), u.GetName()
+	g.Class, _, _ = unstructured.NestedString(u.Object, "spec", "gatewayClassName")
+	g.Network = u.GetLabels()[LabelNetwork]
+	// kube.GatewaySA: the annotation, else name-class for istio-remote,
+	// else the name.
+	switch sa := u.GetAnnotations()[AnnotationGatewayServiceAccount]; {
+	case sa != "":
+		g.ServiceAccount = sa
+	case g.Class == ClassRemote:
+		g.ServiceAccount = g.Name + "-" + g.Class
+	default:
+		g.ServiceAccount = g.Name
+	}
+	ls, _, _ := unstructured.NestedSlice(u.Object, "spec", "listeners")
+	for _, l := range ls {
+		m, ok := l.(map[string]any)
+		if !ok {
+			continue
+		}
+		gl := GatewayListener{}
+		gl.Name, _, _ = unstructured.NestedString(m, "name")
+		gl.Protocol, _, _ = unstructured.NestedString(m, "protocol")
+		gl.TLSMode, _, _ = unstructured.NestedString(m, "tls", "mode")
+		if p, ok, _ := unstructured.NestedInt64(m, "port"); ok {
+			gl.Port = uint32(p)
+		} else if f, ok, _ := unstructured.NestedFloat64(m, "port"); ok {
+			gl.Port = uint32(f)
+		}
+		g.Listeners = append(g.Listeners, gl)
+	}
+	as, _, _ := unstructured.NestedSlice(u.Object, "status", "addresses")
+	for _, a := range as {
+		m, ok := a.(map[string]any)
+		if !ok {
+			continue
+		}
+		ga := GatewayAddress{}
+		ga.Type, _, _ = unstructured.NestedString(m, "type")
+		ga.Value, _, _ = unstructured.NestedString(m, "value")
+		g.Addresses = append(g.Addresses, ga)
+	}
+	return g, nil
+}
