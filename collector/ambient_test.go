@@ -7,9 +7,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 )
 
@@ -45,8 +42,7 @@ func TestAmbientFacts(t *testing.T) {
 	plain := podObj("ambient", "hw-2", "10.44.0.31", "", false)
 	plain.Spec.ServiceAccountName = "default"
 	objs := append(labCluster("network1", "192.168.60.113", "hw1", "10.44.0.13"), ns, svc, enrolled, plain)
-	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{gvrGateways: "GatewayList", gvrDestinationRules: "DestinationRuleList", gvrPeerAuthentications: "PeerAuthenticationList"})
+	dyn := fakeIstio()
 	// (This fake lists created objects of a custom list kind, not the ones
 	// given to its constructor.)
 	if _, err := dyn.Resource(gvrGateways).Namespace("istio-system").Create(context.Background(), eastWestGatewayObj("network1", "192.168.60.114"), metav1.CreateOptions{}); err != nil {

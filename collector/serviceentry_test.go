@@ -29,7 +29,7 @@ func istioObj(t *testing.T, doc string) *unstructured.Unstructured {
 func fakeIstio(objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
 	kinds := map[schema.GroupVersionResource]string{
 		gvrDestinationRules: "DestinationRuleList", gvrPeerAuthentications: "PeerAuthenticationList",
-		gvrServiceEntries: "ServiceEntryList", gvrWorkloadEntries: "WorkloadEntryList",
+		gvrServiceEntries: "ServiceEntryList", gvrWorkloadEntries: "WorkloadEntryList", gvrGateways: "GatewayList",
 	}
 	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, objs...)
 }

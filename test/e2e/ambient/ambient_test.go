@@ -316,7 +316,7 @@ func waitPush(t *testing.T, z *ztunnel, since int, what string, ok func(xdsclien
 	var ev xdsclient.Event
 	eventually(t, 30*time.Second, func() string {
 		for _, e := range z.eventsSince(since) {
-			if e.Type == xdsclient.WDS && ok(e) {
+			if e.Type == xdsclient.EventWDS && ok(e) {
 				ev = e
 				return ""
 			}
