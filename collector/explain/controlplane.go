@@ -140,7 +140,11 @@ func controlPlaneServiceProblems(snap *collector.Snapshot, threshold int) []Prob
 				for _, port := range svc.Ports {
 					p := horizon.PredictWith(view, ix, svc.Hostname, port.Port, v)
 					ps = append(ps, leakDropProblems(svc.Hostname, v, p)...)
-					if sk, ok := skewProblem(svc.Hostname, port.Port, v, p, threshold); ok {
+					// Duplicate gateway entries are an error of their own;
+					// the skew they cause is not said twice.
+					if dups := duplicateProblems(svc.Hostname, port.Port, v, p); len(dups) > 0 {
+						ps = append(ps, dups...)
+					} else if sk, ok := skewProblem(svc.Hostname, port.Port, v, p, threshold); ok {
 						ps = append(ps, sk)
 					}
 				}
@@ -168,6 +172,14 @@ func predictionKey(view *collector.Snapshot, cp string) string {
 	for _, a := range view.PeerAuthentications {
 		if cp == "" || a.Cluster == cp {
 			b.WriteString(a.Namespace + "/" + a.Name + "=" + a.Fingerprint + ",")
+		}
+	}
+	b.WriteString("|")
+	for _, se := range view.ServiceEntries {
+		if cp == "" || se.Cluster == cp {
+			c := se
+			c.Cluster = ""
+			b.WriteString(jsonText(c) + ",")
 		}
 	}
 	mc := view.MeshConfigFor(cp)

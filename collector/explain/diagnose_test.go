@@ -311,12 +311,17 @@ func TestDiagnoseSkewOnlyBeyondEndpointCounts(t *testing.T) {
 	if got := find(Diagnose(s, Inputs{Now: testNow, SkewThreshold: 60}), "skew"); len(got) != 0 {
 		t.Errorf("within a 60-point threshold: %+v", got)
 	}
-	// The same gateway in two locality groups: Envoy keeps one.
+	// The same gateway in two locality groups: Envoy keeps one. That is a
+	// duplicate-gateway error, and not said again as skew.
 	s = mpSeed()
 	sic := s.Services[0].Clusters["cluster2"]
 	addPods(sic, 1, true)
 	sic.Endpoints[1].Locality = "region2/zone-b"
-	want(t, Diagnose(s, Inputs{Now: testNow}), "skew", Warning, "sent in more than one locality group")
+	ps := Diagnose(s, Inputs{Now: testNow})
+	want(t, ps, "duplicate-gateway", Error, "network2 gets 50 % of a network1 proxy's requests instead of 67 %", "istio#56355")
+	if got := find(ps, "skew"); len(got) != 0 {
+		t.Errorf("duplicate gateway entries reported as skew too: %+v", got)
+	}
 }
 
 func TestGroupRepeatedCauses(t *testing.T) {
