@@ -1,0 +1,161 @@
+package collector
+
+import (
+	"sort"
+	"time"
+)
+
+// clusterShare is what one cluster contributes to a snapshot, as gathered
+// from its watcher (gather.go): the input of assemble.
+type clusterShare struct {
+	key         string // the registry entry's key (meshNetworks warnings)
+	fromContext bool
+	cluster     Cluster
+	// part is nil for a cluster that is not watched (removed, in error,
+	// not started); selectedNow says its ServiceEntry selections are of
+	// the current selectors.
+	part        *clusterPart
+	selectedNow bool
+	drs         []DestinationRule
+	pas         []PeerAuthentication
+	// mesh is the mesh config of a context cluster's istiod.
+	mesh *MeshConfig
+}
+
+// assembleInput is everything a snapshot is made of.
+type assembleInput struct {
+	Version         uint64
+	Time            time.Time
+	SystemNamespace string
+	Clusters        []clusterShare
+	MeshNetworks    *MeshNetworks
+	mnIndex         *meshNetworkIndex
+	mnWarnings      map[string][]string
+	ServiceEntries  []ServiceEntry
+	WorkloadEntries []WorkloadEntry
+}
+
+// assemble puts the clusters' shares together into a snapshot: services
+// merged by hostname (the first cluster to hold one names it), the
+// ServiceEntries' workloads attached, gateways and networks collected. It
+// reads nothing but its input.
+func assemble(in assembleInput) *Snapshot {
+	s := &Snapshot{Version: in.Version, Time: in.Time, SystemNamespace: in.SystemNamespace}
+	services := map[string]*Service{}
+	selected := map[string][][]Endpoint{}
+	nsLabels := map[string]map[string]map[string]string{}
+	nets := networkSet{}
+	for _, sh := range in.Clusters {
+		c := sh.cluster
+		c.Warnings = append(c.Warnings, in.mnWarnings[sh.key]...)
+		if p := sh.part; p != nil {
+			id := c.ID
+			c.Network, c.Counts = p.network, p.counts
+			if sh.selectedNow {
+				selected[id] = p.selected
+			}
+			nsLabels[id] = p.nsLabels
+			if p.ambient != nil {
+				s.Ambient = append(s.Ambient, *p.ambient)
+			}
+			if p.network != "" {
+				nets.add(p.network, id)
+			}
+			for n := range p.networks {
+				nets.add(n, id)
+			}
+			s.Gateways = append(s.Gateways, p.gateways...)
+			s.DestinationRules = append(s.DestinationRules, sh.drs...)
+			s.PeerAuthentications = append(s.PeerAuthentications, sh.pas...)
+			for h, sc := range p.services {
+				svc := services[h]
+				if svc == nil {
+					m := p.serviceMeta[h]
+					svc = &Service{Hostname: h, Namespace: m[0], Name: m[1], Clusters: map[string]*ServiceInCluster{}}
+					services[h] = svc
+				}
+				if _, dup := svc.Clusters[id]; !dup {
+					svc.Clusters[id] = sc
+				}
+			}
+		}
+		if sh.mesh != nil {
+			s.MeshConfigs = append(s.MeshConfigs, *sh.mesh)
+		}
+		s.Clusters = append(s.Clusters, c)
+	}
+	attachServiceEntries(services, in.ServiceEntries, in.WorkloadEntries, selected)
+	s.ServiceEntries, s.WorkloadEntries = in.ServiceEntries, in.WorkloadEntries
+	for i := range s.MeshConfigs {
+		s.MeshConfigs[i].DiscoveryNamespaces = discoveryNamespaces(s.MeshConfigs[i], nsLabels)
+	}
+	s.Gateways = append(s.Gateways, staticGateways(in.MeshNetworks)...)
+	sort.SliceStable(s.Gateways, func(i, j int) bool {
+		a, b := s.Gateways[i], s.Gateways[j]
+		if a.Network != b.Network {
+			return a.Network < b.Network
+		}
+		if a.Cluster != b.Cluster {
+			return a.Cluster < b.Cluster
+		}
+		return a.Address < b.Address
+	})
+	s.Services = make([]*Service, 0, len(services))
+	for _, svc := range services {
+		svc.Ports = mergePorts(svc)
+		svc.Source = serviceSource(svc)
+		s.Services = append(s.Services, svc)
+	}
+	sort.Slice(s.Services, func(i, j int) bool { return s.Services[i].Hostname < s.Services[j].Hostname })
+	s.Networks = nets.networks(s.Gateways, in.MeshNetworks)
+	return s
+}
+
+// networkSet collects the clusters of each network.
+type networkSet map[string]map[string]bool
+
+func (ns networkSet) add(network, cluster string) {
+	if ns[network] == nil {
+		ns[network] = map[string]bool{}
+	}
+	if cluster != "" {
+		ns[network][cluster] = true
+	}
+}
+
+// networks lists every network — of endpoints, system namespaces, gateways
+// and meshNetworks — with its clusters, gateway count and meshNetworks
+// endpoint rules, by name.
+func (ns networkSet) networks(gws []Gateway, mn *MeshNetworks) []Network {
+	gwCount := map[string]int{}
+	for _, g := range gws {
+		gwCount[g.Network]++
+		ns.add(g.Network, g.Cluster)
+	}
+	for name := range mn.Networks {
+		ns.add(name, "")
+	}
+	names := make([]string, 0, len(ns))
+	for n := range ns {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]Network, 0, len(names))
+	for _, n := range names {
+		nw := Network{Name: n, Gateways: gwCount[n]}
+		for c := range ns[n] {
+			nw.Clusters = append(nw.Clusters, c)
+		}
+		sort.Strings(nw.Clusters)
+		for _, ep := range mn.Networks[n].Endpoints {
+			if ep.FromRegistry != "" {
+				nw.FromRegistry = append(nw.FromRegistry, ep.FromRegistry)
+			}
+			if ep.FromCIDR != "" {
+				nw.FromCIDR = append(nw.FromCIDR, ep.FromCIDR)
+			}
+		}
+		out = append(out, nw)
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+package collector
+
+import (
+	"strings"
+	"time"
+)
+
+// build makes a snapshot in the Registry's two last steps (see plan.go):
+// gather reads every cluster's caches — rebuilding only the parts whose
+// caches changed — and assemble, which reads nothing but its input, puts
+// them together.
+func (r *Registry) build(version uint64) *Snapshot {
+	items := r.itemsLocked()
+	in := assembleInput{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace}
+	in.MeshNetworks, in.mnIndex, in.mnWarnings = r.meshNetworksOf(items)
+	in.ServiceEntries, in.WorkloadEntries = istioEntriesOf(items)
+	sel := selectorsOf(in.ServiceEntries)
+	var swapsDone []*entry
+	for _, it := range items {
+		sh, done := r.gatherCluster(it, in.mnIndex, sel)
+		if done {
+			swapsDone = append(swapsDone, it.ptr)
+		}
+		in.Clusters = append(in.Clusters, sh)
+	}
+	if len(swapsDone) > 0 {
+		r.mu.Lock()
+		for _, e := range swapsDone {
+			e.swap = nil
+		}
+		r.mu.Unlock()
+	}
+	return assemble(in)
+}
+
+// item is one registry entry as build sees it: a copy of its record, taken
+// under the registry's lock, and its watcher.
+type item struct {
+	e   entry
+	ptr *entry
+	w   *watcher
+}
+
+func (r *Registry) itemsLocked() []item {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	items := make([]item, 0, len(r.entries))
+	for _, e := range r.entries {
+		it := item{e: *e, ptr: e, w: e.w}
+		it.e.sources = append([]SourceRef(nil), e.sources...)
+		it.e.warnings = append([]string(nil), e.warnings...)
+		items = append(items, it)
+	}
+	return items
+}
+
+// meshNetworksOf merges the meshNetworks of every cluster's ConfigMap in
+// cluster order (the first definition of a network wins), with a warning
+// for each cluster whose text does not parse (by entry key).
+func (r *Registry) meshNetworksOf(items []item) (*MeshNetworks, *meshNetworkIndex, map[string][]string) {
+	merged := &MeshNetworks{Networks: map[string]MeshNetwork{}}
+	var keyParts []string
+	warnings := map[string][]string{}
+	for _, it := range items {
+		if it.w == nil {
+			continue
+		}
+		raw := it.w.meshNetworksRaw(r.opts.SystemNamespace)
+		if raw == "" {
+			continue
+		}
+		keyParts = append(keyParts, it.e.id+"\x00"+raw)
+		mn, err := ParseMeshNetworks(raw)
+		if err != nil {
+			warnings[it.e.key] = append(warnings[it.e.key], "meshNetworks in ConfigMap istio does not parse: "+oneLine(err.Error()))
+			continue
+		}
+		for name, n := range mn.Networks {
+			if _, ok := merged.Networks[name]; !ok {
+				merged.Networks[name] = n
+			}
+		}
+	}
+	return merged, newMeshNetworkIndex(merged, strings.Join(keyParts, "\x01")), warnings
+}
+
+// istioEntriesOf reads the ServiceEntries of the config (context) clusters
+// and the WorkloadEntries of every cluster.
+func istioEntriesOf(items []item) ([]ServiceEntry, []WorkloadEntry) {
+	var ses []ServiceEntry
+	var wes []WorkloadEntry
+	for _, it := range items {
+		if it.w == nil || it.e.removed {
+			continue
+		}
+		if it.e.fromContext {
+			ses = append(ses, it.w.serviceEntries(it.e.id)...)
+		}
+		wes = append(wes, it.w.workloadEntries(it.e.id)...)
+	}
+	return ses, wes
+}
+
+// gatherCluster reads what one cluster contributes: its state, and for a
+// watched cluster its (cached or rebuilt) part, the pods the
+// ServiceEntries' selectors pick, its Istio config, control-plane facts and
+// mesh config. done says a pending watcher swap is over.
+func (r *Registry) gatherCluster(it item, ix *meshNetworkIndex, sel selectorSet) (sh clusterShare, done bool) {
+	e := it.e
+	c := Cluster{ID: e.id, IDFrom: e.idFrom, Source: e.source, Sources: e.sources, Server: e.server, Warnings: e.warnings}
+	if len(c.Sources) <= 1 {
+		c.Sources = nil
+	}
+	switch {
+	case e.removed:
+		c.State = StateRemoved
+	case e.fixed.Kind != "":
+		c.State, c.ErrorKind, c.Reason = StateError, e.fixed.Kind, e.fixed.Reason
+	case it.w == nil:
+		c.State = StateConnecting
+	default:
+		it.w.status(&c)
+	}
+	sh.key, sh.fromContext = e.key, e.fromContext
+	if it.w != nil && !e.removed {
+		w := it.w
+		part := w.part.Load()
+		if w.dirty.Swap(false) || part == nil || part.id != e.id || part.mnKey != ix.key || part.selKey != sel.key {
+			v := w.view(r.opts.SystemNamespace)
+			part = buildPart(v, e.id, r.opts.DomainSuffix, ix)
+			part.selKey, part.selected = sel.key, selectPods(v, e.id, part.network, ix, sel)
+			part.nsLabels = namespaceLabels(v)
+			w.part.Store(part)
+		}
+		part, done = e.swap.part(w, e.id, part)
+		w.controlPlaneFacts(&c, r.opts.SystemNamespace)
+		sh.part = part
+		sh.selectedNow = part.selKey == sel.key
+		sh.drs, sh.pas = w.policies(e.id)
+	}
+	if e.fromContext && !e.removed {
+		mc := r.meshConfigOf(e.id, it.w)
+		sh.mesh = &mc
+	}
+	sh.cluster = c
+	return sh, done
+}
