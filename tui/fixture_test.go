@@ -106,7 +106,7 @@ func loadAssignmentOf(p horizon.Prediction) *xdsclient.LoadAssignment {
 	la := &xdsclient.LoadAssignment{Cluster: p.EDSCluster}
 	for _, e := range p.Endpoints {
 		x := xdsclient.Endpoint{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: string(e.Health), TLSMode: "istio",
-			Workload: xdsclient.Workload{Cluster: e.Cluster, Pod: e.Pod}}
+			Workload: xdsclient.Workload{Cluster: e.Cluster, Name: e.Pod}}
 		la.Endpoints = append(la.Endpoints, x)
 	}
 	return la

@@ -292,8 +292,8 @@ func (v *eventsView) xdsDetail(vc viewContext, e entry, add func(lipgloss.Style,
 		if c.Change == xdsclient.EndpointWeight {
 			line = fmt.Sprintf("%-7s %s:%d w%d→%d %s", c.Change, c.Address, c.Port, c.OldWeight, c.Weight, c.Cluster)
 		}
-		if c.Pod != "" || c.WorkloadCluster != "" {
-			line += fmt.Sprintf(" (%s %s)", orDash(c.Pod), c.WorkloadCluster)
+		if c.Workload != "" || c.WorkloadCluster != "" {
+			line += fmt.Sprintf(" (%s %s)", orDash(c.Workload), c.WorkloadCluster)
 		}
 		add(vc.st.Text, line)
 	}

@@ -47,7 +47,7 @@ func TestStreams(t *testing.T) {
 			}
 			gw := la.Endpoints[1]
 			if gw.Address != "192.168.60.9" || gw.Port != 15443 || gw.Weight != 1 || gw.TLSMode != "istio" ||
-				gw.Workload.Cluster != "cluster2" || !gw.Gateway() || la.Endpoints[0].Workload.Pod != "helloworld-v1-abc" {
+				gw.Workload.Cluster != "cluster2" || !gw.Gateway() || la.Endpoints[0].Workload.Name != "helloworld-v1-abc" {
 				t.Errorf("decoded endpoints = %+v", la.Endpoints)
 			}
 			if st := c.Status(); st.State != StateConnected || st.Stale {

@@ -70,13 +70,16 @@ func (l Locality) String() string {
 }
 
 // Workload is Istio's `istio.workload` endpoint metadata,
-// "pod;namespace;workload;revision;cluster". A gateway endpoint carries only
+// "workload;namespace;canonical-service;canonical-revision;cluster"
+// (istiod's AppendLbEndpointMetadata). The workload is the name of what
+// runs the pod (its Deployment, from GetWorkloadMetaFromPod), the pod's own
+// name only for a pod no controller owns. A gateway endpoint carries only
 // the cluster (";;;;cluster2"), which is how a reader tells a rewritten
-// endpoint from a real pod.
+// endpoint from a real one.
 type Workload struct {
-	Pod       string `json:"pod,omitempty"`
-	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Service   string `json:"service,omitempty"`
 	Revision  string `json:"revision,omitempty"`
 	Cluster   string `json:"cluster,omitempty"`
 }
@@ -91,7 +94,7 @@ func ParseWorkload(s string) Workload {
 			break
 		}
 	}
-	return Workload{Pod: f[0], Namespace: f[1], Name: f[2], Revision: f[3], Cluster: f[4]}
+	return Workload{Name: f[0], Namespace: f[1], Service: f[2], Revision: f[3], Cluster: f[4]}
 }
 
 // Endpoint is one LbEndpoint of a ClusterLoadAssignment.
@@ -116,7 +119,7 @@ func (e Endpoint) Key() string { return fmt.Sprintf("%s:%d", e.Address, e.Port) 
 
 // Gateway reports whether istiod put this endpoint in for a network gateway
 // (workload metadata with a cluster but no pod).
-func (e Endpoint) Gateway() bool { return e.Workload.Pod == "" && e.Workload.Cluster != "" }
+func (e Endpoint) Gateway() bool { return e.Workload.Name == "" && e.Workload.Cluster != "" }
 
 // LoadAssignment summarizes an EDS resource.
 type LoadAssignment struct {

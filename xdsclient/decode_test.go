@@ -163,7 +163,7 @@ func TestFastEDSReuse(t *testing.T) {
 		lo := uintptr(unsafe.Pointer(unsafe.StringData(reused.raw)))
 		hi := lo + uintptr(len(reused.raw))
 		for _, e := range reused.Endpoints {
-			for _, s := range []string{e.Address, e.TLSMode, e.Workload.Pod, e.Workload.Cluster, e.Locality.Zone} {
+			for _, s := range []string{e.Address, e.TLSMode, e.Workload.Name, e.Workload.Cluster, e.Locality.Zone} {
 				if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); s != "" && (p < lo || p >= hi) {
 					t.Errorf("%s: %q does not point into the new buffer", name, s)
 				}

@@ -78,7 +78,7 @@ func DiffEndpoints(old, cur LoadAssignment) []EndpointChange {
 func change(cluster, kind string, e Endpoint) EndpointChange {
 	return EndpointChange{
 		Cluster: cluster, Change: kind, Address: e.Address, Port: e.Port, Weight: e.Weight,
-		Health: e.Health, TLSMode: e.TLSMode, WorkloadCluster: e.Workload.Cluster, Pod: e.Workload.Pod,
+		Health: e.Health, TLSMode: e.TLSMode, WorkloadCluster: e.Workload.Cluster, Workload: e.Workload.Name,
 	}
 }
 

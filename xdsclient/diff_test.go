@@ -78,9 +78,9 @@ func changesString(cs []EndpointChange) string {
 
 func TestParseWorkload(t *testing.T) {
 	cases := map[string]Workload{
-		"helloworld-v1-abc;sample;helloworld;v1;cluster1": {Pod: "helloworld-v1-abc", Namespace: "sample", Name: "helloworld", Revision: "v1", Cluster: "cluster1"},
+		"helloworld-v1-abc;sample;helloworld;v1;cluster1": {Name: "helloworld-v1-abc", Namespace: "sample", Service: "helloworld", Revision: "v1", Cluster: "cluster1"},
 		";;;;cluster2": {Cluster: "cluster2"},
-		"pod;ns":       {Pod: "pod", Namespace: "ns"},
+		"pod;ns":       {Name: "pod", Namespace: "ns"},
 		"":             {},
 	}
 	for in, want := range cases {
@@ -88,7 +88,7 @@ func TestParseWorkload(t *testing.T) {
 			t.Errorf("%q: %+v", in, got)
 		}
 	}
-	if !(Endpoint{Workload: Workload{Cluster: "c"}}).Gateway() || (Endpoint{Workload: Workload{Pod: "p", Cluster: "c"}}).Gateway() {
+	if !(Endpoint{Workload: Workload{Cluster: "c"}}).Gateway() || (Endpoint{Workload: Workload{Name: "p", Cluster: "c"}}).Gateway() {
 		t.Error("Gateway()")
 	}
 }

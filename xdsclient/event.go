@@ -79,5 +79,7 @@ type EndpointChange struct {
 	// WorkloadCluster is the cluster from `istio.workload` (for a gateway
 	// endpoint, the cluster whose pods it stands for).
 	WorkloadCluster string `json:"workloadCluster,omitempty"`
-	Pod             string `json:"pod,omitempty"`
+	// Workload is the workload `istio.workload` names: the pod's
+	// Deployment (or the pod itself when nothing owns it).
+	Workload string `json:"workload,omitempty"`
 }

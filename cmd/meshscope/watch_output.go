@@ -84,8 +84,8 @@ func writeEventRow(w io.Writer, ev xdsclient.Event) {
 		if c.WorkloadCluster != "" {
 			line += "  cluster " + c.WorkloadCluster
 		}
-		if c.Pod != "" {
-			line += "  pod " + c.Pod
+		if c.Workload != "" {
+			line += "  pod " + c.Workload
 		} else if c.WorkloadCluster != "" {
 			line += "  (gateway)"
 		}

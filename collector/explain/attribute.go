@@ -58,7 +58,7 @@ func Attribute(snap *collector.Snapshot, hostname string, la xdsclient.LoadAssig
 	for _, e := range la.Endpoints {
 		a := Actual{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: horizon.Health(e.Health),
 			Locality: strings.TrimRight(e.Locality.String(), "/"), LocalityWeight: e.LocalityWeight, Priority: e.Priority,
-			Kind: Unknown, Cluster: e.Workload.Cluster, Pod: e.Workload.Pod}
+			Kind: Unknown, Cluster: e.Workload.Cluster, Workload: e.Workload.Name}
 		if e.Gateway() {
 			a.Kind = horizon.Gateway
 			if proxy.Network == "" {
@@ -75,10 +75,9 @@ func Attribute(snap *collector.Snapshot, hostname string, la xdsclient.LoadAssig
 			}
 		} else if ep := findEndpoint(svc, a.Cluster, e.Address); ep != nil {
 			a.Cluster, a.Network = ep.Cluster, ep.Network
-			if a.Pod == "" || ep.Workload != "" {
-				// istio.workload names a WorkloadEntry's workload, not a pod.
-				a.Pod, a.Workload = ep.Pod, ep.Workload
-			}
+			// istio.workload names the pod's workload (its Deployment), or
+			// a WorkloadEntry's: the snapshot knows the pod.
+			a.Pod, a.Workload = ep.Pod, ep.Workload
 			switch {
 			case proxy.Network == "" || ep.Network == "" || proxy.Network == ep.Network:
 				a.Kind = horizon.Local

@@ -350,9 +350,9 @@ func sentFor(s *collector.Snapshot, cp string, vp xdsclient.Viewpoint) Sent {
 	p := horizon.Predict(s.ForControlPlane(cp), hello, 5000, ProxyOf(vp))
 	la := xdsclient.LoadAssignment{Cluster: p.EDSCluster}
 	for _, e := range p.Endpoints {
-		x := xdsclient.Endpoint{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: string(e.Health), Workload: xdsclient.Workload{Cluster: e.Cluster, Pod: e.Pod}}
+		x := xdsclient.Endpoint{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: string(e.Health), Workload: xdsclient.Workload{Cluster: e.Cluster, Name: e.Pod}}
 		if e.Kind == horizon.Gateway {
-			x.Workload.Pod = ""
+			x.Workload.Name = ""
 		}
 		la.Endpoints = append(la.Endpoints, x)
 	}
@@ -371,7 +371,7 @@ func TestDiagnoseSent(t *testing.T) {
 	gone.Services[0].Clusters["cluster2"].Endpoints = nil
 	tr := &StaleTracker{}
 	in := Inputs{Now: testNow, Since: testNow.Add(-time.Minute), Sent: []Sent{sent}, Stale: tr}
-	want(t, Diagnose(gone, in), "stale-endpoint", Error, "istiod cluster1 still sends 10.144.0.15:5000 (pod helloworld-v2, cluster2)", "pod helloworld-v2 is gone",
+	want(t, Diagnose(gone, in), "stale-endpoint", Error, "istiod cluster1 still sends 10.144.0.15:5000 (workload helloworld-v2, cluster2)", "its pod of workload helloworld-v2 is gone",
 		"stale for at least 1m0s (as long as meshscope has been watching)", "remote secret istio-system/istio-remote-secret-cluster2 in cluster1")
 	in.Now = testNow.Add(30 * time.Second)
 	want(t, Diagnose(gone, in), "stale-endpoint", Error, "stale for 30s")

@@ -48,7 +48,7 @@ func seed() *collector.Snapshot {
 func actualSeed() xdsclient.LoadAssignment {
 	return xdsclient.LoadAssignment{Cluster: "outbound|5000||" + hello, Endpoints: []xdsclient.Endpoint{
 		{Address: "10.44.0.13", Port: 5000, Weight: 1, LocalityWeight: 2, Health: "HEALTHY", TLSMode: "istio",
-			Workload: xdsclient.Workload{Pod: "helloworld-v1", Namespace: "sample", Name: "helloworld", Revision: "v1", Cluster: "cluster1"}},
+			Workload: xdsclient.Workload{Name: "helloworld-v1", Namespace: "sample", Service: "helloworld", Revision: "v1", Cluster: "cluster1"}},
 		{Address: "192.168.60.9", Port: 15443, Weight: 1, LocalityWeight: 2, Health: "UNKNOWN", TLSMode: "istio", Workload: xdsclient.Workload{Cluster: "cluster2"}},
 	}}
 }
@@ -76,7 +76,7 @@ func TestCompareDifferences(t *testing.T) {
 	pred := horizon.Predict(s, hello, 5000, v)
 	la := actualSeed()
 	la.Endpoints[1].Weight = 3                                                                                                                                                               // istiod counts 3 pods behind the gateway
-	la.Endpoints = append(la.Endpoints, xdsclient.Endpoint{Address: "10.99.0.1", Port: 5000, Weight: 1, Health: "HEALTHY", Workload: xdsclient.Workload{Pod: "ghost", Cluster: "cluster9"}}) // unknown cluster
+	la.Endpoints = append(la.Endpoints, xdsclient.Endpoint{Address: "10.99.0.1", Port: 5000, Weight: 1, Health: "HEALTHY", Workload: xdsclient.Workload{Name: "ghost", Cluster: "cluster9"}}) // unknown cluster
 	la.Endpoints = la.Endpoints[1:]                                                                                                                                                          // local pod missing
 	verdict, diffs := Compare(pred, Attribute(s, hello, la, v, pred), true)
 	if verdict != Mismatch {
@@ -208,7 +208,7 @@ func actualTwoZones() xdsclient.LoadAssignment {
 	loc := func(r, z string) xdsclient.Locality { return xdsclient.Locality{Region: r, Zone: z} }
 	return xdsclient.LoadAssignment{Cluster: "outbound|5000||" + hello, Endpoints: []xdsclient.Endpoint{
 		{Address: "10.44.0.13", Port: 5000, Weight: 1, LocalityWeight: 1, Locality: loc("region1", "zone-a"), Health: "HEALTHY", TLSMode: "istio",
-			Workload: xdsclient.Workload{Pod: "helloworld-v1", Cluster: "cluster1"}},
+			Workload: xdsclient.Workload{Name: "helloworld-v1", Cluster: "cluster1"}},
 		{Address: "192.168.60.9", Port: 15443, Weight: 1, LocalityWeight: 1, Locality: loc("region2", "zone-b"), Health: "UNKNOWN", TLSMode: "istio", Workload: xdsclient.Workload{Cluster: "cluster2"}},
 		{Address: "192.168.60.9", Port: 15443, Weight: 1, LocalityWeight: 1, Locality: loc("region2", "zone-c"), Health: "UNKNOWN", TLSMode: "istio", Workload: xdsclient.Workload{Cluster: "cluster2"}},
 	}}

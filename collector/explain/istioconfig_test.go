@@ -28,7 +28,7 @@ func TestExplainServiceEntry(t *testing.T) {
 	s := withVM(seed(), "istio")
 	vp := xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"}
 	la := xdsclient.LoadAssignment{Cluster: "outbound|8080||" + vmHost, Endpoints: []xdsclient.Endpoint{
-		{Address: "10.44.0.80", Port: 8080, Weight: 1, Health: "UNKNOWN", Workload: xdsclient.Workload{Pod: "vm-1", Namespace: "sample", Cluster: "cluster1"}},
+		{Address: "10.44.0.80", Port: 8080, Weight: 1, Health: "UNKNOWN", Workload: xdsclient.Workload{Name: "vm-1", Namespace: "sample", Cluster: "cluster1"}},
 		{Address: "192.168.60.9", Port: 15443, Weight: 1, Health: "UNKNOWN", TLSMode: "istio", Workload: xdsclient.Workload{Cluster: "cluster2"}},
 	}}
 	v := Explain(s, vmHost, 8080, vp, "cluster1", &la)

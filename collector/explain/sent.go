@@ -153,9 +153,9 @@ func staleProblem(snap *collector.Snapshot, s Sent, who, host string, port int32
 	what := ""
 	switch {
 	case ep == nil && d.Kind == DiffUnexpected:
-		what = fmt.Sprintf("%s has no such endpoint any more (pod %s is gone)", cid, orText(sent.Workload.Pod, "unknown"))
+		what = fmt.Sprintf("%s has no such endpoint any more (its pod of workload %s is gone)", cid, orText(sent.Workload.Name, "unknown"))
 	case ep != nil && !ep.Ready && sent.Health == string(horizon.Healthy):
-		what = fmt.Sprintf("pod %s in %s is not ready, but istiod sends it HEALTHY", orText(ep.Pod, sent.Workload.Pod), cid)
+		what = fmt.Sprintf("pod %s in %s is not ready, but istiod sends it HEALTHY", orText(ep.Pod, sent.Workload.Name), cid)
 	default:
 		return Problem{}, false
 	}
@@ -179,8 +179,8 @@ func staleProblem(snap *collector.Snapshot, s Sent, who, host string, port int32
 	}
 	reads := "meshscope reads " + cid + " through " + string(c.Source.Kind) + " " + c.Source.Name
 	return Problem{Severity: Error, Kind: "stale-endpoint", Cluster: cid, Service: host,
-		Sentence: fmt.Sprintf("%s still sends %s (pod %s, %s) to a %s proxy for %s port %d, but %s (%s): its view of %s has been stale for %s — its watch of %s (through %s) may be broken; check istiod's log, fix the credentials, or restart istiod to resync",
-			who, sent.Key(), orText(sent.Workload.Pod, "?"), cid, s.Viewpoint, shortHost(host), port, what, reads, cid, dur, cid, via),
+		Sentence: fmt.Sprintf("%s still sends %s (workload %s, %s) to a %s proxy for %s port %d, but %s (%s): its view of %s has been stale for %s — its watch of %s (through %s) may be broken; check istiod's log, fix the credentials, or restart istiod to resync",
+			who, sent.Key(), orText(sent.Workload.Name, "?"), cid, s.Viewpoint, shortHost(host), port, what, reads, cid, dur, cid, via),
 		group: &grouping{key: "stale|" + s.ControlPlane + "|" + cid, subject: shortHost(host) + " " + sent.Key(),
 			format: fmt.Sprintf("%s still sends {n} endpoints of %s whose pods are gone or not ready ({examples}): its view of %s has been stale for %s — its watch of %s (through %s) may be broken; check istiod's log, fix the credentials, or restart istiod to resync", who, cid, cid, dur, cid, via)}}, true
 }
