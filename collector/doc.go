@@ -2,7 +2,7 @@
 // clusters it can reach (from kube contexts and from istiod-style remote
 // secrets), their sync and watch health, and every service, endpoint,
 // network and east-west gateway in them, resolved the way istiod resolves
-// them (see shared/docs/istio-facts.md §1–3).
+// them (docs/istiod-rules.md).
 //
 // Data flows one way: informers → Registry → immutable *Snapshot → readers.
 // The Registry only ever lists and watches; it never writes to a cluster.

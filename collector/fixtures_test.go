@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Objects of the lab fixture (real-lab.md), for fake clientsets.
+// Objects of the lab fixture (see the lab package), for fake clientsets.
 
 func nsObj(name, network string) *corev1.Namespace {
 	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}

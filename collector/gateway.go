@@ -69,19 +69,22 @@ func serviceGateways(svc *corev1.Service, cluster, hostname string, ix *meshNetw
 	}
 	addrs := serviceExternalAddresses(svc)
 	nodePort := isNodePortGateway(svc)
-	if len(addrs) == 0 && nodePort && nodes != nil {
-		addrs = nodeGatewayAddresses(svc, nodes())
+	if nodePort {
+		// A NodePort gateway is reached on its nodes only: istiod replaces
+		// its addresses by the addresses of the nodes its selector matches
+		// (updateServiceNodePortAddresses), and maps the mTLS port — not the
+		// HBONE one — to its node port (ClusterExternalPorts, in
+		// extractGatewaysInner).
+		addrs = nil
+		if nodes != nil {
+			addrs = nodeGatewayAddresses(svc, nodes())
+		}
+		for i := range protos {
+			protos[i].port = nodePortFor(svc, protos[i].port)
+		}
 	}
 	if len(addrs) == 0 {
 		return nil
-	}
-	if nodePort {
-		// istiod maps the service port to the node port
-		// (ClusterExternalPorts) for these gateways.
-		for i := range protos {
-			protos[i].port = nodePortFor(svc, protos[i].port)
-			protos[i].hbonePort = nodePortFor(svc, protos[i].hbonePort)
-		}
 	}
 	out := make([]Gateway, 0, len(addrs)*len(protos))
 	ref := svc.Namespace + "/" + svc.Name

@@ -131,6 +131,13 @@ func TestServiceGateways(t *testing.T) {
 		if got := serviceGateways(s, "c", host, ix, nil); len(got) != 0 {
 			t.Fatalf("without nodes: %+v", got)
 		}
+		// An externalIP does not take the nodes' place: istiod replaces
+		// the addresses of a NodePort gateway by its nodes'.
+		s.Spec.ExternalIPs = []string{"203.0.113.5"}
+		if got := serviceGateways(s, "c", host, ix, nodes); len(got) != 1 || got[0].Address != "8.8.8.1" {
+			t.Fatalf("NodePort gateway with an externalIP: %+v", got)
+		}
+		s.Spec.ExternalIPs = nil
 		delete(s.Annotations, AnnotationNodeSelector)
 		if got := serviceGateways(s, "c", host, ix, nodes); len(got) != 0 {
 			t.Fatalf("NodePort without the annotation is no gateway: %+v", got)

@@ -183,10 +183,11 @@ func (ix *meshNetworkIndex) networkFor(cluster, ip string) (string, NetworkFrom)
 	return "", NetworkFromNone
 }
 
-// ResolveNetwork applies istiod's order for the network of a Kubernetes
-// endpoint (istio-facts §2): the pod's topology.istio.io/network label, else
-// the cluster's system namespace label, else meshNetworks (fromRegistry,
-// then fromCidr), else "".
+// resolveNetwork applies istiod's order for the network of a Kubernetes
+// endpoint ((*EndpointBuilder).endpointNetwork and the kube Controller's
+// Network): the pod's topology.istio.io/network label, else the cluster's
+// system namespace label, else meshNetworks (fromRegistry, then fromCidr),
+// else "".
 func resolveNetwork(podLabel, systemNamespaceNetwork string, ix *meshNetworkIndex, cluster, ip string) (string, NetworkFrom) {
 	if podLabel != "" {
 		return podLabel, NetworkFromPodLabel

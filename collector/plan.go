@@ -225,12 +225,10 @@ func sortSecrets(secs []secretEntry) {
 	sort.SliceStable(secs, func(i, j int) bool { return secs[i].Order < secs[j].Order })
 }
 
-// istiodClusterID reads the cluster ID an istiod container runs with:
-// its CLUSTER_ID environment variable, else its --clusterID flag.
+// istiodClusterID reads the cluster ID an istiod container runs with: its
+// --clusterID flag, else its CLUSTER_ID environment variable (pilot-discovery
+// defines the flag with the variable as its default).
 func istiodClusterID(env map[string]string, args []string) string {
-	if v := env["CLUSTER_ID"]; v != "" {
-		return v
-	}
 	for i, a := range args {
 		for _, flag := range []string{"--clusterID", "-clusterID"} {
 			if v, ok := strings.CutPrefix(a, flag+"="); ok {
@@ -241,7 +239,7 @@ func istiodClusterID(env map[string]string, args []string) string {
 			}
 		}
 	}
-	return ""
+	return env["CLUSTER_ID"]
 }
 
 // The sidecar injector's ConfigMap and the key of its Helm values.

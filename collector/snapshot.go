@@ -246,7 +246,7 @@ type EndpointPort struct {
 	Protocol string `json:"protocol,omitempty"`
 }
 
-// NetworkFrom says which rule gave an endpoint its network (istio-facts §2).
+// NetworkFrom says which rule gave an endpoint its network (docs/istiod-rules.md).
 type NetworkFrom string
 
 const (

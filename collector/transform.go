@@ -19,7 +19,7 @@ import (
 // the caches: managedFields (often the largest part of an object),
 // last-applied-configuration and other annotations, and the parts of Pod and
 // Node specs and statuses that have no bearing on endpoints, networks or
-// localities. This is what keeps heap per endpoint low (issue 3 target:
+// localities. This is what keeps heap per endpoint low (target:
 // under 1 KiB).
 
 // keptAnnotationPrefixes are the annotation families istiod reads on
@@ -119,8 +119,9 @@ func packConditions(c discoveryv1.EndpointConditions) endpointConditions {
 }
 
 // ready, serving and terminating read the conditions as the EndpointSlice
-// API defines them: a missing ready means ready, a missing serving means
-// "same as ready", a missing terminating means not terminating.
+// API defines them — a missing ready means ready, a missing serving means
+// "same as ready" — and as istiod reads terminating: missing means
+// terminating for a not-ready endpoint.
 func (c endpointConditions) ready() bool { return c&condReadySet == 0 || c&condReady != 0 }
 
 func (c endpointConditions) serving() bool {
@@ -131,7 +132,12 @@ func (c endpointConditions) serving() bool {
 }
 
 func (c endpointConditions) terminating() bool {
-	return c&condTerminatingSet != 0 && c&condTerminating != 0
+	if c&condTerminatingSet == 0 {
+		// istiod (endpointHealthStatus) reads a not-ready endpoint without
+		// the condition as terminating, and never sends it.
+		return !c.ready()
+	}
+	return c&condTerminating != 0
 }
 
 func (s *cachedSlice) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }

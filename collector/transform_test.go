@@ -44,7 +44,7 @@ func TestCachedSliceKeepsWhatBuildReads(t *testing.T) {
 	}{
 		{"hw-1", "", "node-a", cond{true, true, false}}, // conditions unset: ready, serving
 		{"hw-2", "other", "", cond{false, true, true}},  // serving while terminating
-		{"", "", "", cond{false, false, false}},         // not a Pod: no pod; serving follows ready
+		{"", "", "", cond{false, false, true}},          // not a Pod: no pod; serving follows ready; not ready and terminating unset: terminating, as istiod reads it
 	}
 	for i, w := range want {
 		e := c.endpoints[i]

@@ -73,7 +73,7 @@ func TestDemoSettlesWithinOneSecond(t *testing.T) {
 }
 
 // TestDemoXDSServesTheRewrite: the real xdsclient, as a network1 sidecar,
-// gets helloworld's own pod and network2's gateway — the seed article's view.
+// gets helloworld's own pod and network2's gateway — the lab's view.
 func TestDemoXDSServesTheRewrite(t *testing.T) {
 	d, ctx := startSettled(t, false, 5*time.Second)
 	got := eds(t, ctx, d, xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"})

@@ -117,7 +117,7 @@ var services = []svcDef{
 	{Namespace: "monitoring", Name: "loki", Port: 3100, Replicas: r(0, 1, 1)},
 }
 
-// pinnedIPs keeps the seed article's addresses for helloworld, so the demo
+// pinnedIPs keeps the lab's addresses for helloworld, so the demo
 // reads like the lab and the docs.
 var pinnedIPs = map[string]string{
 	"cluster1/sample/helloworld/0": "10.44.0.13",

@@ -59,7 +59,7 @@ type Config struct {
 	Istiods     []IstiodSpec
 }
 
-// DefaultConfig is the lab of real-lab.md: etcd on 2379, cluster1 on 6443
+// DefaultConfig is the default lab: etcd on 2379, cluster1 on 6443
 // (network1, gateway 192.168.60.113), cluster2 on 6444 (network2, gateway
 // 192.168.60.9), istiod for cluster1 on 15010/8080 and, for multi-primary, one
 // for cluster2 on ports +10.

@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/dynamic"
 )
 
-// Well-known names of the fixture (real-lab.md, seed article 001).
+// Well-known names of the fixture.
 const (
 	SystemNamespace = "istio-system"
 	SampleNamespace = "sample"

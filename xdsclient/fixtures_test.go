@@ -188,7 +188,7 @@ func routeConfig(name string) *route.RouteConfiguration {
 		Routes: []*route.Route{{Name: "default"}}}}}
 }
 
-// lab is the seed article's view from network1: the local pod and the
+// lab is the lab's view from network1: the local pod and the
 // cluster2 gateway standing for weight pods.
 func lab(weight uint32) map[resource.Type][]types.Resource {
 	return map[resource.Type][]types.Resource{

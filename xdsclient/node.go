@@ -16,7 +16,7 @@ import (
 const DefaultIstioVersion = "1.31.0"
 
 // NodeMetadata is the part of istiod's NodeMetadata
-// (pilot/pkg/model/context.go) that decides what a proxy is sent. The JSON
+// (pkg/model/proxy.go) that decides what a proxy is sent. The JSON
 // names are istiod's. List-valued fields (INSTANCE_IPS,
 // REQUESTED_NETWORK_VIEW) are istiod "StringList"s: one comma-separated
 // string, not a JSON array.

@@ -47,7 +47,7 @@ type Viewpoint struct {
 	// Network is the proxy's NETWORK. Empty with NoNetwork false means "not
 	// decided yet" (see Resolve); NoNetwork true means the proxy sends no
 	// NETWORK at all, which makes istiod route every endpoint of a network
-	// with a gateway through that gateway (istio-facts §4, forceGateway).
+	// with a gateway through that gateway (istiod's forceGateway in EndpointsByNetworkFilter).
 	Network   string
 	NoNetwork bool
 	Namespace string

@@ -18,7 +18,7 @@ func runCLI(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
-// TestExplainDemo: issue #7 — explain helloworld.sample --demo shows the
+// TestExplainDemo: explain helloworld.sample --demo shows the
 // gateway rewrite, every view matches, and the exit status is 0.
 func TestExplainDemo(t *testing.T) {
 	out, err := runCLI(t, "explain", "helloworld.sample", "--demo", "--all-views", "-o", "json")

@@ -107,7 +107,7 @@ func TestSnapshotCommandErrors(t *testing.T) {
 	}
 }
 
-// TestSnapshotDemoJSON: issue #7 — the demo shows 3 clusters synced on 2
+// TestSnapshotDemoJSON: the demo shows 3 clusters synced on 2
 // networks, with gateways and helloworld.
 func TestSnapshotDemoJSON(t *testing.T) {
 	root := newRootCmd()

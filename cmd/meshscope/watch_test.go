@@ -176,7 +176,7 @@ func TestWatchTable(t *testing.T) {
 	}
 }
 
-// TestWatchDemo: issue #7 — watch --demo --from network1 streams push
+// TestWatchDemo: watch --demo --from network1 streams push
 // events as JSON lines until interrupted.
 func TestWatchDemo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

@@ -197,8 +197,9 @@ func (v *View) Predict(hostname string) Prediction {
 		net := v.networks[cs.id]
 		for _, pd := range v.pods(cs.id, svc.Namespace, cs.sc) {
 			if net == v.Network {
-				// Pods of istiod's network go one by one
-				// (multicluster.go networkLocalWorkloads).
+				// Pods of istiod's network go one by one (the
+				// networkLocalWorkloads collection of buildGlobalCollections
+				// in multicluster.go).
 				p.Workloads = append(p.Workloads, v.podWorkload(pd, net, hostname))
 				continue
 			}
@@ -298,8 +299,8 @@ func (v *View) podWorkload(pd pod, net, hostname string) Workload {
 }
 
 // splitHorizon merges one other network's pods of a global service into the
-// workload istiod builds for them (multicluster.go coalescedWorkloads and
-// createSplitHorizonWorkload): behind the network's first gateway, on its
+// workload istiod builds for them (the coalescedWorkloads collection of
+// buildGlobalCollections and createSplitHorizonWorkload, multicluster.go): behind the network's first gateway, on its
 // HBONE port or 15008, capacity one per pod. note flags several gateways.
 func (v *View) splitHorizon(net, serviceKey string, pods []pod) (w Workload, note string, ok bool) {
 	gws := v.GatewaysFor(net)

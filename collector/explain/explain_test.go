@@ -44,7 +44,7 @@ func seed() *collector.Snapshot {
 	}
 }
 
-// actualSeed is what the real istiod sends a network1 sidecar (real-lab.md).
+// actualSeed is what the real istiod sends a network1 sidecar on the lab.
 func actualSeed() xdsclient.LoadAssignment {
 	return xdsclient.LoadAssignment{Cluster: "outbound|5000||" + hello, Endpoints: []xdsclient.Endpoint{
 		{Address: "10.44.0.13", Port: 5000, Weight: 1, LocalityWeight: 2, Health: "HEALTHY", TLSMode: "istio",
@@ -75,9 +75,9 @@ func TestCompareDifferences(t *testing.T) {
 	v := horizon.Proxy{Cluster: "cluster1", Network: "network1"}
 	pred := horizon.Predict(s, hello, 5000, v)
 	la := actualSeed()
-	la.Endpoints[1].Weight = 3                                                                                                                                                               // istiod counts 3 pods behind the gateway
+	la.Endpoints[1].Weight = 3                                                                                                                                                                // istiod counts 3 pods behind the gateway
 	la.Endpoints = append(la.Endpoints, xdsclient.Endpoint{Address: "10.99.0.1", Port: 5000, Weight: 1, Health: "HEALTHY", Workload: xdsclient.Workload{Name: "ghost", Cluster: "cluster9"}}) // unknown cluster
-	la.Endpoints = la.Endpoints[1:]                                                                                                                                                          // local pod missing
+	la.Endpoints = la.Endpoints[1:]                                                                                                                                                           // local pod missing
 	verdict, diffs := Compare(pred, Attribute(s, hello, la, v, pred), true)
 	if verdict != Mismatch {
 		t.Fatalf("verdict %s, want mismatch", verdict)
@@ -176,7 +176,7 @@ func hasProblem(ps []Problem, kind, text string) bool {
 	return false
 }
 
-// twoZones: the cluster2 pods of helloworld sit in two zones (issue 11).
+// twoZones: the cluster2 pods of helloworld sit in two zones.
 func twoZones() *collector.Snapshot {
 	s := seed()
 	sic := s.Services[0].Clusters["cluster2"]

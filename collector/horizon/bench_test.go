@@ -58,14 +58,14 @@ func withZones(snap *collector.Snapshot) *collector.Snapshot {
 }
 
 // BenchmarkPredictWholeMeshLocalities is BenchmarkPredictWholeMesh with
-// every service's endpoints in 3 zones (issue 11). Target: under 100 ms.
+// every service's endpoints in 3 zones. Target: under 100 ms.
 func BenchmarkPredictWholeMeshLocalities(b *testing.B) {
 	predictWholeMesh(b, withZones(bigMesh()))
 }
 
 // BenchmarkPredictWholeMesh predicts every service from every viewpoint
 // (one per network plus "none"): the work behind a full explain/doctor pass.
-// Target (issue #5): under 100 ms per pass.
+// Target: under 100 ms per pass.
 func BenchmarkPredictWholeMesh(b *testing.B) { predictWholeMesh(b, bigMesh()) }
 
 // predictWholeMesh predicts every service of snap from a network1 and a
@@ -147,7 +147,7 @@ defaultServiceExportTo: ["*"]`)
 }
 
 // BenchmarkPredictWholeMeshIstioConfig is BenchmarkPredictWholeMesh on
-// bigMeshWithIstioConfig. Target (issue 11): under 100 ms per pass.
+// bigMeshWithIstioConfig. Target: under 100 ms per pass.
 func BenchmarkPredictWholeMeshIstioConfig(b *testing.B) {
 	predictWholeMesh(b, bigMeshWithIstioConfig())
 }

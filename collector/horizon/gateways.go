@@ -128,16 +128,18 @@ func sortGateways(l []gwKey) {
 }
 
 func gwLess(a, b gwKey) bool {
-	if a.Network != b.Network {
-		return a.Network < b.Network
-	}
-	if a.Cluster != b.Cluster {
-		return a.Cluster < b.Cluster
-	}
+	// istiod's SortGateways: address, then port; network and cluster only
+	// break ties (one address in two networks is a misconfiguration).
 	if a.Addr != b.Addr {
 		return a.Addr < b.Addr
 	}
-	return a.Port < b.Port
+	if a.Port != b.Port {
+		return a.Port < b.Port
+	}
+	if a.Network != b.Network {
+		return a.Network < b.Network
+	}
+	return a.Cluster < b.Cluster
 }
 
 func gcd(a, b uint32) uint32 {

@@ -7,8 +7,9 @@ import (
 
 // EnvoyLocality is the locality Envoy receives for istiod's locality
 // string, written region/zone/subzone without trailing slashes: istiod
-// splits its string on "/" into at most three parts (pkg/model
-// ConvertLocality, SplitLocalityLabel), so "us-east-1/us-east-1a/" (a
+// splits its string on "/" into at most three parts (ConvertLocality in
+// pkg/model/proxy.go, SplitLocalityLabel in
+// pilot/pkg/serviceregistry/util/label), so "us-east-1/us-east-1a/" (a
 // node's) and "us-east-1/us-east-1a" (a pod label's) both become region
 // us-east-1, zone us-east-1a, though istiod keeps them in two groups.
 func EnvoyLocality(label string) string {

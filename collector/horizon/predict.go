@@ -96,10 +96,19 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 		src := &t.sources[si]
 		for ei, ep := range src.endpoints {
 			epPort, ok := endpointPort(ep, portName)
+			ref := Ref{Address: ep.Address, Port: epPort, Pod: ep.Pod, Workload: ep.Workload, Cluster: ep.Cluster, Network: ep.Network, Health: healthOf(ep)}
 			if !ok {
+				if len(ep.Ports) > 0 {
+					p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropPortName,
+						Why: fmt.Sprintf("it has no port named %q (its ports: %s): istiod matches endpoints to the port of the service it uses by name", portName, portNames(ep.Ports))})
+				}
 				continue
 			}
-			ref := Ref{Address: ep.Address, Port: epPort, Pod: ep.Pod, Workload: ep.Workload, Cluster: ep.Cluster, Network: ep.Network, Health: healthOf(ep)}
+			if ep.PodMissing {
+				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropPodMissing,
+					Why: fmt.Sprintf("its EndpointSlice names pod %s, which does not exist (yet): istiod skips the endpoint until the pod does", orNone(ep.Pod))})
+				continue
+			}
 			if reason, why := t.exclude(src, &ep); reason != "" {
 				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: reason, Why: why})
 				continue
@@ -283,4 +292,13 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
+}
+
+// portNames lists ports as name=number for a sentence.
+func portNames(ps []collector.EndpointPort) string {
+	parts := make([]string, 0, len(ps))
+	for _, p := range ps {
+		parts = append(parts, fmt.Sprintf("%s=%d", orNone(p.Name), p.Port))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -140,7 +140,7 @@ const (
 	excluded
 )
 
-// stateOf maps EDS health as Envoy does (HostImpl::setEdsHealthFlag):
+// stateOf maps EDS health as Envoy does (HostImplBase::setEdsHealthFlag):
 // UNKNOWN and HEALTHY are healthy, DEGRADED is degraded, UNHEALTHY and
 // TIMEOUT are not, and DRAINING is excluded — left out of the health
 // counts as well (envoy.reloadable_features.exclude_host_in_eds_status_draining).

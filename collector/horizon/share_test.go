@@ -30,7 +30,7 @@ func groups(p Prediction) string {
 	return strings.Join(out, " ")
 }
 
-// The remote cluster's pods in two zones (issue 11): istiod sends
+// The remote cluster's pods in two zones: istiod sends
 // network2's gateway once per zone, each with that zone's weight, and
 // Envoy keeps only the first — network2 gets 1 of 2 instead of 2 of 3.
 func TestPredictTwoLocalitiesDuplicateGateway(t *testing.T) {

@@ -216,10 +216,7 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 	// the ServiceEntries' (oldest first).
 	var ports []collector.ServicePort
 	if t.kube {
-		ports = svc.Ports
-		if len(svc.ServiceEntries) > 0 {
-			ports = kubePorts(svc, clusters)
-		}
+		ports = registryPorts(snap, svc, t.cfg.cluster)
 	} else {
 		for _, e := range t.entries {
 			ports = append(ports, e.Ports...)
@@ -262,17 +259,24 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 	return t, true
 }
 
-// kubePorts is the union of the clusters' Kubernetes Service ports.
-func kubePorts(svc *collector.Service, clusters []string) []collector.ServicePort {
-	var out []collector.ServicePort
-	for _, cid := range clusters {
-		for _, p := range svc.Clusters[cid].Ports {
-			if !slices.ContainsFunc(out, func(o collector.ServicePort) bool { return o.Port == p.Port }) {
-				out = append(out, p)
-			}
+// registryPorts are the ports of the Kubernetes Service istiod uses for a
+// hostname held by several clusters: the first registry's (aggregate
+// Controller.Services keeps the first cluster's service and mergeService
+// adds only the others' VIPs). The config cluster's registry comes first,
+// then the remote clusters in the order their secrets were added — the
+// snapshot's cluster order. A port only another cluster's Service has gets
+// no cluster, and endpoints whose port name differs from the first
+// Service's are not sent (doctor: inconsistent-service).
+func registryPorts(snap *collector.Snapshot, svc *collector.Service, configCluster string) []collector.ServicePort {
+	if sic := svc.Clusters[configCluster]; sic != nil && !sic.NoService {
+		return sic.Ports
+	}
+	for _, c := range snap.Clusters {
+		if sic := svc.Clusters[c.ID]; sic != nil && !sic.NoService {
+			return sic.Ports
 		}
 	}
-	return out
+	return svc.Ports
 }
 
 // exclude mirrors the filters of istiod's EDS builder that come before the

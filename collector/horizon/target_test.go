@@ -113,8 +113,8 @@ func TestPredictKubeAndServiceEntry(t *testing.T) {
 		t.Errorf("merged by port name: %s %q", p.Source, render(p))
 	}
 	s.Services[0].ServiceEntries[0].Endpoints[0].Ports[0].Name = "web"
-	if got := render(Predict(s, hello, 5000, net1)); len(got) != 2 {
-		t.Errorf("another port name is filtered out (svcPort.Name != ep.ServicePortName): %q", got)
+	if got := render(Predict(s, hello, 5000, net1)); len(got) != 3 || got[2] != "drop 10.44.0.80 port-name" {
+		t.Errorf("another port name is filtered out, and said so (svcPort.Name != ep.ServicePortName): %q", got)
 	}
 	s.Services[0].ServiceEntries[0].Endpoints[0].Ports[0].Name = "http"
 	// In namespace "other": only proxies of "other" use it.
@@ -303,5 +303,35 @@ func TestPredictDiscoverySelectors(t *testing.T) {
 	s.MeshConfigs = []collector.MeshConfig{mc}
 	if p := Predict(s, hello, 5000, Proxy{Cluster: "cluster1", Network: "network1"}); len(p.Endpoints) != 0 || p.NoEndpoints == "" {
 		t.Errorf("no cluster's namespace is read: %q", render(p))
+	}
+}
+
+// TestFirstRegistryPorts: a hostname in two clusters whose Services name
+// port 5000 differently is one service with the first registry's ports —
+// the config cluster's — and the other cluster's endpoints, whose slices
+// carry the other name, are not sent (aggregate Controller.Services,
+// mergeService); a port only the other cluster has gets no cluster at all.
+func TestFirstRegistryPorts(t *testing.T) {
+	s := mesh(seedGateways, seedEndpoints)
+	s.Clusters = []collector.Cluster{{ID: "cluster1"}, {ID: "cluster2"}}
+	s.MeshConfigs = []collector.MeshConfig{meshConfig("cluster1", ""), meshConfig("cluster2", "")}
+	sic2 := s.Services[0].Clusters["cluster2"]
+	sic2.Ports = []collector.ServicePort{{Name: "tcp-web", Port: 5000}, {Name: "metrics", Port: 9090}}
+	for i := range sic2.Endpoints {
+		sic2.Endpoints[i].Ports = []collector.EndpointPort{{Name: "tcp-web", Port: 5000}, {Name: "metrics", Port: 9090}}
+	}
+	from1 := Proxy{Cluster: "cluster1", Network: "network1", ConfigCluster: "cluster1"}
+	got := render(Predict(s, hello, 5000, from1))
+	if strings.Join(got, "|") != "10.44.0.13:5000 local w=1 HEALTHY|drop 10.144.0.15 port-name" {
+		t.Errorf("istiod cluster1 uses cluster1's port names: %q", got)
+	}
+	if p := Predict(s, hello, 9090, from1); p.Found {
+		t.Errorf("port 9090 exists only in cluster2's Service: istiod cluster1 has no such port: %+v", p)
+	}
+	// istiod cluster2 takes its own Service first.
+	from2 := Proxy{Cluster: "cluster2", Network: "network2", ConfigCluster: "cluster2"}
+	got = render(Predict(s, hello, 5000, from2))
+	if strings.Join(got, "|") != "10.144.0.15:5000 local w=1 HEALTHY|drop 10.44.0.13 port-name" {
+		t.Errorf("istiod cluster2 uses cluster2's port names: %q", got)
 	}
 }

@@ -45,6 +45,13 @@ const (
 	// DropNoAddress: a WorkloadEntry without address that would be sent
 	// directly (no gateway replaces it).
 	DropNoAddress DropReason = "no-address"
+	// DropPortName: the endpoint has no port of the service port's name —
+	// its cluster's Service names the port otherwise (istiod matches
+	// endpoints to the port of the first registry's Service by name).
+	DropPortName DropReason = "port-name"
+	// DropPodMissing: the EndpointSlice names a Pod that does not exist
+	// (yet): istiod skips the endpoint until it does.
+	DropPodMissing DropReason = "pod-missing"
 )
 
 // Health is the EDS health status istiod sets.

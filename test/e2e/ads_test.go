@@ -99,8 +99,8 @@ func TestLabSplitHorizonEDS(t *testing.T) {
 	}
 }
 
-// TestLabNoNetworkEDS: a proxy that sends no NETWORK (forceGateway in
-// istio-facts §4) — record what the real istiod sends it.
+// TestLabNoNetworkEDS: a proxy that sends no NETWORK (istiod's
+// forceGateway) — record what the real istiod sends it.
 func TestLabNoNetworkEDS(t *testing.T) {
 	addr := theLab.Istiods()[0].XDSAddress()
 	got := rawEDS(t, addr, "cluster1", "", helloworldEDS)

@@ -13,7 +13,7 @@ import (
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// TestExplainScenarios: for each scenario of issue #5, from each viewpoint,
+// TestExplainScenarios: for each split-horizon scenario, from each viewpoint,
 // what the real istiod sends equals meshscope's prediction (address, port,
 // weight, health), and equals the expected EDS; doctor agrees.
 func TestExplainScenarios(t *testing.T) {
@@ -60,7 +60,7 @@ func TestExplainScenarios(t *testing.T) {
 			},
 			want: [3]string{"10.44.0.13:5000 w=1,192.168.60.9:15443 w=3", "10.144.0.15:5000 w=1,10.144.0.50:5000 w=1,10.144.0.51:5000 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=3"},
 			// 75% of network1's traffic crosses, as 3 remote pods against
-			// 1 local one say it should: not a problem (issue #12, 9).
+			// 1 local one say it should: not a problem.
 			doctorNot: "skew",
 		},
 		{

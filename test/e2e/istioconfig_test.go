@@ -70,7 +70,7 @@ spec: {address: %s, network: %s, serviceAccount: vm, labels: {app: vm}}
 `, name, ip, network)
 }
 
-// TestIstioConfigScenarios (issue 11): services from Istio config, the mesh
+// TestIstioConfigScenarios: services from Istio config, the mesh
 // config, DestinationRule subsets, PeerAuthentication selectors on any
 // label and exportTo, each seen from a network1 sidecar, a network2
 // sidecar and a proxy without NETWORK against the real istiod: what istiod

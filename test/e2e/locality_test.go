@@ -30,7 +30,7 @@ var localityPods = []lab.PodSpec{
 	{Namespace: lab.SampleNamespace, Name: "helloworld-v2-54df5f84b-zc2", IP: "10.144.0.62", Node: "lab-zone-c-1", Labels: lab.AppLabels("helloworld", "v2", "network2")},
 }
 
-// TestLocalities (issue 11): cluster2's helloworld pods sit in two zones —
+// TestLocalities: cluster2's helloworld pods sit in two zones —
 // two pods on a zone-c node, one on a zone-b node, and the seed pod
 // labelled topology.istio.io/locality=region2.zone-b (istiod's string
 // "region2/zone-b", another group than the node's "region2/zone-b/" though

@@ -93,7 +93,7 @@ func (ts *tuiSession) quit() {
 }
 
 // TestTUIInTmux drives the built binary in a real terminal (tmux, 120×40) on
-// the demo mesh, as a person would (issue #6): the first screen shows the
+// the demo mesh, as a person would: the first screen shows the
 // clusters; /hello + enter + enter opens helloworld with network2's gateway
 // rewrite; → moves the focus to the other viewpoint's column; q exits 0 and
 // leaves the alternate screen.

@@ -12,7 +12,7 @@ import (
 )
 
 // TestXDSClientViews: meshscope's xdsclient, in both ADS flavours, sees what
-// the real istiod sends each viewpoint (issue #4).
+// the real istiod sends each viewpoint.
 func TestXDSClientViews(t *testing.T) {
 	cases := []struct {
 		vp   xdsclient.Viewpoint

@@ -1,6 +1,6 @@
 package e2e
 
-// The checks of issue #12 against the real lab: each test creates the
+// The doctor's checks against the real lab: each test creates the
 // condition through the real API servers (and the real istiods where they
 // are involved), sees the problem with its sentence and severity, removes
 // the condition and sees it gone. They restart istiods and an API server,

@@ -40,7 +40,7 @@ func cluster(s *collector.Snapshot, id string) collector.Cluster {
 
 // TestCollectorFromOneContext: from the cluster1 context alone, cluster2
 // comes in through the remote secret; both synced; one gateway per network;
-// helloworld has endpoints in both clusters with their networks (issue #3).
+// helloworld has endpoints in both clusters with their networks.
 func TestCollectorFromOneContext(t *testing.T) {
 	s := startRegistry(t).Snapshot()
 	for _, id := range []string{"cluster1", "cluster2"} {

@@ -1,5 +1,5 @@
 // Command meshscope-bench measures the collector against the real lab at
-// the scale of issue 3: three clusters (cluster1 on network1, cluster2 and
+// scale: three clusters (cluster1 on network1, cluster2 and
 // cluster3 on network2) holding 2,000 Services and 30,000 ready endpoints
 // in total. In the same run it times a plain client-go LIST of the same
 // objects, in JSON (the issue's baseline) and in protobuf (what client-go

@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// Targets of issue 3.
+// The collector's targets at lab scale.
 const (
 	targetRatio = 1.5  // meshscope synced within 1.5× the plain LIST time
 	targetHeap  = 1024 // bytes of heap per endpoint

@@ -1,6 +1,6 @@
 // Command meshscope-lab builds and runs meshscope's real test bed on
-// loopback: etcd, two kube-apiservers and istiod (see lab/ and
-// shared/docs/real-lab.md).
+// loopback: etcd, two kube-apiservers and istiod (see the lab package and
+// README: "The lab").
 //
 //	meshscope-lab build               build (or find cached) the lab binaries
 //	meshscope-lab up [--multi-primary|--ambient] [--port-offset N]
