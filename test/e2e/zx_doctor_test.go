@@ -544,7 +544,7 @@ func TestDoctorStaleEndpoint(t *testing.T) {
 			return fmt.Sprintf("exit %d: %+v", code, ps)
 		}
 		_, why := problemOf(ps, "stale-endpoint", explain.Error,
-			"istiod cluster1 still sends 10.144.0.15:5000 (pod "+pod.Name+", cluster2) to a cluster2/network2@cluster1 proxy for helloworld.sample port 5000",
+			"istiod cluster1 still sends 10.144.0.15:5000 (workload "+pod.Name+", cluster2) to a cluster2/network2@cluster1 proxy for helloworld.sample port 5000",
 			"cluster2 has no such endpoint any more (its pod of workload "+pod.Name+" is gone)", "meshscope reads cluster2 through context cluster2",
 			"has been stale for at least", "through remote secret istio-system/istio-remote-secret-cluster2 in cluster1")
 		if why != "" {
