@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 )
@@ -44,19 +42,26 @@ Try it without a cluster: meshscope demo`,
 }
 
 // setupLogging sends slog (and so every package's logs) to the log file:
-// nothing may write over the terminal UI.
+// nothing may write over the terminal UI. The file is private (0600) and
+// bounded (see logFile).
 func setupLogging(path string) error {
+	if currentLog != nil {
+		currentLog.Close()
+		currentLog = nil
+	}
 	if path == "" || path == "-" {
 		slog.SetDefault(slog.New(slog.DiscardHandler))
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("log file: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := openLogFile(path, maxLogSize, path == defaultLogFile())
 	if err != nil {
 		return fmt.Errorf("log file: %w", err)
 	}
+	currentLog = f
 	slog.SetDefault(slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	return nil
 }
+
+// currentLog is the log file setupLogging opened last (a test may run several
+// commands in one process).
+var currentLog *logFile
