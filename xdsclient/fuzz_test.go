@@ -1,7 +1,11 @@
 package xdsclient
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -235,15 +239,60 @@ func TestFastEDSMatchesProtoOnOddEncodings(t *testing.T) {
 	}
 }
 
-// TestFastEDSKeepsIstiodShapes: what istiod sends (and the shapes
-// edsSeeds adds next to it: two localities with a weight, dual-stack
-// additional addresses, more metadata) stays on the fast path.
+// TestFastEDSKeepsIstiodShapes: what istiod sends stays on the fast path:
+// the real pushes captured from the lab's istiods (the istiod-* seeds of
+// FuzzDecodeEDS, written by test/e2e TestCaptureFuzzSeeds) and the shapes
+// edsSeeds adds next to them (two localities with a weight, dual-stack
+// additional addresses, more metadata).
 func TestFastEDSKeepsIstiodShapes(t *testing.T) {
 	for i, pair := range edsSeeds(t)[:8] {
 		if _, err := decodeCLAFast(pair[1], nil); err != nil {
 			t.Errorf("seed %d handed over: %v", i, err)
 		}
 	}
+	files, _ := filepath.Glob(filepath.Join("testdata", "fuzz", "FuzzDecodeEDS", "istiod-*"))
+	if len(files) < 30 {
+		t.Fatalf("%d captured istiod seeds; run test/e2e TestCaptureFuzzSeeds with MESHSCOPE_UPDATE_FUZZ_SEEDS=1", len(files))
+	}
+	endpoints := 0
+	for _, f := range files {
+		for _, raw := range readCorpusFile(t, f) {
+			la, err := decodeCLAFast(raw, nil)
+			if err != nil {
+				t.Errorf("%s: istiod's push handed over: %v", filepath.Base(f), err)
+			}
+			endpoints += len(la.Endpoints)
+		}
+	}
+	if endpoints == 0 {
+		t.Error("no endpoints in the captured pushes")
+	}
+}
+
+// readCorpusFile reads the []byte values of a Go fuzz corpus file.
+func readCorpusFile(t *testing.T, path string) [][]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) == 0 || lines[0] != "go test fuzz v1" {
+		t.Fatalf("%s: not a fuzz corpus file", path)
+	}
+	var out [][]byte
+	for _, l := range lines[1:] {
+		q, ok := strings.CutPrefix(l, "[]byte(")
+		if !ok || !strings.HasSuffix(q, ")") {
+			t.Fatalf("%s: not a []byte value: %.40s", path, l)
+		}
+		v, err := strconv.Unquote(strings.TrimSuffix(q, ")"))
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, []byte(v))
+	}
+	return out
 }
 
 // labCLA is the lab's helloworld as network1 gets it.
