@@ -28,6 +28,14 @@ func configError(err error) error {
 	for _, p := range []string{"error converting YAML to JSON: ", "error unmarshaling JSON: ", "while decoding JSON: "} {
 		msg = strings.TrimPrefix(msg, p)
 	}
+	switch {
+	case strings.Contains(msg, "map key"):
+		// The YAML-to-JSON converter's words for `{[a]: b}` or `{null: b}`
+		// print Go values ("invalid map key: []interface {}{}").
+		return errors.New("a mapping key is a list, a mapping or null: keys must be plain names")
+	case strings.Contains(msg, "interface {}") || strings.Contains(msg, "%!") || strings.Contains(msg, "Go "):
+		return errors.New("a value is of a kind this configuration does not take")
+	}
 	return errors.New(msg)
 }
 
