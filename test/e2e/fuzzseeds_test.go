@@ -156,17 +156,25 @@ func TestCaptureFuzzSeeds(t *testing.T) {
 		if v.istiod >= len(theLab.Istiods()) {
 			continue
 		}
-		a := newADSCapture(t, ctx, theLab.Istiods()[v.istiod].XDSAddress(), v.vp)
-		names := a.edsNames()
-		if len(names) == 0 {
-			t.Fatalf("%s: no outbound EDS clusters in CDS", v.name)
-		}
-		a.send(edsType, names, nil)
-		got := a.eds(names)
-		var cla endpointv3.ClusterLoadAssignment
-		if err := proto.Unmarshal(got[helloworldEDS], &cla); err != nil || countEndpoints(&cla) != v.helloEP {
-			t.Fatalf("%s: helloworld EDS has %d endpoints (%v), want %d", v.name, countEndpoints(&cla), err, v.helloEP)
-		}
+		// An earlier test's mutation may still be on its way through
+		// istiod: ask again until helloworld is back to the fixture.
+		var got map[string][]byte
+		eventually(t, 20*time.Second, func() string {
+			actx, acancel := context.WithTimeout(ctx, 10*time.Second)
+			defer acancel()
+			a := newADSCapture(t, actx, theLab.Istiods()[v.istiod].XDSAddress(), v.vp)
+			names := a.edsNames()
+			if len(names) == 0 {
+				return v.name + ": no outbound EDS clusters in CDS"
+			}
+			a.send(edsType, names, nil)
+			got = a.eds(names)
+			var cla endpointv3.ClusterLoadAssignment
+			if err := proto.Unmarshal(got[helloworldEDS], &cla); err != nil || countEndpoints(&cla) != v.helloEP {
+				return fmt.Sprintf("%s: helloworld EDS has %d endpoints (%v), want %d", v.name, countEndpoints(&cla), err, v.helloEP)
+			}
+			return ""
+		})
 		captured[v.name] = got
 		order = append(order, v.name)
 		t.Logf("%s: %d EDS clusters", v.name, len(got))
