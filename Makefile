@@ -4,19 +4,24 @@
 GO          ?= go
 BIN         ?= bin/meshscope
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-COMMIT      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-LDFLAGS     := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+DATE        ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || echo unknown)
+LDFLAGS     := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
+FUZZTIME    ?= 30s
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 LAB         := $(GO) run ./lab/cmd/meshscope-lab
 # Unit and component tests: everything but the e2e tests, which need the lab.
 TEST_PKGS    = $(shell $(GO) list ./... | grep -v /test/e2e)
 
-.PHONY: all build test lint lab lab-build lab-down lab-status e2e bench bench-go bench-lab screenshots demo clean
+.PHONY: all build test lint fuzz release man lab lab-build lab-down lab-status e2e bench bench-go bench-lab screenshots demo clean
 
 all: lint test build
 
+## build: bin/meshscope and bin/kubectl-meshscope (the same program; under
+## that name it is the kubectl plugin "kubectl meshscope")
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/meshscope
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/meshscope
+	cp $(BIN) $(dir $(BIN))kubectl-meshscope
 
 ## test: unit and component tests (client-go fakes, in-process xDS servers)
 test:
@@ -27,6 +32,22 @@ lint:
 	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+
+## fuzz: every fuzz target for FUZZTIME each (default 30s); the seed
+## corpora (testdata/fuzz) also run in make test
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) bash .ci/fuzz
+
+## release: dist/ archives of meshscope and kubectl-meshscope for
+## linux/darwin/windows x amd64/arm64, dist/checksums.txt (SHA-256) and the
+## krew manifest dist/krew/meshscope.yaml; VERSION=vX.Y.Z after tagging
+release:
+	VERSION=$(VERSION) COMMIT=$(COMMIT) DATE=$(DATE) GO=$(GO) bash .ci/release
+
+## man: a man page per command into dist/man (cobra/doc)
+man:
+	MESHSCOPE_MAN_DIR=$(abspath dist/man) $(GO) test -count=1 -run '^TestManPages$$' ./cmd/meshscope/
+	@ls dist/man
 
 ## lab: build (once, cached in .lab/bin) and start etcd, two kube-apiservers and istiod
 lab:

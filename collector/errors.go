@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
@@ -121,27 +122,92 @@ func shortNetError(err error) string {
 	return oneLine(err.Error())
 }
 
+// oneLine flattens a message onto one line of at most 300 bytes, cut at a
+// character boundary.
 func oneLine(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > 300 {
-		s = s[:300] + "…"
+	if len(s) > maxLine {
+		cut := maxLine
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + ellipsis
 	}
 	return s
 }
+
+const (
+	maxLine  = 300
+	ellipsis = "…"
+)
 
 // redactor removes known secret strings (tokens, passwords, key and cert
 // bodies) from text before it becomes a Reason or a log line. client-go
 // does not put them in errors, but a kubeconfig parse error can quote its
 // input, so every sentence that may contain user input passes through here.
+// Secrets shorter than minSecret are left alone (they would blank out
+// ordinary words).
 type redactor []string
 
+const (
+	minSecret   = 4
+	placeholder = "<redacted>"
+)
+
+// clean marks every byte of s covered by an occurrence of a secret and
+// replaces each marked run with one placeholder, so the text left between
+// placeholders is original text holding no whole secret however the
+// secrets overlap (replacing them one after another could leave a tail of
+// one secret joined to the next). A message already cut by oneLine may end
+// in the first part of a secret: that part is marked too.
 func (r redactor) clean(s string) string {
-	for _, secret := range r {
-		if len(secret) >= 4 {
-			s = strings.ReplaceAll(s, secret, "<redacted>")
+	var mark []bool
+	set := func(from, to int) {
+		if mark == nil {
+			mark = make([]bool, len(s))
+		}
+		for k := from; k < to; k++ {
+			mark[k] = true
 		}
 	}
-	return s
+	body, cut := strings.CutSuffix(s, ellipsis)
+	for _, secret := range r {
+		if len(secret) < minSecret {
+			continue
+		}
+		for i := 0; i+len(secret) <= len(s); {
+			j := strings.Index(s[i:], secret)
+			if j < 0 {
+				break
+			}
+			set(i+j, i+j+len(secret))
+			i += j + 1
+		}
+		if cut {
+			for k := min(len(secret)-1, len(body)); k >= minSecret; k-- {
+				if strings.HasSuffix(body, secret[:k]) {
+					set(len(body)-k, len(body))
+					break
+				}
+			}
+		}
+	}
+	if mark == nil {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if !mark[i] {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		b.WriteString(placeholder)
+		for i < len(s) && mark[i] {
+			i++
+		}
+	}
+	return b.String()
 }
 
 func (r redactor) problem(p Problem) Problem {

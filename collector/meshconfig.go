@@ -120,7 +120,7 @@ func ParseMeshConfig(text string) (MeshConfig, error) {
 	}
 	var raw map[string]any
 	if err := yaml.Unmarshal([]byte(text), &raw); err != nil {
-		return mc, fmt.Errorf("mesh config: %w", err)
+		return mc, fmt.Errorf("mesh config: %w", configError(err))
 	}
 	raw, _ = camelKeys(raw).(map[string]any)
 	// defaultConfig is merged into the default proxy config, not replaced.
@@ -130,13 +130,13 @@ func ParseMeshConfig(text string) (MeshConfig, error) {
 		return mc, fmt.Errorf("mesh config: %w", err)
 	}
 	if err := json.Unmarshal(b, &mc); err != nil {
-		return DefaultMeshConfig(), fmt.Errorf("mesh config: %w", err)
+		return DefaultMeshConfig(), fmt.Errorf("mesh config: %w", configError(err))
 	}
 	if dc, ok := raw["defaultConfig"].(map[string]any); ok {
 		merged := pc
 		b, _ := json.Marshal(dc)
 		if err := json.Unmarshal(b, &merged); err != nil {
-			return DefaultMeshConfig(), fmt.Errorf("mesh config defaultConfig: %w", err)
+			return DefaultMeshConfig(), fmt.Errorf("mesh config: %w", configError(err))
 		}
 		if merged.DiscoveryAddress == "" {
 			merged.DiscoveryAddress = pc.DiscoveryAddress

@@ -49,6 +49,10 @@ someFieldMeshscopeDoesNotKnow: 1
 	if _, err := ParseMeshConfig("serviceSettings: {not: a list}"); err == nil {
 		t.Fatal("a wrongly shaped field must be an error")
 	}
+	// found by FuzzMeshConfig: a list as a mapping key
+	if _, err := ParseMeshConfig("a: {[]} "); err == nil || err.Error() != "mesh config: a mapping key is a list, a mapping or null: keys must be plain names" {
+		t.Errorf("list as a key: %v", err)
+	}
 	if _, err := ParseMeshConfig("a: [1, 2"); err == nil {
 		t.Fatal("garbage must be an error")
 	}

@@ -48,7 +48,7 @@ func ParseMeshNetworks(data string) (*MeshNetworks, error) {
 		return mn, nil
 	}
 	if err := yaml.Unmarshal([]byte(data), mn); err != nil {
-		return nil, err
+		return nil, configError(err)
 	}
 	for name, n := range mn.Networks {
 		for i, e := range n.Endpoints {

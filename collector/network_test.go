@@ -1,6 +1,9 @@
 package collector
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 const meshNetworksYAML = `
 networks:
@@ -31,6 +34,13 @@ func TestParseMeshNetworks(t *testing.T) {
 	}
 	if got := mn.Networks["network2"].Endpoints[0].FromCIDR; got != "10.144.0.0/16" {
 		t.Fatalf("snake_case from_cidr not read: %q", got)
+	}
+	// found by FuzzMeshNetworks: keys that are not names made the YAML
+	// converter print Go values
+	for _, bad := range []string{"networks: {? [a]: b}", "&0000000:\n 00000000:\n    0000000000000000000000000: 0000000000\n 00000000000: [{00000000000000000000000000000000000000000000000000000000000000}] ", "networks: {null: {}}"} {
+		if _, err := ParseMeshNetworks(bad); err == nil || strings.Contains(err.Error(), "interface") || strings.Contains(err.Error(), "%!") {
+			t.Errorf("%q: %v", bad, err)
+		}
 	}
 	if _, err := ParseMeshNetworks("networks: [oops"); err == nil {
 		t.Fatal("garbage parsed")

@@ -3,7 +3,10 @@ package collector
 import (
 	"crypto/sha256"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
@@ -96,8 +99,10 @@ func parseRemoteSecretCached(s *corev1.Secret, holder string, allowInsecure bool
 // way istiod does (istio pkg/kube/util.go NewUntrustedRestConfig): it must
 // load and validate, and unless allowInsecure it must not make meshscope run
 // a program (exec plugin, non-OIDC auth provider) or read local files
-// (tokenFile, client certificate or key files). The error is a Problem whose
-// sentence names the refused field but never quotes the kubeconfig.
+// (tokenFile, client certificate or key files, a certificate-authority
+// file). The error is a Problem whose sentence names the refused field but
+// never a credential: every sentence passes through a redactor of the
+// kubeconfig's secrets, whatever field a secret happens to equal.
 func NewUntrustedRestConfig(kubeconfig []byte, allowInsecure bool) (*rest.Config, error) {
 	if len(kubeconfig) == 0 {
 		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: the remote secret's kubeconfig is empty")
@@ -108,20 +113,37 @@ func NewUntrustedRestConfig(kubeconfig []byte, allowInsecure bool) (*rest.Config
 		// say only that it does not parse.
 		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: the remote secret's kubeconfig cannot be parsed")
 	}
+	red := redactorFor(raw) // before sanitizing drops anything
+	cfg, p := untrustedRestConfig(raw, allowInsecure)
+	if p.Kind != "" {
+		// Redact, then flatten and cut (a key body spans lines), then
+		// redact what flattening joined and what the cut left of a secret.
+		p.Reason = red.clean(oneLine(red.clean(p.Reason)))
+		return nil, p
+	}
+	return cfg, nil
+}
+
+func untrustedRestConfig(raw *clientcmdapi.Config, allowInsecure bool) (*rest.Config, Problem) {
 	// Refuse before validating: clientcmd.Validate itself reads the cert,
 	// key and token files a kubeconfig names, which a remote secret must
 	// not make us do (istiod validates first; we are stricter).
-	if err := sanitizeKubeconfig(raw, allowInsecure); err != nil {
-		return nil, err
+	if p := sanitizeKubeconfig(raw, allowInsecure); p.Kind != "" {
+		return nil, p
 	}
 	if err := clientcmd.Validate(*raw); err != nil {
 		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: %s", validationSummary(raw))
 	}
 	cfg, err := clientcmd.NewDefaultClientConfig(*raw, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: %s", redactorFor(raw).clean(oneLine(err.Error())))
+		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: %s", err.Error())
 	}
-	return cfg, nil
+	// client-go parses the server URL only when it builds a client, and
+	// url.Parse quotes the whole URL, password included, in its error.
+	if _, _, err := rest.DefaultServerUrlFor(cfg); err != nil {
+		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: the server of context %q is not a valid URL", raw.CurrentContext)
+	}
+	return cfg, Problem{}
 }
 
 // validationSummary says what is wrong without echoing field values that
@@ -146,34 +168,45 @@ func validationSummary(raw *clientcmdapi.Config) string {
 		return fmt.Sprintf("cluster %q has no server", ctx.Cluster)
 	}
 	if err := clientcmd.Validate(*raw); err != nil {
-		return redactorFor(raw).clean(oneLine(err.Error()))
+		return err.Error()
 	}
 	return "invalid"
 }
 
 // sanitizeKubeconfig refuses what istiod refuses (pkg/kube/util.go
-// sanitizeKubeConfig) and rebuilds each AuthInfo from known fields so that a
-// field added to client-go later is not acted on without review.
-func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) error {
-	names := make([]string, 0, len(raw.AuthInfos))
-	for n := range raw.AuthInfos {
-		names = append(names, n)
+// sanitizeKubeConfig: of the auth providers only oidc, which neither runs
+// code nor reads files; no exec plugin, tokenFile, client-certificate or
+// client-key file) in any user of the kubeconfig, used or not, plus a
+// certificate-authority file, which istiod allows but which would make
+// meshscope read a local file too. It rebuilds each AuthInfo from known
+// fields so that a field added to client-go later is not acted on without
+// review.
+func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) Problem {
+	const allow = " (--allow-insecure-kubeconfig to allow)"
+	if !allowInsecure {
+		for _, n := range slices.Sorted(maps.Keys(raw.Clusters)) {
+			if raw.Clusters[n] != nil && raw.Clusters[n].CertificateAuthority != "" {
+				return problemf(ErrRefusedConfig, "refused certificate-authority file for cluster %q: a remote secret must not make meshscope read local files; use certificate-authority-data"+allow, n)
+			}
+		}
 	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(raw.AuthInfos)) {
 		a := raw.AuthInfos[n]
+		if a == nil {
+			continue
+		}
 		if !allowInsecure {
 			switch {
 			case a.Exec != nil:
-				return problemf(ErrRefusedConfig, "refused exec plugin: user %q runs the program %q; a remote secret must not make meshscope run programs (--allow-insecure-kubeconfig to allow)", n, a.Exec.Command)
+				return problemf(ErrRefusedConfig, "refused exec plugin: user %q runs the program %q; a remote secret must not make meshscope run programs"+allow, n, a.Exec.Command)
 			case a.AuthProvider != nil && a.AuthProvider.Name != "oidc":
-				return problemf(ErrRefusedConfig, "refused auth provider %q for user %q: only oidc is allowed in a remote secret (--allow-insecure-kubeconfig to allow)", a.AuthProvider.Name, n)
+				return problemf(ErrRefusedConfig, "refused auth provider %q for user %q: only oidc is allowed in a remote secret"+allow, a.AuthProvider.Name, n)
 			case a.TokenFile != "":
-				return problemf(ErrRefusedConfig, "refused tokenFile for user %q: a remote secret must not make meshscope read local files (--allow-insecure-kubeconfig to allow)", n)
+				return problemf(ErrRefusedConfig, "refused tokenFile for user %q: a remote secret must not make meshscope read local files"+allow, n)
 			case a.ClientCertificate != "":
-				return problemf(ErrRefusedConfig, "refused client-certificate file for user %q: a remote secret must not make meshscope read local files (--allow-insecure-kubeconfig to allow)", n)
+				return problemf(ErrRefusedConfig, "refused client-certificate file for user %q: a remote secret must not make meshscope read local files"+allow, n)
 			case a.ClientKey != "":
-				return problemf(ErrRefusedConfig, "refused client-key file for user %q: a remote secret must not make meshscope read local files (--allow-insecure-kubeconfig to allow)", n)
+				return problemf(ErrRefusedConfig, "refused client-key file for user %q: a remote secret must not make meshscope read local files"+allow, n)
 			}
 		}
 		raw.AuthInfos[n] = &clientcmdapi.AuthInfo{
@@ -192,21 +225,56 @@ func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) error {
 			Exec:                  a.Exec,
 		}
 	}
-	return nil
+	return Problem{}
 }
 
-// redactorFor lists every credential string in a kubeconfig.
+// redactorFor lists every credential string in a kubeconfig: tokens,
+// passwords (of users and in server and proxy URLs), key and certificate
+// bodies, auth-provider settings, and the arguments and environment of exec
+// plugins, which commonly carry tokens.
 func redactorFor(raw *clientcmdapi.Config) redactor {
 	var r redactor
 	for _, a := range raw.AuthInfos {
+		if a == nil {
+			continue
+		}
 		r = append(r, a.Token, a.Password, string(a.ClientKeyData), string(a.ClientCertificateData))
 		if a.AuthProvider != nil {
 			for _, v := range a.AuthProvider.Config {
 				r = append(r, v)
 			}
 		}
+		if a.Exec != nil {
+			r = append(r, a.Exec.Args...)
+			for _, e := range a.Exec.Env {
+				r = append(r, e.Value)
+			}
+		}
+	}
+	for _, c := range raw.Clusters {
+		if c != nil {
+			r = append(r, urlPassword(c.Server), urlPassword(c.ProxyURL))
+		}
 	}
 	return r
+}
+
+// urlPassword is the password of a URL's user info ("https://u:PASS@host"),
+// found without url.Parse so that a URL too broken to parse is covered too.
+func urlPassword(s string) string {
+	_, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		rest = s
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return ""
+	}
+	_, pass, _ := strings.Cut(rest[:at], ":")
+	return pass
 }
 
 // redactorForConfig lists the credential strings of a rest.Config.
@@ -214,5 +282,5 @@ func redactorForConfig(c *rest.Config) redactor {
 	if c == nil {
 		return nil
 	}
-	return redactor{c.BearerToken, c.Password, string(c.KeyData), string(c.CertData)}
+	return redactor{c.BearerToken, c.Password, string(c.KeyData), string(c.CertData), urlPassword(c.Host)}
 }

@@ -46,6 +46,12 @@ users:
 		{"valid token", head + "    token: " + tokenCluster2 + "\n", false, "", ""},
 		{"exec allowed when insecure", head + "    exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/true, interactiveMode: Never}\n", true, "", ""},
 		{"tokenFile allowed when insecure", head + "    tokenFile: " + tokenFile + "\n", true, "", ""},
+		{"certificate-authority file", strings.Replace(head, `server: "https://10.0.0.1:6443"`, `server: "https://10.0.0.1:6443", certificate-authority: /etc/ca.pem`, 1) + "    token: " + tokenCluster2 + "\n", false, ErrRefusedConfig, "refused certificate-authority file"},
+		{"certificate-authority file allowed when insecure", strings.Replace(head, `server: "https://10.0.0.1:6443"`, `server: "https://10.0.0.1:6443", certificate-authority: `+tokenFile, 1) + "    token: " + tokenCluster2 + "\n", true, "", ""},
+		// A secret that happens to equal a name the sentence quotes is still not shown.
+		{"token named as the user", strings.NewReplacer("user: u}", "user: "+tokenCluster2+"}", "- name: u\n", "- name: "+tokenCluster2+"\n").Replace(head) + "    exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/x, args: [" + tokenCluster2 + "]}\n", false, ErrRefusedConfig, `user "<redacted>" runs`},
+		{"exec argument as the command", head + "    exec: {apiVersion: client.authentication.k8s.io/v1, command: " + tokenCluster2 + ", args: [" + tokenCluster2 + "]}\n", false, ErrRefusedConfig, "runs the program \"<redacted>\""},
+		{"URL password", strings.Replace(head, "https://10.0.0.1:6443", "https://admin:"+tokenCluster2+"@10.0.0.1:bad", 1) + "    token: t\n", false, ErrBadKubeconfig, "is not a valid URL"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // NodeType is the kind of proxy impersonated: a sidecar or a gateway (router).
@@ -128,6 +129,12 @@ func ParseViewpoint(s string, known Known) (Viewpoint, error) {
 	vp := Viewpoint{NodeType: Sidecar, Namespace: DefaultNamespace}
 	if s == "" {
 		return vp, fmt.Errorf("empty viewpoint: want NETWORK, CLUSTER, CLUSTER/NETWORK, CLUSTER/none or pod:NS/NAME@CLUSTER")
+	}
+	// No cluster, network, namespace or pod name holds a control
+	// character; one typed by accident would otherwise be echoed into the
+	// hints below and break the line.
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return vp, fmt.Errorf("viewpoint %q: a name cannot contain control characters", s)
 	}
 	if rest, ok := strings.CutPrefix(s, "pod:"); ok {
 		// (@ in a pod viewpoint names the pod's cluster, not a control plane.)

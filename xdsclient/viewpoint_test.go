@@ -40,6 +40,9 @@ func TestParseViewpoint(t *testing.T) {
 		{in: "/network1", err: "CLUSTER/NETWORK"},
 		{in: "pod:sleep", err: "NAMESPACE/POD"},
 		{in: "pod:sample/x@", err: "empty cluster"},
+		// found by FuzzParseViewpoint: the hints echoed the name, newline and all
+		{in: "0\n0", err: `viewpoint "0\n0": a name cannot contain control characters`},
+		{in: "cluster1/net\twork", err: "control characters"},
 	}
 	for _, c := range cases {
 		vp, err := ParseViewpoint(c.in, labKnown)
