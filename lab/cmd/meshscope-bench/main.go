@@ -10,9 +10,11 @@
 //	go run ./lab/cmd/meshscope-bench [-runs 3] [-json] [-cpuprofile FILE] [-memprofile FILE]
 //
 // It starts its own lab in .lab/bench on ports shifted by +200 from the
-// default lab (etcd 2579, apiservers 6643-6645, no istiod), so it never
-// clashes with `make lab` (+0) or `make e2e` (+100), and stops it by PID
-// when it ends, fails or is interrupted.
+// default lab (etcd 2579, apiservers 6643-6645, no istiod; -port-offset or
+// $MESHSCOPE_BENCH_PORT_OFFSET move it), so it never clashes with `make
+// lab` (+0) or `make e2e` (+100), and stops it by PID when it ends, fails
+// or is interrupted. The fill is package lab/scale's, shared with
+// meshscope-bench-e2e.
 package main
 
 import (
@@ -24,16 +26,18 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/pprof"
 	"syscall"
 	"time"
 
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/lab/scale"
 )
 
-// portOffset shifts every lab port: make lab uses +0, make e2e +100.
-const portOffset = 200
+// defaultPortOffset shifts every lab port: make lab uses +0, make e2e
+// +100, this benchmark +200 (or $MESHSCOPE_BENCH_PORT_OFFSET, or
+// -port-offset), meshscope-bench-e2e +300.
+const defaultPortOffset = 200
 
 type flags struct {
 	runs        int
@@ -46,6 +50,7 @@ type flags struct {
 	memProfile  string
 	syncTimeout time.Duration
 	verbose     bool
+	portOffset  int
 }
 
 func main() {
@@ -60,6 +65,12 @@ func main() {
 	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile taken at the end of the last meshscope run to this file")
 	flag.DurationVar(&f.syncTimeout, "sync-timeout", 5*time.Minute, "give up on a meshscope run after this long")
 	flag.BoolVar(&f.verbose, "v", false, "log the lab's and the collector's progress")
+	offset, err := lab.PortOffset("MESHSCOPE_BENCH_PORT_OFFSET", defaultPortOffset)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "meshscope-bench:", err)
+		os.Exit(2)
+	}
+	flag.IntVar(&f.portOffset, "port-offset", offset, "shift every lab port by this much (default $MESHSCOPE_BENCH_PORT_OFFSET, else 200)")
 	flag.Parse()
 	if f.runs < 1 || f.services < 3 || f.endpoints < f.services || f.namespaces < 1 || f.writers < 1 {
 		fmt.Fprintln(os.Stderr, "meshscope-bench: need -runs ≥ 1, -services ≥ 3, -endpoints ≥ -services, -namespaces ≥ 1, -writers ≥ 1")
@@ -79,12 +90,12 @@ func run(f flags) (err error) {
 	if err != nil {
 		return err
 	}
-	cfg := benchConfig(root)
+	cfg := benchConfig(root, f.portOffset)
 	var labLog io.Writer = io.Discard
 	if f.verbose {
 		labLog = os.Stderr
 	}
-	say("starting the lab in %s (3 clusters, no istiod; ports +%d)", cfg.Dir, portOffset)
+	say("starting the lab in %s (3 clusters, no istiod; ports +%d)", cfg.Dir, f.portOffset)
 	started := time.Now()
 	l, err := lab.Start(ctx, cfg, labLog)
 	if err != nil {
@@ -98,21 +109,16 @@ func run(f flags) (err error) {
 			err = errors.Join(err, fmt.Errorf("lab stop: %w", serr))
 		}
 	}()
-	// The fixture gives cluster1 a remote secret for cluster2; add the one
-	// for cluster3, so the collector finds both from cluster1 alone.
-	if err := l.RotateRemoteSecret(ctx, "cluster1", "cluster3"); err != nil {
-		return fmt.Errorf("remote secret for cluster3: %w", err)
-	}
 	say("lab up in %s", time.Since(started).Round(time.Millisecond))
 
-	plan := newPlan(l, f.services, f.endpoints, f.namespaces)
-	if err := fill(ctx, l, plan, f.writers); err != nil {
+	plan := scale.NewPlan(l, f.services, f.endpoints, f.namespaces)
+	if err := plan.Fill(ctx, f.writers, say); err != nil {
 		return fmt.Errorf("filling the clusters: %w", err)
 	}
 
 	res := result{
 		Clusters: len(cfg.Clusters), Services: f.services, Endpoints: f.endpoints,
-		FixtureEndpoints: plan.fixtureEndpoints, Writers: f.writers, FillSeconds: plan.fillTime.Seconds(),
+		FixtureEndpoints: plan.FixtureEndpoints, Writers: f.writers, FillSeconds: plan.FillTime.Seconds(),
 		TargetRatio: targetRatio, TargetHeapPerEndpoint: targetHeap,
 	}
 	var prof *os.File
@@ -133,9 +139,9 @@ func run(f flags) (err error) {
 			if err != nil {
 				return fmt.Errorf("run %d: baseline: %w", i, err)
 			}
-			if base.Services != plan.totalServices() || base.Endpoints != plan.totalEndpoints() || base.Pods != plan.totalPods() {
+			if base.Services != plan.TotalServices() || base.Endpoints != plan.TotalEndpoints() || base.Pods != plan.TotalPods() {
 				return fmt.Errorf("run %d: baseline listed %d services, %d endpoints and %d pods, want %d, %d and %d",
-					i, base.Services, base.Endpoints, base.Pods, plan.totalServices(), plan.totalEndpoints(), plan.totalPods())
+					i, base.Services, base.Endpoints, base.Pods, plan.TotalServices(), plan.TotalEndpoints(), plan.TotalPods())
 			}
 			bases[k] = base
 		}
@@ -165,16 +171,11 @@ func run(f flags) (err error) {
 	return nil
 }
 
-// benchConfig is the default lab plus cluster3, in its own folder, on ports
-// shifted by portOffset, without istiod (the collector reads the API
-// servers only).
-func benchConfig(root string) lab.Config {
-	cfg := lab.DefaultConfig(root)
-	cfg.Dir = filepath.Join(root, ".lab", "bench")
-	cfg.Clusters = append(cfg.Clusters, lab.ClusterSpec{
-		Name: "cluster3", Network: "network2", Port: 6445, GatewayIP: "192.168.60.10", PodPrefix: "10.244.0",
-	})
-	cfg = cfg.Shifted(portOffset)
+// benchConfig is the benchmarks' three-cluster lab in .lab/bench, without
+// istiod (the collector reads the API servers only): cluster1 holds the
+// remote secrets of cluster2 and cluster3.
+func benchConfig(root string, offset int) lab.Config {
+	cfg := scale.LabConfig(root, "bench", offset)
 	cfg.Istiods = nil
 	cfg.MultiPrimary = false
 	return cfg
