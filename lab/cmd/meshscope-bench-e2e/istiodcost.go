@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,9 @@ type istiodSample struct {
 	// *_senderr and *_builderr types are errors).
 	pushes  map[string]float64
 	clients float64 // pilot_xds: xDS streams connected
+	// pushTime sums pilot_xds_push_time (seconds istiod spent building
+	// and sending a push) over EDS pushes; pushTimeN counts them.
+	pushTime, pushTimeN float64
 }
 
 // metric is one sample line of Prometheus text: name, labels, value.
@@ -147,6 +151,14 @@ func scrape(ctx context.Context, is *lab.Istiod, gc bool) (istiodSample, error) 
 		case "pilot_xds":
 			s.clients += m.value
 			seen[2] = true
+		case "pilot_xds_push_time_sum":
+			if m.labels["type"] == "eds" {
+				s.pushTime += m.value
+			}
+		case "pilot_xds_push_time_count":
+			if m.labels["type"] == "eds" {
+				s.pushTimeN += m.value
+			}
 		}
 	}
 	if !seen[0] || !seen[1] {
@@ -170,23 +182,64 @@ func scrapeAll(ctx context.Context, l *lab.Lab, gc bool) (meshSample, error) {
 	return out, nil
 }
 
+// heapSamples is how many forced-GC readings a heap figure is the median of:
+// one reading can land just after a burst of allocation (a /debug poll, a
+// push being built).
+const heapSamples = 3
+
+// scrapeHeap samples every istiod heapSamples times, a second apart, each
+// after a forced GC, and returns the last sample with each istiod's heap
+// replaced by the median of its readings.
+func scrapeHeap(ctx context.Context, l *lab.Lab) (meshSample, error) {
+	var runs []meshSample
+	for i := 0; i < heapSamples; i++ {
+		if i > 0 {
+			time.Sleep(time.Second)
+		}
+		s, err := scrapeAll(ctx, l, true)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, s)
+	}
+	out := runs[len(runs)-1]
+	for i := range out {
+		hs := make([]float64, len(runs))
+		for k, r := range runs {
+			hs[k] = r[i].heap
+		}
+		slices.Sort(hs)
+		out[i].heap = hs[len(hs)/2]
+	}
+	return out, nil
+}
+
 // cost is what the istiods spent between two samples, summed over them.
 type cost struct {
 	seconds float64 // wall time between the samples
 	cpu     float64 // CPU seconds
 	heap    float64 // heap at the second sample minus at the first
 	pushes  map[string]float64
+	// pushTime is istiod's own time per EDS push (seconds), from
+	// pilot_xds_push_time.
+	pushTime float64
 }
 
 func costBetween(a, b meshSample) cost {
 	c := cost{pushes: map[string]float64{}}
+	var pt, ptN float64
 	for i := range a {
+		pt += b[i].pushTime - a[i].pushTime
+		ptN += b[i].pushTimeN - a[i].pushTimeN
 		c.seconds = max(c.seconds, b[i].at.Sub(a[i].at).Seconds())
 		c.cpu += b[i].cpu - a[i].cpu
 		c.heap += b[i].heap - a[i].heap
 		for t, v := range b[i].pushes {
 			c.pushes[t] += v - a[i].pushes[t]
 		}
+	}
+	if ptN > 0 {
+		c.pushTime = pt / ptN
 	}
 	return c
 }

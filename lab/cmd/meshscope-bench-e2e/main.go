@@ -159,6 +159,7 @@ func run(f flags) (err error) {
 		{"istiod idle, and churn without clients", b.idleAndChurn},
 		{"the terminal UI, headless, then churn", b.ui},
 		{"sidecar-shaped streams, then churn", b.sidecars},
+		{"churn without clients, again", b.churnAgain},
 	} {
 		say("== %s", step.name)
 		if err := step.run(ctx); err != nil {
