@@ -44,11 +44,11 @@ type Feed struct {
 	// last failed.
 	failed map[string]streamFailure
 	conns  map[string]*grpc.ClientConn // by control plane address
+	istiod []istiod.View               // the last views read
 	// shared holds the decoded EDS the streams share: a resource pushed
 	// identically to several viewpoints (the same network on two control
 	// planes) is decoded and kept once.
 	shared *xdsclient.Shared
-	istiod []istiod.View               // the last views read
 }
 
 // streamFailure is why a viewpoint's stream failed to start, and when.

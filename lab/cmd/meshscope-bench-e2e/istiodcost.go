@@ -261,8 +261,3 @@ func (m meshSample) clients() float64 {
 	}
 	return n
 }
-
-// xdsPushes counts successful pushes of the four xDS types.
-func (c cost) xdsPushes() float64 {
-	return c.pushes["cds"] + c.pushes["eds"] + c.pushes["lds"] + c.pushes["rds"]
-}
