@@ -179,56 +179,53 @@ func TestWatchTable(t *testing.T) {
 	}
 }
 
-// TestWatchDemo: issue #7 — watch --demo --from network1 streams push
-// events as JSON lines until interrupted.
-func TestWatchDemo(t *testing.T) {
+// watchDemo runs `meshscope watch --demo ARGS...` for 3 s and returns
+// the events of its JSON lines.
+func watchDemo(t *testing.T, args ...string) []xdsclient.Event {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	root := newRootCmd()
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&bytes.Buffer{})
-	root.SetArgs([]string{"watch", "--demo", "--from", "network1", "--log-file", "-"})
+	root.SetArgs(append(append([]string{"watch", "--demo"}, args...), "--log-file", "-"))
 	if err := root.ExecuteContext(ctx); err != nil {
-		t.Fatalf("watch --demo: %v", err)
+		t.Fatalf("watch --demo %v: %v", args, err)
 	}
-	var eds int
+	var evs []xdsclient.Event
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var ev xdsclient.Event
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("not a JSON line: %q", line)
 		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// TestWatchDemo: issue #7 — watch --demo --from network1 streams push
+// events as JSON lines until interrupted.
+func TestWatchDemo(t *testing.T) {
+	var eds int
+	for _, ev := range watchDemo(t, "--from", "network1") {
 		if ev.Type == "eds" && ev.Viewpoint != "" {
 			eds++
 		}
 	}
 	if eds == 0 {
-		t.Errorf("no eds events in 3s of watch --demo:\n%s", out.String())
+		t.Error("no eds events in 3s of watch --demo")
 	}
 }
 
 // TestWatchServiceDemo: watch --service asks EDS for that service's ports
 // only: no CDS, and every eds event is about helloworld.
 func TestWatchServiceDemo(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&bytes.Buffer{})
-	root.SetArgs([]string{"watch", "--demo", "--from", "network1", "--service", "helloworld.sample", "--log-file", "-"})
-	if err := root.ExecuteContext(ctx); err != nil {
-		t.Fatalf("watch --demo --service: %v", err)
-	}
 	var eds int
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var ev xdsclient.Event
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatalf("not a JSON line: %q", line)
-		}
+	for _, ev := range watchDemo(t, "--from", "network1", "--service", "helloworld.sample") {
 		switch ev.Type {
 		case xdsclient.EventCDS:
-			t.Errorf("a one-service watch got CDS: %s", line)
+			t.Errorf("a one-service watch got CDS: %+v", ev)
 		case xdsclient.EventEDS:
 			eds++
 			for _, n := range append(append(ev.Added, ev.Changed...), ev.Removed...) {
@@ -239,7 +236,7 @@ func TestWatchServiceDemo(t *testing.T) {
 		}
 	}
 	if eds == 0 {
-		t.Errorf("no eds events in 3s of watch --demo --service:\n%s", out.String())
+		t.Error("no eds events in 3s of watch --demo --service")
 	}
 }
 

@@ -34,31 +34,28 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"runtime/pprof"
-	"syscall"
+	"strings"
 	"time"
 
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/lab/scale"
 )
 
-const defaultPortOffset = 300
+// cmd is the command's shared benchmark plumbing (ports +300 by default).
+var cmd = &scale.Command{Name: "meshscope-bench-e2e", DefaultOffset: 300}
+
+func say(format string, args ...any) { cmd.Logf(format, args...) }
 
 type flags struct {
 	services, endpoints, namespaces, writers int
 	churn                                    time.Duration
 	churnRate                                float64
 	idle                                     time.Duration
-	portOffset                               int
-	jsonOut, verbose                         bool
 	memProfile, cpuProfile                   string
 	readyTimeout                             time.Duration
 }
@@ -73,35 +70,23 @@ func main() {
 	flag.Float64Var(&f.churnRate, "churn-rate", 10, "pods added or removed per second during churn, over all clusters")
 	flag.DurationVar(&f.idle, "idle", 10*time.Second, "how long istiod's idle cost is sampled")
 	flag.DurationVar(&f.readyTimeout, "ready-timeout", 10*time.Minute, "give up on the UI session (or a baseline client) after this long")
-	flag.BoolVar(&f.jsonOut, "json", false, "also print the result as JSON on stdout")
-	flag.BoolVar(&f.verbose, "v", false, "log the lab's progress")
 	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile of this process with the UI session ready (4 streams) to this file")
 	flag.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process during the UI session's start and churn to this file")
-	offset, err := lab.PortOffset("MESHSCOPE_BENCH_PORT_OFFSET", defaultPortOffset)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "meshscope-bench-e2e:", err)
-		os.Exit(2)
-	}
-	flag.IntVar(&f.portOffset, "port-offset", offset, "shift every lab port by this much (default $MESHSCOPE_BENCH_PORT_OFFSET, else 300)")
-	flag.Parse()
-	if f.services < 3 || f.endpoints < f.services || f.namespaces < 1 || f.writers < 1 || f.churnRate <= 0 || f.churn <= 0 {
-		fmt.Fprintln(os.Stderr, "meshscope-bench-e2e: need -services ≥ 3, -endpoints ≥ -services, -namespaces ≥ 1, -writers ≥ 1, -churn and -churn-rate > 0")
-		os.Exit(2)
-	}
-	if err := run(f); err != nil {
-		fmt.Fprintln(os.Stderr, "meshscope-bench-e2e:", err)
-		os.Exit(1)
-	}
+	cmd.AddFlags()
+	cmd.Main(func() error {
+		if f.services < 3 || f.endpoints < f.services || f.namespaces < 1 || f.writers < 1 || f.churnRate <= 0 || f.churn <= 0 {
+			return errors.New("need -services ≥ 3, -endpoints ≥ -services, -namespaces ≥ 1, -writers ≥ 1, -churn and -churn-rate > 0")
+		}
+		return nil
+	}, func(ctx context.Context) error { return run(ctx, f) })
 }
 
-func run(f flags) (err error) {
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
+func run(ctx context.Context, f flags) error {
 	root, err := lab.FindRoot()
 	if err != nil {
 		return err
 	}
-	cfg := scale.LabConfig(root, "bench-e2e", f.portOffset)
+	cfg := scale.LabConfig(root, "bench-e2e", cmd.PortOffset)
 	cfg.MultiPrimary = true
 	cfg.DeferIstiods = true
 	cfg.IstiodTimeout = f.readyTimeout
@@ -113,92 +98,65 @@ func run(f flags) (err error) {
 	if err := buildMeshscope(root, bin); err != nil {
 		return err
 	}
-	var labLog io.Writer = io.Discard
-	if f.verbose {
-		labLog = os.Stderr
-	}
-	say("starting the lab in %s (3 clusters, istiods for cluster1 and cluster2; ports +%d)", cfg.Dir, f.portOffset)
-	l, err := lab.Start(ctx, cfg, labLog)
-	if err != nil {
-		return fmt.Errorf("lab: %w", err)
-	}
-	defer func() {
-		say("stopping the lab")
-		if serr := l.Stop(); serr != nil {
-			err = errors.Join(err, fmt.Errorf("lab stop: %w", serr))
+	say("starting the lab in %s (3 clusters, istiods for cluster1 and cluster2; ports +%d)", cfg.Dir, cmd.PortOffset)
+	return cmd.WithLab(ctx, cfg, func(l *lab.Lab) error {
+		plan := scale.NewPlan(l, f.services, f.endpoints, f.namespaces)
+		if err := plan.Fill(ctx, f.writers, say); err != nil {
+			return fmt.Errorf("filling the clusters: %w", err)
 		}
-	}()
-	plan := scale.NewPlan(l, f.services, f.endpoints, f.namespaces)
-	if err := plan.Fill(ctx, f.writers, say); err != nil {
-		return fmt.Errorf("filling the clusters: %w", err)
-	}
-	res.FillSeconds = plan.FillTime.Seconds()
-	say("starting the istiods on the filled mesh")
-	t := time.Now()
-	if err := l.StartIstiods(ctx); err != nil {
-		return err
-	}
-	res.IstiodSyncSeconds = time.Since(t).Seconds()
-	say("istiods report every cluster synced after %s", time.Since(t).Round(time.Millisecond))
-
-	b := &bench{f: f, l: l, plan: plan, bin: bin, res: res}
-	if f.cpuProfile != "" {
-		fh, err := os.Create(f.cpuProfile)
-		if err != nil {
+		res.FillSeconds = plan.FillTime.Seconds()
+		say("starting the istiods on the filled mesh")
+		t := time.Now()
+		if err := l.StartIstiods(ctx); err != nil {
 			return err
 		}
-		defer fh.Close()
-		b.cpuProfile = fh
-	}
-	for _, step := range []struct {
-		name string
-		run  func(context.Context) error
-	}{
-		{"baselines: one full fetch by a wildcard client and a sidecar-shaped one", b.baselines},
-		{"one-service commands: explain, watch --service", b.oneService},
-		{"istiod idle, and churn without clients", b.idleAndChurn},
-		{"the terminal UI, headless, then churn", b.ui},
-		{"sidecar-shaped streams, then churn", b.sidecars},
-		{"churn without clients, again", b.churnAgain},
-	} {
-		say("== %s", step.name)
-		if err := step.run(ctx); err != nil {
-			return fmt.Errorf("%s: %w", step.name, err)
+		res.IstiodSyncSeconds = time.Since(t).Seconds()
+		say("istiods report every cluster synced after %s", time.Since(t).Round(time.Millisecond))
+
+		b := &bench{f: f, l: l, plan: plan, bin: bin, res: res}
+		if f.cpuProfile != "" {
+			fh, err := os.Create(f.cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer fh.Close()
+			b.cpuProfile = fh
 		}
-	}
-	res.LoadEnd = loadAverage()
-	res.judge()
-	printReport(os.Stdout, res)
-	if f.jsonOut {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
-	}
-	return nil
+		for _, step := range []struct {
+			name string
+			run  func(context.Context) error
+		}{
+			{"baselines: one full fetch by a wildcard client and a sidecar-shaped one", b.baselines},
+			{"one-service commands: explain, watch --service", b.oneService},
+			{"istiod idle, and churn without clients", b.idleAndChurn},
+			{"the terminal UI, headless, then churn", b.ui},
+			{"sidecar-shaped streams, then churn", b.sidecars},
+			{"churn without clients, again", b.churnAgain},
+		} {
+			say("== %s", step.name)
+			if err := step.run(ctx); err != nil {
+				return fmt.Errorf("%s: %w", step.name, err)
+			}
+		}
+		res.LoadEnd = loadAverage()
+		res.judge()
+		printReport(os.Stdout, res)
+		return cmd.PrintJSON(res)
+	})
 }
 
-func say(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s bench-e2e: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
-}
-
-func writeHeapProfile(path string) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	return pprof.Lookup("heap").WriteTo(fh, 0)
-}
-
-// loadAverage is the 1-minute load average ("" where /proc has none).
+// loadAverage is the load average over 1, 5 and 15 minutes ("" where /proc
+// has none).
 func loadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return ""
 	}
-	var one, five, fifteen string
-	fmt.Sscan(string(b), &one, &five, &fifteen)
-	return one + " " + five + " " + fifteen
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func toMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -351,7 +351,7 @@ func (b *bench) ui(ctx context.Context) error {
 	say("UI: heap %.0f B per endpoint (%d endpoints), %d goroutines; istiods at connect: %.2f CPU s, %+.1f MiB",
 		ui.HeapPerEndpoint, eps, ui.Goroutines, b.res.IstiodUIConnect.CPUSeconds, b.res.IstiodUIConnect.HeapMiB)
 	if b.f.memProfile != "" {
-		if err := writeHeapProfile(b.f.memProfile); err != nil {
+		if err := scale.WriteHeapProfile(b.f.memProfile); err != nil {
 			return err
 		}
 	}

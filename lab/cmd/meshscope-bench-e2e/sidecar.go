@@ -80,8 +80,8 @@ func (s *sidecar) stream(ctx context.Context, conn *grpc.ClientConn) error {
 			return err
 		}
 	}
-	clusters := map[string]string{} // CDS name -> EDS name (EDS clusters)
-	routes := map[string][]string{} // listener -> route names
+	clusters := map[string][]string{} // CDS cluster -> the EDS name it asks for
+	routes := map[string][]string{}   // listener -> the route names it asks for
 	for {
 		r, err := st.Recv()
 		if err != nil {
@@ -90,49 +90,18 @@ func (s *sidecar) stream(ctx context.Context, conn *grpc.ClientConn) error {
 		var follow *discovery.DeltaDiscoveryRequest
 		switch r.GetTypeUrl() {
 		case typeCDS:
-			for _, n := range r.GetRemovedResources() {
-				delete(clusters, n)
+			if err := track(clusters, r, edsNameOf); err != nil {
+				return fmt.Errorf("cds: %w", err)
 			}
-			for _, res := range r.GetResources() {
-				var c cluster.Cluster
-				if err := proto.Unmarshal(res.GetResource().GetValue(), &c); err != nil {
-					return fmt.Errorf("cds: %w", err)
-				}
-				delete(clusters, c.GetName())
-				if c.GetType() == cluster.Cluster_EDS {
-					n := c.GetEdsClusterConfig().GetServiceName()
-					if n == "" {
-						n = c.GetName()
-					}
-					clusters[c.GetName()] = n
-				}
-			}
-			want := map[string]bool{}
-			for _, n := range clusters {
-				want[n] = true
-			}
-			follow = s.resubscribe(typeEDS, s.eds, want)
+			follow = s.resubscribe(typeEDS, s.eds, union(clusters))
 			s.mu.Lock()
 			s.cds = true
 			s.mu.Unlock()
 		case typeLDS:
-			for _, n := range r.GetRemovedResources() {
-				delete(routes, n)
+			if err := track(routes, r, routeNames); err != nil {
+				return fmt.Errorf("lds: %w", err)
 			}
-			for _, res := range r.GetResources() {
-				var l listener.Listener
-				if err := proto.Unmarshal(res.GetResource().GetValue(), &l); err != nil {
-					return fmt.Errorf("lds: %w", err)
-				}
-				routes[l.GetName()] = routeNames(&l)
-			}
-			want := map[string]bool{}
-			for _, rs := range routes {
-				for _, n := range rs {
-					want[n] = true
-				}
-			}
-			follow = s.resubscribe(typeRDS, s.rds, want)
+			follow = s.resubscribe(typeRDS, s.rds, union(routes))
 			s.mu.Lock()
 			s.lds = true
 			s.mu.Unlock()
@@ -220,8 +189,57 @@ func (s *sidecar) fullAt() (time.Time, int, error) {
 	return s.full, len(s.eds), s.err
 }
 
-// routeNames are the RDS names a listener's HTTP connection managers ask for.
-func routeNames(l *listener.Listener) []string {
+// track applies a delta response of a wildcard type to held (resource ->
+// the names it asks for of the next type), decoding each resource with
+// asks.
+func track(held map[string][]string, r *discovery.DeltaDiscoveryResponse, asks func([]byte) (string, []string, error)) error {
+	for _, n := range r.GetRemovedResources() {
+		delete(held, n)
+	}
+	for _, res := range r.GetResources() {
+		name, names, err := asks(res.GetResource().GetValue())
+		if err != nil {
+			return err
+		}
+		held[name] = names
+	}
+	return nil
+}
+
+func union(held map[string][]string) map[string]bool {
+	want := map[string]bool{}
+	for _, ns := range held {
+		for _, n := range ns {
+			want[n] = true
+		}
+	}
+	return want
+}
+
+// edsNameOf decodes a Cluster: its name and, for an EDS cluster, the EDS
+// name it asks for.
+func edsNameOf(b []byte) (string, []string, error) {
+	var c cluster.Cluster
+	if err := proto.Unmarshal(b, &c); err != nil {
+		return "", nil, err
+	}
+	if c.GetType() != cluster.Cluster_EDS {
+		return c.GetName(), nil, nil
+	}
+	n := c.GetEdsClusterConfig().GetServiceName()
+	if n == "" {
+		n = c.GetName()
+	}
+	return c.GetName(), []string{n}, nil
+}
+
+// routeNames decodes a Listener: its name and the RDS names its HTTP
+// connection managers ask for.
+func routeNames(b []byte) (string, []string, error) {
+	var l listener.Listener
+	if err := proto.Unmarshal(b, &l); err != nil {
+		return "", nil, err
+	}
 	var out []string
 	chains := l.GetFilterChains()
 	if dc := l.GetDefaultFilterChain(); dc != nil {
@@ -241,5 +259,5 @@ func routeNames(l *listener.Listener) []string {
 			}
 		}
 	}
-	return out
+	return l.GetName(), out, nil
 }

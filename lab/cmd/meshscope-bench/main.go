@@ -19,25 +19,22 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/signal"
-	"runtime/pprof"
-	"syscall"
 	"time"
 
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/lab/scale"
 )
 
-// defaultPortOffset shifts every lab port: make lab uses +0, make e2e
-// +100, this benchmark +200 (or $MESHSCOPE_BENCH_PORT_OFFSET, or
+// cmd is the command's shared benchmark plumbing: make lab uses ports +0,
+// make e2e +100, this benchmark +200 (or $MESHSCOPE_BENCH_PORT_OFFSET, or
 // -port-offset), meshscope-bench-e2e +300.
-const defaultPortOffset = 200
+var cmd = &scale.Command{Name: "meshscope-bench", DefaultOffset: 200}
+
+func say(format string, args ...any) { cmd.Logf(format, args...) }
 
 type flags struct {
 	runs        int
@@ -45,12 +42,9 @@ type flags struct {
 	endpoints   int
 	namespaces  int
 	writers     int
-	jsonOut     bool
 	cpuProfile  string
 	memProfile  string
 	syncTimeout time.Duration
-	verbose     bool
-	portOffset  int
 }
 
 func main() {
@@ -60,57 +54,29 @@ func main() {
 	flag.IntVar(&f.endpoints, "endpoints", 30000, "ready endpoints (Pods) in total, spread over the Services")
 	flag.IntVar(&f.namespaces, "namespaces", 10, "namespaces per cluster holding the Services")
 	flag.IntVar(&f.writers, "writers", 32, "parallel client-go writers filling the clusters")
-	flag.BoolVar(&f.jsonOut, "json", false, "also print the result as JSON on stdout")
 	flag.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the last meshscope run (NewRegistry to settled) to this file")
 	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile taken at the end of the last meshscope run to this file")
 	flag.DurationVar(&f.syncTimeout, "sync-timeout", 5*time.Minute, "give up on a meshscope run after this long")
-	flag.BoolVar(&f.verbose, "v", false, "log the lab's and the collector's progress")
-	offset, err := lab.PortOffset("MESHSCOPE_BENCH_PORT_OFFSET", defaultPortOffset)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "meshscope-bench:", err)
-		os.Exit(2)
-	}
-	flag.IntVar(&f.portOffset, "port-offset", offset, "shift every lab port by this much (default $MESHSCOPE_BENCH_PORT_OFFSET, else 200)")
-	flag.Parse()
-	if f.runs < 1 || f.services < 3 || f.endpoints < f.services || f.namespaces < 1 || f.writers < 1 {
-		fmt.Fprintln(os.Stderr, "meshscope-bench: need -runs ≥ 1, -services ≥ 3, -endpoints ≥ -services, -namespaces ≥ 1, -writers ≥ 1")
-		os.Exit(2)
-	}
-	if err := run(f); err != nil {
-		fmt.Fprintln(os.Stderr, "meshscope-bench:", err)
-		os.Exit(1)
-	}
+	cmd.AddFlags()
+	cmd.Main(func() error {
+		if f.runs < 1 || f.services < 3 || f.endpoints < f.services || f.namespaces < 1 || f.writers < 1 {
+			return errors.New("need -runs ≥ 1, -services ≥ 3, -endpoints ≥ -services, -namespaces ≥ 1, -writers ≥ 1")
+		}
+		return nil
+	}, func(ctx context.Context) error { return run(ctx, f) })
 }
 
-func run(f flags) (err error) {
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-
+func run(ctx context.Context, f flags) error {
 	root, err := lab.FindRoot()
 	if err != nil {
 		return err
 	}
-	cfg := benchConfig(root, f.portOffset)
-	var labLog io.Writer = io.Discard
-	if f.verbose {
-		labLog = os.Stderr
-	}
-	say("starting the lab in %s (3 clusters, no istiod; ports +%d)", cfg.Dir, f.portOffset)
-	started := time.Now()
-	l, err := lab.Start(ctx, cfg, labLog)
-	if err != nil {
-		return fmt.Errorf("lab: %w", err)
-	}
-	// The lab's processes die with this one (Pdeathsig) should it crash;
-	// on every return, error or Ctrl-C included, stop them by PID.
-	defer func() {
-		say("stopping the lab")
-		if serr := l.Stop(); serr != nil {
-			err = errors.Join(err, fmt.Errorf("lab stop: %w", serr))
-		}
-	}()
-	say("lab up in %s", time.Since(started).Round(time.Millisecond))
+	cfg := benchConfig(root, cmd.PortOffset)
+	say("starting the lab in %s (3 clusters, no istiod; ports +%d)", cfg.Dir, cmd.PortOffset)
+	return cmd.WithLab(ctx, cfg, func(l *lab.Lab) error { return measure(ctx, l, cfg, f) })
+}
 
+func measure(ctx context.Context, l *lab.Lab, cfg lab.Config, f flags) (err error) {
 	plan := scale.NewPlan(l, f.services, f.endpoints, f.namespaces)
 	if err := plan.Fill(ctx, f.writers, say); err != nil {
 		return fmt.Errorf("filling the clusters: %w", err)
@@ -161,14 +127,7 @@ func run(f flags) (err error) {
 	}
 	res.summarize()
 	printTable(os.Stdout, &res)
-	if f.jsonOut {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(&res); err != nil {
-			return err
-		}
-	}
-	return nil
+	return cmd.PrintJSON(&res)
 }
 
 // benchConfig is the benchmarks' three-cluster lab in .lab/bench, without
@@ -179,17 +138,4 @@ func benchConfig(root string, offset int) lab.Config {
 	cfg.Istiods = nil
 	cfg.MultiPrimary = false
 	return cfg
-}
-
-func say(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
-}
-
-func writeHeapProfile(path string) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	return pprof.Lookup("heap").WriteTo(fh, 0)
 }

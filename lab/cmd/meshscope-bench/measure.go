@@ -168,7 +168,7 @@ func baseline(ctx context.Context, l *lab.Lab, protobuf bool) (baselineResult, e
 func measureCollector(ctx context.Context, l *lab.Lab, p *scale.Plan, f flags, prof *os.File, last bool) (collectorResult, error) {
 	var r collectorResult
 	logger := slog.New(slog.DiscardHandler)
-	if f.verbose {
+	if cmd.Verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	wantClusters := len(p.Clusters)
@@ -255,7 +255,7 @@ func measureCollector(ctx context.Context, l *lab.Lab, p *scale.Plan, f flags, p
 	r.HeapBytes = int64(after) - int64(before)
 	r.HeapPerEndpoint = float64(r.HeapBytes) / float64(r.Endpoints)
 	if last && f.memProfile != "" {
-		if err := writeHeapProfile(f.memProfile); err != nil {
+		if err := scale.WriteHeapProfile(f.memProfile); err != nil {
 			return r, err
 		}
 	}
