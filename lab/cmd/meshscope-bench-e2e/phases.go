@@ -332,24 +332,28 @@ func (b *bench) ui(ctx context.Context) error {
 	}
 	say("UI: clusters synced after %s, every viewpoint's full EDS after %s, every verdict (%d services) after %s",
 		t.synced.Round(time.Millisecond), t.fullEDS.Round(time.Millisecond), t.services, t.verdicts.Round(time.Millisecond))
+	n0, t0q := u.indexCount(), time.Now()
 	settle(3 * time.Second)
 	after, err := scrapeHeap(ctx, b.l)
 	if err != nil {
 		return err
 	}
 	heapAfter := heapAlloc()
+	quiet := time.Since(t0q)
+	idleIndexes := u.indexCount() - n0
 	eps := u.endpoints()
 	ui := uiFigures{
 		SyncedMS: toMS(t.synced), FullEDSMS: toMS(t.fullEDS), VerdictsMS: toMS(t.verdicts),
 		Viewpoints: t.viewpoints, Services: t.services, Endpoints: eps,
-		HeapBytes:  int64(heapAfter) - int64(heapBefore),
-		Goroutines: runtime.NumGoroutine() - goBefore,
+		HeapBytes:            int64(heapAfter) - int64(heapBefore),
+		Goroutines:           runtime.NumGoroutine() - goBefore,
+		IdleIndexesPerMinute: float64(idleIndexes) / quiet.Minutes(),
 	}
 	ui.HeapPerEndpoint = float64(ui.HeapBytes) / float64(eps)
 	b.res.UI = ui
 	b.res.IstiodUIConnect = b.connectCost(before, after)
-	say("UI: heap %.0f B per endpoint (%d endpoints), %d goroutines; istiods at connect: %.2f CPU s, %+.1f MiB",
-		ui.HeapPerEndpoint, eps, ui.Goroutines, b.res.IstiodUIConnect.CPUSeconds, b.res.IstiodUIConnect.HeapMiB)
+	say("UI: heap %.0f B per endpoint (%d endpoints), %d goroutines, %d indexes derived in %s of quiet; istiods at connect: %.2f CPU s, %+.1f MiB",
+		ui.HeapPerEndpoint, eps, ui.Goroutines, idleIndexes, quiet.Round(time.Millisecond), b.res.IstiodUIConnect.CPUSeconds, b.res.IstiodUIConnect.HeapMiB)
 	if b.f.memProfile != "" {
 		if err := scale.WriteHeapProfile(b.f.memProfile); err != nil {
 			return err

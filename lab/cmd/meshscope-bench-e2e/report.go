@@ -33,6 +33,10 @@ type uiFigures struct {
 	HeapBytes       int64   `json:"heapBytes"`
 	HeapPerEndpoint float64 `json:"heapBytesPerEndpoint"`
 	Goroutines      int     `json:"goroutines"`
+	// IdleIndexesPerMinute is how often the UI re-derived its index with
+	// the mesh quiet (after ready, before churn): snapshots published for
+	// nothing would show here.
+	IdleIndexesPerMinute float64 `json:"idleIndexesPerMinute"`
 }
 
 type istiodIdle struct {
@@ -201,7 +205,8 @@ func printReport(w io.Writer, r *result) {
 	fmt.Fprintf(w, "  clusters synced                 %8.0f ms\n", u.SyncedMS)
 	fmt.Fprintf(w, "  every viewpoint's first full EDS %7.0f ms\n", u.FullEDSMS)
 	fmt.Fprintf(w, "  every verdict known (%d services) %6.0f ms\n", u.Services, u.VerdictsMS)
-	fmt.Fprintf(w, "  heap %.1f MiB for %d endpoints: %.0f B per endpoint; %d goroutines\n", float64(u.HeapBytes)/(1<<20), u.Endpoints, u.HeapPerEndpoint, u.Goroutines)
+	fmt.Fprintf(w, "  heap %.1f MiB for %d endpoints: %.0f B per endpoint; %d goroutines; %.0f index derivations per minute with the mesh quiet\n",
+		float64(u.HeapBytes)/(1<<20), u.Endpoints, u.HeapPerEndpoint, u.Goroutines, u.IdleIndexesPerMinute)
 	p := r.PushToScreen
 	fmt.Fprintf(w, "  push-to-screen under churn: p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d EDS pushes; %d events dropped\n\n", p.P50MS, p.P99MS, p.MaxMS, p.Pushes, p.Dropped)
 

@@ -40,6 +40,7 @@ type uiSession struct {
 	snap     *collector.Snapshot
 	services int // in the UI's index
 	known    int // services with a verdict
+	indexes  int // indexes applied so far
 	allKnown time.Time
 	// Push-to-screen: EDS delays recorded while recording; every event's
 	// Seq seen (gaps are events the feed dropped).
@@ -149,6 +150,7 @@ func (u *uiSession) indexApplied(services, known int) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.services, u.known = services, known
+	u.indexes++
 	if u.allKnown.IsZero() && services > 0 && known == services && !u.synced.IsZero() {
 		u.allKnown = time.Now()
 	}
@@ -288,4 +290,11 @@ func heapAlloc() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// indexCount is how many indexes the UI has derived and applied so far.
+func (u *uiSession) indexCount() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.indexes
 }
