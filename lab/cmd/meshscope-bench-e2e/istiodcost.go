@@ -3,9 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -260,4 +263,59 @@ func (m meshSample) clients() float64 {
 		n += s.clients
 	}
 	return n
+}
+
+// profileIstiods fetches, from every istiod's debug port, a CPU profile of
+// the next d (pprof's /debug/pprof/profile) into dir as
+// istiod-CLUSTER-NAME.pprof; the returned function waits for them.
+func profileIstiods(ctx context.Context, l *lab.Lab, dir, name string, d time.Duration) func() error {
+	errs := make(chan error, len(l.Istiods()))
+	for _, is := range l.Istiods() {
+		go func() {
+			errs <- fetchTo(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", is.HTTPURL(), int(d.Seconds())),
+				filepath.Join(dir, fmt.Sprintf("istiod-%s-%s.pprof", is.Cluster, name)), d+30*time.Second)
+		}()
+	}
+	return func() error {
+		var all []error
+		for range l.Istiods() {
+			all = append(all, <-errs)
+		}
+		return errors.Join(all...)
+	}
+}
+
+// heapProfileIstiods saves every istiod's heap profile into dir.
+func heapProfileIstiods(ctx context.Context, l *lab.Lab, dir, name string) error {
+	var all []error
+	for _, is := range l.Istiods() {
+		all = append(all, fetchTo(ctx, is.HTTPURL()+"/debug/pprof/heap", filepath.Join(dir, fmt.Sprintf("istiod-%s-%s.heap.pprof", is.Cluster, name)), 30*time.Second))
+	}
+	return errors.Join(all...)
+}
+
+func fetchTo(ctx context.Context, url, path string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(fh, resp.Body); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }

@@ -56,7 +56,7 @@ type flags struct {
 	churn                                    time.Duration
 	churnRate                                float64
 	idle                                     time.Duration
-	memProfile, cpuProfile                   string
+	memProfile, cpuProfile, istiodProfiles   string
 	readyTimeout                             time.Duration
 }
 
@@ -72,6 +72,7 @@ func main() {
 	flag.DurationVar(&f.readyTimeout, "ready-timeout", 10*time.Minute, "give up on the UI session (or a baseline client) after this long")
 	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile of this process with the UI session ready (4 streams) to this file")
 	flag.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process during the UI session's start and churn to this file")
+	flag.StringVar(&f.istiodProfiles, "istiod-profiles", "", "save istiod's CPU profiles of each churn phase and its heap profiles at connect in this folder")
 	cmd.AddFlags()
 	cmd.Main(func() error {
 		if f.services < 3 || f.endpoints < f.services || f.namespaces < 1 || f.writers < 1 || f.churnRate <= 0 || f.churn <= 0 {
@@ -93,6 +94,11 @@ func run(ctx context.Context, f flags) error {
 	res := &result{Services: f.services, Endpoints: f.endpoints, Clusters: len(cfg.Clusters), ChurnRate: f.churnRate,
 		ChurnSeconds: f.churn.Seconds(), LoadStart: loadAverage()}
 
+	if f.istiodProfiles != "" {
+		if err := os.MkdirAll(f.istiodProfiles, 0o755); err != nil {
+			return err
+		}
+	}
 	bin := filepath.Join(cfg.Dir+"-bin", "meshscope")
 	say("building meshscope (%s)", bin)
 	if err := buildMeshscope(root, bin); err != nil {

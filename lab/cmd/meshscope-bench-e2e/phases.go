@@ -228,7 +228,7 @@ func (b *bench) idleAndChurn(ctx context.Context) error {
 	b.idleCPU = c.cpu / c.seconds
 	b.res.IstiodIdle = istiodIdle{CPUCores: b.idleCPU, HeapMiB: s1.heap() / (1 << 20), Clients: s1.clients()}
 	say("istiods idle: %.3f cores, heap %.0f MiB, %v xDS clients", b.idleCPU, s1.heap()/(1<<20), s1.clients())
-	f, err := b.churnCost(ctx)
+	f, err := b.churnCost(ctx, "none")
 	if err != nil {
 		return err
 	}
@@ -243,7 +243,7 @@ func (b *bench) idleAndChurn(ctx context.Context) error {
 // run does not land on one side.
 func (b *bench) churnAgain(ctx context.Context) error {
 	settle(3 * time.Second)
-	f, err := b.churnCost(ctx)
+	f, err := b.churnCost(ctx, "none-again")
 	if err != nil {
 		return err
 	}
@@ -262,13 +262,20 @@ func (b *bench) connectCost(before, after meshSample) istiodCost {
 
 // churnCost measures one churn phase: the istiods' CPU and pushes (what
 // is beyond the no-client churn is worked out at the end, judge).
-func (b *bench) churnCost(ctx context.Context) (churnFigures, error) {
+func (b *bench) churnCost(ctx context.Context, name string) (churnFigures, error) {
 	s0, err := scrapeAll(ctx, b.l, false)
 	if err != nil {
 		return churnFigures{}, err
 	}
+	profiled := func() error { return nil }
+	if b.f.istiodProfiles != "" {
+		profiled = profileIstiods(ctx, b.l, b.f.istiodProfiles, "churn-"+name, b.f.churn)
+	}
 	r, err := b.churn(ctx)
 	if err != nil {
+		return churnFigures{}, err
+	}
+	if err := profiled(); err != nil {
 		return churnFigures{}, err
 	}
 	s1, err := scrapeAll(ctx, b.l, false)
@@ -278,6 +285,15 @@ func (b *bench) churnCost(ctx context.Context) (churnFigures, error) {
 	c := costBetween(s0, s1)
 	return churnFigures{Changes: len(r.Changes), Errors: r.Errors, Rate: r.Rate, CPUSeconds: c.cpu, Seconds: c.seconds,
 		CPUCores: c.cpu / c.seconds, Pushes: c.pushes, PushTimeMS: c.pushTime * 1000}, nil
+}
+
+// heapProfiles saves the istiods' heap profiles with a phase's clients
+// connected, when asked to.
+func (b *bench) heapProfiles(ctx context.Context, name string) error {
+	if b.f.istiodProfiles == "" {
+		return nil
+	}
+	return heapProfileIstiods(ctx, b.l, b.f.istiodProfiles, name)
 }
 
 // waitNoClients waits until the istiods count no xDS stream (the previous
@@ -350,6 +366,7 @@ func (b *bench) ui(ctx context.Context) error {
 		IdleIndexesPerMinute: float64(idleIndexes) / quiet.Minutes(),
 	}
 	ui.HeapPerEndpoint = float64(ui.HeapBytes) / float64(eps)
+	ui.Shared = u.feed.SharedEDS()
 	b.res.UI = ui
 	b.res.IstiodUIConnect = b.connectCost(before, after)
 	say("UI: heap %.0f B per endpoint (%d endpoints), %d goroutines, %d indexes derived in %s of quiet; istiods at connect: %.2f CPU s, %+.1f MiB",
@@ -360,8 +377,11 @@ func (b *bench) ui(ctx context.Context) error {
 		}
 	}
 
+	if err := b.heapProfiles(ctx, "ui"); err != nil {
+		return err
+	}
 	u.record(true)
-	cf, err := b.churnCost(ctx)
+	cf, err := b.churnCost(ctx, "ui")
 	if err != nil {
 		return err
 	}
@@ -441,7 +461,10 @@ func (b *bench) sidecars(ctx context.Context) error {
 	}
 	b.res.IstiodSidecarConnect = b.connectCost(before, after)
 	say("%d sidecar-shaped streams: istiods at connect %.2f CPU s, %+.1f MiB", len(scs), b.res.IstiodSidecarConnect.CPUSeconds, b.res.IstiodSidecarConnect.HeapMiB)
-	cf, err := b.churnCost(ctx)
+	if err := b.heapProfiles(ctx, "sidecars"); err != nil {
+		return err
+	}
+	cf, err := b.churnCost(ctx, "sidecars")
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // Targets of issue 14.
@@ -37,6 +39,8 @@ type uiFigures struct {
 	// the mesh quiet (after ready, before churn): snapshots published for
 	// nothing would show here.
 	IdleIndexesPerMinute float64 `json:"idleIndexesPerMinute"`
+	// Shared is what the streams shared of the EDS they decoded.
+	Shared xdsclient.SharedStats `json:"sharedEds"`
 }
 
 type istiodIdle struct {
@@ -207,6 +211,7 @@ func printReport(w io.Writer, r *result) {
 	fmt.Fprintf(w, "  every verdict known (%d services) %6.0f ms\n", u.Services, u.VerdictsMS)
 	fmt.Fprintf(w, "  heap %.1f MiB for %d endpoints: %.0f B per endpoint; %d goroutines; %.0f index derivations per minute with the mesh quiet\n",
 		float64(u.HeapBytes)/(1<<20), u.Endpoints, u.HeapPerEndpoint, u.Goroutines, u.IdleIndexesPerMinute)
+	fmt.Fprintf(w, "  EDS shared between streams: %d resources taken decoded, %d decoded, %d held\n", u.Shared.Hits, u.Shared.Misses, u.Shared.Live)
 	p := r.PushToScreen
 	fmt.Fprintf(w, "  push-to-screen under churn: p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d EDS pushes; %d events dropped\n\n", p.P50MS, p.P99MS, p.MaxMS, p.Pushes, p.Dropped)
 
