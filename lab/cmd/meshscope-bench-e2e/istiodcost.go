@@ -29,6 +29,9 @@ type istiodSample struct {
 	// pushTime sums pilot_xds_push_time (seconds istiod spent building
 	// and sending a push) over EDS pushes; pushTimeN counts them.
 	pushTime, pushTimeN float64
+	// edsBytes sums pilot_xds_config_size_bytes over EDS pushes: the work
+	// a push is, whoever it goes to.
+	edsBytes float64
 }
 
 // metric is one sample line of Prometheus text: name, labels, value.
@@ -162,6 +165,10 @@ func scrape(ctx context.Context, is *lab.Istiod, gc bool) (istiodSample, error) 
 			if m.labels["type"] == "eds" {
 				s.pushTimeN += m.value
 			}
+		case "pilot_xds_config_size_bytes_sum":
+			if strings.HasSuffix(m.labels["type"], "ClusterLoadAssignment") {
+				s.edsBytes += m.value
+			}
 		}
 	}
 	if !seen[0] || !seen[1] {
@@ -226,6 +233,8 @@ type cost struct {
 	// pushTime is istiod's own time per EDS push (seconds), from
 	// pilot_xds_push_time.
 	pushTime float64
+	// edsBytes is the EDS bytes istiod pushed.
+	edsBytes float64
 }
 
 func costBetween(a, b meshSample) cost {
@@ -234,6 +243,7 @@ func costBetween(a, b meshSample) cost {
 	for i := range a {
 		pt += b[i].pushTime - a[i].pushTime
 		ptN += b[i].pushTimeN - a[i].pushTimeN
+		c.edsBytes += b[i].edsBytes - a[i].edsBytes
 		c.seconds = max(c.seconds, b[i].at.Sub(a[i].at).Seconds())
 		c.cpu += b[i].cpu - a[i].cpu
 		c.heap += b[i].heap - a[i].heap

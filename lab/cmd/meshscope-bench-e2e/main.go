@@ -135,8 +135,9 @@ func run(ctx context.Context, f flags) error {
 			{"baselines: one full fetch by a wildcard client and a sidecar-shaped one", b.baselines},
 			{"one-service commands: explain, watch --service", b.oneService},
 			{"istiod idle, and churn without clients", b.idleAndChurn},
+			{"sidecar-shaped streams, then churn", func(ctx context.Context) error { return b.sidecars(ctx, 0) }},
 			{"the terminal UI, headless, then churn", b.ui},
-			{"sidecar-shaped streams, then churn", b.sidecars},
+			{"sidecar-shaped streams again, then churn", func(ctx context.Context) error { return b.sidecars(ctx, 1) }},
 			{"churn without clients, again", b.churnAgain},
 		} {
 			say("== %s", step.name)

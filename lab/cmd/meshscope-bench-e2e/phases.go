@@ -283,8 +283,12 @@ func (b *bench) churnCost(ctx context.Context, name string) (churnFigures, error
 		return churnFigures{}, err
 	}
 	c := costBetween(s0, s1)
-	return churnFigures{Changes: len(r.Changes), Errors: r.Errors, Rate: r.Rate, CPUSeconds: c.cpu, Seconds: c.seconds,
-		CPUCores: c.cpu / c.seconds, Pushes: c.pushes, PushTimeMS: c.pushTime * 1000}, nil
+	f := churnFigures{Changes: len(r.Changes), Errors: r.Errors, Rate: r.Rate, CPUSeconds: c.cpu, Seconds: c.seconds,
+		CPUCores: c.cpu / c.seconds, Pushes: c.pushes, PushTimeMS: c.pushTime * 1000}
+	if n := c.pushes["eds"]; n > 0 {
+		f.EDSBytesPerPush = c.edsBytes / n
+	}
+	return f, nil
 }
 
 // heapProfiles saves the istiods' heap profiles with a phase's clients
@@ -348,8 +352,10 @@ func (b *bench) ui(ctx context.Context) error {
 	}
 	say("UI: clusters synced after %s, every viewpoint's full EDS after %s, every verdict (%d services) after %s",
 		t.synced.Round(time.Millisecond), t.fullEDS.Round(time.Millisecond), t.services, t.verdicts.Round(time.Millisecond))
-	n0, t0q := u.indexCount(), time.Now()
+	// Let the first pushes' trailing derivations pass, then count what
+	// the UI derives while the mesh is quiet (should be nothing).
 	settle(3 * time.Second)
+	n0, t0q := u.indexCount(), time.Now()
 	after, err := scrapeHeap(ctx, b.l)
 	if err != nil {
 		return err
@@ -400,8 +406,10 @@ func (b *bench) ui(ctx context.Context) error {
 
 // sidecars connects as many sidecar-shaped streams as the UI has (each
 // network's sidecar on each control plane, a connection each, as real
-// sidecars), then churns.
-func (b *bench) sidecars(ctx context.Context) error {
+// sidecars), then churns. It runs before the UI and after it (i = 0, 1):
+// the UI is compared with the mean of the two, so a drift of the machine's
+// load over the run does not land on one side.
+func (b *bench) sidecars(ctx context.Context, i int) error {
 	settle(3 * time.Second)
 	before, err := scrapeHeap(ctx, b.l)
 	if err != nil {
@@ -459,16 +467,18 @@ func (b *bench) sidecars(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.res.IstiodSidecarConnect = b.connectCost(before, after)
-	say("%d sidecar-shaped streams: istiods at connect %.2f CPU s, %+.1f MiB", len(scs), b.res.IstiodSidecarConnect.CPUSeconds, b.res.IstiodSidecarConnect.HeapMiB)
-	if err := b.heapProfiles(ctx, "sidecars"); err != nil {
+	ph := &b.res.Sidecars[i]
+	ph.Connect = b.connectCost(before, after)
+	say("%d sidecar-shaped streams: istiods at connect %.2f CPU s, %+.1f MiB", len(scs), ph.Connect.CPUSeconds, ph.Connect.HeapMiB)
+	name := fmt.Sprintf("sidecars-%d", i+1)
+	if err := b.heapProfiles(ctx, name); err != nil {
 		return err
 	}
-	cf, err := b.churnCost(ctx, "sidecars")
+	cf, err := b.churnCost(ctx, name)
 	if err != nil {
 		return err
 	}
-	b.res.ChurnSidecars = cf
+	ph.Churn = cf
 	say("sidecars under churn: %d changes (%.1f/s), %v pushes, istiods %.3f cores", cf.Changes, cf.Rate, cf.Pushes["eds"], cf.CPUCores)
 	stop()
 	if err := b.restore(ctx); err != nil {
