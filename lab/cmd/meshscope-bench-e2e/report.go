@@ -75,6 +75,10 @@ type churnFigures struct {
 	// per push sent.
 	AttributableCPU float64 `json:"attributableCpuSeconds"`
 	CPUPerPushMS    float64 `json:"cpuPerPushMs"`
+	// CPUPerChangeMS is the same per kube change: istiod batches changes
+	// into pushes differently from run to run (debounce), the changes are
+	// the same.
+	CPUPerChangeMS float64 `json:"cpuPerChangeMs"`
 }
 
 // attribute works out what a churn phase with clients cost beyond the
@@ -83,6 +87,9 @@ func (c *churnFigures) attribute(base float64) {
 	c.AttributableCPU = c.CPUSeconds - base*c.Seconds
 	if n := c.pushCount(); n > 0 {
 		c.CPUPerPushMS = c.AttributableCPU / n * 1000
+	}
+	if c.Changes > 0 {
+		c.CPUPerChangeMS = c.AttributableCPU / float64(c.Changes) * 1000
 	}
 }
 
@@ -240,13 +247,13 @@ func printReport(w io.Writer, r *result) {
 
 	fmt.Fprintln(w, "istiod's cost (both istiods, from their monitoring ports; heap after a forced GC)")
 	fmt.Fprintf(w, "  idle, no client:                %.3f cores, heap %.0f MiB\n", r.IstiodIdle.CPUCores, r.IstiodIdle.HeapMiB)
-	fmt.Fprintf(w, "  %-28s %9s %10s %10s %13s %11s\n", "", "CPU at", "heap at", "churn", "CPU per push", "istiod's")
-	fmt.Fprintf(w, "  %-28s %9s %10s %10s %13s %11s\n", "", "connect", "connect", "(cores)", "(beyond none)", "push time")
+	fmt.Fprintf(w, "  %-28s %9s %10s %10s %13s %13s %11s\n", "", "CPU at", "heap at", "churn", "CPU per push", "CPU per", "istiod's")
+	fmt.Fprintf(w, "  %-28s %9s %10s %10s %13s %13s %11s\n", "", "connect", "connect", "(cores)", "(beyond none)", "kube change", "push time")
 	none := func(name string, ch churnFigures) {
-		fmt.Fprintf(w, "  %-28s %9s %10s %10.3f %13s %11s  (%d changes, %.1f/s)\n", name, "-", "-", ch.CPUCores, "-", "-", ch.Changes, ch.Rate)
+		fmt.Fprintf(w, "  %-28s %9s %10s %10.3f %13s %13s %11s  (%d changes, %.1f/s)\n", name, "-", "-", ch.CPUCores, "-", "-", "-", ch.Changes, ch.Rate)
 	}
 	row := func(name string, c istiodCost, ch churnFigures) {
-		fmt.Fprintf(w, "  %-28s %8.2fs %+7.1fMiB %10.3f %10.2f ms %8.2f ms  (%d changes, %.0f pushes of %.0f B: %s)\n", name, c.CPUSeconds, c.HeapMiB, ch.CPUCores, ch.CPUPerPushMS, ch.PushTimeMS, ch.Changes, ch.pushCount(), ch.EDSBytesPerPush, ch.pushText())
+		fmt.Fprintf(w, "  %-28s %8.2fs %+7.1fMiB %10.3f %10.2f ms %10.2f ms %8.2f ms  (%d changes, %.0f pushes of %.0f B: %s)\n", name, c.CPUSeconds, c.HeapMiB, ch.CPUCores, ch.CPUPerPushMS, ch.CPUPerChangeMS, ch.PushTimeMS, ch.Changes, ch.pushCount(), ch.EDSBytesPerPush, ch.pushText())
 	}
 	none("no client", r.ChurnNoClients)
 	row("sidecar-shaped (4 streams)", r.Sidecars[0].Connect, r.Sidecars[0].Churn)
