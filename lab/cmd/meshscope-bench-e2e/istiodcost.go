@@ -197,10 +197,27 @@ func scrapeAll(ctx context.Context, l *lab.Lab, gc bool) (meshSample, error) {
 // push being built).
 const heapSamples = 3
 
-// scrapeHeap samples every istiod heapSamples times, a second apart, each
-// after a forced GC, and returns the last sample with each istiod's heap
-// replaced by the median of its readings.
-func scrapeHeap(ctx context.Context, l *lab.Lab) (meshSample, error) {
+// Where a sample's CPU reading is taken against its forced collections:
+// a window must not include the CPU the forced GCs cost (a collection of a
+// 500 MiB heap is a good part of a second), so a window opens after them
+// and closes before them.
+const (
+	opening = false // CPU read after the forced GCs
+	closing = true  // CPU read before the forced GCs
+)
+
+// scrapeWithHeap samples every istiod: its heap as the median of
+// heapSamples readings a second apart, each after a forced GC, and its CPU
+// and counters in one reading without GC, before the GCs (closing) or
+// after them (opening).
+func scrapeWithHeap(ctx context.Context, l *lab.Lab, cpuFirst bool) (meshSample, error) {
+	var out meshSample
+	var err error
+	if cpuFirst {
+		if out, err = scrapeAll(ctx, l, false); err != nil {
+			return nil, err
+		}
+	}
 	var runs []meshSample
 	for i := 0; i < heapSamples; i++ {
 		if i > 0 {
@@ -212,7 +229,11 @@ func scrapeHeap(ctx context.Context, l *lab.Lab) (meshSample, error) {
 		}
 		runs = append(runs, s)
 	}
-	out := runs[len(runs)-1]
+	if !cpuFirst {
+		if out, err = scrapeAll(ctx, l, false); err != nil {
+			return nil, err
+		}
+	}
 	for i := range out {
 		hs := make([]float64, len(runs))
 		for k, r := range runs {

@@ -215,12 +215,12 @@ func (b *bench) restore(ctx context.Context) error {
 // idleAndChurn samples istiod with no client: idle, then under churn.
 func (b *bench) idleAndChurn(ctx context.Context) error {
 	settle(3 * time.Second)
-	s0, err := scrapeAll(ctx, b.l, true)
+	s0, err := scrapeWithHeap(ctx, b.l, opening)
 	if err != nil {
 		return err
 	}
 	time.Sleep(b.f.idle)
-	s1, err := scrapeHeap(ctx, b.l)
+	s1, err := scrapeWithHeap(ctx, b.l, closing)
 	if err != nil {
 		return err
 	}
@@ -325,7 +325,7 @@ func (b *bench) ui(ctx context.Context) error {
 	settle(3 * time.Second)
 	heapBefore := heapAlloc()
 	goBefore := runtime.NumGoroutine()
-	before, err := scrapeHeap(ctx, b.l)
+	before, err := scrapeWithHeap(ctx, b.l, opening)
 	if err != nil {
 		return err
 	}
@@ -356,7 +356,7 @@ func (b *bench) ui(ctx context.Context) error {
 	// the UI derives while the mesh is quiet (should be nothing).
 	settle(3 * time.Second)
 	n0, t0q := u.indexCount(), time.Now()
-	after, err := scrapeHeap(ctx, b.l)
+	after, err := scrapeWithHeap(ctx, b.l, closing)
 	if err != nil {
 		return err
 	}
@@ -411,7 +411,7 @@ func (b *bench) ui(ctx context.Context) error {
 // load over the run does not land on one side.
 func (b *bench) sidecars(ctx context.Context, i int) error {
 	settle(3 * time.Second)
-	before, err := scrapeHeap(ctx, b.l)
+	before, err := scrapeWithHeap(ctx, b.l, opening)
 	if err != nil {
 		return err
 	}
@@ -463,7 +463,7 @@ func (b *bench) sidecars(ctx context.Context, i int) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	settle(3 * time.Second)
-	after, err := scrapeHeap(ctx, b.l)
+	after, err := scrapeWithHeap(ctx, b.l, closing)
 	if err != nil {
 		return err
 	}
