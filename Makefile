@@ -13,7 +13,7 @@ LAB         := $(GO) run ./lab/cmd/meshscope-lab
 # Unit and component tests: everything but the e2e tests, which need the lab.
 TEST_PKGS    = $(shell $(GO) list ./... | grep -v /test/e2e)
 
-.PHONY: all build test lint fuzz release man lab lab-build lab-down lab-status e2e bench bench-go bench-lab screenshots demo clean
+.PHONY: all build test lint fuzz release man lab lab-build lab-down lab-status e2e bench bench-go bench-lab bench-e2e screenshots demo clean
 
 all: lint test build
 
@@ -82,6 +82,16 @@ bench-go:
 ## e.g. "-runs 5 -json" (the lab is stopped when it ends)
 bench-lab: lab-build
 	$(GO) run ./lab/cmd/meshscope-bench $(BENCHFLAGS)
+
+## bench-e2e: the whole product against a real istiod (issue 14): its own
+## 3-cluster lab in .lab/bench-e2e (ports +300, or MESHSCOPE_BENCH_PORT_OFFSET)
+## with two istiods, 2,000 services / 30,000 endpoints; the UI headless
+## (time to every verdict, heap per endpoint, push-to-screen under churn),
+## explain and watch --service (bytes), and what meshscope's streams cost
+## istiod next to as many sidecar-shaped ones. Every figure with its target
+## and PASS/MISS; BENCHFLAGS e.g. "-services 300 -endpoints 3000 -json"
+bench-e2e: lab-build
+	$(GO) run ./lab/cmd/meshscope-bench-e2e $(BENCHFLAGS)
 
 ## screenshots: render docs/screenshots/*.svg from the demo in tmux
 screenshots:

@@ -94,6 +94,7 @@ func (w *watcher) addControlPlaneInformers(client kubernetes.Interface, ns strin
 		listWatch[*corev1.PodList](core.Pods(ns), "", istiodPodLabel))
 	w.rootCerts = w.add(resRootCert, false, &corev1.ConfigMap{}, transformRootCert,
 		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), fields.OneTermEqualSelector("metadata.name", RootCertConfigMap).String(), ""))
+	w.rootCerts.unchanged = unchangedRootCert
 }
 
 // controlPlaneFacts fills what the control-plane informers know into c.

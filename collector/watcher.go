@@ -49,6 +49,9 @@ type informerHealth struct {
 	lastErr  Problem // last watch/list error; cleared by the next event
 	// onChange, when set, sees every added, updated or deleted object.
 	onChange func(obj any)
+	// unchanged, when set, tells an update that changes nothing meshscope
+	// reads (unchanged.go): it marks the watch alive and publishes nothing.
+	unchanged func(old, cur any) bool
 }
 
 // watcher runs the informers of one cluster and tracks its health. It only
@@ -120,15 +123,18 @@ func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, re
 	// hundred small objects.
 	w.namespaces = w.add(resNamespaces, false, &corev1.Namespace{}, transformNamespace,
 		listWatch[*corev1.NamespaceList](core.Namespaces(), "", ""))
+	w.namespaces.unchanged = unchangedNamespace
 	if !opts.DisableNodes {
 		w.nodes = w.add(resNodes, false, &corev1.Node{}, transformNode,
 			listWatch[*corev1.NodeList](core.Nodes(), "", ""))
+		w.nodes.unchanged = unchangedNode
 	}
 	// The system namespace's ConfigMaps: the mesh config, meshNetworks and
 	// the sidecar injector's values (a handful of objects; the transform
 	// keeps only the keys meshscope reads).
 	w.configMaps = w.add(resConfigMaps, false, &corev1.ConfigMap{}, transformConfigMap,
 		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), "", ""))
+	w.configMaps.unchanged = unchangedConfigMap
 	// A change of what names a context cluster (its istiod's CLUSTER_ID,
 	// the injector's clusterName) re-plans the clusters, like a secret.
 	w.addControlPlaneInformers(client, ns)
@@ -200,8 +206,17 @@ func (w *watcher) add(name string, required bool, example runtime.Object, tf cac
 		}
 	}
 	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    event,
-		UpdateFunc: func(_, obj any) { event(obj) },
+		AddFunc: event,
+		UpdateFunc: func(old, obj any) {
+			if h.unchanged != nil && h.unchanged(old, obj) {
+				w.mu.Lock()
+				w.lastEventAt = time.Now()
+				h.lastErr = Problem{}
+				w.mu.Unlock()
+				return
+			}
+			event(obj)
+		},
 		DeleteFunc: event,
 	})
 	w.infs = append(w.infs, h)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // ClusterSpec describes one lab cluster: its kube-apiserver port, network and
@@ -50,6 +51,14 @@ type Config struct {
 	// different roots). By default every istiod gets an intermediate of one
 	// shared lab root (lab/ca.go).
 	OwnCAs bool
+	// DeferIstiods makes Start return once the fixture is seeded, without
+	// istiod: the caller starts them with Lab.StartIstiods (the end-to-end
+	// benchmark fills the clusters first, so istiod's initial sync reads a
+	// full mesh and the fill does not compete with it).
+	DeferIstiods bool
+	// IstiodTimeout bounds the wait for each istiod to be ready with every
+	// cluster synced (default 90s; a mesh of 30,000 endpoints needs more).
+	IstiodTimeout time.Duration
 
 	EtcdPort, EtcdPeerPort int
 	// KubeletPort is where the lab's kubelet stand-in serves port-forwards
@@ -105,6 +114,34 @@ func (c Config) istiods() []IstiodSpec {
 		return c.Istiods
 	}
 	return c.Istiods[:1]
+}
+
+// primaries are the clusters whose control plane reads the others: the
+// clusters of the istiods this configuration runs, or, without istiod, the
+// first cluster (the collector's starting context in the benchmarks).
+func (c Config) primaries() []string {
+	var out []string
+	for _, is := range c.istiods() {
+		out = append(out, is.Cluster)
+	}
+	if len(out) == 0 && len(c.Clusters) > 0 {
+		out = append(out, c.Clusters[0].Name)
+	}
+	return out
+}
+
+// remoteSecretPairs are the remote secrets the fixture writes, as
+// {holder, remote}: each primary holds one for every other cluster.
+func (c Config) remoteSecretPairs() [][2]string {
+	var out [][2]string
+	for _, p := range c.primaries() {
+		for _, cl := range c.Clusters {
+			if cl.Name != p {
+				out = append(out, [2]string{p, cl.Name})
+			}
+		}
+	}
+	return out
 }
 
 func (c Config) ports() map[int]string {

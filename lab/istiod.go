@@ -89,7 +89,11 @@ func (i *Istiod) View(ctx context.Context) (istiod.View, error) {
 // cluster as synced.
 func (l *Lab) waitIstiod(ctx context.Context, is *Istiod) error {
 	what := "istiod " + is.Cluster
-	return waitFor(ctx, what, 90*time.Second, is.proc, func() error {
+	timeout := l.cfg.IstiodTimeout
+	if timeout <= 0 {
+		timeout = 90 * time.Second
+	}
+	return waitFor(ctx, what, timeout, is.proc, func() error {
 		resp, err := http.Get(is.HTTPURL() + "/ready")
 		if err != nil {
 			return err

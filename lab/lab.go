@@ -127,26 +127,39 @@ func Start(ctx context.Context, cfg Config, log io.Writer) (_ *Lab, err error) {
 	if err := l.seed(ctx); err != nil {
 		return nil, fmt.Errorf("lab fixture: %w", err)
 	}
-	for _, spec := range cfg.istiods() {
+	if !cfg.DeferIstiods {
+		if err := l.StartIstiods(ctx); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(log, "lab: ready in %s\n", time.Since(started).Round(time.Millisecond))
+	return l, nil
+}
+
+// StartIstiods starts the configured istiods and the kubelet stand-in that
+// port-forwards to them, and waits until every istiod reports every lab
+// cluster synced. Start calls it unless Config.DeferIstiods is set (a
+// benchmark fills the clusters first); it is an error to call it twice.
+func (l *Lab) StartIstiods(ctx context.Context) error {
+	if len(l.istiods) > 0 {
+		return errors.New("lab: istiods already started")
+	}
+	for _, spec := range l.cfg.istiods() {
 		is := &Istiod{IstiodSpec: spec}
 		l.istiods = append(l.istiods, is)
 		if err := l.startIstiod(is); err != nil {
-			return nil, err
+			return err
 		}
 		if err := l.saveState(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, is := range l.istiods {
 		if err := l.waitIstiod(ctx, is); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := l.startKubelet(ctx); err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(log, "lab: ready in %s\n", time.Since(started).Round(time.Millisecond))
-	return l, nil
+	return l.startKubelet(ctx)
 }
 
 // Stop stops every process the lab started, istiod first, by PID.

@@ -82,3 +82,39 @@ func TestAppLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteSecretPairs: each primary holds a remote secret for every other
+// cluster; without istiod the first cluster is the one that reads the rest.
+func TestRemoteSecretPairs(t *testing.T) {
+	three := append(DefaultConfig("/repo").Clusters, ClusterSpec{Name: "cluster3", Network: "network2", Port: 6445})
+	for _, tc := range []struct {
+		name     string
+		clusters []ClusterSpec
+		multi    bool
+		noIstiod bool
+		want     string
+	}{
+		{name: "default lab", want: "cluster1>cluster2"},
+		{name: "multi-primary", multi: true, want: "cluster1>cluster2 cluster2>cluster1"},
+		{name: "three clusters, one primary", clusters: three, want: "cluster1>cluster2 cluster1>cluster3"},
+		{name: "three clusters, multi-primary", clusters: three, multi: true,
+			want: "cluster1>cluster2 cluster1>cluster3 cluster2>cluster1 cluster2>cluster3"},
+		{name: "three clusters, no istiod", clusters: three, noIstiod: true, want: "cluster1>cluster2 cluster1>cluster3"},
+	} {
+		cfg := DefaultConfig("/repo")
+		cfg.MultiPrimary = tc.multi
+		if tc.clusters != nil {
+			cfg.Clusters = tc.clusters
+		}
+		if tc.noIstiod {
+			cfg.Istiods = nil
+		}
+		var got []string
+		for _, p := range cfg.remoteSecretPairs() {
+			got = append(got, p[0]+">"+p[1])
+		}
+		if s := strings.Join(got, " "); s != tc.want {
+			t.Errorf("%s: remote secrets %q, want %q", tc.name, s, tc.want)
+		}
+	}
+}

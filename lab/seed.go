@@ -63,13 +63,10 @@ func (l *Lab) seed(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", c.Name, err)
 		}
 	}
-	// The primary (cluster1) reads cluster2 through a remote secret; with
-	// multi-primary, cluster2's istiod reads cluster1 the same way.
-	pairs := [][2]string{{"cluster1", "cluster2"}}
-	if l.cfg.MultiPrimary || l.cfg.Ambient {
-		pairs = append(pairs, [2]string{"cluster2", "cluster1"})
-	}
-	for _, p := range pairs {
+	// Every primary reads every other cluster through a remote secret: in
+	// the default lab cluster1 reads cluster2 (and, with multi-primary,
+	// cluster2 reads cluster1); a third cluster is a remote of each primary.
+	for _, p := range l.cfg.remoteSecretPairs() {
 		if err := l.RotateRemoteSecret(ctx, p[0], p[1]); err != nil {
 			return err
 		}

@@ -152,6 +152,17 @@ func buildIndex(snap *collector.Snapshot, feed Feed) *index {
 	return ix
 }
 
+// verdictsKnown counts the services with a verdict (match or mismatch).
+func (ix *index) verdictsKnown() int {
+	n := 0
+	for i := range ix.services {
+		if v := ix.services[i].verdict; v == explain.Match || v == explain.Mismatch {
+			n++
+		}
+	}
+	return n
+}
+
 // serviceVerdict is match when every known actual EDS of the service matches
 // the prediction, mismatch when one does not, pending when none is known.
 // explainFor is the explain view of one service port from one viewpoint,

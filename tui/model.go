@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/internal/uiprobe"
 	"github.com/meshscope/meshscope/themes"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -251,6 +252,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.deriving = false
 		m.ix = msg.ix
 		m.refreshAll(update{index: true, entries: kubeEntries(msg.kube)})
+		if h := uiprobe.Get(); h != nil && h.IndexApplied != nil {
+			h.IndexApplied(len(m.ix.services), m.ix.verdictsKnown())
+		}
 		var cmd tea.Cmd
 		if m.dirty {
 			cmd = m.requestDerive()
@@ -314,6 +318,9 @@ func (m *Model) onEvents(evs []xdsclient.Event) tea.Cmd {
 		m.status = m.feed.Status()
 	}
 	m.refreshAll(u)
+	if h := uiprobe.Get(); h != nil && h.EventsApplied != nil {
+		h.EventsApplied(evs)
+	}
 	if u.eds {
 		// The services' verdicts depend on the actual EDS; they are
 		// recomputed on the next tick, at most once a second.

@@ -15,9 +15,78 @@ import (
 type entry struct {
 	xds  *xdsclient.Event
 	kube *collector.KubeChange
+	// eps counts the endpoint changes of an xDS push by kind; once the
+	// entry is kept (compact), xds.Endpoints holds only the first few.
+	eps epCounts
+	// kept: compact has made this the timeline's own copy.
+	kept bool
 	// id numbers the entries in arrival order (set by the events view): the
 	// key the cursor follows.
 	id uint64
+}
+
+// epCounts counts a push's endpoint changes by kind.
+type epCounts struct{ added, removed, changed, weight, total int }
+
+// maxKeptEndpoints bounds the endpoint changes the timeline keeps of one
+// push: the detail pane shows no more (detailHeight), and a proxy's first
+// push lists every endpoint of the mesh it sees (tens of thousands). Kept
+// whole, the timeline would hold a second copy of every endpoint per
+// viewpoint.
+const maxKeptEndpoints = 8
+
+// compact is the entry as the timeline keeps it: for an xDS event, a copy
+// with at most maxKeptEndpoints endpoint changes (eps counts them all) and
+// every string cloned, so that an old entry pins none of the push buffers
+// the client decoded in place (nor the batch the event came in).
+func (e entry) compact() entry {
+	if e.xds == nil || e.kept {
+		return e
+	}
+	e.kept = true
+	x := *e.xds
+	e.eps = countChanges(x.Endpoints)
+	x.Added, x.Removed, x.Changed = cloneAll(x.Added), cloneAll(x.Removed), cloneAll(x.Changed)
+	kept := x.Endpoints[:min(len(x.Endpoints), maxKeptEndpoints)]
+	x.Endpoints = nil
+	if len(kept) > 0 {
+		x.Endpoints = make([]xdsclient.EndpointChange, len(kept))
+		for i, c := range kept {
+			c.Cluster, c.Address, c.Health, c.TLSMode = strings.Clone(c.Cluster), strings.Clone(c.Address), strings.Clone(c.Health), strings.Clone(c.TLSMode)
+			c.WorkloadCluster, c.Workload = strings.Clone(c.WorkloadCluster), strings.Clone(c.Workload)
+			x.Endpoints[i] = c
+		}
+	}
+	e.xds = &x
+	return e
+}
+
+func countChanges(cs []xdsclient.EndpointChange) epCounts {
+	n := epCounts{total: len(cs)}
+	for _, c := range cs {
+		switch c.Change {
+		case xdsclient.EndpointAdded:
+			n.added++
+		case xdsclient.EndpointRemoved:
+			n.removed++
+		case xdsclient.EndpointChanged:
+			n.changed++
+		case xdsclient.EndpointWeight:
+			n.weight++
+		}
+	}
+	return n
+}
+
+func cloneAll(ss []string) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strings.Clone(s)
+	}
+	return out
 }
 
 // kubeEntries are the timeline entries of kube changes.
@@ -84,7 +153,8 @@ func (e entry) haystack() string {
 const causeWindow = 30 * time.Second
 
 // edsHosts are the service hostnames an EDS event is about (from the
-// outbound|PORT||HOST names it changed or whose endpoints changed).
+// outbound|PORT||HOST names it added, changed or removed, or whose
+// endpoints changed).
 func edsHosts(e *xdsclient.Event) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -101,6 +171,9 @@ func edsHosts(e *xdsclient.Event) []string {
 		add(n)
 	}
 	for _, n := range e.Added {
+		add(n)
+	}
+	for _, n := range e.Removed {
 		add(n)
 	}
 	for _, c := range e.Endpoints {
@@ -156,12 +229,11 @@ func changesText(en entry) string {
 	}
 	var parts []string
 	if len(e.Endpoints) > 0 {
-		counts := map[string]int{}
-		for _, c := range e.Endpoints {
-			counts[string(c.Change)]++
+		n := en.eps
+		if !en.kept {
+			n = countChanges(e.Endpoints)
 		}
-		parts = append(parts, fmt.Sprintf("endpoints +%d -%d ~%d w%d", counts[string(xdsclient.EndpointAdded)], counts[string(xdsclient.EndpointRemoved)],
-			counts[string(xdsclient.EndpointChanged)], counts[string(xdsclient.EndpointWeight)]))
+		parts = append(parts, fmt.Sprintf("endpoints +%d -%d ~%d w%d", n.added, n.removed, n.changed, n.weight))
 		c := e.Endpoints[0]
 		parts = append(parts, fmt.Sprintf("%s %s:%d", c.Change, c.Address, c.Port))
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -40,7 +41,7 @@ func TestPushLinkedToKubeChange(t *testing.T) {
 	v := m.events
 	v.add(m.vc(), []entry{{kube: &kube}, {kube: &other}, {xds: &push}, {xds: &late}})
 	c, ok := v.causes[3]
-	if entryByID(v, 3).xds != &push || !ok || c.short != "← cluster2 +125ms" || !strings.Contains(c.long, "helloworld.sample: +10.144.0.20 +10.144.0.21") {
+	if entryByID(v, 3).xds.Seq != push.Seq || !ok || c.short != "← cluster2 +125ms" || !strings.Contains(c.long, "helloworld.sample: +10.144.0.20 +10.144.0.21") {
 		t.Errorf("push cause = %+v, %v; want the cluster2 change 125 ms before", c, ok)
 	}
 	if _, ok := v.causes[4]; ok {
@@ -216,5 +217,33 @@ func TestEventsPauseAndFilter(t *testing.T) {
 	m.Update(eventsMsg{[]xdsclient.Event{{Seq: 9, Time: testNow, ControlPlane: "istiod-cluster1", Viewpoint: vp1.String(), Type: "eds"}}})
 	if m.events.list.key != key || m.events.list.cur != 4 {
 		t.Fatalf("cursor moved to %q (%d)", m.events.list.key, m.events.list.cur)
+	}
+}
+
+// TestTimelineKeepsAFewEndpointsOfABigPush: a proxy's first push lists
+// every endpoint it is sent; the timeline keeps a bounded copy (counts of
+// every change, the first few changes, cloned strings), and says how many
+// more there were.
+func TestTimelineKeepsAFewEndpointsOfABigPush(t *testing.T) {
+	raw := strings.Clone("outbound|8080||svc-0000.bench-00.svc.cluster.local")
+	big := xdsclient.Event{Seq: 9, Time: time.Now(), ControlPlane: "cluster1", Viewpoint: "cluster1/network1", Type: "eds", Added: []string{raw}}
+	for i := 0; i < 1000; i++ {
+		big.Endpoints = append(big.Endpoints, xdsclient.EndpointChange{Cluster: raw, Change: xdsclient.EndpointAdded, Address: "10.50.0.1", Port: 8080, Weight: 1})
+	}
+	m := newTestModel(t, "mono", 120, 40, nil, nil)
+	m.Update(eventsMsg{[]xdsclient.Event{big}})
+	kept := m.events.all[0]
+	if len(kept.xds.Endpoints) != maxKeptEndpoints || kept.eps.total != 1000 || kept.eps.added != 1000 {
+		t.Fatalf("kept %d endpoint changes, counts %+v", len(kept.xds.Endpoints), kept.eps)
+	}
+	if unsafe.StringData(kept.xds.Added[0]) == unsafe.StringData(raw) || unsafe.StringData(kept.xds.Endpoints[0].Cluster) == unsafe.StringData(raw) {
+		t.Error("the kept entry still points into the push's strings")
+	}
+	if got := changesText(kept); !strings.HasPrefix(got, "endpoints +1000 -0 ~0 w0") {
+		t.Errorf("row = %q", got)
+	}
+	m.push(viewEvents)
+	if out := plain(m); !strings.Contains(out, "1000 endpoint changes; the first 8:") {
+		t.Errorf("detail does not say how many more:\n%s", out)
 	}
 }

@@ -82,13 +82,16 @@ func (v *eventsView) refresh(vc viewContext, u update) {
 // add appends entries (or holds them while paused).
 func (v *eventsView) add(vc viewContext, es []entry) {
 	if v.paused {
-		v.pending = append(v.pending, es...)
+		for _, e := range es {
+			v.pending = append(v.pending, e.compact())
+		}
 		if over := len(v.pending) - maxEvents; over > 0 {
 			v.pending = v.pending[over:]
 		}
 		return
 	}
 	for _, e := range es {
+		e = e.compact()
 		v.nextID++
 		e.id = v.nextID
 		switch {
@@ -286,6 +289,9 @@ func (v *eventsView) xdsDetail(vc viewContext, e entry, add func(lipgloss.Style,
 	}
 	if c, ok := v.causes[e.id]; ok {
 		add(vc.st.Warn, "caused by the kube change "+c.long)
+	}
+	if e.eps.total > len(x.Endpoints) {
+		add(vc.st.Muted, fmt.Sprintf("%d endpoint changes; the first %d:", e.eps.total, len(x.Endpoints)))
 	}
 	for _, c := range x.Endpoints {
 		line := fmt.Sprintf("%-7s %s:%d w%d %s", c.Change, c.Address, c.Port, c.Weight, c.Cluster)

@@ -28,6 +28,15 @@ type Options struct {
 	// "outbound|5000||helloworld.sample.svc.cluster.local"); when empty the
 	// client follows CDS and asks EDS for every EDS cluster CDS names.
 	EDSNames []string
+	// EDSOnly subscribes EDS for EDSNames and nothing else — no CDS — the
+	// way Envoy asks EDS for the clusters it already knows: the stream's
+	// cost then does not grow with the mesh (one-service commands such as
+	// explain and watch --service). It needs EDSNames.
+	EDSOnly bool
+	// Shared, when set, is a table of decoded EDS resources this client
+	// shares with the other clients given it (share.go): identical pushes
+	// to several viewpoints are decoded and kept once.
+	Shared *Shared
 	// Listeners subscribes LDS, and RDS for the routes the listeners name.
 	// It can also be turned on later with WatchListeners.
 	Listeners bool
@@ -88,6 +97,9 @@ func New(opts Options) (*Client, error) {
 	if opts.Conn == nil && opts.Transport.Address == "" {
 		return nil, errors.New("xdsclient: no connection and no address")
 	}
+	if opts.EDSOnly && len(opts.EDSNames) == 0 {
+		return nil, errors.New("xdsclient: EDSOnly needs the EDS names to ask for")
+	}
 	node, err := opts.Viewpoint.Node()
 	if err != nil {
 		return nil, fmt.Errorf("viewpoint %s: %w", opts.Viewpoint, err)
@@ -98,7 +110,7 @@ func New(opts Options) (*Client, error) {
 	for _, t := range allTypes {
 		c.types[t] = &typeState{res: map[string]any{}, names: map[string]bool{}}
 	}
-	c.types[CDS].enabled = true
+	c.types[CDS].enabled = !opts.EDSOnly
 	c.types[EDS].enabled = true
 	if len(opts.EDSNames) > 0 {
 		c.types[EDS].explicit = true
@@ -178,9 +190,12 @@ func views[V any](c *Client, t Type) []V {
 }
 
 // SetEDSNames replaces the EDS subscription with exactly names; nil goes
-// back to following CDS. It takes effect at once on a live stream, and is
+// back to following CDS (not for an EDSOnly client). It takes effect at once on a live stream, and is
 // kept for the next one otherwise.
 func (c *Client) SetEDSNames(names []string) error {
+	if len(names) == 0 && c.opts.EDSOnly {
+		return errors.New("xdsclient: an EDS-only client cannot follow CDS; give the EDS names")
+	}
 	c.mu.Lock()
 	st := c.types[EDS]
 	if len(names) == 0 {

@@ -130,6 +130,9 @@ type LoadAssignment struct {
 	// next push of this cluster can reuse unchanged endpoints.
 	raw   string
 	spans []epSpan
+	// shared is the Shared table's entry this view came from, if any:
+	// holding the view keeps the entry (share.go).
+	shared *sharedLA
 }
 
 // Listener summarizes an LDS resource.

@@ -129,7 +129,7 @@ func (c *Client) apply(r *response) (ev Event, follow []Type, nack error) {
 		return nil
 	}
 	for _, a := range r.resources {
-		d, err := decodeResource(r.t, a, prevEDS)
+		d, err := c.decode(r.t, a, prevEDS)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -23,6 +25,8 @@ type watchOptions struct {
 	AsPod       []string
 	Mode        string
 	Resources   []string
+	Service     string
+	Port        int32
 	Listeners   bool
 	Output      string
 	TLS         bool
@@ -53,6 +57,7 @@ in --istiod-namespace of the current (or first --context) kube context.`,
 		Example: `  meshscope watch --xds-address 127.0.0.1:15010 --from cluster1/network1
   meshscope watch --xds-address 127.0.0.1:15010 --from cluster1/none -o table \
       --resource 'outbound|5000||helloworld.sample.svc.cluster.local'
+  meshscope watch --xds-address 127.0.0.1:15010 --from cluster1/network1 --service helloworld.sample
   meshscope watch --xds-address 127.0.0.1:15012 --tls --ca-file root-cert.pem \
       --token-file token --from cluster1/network1`,
 		Args: cobra.NoArgs,
@@ -67,6 +72,8 @@ in --istiod-namespace of the current (or first --context) kube context.`,
 	f.StringArrayVar(&o.AsPod, "as-pod", nil, "watch as a real pod, NAMESPACE/POD[@CONTEXT] (repeatable; read with client-go)")
 	f.StringVar(&o.Mode, "xds-mode", "delta", "ADS variant: delta (like the istio agent) or sotw")
 	f.StringArrayVar(&o.Resources, "resource", nil, "EDS cluster name to watch, e.g. 'outbound|5000||helloworld.sample.svc.cluster.local' (repeatable; default: every EDS cluster CDS names)")
+	f.StringVar(&o.Service, "service", "", "watch one service: NAME.NAMESPACE or its hostname; EDS for its ports only, without CDS (read from the kube context(s), get only)")
+	f.Int32Var(&o.Port, "port", 0, "with --service: only this port")
 	f.BoolVar(&o.Listeners, "listeners", false, "also subscribe LDS and RDS")
 	f.StringVarP(&o.Output, "output", "o", "jsonl", "output format: jsonl or table")
 	f.BoolVar(&o.TLS, "tls", false, "use TLS (istiod's port 15012)")
@@ -102,6 +109,18 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 			known.Clusters[t.Cluster] = "" // its network is not known here
 		}
 	}
+	if o.Port != 0 && o.Service == "" {
+		return errors.New("watch: --port goes with --service")
+	}
+	if o.Service != "" {
+		if o.Listeners {
+			return errors.New("watch: --service asks EDS for one service only; --listeners needs the whole proxy config (drop one of them)")
+		}
+		if _, _, _, err := serviceHost(o.Service); err != nil {
+			return err
+		}
+	}
+	var snap *collector.Snapshot
 	if g.Demo {
 		// The demo mesh, with churn so there is something to watch; its
 		// collector also says which names are clusters and networks.
@@ -110,8 +129,7 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 			return err
 		}
 		defer m.Close()
-		snap, err := m.Settle(ctx)
-		if err != nil {
+		if snap, err = m.Settle(ctx); err != nil {
 			return err
 		}
 		known = knownOf(snap)
@@ -147,11 +165,20 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 		vps = append(vps, vp)
 	}
 
+	edsNames := o.Resources
+	if o.Service != "" {
+		names, err := serviceEDSNames(ctx, kube, snap, o.Service, o.Port)
+		if err != nil {
+			return err
+		}
+		edsNames = append(slices.Clone(o.Resources), names...)
+	}
+
 	err = live.Watch(ctx, live.WatchOptions{
 		Viewpoints: vps, ControlPlanes: targets, Kube: kube, IstiodNamespace: o.IstiodNS,
 		Transport: xdsclient.TransportConfig{TLS: o.TLS, CAFile: o.CAFile, TokenFile: o.TokenFile,
 			ServerName: o.ServerName, DialTimeout: o.DialTimeout},
-		Mode: mode, EDSNames: o.Resources, Listeners: o.Listeners, OnEvent: out.write,
+		Mode: mode, EDSNames: edsNames, EDSOnly: o.Service != "", Listeners: o.Listeners, OnEvent: out.write,
 		OnForward: func(pod, addr string) {
 			fmt.Fprintf(cmd.ErrOrStderr(), "meshscope: port-forwarding to %s on %s\n", pod, addr)
 		},

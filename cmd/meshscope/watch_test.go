@@ -145,6 +145,9 @@ func TestWatchErrors(t *testing.T) {
 		"network is not known":    {"watch", "--xds-address", "cluster1=127.0.0.1:1", "--from", "cluster1"},
 		"neither a known cluster": {"watch", "--xds-address", "127.0.0.1:1", "--from", "network1"},
 		"only sent over TLS":      {"watch", "--xds-address", "127.0.0.1:1", "--from", "c/n", "--token-file", "/dev/null"},
+		"--port goes with":        {"watch", "--xds-address", "127.0.0.1:1", "--from", "c/n", "--port", "80"},
+		"want NAME.NAMESPACE":     {"watch", "--xds-address", "127.0.0.1:1", "--from", "c/n", "--service", "helloworld"},
+		"drop one of them":        {"watch", "--xds-address", "127.0.0.1:1", "--from", "c/n", "--service", "a.b", "--listeners"},
 	}
 	for want, args := range cases {
 		root := newRootCmd()
@@ -176,30 +179,84 @@ func TestWatchTable(t *testing.T) {
 	}
 }
 
-// TestWatchDemo: watch --demo --from network1 streams push
-// events as JSON lines until interrupted.
-func TestWatchDemo(t *testing.T) {
+// watchDemo runs `meshscope watch --demo ARGS...` for 3 s and returns
+// the events of its JSON lines.
+func watchDemo(t *testing.T, args ...string) []xdsclient.Event {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	root := newRootCmd()
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&bytes.Buffer{})
-	root.SetArgs([]string{"watch", "--demo", "--from", "network1", "--log-file", "-"})
+	root.SetArgs(append(append([]string{"watch", "--demo"}, args...), "--log-file", "-"))
 	if err := root.ExecuteContext(ctx); err != nil {
-		t.Fatalf("watch --demo: %v", err)
+		t.Fatalf("watch --demo %v: %v", args, err)
 	}
-	var eds int
+	var evs []xdsclient.Event
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var ev xdsclient.Event
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("not a JSON line: %q", line)
 		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// TestWatchDemo: watch --demo --from network1 streams push
+// events as JSON lines until interrupted.
+func TestWatchDemo(t *testing.T) {
+	var eds int
+	for _, ev := range watchDemo(t, "--from", "network1") {
 		if ev.Type == "eds" && ev.Viewpoint != "" {
 			eds++
 		}
 	}
 	if eds == 0 {
-		t.Errorf("no eds events in 3s of watch --demo:\n%s", out.String())
+		t.Error("no eds events in 3s of watch --demo")
+	}
+}
+
+// TestWatchServiceDemo: watch --service asks EDS for that service's ports
+// only: no CDS, and every eds event is about helloworld.
+func TestWatchServiceDemo(t *testing.T) {
+	var eds int
+	for _, ev := range watchDemo(t, "--from", "network1", "--service", "helloworld.sample") {
+		switch ev.Type {
+		case xdsclient.EventCDS:
+			t.Errorf("a one-service watch got CDS: %+v", ev)
+		case xdsclient.EventEDS:
+			eds++
+			for _, n := range append(append(ev.Added, ev.Changed...), ev.Removed...) {
+				if n != watchHello {
+					t.Errorf("eds event about %s", n)
+				}
+			}
+		}
+	}
+	if eds == 0 {
+		t.Error("no eds events in 3s of watch --demo --service")
+	}
+}
+
+func TestServiceHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"helloworld.sample":                      "helloworld sample helloworld.sample.svc.cluster.local",
+		"helloworld.sample.svc.cluster.local":    "helloworld sample helloworld.sample.svc.cluster.local",
+		" reviews.bookinfo.svc.corp.example.com": "reviews bookinfo reviews.bookinfo.svc.corp.example.com",
+		"helloworld":                             "error",
+		"a.b.c":                                  "error",
+		".sample":                                "error",
+		"a.b.svc":                                "error",
+	} {
+		name, ns, host, err := serviceHost(in)
+		got := name + " " + ns + " " + host
+		if err != nil {
+			got = "error"
+		}
+		if got != want {
+			t.Errorf("serviceHost(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

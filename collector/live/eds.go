@@ -26,9 +26,10 @@ type EDSResult struct {
 }
 
 // FetchEDS impersonates each viewpoint against its control plane (see
-// ControlPlaneFor), asks for the given EDS cluster names only, and waits
-// until every name has arrived or timeout passes. The results are in the
-// order of vps.
+// ControlPlaneFor), asks for the given EDS cluster names only — EDS by
+// name, no CDS, so what it receives does not grow with the mesh — and
+// waits until every name has arrived or timeout passes. The results are in
+// the order of vps.
 func (s *Session) FetchEDS(ctx context.Context, vps []xdsclient.Viewpoint, names []string, mode xdsclient.Mode, timeout time.Duration) []EDSResult {
 	return s.fetch(ctx, vps, names, mode, timeout)
 }
@@ -44,6 +45,8 @@ func (s *Session) FetchAll(ctx context.Context, vps []xdsclient.Viewpoint, mode 
 // cluster of its CDS) or timeout passes.
 func (s *Session) fetch(ctx context.Context, vps []xdsclient.Viewpoint, names []string, mode xdsclient.Mode, timeout time.Duration) []EDSResult {
 	out := make([]EDSResult, len(vps))
+	// Viewpoints sent the same resource share one decoded copy.
+	shared := xdsclient.NewShared()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -54,7 +57,8 @@ func (s *Session) fetch(ctx context.Context, vps []xdsclient.Viewpoint, names []
 			continue
 		}
 		out[i].ControlPlane = t.Cluster
-		c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Transport: xdsclient.TransportConfig{Address: t.Address}, Mode: mode, EDSNames: names})
+		c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Transport: xdsclient.TransportConfig{Address: t.Address}, Mode: mode,
+			EDSNames: names, EDSOnly: names != nil, Shared: shared})
 		if err != nil {
 			out[i] = EDSResult{ControlPlane: t.Cluster, Why: err.Error()}
 			continue

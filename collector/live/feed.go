@@ -45,6 +45,10 @@ type Feed struct {
 	failed map[string]streamFailure
 	conns  map[string]*grpc.ClientConn // by control plane address
 	istiod []istiod.View               // the last views read
+	// shared holds the decoded EDS the streams share: a resource pushed
+	// identically to several viewpoints (the same network on two control
+	// planes) is decoded and kept once.
+	shared *xdsclient.Shared
 }
 
 // streamFailure is why a viewpoint's stream failed to start, and when.
@@ -70,7 +74,8 @@ func newFeed(ctx context.Context, s *Session, mode xdsclient.Mode) *Feed {
 	ctx, cancel := context.WithCancel(ctx)
 	return &Feed{s: s, mode: mode, ctx: ctx, cancel: cancel,
 		snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, eventBuffer),
-		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, failed: map[string]streamFailure{}, conns: map[string]*grpc.ClientConn{}}
+		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, failed: map[string]streamFailure{}, conns: map[string]*grpc.ClientConn{},
+		shared: xdsclient.NewShared()}
 }
 
 // start follows updates (and polls istiod) until the feed is closed.
@@ -162,7 +167,7 @@ func (f *Feed) ensureStream(vp xdsclient.Viewpoint) {
 		return
 	}
 	c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Conn: conn, Mode: f.mode,
-		Transport: xdsclient.TransportConfig{Address: t.Address}, OnEvent: f.onEvent})
+		Transport: xdsclient.TransportConfig{Address: t.Address}, OnEvent: f.onEvent, Shared: f.shared})
 	if err != nil {
 		f.fail(key, err.Error())
 		return

@@ -85,3 +85,8 @@ func (f *Feed) Istiod() []istiod.View {
 	defer f.mu.Unlock()
 	return f.istiod
 }
+
+// SharedEDS says how much the streams shared: EDS resources one stream
+// took already decoded from another (hits), decoded (misses), and the
+// distinct resources held now.
+func (f *Feed) SharedEDS() xdsclient.SharedStats { return f.shared.Stats() }

@@ -25,8 +25,10 @@ type WatchOptions struct {
 	Transport xdsclient.TransportConfig
 	Mode      xdsclient.Mode
 	// EDSNames to watch (nil: every EDS cluster CDS names); Listeners
-	// adds LDS and RDS.
+	// adds LDS and RDS. EDSOnly asks EDS for EDSNames without CDS (watch
+	// --service: one service's pushes, whatever the size of the mesh).
 	EDSNames  []string
+	EDSOnly   bool
 	Listeners bool
 	// OnEvent hears every event of every stream, from their goroutines.
 	OnEvent func(xdsclient.Event)
@@ -84,7 +86,7 @@ func Watch(ctx context.Context, o WatchOptions) error {
 			c, err := xdsclient.New(xdsclient.Options{
 				Viewpoint: vp, ControlPlane: cp, Conn: t.conn,
 				Transport: xdsclient.TransportConfig{Address: t.address},
-				Mode:      o.Mode, EDSNames: o.EDSNames, Listeners: o.Listeners,
+				Mode:      o.Mode, EDSNames: o.EDSNames, EDSOnly: o.EDSOnly, Listeners: o.Listeners,
 				DialTimeout: o.Transport.DialTimeout, OnEvent: o.OnEvent,
 			})
 			if err != nil {

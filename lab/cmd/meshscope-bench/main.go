@@ -10,30 +10,31 @@
 //	go run ./lab/cmd/meshscope-bench [-runs 3] [-json] [-cpuprofile FILE] [-memprofile FILE]
 //
 // It starts its own lab in .lab/bench on ports shifted by +200 from the
-// default lab (etcd 2579, apiservers 6643-6645, no istiod), so it never
-// clashes with `make lab` (+0) or `make e2e` (+100), and stops it by PID
-// when it ends, fails or is interrupted.
+// default lab (etcd 2579, apiservers 6643-6645, no istiod; -port-offset or
+// $MESHSCOPE_BENCH_PORT_OFFSET move it), so it never clashes with `make
+// lab` (+0) or `make e2e` (+100), and stops it by PID when it ends, fails
+// or is interrupted. The fill is package lab/scale's, shared with
+// meshscope-bench-e2e.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/signal"
-	"path/filepath"
-	"runtime/pprof"
-	"syscall"
 	"time"
 
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/lab/scale"
 )
 
-// portOffset shifts every lab port: make lab uses +0, make e2e +100.
-const portOffset = 200
+// cmd is the command's shared benchmark plumbing: make lab uses ports +0,
+// make e2e +100, this benchmark +200 (or $MESHSCOPE_BENCH_PORT_OFFSET, or
+// -port-offset), meshscope-bench-e2e +300.
+var cmd = &scale.Command{Name: "meshscope-bench", DefaultOffset: 200}
+
+func say(format string, args ...any) { cmd.Logf(format, args...) }
 
 type flags struct {
 	runs        int
@@ -42,11 +43,9 @@ type flags struct {
 	namespaces  int
 	nodes       int
 	writers     int
-	jsonOut     bool
 	cpuProfile  string
 	memProfile  string
 	syncTimeout time.Duration
-	verbose     bool
 }
 
 func main() {
@@ -57,64 +56,38 @@ func main() {
 	flag.IntVar(&f.namespaces, "namespaces", 10, "namespaces per cluster holding the Services")
 	flag.IntVar(&f.nodes, "nodes", 100, "Nodes per cluster, over 3 zones, holding the Pods (0: Pods on no node, so no localities)")
 	flag.IntVar(&f.writers, "writers", 32, "parallel client-go writers filling the clusters")
-	flag.BoolVar(&f.jsonOut, "json", false, "also print the result as JSON on stdout")
 	flag.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the last meshscope run (NewRegistry to settled) to this file")
 	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile taken at the end of the last meshscope run to this file")
 	flag.DurationVar(&f.syncTimeout, "sync-timeout", 5*time.Minute, "give up on a meshscope run after this long")
-	flag.BoolVar(&f.verbose, "v", false, "log the lab's and the collector's progress")
-	flag.Parse()
-	if f.runs < 1 || f.services < 3 || f.endpoints < f.services || f.namespaces < 1 || f.writers < 1 || f.nodes < 0 {
-		fmt.Fprintln(os.Stderr, "meshscope-bench: need -runs ≥ 1, -services ≥ 3, -endpoints ≥ -services, -namespaces ≥ 1, -writers ≥ 1, -nodes ≥ 0")
-		os.Exit(2)
-	}
-	if err := run(f); err != nil {
-		fmt.Fprintln(os.Stderr, "meshscope-bench:", err)
-		os.Exit(1)
-	}
+	cmd.AddFlags()
+	cmd.Main(func() error {
+		if f.runs < 1 || f.services < 3 || f.endpoints < f.services || f.namespaces < 1 || f.writers < 1 || f.nodes < 0 {
+			return errors.New("need -runs ≥ 1, -services ≥ 3, -endpoints ≥ -services, -namespaces ≥ 1, -writers ≥ 1, -nodes ≥ 0")
+		}
+		return nil
+	}, func(ctx context.Context) error { return run(ctx, f) })
 }
 
-func run(f flags) (err error) {
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer cancel()
-
+func run(ctx context.Context, f flags) error {
 	root, err := lab.FindRoot()
 	if err != nil {
 		return err
 	}
-	cfg := benchConfig(root)
-	var labLog io.Writer = io.Discard
-	if f.verbose {
-		labLog = os.Stderr
-	}
-	say("starting the lab in %s (3 clusters, no istiod; ports +%d)", cfg.Dir, portOffset)
-	started := time.Now()
-	l, err := lab.Start(ctx, cfg, labLog)
-	if err != nil {
-		return fmt.Errorf("lab: %w", err)
-	}
-	// The lab's processes die with this one (Pdeathsig) should it crash;
-	// on every return, error or Ctrl-C included, stop them by PID.
-	defer func() {
-		say("stopping the lab")
-		if serr := l.Stop(); serr != nil {
-			err = errors.Join(err, fmt.Errorf("lab stop: %w", serr))
-		}
-	}()
-	// The fixture gives cluster1 a remote secret for cluster2; add the one
-	// for cluster3, so the collector finds both from cluster1 alone.
-	if err := l.RotateRemoteSecret(ctx, "cluster1", "cluster3"); err != nil {
-		return fmt.Errorf("remote secret for cluster3: %w", err)
-	}
-	say("lab up in %s", time.Since(started).Round(time.Millisecond))
+	cfg := benchConfig(root, cmd.PortOffset)
+	say("starting the lab in %s (3 clusters, no istiod; ports +%d)", cfg.Dir, cmd.PortOffset)
+	return cmd.WithLab(ctx, cfg, func(l *lab.Lab) error { return measure(ctx, l, cfg, f) })
+}
 
-	plan := newPlan(l, f.services, f.endpoints, f.namespaces, f.nodes)
-	if err := fill(ctx, l, plan, f.writers); err != nil {
+func measure(ctx context.Context, l *lab.Lab, cfg lab.Config, f flags) (err error) {
+	plan := scale.NewPlan(l, f.services, f.endpoints, f.namespaces)
+	plan.Nodes = f.nodes
+	if err := plan.Fill(ctx, f.writers, say); err != nil {
 		return fmt.Errorf("filling the clusters: %w", err)
 	}
 
 	res := result{
 		Clusters: len(cfg.Clusters), Services: f.services, Endpoints: f.endpoints, NodesPerCluster: f.nodes,
-		FixtureEndpoints: plan.fixtureEndpoints, Writers: f.writers, FillSeconds: plan.fillTime.Seconds(),
+		FixtureEndpoints: plan.FixtureEndpoints, Writers: f.writers, FillSeconds: plan.FillTime.Seconds(),
 		TargetRatio: targetRatio, TargetHeapPerEndpoint: targetHeap,
 	}
 	var prof *os.File
@@ -135,9 +108,9 @@ func run(f flags) (err error) {
 			if err != nil {
 				return fmt.Errorf("run %d: baseline: %w", i, err)
 			}
-			if base.Services != plan.totalServices() || base.Endpoints != plan.totalEndpoints() || base.Pods != plan.totalPods() {
+			if base.Services != plan.TotalServices() || base.Endpoints != plan.TotalEndpoints() || base.Pods != plan.TotalPods() {
 				return fmt.Errorf("run %d: baseline listed %d services, %d endpoints and %d pods, want %d, %d and %d",
-					i, base.Services, base.Endpoints, base.Pods, plan.totalServices(), plan.totalEndpoints(), plan.totalPods())
+					i, base.Services, base.Endpoints, base.Pods, plan.TotalServices(), plan.TotalEndpoints(), plan.TotalPods())
 			}
 			bases[k] = base
 		}
@@ -157,40 +130,15 @@ func run(f flags) (err error) {
 	}
 	res.summarize()
 	printTable(os.Stdout, &res)
-	if f.jsonOut {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(&res); err != nil {
-			return err
-		}
-	}
-	return nil
+	return cmd.PrintJSON(&res)
 }
 
-// benchConfig is the default lab plus cluster3, in its own folder, on ports
-// shifted by portOffset, without istiod (the collector reads the API
-// servers only).
-func benchConfig(root string) lab.Config {
-	cfg := lab.DefaultConfig(root)
-	cfg.Dir = filepath.Join(root, ".lab", "bench")
-	cfg.Clusters = append(cfg.Clusters, lab.ClusterSpec{
-		Name: "cluster3", Network: "network2", Port: 6445, GatewayIP: "192.168.60.10", PodPrefix: "10.244.0",
-	})
-	cfg = cfg.Shifted(portOffset)
+// benchConfig is the benchmarks' three-cluster lab in .lab/bench, without
+// istiod (the collector reads the API servers only): cluster1 holds the
+// remote secrets of cluster2 and cluster3.
+func benchConfig(root string, offset int) lab.Config {
+	cfg := scale.LabConfig(root, "bench", offset)
 	cfg.Istiods = nil
 	cfg.MultiPrimary = false
 	return cfg
-}
-
-func say(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
-}
-
-func writeHeapProfile(path string) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	return pprof.Lookup("heap").WriteTo(fh, 0)
 }

@@ -15,10 +15,10 @@ import (
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/lab/scale"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -110,39 +110,6 @@ func heapAlloc() uint64 {
 	return m.HeapAlloc
 }
 
-// listAll is the plain client-go LIST of what the collector needs for
-// endpoints: every Service, EndpointSlice and Pod of one cluster (JSON,
-// client-go's default), the three in parallel.
-func listAll(ctx context.Context, cs kubernetes.Interface) (*corev1.ServiceList, *discoveryv1.EndpointSliceList, *corev1.PodList, error) {
-	var (
-		svcs                   *corev1.ServiceList
-		slices                 *discoveryv1.EndpointSliceList
-		pods                   *corev1.PodList
-		errSvc, errSl, errPods error
-		wg                     sync.WaitGroup
-	)
-	wg.Add(3)
-	go func() {
-		defer wg.Done()
-		svcs, errSvc = cs.CoreV1().Services(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	}()
-	go func() {
-		defer wg.Done()
-		slices, errSl = cs.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	}()
-	go func() {
-		defer wg.Done()
-		pods, errPods = cs.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	}()
-	wg.Wait()
-	for _, err := range []error{errSvc, errSl, errPods} {
-		if err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	return svcs, slices, pods, nil
-}
-
 // baseline times a plain LIST of Services, EndpointSlices and Pods of
 // every cluster, all clusters (and the three kinds) in parallel, with fresh
 // clients (as the collector builds its own), in JSON or in protobuf.
@@ -174,7 +141,7 @@ func baseline(ctx context.Context, l *lab.Lab, protobuf bool) (baselineResult, e
 				out[i].err = err
 				return
 			}
-			out[i].svcs, out[i].slices, out[i].pods, out[i].err = listAll(ctx, cs)
+			out[i].svcs, out[i].slices, out[i].pods, out[i].err = scale.ListAll(ctx, cs)
 		}()
 	}
 	wg.Wait()
@@ -202,14 +169,14 @@ func baseline(ctx context.Context, l *lab.Lab, protobuf bool) (baselineResult, e
 // cluster1, remote secrets on) to a settled snapshot with every cluster
 // synced and every endpoint in it, and the heap the running registry
 // holds, per endpoint.
-func measureCollector(ctx context.Context, l *lab.Lab, p *plan, f flags, prof *os.File, last bool) (collectorResult, error) {
+func measureCollector(ctx context.Context, l *lab.Lab, p *scale.Plan, f flags, prof *os.File, last bool) (collectorResult, error) {
 	var r collectorResult
 	logger := slog.New(slog.DiscardHandler)
-	if f.verbose {
+	if cmd.Verbose {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
-	wantClusters := len(p.clusters)
-	wantEndpoints := p.totalEndpoints()
+	wantClusters := len(p.Clusters)
+	wantEndpoints := p.TotalEndpoints()
 
 	before := heapAlloc()
 	if prof != nil && last {
@@ -282,12 +249,12 @@ func measureCollector(ctx context.Context, l *lab.Lab, p *plan, f flags, prof *o
 	r.Clusters = len(snap.Clusters)
 	r.Services = len(snap.Services)
 	r.Endpoints, r.BenchEndpoints = countEndpoints(snap)
-	if r.BenchEndpoints != p.endpoints {
-		return r, fmt.Errorf("snapshot holds %d benchmark endpoints, want %d", r.BenchEndpoints, p.endpoints)
+	if r.BenchEndpoints != p.Endpoints {
+		return r, fmt.Errorf("snapshot holds %d benchmark endpoints, want %d", r.BenchEndpoints, p.Endpoints)
 	}
 	r.LocatedEndpoints = locatedEndpoints(snap)
-	if p.nodes > 0 && r.LocatedEndpoints != p.endpoints {
-		return r, fmt.Errorf("%d of %d benchmark endpoints have a locality from their node", r.LocatedEndpoints, p.endpoints)
+	if p.Nodes > 0 && r.LocatedEndpoints != p.Endpoints {
+		return r, fmt.Errorf("%d of %d benchmark endpoints have a locality from their node", r.LocatedEndpoints, p.Endpoints)
 	}
 	r.SyncedMS = map[string]float64{}
 	for _, c := range snap.Clusters {
@@ -296,7 +263,7 @@ func measureCollector(ctx context.Context, l *lab.Lab, p *plan, f flags, prof *o
 	r.HeapBytes = int64(after) - int64(before)
 	r.HeapPerEndpoint = float64(r.HeapBytes) / float64(r.Endpoints)
 	if last && f.memProfile != "" {
-		if err := writeHeapProfile(f.memProfile); err != nil {
+		if err := scale.WriteHeapProfile(f.memProfile); err != nil {
 			return r, err
 		}
 	}
@@ -311,7 +278,7 @@ func countEndpoints(s *collector.Snapshot) (all, bench int) {
 	for _, svc := range s.Services {
 		for _, sc := range svc.Clusters {
 			all += len(sc.Endpoints)
-			if strings.HasPrefix(svc.Namespace, "bench-") {
+			if strings.HasPrefix(svc.Namespace, scale.NamespacePrefix) {
 				bench += len(sc.Endpoints)
 			}
 		}

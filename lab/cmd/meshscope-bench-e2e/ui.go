@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/internal/uiprobe"
+	"github.com/meshscope/meshscope/tui"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// uiSession is the terminal UI, headless: the live session and feed the
+// TUI runs on (collector + one stream per network and control plane), and
+// the real tui.Model in a Bubble Tea program without terminal (no input, no
+// renderer; View still runs after every update, as on screen). The probe
+// hooks report when the model applied a batch of events and when it made
+// an index current.
+type uiSession struct {
+	t0      time.Time
+	session *live.Session
+	feed    *live.Feed
+	cancel  context.CancelFunc
+	done    chan struct{}
+	restore func()
+
+	mu sync.Mutex
+	// synced: every cluster synced and every endpoint in the snapshot.
+	synced   time.Time
+	snap     *collector.Snapshot
+	services int // in the UI's index
+	known    int // services with a verdict
+	indexes  int // indexes applied so far
+	allKnown time.Time
+	// Push-to-screen: EDS delays recorded while recording; every event's
+	// Seq seen (gaps are events the feed dropped).
+	recording bool
+	delays    []time.Duration
+	seqs      []uint64
+	progErr   error
+}
+
+// startUI opens the session on the lab kubeconfig's cluster1 context with
+// the given control planes and debug addresses, and starts the UI on its
+// feed. wantEndpoints is the mesh's endpoint count ("synced" waits for it).
+func startUI(ctx context.Context, kubeconfig string, cps, debug []live.Target, wantClusters, wantEndpoints int) (*uiSession, error) {
+	u := &uiSession{}
+	u.restore = uiprobe.Set(&uiprobe.Hooks{EventsApplied: u.eventsApplied, IndexApplied: u.indexApplied})
+	ctx, u.cancel = context.WithCancel(ctx)
+	u.t0 = time.Now()
+	s, err := live.Open(ctx, live.Options{
+		Collector:     collector.Options{Kubeconfig: kubeconfig, Contexts: []string{"cluster1"}, SyncTimeout: 5 * time.Minute, Logger: slog.New(slog.DiscardHandler)},
+		ControlPlanes: cps, IstiodDebug: debug,
+	})
+	if err != nil {
+		u.restore()
+		u.cancel()
+		return nil, err
+	}
+	u.session = s
+	// A second subscriber, beside the feed's: when is the mesh synced?
+	updates, unsub := s.Registry().Subscribe()
+	go func() {
+		defer unsub()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case snap := <-updates:
+				if complete(snap, wantClusters, wantEndpoints) {
+					u.mu.Lock()
+					if u.synced.IsZero() {
+						u.synced, u.snap = time.Now(), snap
+					}
+					u.mu.Unlock()
+					return
+				}
+			}
+		}
+	}()
+	u.feed = s.Feed(ctx, xdsclient.ModeDelta)
+	m, err := tui.New(u.feed, tui.Options{})
+	if err != nil {
+		u.close()
+		return nil, err
+	}
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(nil), tea.WithOutput(io.Discard),
+		tea.WithoutRenderer(), tea.WithoutSignals(), tea.WithWindowSize(160, 48))
+	u.done = make(chan struct{})
+	go func() {
+		defer close(u.done)
+		_, err := p.Run()
+		if err != nil && !errors.Is(err, tea.ErrProgramKilled) && ctx.Err() == nil {
+			u.mu.Lock()
+			u.progErr = err
+			u.mu.Unlock()
+		}
+	}()
+	return u, nil
+}
+
+// complete: every cluster synced and every endpoint in the snapshot.
+func complete(s *collector.Snapshot, clusters, endpoints int) bool {
+	if s == nil || len(s.Clusters) != clusters {
+		return false
+	}
+	for _, c := range s.Clusters {
+		if c.State != collector.StateSynced {
+			return false
+		}
+	}
+	return countEndpoints(s) == endpoints
+}
+
+func countEndpoints(s *collector.Snapshot) int {
+	n := 0
+	for _, svc := range s.Services {
+		for _, sc := range svc.Clusters {
+			if sc != nil {
+				n += len(sc.Endpoints)
+			}
+		}
+	}
+	return n
+}
+
+func (u *uiSession) eventsApplied(evs []xdsclient.Event) {
+	now := time.Now()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for i := range evs {
+		u.seqs = append(u.seqs, evs[i].Seq)
+		if u.recording && evs[i].Type == xdsclient.EventEDS {
+			u.delays = append(u.delays, now.Sub(evs[i].Time))
+		}
+	}
+}
+
+func (u *uiSession) indexApplied(services, known int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.services, u.known = services, known
+	u.indexes++
+	if u.allKnown.IsZero() && services > 0 && known == services && !u.synced.IsZero() {
+		u.allKnown = time.Now()
+	}
+}
+
+// fullEDS is when every viewpoint's stream held the EDS of every EDS
+// cluster its CDS names (zero: not yet), and how many viewpoints there are.
+func (u *uiSession) fullEDS() (bool, int) {
+	vps := u.feed.Viewpoints()
+	if len(vps) == 0 {
+		return false, 0
+	}
+	for _, vp := range vps {
+		cfg, ok := u.feed.Config(vp.String())
+		if !ok {
+			return false, len(vps)
+		}
+		for _, c := range cfg.Clusters {
+			if c.Type != "EDS" {
+				continue
+			}
+			if _, _, ok := u.feed.Actual(vp.String(), c.EDSName()); !ok {
+				return false, len(vps)
+			}
+		}
+	}
+	return true, len(vps)
+}
+
+// uiTimes are the session's milestones, from live.Open.
+type uiTimes struct {
+	synced, fullEDS, verdicts time.Duration
+	viewpoints                int
+	services, known           int
+}
+
+// waitReady waits until the mesh is synced, every viewpoint (want of them)
+// has its full EDS and every service's verdict is known, or timeout.
+func (u *uiSession) waitReady(ctx context.Context, wantViewpoints int, timeout time.Duration) (uiTimes, error) {
+	var t uiTimes
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if t.fullEDS == 0 {
+			if ok, n := u.fullEDS(); ok && n == wantViewpoints {
+				t.fullEDS, t.viewpoints = time.Since(u.t0), n
+			}
+		}
+		u.mu.Lock()
+		if !u.synced.IsZero() {
+			t.synced = u.synced.Sub(u.t0)
+		}
+		if !u.allKnown.IsZero() {
+			t.verdicts = u.allKnown.Sub(u.t0)
+		}
+		t.services, t.known = u.services, u.known
+		err := u.progErr
+		u.mu.Unlock()
+		if err != nil {
+			return t, fmt.Errorf("the UI stopped: %w", err)
+		}
+		if t.synced > 0 && t.fullEDS > 0 && t.verdicts > 0 {
+			return t, nil
+		}
+		if time.Now().After(deadline) {
+			_, n := u.fullEDS()
+			return t, fmt.Errorf("not ready after %s: synced %v, full EDS %v (%d viewpoints), verdicts known for %d of %d services; streams %+v",
+				timeout, t.synced > 0, t.fullEDS > 0, n, t.known, t.services, u.feed.Status())
+		}
+		select {
+		case <-ctx.Done():
+			return t, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// record starts (or stops) recording push-to-screen delays.
+func (u *uiSession) record(on bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.recording = on
+	if on {
+		u.delays = nil
+	}
+}
+
+// pushes are the recorded delays, and how many events the feed dropped
+// over the whole session (gaps in the sequence numbers the UI saw).
+func (u *uiSession) pushes() ([]time.Duration, int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	seqs := slices.Clone(u.seqs)
+	slices.Sort(seqs)
+	dropped := 0
+	for i := 1; i < len(seqs); i++ {
+		if d := seqs[i] - seqs[i-1]; d > 1 {
+			dropped += int(d - 1)
+		}
+	}
+	return slices.Clone(u.delays), dropped
+}
+
+// endpoints is the snapshot's endpoint count once synced.
+func (u *uiSession) endpoints() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.snap == nil {
+		return 0
+	}
+	return countEndpoints(u.snap)
+}
+
+// close stops the UI, the feed and the session.
+func (u *uiSession) close() {
+	u.cancel()
+	if u.feed != nil {
+		u.feed.Close()
+	}
+	if u.session != nil {
+		u.session.Close()
+	}
+	if u.done != nil {
+		select {
+		case <-u.done:
+		case <-time.After(10 * time.Second):
+		}
+	}
+	u.restore()
+}
+
+// heapAlloc is the live heap after a collection.
+func heapAlloc() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// indexCount is how many indexes the UI has derived and applied so far.
+func (u *uiSession) indexCount() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.indexes
+}
