@@ -22,7 +22,7 @@ import (
 
 // labChurn changes a real lab the way the demo's churn changes the demo
 // mesh: a Service "soak" in namespace sample of every cluster of the
-// kubeconfig, its pods scaled between one and four and made ready or not,
+// kubeconfig (through the context named after it), its pods scaled between one and four and made ready or not,
 // one change every interval. The lab has no controllers, so kubesim writes
 // the pod status and EndpointSlice; istiod pushes each change. What it
 // created is deleted when it stops. (The soak driver writes to the lab;
@@ -51,8 +51,16 @@ func newLabChurn(ctx context.Context, kubeconfig string, seed int64) (_ *labChur
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(raw.Contexts))
-	for n := range raw.Contexts {
+	// One context per cluster: the one named after it (the lab's admin;
+	// CLUSTER-readonly may not write), else the first by name.
+	byCluster := map[string]string{}
+	for n, c := range raw.Contexts {
+		if cur, ok := byCluster[c.Cluster]; !ok || n == c.Cluster || (cur != c.Cluster && n < cur) {
+			byCluster[c.Cluster] = n
+		}
+	}
+	names := make([]string, 0, len(byCluster))
+	for _, n := range byCluster {
 		names = append(names, n)
 	}
 	sort.Strings(names)

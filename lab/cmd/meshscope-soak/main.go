@@ -76,6 +76,7 @@ func run(args []string) (bool, error) {
 	fs.StringVar(&cfg.xdsAddress, "xds-address", "", "istiod's xDS address (default: port-forward to the istiod pod, as the UI does)")
 	fs.DurationVar(&cfg.labChurn, "lab-churn", time.Second, "a change to the lab's soak Service this often (0: none)")
 	samples := fs.String("samples", "", "write each mesh's samples as CSV to this file prefix (PREFIX-demo.csv, PREFIX-lab.csv)")
+	heapProfile := fs.String("heap-profile", "", "write heap profiles at half the run and at its end to PREFIX-MESH-half.pprof and PREFIX-MESH-end.pprof (go tool pprof -base HALF END shows what grew)")
 	fs.BoolVar(&cfg.verbose, "v", false, "print the UI's header after every step of the scripted user")
 	fs.StringVar(&cfg.mesh, "mesh", "", "run one mesh in this process (demo or lab); set by the command itself")
 	if err := fs.Parse(args); err != nil {
@@ -95,6 +96,9 @@ func run(args []string) (bool, error) {
 		// The session logs (port-forwards, demo churn) go to stderr,
 		// warnings and worse only.
 		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		if *heapProfile != "" {
+			cfg.heapProfile = *heapProfile + "-" + cfg.mesh
+		}
 		if *samples != "" {
 			cfg.samplesFile = *samples + "-" + cfg.mesh + ".csv"
 		}

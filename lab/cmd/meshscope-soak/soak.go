@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,8 +30,11 @@ type config struct {
 	xdsAddress   string
 	labChurn     time.Duration
 	samplesFile  string
-	rule         rule
-	verbose      bool
+	// heapProfile, when set, is the prefix of two heap profiles: at half
+	// the run and at its end (go tool pprof -base HALF END: what grew).
+	heapProfile string
+	rule        rule
+	verbose     bool
 }
 
 const (
@@ -106,6 +110,7 @@ func soak(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 	defer stepT.Stop()
 	defer probeT.Stop()
 	end := time.After(cfg.duration)
+	half := time.After(cfg.duration / 2)
 	lastReport := time.Duration(0)
 	steps := 0
 loop:
@@ -117,6 +122,8 @@ loop:
 			break loop
 		case err := <-ui.done:
 			return false, fmt.Errorf("the UI ended by itself after %s: %v", time.Since(start).Round(time.Second), err)
+		case <-half:
+			writeHeapProfile(say, cfg.heapProfile, "half")
 		case <-probeT.C:
 			ui.probe()
 		case <-stepT.C:
@@ -154,6 +161,7 @@ loop:
 			}
 		}
 	}
+	writeHeapProfile(say, cfg.heapProfile, "end")
 	screen := ui.screen()
 	uiErr := ui.stop()
 	feed.Close()
@@ -177,6 +185,25 @@ loop:
 		ok = false
 	}
 	return ok, nil
+}
+
+// writeHeapProfile writes PREFIX-WHEN.pprof (nothing without a prefix).
+func writeHeapProfile(say func(string, ...any), prefix, when string) {
+	if prefix == "" {
+		return
+	}
+	path := prefix + "-" + when + ".pprof"
+	f, err := os.Create(path)
+	if err == nil {
+		runtime.GC()
+		err = pprof.WriteHeapProfile(f)
+		f.Close()
+	}
+	if err != nil {
+		say("heap profile %s: %v", path, err)
+		return
+	}
+	say("heap profile: %s", path)
 }
 
 // firstLine is a frame's first line (its header), plain.
