@@ -61,6 +61,17 @@ bench-go:
 bench-lab: lab-build
 	$(GO) run ./lab/cmd/meshscope-bench $(BENCHFLAGS)
 
+## soak: meshscope's live session under the real terminal-UI model for
+## SOAKTIME on the demo mesh (churn 10x faster) and, when `make lab` runs,
+## on the lab too; samples heap, goroutines, xDS streams, gRPC connections
+## and fds, prints their slopes per hour and fails when one grows without
+## bound (the rule is printed; docs/benchmarks.md). SOAKFLAGS e.g.
+## "-samples /tmp/soak -heap-profile /tmp/soak" or "-kubeconfig PATH"
+SOAKTIME ?= 3m
+.PHONY: soak
+soak:
+	SOAKTIME=$(SOAKTIME) $(GO) run ./lab/cmd/meshscope-soak $(SOAKFLAGS)
+
 ## screenshots: render docs/screenshots/*.svg from the demo in tmux
 screenshots:
 	MESHSCOPE_SCREENSHOTS=1 $(GO) test -count=1 -run Screenshots ./test/screenshots/

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +81,31 @@ func TestDiffSaysStale(t *testing.T) {
 	out := plain(m)
 	if m.currentID() != viewDiff || !strings.Contains(out, "cluster2/network2 stale: stream disconnected, last push 40s ago") || strings.Contains(out, "cluster1/network1 stale") {
 		t.Fatalf("the diff header should say network2's side is stale:\n%s", out)
+	}
+}
+
+// A push that changes 10,000 endpoints (a gateway lost its address in a
+// large mesh) keeps its counts in the timeline but only the first
+// keptChanges changes: the timeline holds maxEvents entries for hours.
+func TestTimelineKeepsFewChanges(t *testing.T) {
+	m := newTestModel(t, "mono", 120, 40, nil, nil)
+	ev := xdsclient.Event{Seq: 1, Time: testNow, ControlPlane: "cluster1", Viewpoint: vp1.String(), Type: xdsclient.EventType(xdsclient.EDS),
+		Changed: []string{"outbound|5000||" + helloHost}}
+	for i := 0; i < 10000; i++ {
+		ev.Endpoints = append(ev.Endpoints, xdsclient.EndpointChange{Cluster: "outbound|5000||" + helloHost, Change: xdsclient.EndpointAdded,
+			Address: fmt.Sprintf("10.%d.%d.%d", i/65536, i/256%256, i%256), Port: 5000, Weight: 1})
+	}
+	ev.Endpoints[0].Change = xdsclient.EndpointWeight
+	m.Update(eventsMsg{[]xdsclient.Event{ev}})
+	m.push(viewEvents)
+	kept := m.events.all[0]
+	if len(kept.xds.Endpoints) != keptChanges || cap(kept.xds.Endpoints) > 2*keptChanges {
+		t.Fatalf("the entry keeps %d endpoint changes (cap %d), want %d", len(kept.xds.Endpoints), cap(kept.xds.Endpoints), keptChanges)
+	}
+	out := plain(m)
+	for _, want := range []string{"endpoints +9999 -0 ~0 w1", "the first 32 of 10000 endpoint changes:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q on the events view:\n%s", want, out)
+		}
 	}
 }

@@ -296,7 +296,7 @@ func (m *Model) onEvents(evs []xdsclient.Event) tea.Cmd {
 	u := update{entries: make([]entry, len(evs))}
 	for i := range evs {
 		e := &evs[i]
-		u.entries[i] = entry{xds: e}
+		u.entries[i] = xdsEntry(e)
 		switch xdsclient.Type(e.Type) {
 		case xdsclient.EDS:
 			u.eds = true

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,59 @@ type entry struct {
 	// id numbers the entries in arrival order (set by the events view): the
 	// key the cursor follows.
 	id uint64
+	// cut counts the endpoint changes of an EDS push whose list was cut
+	// to keptChanges (nil: xds.Endpoints is the whole list).
+	cut *changeCounts
+}
+
+// keptChanges bounds the endpoint changes a timeline entry keeps. One push
+// of a large mesh can change tens of thousands of endpoints (a gateway
+// that lost its address), and the timeline keeps maxEvents entries for as
+// long as meshscope runs: an entry keeps their counts and the first
+// keptChanges, more than the detail pane shows.
+const keptChanges = 32
+
+// changeCounts counts an EDS push's endpoint changes by kind.
+type changeCounts struct{ added, removed, changed, weight int }
+
+func countChanges(cs []xdsclient.EndpointChange) changeCounts {
+	var n changeCounts
+	for _, c := range cs {
+		switch c.Change {
+		case xdsclient.EndpointAdded:
+			n.added++
+		case xdsclient.EndpointRemoved:
+			n.removed++
+		case xdsclient.EndpointChanged:
+			n.changed++
+		case xdsclient.EndpointWeight:
+			n.weight++
+		}
+	}
+	return n
+}
+
+func (n changeCounts) total() int { return n.added + n.removed + n.changed + n.weight }
+
+// xdsEntry is the timeline entry of an xDS event, its endpoint changes cut
+// to keptChanges. e is the program's own copy of the event (a batch of
+// the feed's): it is cut in place.
+func xdsEntry(e *xdsclient.Event) entry {
+	en := entry{xds: e}
+	if len(e.Endpoints) > keptChanges {
+		n := countChanges(e.Endpoints)
+		en.cut = &n
+		e.Endpoints = slices.Clone(e.Endpoints[:keptChanges])
+	}
+	return en
+}
+
+// changeCounts are the entry's endpoint changes by kind, those cut too.
+func (e entry) changeCounts() changeCounts {
+	if e.cut != nil {
+		return *e.cut
+	}
+	return countChanges(e.xds.Endpoints)
 }
 
 // kubeEntries are the timeline entries of kube changes.
@@ -156,12 +210,8 @@ func changesText(en entry) string {
 	}
 	var parts []string
 	if len(e.Endpoints) > 0 {
-		counts := map[string]int{}
-		for _, c := range e.Endpoints {
-			counts[string(c.Change)]++
-		}
-		parts = append(parts, fmt.Sprintf("endpoints +%d -%d ~%d w%d", counts[string(xdsclient.EndpointAdded)], counts[string(xdsclient.EndpointRemoved)],
-			counts[string(xdsclient.EndpointChanged)], counts[string(xdsclient.EndpointWeight)]))
+		n := en.changeCounts()
+		parts = append(parts, fmt.Sprintf("endpoints +%d -%d ~%d w%d", n.added, n.removed, n.changed, n.weight))
 		c := e.Endpoints[0]
 		parts = append(parts, fmt.Sprintf("%s %s:%d", c.Change, c.Address, c.Port))
 	}

@@ -287,6 +287,9 @@ func (v *eventsView) xdsDetail(vc viewContext, e entry, add func(lipgloss.Style,
 	if c, ok := v.causes[e.id]; ok {
 		add(vc.st.Warn, "caused by the kube change "+c.long)
 	}
+	if e.cut != nil {
+		add(vc.st.Muted, fmt.Sprintf("the first %d of %d endpoint changes:", len(x.Endpoints), e.cut.total()))
+	}
 	for _, c := range x.Endpoints {
 		line := fmt.Sprintf("%-7s %s:%d w%d %s", c.Change, c.Address, c.Port, c.Weight, c.Cluster)
 		if c.Change == xdsclient.EndpointWeight {

@@ -104,7 +104,7 @@ func soak(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 		defer csv.Close()
 		fmt.Fprintln(csv, csvHeader)
 	}
-	deaf := 0 // intervals in which the UI answered no probe
+	deaf := 0 // samples taken while the UI had not answered probes for seconds
 	sampleT, stepT, probeT := time.NewTicker(cfg.every), time.NewTicker(cfg.step), time.NewTicker(time.Second)
 	defer sampleT.Stop()
 	defer stepT.Stop()
@@ -146,7 +146,7 @@ loop:
 			}
 		case <-sampleT.C:
 			sm := take(start, sizeOf(s.Registry().Snapshot()), ui.stats())
-			if sm.ui.probes == 0 {
+			if sm.ui.pending >= stalled {
 				deaf++
 			}
 			samples = append(samples, sm)
@@ -272,7 +272,7 @@ func report(out io.Writer, cfg config, samples []sample, deaf int) bool {
 	}
 	fmt.Fprintf(out, "\nUI: %d messages handled, slowest probe through the program's queue %s", msgs, probeMax.Round(time.Millisecond))
 	if deaf > 0 {
-		fmt.Fprintf(out, "; in %d interval(s) it answered no probe: FAIL", deaf)
+		fmt.Fprintf(out, "; in %d sample(s) %d or more probes (one a second) waited for an answer: FAIL", deaf, stalled)
 		ok = false
 	}
 	fmt.Fprintln(out)

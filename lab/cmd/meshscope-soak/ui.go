@@ -23,7 +23,9 @@ type headless struct {
 	mu       sync.Mutex
 	messages int           // handled since the last stats call
 	probeMax time.Duration // the slowest probe since then
-	probes   int
+	probes   int           // answered since then
+	sent     int           // probes sent, in all
+	answered int           // probes answered, in all
 }
 
 // uiStats is how the UI loop answered in one sampling interval.
@@ -31,7 +33,12 @@ type uiStats struct {
 	messages int
 	probes   int
 	probeMax time.Duration
+	// pending is how many probes wait for an answer (one a second is sent).
+	pending int
 }
+
+// stalled is how many probes may wait before the UI counts as stuck.
+const stalled = 3
 
 // peekMsg asks for the frame the model draws now, from the program's own
 // goroutine (the model is not safe to read from another).
@@ -69,6 +76,7 @@ func (h *headless) filter(m tea.Model, msg tea.Msg) tea.Msg {
 	switch msg := msg.(type) {
 	case probeMsg:
 		h.probes++
+		h.answered++
 		h.probeMax = max(h.probeMax, time.Since(msg.sent))
 		return nil
 	case peekMsg:
@@ -78,13 +86,20 @@ func (h *headless) filter(m tea.Model, msg tea.Msg) tea.Msg {
 	return msg
 }
 
-func (h *headless) probe() { h.p.Send(probeMsg{sent: time.Now()}) }
+// probe sends a probe without waiting: a stuck program must not stop the
+// soak, it must show as probes pending.
+func (h *headless) probe() {
+	h.mu.Lock()
+	h.sent++
+	h.mu.Unlock()
+	go h.p.Send(probeMsg{sent: time.Now()})
+}
 
 // stats returns and resets the interval's counts.
 func (h *headless) stats() uiStats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := uiStats{messages: h.messages, probes: h.probes, probeMax: h.probeMax}
+	s := uiStats{messages: h.messages, probes: h.probes, probeMax: h.probeMax, pending: h.sent - h.answered}
 	h.messages, h.probes, h.probeMax = 0, 0, 0
 	return s
 }
