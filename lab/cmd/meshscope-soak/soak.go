@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -92,6 +93,22 @@ func soak(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 		s.Close()
 		return false, err
 	}
+	// teardown closes everything in order, once: at the end, or on an
+	// early return.
+	var uiErr error
+	teardown := sync.OnceFunc(func() {
+		uiErr = ui.stop()
+		feed.Close()
+		cancel()
+		<-churnDone
+		if churn != nil {
+			if err := churn.cleanup(context.WithoutCancel(ctx)); err != nil {
+				say("lab churn cleanup: %v", err)
+			}
+		}
+		s.Close()
+	})
+	defer teardown()
 	say("soaking the %s mesh for %s under the terminal UI (%d×%d, a scripted user every %s), sampling every %s",
 		cfg.mesh, cfg.duration, uiWidth, uiHeight, cfg.step, cfg.every)
 
@@ -127,19 +144,7 @@ loop:
 		case <-probeT.C:
 			ui.probe()
 		case <-stepT.C:
-			n := len(userScript)
-			what := ""
-			switch i := steps % (n + 2); {
-			case i < n:
-				ui.typeKeys(userScript[i]...)
-				what = strings.Join(userScript[i], " ")
-			case i == n:
-				ui.resize(smallWidth, smallHeight)
-				what = fmt.Sprintf("resize %d×%d", smallWidth, smallHeight)
-			default:
-				ui.resize(uiWidth, uiHeight)
-				what = fmt.Sprintf("resize %d×%d", uiWidth, uiHeight)
-			}
+			what := ui.step(steps)
 			steps++
 			if cfg.verbose {
 				say("step %q: %s", what, firstLine(ui.screen()))
@@ -163,16 +168,7 @@ loop:
 	}
 	writeHeapProfile(say, cfg.heapProfile, "end")
 	screen := ui.screen()
-	uiErr := ui.stop()
-	feed.Close()
-	cancel()
-	<-churnDone
-	if churn != nil {
-		if err := churn.cleanup(context.WithoutCancel(ctx)); err != nil {
-			say("lab churn cleanup: %v", err)
-		}
-	}
-	s.Close()
+	teardown()
 	if uiErr != nil && ctx.Err() == nil {
 		say("the UI program returned: %v", uiErr)
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -144,9 +146,25 @@ var userScript = [][]string{
 	{"s", "s", "s"},          // back to sorting by hostname
 }
 
-// resize is a terminal resized now and then (to the smallest size the UI
-// draws and back).
-func (h *headless) resize(w, hgt int) { h.p.Send(tea.WindowSizeMsg{Width: w, Height: hgt}) }
+// step does step i of the scripted user — the script, round and round,
+// then the terminal shrunk below the smallest size the UI draws in, and
+// back — and says what it did. It does not wait for the program: a stuck
+// UI must not stop the soak (it shows as probes pending).
+func (h *headless) step(i int) string {
+	n := len(userScript)
+	switch i %= n + 2; {
+	case i < n:
+		keys := userScript[i]
+		go h.typeKeys(keys...)
+		return strings.Join(keys, " ")
+	case i == n:
+		go h.p.Send(tea.WindowSizeMsg{Width: smallWidth, Height: smallHeight})
+		return fmt.Sprintf("resize %d×%d", smallWidth, smallHeight)
+	default:
+		go h.p.Send(tea.WindowSizeMsg{Width: uiWidth, Height: uiHeight})
+		return fmt.Sprintf("resize %d×%d", uiWidth, uiHeight)
+	}
+}
 
 // stop quits the program and waits for it.
 func (h *headless) stop() error {
