@@ -69,6 +69,7 @@ func TestTUIFaultMatrix(t *testing.T) {
 		s = wait("each column says its EDS is stale", 20*time.Second, func(s string) bool {
 			return strings.Contains(s, "Service helloworld") && strings.Count(s, "stale: stream ") == 2
 		})
+		t.Logf("the service view's columns: %s", row(s, "stale: stream "))
 		// No push can come from a dead istiod: the age the status bar
 		// gives the last push must keep up with the time since the kill.
 		time.Sleep(3 * time.Second)
