@@ -63,12 +63,13 @@ type metric struct {
 	name, unit string
 	floor      float64
 	info       bool
+	lows       bool // judged by the lowest sample of each stretch (see rule.block)
 	value      func(s sample) float64
 }
 
 // metrics are the series of a run, in report order.
 var metrics = []metric{
-	{name: "heap", unit: "MiB", floor: 1, value: func(s sample) float64 { return float64(s.heap) / (1 << 20) }},
+	{name: "heap", unit: "MiB", floor: 1, lows: true, value: func(s sample) float64 { return float64(s.heap) / (1 << 20) }},
 	{name: "goroutines", floor: 5, value: func(s sample) float64 { return float64(s.goroutines) }},
 	{name: "xds streams", floor: 1, value: func(s sample) float64 { return float64(s.open.Streams) }},
 	{name: "grpc conns", floor: 1, value: func(s sample) float64 { return float64(s.open.Connections) }},

@@ -240,7 +240,7 @@ func report(out io.Writer, cfg config, samples []sample, deaf int) bool {
 		for i, s := range samples {
 			ys[i] = m.value(s)
 		}
-		t := cfg.rule.judge(trend{name: m.name, unit: m.unit, floor: m.floor, info: m.info}, xs, ys)
+		t := cfg.rule.judge(trend{name: m.name, unit: m.unit, floor: m.floor, info: m.info, lows: m.lows}, xs, ys)
 		verdict := "bounded"
 		switch {
 		case t.insufficient:

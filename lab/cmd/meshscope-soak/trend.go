@@ -27,13 +27,17 @@ type rule struct {
 	// fraction of the level, that counts (the metric's own floor applies
 	// too).
 	minRiseFrac float64
+	// block is how long a stretch a "lows" metric is judged by its lowest
+	// sample in (at most a tenth of the window).
+	block time.Duration
 }
 
 func (r rule) String() string {
 	return fmt.Sprintf("a metric grows without bound when, over the window from max(warm-up %s, half the run) to the end, the least-squares slope b "+
 		"is above zero by more than %.0f standard errors, its growth per hour exceeds %.0f%% of the metric's mean level in the window, "+
-		"and the fitted rise over the window (b × window) exceeds both %.0f%% of that level and the metric's floor",
-		r.warmup, r.minT, r.maxPerHour*100, r.minRiseFrac*100)
+		"and the fitted rise over the window (b × window) exceeds both %.0f%% of that level and the metric's floor; "+
+		"the heap is judged by its lowest sample in each %s (what is kept, not what a frame or a derivation in flight holds for a moment)",
+		r.warmup, r.minT, r.maxPerHour*100, r.minRiseFrac*100, r.block)
 }
 
 // trend is one metric's fit over the window.
@@ -43,6 +47,8 @@ type trend struct {
 	floor float64 // the smallest rise that counts, in the metric's unit
 	// info metrics are reported, never judged (e.g. the mesh's size).
 	info bool
+	// lows: judged by the lowest sample of each rule.block.
+	lows bool
 
 	first, last  float64 // the first and last sample of the whole run
 	min, max     float64 // over the whole run
@@ -92,12 +98,17 @@ func (r rule) judge(t trend, xs, ys []float64) trend {
 			wx, wy = append(wx, x), append(wy, ys[i])
 		}
 	}
+	if len(wx) > 0 {
+		t.window = time.Duration((wx[len(wx)-1] - wx[0]) * float64(time.Second))
+	}
+	if t.lows {
+		wx, wy = lows(wx, wy, min(r.block.Seconds(), t.window.Seconds()/10))
+	}
 	t.n = len(wx)
 	if t.n < 5 {
 		t.insufficient = true
 		return t
 	}
-	t.window = time.Duration((wx[len(wx)-1] - wx[0]) * float64(time.Second))
 	t.slope, t.se, t.level = fit(wx, wy)
 	t.rise = t.slope * t.window.Seconds()
 	t.perHour = t.slope * 3600
@@ -111,6 +122,23 @@ func (r rule) judge(t trend, xs, ys []float64) trend {
 		t.relPerHour > r.maxPerHour &&
 		t.rise > math.Max(t.floor, r.minRiseFrac*math.Abs(t.level))
 	return t
+}
+
+// lows is the lowest sample of each stretch of block seconds, at the
+// stretch's mean time.
+func lows(xs, ys []float64, block float64) (bx, by []float64) {
+	if block <= 0 {
+		return xs, ys
+	}
+	for i := 0; i < len(xs); {
+		j, lo, sum := i, ys[i], 0.0
+		for ; j < len(xs) && xs[j] < xs[i]+block; j++ {
+			lo, sum = math.Min(lo, ys[j]), sum+xs[j]
+		}
+		bx, by = append(bx, sum/float64(j-i)), append(by, lo)
+		i = j
+	}
+	return bx, by
 }
 
 // fit is the ordinary least-squares line through (xs, ys): its slope, the

@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"math/rand"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -33,8 +34,8 @@ func series(d time.Duration, sd float64, f func(x float64) float64) (xs, ys []fl
 }
 
 func TestRule(t *testing.T) {
-	r := rule{warmup: time.Minute, maxPerHour: 0.10, minT: 3, minRiseFrac: 0.05}
-	heap := trend{name: "heap", floor: 1}
+	r := rule{warmup: time.Minute, maxPerHour: 0.10, minT: 3, minRiseFrac: 0.05, block: 30 * time.Second}
+	heap := trend{name: "heap", floor: 1, lows: true}
 	goroutines := trend{name: "goroutines", floor: 5}
 	for _, tc := range []struct {
 		name    string
@@ -54,6 +55,10 @@ func TestRule(t *testing.T) {
 		{"a goroutine per minute", goroutines, 30 * time.Minute, 0, func(x float64) float64 { return 100 + math.Floor(x/60) }, true},
 		{"short run: a goroutine every 10 s", goroutines, 3 * time.Minute, 0, func(x float64) float64 { return 100 + math.Floor(x/10) }, true},
 		{"short run: flat noisy heap", heap, 3 * time.Minute, 2, func(float64) float64 { return 30 }, false},
+		{"flat heap with spikes (a frame or a derivation in flight when sampled)", heap, 30 * time.Minute, 0.5,
+			func(x float64) float64 { return 30 + 25*b2f(int(x)%45 == 0 && x > 1300) }, false},
+		{"heap leaking 50%/h under spikes", heap, 30 * time.Minute, 0.5,
+			func(x float64) float64 { return 30 + 15*x/3600 + 25*b2f(int(x)%45 == 0) }, true},
 	} {
 		xs, ys := series(tc.d, tc.sd, tc.f)
 		got := r.judge(tc.tr, xs, ys)
@@ -61,6 +66,13 @@ func TestRule(t *testing.T) {
 			t.Errorf("%s: growing %v (insufficient %v), want %v: slope %+.3g/h (%+.1f%% of %.1f), t %.1f, rise %.2f over %s",
 				tc.name, got.growing, got.insufficient, tc.growing, got.perHour, got.relPerHour*100, got.level, got.tval(), got.rise, got.window)
 		}
+	}
+}
+
+func TestLows(t *testing.T) {
+	bx, by := lows([]float64{5, 10, 15, 20, 25, 30, 35}, []float64{3, 1, 2, 9, 8, 7, 4}, 15)
+	if !reflect.DeepEqual(bx, []float64{10, 25, 35}) || !reflect.DeepEqual(by, []float64{1, 7, 4}) {
+		t.Fatalf("lows = %v, %v", bx, by)
 	}
 }
 

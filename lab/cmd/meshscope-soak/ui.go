@@ -21,6 +21,10 @@ import (
 type headless struct {
 	p    *tea.Program
 	done chan error
+	// input queues the scripted user's keys and resizes, in order, for
+	// one sender: a stuck program must not stop the soak, nor may keys of
+	// two steps mix.
+	input chan tea.Msg
 
 	mu       sync.Mutex
 	messages int           // handled since the last stats call
@@ -55,7 +59,7 @@ func startUI(ctx context.Context, feed tui.Feed, width, height int) (*headless, 
 	if err != nil {
 		return nil, err
 	}
-	h := &headless{done: make(chan error, 1)}
+	h := &headless{done: make(chan error, 1), input: make(chan tea.Msg, 256)}
 	h.p = tea.NewProgram(m,
 		tea.WithContext(ctx),
 		tea.WithInput(nil),
@@ -66,7 +70,26 @@ func startUI(ctx context.Context, feed tui.Feed, width, height int) (*headless, 
 		tea.WithFilter(h.filter),
 	)
 	go func() { _, err := h.p.Run(); h.done <- err }()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case msg := <-h.input:
+				h.p.Send(msg)
+			}
+		}
+	}()
 	return h, nil
+}
+
+// send queues a message of the scripted user; when the queue is full (the
+// program has not read for a long while) it is dropped.
+func (h *headless) send(msg tea.Msg) {
+	select {
+	case h.input <- msg:
+	default:
+	}
 }
 
 // filter counts what the program handles and times the probes (which the
@@ -106,16 +129,16 @@ func (h *headless) stats() uiStats {
 	return s
 }
 
-// typeKeys sends keys as a person types them: text rune by rune, and the
+// typeKeys queues keys as a person types them: text rune by rune, and the
 // named keys.
 func (h *headless) typeKeys(keys ...string) {
 	for _, k := range keys {
 		if code, ok := namedKeys[k]; ok {
-			h.p.Send(tea.KeyPressMsg{Code: code})
+			h.send(tea.KeyPressMsg{Code: code})
 			continue
 		}
 		for _, r := range k {
-			h.p.Send(tea.KeyPressMsg{Code: r, Text: string(r)})
+			h.send(tea.KeyPressMsg{Code: r, Text: string(r)})
 		}
 	}
 }
@@ -148,20 +171,19 @@ var userScript = [][]string{
 
 // step does step i of the scripted user — the script, round and round,
 // then the terminal shrunk below the smallest size the UI draws in, and
-// back — and says what it did. It does not wait for the program: a stuck
-// UI must not stop the soak (it shows as probes pending).
+// back — and says what it did. It only queues (see input).
 func (h *headless) step(i int) string {
 	n := len(userScript)
 	switch i %= n + 2; {
 	case i < n:
 		keys := userScript[i]
-		go h.typeKeys(keys...)
+		h.typeKeys(keys...)
 		return strings.Join(keys, " ")
 	case i == n:
-		go h.p.Send(tea.WindowSizeMsg{Width: smallWidth, Height: smallHeight})
+		h.send(tea.WindowSizeMsg{Width: smallWidth, Height: smallHeight})
 		return fmt.Sprintf("resize %d×%d", smallWidth, smallHeight)
 	default:
-		go h.p.Send(tea.WindowSizeMsg{Width: uiWidth, Height: uiHeight})
+		h.send(tea.WindowSizeMsg{Width: uiWidth, Height: uiHeight})
 		return fmt.Sprintf("resize %d×%d", uiWidth, uiHeight)
 	}
 }
