@@ -76,14 +76,14 @@ bench: bench-go bench-lab
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem $(TEST_PKGS)
 
-## bench-lab: the collector at lab scale (issue 3): its own 3-cluster lab in
+## bench-lab: the collector at lab scale: its own 3-cluster lab in
 ## .lab/bench (ports +200), 2,000 services / 30,000 endpoints, meshscope's time
 ## to synced and heap per endpoint next to a plain client-go LIST; BENCHFLAGS
 ## e.g. "-runs 5 -json" (the lab is stopped when it ends)
 bench-lab: lab-build
 	$(GO) run ./lab/cmd/meshscope-bench $(BENCHFLAGS)
 
-## bench-e2e: the whole product against a real istiod (issue 14): its own
+## bench-e2e: the whole product against a real istiod: its own
 ## 3-cluster lab in .lab/bench-e2e (ports +300, or MESHSCOPE_BENCH_PORT_OFFSET)
 ## with two istiods, 2,000 services / 30,000 endpoints; the UI headless
 ## (time to every verdict, heap per endpoint, push-to-screen under churn),
@@ -92,6 +92,17 @@ bench-lab: lab-build
 ## and PASS/MISS; BENCHFLAGS e.g. "-services 300 -endpoints 3000 -json"
 bench-e2e: lab-build
 	$(GO) run ./lab/cmd/meshscope-bench-e2e $(BENCHFLAGS)
+
+## soak: meshscope's live session under the real terminal-UI model for
+## SOAKTIME on the demo mesh (churn 10x faster) and, when `make lab` runs,
+## on the lab too; samples heap, goroutines, xDS streams, gRPC connections
+## and fds, prints their slopes per hour and fails when one grows without
+## bound (the rule is printed; docs/benchmarks.md). SOAKFLAGS e.g.
+## "-samples /tmp/soak -heap-profile /tmp/soak" or "-kubeconfig PATH"
+SOAKTIME ?= 3m
+.PHONY: soak
+soak:
+	SOAKTIME=$(SOAKTIME) $(GO) run ./lab/cmd/meshscope-soak $(SOAKFLAGS)
 
 ## screenshots: render docs/screenshots/*.svg from the demo in tmux
 screenshots:

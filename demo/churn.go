@@ -54,7 +54,14 @@ func (d *Demo) step(ctx context.Context, tick int) error {
 	s := svcs[d.rnd.Intn(len(svcs))]
 	ids := []string{"cluster1", "cluster2", "cluster3"}
 	c := d.clusters[ids[d.rnd.Intn(len(ids))]]
-	switch d.rnd.Intn(4) {
+	action := d.rnd.Intn(4)
+	if s.MissingIn[c.def.ID] {
+		// No Service there to follow its pods (a planted problem): a
+		// tick without change, drawn all the same so later ticks keep
+		// their course.
+		return nil
+	}
+	switch action {
 	case 0, 1: // scale up, to at most 4
 		if c.podCount(s) < 4 {
 			return c.addPod(ctx, s, "", podHash(d.rnd), false)

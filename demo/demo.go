@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,7 +40,9 @@ type Demo struct {
 	clusters map[string]*cluster
 	rnd      *rand.Rand
 	opts     Options
-	done     chan struct{}
+	done     chan struct{} // closed when the churn has ended
+	// forgetting runs forgetActions.
+	forgetting sync.WaitGroup
 }
 
 // Start builds the simulated clusters, starts the collector on them (from
@@ -122,12 +125,39 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 	} else {
 		close(d.done)
 	}
+	d.forgetting.Add(1)
+	go d.forgetActions(ctx)
 	return d, nil
+}
+
+// forgetEvery is how often the simulated clusters forget the requests
+// they served.
+var forgetEvery = 10 * time.Second
+
+// forgetActions empties, every forgetEvery, the list of requests each
+// fake clientset records (for tests' assertions, which the demo never
+// makes): it would grow with every request the collector and the churn
+// make, for as long as the demo runs.
+func (d *Demo) forgetActions(ctx context.Context) {
+	defer d.forgetting.Done()
+	t := time.NewTicker(forgetEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, c := range d.clusters {
+			c.client.ClearActions()
+		}
+	}
 }
 
 // Stop ends the churn, the collector and the xDS server.
 func (d *Demo) Stop() {
 	d.cancel()
 	<-d.done
+	d.forgetting.Wait()
 	d.xds.stop()
 }

@@ -183,3 +183,24 @@ func has(ps []explain.Problem, kind, text string) bool {
 	}
 	return false
 }
+
+// TestDemoForgetsRequests: a fake clientset records every request it
+// serves; the demo empties those records, or a long demo session (the
+// collector's health probes, the churn) would grow without bound.
+func TestDemoForgetsRequests(t *testing.T) {
+	defer func(d time.Duration) { forgetEvery = d }(forgetEvery)
+	forgetEvery = 50 * time.Millisecond
+	d, err := Start(context.Background(), Options{Seed: 1, Churn: true, Interval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	time.Sleep(time.Second)
+	for id, c := range d.clusters {
+		// 200 churn ticks a second, a few requests each: far more than
+		// this in a second without forgetting.
+		if n := len(c.client.Actions()); n > 300 {
+			t.Errorf("%s holds %d recorded requests after 1 s", id, n)
+		}
+	}
+}

@@ -122,11 +122,38 @@ func (l *Lab) waitIstiod(ctx context.Context, is *Istiod) error {
 // RestartIstiod stops istiod (by index in Istiods) and starts it again,
 // waiting until it is ready with every cluster synced.
 func (l *Lab) RestartIstiod(ctx context.Context, i int) error {
-	if i < 0 || i >= len(l.istiods) {
-		return fmt.Errorf("no istiod %d", i)
+	if err := l.StopIstiod(i); err != nil {
+		return err
 	}
-	is := l.istiods[i]
-	if err := is.proc.stop(); err != nil {
+	return l.StartIstiod(ctx, i)
+}
+
+// StopIstiod stops istiod (by index in Istiods; SIGTERM, its graceful
+// shutdown) until StartIstiod: its xDS and debug ports refuse connections
+// meanwhile, and port-forwards to its pod fail.
+func (l *Lab) StopIstiod(i int) error {
+	is, err := l.istiod(i)
+	if err != nil {
+		return err
+	}
+	return is.proc.stop()
+}
+
+// KillIstiod kills istiod (SIGKILL: no graceful shutdown, no GOAWAY to its
+// clients) until StartIstiod.
+func (l *Lab) KillIstiod(i int) error {
+	is, err := l.istiod(i)
+	if err != nil {
+		return err
+	}
+	return is.proc.kill()
+}
+
+// StartIstiod starts a stopped istiod again and waits until it is ready
+// with every cluster synced.
+func (l *Lab) StartIstiod(ctx context.Context, i int) error {
+	is, err := l.istiod(i)
+	if err != nil {
 		return err
 	}
 	if err := is.proc.start(l.cfg.Detach); err != nil {
@@ -136,4 +163,11 @@ func (l *Lab) RestartIstiod(ctx context.Context, i int) error {
 		return err
 	}
 	return l.waitIstiod(ctx, is)
+}
+
+func (l *Lab) istiod(i int) (*Istiod, error) {
+	if i < 0 || i >= len(l.istiods) {
+		return nil, fmt.Errorf("no istiod %d", i)
+	}
+	return l.istiods[i], nil
 }

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -17,7 +18,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/meshscope/meshscope/internal/kubesim"
@@ -112,7 +112,11 @@ type kubeletForwarder struct {
 }
 
 // PortForward copies one forwarded connection to and from its target, as
-// the kubelet does with the pod's network namespace.
+// the kubelet (containerd's CRI port-forward) does with the pod's network
+// namespace: when either direction ends — the pod closed its end, or the
+// client its — the other gets a second to finish, then both close. A pod
+// whose process died so ends the client's stream too, and the client sees
+// its connection drop, as it would against a real kubelet.
 func (k *kubeletForwarder) PortForward(ctx context.Context, pod, _ string, port int32, stream io.ReadWriteCloser) error {
 	defer stream.Close()
 	target, ok := k.targets[fmt.Sprintf("%s:%d", pod, port)]
@@ -126,22 +130,38 @@ func (k *kubeletForwarder) PortForward(ctx context.Context, pod, _ string, port 
 	}
 	defer conn.Close()
 	k.logf("forwarding %s:%d to %s", pod, port, target)
-	var wg sync.WaitGroup
-	wg.Add(1)
+	done := make(chan error, 2)
 	go func() {
-		defer wg.Done()
-		_, _ = io.Copy(conn, stream)
+		_, err := io.Copy(conn, stream)
 		if tc, ok := conn.(*net.TCPConn); ok {
 			_ = tc.CloseWrite()
 		}
+		done <- err
 	}()
-	_, err = io.Copy(stream, conn)
-	wg.Wait()
+	go func() {
+		_, err := io.Copy(stream, conn)
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		return nil
+	}
+	select {
+	case e := <-done:
+		err = cmp.Or(err, e)
+	case <-time.After(forwardLinger):
+	case <-ctx.Done():
+	}
 	if errors.Is(err, net.ErrClosed) {
 		err = nil
 	}
 	return err
 }
+
+// forwardLinger is how long the other direction of a forward may finish
+// after one ended.
+const forwardLinger = time.Second
 
 // ServeKubelet serves KubeletHandler over TLS on addr with a self-signed
 // certificate (the lab's API servers have no --kubelet-certificate-authority,

@@ -306,3 +306,13 @@ func Down(dir string, log io.Writer) error {
 	}
 	return os.Remove(statePath(dir))
 }
+
+// Running says whether a lab started elsewhere (make lab) runs from dir,
+// and where its kubeconfig is.
+func Running(dir string) (kubeconfig string, ok bool) {
+	st, err := loadState(dir)
+	if err != nil || !st.anyAlive() {
+		return "", false
+	}
+	return st.Kubeconfig, true
+}

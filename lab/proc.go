@@ -84,7 +84,15 @@ func (p *proc) exited() (bool, string) {
 // It works both for children of this process and for PIDs from a state file;
 // for the latter it first checks that the PID still runs the lab binary, so a
 // reused PID is never killed.
-func (p *proc) stop() error {
+func (p *proc) stop() error { return p.signal(syscall.SIGTERM, 10*time.Second) }
+
+// kill SIGKILLs the process group at once: no graceful shutdown, as when
+// a node or the OOM killer takes a process.
+func (p *proc) kill() error { return p.signal(syscall.SIGKILL, 0) }
+
+// signal sends sig to the process group and waits up to grace for it to
+// end before it SIGKILLs.
+func (p *proc) signal(sig syscall.Signal, grace time.Duration) error {
 	if p.PID == 0 {
 		return nil
 	}
@@ -92,8 +100,8 @@ func (p *proc) stop() error {
 		p.PID = 0
 		return nil
 	}
-	_ = syscall.Kill(-p.PID, syscall.SIGTERM)
-	deadline := time.Now().Add(10 * time.Second)
+	_ = syscall.Kill(-p.PID, sig)
+	deadline := time.Now().Add(grace)
 	for time.Now().Before(deadline) {
 		if p.gone() {
 			p.PID = 0

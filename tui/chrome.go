@@ -74,8 +74,10 @@ func streamStateText(s StreamStatus) string {
 	return t
 }
 
-func (m *Model) statusBar(w int) string {
-	var left, right []string
+// statusParts are the status bar's items: on the left the contexts, the
+// clusters synced and the streams up (with what is wrong with the others),
+// on the right the age of the last push, a pause and the theme.
+func (m *Model) statusParts() (left, right []string) {
 	if len(m.opts.Contexts) > 0 {
 		left = append(left, "ctx "+strings.Join(m.opts.Contexts, ","))
 	}
@@ -113,10 +115,38 @@ func (m *Model) statusBar(w int) string {
 		right = append(right, "events paused")
 	}
 	right = append(right, "theme "+m.themeName)
+	return left, right
+}
+
+func (m *Model) statusBar(w int) string {
+	left, right := m.statusParts()
 	r := strings.Join(right, " │ ") + " "
 	rw := ansi.StringWidth(r)
 	if rw > w-20 {
 		return m.st.StatusBar.Render(fit(" "+strings.Join(append(left, right...), " │ "), w))
 	}
 	return m.st.StatusBar.Render(fit(" "+strings.Join(left, " │ "), w-rw) + r)
+}
+
+// tooSmall is the screen of a terminal below the minimum size: what is
+// wrong with it, the way on, and the status bar's items one per line, so
+// that a cluster or a stream in trouble is still seen.
+func (m *Model) tooSmall() string {
+	w, h := max(m.width, 0), max(m.height, 0)
+	ww := max(w, 1)
+	var lines []string
+	for _, l := range wrap(fmt.Sprintf("terminal too small (need %d×%d, have %d×%d)", minWidth, minHeight, m.width, m.height), ww) {
+		lines = append(lines, m.st.Warn.Render(l))
+	}
+	for _, l := range wrap("enlarge it, or press q to quit", ww) {
+		lines = append(lines, m.st.Muted.Render(l))
+	}
+	lines = append(lines, "")
+	left, right := m.statusParts()
+	for _, p := range append(left, right...) {
+		for _, l := range wrap(p, ww) {
+			lines = append(lines, m.st.Text.Render(l))
+		}
+	}
+	return padLines(lines, w, h)
 }

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -399,9 +398,7 @@ func (m *Model) View() tea.View {
 
 func (m *Model) render() string {
 	if m.width < minWidth || m.height < minHeight {
-		msg := fmt.Sprintf("terminal too small (need %d×%d, have %d×%d)", minWidth, minHeight, m.width, m.height)
-		lines := wrap(msg, max(m.width, 1))
-		return padLines(lines, max(m.width, 0), max(m.height, 0))
+		return m.tooSmall()
 	}
 	w := m.width
 	var b strings.Builder

@@ -44,7 +44,13 @@ func newDiffView() *diffView {
 
 func (v *diffView) title(vc viewContext) string {
 	v.compute(vc) // the header is drawn before the body
-	return fmt.Sprintf("Diff %s ↔ %s — %d service port(s) differ", v.a, v.b, len(v.diffs))
+	t := fmt.Sprintf("Diff %s ↔ %s — %d service port(s) differ", v.a, v.b, len(v.diffs))
+	for _, n := range []string{v.a, v.b} {
+		if s, ok := streamOf(vc.status, n); ok && s.Stale {
+			t += " · " + n + " " + staleText(vc.now(), s)
+		}
+	}
+	return t
 }
 
 func (v *diffView) rows(vc viewContext) int { return max(vc.height-1, 1) }

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -102,12 +103,33 @@ func (v *serviceView) refresh(vc viewContext, u update) {
 
 // streamText says why a viewpoint has no EDS for the service yet.
 func streamText(status []StreamStatus, vp string) string {
-	for _, s := range status {
-		if s.Viewpoint == vp {
-			return "no EDS received yet (stream " + streamStateText(s) + ")"
-		}
+	if s, ok := streamOf(status, vp); ok {
+		return "no EDS received yet (stream " + streamStateText(s) + ")"
 	}
 	return "no EDS received yet (no xDS stream for this viewpoint)"
+}
+
+// streamOf is a viewpoint's stream status.
+func streamOf(status []StreamStatus, vp string) (StreamStatus, bool) {
+	for _, s := range status {
+		if s.Viewpoint == vp {
+			return s, true
+		}
+	}
+	return StreamStatus{}, false
+}
+
+// staleText says why what a viewpoint holds may be out of date: its
+// stream is down, and since when nothing came.
+func staleText(now time.Time, s StreamStatus) string {
+	t := "stale: stream " + string(s.State)
+	if s.Reason != "" {
+		t = "stale: no stream (" + s.Reason + ")"
+	}
+	if !s.LastPush.IsZero() {
+		t += ", last push " + age(now, s.LastPush) + " ago"
+	}
+	return t
 }
 
 func (v *serviceView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {

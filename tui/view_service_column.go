@@ -41,6 +41,10 @@ func (v *serviceView) column(vc viewContext, i, w int) []string {
 		vst = vc.st.Warn
 	}
 	out = append(out, vc.st.Muted.Render(" verdict ")+vst.Render(fit(verdict, max(w-9, 0))))
+	if s, ok := streamOf(vc.status, ev.Viewpoint.Name); ok && s.Stale && len(ev.Actual) > 0 {
+		// The actual EDS is what the stream last got: say it may be old.
+		out = append(out, vc.st.Warn.Render(fit(" "+staleText(vc.now(), s), w)))
+	}
 
 	bad := map[string]bool{}
 	for _, d := range ev.Differences {

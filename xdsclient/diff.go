@@ -3,6 +3,7 @@ package xdsclient
 import (
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // epKey identifies an endpoint within one cluster; a struct key keeps the
@@ -19,11 +20,16 @@ type epKey struct {
 // are matched by address and port; a different weight is a "weight" change,
 // any other difference (health, locality, metadata) a "changed" one. The
 // result is in a stable order: removals, then the new state's order.
+//
+// The changes own their strings: the fast EDS decoder's strings are slices
+// of the whole response, and a change kept in a timeline for hours must
+// not keep the push it came from alive.
 func DiffEndpoints(old, cur LoadAssignment) []EndpointChange {
 	name := cur.Cluster
 	if name == "" {
 		name = old.Cluster
 	}
+	name = strings.Clone(name)
 	// istiod sends endpoints in a stable order, so most pushes keep every
 	// endpoint at its index: compare in place and skip building a map.
 	if len(old.Endpoints) == len(cur.Endpoints) {
@@ -75,10 +81,12 @@ func DiffEndpoints(old, cur LoadAssignment) []EndpointChange {
 	return append(removed, out...)
 }
 
+// change records one endpoint's change, with copies of its strings (see
+// DiffEndpoints); Health is one of the enum's constant names.
 func change(cluster, kind string, e Endpoint) EndpointChange {
 	return EndpointChange{
-		Cluster: cluster, Change: kind, Address: e.Address, Port: e.Port, Weight: e.Weight,
-		Health: e.Health, TLSMode: e.TLSMode, WorkloadCluster: e.Workload.Cluster, Workload: e.Workload.Name,
+		Cluster: cluster, Change: kind, Address: strings.Clone(e.Address), Port: e.Port, Weight: e.Weight,
+		Health: e.Health, TLSMode: strings.Clone(e.TLSMode), WorkloadCluster: strings.Clone(e.Workload.Cluster), Workload: strings.Clone(e.Workload.Name),
 	}
 }
 
@@ -88,10 +96,11 @@ type resourceDiff struct {
 	endpoints               []EndpointChange
 }
 
-// diffResource records one resource's update into d.
+// update records one resource's update into d. The names recorded are
+// copies: an event outlives the response its names were decoded from.
 func (d *resourceDiff) update(name string, old any, had bool, cur any) {
 	if !had {
-		d.added = append(d.added, name)
+		d.added = append(d.added, strings.Clone(name))
 		if la, ok := cur.(LoadAssignment); ok {
 			d.endpoints = append(d.endpoints, DiffEndpoints(LoadAssignment{Cluster: name}, la)...)
 		}
@@ -100,18 +109,18 @@ func (d *resourceDiff) update(name string, old any, had bool, cur any) {
 	if la, ok := cur.(LoadAssignment); ok {
 		ch := DiffEndpoints(old.(LoadAssignment), la)
 		if len(ch) > 0 {
-			d.changed = append(d.changed, name)
+			d.changed = append(d.changed, strings.Clone(name))
 			d.endpoints = append(d.endpoints, ch...)
 		}
 		return
 	}
 	if !reflect.DeepEqual(old, cur) {
-		d.changed = append(d.changed, name)
+		d.changed = append(d.changed, strings.Clone(name))
 	}
 }
 
 func (d *resourceDiff) remove(name string, old any) {
-	d.removed = append(d.removed, name)
+	d.removed = append(d.removed, strings.Clone(name))
 	if la, ok := old.(LoadAssignment); ok {
 		d.endpoints = append(d.endpoints, DiffEndpoints(la, LoadAssignment{Cluster: name})...)
 	}

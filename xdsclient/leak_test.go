@@ -8,9 +8,11 @@ import (
 )
 
 // TestStopReleasesEverything: clients sharing a connection, stopped,
-// leave no goroutines behind, and a shared journal holds their events.
+// leave no goroutines, streams or connections behind (OpenNow counted them
+// while they ran), and a shared journal holds their events.
 func TestStopReleasesEverything(t *testing.T) {
 	before := runtime.NumGoroutine()
+	openBefore := OpenNow()
 	func() {
 		srv := startServer(t, "127.0.0.1:0")
 		defer srv.stop()
@@ -40,6 +42,9 @@ func TestStopReleasesEverything(t *testing.T) {
 			}
 			return true
 		})
+		if got := OpenNow(); got.Streams != openBefore.Streams+5 || got.Connections != openBefore.Connections+1 {
+			t.Errorf("OpenNow with 5 streams on one connection = %+v, before %+v", got, openBefore)
+		}
 		cancel()
 		for range clients {
 			<-done
@@ -62,4 +67,7 @@ func TestStopReleasesEverything(t *testing.T) {
 	waitFor(t, 5*time.Second, "goroutines back to the start", func() bool {
 		return runtime.NumGoroutine() <= before
 	})
+	if got := OpenNow(); got != openBefore {
+		t.Errorf("OpenNow after stop = %+v, want %+v", got, openBefore)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -168,6 +169,11 @@ func (c *Client) apply(r *response) (ev Event, follow []Type, nack error) {
 		seen[dv.name] = true
 		old, had := st.res[dv.name]
 		d.update(dv.name, old, had, dv.view)
+		if !had {
+			// A map keeps the key it was first given: a copy, not a
+			// slice of this response (see DiffEndpoints).
+			dv.name = strings.Clone(dv.name)
+		}
 		st.res[dv.name] = dv.view
 	}
 	for _, n := range r.removed {

@@ -61,6 +61,8 @@ func Dial(cfg TransportConfig) (*grpc.ClientConn, error) {
 		// istiod's responses can be large (full CDS of a big mesh).
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20)),
 		grpc.WithUserAgent("meshscope"),
+		// What is open, for OpenNow.
+		grpc.WithStatsHandler(&openCount),
 		// TCP keepalive, as Envoy sets on its xds-grpc cluster, so an
 		// istiod that vanished without closing the connection (node lost,
 		// cable pulled) is noticed in about a minute. gRPC-level pings are

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 )
 
 // subcommands is filled by init functions in the files that define each
@@ -47,7 +48,14 @@ plugin "kubectl meshscope", with the same commands and flags.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return setupLogging(opts.LogFile)
+			if err := setupLogging(opts.LogFile); err != nil {
+				return err
+			}
+			// client-go logs through klog, which writes to stderr — over
+			// the terminal UI (a port-forward that cannot reach istiod
+			// says so every few seconds). Its lines go where slog's go.
+			klog.SetSlogLogger(slog.Default())
+			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTUI(cmd, opts, mo)

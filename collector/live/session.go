@@ -25,9 +25,11 @@ type Options struct {
 	Demo bool
 	// DemoSeed seeds the demo mesh (pod names, IPs, churn); DemoChurn
 	// turns on its live changes (for the UI and watch, not for one-shot
-	// commands).
-	DemoSeed  int64
-	DemoChurn bool
+	// commands), one every DemoInterval (default: the demo's, 2s; the soak
+	// runs it faster).
+	DemoSeed     int64
+	DemoChurn    bool
+	DemoInterval time.Duration
 
 	// Collector configures the Registry of a real mesh (not the demo).
 	// Its Kubeconfig, Contexts, SystemNamespace and Revision also say
@@ -95,7 +97,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		s.istiodPoll = DefaultIstiodPoll
 	}
 	if o.Demo {
-		d, err := demo.Start(ctx, demo.Options{Seed: o.DemoSeed, Churn: o.DemoChurn, Logger: slog.Default()})
+		d, err := demo.Start(ctx, demo.Options{Seed: o.DemoSeed, Churn: o.DemoChurn, Interval: o.DemoInterval, Logger: slog.Default()})
 		if err != nil {
 			return nil, fmt.Errorf("demo: %w", err)
 		}

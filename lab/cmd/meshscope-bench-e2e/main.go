@@ -1,5 +1,5 @@
 // Command meshscope-bench-e2e measures the whole product against a real
-// istiod serving a big mesh (issue 14): the three-cluster lab filled with
+// istiod serving a big mesh: the three-cluster lab filled with
 // 2,000 Services and 30,000 ready endpoints (package lab/scale), with two
 // istiods (multi-primary: cluster1 and cluster2 primaries, cluster3 a
 // remote of both), then, in one run:
