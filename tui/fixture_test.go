@@ -123,6 +123,9 @@ func loadAssignmentOf(p horizon.Prediction) *xdsclient.LoadAssignment {
 	for _, e := range p.Endpoints {
 		x := xdsclient.Endpoint{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: string(e.Health), TLSMode: "istio",
 			LocalityWeight: e.LocalityWeight, Priority: e.Priority, Workload: xdsclient.Workload{Cluster: e.Cluster, Pod: e.Pod}}
+		if _, name, ok := strings.Cut(e.Workload, "/"); ok && e.Pod == "" {
+			x.Workload.Pod = name // istio.workload names a WorkloadEntry's workload
+		}
 		if parts := strings.SplitN(e.Locality, "/", 3); e.Locality != "" {
 			x.Locality.Region = parts[0]
 			if len(parts) > 1 {
