@@ -25,7 +25,7 @@ type (
 	}
 	// deriveAgainMsg ends the pause after a long derivation.
 	deriveAgainMsg struct{}
-	tickMsg time.Time
+	tickMsg        time.Time
 )
 
 // maxEventBatch bounds how many queued events one message carries.
