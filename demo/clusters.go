@@ -174,6 +174,9 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 	}
 	c.mu.Lock()
 	key := s.Namespace + "/" + s.Name
+	if locs := s.Localities[c.def.ID]; len(locs) > 0 {
+		labels[localityLabel] = locs[len(c.pods[key])%len(locs)]
+	}
 	name := fmt.Sprintf("%s-%s-%s-%s", s.Name, version, hash, suffix(len(c.pods[key]), hash))
 	c.pods[key] = append(c.pods[key], name)
 	c.mu.Unlock()
