@@ -27,10 +27,12 @@ type clusterDef struct {
 	// OwnRoot: its istio-ca-root-cert holds a root of its own, not the
 	// mesh's shared one (rootca.go).
 	OwnRoot bool
+	// Primary: an istiod runs here (the demo's control plane plays it).
+	Primary bool
 }
 
 var clusters = []clusterDef{
-	{ID: "cluster1", Network: "network1", Server: "https://cluster1.demo.meshscope.invalid:6443", PodPrefix: "10.44", ServicePrefix: "10.96", GatewayIP: "192.168.60.113"},
+	{ID: "cluster1", Network: "network1", Server: "https://cluster1.demo.meshscope.invalid:6443", PodPrefix: "10.44", ServicePrefix: "10.96", GatewayIP: "192.168.60.113", Primary: true},
 	{ID: "cluster2", Network: "network2", Server: "https://cluster2.demo.meshscope.invalid:6443", PodPrefix: "10.144", ServicePrefix: "10.97", GatewayIP: "192.168.60.9"},
 	{ID: "cluster3", Network: "network2", Server: "https://cluster3.demo.meshscope.invalid:6443", PodPrefix: "10.145", ServicePrefix: "10.98", OwnRoot: true},
 	{ID: "cluster4", Network: "network3", Server: "https://cluster4.demo.meshscope.invalid:6443", PodPrefix: "10.146", ServicePrefix: "10.99", BadCA: true},

@@ -94,14 +94,15 @@ func (v *clustersView) detail(vc viewContext, w int) []string {
 		out = append(out, vc.st.Warn.Render(fit("  root CA: unreadable: "+ri.err, w)))
 	default:
 		rc := ri.certs[0]
-		t := fmt.Sprintf("  root CA %q sha256 %s…, expires %s", rc.Subject, rc.ShortFingerprint(), rc.NotAfter.Format("2006-01-02"))
+		t := fmt.Sprintf("%q sha256 %s…, expires %s", rc.Subject, rc.ShortFingerprint(), rc.NotAfter.Format("2006-01-02"))
 		if len(ri.certs) > 1 {
 			t += fmt.Sprintf(" (+%d more in the bundle)", len(ri.certs)-1)
 		}
 		if len(ri.mismatch) > 0 {
-			out = append(out, vc.st.Error.Render(fit(t+" ✗ shares no root with "+strings.Join(ri.mismatch, ", ")+": mTLS between them fails", w)))
+			// The mismatch first: it must show on a narrow terminal.
+			out = append(out, vc.st.Error.Render(fit("  root CA ✗ shares no root with "+strings.Join(ri.mismatch, ", ")+" (mTLS between them fails): "+t, w)))
 		} else {
-			out = append(out, vc.st.Muted.Render(fit(t, w)))
+			out = append(out, vc.st.Muted.Render(fit("  root CA "+t, w)))
 		}
 	}
 	return out
@@ -169,9 +170,10 @@ func readsText(r cpRow) string {
 	if !r.known {
 		return "unknown: run with --context " + r.id + " or --istiod-debug-address " + r.id + "=HOST:PORT"
 	}
-	from := "its remote secrets"
+	// Where meshscope learned it first, so a narrow cell still says it.
+	from := "its secrets"
 	if r.from == "clusterz" {
-		from = "istiod's clusterz"
+		from = "its clusterz"
 	}
-	return strings.Join(r.reads, ", ") + " (" + from + ")"
+	return from + ": " + strings.Join(r.reads, ", ")
 }
