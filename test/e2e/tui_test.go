@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -142,6 +143,79 @@ func TestTUIOnLab(t *testing.T) {
 			strings.Contains(s, "192.168.60.113:15443") && strings.Count(s, "verdict match") == 2
 	})
 	t.Logf("service view on the lab:\n%s", s)
+	ts.quit()
+}
+
+// TestTUILocalitiesOnLab (issues #11, #12 in the UI): with cluster2's
+// helloworld in two zones (twoZones), the service view shows what explain
+// shows of what the real istiod sends a network1 sidecar — each gateway
+// entry's locality, Envoy's share with istiod's intended one, "dup" for
+// the entries Envoy drops, the split — next to a matching prediction, and
+// doctor's duplicate-gateway problem, which the problems view lists too.
+func TestTUILocalitiesOnLab(t *testing.T) {
+	twoZones(t)
+	ts := startTUI(t, "meshscope-e2e-loc", 160, "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1")
+	ts.waitScreen("both clusters synced and both streams up", 30*time.Second, func(s string) bool {
+		return strings.Contains(s, "2 of 2 synced") && strings.Contains(s, "xds 2/2 up")
+	})
+	ts.keys("/")
+	ts.keys("hello")
+	ts.keys("Enter")
+	ts.keys("Enter")
+	s := ts.waitScreen("helloworld with localities, shares, the split and the duplicate-gateway problem", 30*time.Second, func(s string) bool {
+		return strings.Contains(s, "locality region2/zone-b") && strings.Contains(s, "locality region2/zone-c") &&
+			strings.Contains(s, "w1 50% (20%) unknown") && strings.Contains(s, "w2 0% (40%) dup unknown") &&
+			strings.Contains(s, "split: network1 50% (istiod's weights mean 20%)") &&
+			strings.Contains(s, "error duplicate-gateway: helloworld.sample port 5000: network2 gets 50 % of a network1 proxy's requests instead of 80 %") &&
+			strings.Count(s, "verdict match") == 2
+	})
+	t.Logf("service view:\n%s", s)
+	ts.keys("Enter") // the service's problems
+	s = ts.waitScreen("the problems view on the duplicate-gateway row", 10*time.Second, func(s string) bool {
+		return strings.Contains(s, "Problems (") && strings.Contains(s, "duplicate-gateway") && strings.Contains(s, "Envoy keeps only the first of 3 gateway entries for 192.168.60.9:15443")
+	})
+	t.Logf("problems view:\n%s", s)
+	ts.quit()
+}
+
+// TestTUIMissingRemoteSecretOnLab (issue #12 in the UI): multi-primary with
+// cluster2's remote secret for cluster1 deleted. From both contexts, the
+// problems view shows doctor's control-plane-missing-cluster row naming the
+// secret, and the clusters view's control planes pane says cluster2's
+// istiod reads only cluster2; with the secret back, both go.
+func TestTUIMissingRemoteSecretOnLab(t *testing.T) {
+	ctx := context.Background()
+	ts := startTUI(t, "meshscope-e2e-cp", 160, "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1,cluster2")
+	ts.waitScreen("both clusters synced, both primaries reading both", 30*time.Second, func(s string) bool {
+		return strings.Contains(s, "2 of 2 synced") && strings.Contains(s, "xds 2/2 up") && strings.Count(s, "its secrets: cluster") == 2 &&
+			strings.Contains(s, "cluster2 istiod-local-cluster2")
+	})
+	if err := theLab.DeleteRemoteSecret(ctx, "cluster2", lab.RemoteSecretName("cluster1")); err != nil {
+		t.Fatal(err)
+	}
+	restore := sync.OnceFunc(func() {
+		if err := theLab.RotateRemoteSecret(ctx, "cluster2", "cluster1"); err != nil {
+			t.Errorf("restore: %v", err)
+		}
+		waitIstiodReads(t, "cluster2", "cluster1", true)
+	})
+	t.Cleanup(restore)
+	s := ts.waitScreen("cluster2's istiod reading only cluster2", 30*time.Second, func(s string) bool {
+		return strings.Contains(s, "its secrets: cluster2 ")
+	})
+	t.Logf("clusters view:\n%s", s)
+	ts.keys(":")
+	ts.keys("problems")
+	ts.keys("Enter")
+	s = ts.waitScreen("the problems view with the missing remote secret", 30*time.Second, func(s string) bool {
+		return strings.Contains(s, "control-plane-missing-cluster") &&
+			strings.Contains(s, "istiod cluster2 does not read cluster cluster1")
+	})
+	t.Logf("problems view:\n%s", s)
+	restore()
+	ts.waitScreen("the problem gone once the secret is back", 60*time.Second, func(s string) bool {
+		return strings.Contains(s, "Problems (") && !strings.Contains(s, "control-plane-missing-cluster")
+	})
 	ts.quit()
 }
 
