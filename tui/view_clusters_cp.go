@@ -113,7 +113,7 @@ func (v *clustersView) detail(vc viewContext, w int) []string {
 // meshscope learned that, and its root CA.
 func (v *clustersView) controlPlanes(vc viewContext, w, h int) []string {
 	cps := vc.ix.cps
-	lines := []string{vc.paneTitle("Control planes — "+plural(len(cps), "primary"), v.focus == focusControlPlanes, w)}
+	lines := []string{vc.paneTitle(fmt.Sprintf("Control planes (%d): the clusters each primary's istiod reads", len(cps)), v.focus == focusControlPlanes, w)}
 	idW := len("PRIMARY")
 	for _, r := range cps {
 		idW = max(idW, ansi.StringWidth(r.id))
