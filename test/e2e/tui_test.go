@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -125,19 +124,32 @@ func TestTUIInTmux(t *testing.T) {
 	ts.quit()
 }
 
+// labTUI starts the UI on the lab's kubeconfig with the given contexts and
+// waits until both clusters are synced and both streams up.
+func labTUI(t *testing.T, sock string, width int, contexts string) *tuiSession {
+	t.Helper()
+	ts := startTUI(t, sock, width, "--kubeconfig", theLab.Kubeconfig, "--context", contexts)
+	ts.waitScreen("both clusters synced and both streams up", 30*time.Second, func(s string) bool {
+		return strings.Contains(s, "2 of 2 synced") && strings.Contains(s, "xds 2/2 up")
+	})
+	return ts
+}
+
+// open searches services for query and opens the best match.
+func (ts *tuiSession) open(query string) {
+	ts.keys("/")
+	ts.keys(query)
+	ts.keys("Enter")
+	ts.keys("Enter")
+}
+
 // TestTUIOnLab: the UI on the real lab with nothing but a kube context, as
 // a user starts it: both clusters synced, one sidecar stream per network up
 // through the port-forward to istiod, and helloworld's actual EDS (what the
 // real istiod sent) matching the prediction from both viewpoints.
 func TestTUIOnLab(t *testing.T) {
-	ts := startTUI(t, "meshscope-e2e-lab", 140, "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1")
-	ts.waitScreen("both clusters synced and both streams up", 30*time.Second, func(s string) bool {
-		return strings.Contains(s, "2 of 2 synced") && strings.Contains(s, "xds 2/2 up")
-	})
-	ts.keys("/")
-	ts.keys("hello")
-	ts.keys("Enter")
-	ts.keys("Enter")
+	ts := labTUI(t, "meshscope-e2e-lab", 140, "cluster1")
+	ts.open("hello")
 	s := ts.waitScreen("helloworld with both gateways, istiod's EDS matching the prediction from both viewpoints", 20*time.Second, func(s string) bool {
 		return strings.Contains(s, "helloworld.sample.svc.cluster.local") && strings.Contains(s, "192.168.60.9:15443") &&
 			strings.Contains(s, "192.168.60.113:15443") && strings.Count(s, "verdict match") == 2
@@ -154,14 +166,8 @@ func TestTUIOnLab(t *testing.T) {
 // doctor's duplicate-gateway problem, which the problems view lists too.
 func TestTUILocalitiesOnLab(t *testing.T) {
 	twoZones(t)
-	ts := startTUI(t, "meshscope-e2e-loc", 160, "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1")
-	ts.waitScreen("both clusters synced and both streams up", 30*time.Second, func(s string) bool {
-		return strings.Contains(s, "2 of 2 synced") && strings.Contains(s, "xds 2/2 up")
-	})
-	ts.keys("/")
-	ts.keys("hello")
-	ts.keys("Enter")
-	ts.keys("Enter")
+	ts := labTUI(t, "meshscope-e2e-loc", 160, "cluster1")
+	ts.open("hello")
 	s := ts.waitScreen("helloworld with localities, shares, the split and the duplicate-gateway problem", 30*time.Second, func(s string) bool {
 		return strings.Contains(s, "locality region2/zone-b") && strings.Contains(s, "locality region2/zone-c") &&
 			strings.Contains(s, "w1 50% (20%) unknown") && strings.Contains(s, "w2 0% (40%) dup unknown") &&
@@ -184,22 +190,12 @@ func TestTUILocalitiesOnLab(t *testing.T) {
 // secret, and the clusters view's control planes pane says cluster2's
 // istiod reads only cluster2; with the secret back, both go.
 func TestTUIMissingRemoteSecretOnLab(t *testing.T) {
-	ctx := context.Background()
-	ts := startTUI(t, "meshscope-e2e-cp", 160, "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1,cluster2")
-	ts.waitScreen("both clusters synced, both primaries reading both", 30*time.Second, func(s string) bool {
-		return strings.Contains(s, "2 of 2 synced") && strings.Contains(s, "xds 2/2 up") && strings.Contains(s, "its secrets: cluster1, cluster2") &&
-			strings.Contains(s, "its secrets: cluster2, cluster1") && strings.Contains(s, "cluster2 istiod-local-cluster2")
+	ts := labTUI(t, "meshscope-e2e-cp", 160, "cluster1,cluster2")
+	ts.waitScreen("both primaries reading both clusters", 30*time.Second, func(s string) bool {
+		return strings.Contains(s, "its secrets: cluster1, cluster2") && strings.Contains(s, "its secrets: cluster2, cluster1") &&
+			strings.Contains(s, "cluster2 istiod-local-cluster2")
 	})
-	if err := theLab.DeleteRemoteSecret(ctx, "cluster2", lab.RemoteSecretName("cluster1")); err != nil {
-		t.Fatal(err)
-	}
-	restore := sync.OnceFunc(func() {
-		if err := theLab.RotateRemoteSecret(ctx, "cluster2", "cluster1"); err != nil {
-			t.Errorf("restore: %v", err)
-		}
-		waitIstiodReads(t, "cluster2", "cluster1", true)
-	})
-	t.Cleanup(restore)
+	restore := deleteRemoteSecret(t, "cluster2", "cluster1")
 	s := ts.waitScreen("cluster2's istiod reading only cluster2", 30*time.Second, func(s string) bool {
 		return strings.Contains(s, "its secrets: cluster2 ")
 	})
