@@ -103,6 +103,16 @@ func (c *cluster) seed(ctx context.Context, rnd *rand.Rand) error {
 			}
 		}
 	}
+	if c.def.Primary {
+		// The istiod pod the demo's control plane stands for: meshscope
+		// learns the cluster's ID from its CLUSTER_ID, as from a real one.
+		// (Last, so the services' pod IPs stay what they were.)
+		if err := kubesim.CreatePod(ctx, c.client, kubesim.Pod{Namespace: systemNamespace, Name: "istiod-7c9d8b5f4-k2x9p",
+			IP: c.allocIP(), Labels: map[string]string{"app": "istiod", "istio.io/rev": "default"}, Container: "discovery",
+			Env: map[string]string{"CLUSTER_ID": c.def.ID}}); err != nil {
+			return err
+		}
+	}
 	// One EndpointSlice write per service, once its pods exist.
 	for ns := range nss {
 		if err := kubesim.SyncNamespace(ctx, cs, ns); err != nil {
@@ -174,6 +184,9 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 	}
 	c.mu.Lock()
 	key := s.Namespace + "/" + s.Name
+	if locs := s.Localities[c.def.ID]; len(locs) > 0 {
+		labels[localityLabel] = locs[len(c.pods[key])%len(locs)]
+	}
 	name := fmt.Sprintf("%s-%s-%s-%s", s.Name, version, hash, suffix(len(c.pods[key]), hash))
 	c.pods[key] = append(c.pods[key], name)
 	c.mu.Unlock()

@@ -80,8 +80,13 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 			return nil, err
 		}
 	}
+	istio, err := istioClient()
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("demo Istio config: %w", err)
+	}
 	reg, err := collector.NewRegistry(collector.Options{
-		Sources: []collector.Source{{Name: "cluster1", Server: c1.def.Server, Client: c1.client}},
+		Sources: []collector.Source{{Name: "cluster1", Server: c1.def.Server, Client: c1.client, Dynamic: istio}},
 		NewClient: func(id string, cfg *rest.Config) (kubernetes.Interface, error) {
 			c := byServer[cfg.Host]
 			if c == nil {

@@ -108,8 +108,8 @@ func eds(t *testing.T, ctx context.Context, d *Demo, vp xdsclient.Viewpoint) []s
 }
 
 // TestDemoPlantedProblems: doctor finds the planted drop, skew, failing
-// remote secret, CA mismatch and missing service; with the gateway gone,
-// the leak.
+// remote secret, CA mismatch, missing service and duplicate gateway
+// entries; with the gateway gone, the leak.
 func TestDemoPlantedProblems(t *testing.T) {
 	d := start(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -125,6 +125,7 @@ func TestDemoPlantedProblems(t *testing.T) {
 		{"remote-secret", "cluster4"},
 		{"root-ca-mismatch", "but cluster cluster3 trusts root"},
 		{"missing-service", "adservice.shop exists in cluster1, cluster3 but not in cluster2"},
+		{"duplicate-gateway", "reviews.bookinfo port 9080: network2 gets 33 %"},
 	} {
 		if !has(ps, want[0], want[1]) {
 			t.Errorf("doctor misses the planted %s (%s): %+v", want[0], want[1], ps)

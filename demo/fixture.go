@@ -9,6 +9,7 @@ const (
 	systemNamespace = "istio-system"
 	networkLabel    = "topology.istio.io/network"
 	tlsModeLabel    = "security.istio.io/tlsMode"
+	localityLabel   = "topology.istio.io/locality"
 	gatewayService  = "istio-eastwestgateway"
 )
 
@@ -26,10 +27,12 @@ type clusterDef struct {
 	// OwnRoot: its istio-ca-root-cert holds a root of its own, not the
 	// mesh's shared one (rootca.go).
 	OwnRoot bool
+	// Primary: an istiod runs here (the demo's control plane plays it).
+	Primary bool
 }
 
 var clusters = []clusterDef{
-	{ID: "cluster1", Network: "network1", Server: "https://cluster1.demo.meshscope.invalid:6443", PodPrefix: "10.44", ServicePrefix: "10.96", GatewayIP: "192.168.60.113"},
+	{ID: "cluster1", Network: "network1", Server: "https://cluster1.demo.meshscope.invalid:6443", PodPrefix: "10.44", ServicePrefix: "10.96", GatewayIP: "192.168.60.113", Primary: true},
 	{ID: "cluster2", Network: "network2", Server: "https://cluster2.demo.meshscope.invalid:6443", PodPrefix: "10.144", ServicePrefix: "10.97", GatewayIP: "192.168.60.9"},
 	{ID: "cluster3", Network: "network2", Server: "https://cluster3.demo.meshscope.invalid:6443", PodPrefix: "10.145", ServicePrefix: "10.98", OwnRoot: true},
 	{ID: "cluster4", Network: "network3", Server: "https://cluster4.demo.meshscope.invalid:6443", PodPrefix: "10.146", ServicePrefix: "10.99", BadCA: true},
@@ -53,6 +56,9 @@ type svcDef struct {
 	NotReady map[string]int
 	// MissingIn lists clusters that have no Service object for it.
 	MissingIn map[string]bool
+	// Localities are, per cluster, the topology.istio.io/locality labels
+	// its pods get in turn (none: no locality).
+	Localities map[string][]string
 }
 
 func r(c1, c2, c3 int) map[string]int {
@@ -68,15 +74,23 @@ func r(c1, c2, c3 int) map[string]int {
 //     sidecars would call it (DNS fails there);
 //   - billing/legacy-billing: its cluster3 pods have no sidecar (dropped
 //     from network1);
+//   - bookinfo/reviews: its cluster2 pods sit in two zones, so network1
+//     gets network2's gateway once per locality and Envoy keeps only the
+//     first entry (istio/istio#56355): network2 gets a third of network1's
+//     requests instead of three fifths (duplicate-gateway);
 //   - network2's gateway (cluster2) loses its address now and then (leak
 //     while it is gone), see churn.go.
+//
+// And from Istio config (istioconfig.go): a VM service (a ServiceEntry
+// with a WorkloadEntry on each network) and reviews' subsets.
 var services = []svcDef{
 	{Namespace: "sample", Name: "helloworld", Port: 5000, Replicas: r(1, 1, 0), Versions: map[string]string{"cluster1": "v1", "cluster2": "v2"}},
 	{Namespace: "sample", Name: "sleep", Port: 80, Replicas: r(1, 1, 1)},
 
 	{Namespace: "bookinfo", Name: "productpage", Port: 9080, Replicas: r(1, 1, 0)},
 	{Namespace: "bookinfo", Name: "details", Port: 9080, Replicas: r(1, 0, 1)},
-	{Namespace: "bookinfo", Name: "reviews", Port: 9080, Replicas: r(2, 2, 1), Versions: map[string]string{"cluster1": "v1", "cluster2": "v2", "cluster3": "v3"}},
+	{Namespace: "bookinfo", Name: "reviews", Port: 9080, Replicas: r(2, 2, 1), Versions: map[string]string{"cluster1": "v1", "cluster2": "v2", "cluster3": "v3"},
+		Localities: map[string][]string{"cluster2": {"region2.zone-a", "region2.zone-b"}}},
 	{Namespace: "bookinfo", Name: "ratings", Port: 9080, Replicas: r(1, 1, 1)},
 
 	{Namespace: "shop", Name: "frontend", Port: 80, Replicas: r(2, 1, 0)},

@@ -126,10 +126,15 @@ func (s *xdsServer) push(nodeID string, v view, snap *collector.Snapshot, ix *ho
 func resources(snap *collector.Snapshot, ix *horizon.Index, v view) map[resource.Type][]types.Resource {
 	cds, eds := defaultClusters(), []types.Resource(nil)
 	for _, svc := range snap.Services {
+		// The whole service, and each subset of its DestinationRules (the
+		// demo's rules are exported everywhere: every proxy sees them).
+		subsets := append([]string{""}, horizon.SubsetNames(snap, svc.Hostname)...)
 		for _, port := range svc.Ports {
-			p := horizon.PredictWith(snap, ix, svc.Hostname, port.Port, v.proxy)
-			cds = append(cds, outboundEDSCluster(p.EDSCluster))
-			eds = append(eds, loadAssignment(p, svc))
+			for _, subset := range subsets {
+				p := horizon.PredictSubset(snap, ix, svc.Hostname, subset, port.Port, v.proxy)
+				cds = append(cds, outboundEDSCluster(p.EDSCluster))
+				eds = append(eds, loadAssignment(p, svc))
+			}
 		}
 	}
 	lds, rds := listenersAndRoutes(snap, v)
@@ -163,11 +168,20 @@ func loadAssignment(p horizon.Prediction, svc *collector.Service) *endpointv3.Cl
 		case horizon.Gateway, horizon.Forced:
 			// istiod sets no health on a gateway endpoint.
 		default:
-			lb.HealthStatus = corev3.HealthStatus_HEALTHY
-			if e.Health == horizon.Unhealthy {
+			// A pod's readiness; a WorkloadEntry or inline ServiceEntry
+			// endpoint goes without health, as istiod sends it.
+			switch e.Health {
+			case horizon.Healthy:
+				lb.HealthStatus = corev3.HealthStatus_HEALTHY
+			case horizon.Unhealthy:
 				lb.HealthStatus = corev3.HealthStatus_UNHEALTHY
 			}
-			workload = fmt.Sprintf("%s;%s;%s;%s;%s", e.Pod, svc.Namespace, svc.Name, "v1", e.Cluster)
+			// istio.workload names the pod, or a WorkloadEntry's workload.
+			name := e.Pod
+			if _, we, ok := strings.Cut(e.Workload, "/"); ok && name == "" {
+				name = we
+			}
+			workload = fmt.Sprintf("%s;%s;%s;%s;%s", name, svc.Namespace, svc.Name, "v1", e.Cluster)
 			if len(e.StandsFor) > 0 && !mtls(svc, e) {
 				tls = "disabled"
 			}

@@ -38,7 +38,7 @@ func TestCursorStaysOnHostnameWhenServicesAreInserted(t *testing.T) {
 	}
 	sortServices(next.Services)
 	m.snap = next
-	m.Update(indexMsg{ix: buildIndex(next, nil)})
+	m.Update(indexMsg{ix: buildIndex(next, nil, nil)})
 	if got := selectedHost(m); got != "sleep.sample.svc.cluster.local" {
 		t.Fatalf("after the update the cursor is on %q", got)
 	}
@@ -49,7 +49,7 @@ func TestCursorStaysOnHostnameWhenServicesAreInserted(t *testing.T) {
 	// And when the selected service disappears, the cursor stays put.
 	gone := testSnapshot()
 	gone.Services = append(gone.Services[:2:2], gone.Services[3:]...)
-	m.Update(indexMsg{ix: buildIndex(gone, nil)})
+	m.Update(indexMsg{ix: buildIndex(gone, nil, nil)})
 	if got := selectedHost(m); got == "" {
 		t.Fatal("no selection after the selected service vanished")
 	}
@@ -70,7 +70,7 @@ func TestCursorKeepsScreenLine(t *testing.T) {
 		next.Services = append(next.Services, svc("aaa", fmt.Sprintf("first-%d", i), httpPort, nil))
 	}
 	sortServices(next.Services)
-	m.Update(indexMsg{ix: buildIndex(next, nil)})
+	m.Update(indexMsg{ix: buildIndex(next, nil, nil)})
 	if got := selectedHost(m); got != host {
 		t.Fatalf("cursor moved from %q to %q", host, got)
 	}
@@ -197,7 +197,7 @@ func TestProblemsJump(t *testing.T) {
 		t.Fatalf("enter on a cluster problem: view %d", m.currentID())
 	}
 	m.push(viewProblems)
-	press(m, "j", "enter") // drop on legacy
+	press(m, "j", "j", "enter") // drop on legacy (after control-plane-missing-cluster)
 	if m.currentID() != viewService || m.service.host != "legacy.legacy.svc.cluster.local" {
 		t.Fatalf("enter on a drop: view %d host %q", m.currentID(), m.service.host)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -21,7 +22,19 @@ type index struct {
 	networks   []string // column order of endpoint counts
 	services   []svcRow // in snapshot order (sorted by hostname)
 	byHost     map[string]int
+	// problems is explain.Diagnose's list (doctor's), errors first,
+	// repeated causes grouped; unknownCPs are the control planes whose set
+	// of clusters meshscope cannot tell (doctor's "Not checked").
 	problems   []explain.Problem
+	unknownCPs []string
+	// cps are the control planes (clusters view); roots the root CA of
+	// every cluster that publishes one.
+	cps   []cpRow
+	roots map[string]rootInfo
+	// istiod are istiod's own views (clusterz, networkz) as read for this
+	// index: which clusters a control plane reads when its remote secrets
+	// are not read.
+	istiod []istiod.View
 	// standsFor counts the endpoints of each network (what its gateways
 	// stand for).
 	standsFor map[string]int
@@ -36,11 +49,11 @@ type svcRow struct {
 	namespace string
 	name      string
 	ports     string
-	presence  string // one mark per cluster of index.clusterIDs
+	presence  string // one mark per cluster of index.clusterIDs, and the source (sourceMark)
 	perNet    []int  // endpoints per network of index.networks
 	epsText   string
 	total     int
-	badges    []string // leak, drop, skew... from explain.Problems
+	badges    []string // leak, drop, dup-gw... from explain.Diagnose (badgeName)
 	verdict   explain.Verdict
 	// stale: the verdict rests on EDS from a stream that is down (the
 	// proxy's view may have changed since).
@@ -67,11 +80,16 @@ func (r *svcRow) badge() string {
 }
 
 // buildIndex derives the index of a snapshot. feed may be nil; with a feed,
-// services whose actual EDS is known get a match/mismatch verdict.
-func buildIndex(snap *collector.Snapshot, feed Feed) *index {
+// services whose actual EDS is known get a match/mismatch verdict, and the
+// diagnosis compares what its streams hold with the prediction. doc is the
+// doctor of this run (nil: a fresh one on the wall clock).
+func buildIndex(snap *collector.Snapshot, feed Feed, doc *doctor) *index {
 	ix := &index{snap: snap, byHost: map[string]int{}, standsFor: map[string]int{}}
 	if snap == nil {
 		return ix
+	}
+	if doc == nil {
+		doc = newDoctor(nil)
 	}
 	for _, c := range snap.Clusters {
 		ix.clusterIDs = append(ix.clusterIDs, c.ID)
@@ -84,22 +102,27 @@ func buildIndex(snap *collector.Snapshot, feed Feed) *index {
 		netPos[n.Name] = len(ix.networks)
 		ix.networks = append(ix.networks, n.Name)
 	}
-	ix.problems = explain.Problems(snap)
+	views := istiodViews(feed)
+	ix.istiod = views
+	ix.problems, ix.unknownCPs = doc.diagnose(snap, feed, views)
+	ix.cps, ix.roots = controlPlaneRows(snap, views), rootInfos(snap)
 	badges := map[string][]string{}
 	rank := map[string]int{}
 	for _, p := range ix.problems {
-		if p.Service == "" {
-			continue
-		}
-		if !contains(badges[p.Service], p.Kind) {
-			badges[p.Service] = append(badges[p.Service], p.Kind)
-		}
 		r := 2
 		if i := slices.Index(rankSeverity[:], p.Severity); i >= 0 {
 			r = i
 		}
-		if old, ok := rank[p.Service]; !ok || r < old {
-			rank[p.Service] = r
+		for _, host := range append([]string{p.Service}, p.Services...) {
+			if host == "" {
+				continue
+			}
+			if b := badgeName(p.Kind); b != "" && !contains(badges[host], b) {
+				badges[host] = append(badges[host], b)
+			}
+			if old, ok := rank[host]; !ok || r < old {
+				rank[host] = r
+			}
 		}
 	}
 	var vps []xdsclient.Viewpoint
@@ -120,18 +143,24 @@ func buildIndex(snap *collector.Snapshot, feed Feed) *index {
 				pres.WriteString("·")
 			}
 		}
+		pres.WriteString(sourceMark(s.Source))
 		row.presence = pres.String()
-		for _, in := range s.Clusters {
-			if in == nil {
-				continue
-			}
-			for _, e := range in.Endpoints {
+		count := func(eps []collector.Endpoint) {
+			for _, e := range eps {
 				row.total++
 				if p, ok := netPos[e.Network]; ok {
 					row.perNet[p]++
 				}
 				ix.standsFor[e.Network]++
 			}
+		}
+		for _, in := range s.Clusters {
+			if in != nil {
+				count(in.Endpoints)
+			}
+		}
+		for _, se := range s.ServiceEntries {
+			count(se.Endpoints)
 		}
 		ix.endpoints += row.total
 		row.epsText = countsText(row.perNet)
@@ -141,7 +170,7 @@ func buildIndex(snap *collector.Snapshot, feed Feed) *index {
 			row.rank = r
 		}
 		if len(vps) > 0 {
-			row.verdict, row.stale = serviceVerdict(snap, s, vps, feed, stale)
+			row.verdict, row.stale = serviceVerdict(snap, s, vps, feed, views, stale)
 			if row.verdict == explain.Mismatch && row.rank > 0 {
 				row.rank = 0
 			}
@@ -163,30 +192,38 @@ func (ix *index) verdictsKnown() int {
 	return n
 }
 
-// serviceVerdict is match when every known actual EDS of the service matches
-// the prediction, mismatch when one does not, pending when none is known.
-// explainFor is the explain view of one service port from one viewpoint,
-// with the EDS the feed holds for it (and the control plane that sent it);
-// actual is false when there is none yet (the view is then prediction only).
-func explainFor(feed Feed, snap *collector.Snapshot, host string, port int32, vp xdsclient.Viewpoint) (v explain.View, actual bool) {
+// explainFor is the explain view of one service port (or one of its
+// DestinationRule subsets) from one viewpoint, as explain computes it: with
+// the EDS the feed holds for it (and the control plane that sent it), the
+// CDS cluster whose load balancing decides the shares, and istiod's own
+// views; actual is false when there is no EDS yet (the view is then
+// prediction only).
+func explainFor(feed Feed, snap *collector.Snapshot, views []istiod.View, host, subset string, port int32, vp xdsclient.Viewpoint) (v explain.View, actual bool) {
 	var la *xdsclient.LoadAssignment
 	cp := vp.ControlPlane
+	x := explain.Extra{Subset: subset, Istiod: views}
 	if feed != nil {
-		if a, c, ok := feed.Actual(vp.String(), horizon.EDSClusterName(host, port)); ok && a != nil {
+		name := horizon.SubsetClusterName(host, subset, port)
+		if a, c, ok := feed.Actual(vp.String(), name); ok && a != nil {
 			la = a
 			if c != "" {
 				cp = c
 			}
 		}
+		if sf, ok := feed.(SentFeed); ok {
+			x.Cluster, _ = sf.Cluster(vp.String(), name)
+		}
 	}
-	return explain.Explain(snap, host, port, vp, cp, la), la != nil
+	return explain.ExplainWith(snap, host, port, vp, cp, la, x), la != nil
 }
 
-func serviceVerdict(snap *collector.Snapshot, s *collector.Service, vps []xdsclient.Viewpoint, feed Feed, staleVPs map[string]bool) (v explain.Verdict, stale bool) {
+// serviceVerdict is match when every known actual EDS of the service matches
+// the prediction, mismatch when one does not, pending when none is known.
+func serviceVerdict(snap *collector.Snapshot, s *collector.Service, vps []xdsclient.Viewpoint, feed Feed, views []istiod.View, staleVPs map[string]bool) (v explain.Verdict, stale bool) {
 	v = explain.Pending
 	for _, p := range s.Ports {
 		for _, vp := range vps {
-			ev, actual := explainFor(feed, snap, s.Hostname, p.Port, vp)
+			ev, actual := explainFor(feed, snap, views, s.Hostname, "", p.Port, vp)
 			if !actual {
 				continue
 			}

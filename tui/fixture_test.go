@@ -2,12 +2,15 @@ package tui
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -39,11 +42,21 @@ func svc(ns, name string, ports []collector.ServicePort, eps map[string][]collec
 	return s
 }
 
+// Root CAs of the test mesh: cluster1 publishes the mesh's shared root,
+// cluster2 a self-signed one of its own (mTLS between them fails).
+var (
+	sharedRoot = collector.RootCert{Fingerprint: "5f1c0a7e93b2d4c6aa01", Subject: "CN=mesh root CA", NotAfter: testNow.AddDate(10, 0, 0)}
+	ownRoot    = collector.RootCert{Fingerprint: "9a0e44d1c3b85e2f7701", Subject: "O=cluster.local", NotAfter: testNow.AddDate(10, 0, 0)}
+)
+
 // testSnapshot is the mesh of every golden test: three clusters in two
 // networks; only network2 has an east-west gateway (192.168.60.9:15443).
 // From network1, helloworld's network2 pods are rewritten to that gateway;
 // from network2, its network1 pod leaks (no gateway for network1); legacy's
-// network2 pod has no sidecar and is dropped for network1.
+// network2 pod has no sidecar and is dropped for network1. cluster1 is the
+// primary (an istiod runs there; meshscope reads its remote secrets: it
+// reads cluster2, not the unreachable cluster3); cluster2 publishes a root
+// CA of its own.
 func testSnapshot() *collector.Snapshot {
 	s := &collector.Snapshot{
 		Version: 7,
@@ -51,10 +64,13 @@ func testSnapshot() *collector.Snapshot {
 		Clusters: []collector.Cluster{
 			{ID: "cluster1", Source: collector.SourceRef{Kind: collector.SourceContext, Name: "kind-cluster1"}, Server: "https://10.0.0.1:6443",
 				Network: "network1", State: collector.StateSynced, SyncedAt: ago(2 * time.Minute), LastEventAt: ago(5 * time.Second),
-				Counts: collector.Counts{Services: 12, EndpointSlices: 14, Endpoints: 31, Pods: 28, Nodes: 1, RemoteSecrets: 1}},
+				Counts: collector.Counts{Services: 12, EndpointSlices: 14, Endpoints: 31, Pods: 28, Nodes: 1, RemoteSecrets: 1},
+				IDFrom: collector.IDFromIstiod, Istiods: []collector.IstiodPod{{Name: "istiod-5d8f7c9b4-x2k4q", ClusterID: "cluster1", Revision: "default", Ready: true}},
+				RootCerts: []collector.RootCert{sharedRoot}, SecretsRead: true},
 			{ID: "cluster2", Source: collector.SourceRef{Kind: collector.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2", In: "cluster1"},
 				Server: "https://10.0.0.2:6443", Network: "network2", State: collector.StateSynced, SyncedAt: ago(90 * time.Second), LastEventAt: ago(12 * time.Second),
-				Counts: collector.Counts{Services: 9, EndpointSlices: 10, Endpoints: 22, Pods: 20, Nodes: 1}},
+				Counts: collector.Counts{Services: 9, EndpointSlices: 10, Endpoints: 22, Pods: 20, Nodes: 1},
+				IDFrom: collector.IDFromRemoteSecret, RootCerts: []collector.RootCert{ownRoot}},
 			{ID: "cluster3", Source: collector.SourceRef{Kind: collector.SourceContext, Name: "kind-cluster3"}, Server: "https://10.0.0.3:6443",
 				Network: "network1", State: collector.StateError, ErrorKind: collector.ErrUnreachable, Reason: "API server unreachable: dial tcp 10.0.0.3:6443: connection refused"},
 		},
@@ -106,7 +122,19 @@ func loadAssignmentOf(p horizon.Prediction) *xdsclient.LoadAssignment {
 	la := &xdsclient.LoadAssignment{Cluster: p.EDSCluster}
 	for _, e := range p.Endpoints {
 		x := xdsclient.Endpoint{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: string(e.Health), TLSMode: "istio",
-			Workload: xdsclient.Workload{Cluster: e.Cluster, Name: e.Pod}}
+			LocalityWeight: e.LocalityWeight, Priority: e.Priority, Workload: xdsclient.Workload{Cluster: e.Cluster, Name: e.Pod}}
+		if _, name, ok := strings.Cut(e.Workload, "/"); ok && e.Pod == "" {
+			x.Workload.Name = name // istio.workload names a WorkloadEntry's workload
+		}
+		if parts := strings.SplitN(e.Locality, "/", 3); e.Locality != "" {
+			x.Locality.Region = parts[0]
+			if len(parts) > 1 {
+				x.Locality.Zone = parts[1]
+			}
+			if len(parts) > 2 {
+				x.Locality.SubZone = parts[2]
+			}
+		}
 		la.Endpoints = append(la.Endpoints, x)
 	}
 	return la
@@ -119,12 +147,14 @@ type fakeFeed struct {
 
 	mu     sync.Mutex
 	actual map[string]*xdsclient.LoadAssignment
+	cds    map[string]*xdsclient.Cluster
 	vps    []xdsclient.Viewpoint
 	status []StreamStatus
 }
 
 func newFakeFeed() *fakeFeed {
-	return &fakeFeed{snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, 64), actual: map[string]*xdsclient.LoadAssignment{}}
+	return &fakeFeed{snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, 64), actual: map[string]*xdsclient.LoadAssignment{},
+		cds: map[string]*xdsclient.Cluster{}}
 }
 
 func (f *fakeFeed) Snapshots() <-chan *collector.Snapshot { return f.snaps }
@@ -133,7 +163,37 @@ func (f *fakeFeed) Actual(vp, eds string) (*xdsclient.LoadAssignment, string, bo
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	la, ok := f.actual[vp+"|"+eds]
-	return la, "istiod-" + map[string]string{"cluster1/network1": "cluster1", "cluster2/network2": "cluster1"}[vp], ok
+	return la, testControlPlane, ok
+}
+
+// testControlPlane is the istiod that serves every viewpoint of the fake.
+const testControlPlane = "cluster1"
+
+// Sent is what the fake's viewpoints hold, as doctor compares it.
+func (f *fakeFeed) Sent() []explain.Sent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []explain.Sent
+	for _, vp := range f.vps {
+		s := explain.Sent{ControlPlane: testControlPlane, Viewpoint: vp, EDS: map[string]xdsclient.LoadAssignment{}}
+		for k, la := range f.actual {
+			if strings.HasPrefix(k, vp.String()+"|") {
+				s.EDS[la.Cluster] = *la
+				s.Clusters = append(s.Clusters, la.Cluster)
+			}
+		}
+		sort.Strings(s.Clusters)
+		out = append(out, s)
+	}
+	return out
+}
+
+// Cluster is the CDS cluster a viewpoint got (set by setCluster).
+func (f *fakeFeed) Cluster(vp, name string) (*xdsclient.Cluster, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.cds[vp+"|"+name]
+	return c, ok
 }
 func (f *fakeFeed) Viewpoints() []xdsclient.Viewpoint {
 	f.mu.Lock()
@@ -158,6 +218,16 @@ func (f *fakeFeed) setActual(vp xdsclient.Viewpoint, la *xdsclient.LoadAssignmen
 func testFeed(snap *collector.Snapshot) *fakeFeed {
 	f := newFakeFeed()
 	f.vps = []xdsclient.Viewpoint{vp1, vp2}
+	// Every other service port: exactly what istiod is predicted to send.
+	for _, svc := range snap.Services {
+		for _, p := range svc.Ports {
+			for _, vp := range f.vps {
+				if svc.Hostname != helloHost {
+					f.setActual(vp, loadAssignmentOf(horizon.Predict(snap, svc.Hostname, p.Port, horizon.Proxy{Cluster: vp.Cluster, Network: vp.Network})))
+				}
+			}
+		}
+	}
 	f.status = []StreamStatus{
 		{Viewpoint: vp1.String(), ControlPlane: "istiod-cluster1", State: "connected", LastPush: ago(3 * time.Second)},
 		{Viewpoint: vp2.String(), ControlPlane: "istiod-cluster1", State: "connected", LastPush: ago(4 * time.Second)},
@@ -189,7 +259,7 @@ func newTestModel(tb interface{ Fatal(...any) }, theme string, w, h int, snap *c
 	}
 	if snap != nil {
 		m.snap = snap
-		m.Update(indexMsg{ix: buildIndex(snap, feed)})
+		m.Update(indexMsg{ix: buildIndex(snap, feed, m.doc)})
 	}
 	return m
 }

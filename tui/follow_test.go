@@ -36,7 +36,7 @@ func TestOpenDiffFollowsSnapshot(t *testing.T) {
 	}
 	next := followSnapshot()
 	m.snap = next
-	m.Update(indexMsg{ix: buildIndex(next, nil)})
+	m.Update(indexMsg{ix: buildIndex(next, nil, nil)})
 	if out := plain(m); !strings.Contains(out, "plain.sample") || !strings.Contains(out, "plain-0@cluster2") {
 		t.Errorf("the open :diff did not follow the new snapshot:\n%s", out)
 	}
@@ -62,7 +62,7 @@ func TestOpenProxyConfigFollowsSnapshot(t *testing.T) {
 	feed.cfg[vp1.String()] = c
 	next := followSnapshot()
 	m.snap = next
-	m.Update(indexMsg{ix: buildIndex(next, feed)})
+	m.Update(indexMsg{ix: buildIndex(next, feed, nil)})
 	if out := ansi.Strip(m.View().Content); !strings.Contains(out, "CLUSTERS (2)") || !strings.Contains(out, "plain.sample") {
 		t.Errorf("the open :pc did not follow the new snapshot:\n%s", out)
 	}

@@ -59,6 +59,7 @@ type Model struct {
 	isDark    bool
 	st        themes.Styles
 
+	doc      *doctor             // the diagnoses of this run
 	snap     *collector.Snapshot // latest received
 	ix       *index              // derived from snap (or an earlier one while deriving)
 	deriving bool
@@ -107,7 +108,8 @@ func New(feed Feed, opts Options) (*Model, error) {
 	if err := m.loadTheme(m.themeName); err != nil {
 		return nil, err
 	}
-	m.ix = buildIndex(nil, nil)
+	m.doc = newDoctor(m.now)
+	m.ix = buildIndex(nil, nil, nil)
 	m.stack = []viewID{viewClusters}
 	m.clusters = newClustersView()
 	m.services = newServicesView()
@@ -217,7 +219,17 @@ func (m *Model) requestDerive() tea.Cmd {
 		return nil
 	}
 	m.deriving, m.dirty = true, false
-	return deriveCmd(m.ix.snap, m.snap, m.feed)
+	return deriveCmd(m.ix.snap, m.snap, m.feed, m.doc)
+}
+
+// derived ends a derivation: the next one starts if something changed
+// meanwhile.
+func (m *Model) derived() tea.Cmd {
+	m.deriving = false
+	if m.dirty {
+		return m.requestDerive()
+	}
+	return nil
 }
 
 // Update handles a message.
@@ -248,17 +260,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.snapsClosed = true
 		return m, nil
 	case indexMsg:
-		m.deriving = false
 		m.ix = msg.ix
 		m.refreshAll(update{index: true, entries: kubeEntries(msg.kube)})
 		if h := uiprobe.Get(); h != nil && h.IndexApplied != nil {
 			h.IndexApplied(len(m.ix.services), m.ix.verdictsKnown())
 		}
-		var cmd tea.Cmd
-		if m.dirty {
-			cmd = m.requestDerive()
+		if pause := pauseAfter(msg.took); pause != nil {
+			// Still deriving, as far as new requests go: they wait.
+			return m, pause
 		}
-		return m, cmd
+		return m, m.derived()
+	case deriveAgainMsg:
+		return m, m.derived()
 	case eventsMsg:
 		return m, m.onEvents(msg.events)
 	case eventsClosedMsg:

@@ -20,8 +20,12 @@ type (
 	indexMsg struct {
 		ix   *index
 		kube []collector.KubeChange
+		// took is how long the derivation ran.
+		took time.Duration
 	}
-	tickMsg time.Time
+	// deriveAgainMsg ends the pause after a long derivation.
+	deriveAgainMsg struct{}
+	tickMsg        time.Time
 )
 
 // maxEventBatch bounds how many queued events one message carries.
@@ -92,10 +96,27 @@ func (m *Model) nextEvents() tea.Cmd {
 // deriveCmd builds the index of snap off the update loop, with the kube
 // changes since prev (the snapshot derived before). The initial sync is
 // not news: changes count only once prev had settled.
-func deriveCmd(prev, snap *collector.Snapshot, feed Feed) tea.Cmd {
+func deriveCmd(prev, snap *collector.Snapshot, feed Feed, doc *doctor) tea.Cmd {
 	return func() tea.Msg {
-		return indexMsg{ix: buildIndex(snap, feed), kube: kubeChanges(prev, snap)}
+		start := time.Now()
+		ix := buildIndex(snap, feed, doc)
+		return indexMsg{ix: ix, kube: kubeChanges(prev, snap), took: time.Since(start)}
 	}
+}
+
+// quickDerive is how long a derivation may run and be followed at once by
+// the next one. A longer one (a mesh of thousands of services: doctor's
+// diagnosis predicts every service from every viewpoint) is followed by a
+// pause as long, so that under constant change the UI's background work
+// takes at most about half a core.
+const quickDerive = 100 * time.Millisecond
+
+// pauseAfter is the pause before the next derivation.
+func pauseAfter(took time.Duration) tea.Cmd {
+	if took <= quickDerive {
+		return nil
+	}
+	return tea.Tick(took, func(time.Time) tea.Msg { return deriveAgainMsg{} })
 }
 
 // kubeChanges are the changes from prev to next worth a timeline entry.

@@ -84,7 +84,7 @@ func TestKubeChangesFromSnapshots(t *testing.T) {
 		if !m.deriving {
 			t.Fatal("no derivation started")
 		}
-		msg := deriveCmd(m.ix.snap, next, nil)()
+		msg := deriveCmd(m.ix.snap, next, nil, nil)()
 		m.Update(msg)
 	}
 	settled := testSnapshot()
@@ -104,7 +104,7 @@ func TestKubeChangesFromSnapshots(t *testing.T) {
 		t.Fatalf("timeline after a new endpoint: %+v", m.events.all)
 	}
 	// Verdicts recomputed on the same snapshot are no kube change.
-	m.Update(indexMsg{ix: buildIndex(next, nil), kube: kubeChanges(next, next)})
+	m.Update(indexMsg{ix: buildIndex(next, nil, nil), kube: kubeChanges(next, next)})
 	if len(m.events.all) != 1 {
 		t.Fatalf("re-deriving the same snapshot added entries: %d", len(m.events.all))
 	}
@@ -115,7 +115,7 @@ func TestStaleBadge(t *testing.T) {
 	snap := testSnapshot()
 	feed := testFeed(snap)
 	badge := func() string {
-		ix := buildIndex(snap, feed)
+		ix := buildIndex(snap, feed, nil)
 		for _, r := range ix.services {
 			if r.hostname == "helloworld.sample.svc.cluster.local" {
 				return r.badge()

@@ -11,11 +11,14 @@ import (
 	"github.com/meshscope/meshscope/collector"
 )
 
-// clustersView is the first screen: every cluster with its sync state, and
-// below it the networks with their gateways.
+// clustersView is the first screen: every cluster with its sync state
+// (and, for the selected one, where its ID comes from, its warnings and
+// its root CA), the control planes (their istiods and which clusters each
+// reads), and the networks with their gateways.
 type clustersView struct {
-	focus int       // 0: clusters, 1: gateways
+	focus int       // focusClusters, focusControlPlanes or focusGateways
 	cl    listState // rows: indexes into the snapshot's clusters
+	cp    listState // rows: indexes into ix.cps
 	gw    listState // rows: indexes into gws
 	gws   []gwRow
 	ix    *index              // what the rows were built from
@@ -29,9 +32,18 @@ type gwRow struct {
 	hostname                               bool
 }
 
+// The panes of the clusters view, in tab order.
+const (
+	focusClusters = iota
+	focusControlPlanes
+	focusGateways
+	numPanes
+)
+
 func newClustersView() *clustersView {
 	v := &clustersView{}
 	v.cl.keyOf = func(i int32) string { return v.snap.Clusters[i].ID }
+	v.cp.keyOf = func(i int32) string { return v.ix.cps[i].id }
 	v.gw.keyOf = func(i int32) string { return v.gws[i].key }
 	return v
 }
@@ -43,16 +55,26 @@ func (v *clustersView) title(vc viewContext) string {
 	return fmt.Sprintf("Clusters (%d) · networks (%d)", len(vc.ix.clusterIDs), len(vc.ix.networks))
 }
 
-// heights splits the body between the two panes.
-func (v *clustersView) heights(vc viewContext, h int) (int, int) {
-	// clusters pane: title + header + rows + detail line.
-	want := len(v.cl.rows) + 3
-	top := min(want, max(h*3/5, 6))
-	if h-top < 4 {
-		top = max(h-4, 3)
+// clusterDetail is the number of lines about the selected cluster.
+const clusterDetail = 3
+
+// heights splits the body between the three panes: clusters (title,
+// header, rows and the selected cluster's detail), control planes (title,
+// header, rows) and gateways (the rest).
+func (v *clustersView) heights(vc viewContext, h int) (top, mid, bottom int) {
+	if n := len(v.cp.rows); n > 0 {
+		mid = min(n+2, max(h/4, 3))
 	}
-	return top, h - top
+	want := len(v.cl.rows) + 2 + clusterDetail
+	top = min(want, max((h-mid)*3/5, 2+clusterDetail+1))
+	if h-mid-top < 4 {
+		top = max(h-mid-4, 2+clusterDetail)
+	}
+	return top, mid, max(h-top-mid, 0)
 }
+
+// clusterRows is how many cluster rows the top pane shows.
+func clusterRows(top int) int { return max(top-2-clusterDetail, 1) }
 
 func (v *clustersView) refresh(vc viewContext, _ update) {
 	if v.ix != vc.ix {
@@ -63,19 +85,21 @@ func (v *clustersView) refresh(vc viewContext, _ update) {
 			n = len(v.snap.Clusters)
 		}
 		v.cl.rows = identity(v.cl.rows, n)
+		v.cp.rows = identity(v.cp.rows, len(vc.ix.cps))
 		v.gw.rows = identity(v.gw.rows, len(v.gws))
 	}
-	top, bottom := v.heights(vc, vc.height)
-	v.cl.show(v.cl.rows, top-3)
+	top, mid, bottom := v.heights(vc, vc.height)
+	v.cl.show(v.cl.rows, clusterRows(top))
+	v.cp.show(v.cp.rows, max(mid-2, 1))
 	v.gw.show(v.gw.rows, bottom-2)
 }
 
 // selectCluster puts the cursor on a cluster (from the problems view).
 func (v *clustersView) selectCluster(vc viewContext, id string) {
-	v.focus = 0
+	v.focus = focusClusters
 	v.refresh(vc, update{})
-	top, _ := v.heights(vc, vc.height)
-	v.cl.selectKey(id, top-3)
+	top, _, _ := v.heights(vc, vc.height)
+	v.cl.selectKey(id, clusterRows(top))
 }
 
 func gatewayRows(ix *index) []gwRow {
@@ -122,24 +146,41 @@ func gatewayRows(ix *index) []gwRow {
 func (v *clustersView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
 	switch {
 	case key.Matches(k, vc.keys.Tab):
-		v.focus = 1 - v.focus
+		d := 1
+		if k.String() == "shift+tab" {
+			d = numPanes - 1
+		}
+		v.focus = (v.focus + d) % numPanes
+		if v.focus == focusControlPlanes && len(v.cp.rows) == 0 {
+			v.focus = (v.focus + d) % numPanes
+		}
 		return nil, true
 	case key.Matches(k, vc.keys.Enter):
-		// A cluster opens the problems that concern it, if any.
-		id, ok := v.cl.selected()
-		if v.focus != 0 || !ok {
+		// A cluster or a control plane opens the problems that concern
+		// it, if any.
+		var id string
+		switch v.focus {
+		case focusClusters:
+			if i, ok := v.cl.selected(); ok {
+				id = v.snap.Clusters[i].ID
+			}
+		case focusControlPlanes:
+			if i, ok := v.cp.selected(); ok {
+				id = vc.ix.cps[i].id
+			}
+		}
+		if id == "" {
 			return nil, true
 		}
-		c := v.snap.Clusters[id]
 		for _, p := range vc.ix.problems {
-			if p.Cluster == c.ID {
+			if p.Cluster == id {
 				return navigate(selectProblemMsg{key: problemKey(p)}), true
 			}
 		}
-		return flash("no problems for cluster "+c.ID, false), true
+		return flash("no problems for cluster "+id, false), true
 	}
-	top, _ := v.heights(vc, vc.height)
-	if d, ok := scrollDelta(vc.keys, k, max(top-3, 1)); ok {
+	top, _, _ := v.heights(vc, vc.height)
+	if d, ok := scrollDelta(vc.keys, k, clusterRows(top)); ok {
 		v.scroll(vc, d)
 		return nil, true
 	}
@@ -147,12 +188,15 @@ func (v *clustersView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
 }
 
 func (v *clustersView) scroll(vc viewContext, d int) {
-	top, bottom := v.heights(vc, vc.height)
-	if v.focus == 0 {
-		v.cl.moveBy(d, top-3)
-		return
+	top, mid, bottom := v.heights(vc, vc.height)
+	switch v.focus {
+	case focusClusters:
+		v.cl.moveBy(d, clusterRows(top))
+	case focusControlPlanes:
+		v.cp.moveBy(d, max(mid-2, 1))
+	default:
+		v.gw.moveBy(d, bottom-2)
 	}
-	v.gw.moveBy(d, bottom-2)
 }
 
 func (v *clustersView) render(vc viewContext, w, h int) string {
@@ -160,9 +204,9 @@ func (v *clustersView) render(vc viewContext, w, h int) string {
 	if snap == nil {
 		return padLines([]string{"", vc.st.Warn.Render("  waiting for clusters…"), vc.st.Muted.Render("  the collector is connecting to the clusters; the first snapshot appears here")}, w, h)
 	}
-	top, bottom := v.heights(vc, h)
+	top, mid, bottom := v.heights(vc, h)
 	lines := make([]string, 0, h)
-	lines = append(lines, vc.paneTitle(fmt.Sprintf("Clusters — %d of %d synced", vc.ix.synced, len(snap.Clusters)), v.focus == 0, w))
+	lines = append(lines, vc.paneTitle(fmt.Sprintf("Clusters — %d of %d synced", vc.ix.synced, len(snap.Clusters)), v.focus == focusClusters, w))
 	idW, netW := len("CLUSTER"), len("NETWORK")
 	for _, c := range snap.Clusters {
 		idW = max(idW, ansi.StringWidth(c.ID))
@@ -180,14 +224,20 @@ func (v *clustersView) render(vc viewContext, w, h int) string {
 		column{title: "EVENT", w: 6, right: true},
 		column{title: "SVC/EPS/PODS", w: 14, right: true},
 	)
+	if w >= 100 {
+		cols = append(cols, column{title: "ROOT CA", w: rootW})
+	}
 	cols = layoutColumns(cols, w, 8)
-	rows := v.table(vc, cols, w, top-2)
+	rows := v.table(vc, cols, w, top-1-clusterDetail, wide)
 	lines = append(lines, rows...)
-	for len(lines) < top-1 {
+	for len(lines) < top-clusterDetail {
 		lines = append(lines, "")
 	}
-	lines = append(lines, v.detail(vc, w))
-	lines = append(lines, vc.paneTitle("Networks & gateways — "+plural(len(snap.Networks), "network")+", "+plural(len(snap.Gateways), "gateway"), v.focus == 1, w))
+	lines = append(lines, v.detail(vc, w)...)
+	if mid > 0 {
+		lines = append(lines, v.controlPlanes(vc, w, mid)...)
+	}
+	lines = append(lines, vc.paneTitle("Networks & gateways — "+plural(len(snap.Networks), "network")+", "+plural(len(snap.Gateways), "gateway"), v.focus == focusGateways, w))
 	gwW := len("GATEWAY")
 	for _, g := range v.gws {
 		gwW = max(gwW, ansi.StringWidth(g.gateway))
@@ -200,7 +250,7 @@ func (v *clustersView) render(vc viewContext, w, h int) string {
 		{title: "SOURCE", w: 0, grow: 2},
 		{title: "STANDS FOR", w: 14, right: true},
 	}, w, 10)
-	glines := vc.table(gcols, &v.gw, w, bottom-1, v.focus == 1, func(i int32, sel bool) []string {
+	glines := vc.table(gcols, &v.gw, w, bottom-1, v.focus == focusGateways, func(i int32, sel bool) []string {
 		g := v.gws[i]
 		gst := vc.st.Gateway
 		gw := g.gateway
@@ -223,11 +273,10 @@ func (v *clustersView) render(vc viewContext, w, h int) string {
 	return padLines(lines, w, h)
 }
 
-func (v *clustersView) table(vc viewContext, cols []column, w, h int) []string {
+func (v *clustersView) table(vc viewContext, cols []column, w, h int, wide bool) []string {
 	snap := vc.ix.snap
 	now := vc.now()
-	wide := len(cols) == 8
-	return vc.table(cols, &v.cl, w, h, v.focus == 0, func(i int32, sel bool) []string {
+	return vc.table(cols, &v.cl, w, h, v.focus == focusClusters, func(i int32, sel bool) []string {
 		c := snap.Clusters[i]
 		state := string(c.State)
 		if c.Reason != "" {
@@ -267,32 +316,12 @@ func (v *clustersView) table(vc viewContext, cols []column, w, h int) []string {
 			vc.sel(vc.st.Muted, sel).Render(fitRight(age(now, c.LastEventAt), cols[k+3].w)),
 			vc.sel(vc.st.Text, sel).Render(fitRight(counts, cols[k+4].w)),
 		)
+		if len(cols) > k+5 {
+			t, st := rootCell(vc, c.ID)
+			out = append(out, cell(t, cols[k+5].w, vc.sel(st, sel)))
+		}
 		return out
 	})
-}
-
-// detail is one line about the selected cluster: what does not fit in
-// the table (server, full reason, warnings).
-func (v *clustersView) detail(vc viewContext, w int) string {
-	id, ok := v.cl.selected()
-	if !ok {
-		return vc.st.Muted.Render(fit("  no clusters yet", w))
-	}
-	c := vc.ix.snap.Clusters[id]
-	parts := []string{c.ID, sourceText(c.Source), orDash(c.Server)}
-	if c.Reason != "" {
-		parts = append(parts, c.Reason)
-	}
-	if len(c.Warnings) > 0 {
-		parts = append(parts, "warnings: "+strings.Join(c.Warnings, "; "))
-	}
-	if c.WatchErrors > 0 || c.Reconnects > 0 {
-		parts = append(parts, fmt.Sprintf("watch errors %d, reconnects %d", c.WatchErrors, c.Reconnects))
-	}
-	if op := istiodOpinion(vc.feed, c); op != "" {
-		parts = append(parts, op+": its endpoints from "+c.ID+" may be stale")
-	}
-	return vc.st.Muted.Render(fit("  "+strings.Join(parts, " · "), w))
 }
 
 func orDash(s string) string {

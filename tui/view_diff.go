@@ -8,7 +8,6 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -88,8 +87,8 @@ func (v *diffView) compute(vc viewContext) {
 				continue // each network reaches its own gateway pods: expected
 			}
 			for _, p := range svc.Ports {
-				ra := reached(vc.feed, snap, svc.Hostname, p.Port, va)
-				rb := reached(vc.feed, snap, svc.Hostname, p.Port, vb)
+				ra := reached(vc.feed, vc.ix, svc.Hostname, p.Port, va)
+				rb := reached(vc.feed, vc.ix, svc.Hostname, p.Port, vb)
 				onlyA, onlyB := minus(ra, rb), minus(rb, ra)
 				if len(onlyA)+len(onlyB) > 0 {
 					v.diffs = append(v.diffs, diffRow{host: svc.Hostname, port: p.Port, onlyA: onlyA, onlyB: onlyB})
@@ -102,8 +101,8 @@ func (v *diffView) compute(vc viewContext) {
 
 // reached is the set of pods ("pod@cluster") a viewpoint's endpoints for
 // one service port stand for.
-func reached(feed Feed, snap *collector.Snapshot, host string, port int32, vp xdsclient.Viewpoint) map[string]bool {
-	ev, actual := explainFor(feed, snap, host, port, vp)
+func reached(feed Feed, ix *index, host string, port int32, vp xdsclient.Viewpoint) map[string]bool {
+	ev, actual := explainFor(feed, ix.snap, ix.istiod, host, "", port, vp)
 	out := map[string]bool{}
 	// A pod is "pod@cluster" however it is reached (directly, or behind a
 	// gateway); an endpoint meshscope cannot place is its address.

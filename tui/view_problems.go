@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -9,21 +10,40 @@ import (
 	"github.com/meshscope/meshscope/collector/explain"
 )
 
-// problemsView is explain.Problems, live: errors first, each jumping to
-// the service or cluster it concerns.
+// problemsView is doctor's diagnosis (explain.Diagnose), live: errors
+// first, a cause repeated over many pods or services one row with a count,
+// each row jumping to the service or cluster it concerns; below, the
+// selected problem's whole sentence and what could not be checked.
 type problemsView struct {
 	list listState // rows: indexes into ix.problems
 	ix   *index
 }
 
 func newProblemsView() *problemsView {
-	v := &problemsView{ix: buildIndex(nil, nil)}
+	v := &problemsView{ix: buildIndex(nil, nil, nil)}
 	v.list.keyOf = func(i int32) string { return problemKey(v.ix.problems[i]) }
 	return v
 }
 
+// problemKey identifies a problem across diagnoses. Digits are left out:
+// a count that grows or a duration that ticks ("stale for 40s") is the
+// same problem, and the cursor stays on it.
 func problemKey(p explain.Problem) string {
-	return string(p.Severity) + "|" + p.Kind + "|" + p.Cluster + "|" + p.Service + "|" + p.Sentence
+	noDigits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return -1
+		}
+		return r
+	}, p.Sentence)
+	return string(p.Severity) + "|" + p.Kind + "|" + p.Cluster + "|" + p.Service + "|" + noDigits
+}
+
+// kindText is a problem's kind, with the count of a grouped row: "drop ×40".
+func kindText(p explain.Problem) string {
+	if p.Count > 1 {
+		return fmt.Sprintf("%s ×%d", p.Kind, p.Count)
+	}
+	return p.Kind
 }
 
 func (v *problemsView) title(vc viewContext) string {
@@ -36,7 +56,24 @@ func (v *problemsView) title(vc viewContext) string {
 	return fmt.Sprintf("Problems (%d, %d errors)", len(vc.ix.problems), errs)
 }
 
-func (v *problemsView) rows(vc viewContext) int { return max(vc.height-5, 1) }
+// detailLines is the height of the selected problem's sentence.
+const detailLines = 4
+
+// rows is the number of problem rows on screen: the body less the header,
+// the separator, the sentence and the notes.
+func (v *problemsView) rows(vc viewContext) int {
+	return max(vc.height-2-detailLines-len(v.notes(vc.ix)), 1)
+}
+
+// notes say what doctor could not check: the control planes whose set of
+// clusters is unknown.
+func (v *problemsView) notes(ix *index) []string {
+	var out []string
+	for _, cp := range ix.unknownCPs {
+		out = append(out, fmt.Sprintf("Not checked: which clusters istiod %s reads (meshscope does not read its remote secrets): run meshscope with --context %s, or --istiod-debug-address %s=HOST:PORT.", cp, cp, cp))
+	}
+	return out
+}
 
 func (v *problemsView) refresh(vc viewContext, _ update) {
 	if v.ix != vc.ix {
@@ -77,12 +114,21 @@ func (v *problemsView) render(vc viewContext, w, h int) string {
 		return vc.waiting(w, h)
 	}
 	ps := v.ix.problems
-	if len(ps) == 0 {
-		return padLines([]string{"", vc.st.OK.Render("  no problems found")}, w, h)
+	var notes []string
+	for _, n := range v.notes(v.ix) {
+		notes = append(notes, " "+vc.st.Warn.Render(fit(n, w-2)))
 	}
+	if len(ps) == 0 {
+		return padLines(append([]string{"", vc.st.OK.Render("  no problems found"), ""}, notes...), w, h)
+	}
+	kindW := len("KIND")
+	for _, p := range ps {
+		kindW = max(kindW, len(kindText(p)))
+	}
+	kindW = min(kindW, max(w/4, 16))
 	cols := layoutColumns([]column{
 		{title: "SEVERITY", w: 8},
-		{title: "KIND", w: 16},
+		{title: "KIND", w: kindW},
 		{title: "CONCERNS", w: 0},
 		{title: "PROBLEM", w: 0},
 	}, w, 20)
@@ -91,23 +137,27 @@ func (v *problemsView) render(vc viewContext, w, h int) string {
 		cols[3].w += cols[2].w - 40
 		cols[2].w = 40
 	}
-	lines := vc.table(cols, &v.list, w, h-4, true, func(i int32, sel bool) []string {
+	table := h - 1 - detailLines - len(notes)
+	lines := vc.table(cols, &v.list, w, table, true, func(i int32, sel bool) []string {
 		p := ps[i]
 		st := vc.severityStyle(p.Severity)
 		concerns := p.Service
-		if concerns == "" {
+		switch {
+		case concerns == "" && p.Cluster == "":
+			concerns = "-"
+		case concerns == "":
 			concerns = "cluster " + p.Cluster
-		} else if p.Cluster != "" {
+		case p.Cluster != "":
 			concerns += " (" + p.Cluster + ")"
 		}
 		return []string{
 			cell(string(p.Severity), cols[0].w, vc.sel(st, sel)),
-			cell(p.Kind, cols[1].w, vc.sel(vc.st.Text, sel)),
+			cell(kindText(p), cols[1].w, vc.sel(st, sel)),
 			cell(concerns, cols[2].w, vc.sel(vc.st.Accent, sel)),
 			cell(p.Sentence, cols[3].w, vc.sel(vc.st.Text, sel)),
 		}
 	})
-	for len(lines) < h-4 {
+	for len(lines) < table {
 		lines = append(lines, "")
 	}
 	// The whole sentence of the selected problem.
@@ -115,10 +165,13 @@ func (v *problemsView) render(vc viewContext, w, h int) string {
 	p := ps[id]
 	lines = append(lines, vc.st.Border.Render(fit("", w)))
 	for i, l := range wrap(p.Sentence, w-2) {
-		if i == 3 {
+		if i == detailLines {
 			break
 		}
 		lines = append(lines, " "+vc.severityStyle(p.Severity).Render(l))
 	}
-	return padLines(lines, w, h)
+	for len(lines) < h-len(notes) {
+		lines = append(lines, "")
+	}
+	return padLines(append(lines, notes...), w, h)
 }

@@ -2,33 +2,43 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// serviceView shows, for one service port, what every viewpoint gets:
-// one column per viewpoint with the actual endpoints (kind, weight, health,
-// what each stands for), the predicted ones not sent, the dropped ones
-// with reasons, and explain's sentences for every difference.
+// serviceView shows, for one service port (or one DestinationRule subset
+// of it), what every viewpoint gets: one column per viewpoint with the
+// actual endpoints (kind, weight, Envoy's share, locality, health, what
+// each stands for), the split over networks, the predicted ones not sent,
+// the dropped ones with reasons, and explain's sentences for every
+// difference; above the columns, the problems doctor finds for the service.
 type serviceView struct {
 	// compare names two viewpoints for the compare view (":compare A B");
 	// empty for the service view (every viewpoint).
 	compare []string
 	host    string
 	port    int // index into the service's ports
-	focus   int // focused viewpoint column
-	off     int // first line shown of the columns
-	ix      *index
-	vps     []xdsclient.Viewpoint
-	views   []explain.View
-	svc     *collector.Service
+	// subset is the DestinationRule subset shown ("" for the whole
+	// service), one of subsets (SubsetNames, cycled with the Subset key).
+	subset   string
+	subsets  []string
+	problems []explain.Problem // doctor's problems of this service
+	focus    int               // focused viewpoint column
+	off      int               // first line shown of the columns
+	ix       *index
+	vps      []xdsclient.Viewpoint
+	views    []explain.View
+	svc      *collector.Service
 }
 
 // minColumn is the narrowest viewpoint column.
@@ -42,10 +52,14 @@ func (v *serviceView) open(vc viewContext, host string, compare []string) {
 }
 
 func (v *serviceView) title(viewContext) string {
-	if v.compare != nil {
-		return "Compare " + strings.Join(v.compare, " ⇄ ") + " · " + v.host
+	what := v.host
+	if v.subset != "" {
+		what += " · subset " + v.subset
 	}
-	return "Service " + v.host
+	if v.compare != nil {
+		return "Compare " + strings.Join(v.compare, " ⇄ ") + " · " + what
+	}
+	return "Service " + what
 }
 
 // findViewpoint finds a viewpoint by its name, or by a unique part of it
@@ -73,6 +87,18 @@ func (v *serviceView) refresh(vc viewContext, u update) {
 	if v.host == "" || (len(u.entries) > 0 && !u.eds && !u.index && v.ix == vc.ix) {
 		return
 	}
+	if v.ix != vc.ix {
+		v.subsets = horizon.SubsetNames(vc.ix.snap, v.host)
+		if !slices.Contains(v.subsets, v.subset) {
+			v.subset = ""
+		}
+		v.problems = v.problems[:0]
+		for _, p := range vc.ix.problems {
+			if p.Service == v.host || slices.Contains(p.Services, v.host) {
+				v.problems = append(v.problems, p)
+			}
+		}
+	}
 	v.ix = vc.ix
 	v.svc = vc.ix.snap.Service(v.host)
 	v.views = v.views[:0]
@@ -92,18 +118,26 @@ func (v *serviceView) refresh(vc viewContext, u update) {
 	v.port = min(max(v.port, 0), len(v.svc.Ports)-1)
 	port := v.svc.Ports[v.port].Port
 	for _, vp := range v.vps {
-		ev, actual := explainFor(vc.feed, vc.ix.snap, v.host, port, vp)
+		ev, actual := explainFor(vc.feed, vc.ix.snap, vc.ix.istiod, v.host, v.subset, port, vp)
 		if !actual {
-			ev.Error = streamText(vc.status, vp.String())
+			ev.Error = streamText(vc.status, vp.String(), ev.EDSCluster, vc.feed)
 		}
 		v.views = append(v.views, ev)
 	}
 	v.focus = min(max(v.focus, 0), max(len(v.views)-1, 0))
 }
 
-// streamText says why a viewpoint has no EDS for the service yet.
-func streamText(status []StreamStatus, vp string) string {
+// streamText says why a viewpoint has no EDS for a cluster yet: its
+// stream's state, or — on a stream whose CDS has come — that istiod sends
+// the proxy no such cluster (a subset no DestinationRule it sees declares).
+func streamText(status []StreamStatus, vp, name string, feed Feed) string {
 	if s, ok := streamOf(status, vp); ok {
+		// A connected stream has had its first answer, CDS.
+		if sf, ok := feed.(SentFeed); ok && s.State == xdsclient.StateConnected && !s.Stale {
+			if _, sent := sf.Cluster(vp, name); !sent {
+				return "istiod sends this proxy no cluster " + name + " (not in its CDS)"
+			}
+		}
 		return "no EDS received yet (stream " + streamStateText(s) + ")"
 	}
 	return "no EDS received yet (no xDS stream for this viewpoint)"
@@ -156,6 +190,20 @@ func (v *serviceView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
 			v.off = 0
 			v.refresh(vc, update{})
 		}
+	case key.Matches(k, vc.keys.Subset):
+		if len(v.subsets) == 0 {
+			return flash("no DestinationRule declares subsets for "+v.host, false), true
+		}
+		// "" (the whole service), then each subset in turn.
+		next := (slices.Index(v.subsets, v.subset) + 2) % (len(v.subsets) + 1)
+		v.subset = append([]string{""}, v.subsets...)[next]
+		v.off = 0
+		v.refresh(vc, update{})
+	case key.Matches(k, vc.keys.Enter):
+		if len(v.problems) > 0 {
+			return navigate(selectProblemMsg{key: problemKey(v.problems[0])}), true
+		}
+		return flash("doctor finds no problem for "+v.host, false), true
 	default:
 		d, ok := scrollDelta(vc.keys, k, vc.height-3)
 		if !ok {
@@ -178,6 +226,7 @@ func (v *serviceView) render(vc viewContext, w, h int) string {
 		return padLines([]string{"", vc.st.Warn.Render("  service " + v.host + " is not in the latest snapshot")}, w, h)
 	}
 	lines := []string{v.portLine(vc, w)}
+	lines = append(lines, v.problemLines(vc, w)...)
 	if len(v.svc.Ports) == 0 {
 		lines = append(lines, vc.st.Muted.Render("  the service has no ports"))
 		return padLines(lines, w, h)
@@ -197,7 +246,7 @@ func (v *serviceView) render(vc viewContext, w, h int) string {
 		cols[i] = v.column(vc, first+i, cw)
 		longest = max(longest, len(cols[i]))
 	}
-	body := h - 1
+	body := h - len(lines)
 	head := 2 // viewpoint name and verdict stay while scrolling
 	v.off = min(v.off, max(longest-body, 0))
 	sep := vc.st.Border.Render("│")
@@ -237,7 +286,48 @@ func (v *serviceView) portLine(vc viewContext, w int) string {
 		}
 		b.WriteString(" ")
 	}
-	hint := fmt.Sprintf(" %s · %d viewpoints · [ ] port · ←/→ viewpoint · esc back", v.svc.Namespace, len(v.views))
-	b.WriteString(vc.st.Muted.Render(hint))
+	if len(v.subsets) > 0 {
+		b.WriteString(vc.st.Muted.Render(" subset "))
+		for _, ss := range append([]string{""}, v.subsets...) {
+			t := ss
+			if t == "" {
+				t = "all"
+			}
+			if ss == v.subset {
+				b.WriteString(vc.st.Accent.Render("[" + t + "]"))
+			} else {
+				b.WriteString(vc.st.Muted.Render(" " + t + " "))
+			}
+		}
+		b.WriteString(" ")
+	}
+	what := v.svc.Namespace
+	if v.svc.Source != "" && v.svc.Source != collector.SourceKube {
+		what += " · " + string(v.svc.Source)
+	}
+	hint := fmt.Sprintf(" %s · %d viewpoints · [ ] port · ", what, len(v.views))
+	if len(v.subsets) > 0 {
+		hint += "S subset · "
+	}
+	b.WriteString(vc.st.Muted.Render(hint + "←/→ viewpoint · esc back"))
 	return padLines([]string{b.String()}, w, 1)
+}
+
+// maxProblemLines bounds the lines of problems above the columns.
+const maxProblemLines = 2
+
+// problemLines are doctor's problems of the service, one line each, errors
+// first; enter opens them in the problems view.
+func (v *serviceView) problemLines(vc viewContext, w int) []string {
+	var out []string
+	for i, p := range v.problems {
+		if i == maxProblemLines-1 && len(v.problems) > maxProblemLines {
+			out = append(out, vc.st.Muted.Render(fit(fmt.Sprintf(" … %d more problems of this service (enter: problems view)", len(v.problems)-i), w)))
+			break
+		}
+		st := vc.severityStyle(p.Severity)
+		head := fmt.Sprintf(" ! %s %s: ", p.Severity, kindText(p))
+		out = append(out, st.Render(head)+vc.st.Text.Render(fit(p.Sentence, max(w-ansi.StringWidth(head), 0))))
+	}
+	return out
 }

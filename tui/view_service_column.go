@@ -45,37 +45,60 @@ func (v *serviceView) column(vc viewContext, i, w int) []string {
 		// The actual EDS is what the stream last got: say it may be old.
 		out = append(out, vc.st.Warn.Render(fit(" "+staleText(vc.now(), s), w)))
 	}
+	// What decides the shares, and what this control plane cannot send.
+	paragraph := func(st lipgloss.Style, s string) {
+		for _, l := range wrap(s, w-3) {
+			out = append(out, st.Render(" "+l))
+		}
+	}
+	if line := explain.SplitLine(ev); line != "" {
+		paragraph(vc.st.Muted, line)
+	}
+	if ev.NoEndpoints != "" {
+		paragraph(vc.st.Warn, "no endpoints: "+ev.NoEndpoints)
+	}
+	for _, n := range ev.Notes {
+		paragraph(vc.st.Warn, "note: "+n)
+	}
 
 	bad := map[string]bool{}
 	for _, d := range ev.Differences {
 		bad[fmt.Sprintf("%s:%d", d.Address, d.Port)] = true
 	}
-	endpoint := func(kind horizon.Kind, addr string, port, weight uint32, health horizon.Health, pod, cluster string, stands []horizon.Ref, st lipgloss.Style) {
-		ap := fmt.Sprintf("%s:%d", addr, port)
+	endpoint := func(e shown, st lipgloss.Style) {
+		ap := fmt.Sprintf("%s:%d", e.addr, e.port)
 		mark := " "
 		if bad[ap] {
 			mark = vc.st.Error.Render("!")
 		}
-		line := mark + vc.kindStyle(kind).Render(fit(string(kind), 8)) + st.Render(ap) + vc.st.Muted.Render(fmt.Sprintf(" w%d", weight))
-		switch health {
+		shareSt := vc.st.Text
+		if e.effect.Shadowed || explain.Percent(e.effect.Share) != explain.Percent(e.effect.Intended) {
+			shareSt = vc.st.Warn
+		}
+		line := mark + vc.kindStyle(e.kind).Render(fit(string(e.kind), 8)) + st.Render(ap) + vc.st.Muted.Render(fmt.Sprintf(" w%d ", e.weight)) +
+			shareSt.Render(explain.ShareText(e.effect))
+		switch e.health {
 		case "", horizon.Healthy:
 		case horizon.Unhealthy:
-			line += " " + vc.st.Error.Render(string(health))
+			line += " " + vc.st.Error.Render(string(e.health))
 		default:
-			line += " " + vc.st.Muted.Render(strings.ToLower(string(health)))
+			line += " " + vc.st.Muted.Render(strings.ToLower(string(e.health)))
 		}
 		out = append(out, line)
+		if e.locality != "" || e.priority > 0 {
+			out = append(out, vc.st.Muted.Render(fit("   locality "+explain.LocalityText(e.locality, e.priority), w)))
+		}
 		switch {
-		case kind == horizon.Gateway || kind == horizon.Forced:
-			for j, r := range stands {
-				if j == maxStands-1 && len(stands) > maxStands {
-					out = append(out, vc.st.Muted.Render(fmt.Sprintf("   … %d more", len(stands)-j)))
+		case e.kind == horizon.Gateway || e.kind == horizon.Forced:
+			for j, r := range e.stands {
+				if j == maxStands-1 && len(e.stands) > maxStands {
+					out = append(out, vc.st.Muted.Render(fmt.Sprintf("   … %d more", len(e.stands)-j)))
 					break
 				}
-				out = append(out, vc.st.Muted.Render(fit(fmt.Sprintf("   → %s %s (%s/%s)", orDash(r.Pod), r.Address, r.Cluster, r.Network), w)))
+				out = append(out, vc.st.Muted.Render(fit(fmt.Sprintf("   → %s %s (%s/%s)", orDash(explain.WorkloadName(r.Pod, r.Workload)), r.Address, r.Cluster, r.Network), w)))
 			}
-		case pod != "" || cluster != "":
-			out = append(out, vc.st.Muted.Render(fit(fmt.Sprintf("   %s (%s)", orDash(pod), orDash(cluster)), w)))
+		case e.pod != "" || e.cluster != "":
+			out = append(out, vc.st.Muted.Render(fit(fmt.Sprintf("   %s (%s)", orDash(e.pod), orDash(e.cluster)), w)))
 		}
 	}
 	section := func(s string) {
@@ -85,32 +108,24 @@ func (v *serviceView) column(vc viewContext, i, w int) []string {
 	if ev.Error == "" || len(ev.Actual) > 0 {
 		section(fmt.Sprintf("ACTUAL (%d)", len(ev.Actual)))
 		for _, a := range ev.Actual {
-			endpoint(a.Kind, a.Address, a.Port, a.Weight, a.Health, a.Pod, a.Cluster, a.StandsFor, vc.st.Text)
+			endpoint(actualShown(a), vc.st.Text)
 		}
-		missing := 0
-		for _, d := range ev.Differences {
-			if d.Kind == explain.DiffMissing {
-				missing++
-			}
-		}
-		section(fmt.Sprintf("PREDICTED, NOT SENT (%d)", missing))
-		for _, p := range ev.Predicted {
-			if !v.isMissing(ev, p) {
-				continue
-			}
-			endpoint(p.Kind, p.Address, p.Port, p.Weight, p.Health, p.Pod, p.Cluster, p.StandsFor, vc.st.Warn)
+		missing := notSent(ev)
+		section(fmt.Sprintf("PREDICTED, NOT SENT (%d)", len(missing)))
+		for _, p := range missing {
+			endpoint(predictedShown(p), vc.st.Warn)
 		}
 	} else {
 		out = append(out, "", vc.st.Warn.Render(fit(" "+ev.Error, w)))
 		section(fmt.Sprintf("PREDICTED (%d)", len(ev.Predicted)))
 		for _, p := range ev.Predicted {
-			endpoint(p.Kind, p.Address, p.Port, p.Weight, p.Health, p.Pod, p.Cluster, p.StandsFor, vc.st.Text)
+			endpoint(predictedShown(p), vc.st.Text)
 		}
 	}
 	section(fmt.Sprintf("DROPPED (%d)", len(ev.Dropped)))
 	for _, d := range ev.Dropped {
 		out = append(out, " "+vc.st.Dropped.Render(fmt.Sprintf("%s:%d", d.Address, d.Port))+" "+vc.st.Warn.Render(string(d.Reason)))
-		out = append(out, vc.st.Muted.Render(fit(fmt.Sprintf("   %s (%s/%s)", orDash(d.Pod), d.Cluster, orDash(d.Network)), w)))
+		out = append(out, vc.st.Muted.Render(fit(fmt.Sprintf("   %s (%s/%s)", orDash(explain.WorkloadName(d.Pod, d.Workload)), d.Cluster, orDash(d.Network)), w)))
 	}
 	if v.compare != nil && len(v.views) == 2 {
 		other := v.views[1-i]
@@ -139,13 +154,45 @@ func (v *serviceView) column(vc viewContext, i, w int) []string {
 	return out
 }
 
-func (v *serviceView) isMissing(ev explain.View, p horizon.Endpoint) bool {
-	for _, d := range ev.Differences {
-		if d.Kind == explain.DiffMissing && d.Address == p.Address && d.Port == p.Port {
-			return true
+// shown is an endpoint as a column shows it, actual or predicted.
+type shown struct {
+	kind         horizon.Kind
+	addr         string
+	port, weight uint32
+	health       horizon.Health
+	locality     string
+	priority     uint32
+	effect       horizon.Effect
+	pod, cluster string
+	stands       []horizon.Ref
+}
+
+func actualShown(a explain.Actual) shown {
+	return shown{kind: a.Kind, addr: a.Address, port: a.Port, weight: a.Weight, health: a.Health, locality: a.Locality, priority: a.Priority,
+		effect: a.Effect, pod: explain.WorkloadName(a.Pod, a.Workload), cluster: a.Cluster, stands: a.StandsFor}
+}
+
+func predictedShown(p horizon.Endpoint) shown {
+	return shown{kind: p.Kind, addr: p.Address, port: p.Port, weight: p.Weight, health: p.Health, locality: p.Locality, priority: p.Priority,
+		effect: p.Effect, pod: explain.WorkloadName(p.Pod, p.Workload), cluster: p.Cluster, stands: p.StandsFor}
+}
+
+// notSent are the predicted endpoints istiod did not send, paired as
+// explain pairs them: by address, port and locality group, in order.
+func notSent(ev explain.View) []horizon.Endpoint {
+	seen := map[explain.Key]bool{}
+	ka := explain.Keyer{}
+	for _, a := range ev.Actual {
+		seen[ka.Key(a.Address, a.Port, a.Locality)] = true
+	}
+	var out []horizon.Endpoint
+	kp := explain.Keyer{}
+	for _, p := range ev.Predicted {
+		if !seen[kp.Key(p.Address, p.Port, p.Locality)] {
+			out = append(out, p)
 		}
 	}
-	return false
+	return out
 }
 
 // sent is what a viewpoint gets: the actual EDS when known, else the

@@ -38,7 +38,7 @@ type servicesView struct {
 }
 
 func newServicesView() *servicesView {
-	v := &servicesView{ix: buildIndex(nil, nil)}
+	v := &servicesView{ix: buildIndex(nil, nil, nil)}
 	v.list.keyOf = func(i int32) string { return v.ix.services[i].hostname }
 	return v
 }
@@ -167,12 +167,14 @@ func (v *servicesView) render(vc viewContext, w, h int) string {
 	if wide {
 		verdictW = 24
 	}
+	portsW := 10
 	if wide {
 		cols = append(cols, column{title: "NAMESPACE", w: 14})
+		portsW = 11
 	}
 	cols = append(cols,
-		column{title: "PORTS", w: 11},
-		column{title: "CLUSTERS", w: max(len(ix.clusterIDs), 8)},
+		column{title: "PORTS", w: portsW},
+		column{title: "CLUSTERS", w: max(len(ix.clusterIDs)+len(" +SE"), 8)},
 		column{title: "EPS " + strings.Join(ix.networks, "/"), w: min(netW, 24), right: true},
 		column{title: "VERDICT", w: verdictW},
 	)
@@ -208,7 +210,8 @@ func (v *servicesView) render(vc viewContext, w, h int) string {
 	return padLines(lines, w, h)
 }
 
-// legend says which cluster each presence mark stands for.
+// legend says which cluster each presence mark stands for, and the marks
+// of services from ServiceEntries.
 func (v *servicesView) legend() string {
 	var b strings.Builder
 	b.WriteString("CLUSTERS marks: ")
@@ -223,6 +226,6 @@ func (v *servicesView) legend() string {
 			fmt.Fprintf(&b, " (%s: as last seen)", c.State)
 		}
 	}
-	b.WriteString(" · s sort · / filter · enter open")
+	b.WriteString(", SE ServiceEntry, +SE both · s sort · / filter · enter open")
 	return b.String()
 }

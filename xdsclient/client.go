@@ -178,6 +178,15 @@ func (c *Client) LoadAssignment(name string) (LoadAssignment, bool) {
 	return v, ok
 }
 
+// Cluster returns the CDS cluster istiod sent under a name (for an
+// outbound cluster, its EDS cluster name too).
+func (c *Client) Cluster(name string) (Cluster, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.types[CDS].res[name].(Cluster)
+	return v, ok
+}
+
 func views[V any](c *Client, t Type) []V {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -14,9 +14,12 @@ func newDemoCmd(g *globalOptions) *cobra.Command {
 		Long: `demo opens the terminal UI on meshscope's built-in demo mesh: three clusters
 on two networks (cluster2 and cluster3 found through remote secrets), an
 east-west gateway per network, about forty services, an in-process control
-plane, live churn, and a few planted problems (a service without mTLS in
-cluster3, a flapping gateway, cross-network skew, a remote secret with the
-wrong CA). Every other command takes --demo to run on the same mesh.`,
+plane, live churn, a VM service (a ServiceEntry with WorkloadEntries), a
+DestinationRule with subsets, and a few planted problems (a service without
+mTLS in cluster3, a flapping gateway, cross-network skew, a remote secret
+with the wrong CA, a cluster with a root CA of its own, a Service missing in
+one cluster, a remote service in two zones whose duplicate gateway entries
+Envoy drops). Every other command takes --demo to run on the same mesh.`,
 		Example: `  meshscope demo
   meshscope demo --seed 7 --theme catppuccin-mocha`,
 		Args: cobra.NoArgs,

@@ -40,6 +40,14 @@ func TestExplainDemo(t *testing.T) {
 	if v.Verdict != "match" || strings.Join(got, ",") != "10.44.0.13 local,192.168.60.9 gateway" {
 		t.Errorf("from %s: verdict %s, actual %v; want match with the gateway rewrite", v.Viewpoint.Name, v.Verdict, got)
 	}
+	// The VM service (a ServiceEntry and its WorkloadEntries) and a
+	// DestinationRule subset, as the demo's control plane serves them.
+	for _, args := range [][]string{{"vm.mesh.internal"}, {"reviews.bookinfo", "--subset", "v2"}} {
+		out, err = runCLI(t, append([]string{"explain", "--demo", "--all-views"}, args...)...)
+		if err != nil || strings.Count(out, ": MATCH") != 3 {
+			t.Errorf("explain %v --demo: %v\n%s", args, err, out)
+		}
+	}
 	// The fuzzy query and the table form.
 	out, err = runCLI(t, "explain", "hello", "--demo")
 	if err != nil || !strings.Contains(out, "192.168.60.9:15443") || !strings.Contains(out, "MATCH") {
@@ -57,7 +65,8 @@ func TestDoctorDemo(t *testing.T) {
 	if code, ok := exitCode(err); !ok || code != 1 {
 		t.Fatalf("doctor --demo: err %v, want exit status 1", err)
 	}
-	for _, want := range []string{"legacy-billing", "search.shop", "cluster4", "TLS/CA mismatch", "root-ca-mismatch", "missing-service", "adservice.shop"} {
+	for _, want := range []string{"legacy-billing", "search.shop", "cluster4", "TLS/CA mismatch", "root-ca-mismatch", "missing-service", "adservice.shop",
+		"duplicate-gateway", "reviews.bookinfo port 9080: network2 gets 33 % of a network1 proxy's requests instead of 60 %"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor --demo does not mention %q:\n%s", want, out)
 		}

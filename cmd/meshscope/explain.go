@@ -284,19 +284,19 @@ func writeExplainTable(w io.Writer, res explainResult) {
 			if p, ok := pred[k]; ok {
 				why = p.Why
 			}
-			fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Address, a.Port, a.Health, a.Weight, locality(a.Locality, a.Priority), share(a.Effect), a.Kind, standsFor(a.StandsFor, orWorkload(a.Pod, a.Workload)), dash(a.Cluster), dash(a.Network), why)
+			fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Address, a.Port, a.Health, a.Weight, explain.LocalityText(a.Locality, a.Priority), explain.ShareText(a.Effect), a.Kind, standsFor(a.StandsFor, explain.WorkloadName(a.Pod, a.Workload)), dash(a.Cluster), dash(a.Network), why)
 		}
 		kp = explain.Keyer{}
 		for _, p := range v.Predicted {
 			if !seen[kp.Key(p.Address, p.Port, p.Locality)] {
-				fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Address, p.Port, "NOT SENT", p.Weight, locality(p.Locality, p.Priority), share(p.Effect), p.Kind, standsFor(p.StandsFor, orWorkload(p.Pod, p.Workload)), dash(p.Cluster), dash(p.Network), "predicted: "+p.Why)
+				fmt.Fprintf(tw, "%s:%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Address, p.Port, "NOT SENT", p.Weight, explain.LocalityText(p.Locality, p.Priority), explain.ShareText(p.Effect), p.Kind, standsFor(p.StandsFor, explain.WorkloadName(p.Pod, p.Workload)), dash(p.Cluster), dash(p.Network), "predicted: "+p.Why)
 			}
 		}
 		for _, d := range v.Dropped {
-			fmt.Fprintf(tw, "%s:%d\t%s\t-\t-\t-\t%s\t%s\t%s\t%s\t%s\n", d.Address, d.Port, "DROPPED", d.Reason, dash(orWorkload(d.Pod, d.Workload)), dash(d.Cluster), dash(d.Network), d.Why)
+			fmt.Fprintf(tw, "%s:%d\t%s\t-\t-\t-\t%s\t%s\t%s\t%s\t%s\n", d.Address, d.Port, "DROPPED", d.Reason, dash(explain.WorkloadName(d.Pod, d.Workload)), dash(d.Cluster), dash(d.Network), d.Why)
 		}
 		tw.Flush()
-		if line := splitLine(v); line != "" {
+		if line := explain.SplitLine(v); line != "" {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 		for _, d := range v.Differences {
@@ -305,93 +305,20 @@ func writeExplainTable(w io.Writer, res explainResult) {
 	}
 }
 
-// locality is the LOCALITY cell: region/zone/subzone, and the priority
-// when it is not 0.
-func locality(l string, prio uint32) string {
-	l = dash(l)
-	if prio > 0 {
-		l += fmt.Sprintf(" p%d", prio)
-	}
-	return l
-}
-
-// share is the SHARE cell: the percent of requests Envoy sends there; in
-// parentheses what istiod's weights mean when that differs; "dup" when
-// Envoy drops the entry for an earlier one with the same address.
-func share(e horizon.Effect) string {
-	s := percent(e.Share)
-	if percent(e.Intended) != s {
-		s += " (" + percent(e.Intended) + ")"
-	}
-	if e.Shadowed {
-		s += " dup"
-	}
-	return s
-}
-
-func percent(f float64) string {
-	p := 100 * f
-	if p > 0 && p < 1 {
-		return fmt.Sprintf("%.1f%%", p)
-	}
-	return fmt.Sprintf("%.0f%%", p)
-}
-
-// splitLine says how the proxy's requests split over networks and what
-// decides it (the cluster's load balancing).
-func splitLine(v explain.View) string {
-	if len(v.Split) == 0 {
-		return ""
-	}
-	var parts []string
-	for _, n := range v.Split {
-		sh := n.Share
-		if v.Verdict == explain.Pending {
-			sh = n.Predicted
-		}
-		p := fmt.Sprintf("%s %s", orNone(n.Network), percent(sh))
-		if v.Verdict != explain.Pending && percent(n.Intended) != percent(sh) {
-			p += fmt.Sprintf(" (istiod's weights mean %s)", percent(n.Intended))
-		}
-		parts = append(parts, p)
-	}
-	lw := "ignored"
-	if v.LB.LocalityWeighted {
-		lw = "used"
-	}
-	return fmt.Sprintf("split: %s — %s, locality weights %s, panic threshold %g%% (%s)", strings.Join(parts, ", "), dash(v.LB.Policy), lw, v.LB.PanicThreshold, v.LBFrom)
-}
-
-func orNone(n string) string {
-	if n == "" {
-		return "(no network)"
-	}
-	return n
-}
-
 func standsFor(refs []horizon.Ref, pod string) string {
 	if len(refs) == 0 {
 		return dash(pod)
 	}
 	if len(refs) == 1 {
-		return dash(orWorkload(refs[0].Pod, refs[0].Workload))
+		return dash(explain.WorkloadName(refs[0].Pod, refs[0].Workload))
 	}
 	names := make([]string, 0, len(refs))
 	for _, r := range refs {
-		names = append(names, orWorkload(r.Pod, r.Workload))
+		names = append(names, explain.WorkloadName(r.Pod, r.Workload))
 	}
 	sort.Strings(names)
 	if len(names) > 3 {
 		return fmt.Sprintf("%s +%d", strings.Join(names[:2], ","), len(names)-2)
 	}
 	return strings.Join(names, ",")
-}
-
-// orWorkload names an endpoint: its pod, else its WorkloadEntry or
-// ServiceEntry endpoint.
-func orWorkload(pod, workload string) string {
-	if pod != "" {
-		return pod
-	}
-	return workload
 }

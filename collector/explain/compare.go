@@ -70,18 +70,18 @@ func Compare(pred horizon.Prediction, actual []Actual, received bool) (Verdict, 
 	if !received {
 		return Pending, nil
 	}
-	want := map[Key]horizon.Endpoint{}
-	kw := Keyer{}
+	want := make(map[Key]horizon.Endpoint, len(pred.Endpoints))
+	kw := make(Keyer, len(pred.Endpoints))
 	for _, e := range pred.Endpoints {
 		want[kw.Key(e.Address, e.Port, e.Locality)] = e
 	}
-	got := map[Key]Actual{}
-	ka := Keyer{}
+	got := make(map[Key]Actual, len(actual))
+	ka := make(Keyer, len(actual))
 	for _, a := range actual {
 		got[ka.Key(a.Address, a.Port, a.Locality)] = a
 	}
 	var diffs []Difference
-	groupSaid := map[[2]string]bool{}
+	var groupSaid map[[2]string]bool
 	for k, p := range want {
 		a, ok := got[k]
 		if !ok {
@@ -100,11 +100,15 @@ func Compare(pred horizon.Prediction, actual []Actual, received bool) (Verdict, 
 		// unset group weight (0) is not compared: istiod always sets one,
 		// and Envoy reads it only under locality weighting (a difference
 		// in that shows as DiffLB).
-		gk := [2]string{k.Locality, fmt.Sprint(a.Priority)}
-		if a.LocalityWeight != 0 && a.LocalityWeight != p.LocalityWeight && a.Weight == p.Weight && !groupSaid[gk] {
-			groupSaid[gk] = true
-			diffs = append(diffs, Difference{Kind: DiffLocalityWeight, Address: k.Address, Port: k.Port,
-				Sentence: fmt.Sprintf("the locality group %s of %s:%d has load_balancing_weight %d, predicted %d (the sum of its endpoints' weights): istiod weights localities itself (a localityLbSetting distribute in a DestinationRule or the mesh config), or sends endpoints in that group meshscope does not see", orNoLocality(k.Locality), k.Address, k.Port, a.LocalityWeight, p.LocalityWeight)})
+		if a.LocalityWeight != 0 && a.LocalityWeight != p.LocalityWeight && a.Weight == p.Weight {
+			if gk := [2]string{k.Locality, fmt.Sprint(a.Priority)}; !groupSaid[gk] {
+				if groupSaid == nil {
+					groupSaid = map[[2]string]bool{}
+				}
+				groupSaid[gk] = true
+				diffs = append(diffs, Difference{Kind: DiffLocalityWeight, Address: k.Address, Port: k.Port,
+					Sentence: fmt.Sprintf("the locality group %s of %s:%d has load_balancing_weight %d, predicted %d (the sum of its endpoints' weights): istiod weights localities itself (a localityLbSetting distribute in a DestinationRule or the mesh config), or sends endpoints in that group meshscope does not see", orNoLocality(k.Locality), k.Address, k.Port, a.LocalityWeight, p.LocalityWeight)})
+			}
 		}
 		if a.Health != p.Health {
 			diffs = append(diffs, Difference{Kind: DiffHealth, Address: k.Address, Port: k.Port,

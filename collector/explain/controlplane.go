@@ -17,7 +17,7 @@ import (
 func controlPlaneProblems(snap *collector.Snapshot, views []istiod.View) []Problem {
 	var ps []Problem
 	for _, cp := range snap.ControlPlanes() {
-		reads, from, known := readsOf(snap, cp, views)
+		reads, from, known := ReadsOf(snap, cp, views)
 		if !known {
 			continue
 		}

@@ -98,10 +98,11 @@ func istiodViewOf(views []istiod.View, cp string) *istiod.View {
 	return nil
 }
 
-// readsOf is the set of clusters the istiod of cp reads, and where meshscope
-// learned it: from the remote secrets in cp, else from istiod's clusterz;
-// known is false when neither is at hand.
-func readsOf(snap *collector.Snapshot, cp string, views []istiod.View) (ids []string, from string, known bool) {
+// ReadsOf is the set of clusters the istiod of cp reads, and where meshscope
+// learned it: "secrets" (the remote secrets in cp), else "clusterz"
+// (istiod's /debug/clusterz among views); known is false when neither is
+// at hand.
+func ReadsOf(snap *collector.Snapshot, cp string, views []istiod.View) (ids []string, from string, known bool) {
 	if ids, known := snap.ClustersReadBy(cp); known {
 		return ids, "secrets", true
 	}
@@ -118,7 +119,7 @@ func readsOf(snap *collector.Snapshot, cp string, views []istiod.View) (ids []st
 // secrets declare, else those its /debug/clusterz lists (views), else —
 // when neither is known — the whole snapshot.
 func ViewFor(snap *collector.Snapshot, cp string, views []istiod.View) *collector.Snapshot {
-	ids, _, known := readsOf(snap, cp, views)
+	ids, _, known := ReadsOf(snap, cp, views)
 	if !known {
 		return snap
 	}
@@ -131,7 +132,7 @@ func ViewFor(snap *collector.Snapshot, cp string, views []istiod.View) *collecto
 func UnknownControlPlanes(snap *collector.Snapshot, views []istiod.View) []string {
 	var out []string
 	for _, cp := range snap.ControlPlanes() {
-		if _, _, known := readsOf(snap, cp, views); !known {
+		if _, _, known := ReadsOf(snap, cp, views); !known {
 			out = append(out, cp)
 		}
 	}

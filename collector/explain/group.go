@@ -27,6 +27,7 @@ func Group(ps []Problem) []Problem {
 		subjects []string
 		clusters map[string]bool
 		services map[string]bool
+		hosts    []string // the services, in order of occurrence
 	}
 	byKey := map[string]*acc{}
 	var out []Problem
@@ -44,6 +45,9 @@ func Group(ps []Problem) []Problem {
 		}
 		a.subjects = append(a.subjects, p.group.subject)
 		a.clusters[p.Cluster] = true
+		if !a.services[p.Service] && p.Service != "" {
+			a.hosts = append(a.hosts, p.Service)
+		}
 		a.services[p.Service] = true
 	}
 	for _, a := range byKey {
@@ -69,7 +73,7 @@ func Group(ps []Problem) []Problem {
 			p.Cluster = ""
 		}
 		if len(a.services) > 1 {
-			p.Service = ""
+			p.Service, p.Services = "", a.hosts
 		}
 	}
 	return out

@@ -47,6 +47,10 @@ type Problem struct {
 	// the first few of them. Zero for a single problem.
 	Count    int      `json:"count,omitempty"`
 	Examples []string `json:"examples,omitempty"`
+	// Services lists, for a grouped row over several services (Service is
+	// then empty), every one of them, for a reader that marks services
+	// (the UI's badges); doctor's JSON leaves it out.
+	Services []string `json:"-"`
 	// group, when set, lets Group merge this problem with others of the
 	// same cause.
 	group *grouping

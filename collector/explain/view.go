@@ -112,7 +112,7 @@ func ExplainWith(snap *collector.Snapshot, hostname string, port int32, vp xdscl
 	from := ""
 	if snap.ClusterByID(controlPlane) != nil {
 		proxy.ConfigCluster = controlPlane // its istiod reads that cluster's Istio config
-		if ids, f, known := readsOf(snap, controlPlane, views); known {
+		if ids, f, known := ReadsOf(snap, controlPlane, views); known {
 			reads, from = ids, f
 			if f == "secrets" {
 				snap = forControlPlane(snap, controlPlane)

@@ -44,36 +44,7 @@ func TestLocalities(t *testing.T) {
 	reg := startRegistry(t)
 	vps, probes := threeViewProbes(t)
 
-	// Undo first, so that a failure half-way still leaves the shared lab
-	// as it was: pods, then nodes, then the seed pod's label.
-	pod2 := lab.HelloworldPod("cluster2")
-	t.Cleanup(func() {
-		for _, p := range localityPods {
-			if err := theLab.RemovePod(ctx, "cluster2", p.Namespace, p.Name); err != nil {
-				t.Errorf("undo: %v", err)
-			}
-		}
-		for n := range localityNodes {
-			if err := theLab.RemoveNode(ctx, "cluster2", n); err != nil {
-				t.Errorf("undo: %v", err)
-			}
-		}
-		if err := theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.LocalityLabel, nil); err != nil {
-			t.Errorf("undo: %v", err)
-		}
-	})
-	for n, l := range localityNodes {
-		if err := theLab.AddNode(ctx, "cluster2", n, l); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := theLab.AddPods(ctx, "cluster2", localityPods...); err != nil {
-		t.Fatal(err)
-	}
-	zoneB := "region2.zone-b"
-	if err := theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.LocalityLabel, &zoneB); err != nil {
-		t.Fatal(err)
-	}
+	pod2 := twoZones(t)
 
 	// What istiod sends, group by group in its order ("" < "region2/zone-b"
 	// < "region2/zone-b/" < "region2/zone-c/"), written with the locality
@@ -206,6 +177,45 @@ func TestLocalities(t *testing.T) {
 			}
 		}
 	}
+}
+
+// twoZones puts cluster2's helloworld in two zones, as TestLocalities
+// describes, and undoes it when the test ends. It returns the seed pod's
+// name (labelled region2.zone-b).
+func twoZones(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	// Undo first, so that a failure half-way still leaves the shared lab
+	// as it was: pods, then nodes, then the seed pod's label.
+	pod2 := lab.HelloworldPod("cluster2")
+	t.Cleanup(func() {
+		for _, p := range localityPods {
+			if err := theLab.RemovePod(ctx, "cluster2", p.Namespace, p.Name); err != nil {
+				t.Errorf("undo: %v", err)
+			}
+		}
+		for n := range localityNodes {
+			if err := theLab.RemoveNode(ctx, "cluster2", n); err != nil {
+				t.Errorf("undo: %v", err)
+			}
+		}
+		if err := theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.LocalityLabel, nil); err != nil {
+			t.Errorf("undo: %v", err)
+		}
+	})
+	for n, l := range localityNodes {
+		if err := theLab.AddNode(ctx, "cluster2", n, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := theLab.AddPods(ctx, "cluster2", localityPods...); err != nil {
+		t.Fatal(err)
+	}
+	zoneB := "region2.zone-b"
+	if err := theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.LocalityLabel, &zoneB); err != nil {
+		t.Fatal(err)
+	}
+	return pod2
 }
 
 // actualGroups renders an EDS response group by group:

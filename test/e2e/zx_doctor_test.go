@@ -146,21 +146,9 @@ func waitIstiodReads(t *testing.T, cp, id string, reads bool, anyState ...bool) 
 // plane predicts from the clusters it really reads and says why cluster1's
 // endpoints are gone. Both compare with what the real istiods send.
 func TestDoctorMissingRemoteSecret(t *testing.T) {
-	ctx := context.Background()
 	args := []string{"--context", "cluster1,cluster2", "--xds-address", xdsAll(), "--istiod-debug-address", debugAll()}
 	waitDoctorClean(t, "on the healthy multi-primary lab", args...)
-	if err := theLab.DeleteRemoteSecret(ctx, "cluster2", lab.RemoteSecretName("cluster1")); err != nil {
-		t.Fatal(err)
-	}
-	// Undone once, at the end of the test or before, whichever comes first.
-	restore := sync.OnceFunc(func() {
-		if err := theLab.RotateRemoteSecret(ctx, "cluster2", "cluster1"); err != nil {
-			t.Errorf("restore: %v", err)
-		}
-		waitIstiodReads(t, "cluster2", "cluster1", true)
-	})
-	defer restore()
-	waitIstiodReads(t, "cluster2", "cluster1", false)
+	restore := deleteRemoteSecret(t, "cluster2", "cluster1")
 
 	eventually(t, 60*time.Second, func() string {
 		ps, code := doctorJSON(t, args...)
@@ -213,6 +201,27 @@ func TestDoctorMissingRemoteSecret(t *testing.T) {
 
 	restore()
 	waitDoctorClean(t, "after the secret is back", args...)
+}
+
+// deleteRemoteSecret deletes holder's remote secret for cluster remote and
+// waits until holder's istiod no longer reads remote. The returned restore
+// puts a secret back and waits until istiod reads remote again; it runs
+// once, when called or at the end of the test.
+func deleteRemoteSecret(t *testing.T, holder, remote string) (restore func()) {
+	t.Helper()
+	ctx := context.Background()
+	if err := theLab.DeleteRemoteSecret(ctx, holder, lab.RemoteSecretName(remote)); err != nil {
+		t.Fatal(err)
+	}
+	restore = sync.OnceFunc(func() {
+		if err := theLab.RotateRemoteSecret(ctx, holder, remote); err != nil {
+			t.Errorf("restore: %v", err)
+		}
+		waitIstiodReads(t, holder, remote, true)
+	})
+	t.Cleanup(restore)
+	waitIstiodReads(t, holder, remote, false)
+	return restore
 }
 
 // waitDoctorClean waits until doctor finds no problem at all and exits 0.

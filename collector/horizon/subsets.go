@@ -1,0 +1,31 @@
+package horizon
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/meshscope/meshscope/collector"
+)
+
+// SubsetNames lists the subsets that the DestinationRules of any config
+// cluster declare for hostname — a rule's short host resolved in the rule's
+// namespace, as istiod resolves it, or a wildcard host that matches — each
+// name once, in the order of the rules and their subsets. Which rule a
+// given proxy uses is PredictSubset's business (an unknown subset gets
+// every endpoint, as in istiod); this only says which subsets exist to look
+// at.
+func SubsetNames(snap *collector.Snapshot, hostname string) []string {
+	var out []string
+	for _, d := range snap.DestinationRules {
+		h := fqdn(d.Host, d.Namespace, "cluster.local")
+		if h != hostname && !(strings.HasPrefix(h, "*") && strings.HasSuffix(hostname, h[1:])) {
+			continue
+		}
+		for _, ss := range d.Subsets {
+			if !slices.Contains(out, ss.Name) {
+				out = append(out, ss.Name)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,144 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// SentFeed is the optional part of a Feed that serves what its streams
+// hold the way doctor compares it with the prediction (explain.Sent: the
+// EDS of every cluster each stream's CDS names), and the CDS cluster of an
+// EDS cluster name, whose load balancing decides Envoy's shares. Both are
+// called from background commands and, for Cluster, from Update: cheap,
+// never blocking, safe for concurrent use.
+type SentFeed interface {
+	Sent() []explain.Sent
+	Cluster(viewpoint, edsCluster string) (*xdsclient.Cluster, bool)
+}
+
+// doctor is what every diagnosis of one run of the UI shares, as doctor's
+// one diagnosis has it: the clock, when the UI started watching (an
+// endpoint found stale in this run has been stale at least since then), and
+// when each stale endpoint was first seen, so that "stale for 40s" is true
+// across snapshots.
+type doctor struct {
+	now   func() time.Time
+	since time.Time
+	stale *explain.StaleTracker
+}
+
+func newDoctor(now func() time.Time) *doctor {
+	if now == nil {
+		now = time.Now
+	}
+	return &doctor{now: now, since: now(), stale: &explain.StaleTracker{}}
+}
+
+// diagnose is doctor's diagnosis of snap: istiod's own views, and — when
+// the feed serves them — what the live streams hold against the
+// prediction. It also lists the control planes it could not check.
+func (d *doctor) diagnose(snap *collector.Snapshot, feed Feed, views []istiod.View) ([]explain.Problem, []string) {
+	in := explain.Inputs{Now: d.now(), Since: d.since, Istiod: views, Stale: d.stale}
+	if sf, ok := feed.(SentFeed); ok {
+		in.Sent = sf.Sent()
+	}
+	return explain.Diagnose(snap, in), explain.UnknownControlPlanes(snap, views)
+}
+
+// istiodViews are istiod's own views, when the feed serves them.
+func istiodViews(feed Feed) []istiod.View {
+	if f, ok := feed.(IstiodFeed); ok {
+		return f.Istiod()
+	}
+	return nil
+}
+
+// cpRow is one control plane of the clusters view: the istiod pods of its
+// cluster, and which clusters it reads and where meshscope learned that
+// ("secrets", "clusterz"; known false when it cannot tell).
+type cpRow struct {
+	id      string
+	istiods []collector.IstiodPod
+	reads   []string
+	from    string
+	known   bool
+}
+
+func controlPlaneRows(snap *collector.Snapshot, views []istiod.View) []cpRow {
+	var out []cpRow
+	for _, cp := range snap.ControlPlanes() {
+		r := cpRow{id: cp}
+		if c := snap.ClusterByID(cp); c != nil {
+			r.istiods = c.Istiods
+		}
+		r.reads, r.from, r.known = explain.ReadsOf(snap, cp, views)
+		out = append(out, r)
+	}
+	return out
+}
+
+// rootInfo is the root bundle a cluster's istiod publishes, and the
+// clusters whose bundles share no root with it (mTLS between them fails).
+type rootInfo struct {
+	certs    []collector.RootCert
+	err      string
+	mismatch []string
+}
+
+func rootInfos(snap *collector.Snapshot) map[string]rootInfo {
+	out := map[string]rootInfo{}
+	for i := range snap.Clusters {
+		c := &snap.Clusters[i]
+		if c.State == collector.StateRemoved || (len(c.RootCerts) == 0 && c.RootCertError == "") {
+			continue
+		}
+		ri := rootInfo{certs: c.RootCerts, err: c.RootCertError}
+		for j := range snap.Clusters {
+			o := &snap.Clusters[j]
+			if j != i && o.State != collector.StateRemoved && len(o.RootCerts) > 0 && len(c.RootCerts) > 0 && !collector.SharesRoot(c.RootCerts, o.RootCerts) {
+				ri.mismatch = append(ri.mismatch, o.ID)
+			}
+		}
+		out[c.ID] = ri
+	}
+	return out
+}
+
+// badgeNames shortens the problem kinds whose names do not fit a service
+// row's VERDICT cell (the problems view and the service view say them in
+// full); "" is no badge.
+var badgeNames = map[string]string{
+	"duplicate-gateway":         "dup-gw",
+	"missing-service":           "missing",
+	"inconsistent-service":      "inconsistent",
+	"stale-endpoint":            "stale-ep",
+	"xds-differs":               "", // the row's verdict (mismatch) says it
+	"config-skew":               "cfg-skew",
+	"locality-failover":         "failover",
+	"serviceentry-no-workloads": "se-empty",
+	"serviceentry-port-name":    "se-port",
+	"workloadentry-unhealthy":   "we-unhealthy",
+}
+
+func badgeName(kind string) string {
+	if b, ok := badgeNames[kind]; ok {
+		return b
+	}
+	return kind
+}
+
+// sourceMark follows a service row's cluster marks: where istiod learns
+// the hostname from when not only from Kubernetes Services.
+func sourceMark(s collector.ServiceSource) string {
+	switch s {
+	case collector.SourceServiceEntry:
+		return " SE"
+	case collector.SourceBoth:
+		return " +SE"
+	}
+	return ""
+}
