@@ -18,9 +18,9 @@ type Explanation struct {
 	ControlPlane string `json:"controlPlane"`
 	// Network is istiod's own network: the view is the same for every
 	// ztunnel of this istiod, whatever network the ztunnel is in.
-	Network    string                   `json:"network"`
-	Verdict    Verdict                  `json:"verdict"`
-	Prediction Prediction               `json:"prediction"`
+	Network    string                    `json:"network"`
+	Verdict    Verdict                   `json:"verdict"`
+	Prediction Prediction                `json:"prediction"`
 	Actual     *xdsclient.WDSServiceView `json:"actual,omitempty"`
 	// Differences between Actual and Prediction (see Compare).
 	Differences []Difference `json:"differences,omitempty"`
