@@ -125,6 +125,7 @@ func TestDemoPlantedProblems(t *testing.T) {
 		{"remote-secret", "cluster4"},
 		{"root-ca-mismatch", "but cluster cluster3 trusts root"},
 		{"missing-service", "adservice.shop exists in cluster1, cluster3 but not in cluster2"},
+		{"ambient-scope-mismatch", "inventory.ambient.svc.cluster.local is global in some clusters but not in others"},
 	} {
 		if !has(ps, want[0], want[1]) {
 			t.Errorf("doctor misses the planted %s (%s): %+v", want[0], want[1], ps)

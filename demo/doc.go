@@ -4,7 +4,10 @@
 // gateways), and an in-process xDS server (go-control-plane) that answers the
 // real xdsclient with EDS computed by the same split-horizon rules
 // (collector/horizon), and with LDS and RDS shaped like istiod's for a
-// sidecar, so the proxy-config view has listeners and routes. A few problems
+// sidecar, so the proxy-config view has listeners and routes. Namespace
+// ambient runs in ambient mode: the same server sends ztunnels the workload
+// API (WDS) collector/ambient predicts, with Gateway API east-west Gateways
+// in fake dynamic clients. A few problems
 // are planted for explain and doctor to find, and live churn keeps the event
 // stream moving. It is only used in demo mode.
 package demo
