@@ -113,7 +113,6 @@ func AmbientLabels(app, version string) map[string]string {
 	return m
 }
 
-
 // gatewayAPICRDs returns Gateway API's CRD bundle, copying it out of the
 // istio.io/istio module the first time (lab binaries built before the
 // ambient lab existed lack it; copying it does not rebuild them).
