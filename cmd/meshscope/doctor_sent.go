@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/collector/live"
@@ -27,6 +28,24 @@ func collectSent(ctx context.Context, m *live.Session, snap *collector.Snapshot,
 	out := make([]explain.Sent, len(vps))
 	for i, r := range res {
 		out[i] = explain.Sent{ControlPlane: vps[i].ControlPlane, Viewpoint: vps[i], EDS: r.LoadAssignments, Clusters: r.Clusters, Error: r.Why}
+	}
+	return out
+}
+
+// collectWDS impersonates a ztunnel against each control plane when the
+// mesh uses ambient mode, until istiod's first response (its whole state)
+// or timeout.
+func collectWDS(ctx context.Context, m *live.Session, snap *collector.Snapshot, timeout time.Duration) []explain.SentWDS {
+	if !ambient.InUse(snap) {
+		return nil
+	}
+	var out []explain.SentWDS
+	for _, r := range m.FetchWDS(ctx, m.ControlPlaneIDs(snap), timeout) {
+		s := explain.SentWDS{ControlPlane: r.ControlPlane, Error: r.Why}
+		if r.Client != nil {
+			s.Service = r.Client.ServiceView
+		}
+		out = append(out, s)
 	}
 	return out
 }

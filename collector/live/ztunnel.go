@@ -135,7 +135,8 @@ type WDSResult struct {
 }
 
 // FetchWDS impersonates a ztunnel against each control plane (named as
-// ControlPlaneIDs names them) and waits until each has istiod's first
+// ControlPlaneIDs names them; one not given is answered by the istiod
+// ControlPlaneFor picks, and named after it) and waits until each has istiod's first
 // response (the whole state: a ztunnel's subscription is a wildcard) or
 // timeout passes. The results are in the order of cps.
 func (s *Session) FetchWDS(ctx context.Context, cps []string, timeout time.Duration) []WDSResult {
@@ -149,6 +150,12 @@ func (s *Session) FetchWDS(ctx context.Context, cps []string, timeout time.Durat
 		if err != nil {
 			out[i].Why = err.Error()
 			continue
+		}
+		// Without a control plane of that name, ControlPlaneFor picks
+		// another: the result is that istiod's.
+		if t.Cluster != cp && s.reg.Snapshot().ClusterByID(t.Cluster) != nil {
+			cp = t.Cluster
+			out[i].ControlPlane = cp
 		}
 		first := make(chan xdsclient.Event, 1)
 		c, err := xdsclient.NewWDS(xdsclient.WDSOptions{Identity: xdsclient.ZtunnelIdentity{Cluster: cp}, ControlPlane: cp,
