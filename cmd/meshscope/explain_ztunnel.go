@@ -107,7 +107,7 @@ func writeZtunnelTable(w io.Writer, res explainResult, after bool) {
 					kind, why = string(pw.Kind), pw.Why
 					seen[pw.UID] = true
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", a.UID, a.Status, kind, wdsAddress(a), a.EffectiveCapacity(), a.TunnelProtocol, dash(a.ClusterID), dash(a.Network), why)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", a.UID, a.Status, kind, dash(ambient.Reach(a)), a.EffectiveCapacity(), a.TunnelProtocol, dash(a.ClusterID), dash(a.Network), why)
 			}
 		}
 		for _, pw := range p.Workloads {
@@ -118,7 +118,7 @@ func writeZtunnelTable(w io.Writer, res explainResult, after bool) {
 			if z.Actual == nil {
 				status, why = pw.Status.String(), pw.Why
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", pw.UID, status, pw.Kind, predictedAddress(pw), capacityOf(pw), pw.TunnelProtocol, dash(pw.Cluster), dash(pw.Network), why)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", pw.UID, status, pw.Kind, dash(pw.Reach()), capacityOf(pw), pw.TunnelProtocol, dash(pw.Cluster), dash(pw.Network), why)
 		}
 		for _, d := range p.Dropped {
 			if len(d.Pods) == 0 {
@@ -149,22 +149,6 @@ func serviceLine(p ambient.Prediction, actual *xdsclient.WDSServiceView) string 
 		sent = "NOT SENT, predicted"
 	}
 	return fmt.Sprintf("%s, %s (from %s), VIPs %s", sent, p.Scope, p.From, strings.Join(p.VIPs, ","))
-}
-
-// wdsAddress is a workload's ADDRESS cell: its IPs, or for a split-horizon
-// workload "via GATEWAY".
-func wdsAddress(w xdsclient.WDSWorkload) string {
-	if len(w.Addresses) == 0 && w.NetworkGateway != nil {
-		return "via " + w.NetworkGateway.String()
-	}
-	return dash(strings.Join(w.Addresses, ","))
-}
-
-func predictedAddress(w ambient.Workload) string {
-	if w.Gateway != "" {
-		return "via " + w.Gateway
-	}
-	return dash(strings.Join(w.Addresses, ","))
 }
 
 func capacityOf(w ambient.Workload) uint32 {

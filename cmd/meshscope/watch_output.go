@@ -92,39 +92,12 @@ func writeEventRow(w io.Writer, ev xdsclient.Event) {
 		fmt.Fprintf(w, "%s  [%s]\n", line, c.Cluster)
 	}
 	for _, a := range ev.Addresses {
-		fmt.Fprintf(w, "    %s %s\n", changeMark(a.Change), addressLine(a))
+		fmt.Fprintf(w, "    %s %s\n", changeMark(a.Change), a.Summary())
 	}
 }
 
 func changeMark(change string) string {
 	return map[string]string{xdsclient.EndpointAdded: "+", xdsclient.EndpointRemoved: "-", xdsclient.EndpointWeight: "~", xdsclient.EndpointChanged: "*"}[change]
-}
-
-// addressLine is one workload or service of a wds push: its name and what
-// matters of it (a workload's network, addresses or gateway, capacity and
-// tunnel; a service's VIPs), and the fields that changed.
-func addressLine(a xdsclient.AddressChange) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", a.Kind, a.Name)
-	switch {
-	case a.Workload != nil:
-		w := a.Workload
-		where := strings.Join(w.Addresses, ",")
-		if w.NetworkGateway != nil {
-			where = "via " + w.NetworkGateway.String()
-		}
-		fmt.Fprintf(&b, "  (%s %s cap %d %s %s)", dash(w.Network), dash(where), w.EffectiveCapacity(), w.TunnelProtocol, w.Status)
-	case a.Service != nil:
-		vips := make([]string, 0, len(a.Service.Addresses))
-		for _, v := range a.Service.Addresses {
-			vips = append(vips, v.Network+"/"+v.Address)
-		}
-		fmt.Fprintf(&b, "  (vips %s)", dash(strings.Join(vips, ",")))
-	}
-	if len(a.Fields) > 0 {
-		fmt.Fprintf(&b, "  changed: %s", strings.Join(a.Fields, ","))
-	}
-	return b.String()
 }
 
 func summarizeChanges(ev xdsclient.Event) string {

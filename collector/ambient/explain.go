@@ -2,6 +2,7 @@ package ambient
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -55,3 +56,20 @@ func Explain(v *View, hostname string, actual *xdsclient.WDSServiceView, why str
 
 // ServiceKey is the WDS resource name of a service: "namespace/hostname".
 func ServiceKey(namespace, hostname string) string { return namespace + "/" + hostname }
+
+// Reach is where a workload istiod sent is reached: its IPs, or for a
+// split-horizon workload "via GATEWAY" ("" for neither).
+func Reach(w xdsclient.WDSWorkload) string {
+	if len(w.Addresses) == 0 && w.NetworkGateway != nil {
+		return "via " + w.NetworkGateway.String()
+	}
+	return strings.Join(w.Addresses, ",")
+}
+
+// Reach is where a predicted workload is reached, as Reach says it.
+func (w Workload) Reach() string {
+	if w.Gateway != "" {
+		return "via " + w.Gateway
+	}
+	return strings.Join(w.Addresses, ",")
+}

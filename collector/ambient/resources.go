@@ -57,6 +57,23 @@ func (v *View) Resources() []xdsclient.WDSAddress {
 	return out
 }
 
+// ServiceView is what a ztunnel holding these resources has for a service
+// key, as xdsclient.WDSClient.ServiceView builds it (in-process control
+// planes and tests hold resources, not a client).
+func ServiceView(res []xdsclient.WDSAddress, key string) xdsclient.WDSServiceView {
+	v := xdsclient.WDSServiceView{Key: key, Workloads: []xdsclient.WDSWorkload{}}
+	for _, a := range res {
+		if a.Service != nil && a.Name == key {
+			v.Service = a.Service
+		}
+		if a.Workload != nil && a.Workload.Backs(key) {
+			v.Workloads = append(v.Workloads, *a.Workload)
+		}
+	}
+	slices.SortFunc(v.Workloads, func(a, b xdsclient.WDSWorkload) int { return strings.Compare(a.UID, b.UID) })
+	return v
+}
+
 // wdsService is the Service resource of a prediction.
 func (v *View) wdsService(svc *collector.Service, p Prediction) *xdsclient.WDSService {
 	s := &xdsclient.WDSService{Name: svc.Name, Namespace: svc.Namespace, Hostname: svc.Hostname,

@@ -10,21 +10,6 @@ import (
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// serviceViewOf is what a ztunnel holding these resources has for a
-// service key (as xdsclient.WDSClient.ServiceView builds it).
-func serviceViewOf(res []xdsclient.WDSAddress, key string) xdsclient.WDSServiceView {
-	v := xdsclient.WDSServiceView{Key: key, Workloads: []xdsclient.WDSWorkload{}}
-	for _, a := range res {
-		if a.Service != nil && a.Name == key {
-			v.Service = a.Service
-		}
-		if a.Workload != nil && a.Workload.Backs(key) {
-			v.Workloads = append(v.Workloads, *a.Workload)
-		}
-	}
-	return v
-}
-
 // TestResources: the WDS resources built from the prediction are istiod's
 // shapes (they survive the wire), a ztunnel holding them matches the
 // prediction, and each pod is one workload with every service it backs.
@@ -73,7 +58,7 @@ func TestResources(t *testing.T) {
 		t.Errorf("the split-horizon workload: %+v", sh)
 	}
 	for _, host := range []string{hello, other.Hostname} {
-		actual := serviceViewOf(res, "ambient/"+host)
+		actual := ServiceView(res, "ambient/"+host)
 		e := Explain(v, host, &actual, "")
 		if e.Verdict != Match {
 			t.Errorf("%s: %+v", host, e.Differences)
