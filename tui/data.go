@@ -99,7 +99,9 @@ func buildIndex(snap *collector.Snapshot, feed Feed) *index {
 	badges := map[string][]string{}
 	rank := map[string]int{}
 	for _, p := range ix.problems {
-		if p.Service == "" {
+		// Every service in ambient mode has its pods left out of other
+		// networks' sidecars (information): the MODE column says as much.
+		if p.Service == "" || p.Kind == "ambient-sidecar-drop" {
 			continue
 		}
 		if !contains(badges[p.Service], p.Kind) {
