@@ -28,14 +28,7 @@ const (
 	// --ambient calls it (next to the sidecar gateway's Service).
 	ambientGateway = "istio-eastwestgateway"
 	// ambientMeshConfig is what ConfigMap istio of cluster1 holds.
-	ambientMeshConfig = `serviceScopeConfigs:
-- servicesSelector:
-    matchExpressions:
-    - key: istio.io/global
-      operator: In
-      values: ["true"]
-  scope: GLOBAL
-`
+	ambientMeshConfig = kubesim.AmbientServiceScopes
 )
 
 // newDynamic is a cluster's dynamic client: Gateway API Gateways (and the

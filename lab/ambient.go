@@ -49,14 +49,7 @@ const (
 
 // AmbientMeshConfig is the mesh config of the ambient lab's istiods: the
 // lab's, plus the ambient profile's serviceScopeConfigs.
-const AmbientMeshConfig = MeshConfigText + `serviceScopeConfigs:
-- servicesSelector:
-    matchExpressions:
-    - key: istio.io/global
-      operator: In
-      values: ["true"]
-  scope: GLOBAL
-`
+const AmbientMeshConfig = MeshConfigText + kubesim.AmbientServiceScopes
 
 // ambientIstiodEnv turns ambient multi-network mode on and leaves the
 // east-west Gateway's deployment and status to the lab (see above).

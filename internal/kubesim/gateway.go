@@ -10,6 +10,18 @@ import (
 	"k8s.io/client-go/dynamic"
 )
 
+// AmbientServiceScopes is the mesh config of istio's ambient profile for
+// multi-network: services labelled istio.io/global=true are global (its
+// serviceScopeConfigs).
+const AmbientServiceScopes = `serviceScopeConfigs:
+- servicesSelector:
+    matchExpressions:
+    - key: istio.io/global
+      operator: In
+      values: ["true"]
+  scope: GLOBAL
+`
+
 // GatewayGVR is Gateway API's Gateway resource.
 var GatewayGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
 
