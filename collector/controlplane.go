@@ -192,6 +192,11 @@ func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
 			out.MeshConfigs = append(out.MeshConfigs, m)
 		}
 	}
+	for _, a := range s.Ambient {
+		if in[a.Cluster] {
+			out.Ambient = append(out.Ambient, a)
+		}
+	}
 	return out
 }
 

@@ -11,7 +11,8 @@ import (
 // seed, so the events view has something to show: deployments scale up
 // and down, one rolls, and network2's gateway loses its address for a few
 // ticks every tenth (the planted "flapping gateway": while it is gone,
-// network2's pod IPs leak to network1).
+// network2's pod IPs leak to network1, and ztunnels of network1 lose the
+// split-horizon workloads of network2).
 func (d *Demo) churn(ctx context.Context) {
 	defer close(d.done)
 	t := time.NewTicker(d.opts.Interval)
@@ -34,7 +35,7 @@ func churnable() []svcDef {
 	var out []svcDef
 	for _, s := range services {
 		switch s.Name {
-		case "helloworld", "search", "legacy-billing", "reviews":
+		case "helloworld", "search", "legacy-billing", "reviews", "inventory":
 			continue
 		}
 		out = append(out, s)
@@ -46,9 +47,15 @@ func (d *Demo) step(ctx context.Context, tick int) error {
 	gw := d.clusters[flappingCluster]
 	switch tick % 10 {
 	case 0:
-		return kubesim.SetIngress(ctx, gw.client, systemNamespace, gatewayService, nil)
+		if err := kubesim.SetIngress(ctx, gw.client, systemNamespace, gatewayService, nil); err != nil {
+			return err
+		}
+		return kubesim.SetGatewayAddresses(ctx, gw.dyn, systemNamespace, ambientGateway)
 	case 3:
-		return kubesim.SetIngress(ctx, gw.client, systemNamespace, gatewayService, []string{gw.def.GatewayIP})
+		if err := kubesim.SetIngress(ctx, gw.client, systemNamespace, gatewayService, []string{gw.def.GatewayIP}); err != nil {
+			return err
+		}
+		return kubesim.SetGatewayAddresses(ctx, gw.dyn, systemNamespace, ambientGateway, gw.def.AmbientGatewayIP)
 	}
 	svcs := churnable()
 	s := svcs[d.rnd.Intn(len(svcs))]

@@ -14,11 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/internal/kubesim"
 )
 
@@ -27,6 +29,9 @@ import (
 type cluster struct {
 	def    clusterDef
 	client *fake.Clientset
+	// dyn holds the cluster's Gateway API Gateways (nil for a BadCA
+	// cluster: nothing can be read from it).
+	dyn *dynamicfake.FakeDynamicClient
 
 	mu     sync.Mutex
 	nextIP int
@@ -50,7 +55,11 @@ func newCluster(def clusterDef) *cluster {
 			return true, nil, &url.Error{Op: "Get", URL: def.Server, Err: x509.UnknownAuthorityError{}}
 		})
 	}
-	return &cluster{def: def, client: cs, nextIP: 20, pods: map[string][]string{}}
+	c := &cluster{def: def, client: cs, nextIP: 20, pods: map[string][]string{}}
+	if !def.BadCA {
+		c.dyn = newDynamic()
+	}
+	return c
 }
 
 // allocIP hands out pod IPs in the cluster's range, skipping the pinned ones.
@@ -73,10 +82,7 @@ func (c *cluster) seed(ctx context.Context, rnd *rand.Rand) error {
 		nss[s.Namespace] = true
 	}
 	for ns := range nss {
-		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
-		if ns == systemNamespace {
-			obj.Labels = map[string]string{networkLabel: c.def.Network}
-		}
+		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: namespaceLabels(c.def, ns)}}
 		if _, err := cs.CoreV1().Namespaces().Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
@@ -87,6 +93,9 @@ func (c *cluster) seed(ctx context.Context, rnd *rand.Rand) error {
 		}
 	}
 	if err := c.seedRootCert(ctx); err != nil {
+		return err
+	}
+	if err := c.seedAmbient(ctx); err != nil {
 		return err
 	}
 	for i, s := range services {
@@ -144,8 +153,12 @@ func (c *cluster) seedGateway(ctx context.Context) error {
 }
 
 func (c *cluster) createService(ctx context.Context, s svcDef, clusterIP string) error {
+	labels := map[string]string{"app": s.Name}
+	if s.Global[c.def.ID] {
+		labels[globalLabel] = "true"
+	}
 	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: map[string]string{"app": s.Name}},
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: labels},
 		Spec: corev1.ServiceSpec{
 			ClusterIP: clusterIP,
 			Selector:  map[string]string{"app": s.Name},
@@ -179,7 +192,12 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 		"service.istio.io/canonical-name":     s.Name,
 		"service.istio.io/canonical-revision": version,
 	}
-	if !s.NoMTLS[c.def.ID] {
+	var annotations map[string]string
+	switch {
+	case s.ambientPod(c.def.ID):
+		// No sidecar: istio-cni's node agent marks the pod it redirects.
+		annotations = map[string]string{collector.AnnotationRedirection: "enabled"}
+	case !s.NoMTLS[c.def.ID]:
 		labels[tlsModeLabel] = "istio"
 	}
 	c.mu.Lock()
@@ -190,7 +208,7 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 	name := fmt.Sprintf("%s-%s-%s-%s", s.Name, version, hash, suffix(len(c.pods[key]), hash))
 	c.pods[key] = append(c.pods[key], name)
 	c.mu.Unlock()
-	return kubesim.CreatePod(ctx, c.client, kubesim.Pod{Namespace: s.Namespace, Name: name, IP: ip, Labels: labels, NotReady: notReady})
+	return kubesim.CreatePod(ctx, c.client, kubesim.Pod{Namespace: s.Namespace, Name: name, IP: ip, Labels: labels, Annotations: annotations, NotReady: notReady})
 }
 
 // removePod deletes the oldest pod of s; false when it has none.

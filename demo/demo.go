@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -80,19 +81,24 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 			return nil, err
 		}
 	}
-	istio, err := istioClient()
-	if err != nil {
+	if err := addIstioConfig(c1.dyn); err != nil {
 		cancel()
 		return nil, fmt.Errorf("demo Istio config: %w", err)
 	}
 	reg, err := collector.NewRegistry(collector.Options{
-		Sources: []collector.Source{{Name: "cluster1", Server: c1.def.Server, Client: c1.client, Dynamic: istio}},
+		Sources: []collector.Source{{Name: "cluster1", Server: c1.def.Server, Client: c1.client, Dynamic: c1.dyn}},
 		NewClient: func(id string, cfg *rest.Config) (kubernetes.Interface, error) {
 			c := byServer[cfg.Host]
 			if c == nil {
 				return nil, fmt.Errorf("demo: no simulated cluster at %s", cfg.Host)
 			}
 			return c.client, nil
+		},
+		NewDynamicClient: func(id string, cfg *rest.Config) (dynamic.Interface, error) {
+			if c := byServer[cfg.Host]; c != nil && c.dyn != nil {
+				return c.dyn, nil
+			}
+			return nil, nil
 		},
 		SyncTimeout:    5 * time.Second,
 		HealthInterval: time.Second,
@@ -105,7 +111,7 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 	d.Registry = reg
 	go func() { _ = reg.Run(ctx) }()
 
-	d.xds, err = newXDSServer(ctx, opts.Logger)
+	d.xds, err = newXDSServer(ctx, d.ControlPlane, opts.Logger)
 	if err != nil {
 		cancel()
 		return nil, err

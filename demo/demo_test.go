@@ -126,6 +126,7 @@ func TestDemoPlantedProblems(t *testing.T) {
 		{"root-ca-mismatch", "but cluster cluster3 trusts root"},
 		{"missing-service", "adservice.shop exists in cluster1, cluster3 but not in cluster2"},
 		{"duplicate-gateway", "reviews.bookinfo port 9080: network2 gets 33 %"},
+		{"ambient-scope-mismatch", "inventory.ambient.svc.cluster.local is global in some clusters but not in others"},
 	} {
 		if !has(ps, want[0], want[1]) {
 			t.Errorf("doctor misses the planted %s (%s): %+v", want[0], want[1], ps)

@@ -5,9 +5,12 @@
 // real xdsclient with EDS computed by the same split-horizon rules
 // (collector/horizon), and with LDS and RDS shaped like istiod's for a
 // sidecar, so the proxy-config view has listeners and routes. cluster1's
-// Istio config (a fake dynamic client) adds a VM service from a
+// Istio config (in its fake dynamic client) adds a VM service from a
 // ServiceEntry and its WorkloadEntries, and DestinationRule subsets, whose
-// clusters the xDS server serves too. A few problems are planted for
-// explain and doctor to find, and live churn keeps the event stream moving.
-// It is only used in demo mode.
+// clusters the xDS server serves too. Namespace ambient runs in ambient
+// mode: the same server sends ztunnels the workload API (WDS)
+// collector/ambient predicts, with Gateway API east-west Gateways in the
+// fake dynamic clients. A few problems are planted for explain and doctor
+// to find, and live churn keeps the event stream moving. It is only used in
+// demo mode.
 package demo

@@ -20,6 +20,9 @@ type clusterDef struct {
 	Server    string // fake API server URL, never dialled
 	PodPrefix string // first two octets of pod IPs
 	GatewayIP string // east-west gateway LB address ("" = no gateway here)
+	// AmbientGatewayIP is the address of the cluster's ambient east-west
+	// Gateway (Gateway API, class istio-east-west; "" = none here).
+	AmbientGatewayIP string
 	// ServicePrefix is the first two octets of Service ClusterIPs (each
 	// cluster has its own service CIDR, as real clusters do).
 	ServicePrefix string
@@ -32,8 +35,8 @@ type clusterDef struct {
 }
 
 var clusters = []clusterDef{
-	{ID: "cluster1", Network: "network1", Server: "https://cluster1.demo.meshscope.invalid:6443", PodPrefix: "10.44", ServicePrefix: "10.96", GatewayIP: "192.168.60.113", Primary: true},
-	{ID: "cluster2", Network: "network2", Server: "https://cluster2.demo.meshscope.invalid:6443", PodPrefix: "10.144", ServicePrefix: "10.97", GatewayIP: "192.168.60.9"},
+	{ID: "cluster1", Network: "network1", Server: "https://cluster1.demo.meshscope.invalid:6443", PodPrefix: "10.44", ServicePrefix: "10.96", GatewayIP: "192.168.60.113", AmbientGatewayIP: "192.168.60.114", Primary: true},
+	{ID: "cluster2", Network: "network2", Server: "https://cluster2.demo.meshscope.invalid:6443", PodPrefix: "10.144", ServicePrefix: "10.97", GatewayIP: "192.168.60.9", AmbientGatewayIP: "192.168.60.10"},
 	{ID: "cluster3", Network: "network2", Server: "https://cluster3.demo.meshscope.invalid:6443", PodPrefix: "10.145", ServicePrefix: "10.98", OwnRoot: true},
 	{ID: "cluster4", Network: "network3", Server: "https://cluster4.demo.meshscope.invalid:6443", PodPrefix: "10.146", ServicePrefix: "10.99", BadCA: true},
 }
@@ -59,6 +62,14 @@ type svcDef struct {
 	// Localities are, per cluster, the topology.istio.io/locality labels
 	// its pods get in turn (none: no locality).
 	Localities map[string][]string
+	// Ambient: its pods run in ambient mode (istio-cni redirects them to
+	// ztunnel; no sidecar, so no tlsMode label) except in the clusters of
+	// Sidecar; Global lists the clusters whose Service is labelled
+	// istio.io/global=true (ambient multi-network reaches it across
+	// networks there).
+	Ambient bool
+	Sidecar map[string]bool
+	Global  map[string]bool
 }
 
 func r(c1, c2, c3 int) map[string]int {
@@ -79,10 +90,19 @@ func r(c1, c2, c3 int) map[string]int {
 //     first entry (istio/istio#56355): network2 gets a third of network1's
 //     requests instead of three fifths (duplicate-gateway);
 //   - network2's gateway (cluster2) loses its address now and then (leak
-//     while it is gone), see churn.go.
+//     while it is gone), see churn.go, and so does its ambient east-west
+//     Gateway (ztunnels of network1 lose echo's network2 pods);
+//   - ambient/inventory is global in cluster1 and cluster3 but not in
+//     cluster2: istiod leaves cluster2's pods out of what it sends ztunnels.
 //
-// And from Istio config (istioconfig.go): a VM service (a ServiceEntry
-// with a WorkloadEntry on each network) and reviews' subsets.
+// From Istio config (istioconfig.go): a VM service (a ServiceEntry with a
+// WorkloadEntry on each network) and reviews' subsets.
+//
+// Namespace ambient runs in ambient mode (ambient.go has its mesh config
+// and Gateways): echo is global (one split-horizon workload stands for
+// network2's three pods), ledger is not (network2's pod is not sent to
+// network1's ztunnels), orders is mixed (an ambient pod in cluster1, a
+// sidecar in cluster2).
 var services = []svcDef{
 	{Namespace: "sample", Name: "helloworld", Port: 5000, Replicas: r(1, 1, 0), Versions: map[string]string{"cluster1": "v1", "cluster2": "v2"}},
 	{Namespace: "sample", Name: "sleep", Port: 80, Replicas: r(1, 1, 1)},
@@ -129,7 +149,16 @@ var services = []svcDef{
 	{Namespace: "monitoring", Name: "alertmanager", Port: 9093, Replicas: r(1, 1, 0)},
 	{Namespace: "monitoring", Name: "jaeger-collector", Port: 14268, Replicas: r(1, 1, 1)},
 	{Namespace: "monitoring", Name: "loki", Port: 3100, Replicas: r(0, 1, 1)},
+
+	{Namespace: ambientNamespace, Name: "echo", Port: 8080, Replicas: r(1, 2, 1), Ambient: true, Global: all3},
+	{Namespace: ambientNamespace, Name: "ledger", Port: 8080, Replicas: r(1, 1, 0), Ambient: true},
+	{Namespace: ambientNamespace, Name: "inventory", Port: 9090, Replicas: r(1, 1, 1), Ambient: true,
+		Global: map[string]bool{"cluster1": true, "cluster3": true}},
+	{Namespace: ambientNamespace, Name: "orders", Port: 8080, Replicas: r(1, 1, 0), Ambient: true, Global: all3,
+		Sidecar: map[string]bool{"cluster2": true}},
 }
+
+var all3 = map[string]bool{"cluster1": true, "cluster2": true, "cluster3": true}
 
 // pinnedIPs keeps the lab's addresses for helloworld, so the demo
 // reads like the lab and the docs.

@@ -2,8 +2,6 @@ package demo
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"sigs.k8s.io/yaml"
 )
@@ -46,23 +44,16 @@ spec:
   - {name: v3, labels: {version: v3}}
 `}
 
-// istioClient is a dynamic client holding istioConfig, for the resources
-// the collector lists (Istio's and the Gateway API's).
-func istioClient() (*dynamicfake.FakeDynamicClient, error) {
-	kinds := map[schema.GroupVersionResource]string{
-		{Group: "networking.istio.io", Version: "v1", Resource: "destinationrules"}:  "DestinationRuleList",
-		{Group: "security.istio.io", Version: "v1", Resource: "peerauthentications"}: "PeerAuthenticationList",
-		{Group: "networking.istio.io", Version: "v1", Resource: "serviceentries"}:    "ServiceEntryList",
-		{Group: "networking.istio.io", Version: "v1", Resource: "workloadentries"}:   "WorkloadEntryList",
-		{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}:    "GatewayList",
-	}
-	var objs []runtime.Object
+// addIstioConfig adds istioConfig to the config cluster's dynamic client.
+func addIstioConfig(dyn *dynamicfake.FakeDynamicClient) error {
 	for _, doc := range istioConfig {
 		u := &unstructured.Unstructured{}
 		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			return nil, err
+			return err
 		}
-		objs = append(objs, u)
+		if err := dyn.Tracker().Add(u); err != nil {
+			return err
+		}
 	}
-	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, objs...), nil
+	return nil
 }

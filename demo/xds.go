@@ -22,6 +22,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // xdsServer is the demo's control plane: for every proxy that connects it
@@ -29,19 +30,23 @@ import (
 // horizon from the collector's current snapshot — the same rules meshscope
 // checks real istiods against, so the demo's "actual" and "predicted" agree
 // unless the planted churn makes them race — and LDS and RDS shaped like
-// istiod's for a sidecar (lds.go), for the proxy-config view.
+// istiod's for a sidecar (lds.go), for the proxy-config view; and to every
+// ztunnel the workload API of istiod in ambient multi-network mode
+// (wds.go), predicted by collector/ambient.
 type xdsServer struct {
 	cache cachev3.SnapshotCache
-	grpc  *grpc.Server
-	lis   net.Listener
-	log   *slog.Logger
+	// wds serves ztunnels (type istio.workload.Address) the workload API.
+	wds  *wdsServer
+	grpc *grpc.Server
+	lis  net.Listener
+	log  *slog.Logger
 
 	mu    sync.Mutex
 	nodes map[string]view // viewHash ID -> what decides its resources
 	snap  *collector.Snapshot
 }
 
-func newXDSServer(ctx context.Context, log *slog.Logger) (*xdsServer, error) {
+func newXDSServer(ctx context.Context, controlPlane string, log *slog.Logger) (*xdsServer, error) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("demo xDS server: %w", err)
@@ -52,6 +57,7 @@ func newXDSServer(ctx context.Context, log *slog.Logger) (*xdsServer, error) {
 		lis:   lis,
 		log:   log,
 		nodes: map[string]view{},
+		wds:   newWDSServer(controlPlane, log),
 	}
 	cb := serverv3.CallbackFuncs{
 		StreamRequestFunc: func(_ int64, req *discoveryv3.DiscoveryRequest) error {
@@ -63,7 +69,20 @@ func newXDSServer(ctx context.Context, log *slog.Logger) (*xdsServer, error) {
 			return nil
 		},
 	}
-	discoveryv3.RegisterAggregatedDiscoveryServiceServer(s.grpc, serverv3.NewServer(ctx, s.cache, cb))
+	// Address requests go to the one WDS collection, the rest to each
+	// sidecar's snapshot.
+	classify := func(typeURL string) string {
+		if typeURL == xdsclient.AddressTypeURL {
+			return "wds"
+		}
+		return "xds"
+	}
+	mux := &cachev3.MuxCache{
+		Classify:      func(r *cachev3.Request) string { return classify(r.GetTypeUrl()) },
+		ClassifyDelta: func(r *cachev3.DeltaRequest) string { return classify(r.GetTypeUrl()) },
+		Caches:        map[string]cachev3.Cache{"wds": s.wds.cache, "xds": s.cache},
+	}
+	discoveryv3.RegisterAggregatedDiscoveryServiceServer(s.grpc, serverv3.NewServer(ctx, mux, cb))
 	go func() { _ = s.grpc.Serve(lis) }()
 	return s, nil
 }
@@ -76,8 +95,8 @@ func (s *xdsServer) stop() { s.grpc.Stop() }
 // register remembers a new proxy and gives it its snapshot before the
 // server answers its first request.
 func (s *xdsServer) register(node *corev3.Node) {
-	if node == nil || node.GetId() == "" {
-		return
+	if node == nil || node.GetId() == "" || strings.HasPrefix(node.GetId(), "ztunnel~") {
+		return // a ztunnel gets the one WDS collection
 	}
 	s.mu.Lock()
 	id := viewHash{}.ID(node)
@@ -106,6 +125,7 @@ func (s *xdsServer) update(snap *collector.Snapshot) {
 	for id, v := range nodes {
 		s.push(id, v, snap, ix)
 	}
+	s.wds.update(snap)
 }
 
 // push sets a proxy's snapshot: every type (CDS, EDS, LDS, RDS) at the

@@ -11,8 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
 )
@@ -51,14 +49,7 @@ const (
 
 // AmbientMeshConfig is the mesh config of the ambient lab's istiods: the
 // lab's, plus the ambient profile's serviceScopeConfigs.
-const AmbientMeshConfig = MeshConfigText + `serviceScopeConfigs:
-- servicesSelector:
-    matchExpressions:
-    - key: istio.io/global
-      operator: In
-      values: ["true"]
-  scope: GLOBAL
-`
+const AmbientMeshConfig = MeshConfigText + kubesim.AmbientServiceScopes
 
 // ambientIstiodEnv turns ambient multi-network mode on and leaves the
 // east-west Gateway's deployment and status to the lab (see above).
@@ -114,10 +105,6 @@ func AmbientLabels(app, version string) map[string]string {
 	}
 	return m
 }
-
-var (
-	gatewayGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
-)
 
 // gatewayAPICRDs returns Gateway API's CRD bundle, copying it out of the
 // istio.io/istio module the first time (lab binaries built before the
@@ -209,46 +196,7 @@ func createAmbientGateway(ctx context.Context, c *Cluster) error {
 	if err != nil {
 		return err
 	}
-	gw := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "gateway.networking.k8s.io/v1",
-		"kind":       "Gateway",
-		"metadata": map[string]any{
-			"name": AmbientGateway, "namespace": SystemNamespace,
-			"labels": map[string]any{NetworkLabel: c.Network},
-		},
-		"spec": map[string]any{
-			"gatewayClassName": EastWestGatewayClass,
-			"listeners": []any{map[string]any{
-				"name": "mesh", "port": int64(15008), "protocol": "HBONE",
-				"tls": map[string]any{"mode": "Terminate", "options": map[string]any{"gateway.istio.io/tls-terminate-mode": "ISTIO_MUTUAL"}},
-			}},
-		},
-	}}
-	if _, err := dyn.Resource(gatewayGVR).Namespace(SystemNamespace).Create(ctx, gw, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("east-west Gateway: %w", err)
-	}
-	return setGatewayAddresses(ctx, dyn, AmbientGateway, AmbientGatewayIP(c.Name))
-}
-
-// setGatewayAddresses writes a Gateway's status.addresses as a gateway
-// controller does once its load balancer has them (IPAddress entries).
-func setGatewayAddresses(ctx context.Context, dyn dynamic.Interface, name string, ips ...string) error {
-	api := dyn.Resource(gatewayGVR).Namespace(SystemNamespace)
-	gw, err := api.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	addrs := make([]any, 0, len(ips))
-	for _, ip := range ips {
-		addrs = append(addrs, map[string]any{"type": "IPAddress", "value": ip})
-	}
-	if err := unstructured.SetNestedSlice(gw.Object, addrs, "status", "addresses"); err != nil {
-		return err
-	}
-	if _, err := api.UpdateStatus(ctx, gw, metav1.UpdateOptions{}); err != nil {
-		return fmt.Errorf("east-west Gateway %s status: %w", name, err)
-	}
-	return nil
+	return kubesim.AmbientEastWestGateway(ctx, dyn, SystemNamespace, AmbientGateway, c.Network, AmbientGatewayIP(c.Name))
 }
 
 // SetAmbientGatewayAddresses replaces the status addresses of the ambient
@@ -262,7 +210,7 @@ func (l *Lab) SetAmbientGatewayAddresses(ctx context.Context, cluster string, ip
 	if err != nil {
 		return err
 	}
-	return setGatewayAddresses(ctx, dyn, AmbientGateway, ips...)
+	return kubesim.SetGatewayAddresses(ctx, dyn, SystemNamespace, AmbientGateway, ips...)
 }
 
 // ambientIstiod puts istiod in ambient multi-network mode (it reads its

@@ -64,8 +64,8 @@ type update struct {
 	// oldest first.
 	entries []entry
 	// eds: an EDS push arrived (actual endpoints changed); config: a CDS,
-	// LDS or RDS push did.
-	eds, config bool
+	// LDS or RDS push did; wds: a ztunnel's WDS push did (ambient mode).
+	eds, config, wds bool
 }
 
 // viewpoints are the feed's viewpoints, or the default ones of the snapshot.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/istiod"
@@ -40,6 +41,9 @@ type index struct {
 	standsFor map[string]int
 	synced    int
 	endpoints int
+	// ambient: the mesh uses ambient mode (the services view then shows
+	// each service's data-plane mode).
+	ambient bool
 }
 
 // svcRow is one row of the services view, pre-rendered to plain strings.
@@ -55,6 +59,8 @@ type svcRow struct {
 	total     int
 	badges    []string // leak, drop, dup-gw... from explain.Diagnose (badgeName)
 	verdict   explain.Verdict
+	// mode is the service's data-plane mode (when the mesh uses ambient).
+	mode ambient.Mode
 	// stale: the verdict rests on EDS from a stream that is down (the
 	// proxy's view may have changed since).
 	stale bool
@@ -106,6 +112,11 @@ func buildIndex(snap *collector.Snapshot, feed Feed, doc *doctor) *index {
 	ix.istiod = views
 	ix.problems, ix.unknownCPs = doc.diagnose(snap, feed, views)
 	ix.cps, ix.roots = controlPlaneRows(snap, views), rootInfos(snap)
+	ix.ambient = ambient.InUse(snap)
+	var amb *ambientVerdicts
+	if ix.ambient {
+		amb = newAmbientVerdicts(snap, feed)
+	}
 	badges := map[string][]string{}
 	rank := map[string]int{}
 	for _, p := range ix.problems {
@@ -171,9 +182,13 @@ func buildIndex(snap *collector.Snapshot, feed Feed, doc *doctor) *index {
 		}
 		if len(vps) > 0 {
 			row.verdict, row.stale = serviceVerdict(snap, s, vps, feed, views, stale)
-			if row.verdict == explain.Mismatch && row.rank > 0 {
-				row.rank = 0
-			}
+		}
+		if amb != nil {
+			row.mode = ambient.DataplaneMode(snap, s.Hostname)
+			row.verdict, row.stale = amb.merge(s, row.mode, row.verdict, row.stale, stale)
+		}
+		if row.verdict == explain.Mismatch && row.rank > 0 {
+			row.rank = 0
 		}
 		ix.services[i] = row
 		ix.byHost[s.Hostname] = i

@@ -10,8 +10,11 @@
 //
 // The root Model owns the shared state, the stack of views, the command
 // line and the chrome. Views, one file each: clusters (first screen, with
-// networks and gateways), services (:svc), service (enter on a service: one
-// column per viewpoint), problems (:problems), events (:events, the
+// networks and gateways), services (:svc; in a mesh that uses ambient mode
+// with each service's data-plane mode), service (enter on a service: one
+// column per viewpoint; for a service in ambient mode, w switches to one
+// column per control plane with what its ztunnels get over WDS,
+// view_ambient.go), problems (:problems), events (:events, the
 // timeline of xDS events and kube changes), compare (:compare A B), diff
 // (:diff A B) and proxy config (:pc A [B]). A view reads the program only
 // through a viewContext (index, styles, keys, feed, clock, stream states,

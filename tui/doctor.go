@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -45,6 +46,18 @@ func (d *doctor) diagnose(snap *collector.Snapshot, feed Feed, views []istiod.Vi
 	in := explain.Inputs{Now: d.now(), Since: d.since, Istiod: views, Stale: d.stale}
 	if sf, ok := feed.(SentFeed); ok {
 		in.Sent = sf.Sent()
+	}
+	if af, ok := feed.(AmbientFeed); ok && ambient.InUse(snap) {
+		// The ztunnels that have had istiod's first response (the UI does
+		// not call a stream still connecting unreachable).
+		for _, cp := range af.Ztunnels() {
+			if _, ok := af.WDS(cp, ""); ok {
+				in.WDS = append(in.WDS, explain.SentWDS{ControlPlane: cp, Service: func(key string) xdsclient.WDSServiceView {
+					v, _ := af.WDS(cp, key)
+					return v
+				}})
+			}
+		}
 	}
 	return explain.Diagnose(snap, in), explain.UnknownControlPlanes(snap, views)
 }
@@ -112,11 +125,16 @@ func rootInfos(snap *collector.Snapshot) map[string]rootInfo {
 // row's VERDICT cell (the problems view and the service view say them in
 // full); "" is no badge.
 var badgeNames = map[string]string{
-	"duplicate-gateway":         "dup-gw",
-	"missing-service":           "missing",
-	"inconsistent-service":      "inconsistent",
-	"stale-endpoint":            "stale-ep",
-	"xds-differs":               "", // the row's verdict (mismatch) says it
+	"duplicate-gateway":    "dup-gw",
+	"missing-service":      "missing",
+	"inconsistent-service": "inconsistent",
+	"stale-endpoint":       "stale-ep",
+	"xds-differs":          "", // the row's verdict (mismatch) says it
+	"wds-differs":          "", // the row's verdict (mismatch) says it
+	// Every service in ambient mode has its pods left out of other
+	// networks' sidecars (information): the MODE column says as much.
+	"ambient-sidecar-drop":      "",
+	"ambient-scope-mismatch":    "scope",
 	"config-skew":               "cfg-skew",
 	"locality-failover":         "failover",
 	"serviceentry-no-workloads": "se-empty",

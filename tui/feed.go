@@ -35,3 +35,16 @@ type Feed interface {
 // StreamStatus is the state of one viewpoint's xDS stream, for the status bar
 // and the service view.
 type StreamStatus = xdsclient.StreamStatus
+
+// AmbientFeed is the optional part of a Feed that serves, in ambient mode,
+// what one impersonated ztunnel per control plane holds (the workload API,
+// WDS). What an istiod sends ztunnels does not depend on the ztunnel, so
+// the view is per control plane, not per viewpoint.
+type AmbientFeed interface {
+	// Ztunnels are the control planes with a ztunnel stream (or an
+	// attempt at one).
+	Ztunnels() []string
+	// WDS is what the ztunnel on a control plane holds for a service key
+	// ("namespace/hostname"); false before istiod's first response.
+	WDS(controlPlane, serviceKey string) (xdsclient.WDSServiceView, bool)
+}

@@ -317,6 +317,8 @@ func (m *Model) onEvents(evs []xdsclient.Event) tea.Cmd {
 		switch xdsclient.Type(e.Type) {
 		case xdsclient.EDS:
 			u.eds = true
+		case xdsclient.WDS:
+			u.wds = true
 		case xdsclient.CDS, xdsclient.LDS, xdsclient.RDS:
 			u.config = true
 		default:
@@ -333,9 +335,9 @@ func (m *Model) onEvents(evs []xdsclient.Event) tea.Cmd {
 	if h := uiprobe.Get(); h != nil && h.EventsApplied != nil {
 		h.EventsApplied(evs)
 	}
-	if u.eds {
-		// The services' verdicts depend on the actual EDS; they are
-		// recomputed on the next tick, at most once a second.
+	if u.eds || u.wds {
+		// The services' verdicts depend on the actual EDS and WDS; they
+		// are recomputed on the next tick, at most once a second.
 		m.verdictsStale = true
 	}
 	return m.nextEvents()

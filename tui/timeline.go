@@ -127,6 +127,11 @@ func (e entry) isEDS() bool {
 	return e.xds != nil && xdsclient.Type(e.xds.Type) == xdsclient.EDS
 }
 
+// isWDS reports whether the entry is a ztunnel's WDS push (ambient mode).
+func (e entry) isWDS() bool {
+	return e.xds != nil && xdsclient.Type(e.xds.Type) == xdsclient.WDS
+}
+
 // subject is what a kube change concerns for linking pushes to it: the
 // service's hostname, or "gateway" (a gateway change concerns every
 // service).
@@ -154,8 +159,12 @@ const causeWindow = 30 * time.Second
 
 // edsHosts are the service hostnames an EDS event is about (from the
 // outbound|PORT||HOST names it added, changed or removed, or whose
-// endpoints changed).
+// endpoints changed), or a WDS event (the services changed, and those the
+// workloads changed back).
 func edsHosts(e *xdsclient.Event) []string {
+	if xdsclient.Type(e.Type) == xdsclient.WDS {
+		return wdsHosts(e)
+	}
 	seen := map[string]bool{}
 	var out []string
 	add := func(name string) {
@@ -182,9 +191,23 @@ func edsHosts(e *xdsclient.Event) []string {
 	return out
 }
 
-// cause links an EDS push to the latest kube change of one of its services
-// (or of a gateway) within causeWindow before it, with the delay. lastKube
-// holds the latest change per subject.
+func wdsHosts(e *xdsclient.Event) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, a := range e.Addresses {
+		for _, h := range a.Hostnames() {
+			if !seen[h] {
+				seen[h] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// cause links an EDS (or WDS) push to the latest kube change of one of its
+// services (or of a gateway) within causeWindow before it, with the delay.
+// lastKube holds the latest change per subject.
 func cause(e *xdsclient.Event, lastKube map[string]*collector.KubeChange) (*collector.KubeChange, time.Duration, bool) {
 	var best *collector.KubeChange
 	consider := func(k *collector.KubeChange) {
@@ -237,7 +260,9 @@ func changesText(en entry) string {
 		c := e.Endpoints[0]
 		parts = append(parts, fmt.Sprintf("%s %s:%d", c.Change, c.Address, c.Port))
 	}
-	if len(e.Added)+len(e.Removed)+len(e.Changed) > 0 {
+	if len(e.Addresses) > 0 {
+		parts = append(parts, wdsText(e))
+	} else if len(e.Added)+len(e.Removed)+len(e.Changed) > 0 {
 		parts = append(parts, fmt.Sprintf("res +%d -%d ~%d", len(e.Added), len(e.Removed), len(e.Changed)))
 	}
 	if len(parts) == 0 && e.Message != "" {
@@ -247,4 +272,22 @@ func changesText(en entry) string {
 		return "-"
 	}
 	return strings.Join(parts, " · ")
+}
+
+// wdsText summarizes a WDS push: workloads and services added, removed and
+// changed, and the first change.
+func wdsText(e *xdsclient.Event) string {
+	counts := map[string]int{}
+	for _, a := range e.Addresses {
+		counts[a.Kind+" "+a.Change]++
+	}
+	var parts []string
+	for _, kind := range []string{"workload", "service"} {
+		a, r, c := counts[kind+" "+xdsclient.AddressAdded], counts[kind+" "+xdsclient.AddressRemoved], counts[kind+" "+xdsclient.AddressChanged]
+		if a+r+c > 0 {
+			parts = append(parts, fmt.Sprintf("%ss +%d -%d ~%d", kind, a, r, c))
+		}
+	}
+	first := e.Addresses[0]
+	return strings.Join(parts, " ") + " · " + first.Change + " " + first.Name
 }

@@ -97,7 +97,7 @@ func (v *eventsView) add(vc viewContext, es []entry) {
 		switch {
 		case e.kube != nil:
 			v.lastKube[e.subject()] = e.kube
-		case e.isEDS():
+		case e.isEDS() || e.isWDS():
 			if k, d, ok := cause(e.xds, v.lastKube); ok {
 				v.causes[e.id] = causeInfo{short: causeText(k, d), long: causeText(k, d) + " " + k.Summary()}
 			}
@@ -212,7 +212,7 @@ func (v *eventsView) render(vc viewContext, w, h int) string {
 // a size), not a stream state.
 func isPush(e *xdsclient.Event) bool {
 	switch xdsclient.Type(e.Type) {
-	case xdsclient.CDS, xdsclient.EDS, xdsclient.LDS, xdsclient.RDS:
+	case xdsclient.CDS, xdsclient.EDS, xdsclient.LDS, xdsclient.RDS, xdsclient.WDS:
 		return true
 	}
 	return false
@@ -229,7 +229,7 @@ func (v *eventsView) kindStyle(vc viewContext, e entry) lipgloss.Style {
 	case xdsclient.EventConnect, xdsclient.EventReconnect:
 		return vc.st.OK
 	}
-	if e.isEDS() {
+	if e.isEDS() || e.isWDS() {
 		return vc.st.Accent
 	}
 	return vc.st.Text
@@ -302,6 +302,12 @@ func (v *eventsView) xdsDetail(vc viewContext, e entry, add func(lipgloss.Style,
 			line += fmt.Sprintf(" (%s %s)", orDash(c.Workload), c.WorkloadCluster)
 		}
 		add(vc.st.Text, line)
+	}
+	for _, a := range x.Addresses {
+		add(vc.st.Text, fmt.Sprintf("%-7s %s", a.Change, a.Summary()))
+	}
+	if len(x.Addresses) > 0 {
+		return // the same names, with what they are
 	}
 	names("added", x.Added)
 	names("removed", x.Removed)

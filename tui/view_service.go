@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -39,6 +40,11 @@ type serviceView struct {
 	vps      []xdsclient.Viewpoint
 	views    []explain.View
 	svc      *collector.Service
+	// ztunnel shows the ztunnel view (ambient mode: one column per control
+	// plane, view_ambient.go) instead of the sidecar viewpoints; amb holds
+	// its columns. A service whose pods all run in ambient mode opens so.
+	ztunnel bool
+	amb     []ambient.Explanation
 }
 
 // minColumn is the narrowest viewpoint column.
@@ -48,7 +54,26 @@ const minColumn = 38
 // pair of viewpoints (compare, by name).
 func (v *serviceView) open(vc viewContext, host string, compare []string) {
 	*v = serviceView{host: host, compare: compare}
+	if i, ok := vc.ix.byHost[host]; ok && compare == nil {
+		v.ztunnel = vc.ix.services[i].mode == ambient.ModeAmbient
+	}
 	v.refresh(vc, update{})
+}
+
+// ncols is the number of columns: ztunnels or viewpoints.
+func (v *serviceView) ncols() int {
+	if v.ztunnel {
+		return len(v.amb)
+	}
+	return len(v.views)
+}
+
+// col renders column i (see column and ztunnelColumn).
+func (v *serviceView) col(vc viewContext, i, w int) []string {
+	if v.ztunnel {
+		return v.ztunnelColumn(vc, i, w)
+	}
+	return v.column(vc, i, w)
 }
 
 func (v *serviceView) title(viewContext) string {
@@ -84,7 +109,7 @@ func findViewpoint(vps []xdsclient.Viewpoint, name string) (xdsclient.Viewpoint,
 // refresh recomputes the views from the index and the feed's actual EDS
 // (not for new events other than EDS pushes: they change nothing here).
 func (v *serviceView) refresh(vc viewContext, u update) {
-	if v.host == "" || (len(u.entries) > 0 && !u.eds && !u.index && v.ix == vc.ix) {
+	if v.host == "" || (len(u.entries) > 0 && !u.eds && !u.wds && !u.index && v.ix == vc.ix) {
 		return
 	}
 	if v.ix != vc.ix {
@@ -102,6 +127,14 @@ func (v *serviceView) refresh(vc viewContext, u update) {
 	v.ix = vc.ix
 	v.svc = vc.ix.snap.Service(v.host)
 	v.views = v.views[:0]
+	if v.ztunnel {
+		v.amb = nil
+		if v.svc != nil {
+			v.amb = explainZtunnels(vc.feed, vc.ix.snap, map[string]*ambient.View{}, vc.status, v.svc)
+		}
+		v.focus = min(max(v.focus, 0), max(len(v.amb)-1, 0))
+		return
+	}
 	v.vps = vc.viewpoints()
 	if v.compare != nil {
 		var pair []xdsclient.Viewpoint
@@ -167,19 +200,27 @@ func staleText(now time.Time, s StreamStatus) string {
 }
 
 func (v *serviceView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
+	n := v.ncols()
 	switch {
 	case key.Matches(k, vc.keys.Left):
 		v.focus = max(v.focus-1, 0)
 	case key.Matches(k, vc.keys.Right), key.Matches(k, vc.keys.Tab):
-		if len(v.views) > 0 {
+		if n > 0 {
 			if k.String() == "shift+tab" {
-				v.focus = (v.focus + len(v.views) - 1) % len(v.views)
+				v.focus = (v.focus + n - 1) % n
 			} else if key.Matches(k, vc.keys.Tab) {
-				v.focus = (v.focus + 1) % len(v.views)
+				v.focus = (v.focus + 1) % n
 			} else {
-				v.focus = min(v.focus+1, len(v.views)-1)
+				v.focus = min(v.focus+1, n-1)
 			}
 		}
+	case key.Matches(k, vc.keys.Ztunnel):
+		if v.compare != nil || !vc.ix.ambient {
+			return nil, false
+		}
+		v.ztunnel = !v.ztunnel
+		v.focus, v.off = 0, 0
+		v.refresh(vc, update{})
 	case key.Matches(k, vc.keys.NextPort), key.Matches(k, vc.keys.PrevPort):
 		if v.svc != nil && len(v.svc.Ports) > 1 {
 			d := 1
@@ -227,23 +268,27 @@ func (v *serviceView) render(vc viewContext, w, h int) string {
 	}
 	lines := []string{v.portLine(vc, w)}
 	lines = append(lines, v.problemLines(vc, w)...)
-	if len(v.svc.Ports) == 0 {
+	if len(v.svc.Ports) == 0 && !v.ztunnel {
 		lines = append(lines, vc.st.Muted.Render("  the service has no ports"))
 		return padLines(lines, w, h)
 	}
-	if len(v.views) == 0 {
-		lines = append(lines, vc.st.Muted.Render("  no viewpoints: the mesh has no network yet"))
+	if v.ncols() == 0 {
+		msg := "  no viewpoints: the mesh has no network yet"
+		if v.ztunnel {
+			msg = "  no control plane to ask as a ztunnel (give --xds-address or --context)"
+		}
+		lines = append(lines, vc.st.Muted.Render(msg))
 		return padLines(lines, w, h)
 	}
 	// Which columns fit, around the focused one.
-	n := len(v.views)
+	n := v.ncols()
 	k := min(n, max(1, (w+1)/(minColumn+1)))
 	first := min(max(v.focus-k/2, 0), n-k)
 	cw := (w - (k - 1)) / k
 	cols := make([][]string, k)
 	longest := 0
 	for i := 0; i < k; i++ {
-		cols[i] = v.column(vc, first+i, cw)
+		cols[i] = v.col(vc, first+i, cw)
 		longest = max(longest, len(cols[i]))
 	}
 	body := h - len(lines)
@@ -273,6 +318,12 @@ func (v *serviceView) render(vc viewContext, w, h int) string {
 
 func (v *serviceView) portLine(vc viewContext, w int) string {
 	var b strings.Builder
+	if v.ztunnel {
+		b.WriteString(vc.st.Accent.Render(" [ztunnel · WDS]"))
+		b.WriteString(vc.st.Muted.Render(fmt.Sprintf(" %s · %s · one view per istiod, whatever the ztunnel's network · w sidecar view · ←/→ control plane · esc back",
+			v.svc.Namespace, plural(len(v.amb), "control plane"))))
+		return padLines([]string{b.String()}, w, 1)
+	}
 	b.WriteString(vc.st.Muted.Render(" port "))
 	for i, p := range v.svc.Ports {
 		t := fmt.Sprintf("%d", p.Port)
@@ -309,7 +360,11 @@ func (v *serviceView) portLine(vc viewContext, w int) string {
 	if len(v.subsets) > 0 {
 		hint += "S subset · "
 	}
-	b.WriteString(vc.st.Muted.Render(hint + "←/→ viewpoint · esc back"))
+	hint += "←/→ viewpoint · "
+	if v.compare == nil && vc.ix.ambient {
+		hint += "w ztunnel view · "
+	}
+	b.WriteString(vc.st.Muted.Render(hint + "esc back"))
 	return padLines([]string{b.String()}, w, 1)
 }
 

@@ -18,29 +18,11 @@ const maxStands = 4
 // column renders one viewpoint's column as lines of at most w cells.
 func (v *serviceView) column(vc viewContext, i, w int) []string {
 	ev := v.views[i]
-	focused := i == v.focus
-	var out []string
 	name := ev.Viewpoint.Name
 	if ev.Viewpoint.ControlPlane != "" {
 		name += " @ " + ev.Viewpoint.ControlPlane
 	}
-	if focused {
-		out = append(out, vc.st.Accent.Render(fit("▌"+name, w)))
-	} else {
-		out = append(out, vc.st.Header.Render(fit(" "+name, w)))
-	}
-	verdict := string(ev.Verdict)
-	vst := vc.st.Muted
-	switch ev.Verdict {
-	case explain.Match:
-		vst = vc.st.OK
-	case explain.Mismatch:
-		vst = vc.st.Error
-		verdict += " (" + plural(len(ev.Differences), "difference") + ")"
-	case explain.Pending:
-		vst = vc.st.Warn
-	}
-	out = append(out, vc.st.Muted.Render(" verdict ")+vst.Render(fit(verdict, max(w-9, 0))))
+	out := columnHead(vc, name, ev.Verdict, len(ev.Differences), i == v.focus, w)
 	if s, ok := streamOf(vc.status, ev.Viewpoint.Name); ok && s.Stale && len(ev.Actual) > 0 {
 		// The actual EDS is what the stream last got: say it may be old.
 		out = append(out, vc.st.Warn.Render(fit(" "+staleText(vc.now(), s), w)))
@@ -101,9 +83,7 @@ func (v *serviceView) column(vc viewContext, i, w int) []string {
 			out = append(out, vc.st.Muted.Render(fit(fmt.Sprintf("   %s (%s)", orDash(e.pod), orDash(e.cluster)), w)))
 		}
 	}
-	section := func(s string) {
-		out = append(out, "", vc.st.Header.Render(fit(" "+s, w)))
-	}
+	section := func(s string) { out = section(vc, out, s, w) }
 
 	if ev.Error == "" || len(ev.Actual) > 0 {
 		section(fmt.Sprintf("ACTUAL (%d)", len(ev.Actual)))
@@ -193,6 +173,34 @@ func notSent(ev explain.View) []horizon.Endpoint {
 		}
 	}
 	return out
+}
+
+// columnHead is the two lines a column keeps while scrolling: its name
+// (marked when focused) and its verdict.
+func columnHead(vc viewContext, name string, v explain.Verdict, differences int, focused bool, w int) []string {
+	var out []string
+	if focused {
+		out = append(out, vc.st.Accent.Render(fit("▌"+name, w)))
+	} else {
+		out = append(out, vc.st.Header.Render(fit(" "+name, w)))
+	}
+	verdict := string(v)
+	vst := vc.st.Muted
+	switch v {
+	case explain.Match:
+		vst = vc.st.OK
+	case explain.Mismatch:
+		vst = vc.st.Error
+		verdict += " (" + plural(differences, "difference") + ")"
+	case explain.Pending:
+		vst = vc.st.Warn
+	}
+	return append(out, vc.st.Muted.Render(" verdict ")+vst.Render(fit(verdict, max(w-9, 0))))
+}
+
+// section starts a titled part of a column.
+func section(vc viewContext, out []string, title string, w int) []string {
+	return append(out, "", vc.st.Header.Render(fit(" "+title, w)))
 }
 
 // sent is what a viewpoint gets: the actual EDS when known, else the

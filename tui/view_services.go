@@ -176,8 +176,12 @@ func (v *servicesView) render(vc viewContext, w, h int) string {
 		column{title: "PORTS", w: portsW},
 		column{title: "CLUSTERS", w: max(len(ix.clusterIDs)+len(" +SE"), 8)},
 		column{title: "EPS " + strings.Join(ix.networks, "/"), w: min(netW, 24), right: true},
-		column{title: "VERDICT", w: verdictW},
 	)
+	if ix.ambient {
+		// The data-plane mode, only in a mesh that uses ambient mode.
+		cols = append(cols, column{title: "MODE", w: 7})
+	}
+	cols = append(cols, column{title: "VERDICT", w: verdictW})
 	cols = layoutColumns(cols, w, 20)
 	if len(v.list.rows) == 0 {
 		msg := "  no services"
@@ -199,9 +203,12 @@ func (v *servicesView) render(vc viewContext, w, h int) string {
 			cell(orDash(r.ports), cols[k].w, vc.sel(vc.st.Text, sel)),
 			cell(r.presence, cols[k+1].w, vc.sel(vc.st.Text, sel)),
 			vc.sel(vc.st.Text, sel).Render(fitRight(r.epsText, cols[k+2].w)),
-			cell(r.badge(), cols[k+3].w, vc.sel(vc.verdictStyle(r), sel)),
 		)
-		return out
+		if ix.ambient {
+			out = append(out, cell(modeText(r.mode), cols[k+3].w, vc.sel(vc.st.Muted, sel)))
+			k++
+		}
+		return append(out, cell(r.badge(), cols[k+3].w, vc.sel(vc.verdictStyle(r), sel)))
 	})
 	for len(lines) < h-1 {
 		lines = append(lines, "")

@@ -1,6 +1,7 @@
 package xdsclient
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -181,5 +182,40 @@ func TestZtunnelIdentity(t *testing.T) {
 	md := n.GetMetadata().AsMap()
 	if md["FOO"] != "bar" || md["NODE_NAME"] != "n1" || md["CLUSTER_ID"] != "c2" || md["ISTIO_VERSION"] != DefaultIstioVersion {
 		t.Errorf("metadata %v", md)
+	}
+}
+
+func TestParseZtunnel(t *testing.T) {
+	for in, want := range map[string]struct {
+		cp string
+		ok bool
+	}{
+		"ztunnel": {"", true}, "ztunnel@cluster1": {"cluster1", true}, " ztunnel@c2 ": {"c2", true},
+		"ztunnel@": {"", false}, "cluster1/network1": {"", false}, "ztunnels": {"", false},
+	} {
+		if cp, ok := ParseZtunnel(in); cp != want.cp || ok != want.ok {
+			t.Errorf("%q: %q %v, want %q %v", in, cp, ok, want.cp, want.ok)
+		}
+	}
+}
+
+// TestWDSEnumsJSON: the workload API's enums read back what they write.
+func TestWDSEnumsJSON(t *testing.T) {
+	w := WDSWorkload{UID: "u", TunnelProtocol: TunnelHBONE, Status: Unhealthy, WorkloadType: WorkloadPod, NetworkMode: NetworkHost}
+	b, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back WDSWorkload
+	if err := json.Unmarshal(b, &back); err != nil || back.TunnelProtocol != w.TunnelProtocol || back.Status != w.Status ||
+		back.WorkloadType != w.WorkloadType || back.NetworkMode != w.NetworkMode {
+		t.Errorf("%s read back as %+v (%v)", b, back, err)
+	}
+	var s WorkloadStatus
+	if err := s.UnmarshalText([]byte("7")); err != nil || s != 7 {
+		t.Errorf("a newer number: %v %v", s, err)
+	}
+	if err := s.UnmarshalText([]byte("SICK")); err == nil || !strings.Contains(err.Error(), "HEALTHY, UNHEALTHY") {
+		t.Errorf("an unknown name: %v", err)
 	}
 }

@@ -1,6 +1,10 @@
 package xdsclient
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Address change kinds of a WDS push (the same words as endpoint changes).
 const (
@@ -20,6 +24,57 @@ type AddressChange struct {
 	Fields   []string     `json:"fields,omitempty"`
 	Workload *WDSWorkload `json:"workload,omitempty"`
 	Service  *WDSService  `json:"service,omitempty"`
+}
+
+// Summary is the change in one line: the resource's kind and name, what
+// matters of it (a workload's network, where it is reached, capacity,
+// tunnel and status; a service's VIPs), and the fields that changed.
+func (a AddressChange) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", a.Kind, a.Name)
+	switch {
+	case a.Workload != nil:
+		w := a.Workload
+		where := strings.Join(w.Addresses, ",")
+		if w.NetworkGateway != nil {
+			where = "via " + w.NetworkGateway.String()
+		}
+		fmt.Fprintf(&b, "  (%s %s cap %d %s %s)", orDash(w.Network), orDash(where), w.EffectiveCapacity(), w.TunnelProtocol, w.Status)
+	case a.Service != nil:
+		vips := make([]string, 0, len(a.Service.Addresses))
+		for _, v := range a.Service.Addresses {
+			vips = append(vips, v.Network+"/"+v.Address)
+		}
+		fmt.Fprintf(&b, "  (vips %s)", orDash(strings.Join(vips, ",")))
+	}
+	if len(a.Fields) > 0 {
+		fmt.Fprintf(&b, "  changed: %s", strings.Join(a.Fields, ","))
+	}
+	return b.String()
+}
+
+// Hostnames are the services a change concerns: a service's own, or those
+// a workload backs.
+func (a AddressChange) Hostnames() []string {
+	switch {
+	case a.Service != nil:
+		return []string{a.Service.Hostname}
+	case a.Workload != nil:
+		out := make([]string, 0, len(a.Workload.Services))
+		for _, s := range a.Workload.Services {
+			_, host, _ := strings.Cut(s.Service, "/")
+			out = append(out, host)
+		}
+		return out
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func addressChange(a WDSAddress, change string, fields []string) AddressChange {

@@ -3,6 +3,7 @@ package xdsclient
 import (
 	"fmt"
 	"net"
+	"strings"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -99,4 +100,18 @@ func (z ZtunnelIdentity) Node() (*core.Node, error) {
 		return nil, fmt.Errorf("ztunnel metadata: %w", err)
 	}
 	return &core.Node{Id: z.NodeID(), Metadata: s, UserAgentName: "meshscope"}, nil
+}
+
+// ParseZtunnel reads the ztunnel viewpoint of the commands: "ztunnel" (a
+// ztunnel on every control plane: controlPlane is "") or
+// "ztunnel@CONTROLPLANE". ok is false for any other viewpoint.
+func ParseZtunnel(s string) (controlPlane string, ok bool) {
+	s = strings.TrimSpace(s)
+	if s == "ztunnel" {
+		return "", true
+	}
+	if cp, found := strings.CutPrefix(s, "ztunnel@"); found && cp != "" {
+		return cp, true
+	}
+	return "", false
 }

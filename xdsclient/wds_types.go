@@ -1,6 +1,7 @@
 package xdsclient
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -71,7 +72,8 @@ type WDSWorkload struct {
 
 // The workload API's enums are kept as their numbers (a view is smaller,
 // and cheaper to build by the ten thousand) and read and written as their
-// proto names; a number newer than this schema reads as itself.
+// proto names (JSON both ways); a number newer than this schema reads as
+// itself.
 
 // TunnelProtocol is how a workload is reached.
 type TunnelProtocol uint8
@@ -84,6 +86,11 @@ const (
 
 func (t TunnelProtocol) String() string               { return enumName(tunnelProtocols, uint64(t)) }
 func (t TunnelProtocol) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+func (t *TunnelProtocol) UnmarshalText(b []byte) error {
+	v, err := enumValue(tunnelProtocols, string(b))
+	*t = TunnelProtocol(v)
+	return err
+}
 
 // WorkloadStatus is whether a workload takes traffic.
 type WorkloadStatus uint8
@@ -95,6 +102,11 @@ const (
 
 func (s WorkloadStatus) String() string               { return enumName(workloadStatus, uint64(s)) }
 func (s WorkloadStatus) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+func (s *WorkloadStatus) UnmarshalText(b []byte) error {
+	v, err := enumValue(workloadStatus, string(b))
+	*s = WorkloadStatus(v)
+	return err
+}
 
 // WorkloadType is what kind of object a workload is (for telemetry).
 type WorkloadType uint8
@@ -108,6 +120,11 @@ const (
 
 func (t WorkloadType) String() string               { return enumName(workloadTypes, uint64(t)) }
 func (t WorkloadType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+func (t *WorkloadType) UnmarshalText(b []byte) error {
+	v, err := enumValue(workloadTypes, string(b))
+	*t = WorkloadType(v)
+	return err
+}
 
 // NetworkMode is STANDARD or HOST_NETWORK (the address is shared).
 type NetworkMode uint8
@@ -119,6 +136,11 @@ const (
 
 func (m NetworkMode) String() string               { return enumName(networkModes, uint64(m)) }
 func (m NetworkMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+func (m *NetworkMode) UnmarshalText(b []byte) error {
+	v, err := enumValue(networkModes, string(b))
+	*m = NetworkMode(v)
+	return err
+}
 
 // WDSServicePorts is one entry of a workload's services map.
 type WDSServicePorts struct {
@@ -224,4 +246,17 @@ func (w *WDSWorkload) EffectiveCapacity() uint32 {
 // remote network's pods of one service (no addresses, a network gateway).
 func (w *WDSWorkload) SplitHorizon() bool {
 	return strings.Contains(w.UID, "/SplitHorizonWorkload/")
+}
+
+// enumValue is the number of an enum's proto name (or of the number
+// itself, as enumName writes one newer than this schema).
+func enumValue(names []string, s string) (uint8, error) {
+	if i := slices.Index(names, s); i >= 0 {
+		return uint8(i), nil
+	}
+	n, err := strconv.ParseUint(s, 10, 8)
+	if err != nil {
+		return 0, fmt.Errorf("%q is none of %s", s, strings.Join(names, ", "))
+	}
+	return uint8(n), nil
 }

@@ -55,6 +55,46 @@ func TestExplainDemo(t *testing.T) {
 	}
 }
 
+// TestExplainAmbientDemo: issue #15 — explain of an ambient service asks
+// the demo's control plane as a ztunnel and matches the prediction: echo's
+// network2 pods behind one split-horizon workload; table and JSON; a mixed
+// service gets the sidecar views too; --from ztunnel@ names the istiod.
+func TestExplainAmbientDemo(t *testing.T) {
+	out, err := runCLI(t, "explain", "echo.ambient", "--demo", "-o", "json")
+	if err != nil {
+		t.Fatalf("explain echo.ambient --demo: %v\n%s", err, out)
+	}
+	var res explainResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Views) != 0 || len(res.Ztunnels) != 1 {
+		t.Fatalf("an ambient service: %d sidecar views and %d ztunnel views, want 0 and 1", len(res.Views), len(res.Ztunnels))
+	}
+	z := res.Ztunnels[0]
+	var kinds []string
+	for _, w := range z.Prediction.Workloads {
+		kinds = append(kinds, string(w.Kind))
+	}
+	if z.ControlPlane != "cluster1" || z.Verdict != "match" || z.Actual == nil || len(z.Actual.Workloads) != 2 || strings.Join(kinds, ",") != "pod,split-horizon" {
+		t.Errorf("ztunnel view %+v", z)
+	}
+	out, err = runCLI(t, "explain", "ledger.ambient", "--demo", "--from", "ztunnel@cluster1")
+	for _, want := range []string{"from ztunnel@cluster1 (control plane cluster1, network network1): MATCH", "WDS is per istiod", "DROPPED  not-global"} {
+		if err != nil || !strings.Contains(out, want) {
+			t.Errorf("explain ledger --from ztunnel@cluster1: %v; lacks %q\n%s", err, want, out)
+		}
+	}
+	out, err = runCLI(t, "explain", "orders.ambient", "--demo", "-o", "json")
+	res = explainResult{}
+	if err != nil || json.Unmarshal([]byte(out), &res) != nil || len(res.Views) != 2 || len(res.Ztunnels) != 1 {
+		t.Errorf("a mixed service: %v, %d sidecar and %d ztunnel views", err, len(res.Views), len(res.Ztunnels))
+	}
+	if _, err := runCLI(t, "explain", "echo.ambient", "--demo", "--from", "ztunnel@cluster9"); err == nil || !strings.Contains(err.Error(), "no cluster cluster9") {
+		t.Errorf("an unknown control plane: %v", err)
+	}
+}
+
 // TestDoctorDemo: issues #7 and #12 — doctor --demo lists every error kind
 // the demo plants (drop, failing remote secret, CA mismatch, missing
 // service) and the skew its endpoint counts do not explain, on one screen,
@@ -66,7 +106,8 @@ func TestDoctorDemo(t *testing.T) {
 		t.Fatalf("doctor --demo: err %v, want exit status 1", err)
 	}
 	for _, want := range []string{"legacy-billing", "search.shop", "cluster4", "TLS/CA mismatch", "root-ca-mismatch", "missing-service", "adservice.shop",
-		"duplicate-gateway", "reviews.bookinfo port 9080: network2 gets 33 % of a network1 proxy's requests instead of 60 %"} {
+		"duplicate-gateway", "reviews.bookinfo port 9080: network2 gets 33 % of a network1 proxy's requests instead of 60 %",
+		"ambient-scope-mismatch", "inventory.ambient"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor --demo does not mention %q:\n%s", want, out)
 		}
@@ -74,7 +115,7 @@ func TestDoctorDemo(t *testing.T) {
 	if rows := strings.Count(out, "\n"); rows > 24 {
 		t.Errorf("doctor --demo prints %d lines, want at most a screen (24):\n%s", rows, out)
 	}
-	if strings.Contains(out, "xds-differs") || strings.Contains(out, "istiod-unreachable") {
+	if strings.Contains(out, "xds-differs") || strings.Contains(out, "wds-differs") || strings.Contains(out, "istiod-unreachable") {
 		t.Errorf("the demo's control plane sends what is predicted:\n%s", out)
 	}
 	// -o json carries the group counts.

@@ -58,6 +58,11 @@ row with a count:
   not parse;
 - leaks, mTLS drops, and cross-network skew that endpoint counts do not
   explain (beyond --skew-threshold points);
+- ambient mode: a network without an HBONE east-west gateway istiod can
+  use, several gateways for one network, east-west Gateways istiod
+  ignores, services global in some clusters only (their pods elsewhere are
+  dropped); and, unless --offline, where what each control plane sends a
+  ztunnel (the workload API) differs from the prediction;
 - istiod's own view (/debug/clusterz, /debug/networkz) where it disagrees:
   from --istiod-debug-address, else through a port-forward to the istiod
   pod's port 8080.
@@ -101,6 +106,7 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 		in.Istiod, extra = istiodViews(ctx, m, snap)
 		if !o.offline {
 			in.Sent = collectSent(ctx, m, snap, in.Istiod, mode, o.timeout)
+			in.WDS = collectWDS(ctx, m, snap, o.timeout)
 			// Predict from the newest snapshot: it is at least as new as the EDS.
 			snap = m.Registry().Snapshot()
 		}

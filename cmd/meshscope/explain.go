@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/istiod"
@@ -78,10 +79,12 @@ Exit status: 0 when every view matches, 1 when any differs.`,
 	return cmd
 }
 
-// explainResult is the JSON of explain (docs/explain.md).
+// explainResult is the JSON of explain (docs/explain.md): the sidecar
+// views, and for ambient services the ztunnel views.
 type explainResult struct {
-	Service string         `json:"service"`
-	Views   []explain.View `json:"views"`
+	Service  string                `json:"service"`
+	Views    []explain.View        `json:"views"`
+	Ztunnels []ambient.Explanation `json:"ztunnels,omitempty"`
 }
 
 func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, query string) error {
@@ -98,6 +101,45 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, sn
 	if err != nil {
 		return err
 	}
+	side, sidecars, zt, err := explainTargets(m, snap, host, o.from, o.allViews)
+	if err != nil {
+		return err
+	}
+	res := explainResult{Service: host, Views: []explain.View{}}
+	if sidecars {
+		if res.Views, err = explainSidecars(ctx, m, snap, host, side, o); err != nil {
+			return err
+		}
+	}
+	if len(zt) > 0 {
+		if res.Ztunnels, err = explainZtunnels(ctx, m, host, zt, o.timeout); err != nil {
+			return err
+		}
+	}
+	if o.output == "json" {
+		if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
+			return err
+		}
+	} else {
+		writeExplainTable(cmd.OutOrStdout(), res)
+		writeZtunnelTable(cmd.OutOrStdout(), res, len(res.Views) > 0)
+	}
+	for _, v := range res.Views {
+		if v.Verdict != explain.Match {
+			return exitWith(1)
+		}
+	}
+	for _, z := range res.Ztunnels {
+		if z.Verdict != ambient.Match {
+			return exitWith(1)
+		}
+	}
+	return nil
+}
+
+// explainSidecars is explain's sidecar part: each viewpoint's EDS for every
+// port of the service next to the prediction.
+func explainSidecars(ctx context.Context, m *live.Session, snap *collector.Snapshot, host string, from []string, o *explainOptions) ([]explain.View, error) {
 	svc := snap.Service(host)
 	ports := []int32{}
 	for _, p := range svc.Ports {
@@ -106,18 +148,18 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, sn
 		}
 	}
 	if len(ports) == 0 {
-		return fmt.Errorf("%s has no port %d (ports: %s)", host, o.port, portList(svc))
+		return nil, fmt.Errorf("%s has no port %d (ports: %s)", host, o.port, portList(svc))
 	}
-	vps, err := explainViewpoints(snap, o.from, o.allViews)
+	vps, err := explainViewpoints(snap, from, o.allViews)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i := range vps {
 		vps[i].Namespace = o.namespace
 	}
 	mode, err := xdsclient.ParseMode(o.mode)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	names := make([]string, len(ports))
 	for i, p := range ports {
@@ -134,7 +176,7 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, sn
 
 	// Predict from the newest snapshot: it is at least as new as the EDS.
 	snap = m.Registry().Snapshot()
-	res := explainResult{Service: host, Views: []explain.View{}}
+	out := []explain.View{}
 	for i, vp := range vps {
 		for _, p := range ports {
 			name := horizon.SubsetClusterName(host, o.subset, p)
@@ -151,22 +193,10 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, sn
 			if !ok {
 				v.Error = actual[i].Why
 			}
-			res.Views = append(res.Views, v)
+			out = append(out, v)
 		}
 	}
-	if o.output == "json" {
-		if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
-			return err
-		}
-	} else {
-		writeExplainTable(cmd.OutOrStdout(), res)
-	}
-	for _, v := range res.Views {
-		if v.Verdict != explain.Match {
-			return exitWith(1)
-		}
-	}
-	return nil
+	return out, nil
 }
 
 func portList(svc *collector.Service) string {

@@ -24,7 +24,7 @@ func istiodViews(ctx context.Context, m *live.Session, snap *collector.Snapshot)
 			Sentence: fmt.Sprintf("cannot read istiod's own view (give --istiod-debug-address to point at it): %v", err)})
 	}
 	for _, r := range reads {
-		cp := contextClusterID(snap, r.ControlPlane)
+		cp := live.ContextClusterID(snap, r.ControlPlane)
 		if r.Err != nil {
 			ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: "istiod-unreachable", Cluster: cp,
 				Sentence: fmt.Sprintf("cannot read istiod's own view at %s: %v", r.Address, r.Err)})

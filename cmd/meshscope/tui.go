@@ -14,9 +14,10 @@ import (
 
 // The live feed serves everything the UI asks for, optional parts included.
 var (
-	_ tui.Feed       = (*live.Feed)(nil)
-	_ tui.ConfigFeed = (*live.Feed)(nil)
-	_ tui.IstiodFeed = (*live.Feed)(nil)
+	_ tui.Feed        = (*live.Feed)(nil)
+	_ tui.ConfigFeed  = (*live.Feed)(nil)
+	_ tui.IstiodFeed  = (*live.Feed)(nil)
+	_ tui.AmbientFeed = (*live.Feed)(nil)
 )
 
 // runTUI opens the terminal UI on the mesh (the demo mesh with --demo). The

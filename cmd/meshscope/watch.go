@@ -49,12 +49,18 @@ prints one event per push (cds, eds, lds, rds) with what changed, plus connect,
 disconnect, reconnect, nack and error events, until interrupted.
 
 Viewpoints: network1, cluster1, cluster1/network1, cluster1/none (a proxy that
-sends no NETWORK), none, pod:NAMESPACE/POD@CONTEXT (a real pod's identity).
+sends no NETWORK), none, pod:NAMESPACE/POD@CONTEXT (a real pod's identity);
+ztunnel@CLUSTER (ambient mode: a ztunnel on the istiod of CLUSTER, subscribed
+to the workload API; one wds event per push with the workloads and services
+added, removed or changed) or ztunnel (one on every control plane). What an
+istiod sends a ztunnel does not depend on the ztunnel's network: one per
+control plane shows what all its ztunnels get.
 A bare name must be known: give cluster1/network1 when in doubt.
 
 Without --xds-address, watch port-forwards to an istiod pod (label app=istiod)
 in --istiod-namespace of the current (or first --context) kube context.`,
 		Example: `  meshscope watch --xds-address 127.0.0.1:15010 --from cluster1/network1
+  meshscope watch --xds-address cluster1=127.0.0.1:15010,cluster2=127.0.0.1:15020 --from ztunnel@cluster2 -o table
   meshscope watch --xds-address 127.0.0.1:15010 --from cluster1/none -o table \
       --resource 'outbound|5000||helloworld.sample.svc.cluster.local'
   meshscope watch --xds-address 127.0.0.1:15010 --from cluster1/network1 --service helloworld.sample
@@ -89,7 +95,7 @@ in --istiod-namespace of the current (or first --context) kube context.`,
 
 func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 	if len(o.From) == 0 && len(o.AsPod) == 0 {
-		return errors.New("watch: give at least one --from VIEWPOINT (e.g. cluster1/network1) or --as-pod NAMESPACE/POD")
+		return errors.New("watch: give at least one --from VIEWPOINT (e.g. cluster1/network1, or ztunnel@cluster1) or --as-pod NAMESPACE/POD")
 	}
 	mode, err := xdsclient.ParseMode(o.Mode)
 	if err != nil {
@@ -139,7 +145,12 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 
 	// Viewpoints first: a typo should fail before any connection.
 	var vps []xdsclient.Viewpoint
+	var ztunnels []string
 	for _, s := range o.From {
+		if cp, ok := xdsclient.ParseZtunnel(s); ok {
+			ztunnels = append(ztunnels, cp)
+			continue
+		}
 		vp, err := xdsclient.ParseViewpoint(s, known)
 		if err != nil {
 			return err
@@ -175,7 +186,7 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 	}
 
 	err = live.Watch(ctx, live.WatchOptions{
-		Viewpoints: vps, ControlPlanes: targets, Kube: kube, IstiodNamespace: o.IstiodNS,
+		Viewpoints: vps, Ztunnels: ztunnels, ControlPlanes: targets, Kube: kube, IstiodNamespace: o.IstiodNS,
 		Transport: xdsclient.TransportConfig{TLS: o.TLS, CAFile: o.CAFile, TokenFile: o.TokenFile,
 			ServerName: o.ServerName, DialTimeout: o.DialTimeout},
 		Mode: mode, EDSNames: edsNames, EDSOnly: o.Service != "", Listeners: o.Listeners, OnEvent: out.write,

@@ -76,7 +76,7 @@ func writeEventRow(w io.Writer, ev xdsclient.Event) {
 		ev.Time.Format(time.TimeOnly+".000"), trunc(ev.ControlPlane, 14), trunc(ev.Viewpoint, 20), typ,
 		trunc(ev.Version, 21), ev.Resources, humanize.Bytes(ev.Bytes), changes)
 	for _, c := range ev.Endpoints {
-		mark := map[string]string{xdsclient.EndpointAdded: "+", xdsclient.EndpointRemoved: "-", xdsclient.EndpointWeight: "~", xdsclient.EndpointChanged: "*"}[c.Change]
+		mark := changeMark(c.Change)
 		line := fmt.Sprintf("    %s %s:%d weight %d", mark, c.Address, c.Port, c.Weight)
 		if c.Change == xdsclient.EndpointWeight {
 			line = fmt.Sprintf("    %s %s:%d weight %d -> %d", mark, c.Address, c.Port, c.OldWeight, c.Weight)
@@ -91,6 +91,13 @@ func writeEventRow(w io.Writer, ev xdsclient.Event) {
 		}
 		fmt.Fprintf(w, "%s  [%s]\n", line, c.Cluster)
 	}
+	for _, a := range ev.Addresses {
+		fmt.Fprintf(w, "    %s %s\n", changeMark(a.Change), a.Summary())
+	}
+}
+
+func changeMark(change string) string {
+	return map[string]string{xdsclient.EndpointAdded: "+", xdsclient.EndpointRemoved: "-", xdsclient.EndpointWeight: "~", xdsclient.EndpointChanged: "*"}[change]
 }
 
 func summarizeChanges(ev xdsclient.Event) string {

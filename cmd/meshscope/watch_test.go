@@ -171,8 +171,19 @@ func TestWatchTable(t *testing.T) {
 	ww.write(xdsclient.Event{Time: time.Date(2026, 1, 1, 1, 2, 3, 0, time.UTC), ControlPlane: "cluster1", Viewpoint: "cluster1/network1",
 		Type: "eds", Version: "v2", Resources: 1, Bytes: 2048, Changed: []string{watchHello},
 		Endpoints: []xdsclient.EndpointChange{{Cluster: watchHello, Change: "weight", Address: "192.168.60.9", Port: 15443, Weight: 3, OldWeight: 1, WorkloadCluster: "cluster2"}}})
+	sh := "network2/SplitHorizonWorkload/istio-system/istio-eastwestgateway/192.168.60.10/ambient/echo.ambient.svc.cluster.local"
+	ww.write(xdsclient.Event{Time: time.Date(2026, 1, 1, 1, 2, 4, 0, time.UTC), ControlPlane: "cluster1", Viewpoint: "ztunnel@cluster1",
+		Type: "wds", Version: "7", Resources: 1, Removed: []string{sh}, Changed: []string{"ambient/echo.ambient.svc.cluster.local"},
+		Addresses: []xdsclient.AddressChange{
+			{Name: sh, Kind: "workload", Change: "removed", Workload: &xdsclient.WDSWorkload{UID: sh, Network: "network2", Capacity: 3, CapacitySet: true,
+				TunnelProtocol: xdsclient.TunnelHBONE, NetworkGateway: &xdsclient.WDSGateway{Network: "network2", Address: "192.168.60.10", HBONEPort: 15008}}},
+			{Name: "ambient/echo.ambient.svc.cluster.local", Kind: "service", Change: "changed", Fields: []string{"addresses"},
+				Service: &xdsclient.WDSService{Addresses: []xdsclient.WDSNetworkAddress{{Network: "network1", Address: "10.96.0.49"}}}},
+		}})
 	got := b.String()
-	for _, want := range []string{"01:02:03.000", "cluster1/network1", "eds", "~1 resources", "2.0KiB", "~ 192.168.60.9:15443 weight 1 -> 3  cluster cluster2  (gateway)"} {
+	for _, want := range []string{"01:02:03.000", "cluster1/network1", "eds", "~1 resources", "2.0KiB", "~ 192.168.60.9:15443 weight 1 -> 3  cluster cluster2  (gateway)",
+		"ztunnel@cluster1", "-1 ~1 resources", "- workload " + sh + "  (network2 via 192.168.60.10:15008 cap 3 HBONE HEALTHY)",
+		"* service ambient/echo.ambient.svc.cluster.local  (vips network1/10.96.0.49)  changed: addresses"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}
@@ -204,17 +215,21 @@ func watchDemo(t *testing.T, args ...string) []xdsclient.Event {
 	return evs
 }
 
-// TestWatchDemo: watch --demo --from network1 streams push
-// events as JSON lines until interrupted.
+// TestWatchDemo: watch --demo --from network1 streams push events as JSON
+// lines until interrupted; --from ztunnel@cluster1 adds the workload API
+// pushes of a ztunnel, with their workloads.
 func TestWatchDemo(t *testing.T) {
-	var eds int
-	for _, ev := range watchDemo(t, "--from", "network1") {
+	var eds, wds int
+	for _, ev := range watchDemo(t, "--from", "network1", "--from", "ztunnel@cluster1") {
 		if ev.Type == "eds" && ev.Viewpoint != "" {
 			eds++
 		}
+		if ev.Type == "wds" && ev.Viewpoint == "ztunnel@cluster1" && len(ev.Addresses) > 0 && (ev.Addresses[0].Workload != nil || ev.Addresses[0].Service != nil) {
+			wds++
+		}
 	}
-	if eds == 0 {
-		t.Error("no eds events in 3s of watch --demo")
+	if eds == 0 || wds == 0 {
+		t.Errorf("%d eds and %d wds events in 3s of watch --demo", eds, wds)
 	}
 }
 

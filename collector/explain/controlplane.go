@@ -139,7 +139,7 @@ func controlPlaneServiceProblems(snap *collector.Snapshot, threshold int) []Prob
 				}
 				for _, port := range svc.Ports {
 					p := horizon.PredictWith(view, ix, svc.Hostname, port.Port, v)
-					ps = append(ps, leakDropProblems(svc.Hostname, v, p)...)
+					ps = append(ps, leakDropProblems(view, svc.Hostname, v, p)...)
 					// Duplicate gateway entries are an error of their own;
 					// the skew they cause is not said twice.
 					if dups := duplicateProblems(svc.Hostname, port.Port, v, p); len(dups) > 0 {

@@ -20,6 +20,9 @@ type Inputs struct {
 	// Sent is what the control planes really sent, one entry per
 	// (control plane, viewpoint). Empty: a prediction-only diagnosis.
 	Sent []Sent
+	// WDS is what the control planes really sent a ztunnel (ambient
+	// mode), one entry per control plane.
+	WDS []SentWDS
 	// SkewThreshold is how far, in percentage points, the share of traffic
 	// that crosses networks may stray from what endpoint counts give
 	// before it is reported (default DefaultSkewThreshold).
@@ -60,7 +63,10 @@ func (in *Inputs) defaults() {
 // primaries; every service predicted from every network by each control
 // plane (leaks, drops, skew beyond what endpoint counts explain); istiod's
 // own view; and, when in.Sent is given, where each control plane's real EDS
-// differs from its prediction (stale endpoints among them).
+// differs from its prediction (stale endpoints among them). In ambient
+// mode: networks without an HBONE gateway, several gateways per network,
+// services global in some clusters only, and, with in.WDS, where what each
+// control plane sends ztunnels differs from its prediction.
 func Diagnose(snap *collector.Snapshot, in Inputs) []Problem {
 	if snap == nil {
 		return nil
@@ -83,6 +89,8 @@ func Diagnose(snap *collector.Snapshot, in Inputs) []Problem {
 		ps = append(ps, IstiodDisagreements(snap, v)...)
 	}
 	ps = append(ps, sentProblems(snap, in)...)
+	ps = append(ps, ambientProblems(snap)...)
+	ps = append(ps, wdsProblems(snap, in)...)
 	ps = Group(dedupe(ps))
 	SortProblems(ps)
 	return ps

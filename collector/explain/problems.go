@@ -36,7 +36,9 @@ type Problem struct {
 	// gateway-hostname, gateway-not-ready, network-label, cluster-state,
 	// cluster-warning, remote-secret, istiod-disagrees, mesh-config,
 	// serviceentry-no-workloads, serviceentry-port-name,
-	// workloadentry-unhealthy.
+	// workloadentry-unhealthy; in ambient mode ambient-no-gateway,
+	// ambient-several-gateways, ambient-gateway-ignored,
+	// ambient-scope-mismatch, ambient-sidecar-drop, wds-differs.
 	Kind string `json:"kind"`
 	// Cluster and Service name what the problem concerns (either may be empty).
 	Cluster  string `json:"cluster,omitempty"`
@@ -96,6 +98,7 @@ func Problems(snap *collector.Snapshot) []Problem {
 	ps = append(ps, labelProblems(snap)...)
 	ps = append(ps, serviceProblems(snap)...)
 	ps = append(ps, istioConfigProblems(snap)...)
+	ps = append(ps, ambientProblems(snap)...)
 	SortProblems(ps)
 	return ps
 }
@@ -250,7 +253,7 @@ func serviceProblems(snap *collector.Snapshot) []Problem {
 		for _, port := range svc.Ports {
 			for _, v := range views {
 				p := horizon.PredictWith(snap, ix, svc.Hostname, port.Port, v)
-				ps = append(ps, predictionProblems(svc.Hostname, port.Port, v, p)...)
+				ps = append(ps, predictionProblems(snap, svc.Hostname, port.Port, v, p)...)
 				ps = append(ps, duplicateProblems(svc.Hostname, port.Port, v, p)...)
 			}
 		}
@@ -258,8 +261,8 @@ func serviceProblems(snap *collector.Snapshot) []Problem {
 	return dedupe(ps)
 }
 
-func predictionProblems(host string, port int32, v horizon.Proxy, p horizon.Prediction) []Problem {
-	ps := leakDropProblems(host, v, p)
+func predictionProblems(snap *collector.Snapshot, host string, port int32, v horizon.Proxy, p horizon.Prediction) []Problem {
+	ps := leakDropProblems(snap, host, v, p)
 	var local, cross uint64
 	for _, e := range p.Endpoints {
 		switch e.Kind {
@@ -285,7 +288,11 @@ func predictionProblems(host string, port int32, v horizon.Proxy, p horizon.Pred
 
 // leakDropProblems reports the leaked and the mTLS-dropped endpoints of one
 // prediction; each can be grouped with the same cause elsewhere (Group).
-func leakDropProblems(host string, v horizon.Proxy, p horizon.Prediction) []Problem {
+// A pod dropped for want of a sidecar because it runs in ambient mode is
+// only information: in an ambient mesh its callers are ztunnels, which reach
+// it over HBONE (a sidecar of another network cannot: istiod leaves it out
+// of the sidecar's EDS, as for any pod without tlsMode=istio).
+func leakDropProblems(snap *collector.Snapshot, host string, v horizon.Proxy, p horizon.Prediction) []Problem {
 	var ps []Problem
 	for _, e := range p.Endpoints {
 		if e.Kind != horizon.Leaked {
@@ -311,6 +318,10 @@ func leakDropProblems(host string, v horizon.Proxy, p horizon.Prediction) []Prob
 		case horizon.CauseDestinationRule:
 			fix = "use tls mode ISTIO_MUTUAL in that DestinationRule (or drop its tls setting)"
 		}
+		if d.Cause == horizon.CausePodLabel && d.Pod != "" && ambientPod(snap, host, d.Cluster, d.Pod) {
+			ps = append(ps, ambientSidecarDrop(host, v, d))
+			continue
+		}
 		why := strings.TrimPrefix(d.Why, "cross-network endpoint without mTLS: ")
 		key := "drop|" + d.Cause + "|" + d.Cluster + "|" + v.Network
 		groupWhy := fmt.Sprintf("their pods lack %s=istio (no sidecar)", horizon.TLSModeLabel)
@@ -325,6 +336,23 @@ func leakDropProblems(host string, v horizon.Proxy, p horizon.Prediction) []Prob
 				format: fmt.Sprintf("{n} endpoints in %s are dropped for %s proxies ({examples}): %s; the gateway routes by SNI, which needs mTLS — %s", d.Cluster, v.Network, groupWhy, fix)}})
 	}
 	return ps
+}
+
+// ambientPod reports whether istio-cni redirects the pod of a service's
+// endpoint to ztunnel (the pod is in the service's namespace).
+func ambientPod(snap *collector.Snapshot, host, cluster, pod string) bool {
+	svc := snap.Service(host)
+	return svc != nil && snap.AmbientFor(cluster).Pod(svc.Namespace, pod).Redirected
+}
+
+// ambientSidecarDrop is the information that an ambient pod is not sent to
+// another network's sidecars.
+func ambientSidecarDrop(host string, v horizon.Proxy, d horizon.Dropped) Problem {
+	why := fmt.Sprintf("their pods run in ambient mode (istio-cni redirects them to ztunnel; no sidecar) and a sidecar reaches another network only through the mTLS gateway, so istiod leaves them out of its EDS — ztunnels reach them over HBONE (meshscope explain %s --from ztunnel)", shortHost(host))
+	return Problem{Severity: Info, Kind: "ambient-sidecar-drop", Cluster: d.Cluster, Service: host,
+		Sentence: fmt.Sprintf("%s: %s:%d%s is not sent to %s sidecars: %s", host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, why),
+		group: &grouping{key: "ambient-sidecar-drop|" + d.Cluster + "|" + v.Network, subject: shortHost(host) + " " + d.Pod,
+			format: fmt.Sprintf("{n} endpoints in %s are not sent to %s sidecars ({examples}): %s", d.Cluster, v.Network, why)}}
 }
 
 // shortHost drops the cluster domain of a service hostname.

@@ -9,15 +9,19 @@
 //   - Session.ControlPlaneFor picks the istiod serving a viewpoint;
 //     Session.IstiodViews reads istiod's own debug view; Session.Settle
 //     waits for the clusters to sync; Session.FetchEDS asks once for a few
-//     EDS names from a few viewpoints (explain).
+//     EDS names from a few viewpoints (explain); Session.FetchWDS asks each
+//     control plane once for the workload API as a ztunnel (ambient mode);
+//     Session.ControlPlaneIDs names the control planes meshscope can ask.
 //   - Session.Feed supervises the streams a live reader needs — one sidecar
 //     per network and control plane, started as networks appear, retried
 //     when they fail to start, sharing one gRPC connection per control
-//     plane — and polls istiod's debug view. It serves what the terminal
+//     plane — plus, when the mesh uses ambient mode, one ztunnel per control
+//     plane (WDS) — and polls istiod's debug view. It serves what the terminal
 //     UI's Feed asks for (snapshots, events, actual EDS, stream status,
 //     proxy config, istiod's view) without this package knowing the UI.
-//   - Watch runs streams for the watch command: given viewpoints on given
-//     control planes (or through a port-forward), until cancelled.
+//   - Watch runs streams for the watch command: given viewpoints (and
+//     ztunnels) on given control planes (or through a port-forward), until
+//     cancelled.
 //
 // The package speaks xDS through xdsclient and reaches istiod through
 // collector/istiod; it holds no flags and prints nothing.

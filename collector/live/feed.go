@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -17,10 +18,13 @@ import (
 // Feed follows the mesh for a live reader (the terminal UI): the
 // collector's snapshots, and one impersonated sidecar per network — per
 // network and control plane when several are given — started as networks
-// appear, each following CDS and every EDS. The clients hold the latest
+// appear, each following CDS and every EDS; and when the mesh uses ambient
+// mode, one impersonated ztunnel per control plane, subscribed to the
+// workload API (WDS: one view per istiod, whatever the ztunnel's
+// network), with the same retry and stale handling. The clients hold the latest
 // resources; the feed only hands out references. Its methods are cheap,
 // never block and are safe for concurrent use; they are what tui.Feed,
-// tui.ConfigFeed and tui.IstiodFeed ask for.
+// tui.ConfigFeed, tui.IstiodFeed and tui.AmbientFeed ask for.
 //
 // A stream that cannot start (no control plane yet, a failed
 // port-forward) is shown as such (xdsclient.StateNoStream) and tried again
@@ -40,6 +44,10 @@ type Feed struct {
 	order   []xdsclient.Viewpoint
 	clients map[string]*xdsclient.Client
 	cps     map[string]string // viewpoint -> control plane
+	// ztunnels are the impersonated ztunnels (WDS), by control plane, in
+	// ztOrder; their failures are in failed under the identity's name.
+	ztunnels map[string]*xdsclient.WDSClient
+	ztOrder  []string
 	// failed says, per viewpoint without a stream, why and when its start
 	// last failed.
 	failed map[string]streamFailure
@@ -75,7 +83,7 @@ func newFeed(ctx context.Context, s *Session, mode xdsclient.Mode) *Feed {
 	return &Feed{s: s, mode: mode, ctx: ctx, cancel: cancel,
 		snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, eventBuffer),
 		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, failed: map[string]streamFailure{}, conns: map[string]*grpc.ClientConn{},
-		shared: xdsclient.NewShared()}
+		ztunnels: map[string]*xdsclient.WDSClient{}, shared: xdsclient.NewShared()}
 }
 
 // start follows updates (and polls istiod) until the feed is closed.
@@ -141,19 +149,47 @@ func (f *Feed) ensureStreams(s *collector.Snapshot) {
 			f.ensureStream(vp)
 		}
 	}
+	if ambient.InUse(s) {
+		for _, cp := range f.s.ControlPlaneIDs(s) {
+			f.ensureZtunnel(cp)
+		}
+	}
 }
 
 func (f *Feed) ensureStream(vp xdsclient.Viewpoint) {
 	key := vp.String()
+	f.launch(key, vp, func() bool {
+		_, have := f.clients[key]
+		return have
+	}, func() { f.order = append(f.order, vp) }, func(t Target, conn *grpc.ClientConn) (func(context.Context) error, error) {
+		c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Conn: conn, Mode: f.mode,
+			Transport: xdsclient.TransportConfig{Address: t.Address}, OnEvent: f.onEvent, Shared: f.shared})
+		if err != nil {
+			return nil, err
+		}
+		f.mu.Lock()
+		f.clients[key], f.cps[key] = c, t.Cluster
+		f.mu.Unlock()
+		return c.Run, nil
+	})
+}
+
+// launch starts the stream named key on the control plane serving vp,
+// unless it runs (have, called under f.mu) or failed to start within the
+// retry delay. fresh records a key seen for the first time (under f.mu);
+// start builds the client on the control plane's shared connection,
+// stores it, and returns its Run, which runs until the feed closes.
+func (f *Feed) launch(key string, vp xdsclient.Viewpoint, have func() bool, fresh func(),
+	start func(Target, *grpc.ClientConn) (func(context.Context) error, error)) {
 	f.mu.Lock()
-	_, have := f.clients[key]
+	running := have()
 	failure, failed := f.failed[key]
-	if !have && !failed {
-		f.order = append(f.order, vp)
+	if !running && !failed {
+		fresh()
 	}
 	wait := failed && time.Since(failure.at) < f.s.retry
 	f.mu.Unlock()
-	if have || wait {
+	if running || wait {
 		return
 	}
 	t, err := f.s.ControlPlaneFor(f.ctx, vp)
@@ -166,18 +202,16 @@ func (f *Feed) ensureStream(vp xdsclient.Viewpoint) {
 		f.fail(key, err.Error())
 		return
 	}
-	c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Conn: conn, Mode: f.mode,
-		Transport: xdsclient.TransportConfig{Address: t.Address}, OnEvent: f.onEvent, Shared: f.shared})
+	run, err := start(t, conn)
 	if err != nil {
 		f.fail(key, err.Error())
 		return
 	}
 	f.mu.Lock()
-	f.clients[key], f.cps[key] = c, t.Cluster
 	delete(f.failed, key)
 	f.mu.Unlock()
 	f.wg.Add(1)
-	go func() { defer f.wg.Done(); _ = c.Run(f.ctx) }()
+	go func() { defer f.wg.Done(); _ = run(f.ctx) }()
 }
 
 // conn is the shared connection to a control plane's address.

@@ -42,7 +42,8 @@ func (f *Feed) Viewpoints() []xdsclient.Viewpoint {
 	return append([]xdsclient.Viewpoint(nil), f.order...)
 }
 
-// Status is the stream state of every viewpoint, in Viewpoints' order.
+// Status is the stream state of every viewpoint, in Viewpoints' order,
+// then of every ztunnel (named "ztunnel@CONTROLPLANE"), in Ztunnels' order.
 func (f *Feed) Status() []xdsclient.StreamStatus {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -56,7 +57,7 @@ func (f *Feed) Status() []xdsclient.StreamStatus {
 		}
 		out = append(out, xdsclient.StreamStatus{Viewpoint: k, State: xdsclient.StateNoStream, Reason: f.failed[k].why, Stale: true})
 	}
-	return out
+	return append(out, f.ztunnelStatus()...)
 }
 
 // Config is the CDS, LDS and RDS a viewpoint holds; false until its CDS

@@ -134,14 +134,14 @@ func TestFeedRetriesFailedStart(t *testing.T) {
 	updates <- snap // one snapshot, never another
 	f.start(updates, func() {})
 
-	waitFor(t, ctx, "both viewpoints without a stream", func() bool {
+	waitFor(t, ctx, "both viewpoints and the ztunnel without a stream", func() bool {
 		sts := f.Status()
 		for _, st := range sts {
 			if st.State != xdsclient.StateNoStream || !st.Stale || !strings.Contains(st.Reason, "istiod not ready") || !strings.Contains(st.Reason, "15010") {
 				return false
 			}
 		}
-		return len(sts) == 2
+		return len(sts) == 3 && sts[2].Viewpoint == "ztunnel@cluster1"
 	})
 	if got := f.Status()[0].Text(); !strings.HasPrefix(got, "no stream: no --xds-address, and port-forwarding to istiod's port 15010 failed") {
 		t.Errorf("status text %q", got)
@@ -150,6 +150,7 @@ func TestFeedRetriesFailedStart(t *testing.T) {
 	fake.allowed = true
 	fake.mu.Unlock()
 	waitFor(t, ctx, "both streams up after the retry", func() bool { return withEDS(f) == 2 })
+	waitFor(t, ctx, "the ztunnel up after the retry", func() bool { _, ok := f.WDS("cluster1", echoKey); return ok })
 	for _, st := range f.Status() {
 		if st.ControlPlane != "cluster1" || st.Reason != "" {
 			t.Errorf("after the retry: %+v", st)

@@ -14,6 +14,9 @@ import (
 // WatchOptions configure Watch.
 type WatchOptions struct {
 	Viewpoints []xdsclient.Viewpoint
+	// Ztunnels are control planes to impersonate a ztunnel against (the
+	// workload API, WDS: one view per istiod); "" means each one watched.
+	Ztunnels []string
 	// ControlPlanes to watch on. Empty means a port-forward to the istiod
 	// pod of Kube's first context, in IstiodNamespace (its xDS port, 15012
 	// with TLS).
@@ -43,7 +46,8 @@ type watchTarget struct {
 }
 
 // Watch runs one stream per viewpoint on each control plane that serves
-// it (pickTargets) until ctx ends, and returns the streams' errors. A
+// it (pickTargets), and one ztunnel per control plane asked for, until ctx
+// ends, and returns the streams' errors. A
 // failed port-forward or a bad transport fails it before any stream runs.
 func Watch(ctx context.Context, o WatchOptions) error {
 	var tgs []*watchTarget
@@ -76,7 +80,7 @@ func Watch(ctx context.Context, o WatchOptions) error {
 		t.conn = conn
 	}
 
-	var clients []*xdsclient.Client
+	var clients []interface{ Run(context.Context) error }
 	for _, vp := range o.Viewpoints {
 		for _, t := range pickTargets(tgs, vp) {
 			cp := t.cluster
@@ -89,6 +93,25 @@ func Watch(ctx context.Context, o WatchOptions) error {
 				Mode:      o.Mode, EDSNames: o.EDSNames, EDSOnly: o.EDSOnly, Listeners: o.Listeners,
 				DialTimeout: o.Transport.DialTimeout, OnEvent: o.OnEvent,
 			})
+			if err != nil {
+				return err
+			}
+			clients = append(clients, c)
+		}
+	}
+	ztunnels := map[*watchTarget]bool{}
+	for _, z := range o.Ztunnels {
+		for _, t := range pickTargets(tgs, ztunnelViewpoint(z)) {
+			if ztunnels[t] {
+				continue
+			}
+			ztunnels[t] = true
+			cp := t.cluster
+			if cp == "" {
+				cp = orText(z, t.address)
+			}
+			c, err := xdsclient.NewWDS(xdsclient.WDSOptions{Identity: xdsclient.ZtunnelIdentity{Cluster: t.cluster}, ControlPlane: cp, Conn: t.conn,
+				Transport: xdsclient.TransportConfig{Address: t.address}, DialTimeout: o.Transport.DialTimeout, OnEvent: o.OnEvent})
 			if err != nil {
 				return err
 			}
@@ -120,4 +143,11 @@ func pickTargets(tgs []*watchTarget, vp xdsclient.Viewpoint) []*watchTarget {
 		}
 	}
 	return tgs
+}
+
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -28,7 +28,7 @@ func TestTUIFaultMatrix(t *testing.T) {
 	ts := startTUI(t, "meshscope-e2e-faults", 140, "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1")
 	wait := func(what string, timeout time.Duration, ok func(string) bool) string {
 		t.Helper()
-		return ts.waitScreen(what, timeout, func(s string) bool {
+		return ts.WaitScreen(what, timeout, func(s string) bool {
 			if junk := notUI(s); junk != "" {
 				t.Fatalf("not the UI's own output on screen (%s):\n%s", junk, s)
 			}
@@ -45,7 +45,7 @@ func TestTUIFaultMatrix(t *testing.T) {
 		return strings.Contains(s, "clusters 2/2 synced") && strings.Contains(s, "xds 2/2 up") && !strings.Contains(s, "stale")
 	}
 	wait("both clusters synced and both streams up", 60*time.Second, healthy)
-	ts.keys(":svc", "Enter")
+	ts.Keys(":svc", "Enter")
 	wait("helloworld matches from both viewpoints", 30*time.Second, func(s string) bool {
 		return strings.HasSuffix(row(s, "helloworld.sample"), " match") && strings.Contains(s, "✓✓")
 	})
@@ -65,7 +65,7 @@ func TestTUIFaultMatrix(t *testing.T) {
 			return strings.Contains(s, "xds 0/2 up") && strings.HasSuffix(row(s, "helloworld.sample"), "match,stale")
 		})
 		t.Logf("%s after the kill: %s", time.Since(killed).Round(time.Millisecond), statusBar(s))
-		ts.keys("Enter") // helloworld's service view
+		ts.Keys("Enter") // helloworld's service view
 		s = wait("each column says its EDS is stale", 20*time.Second, func(s string) bool {
 			return strings.Contains(s, "Service helloworld") && strings.Count(s, "stale: stream ") == 2
 		})
@@ -73,7 +73,7 @@ func TestTUIFaultMatrix(t *testing.T) {
 		// No push can come from a dead istiod: the age the status bar
 		// gives the last push must keep up with the time since the kill.
 		time.Sleep(3 * time.Second)
-		s = ts.screen()
+		s = ts.Screen()
 		if age, ok := pushAge(s); !ok || age < time.Since(killed)-2*time.Second {
 			t.Errorf("the status bar claims a push %s ago, %s after istiod was killed:\n%s", age, time.Since(killed).Round(time.Second), statusBar(s))
 		}
@@ -83,7 +83,7 @@ func TestTUIFaultMatrix(t *testing.T) {
 			return healthy(s) && strings.Count(s, "verdict match") == 2
 		})
 		t.Logf("recovered %s after istiod was ready again: %s", time.Since(restarted).Round(time.Millisecond), statusBar(s))
-		ts.keys("Escape")
+		ts.Keys("Escape")
 	})
 
 	section("API server stopped", func() {
@@ -99,12 +99,12 @@ func TestTUIFaultMatrix(t *testing.T) {
 		wait("the services list says cluster2's marks are as last seen", 60*time.Second, func(s string) bool {
 			return strings.Contains(s, "clusters 1/2 synced") && strings.Contains(s, "2=cluster2 (error: as last seen)")
 		})
-		ts.keys(":clusters", "Enter", "Down")
+		ts.Keys(":clusters", "Enter", "Down")
 		s := wait("cluster2 in error, unreachable", 20*time.Second, func(s string) bool {
 			return strings.Contains(row(s, "cluster2 secret"), "error") && strings.Contains(s, "unreachable")
 		})
 		t.Logf("cluster2 while its API server is down: %s", row(s, "cluster2 secret"))
-		ts.tm("resize-window", "-t", "ui", "-x", "60", "-y", "15")
+		ts.Resize(60, 15)
 		s = wait("at 60×15: too small, and still that a cluster is out of sync", 10*time.Second, func(s string) bool {
 			return strings.Contains(s, "terminal too small (need 80×24, have 60×15)") && strings.Contains(s, "press q to quit") &&
 				strings.Contains(s, "clusters 1/2 synced")
@@ -112,7 +112,7 @@ func TestTUIFaultMatrix(t *testing.T) {
 		t.Logf("the 60×15 screen:\n%s", s)
 		started()
 		wait("at 60×15: cluster2 synced again", 60*time.Second, func(s string) bool { return strings.Contains(s, "clusters 2/2 synced") })
-		ts.tm("resize-window", "-t", "ui", "-x", "140", "-y", "40")
+		ts.Resize(140, 40)
 		wait("back at 140×40: the clusters view, both synced", 10*time.Second, func(s string) bool {
 			return strings.Contains(s, "Clusters — 2 of 2 synced") && !strings.Contains(s, "too small") &&
 				!strings.Contains(row(s, "cluster2 secret"), "error")
@@ -134,7 +134,7 @@ func TestTUIFaultMatrix(t *testing.T) {
 			t.Fatal(err)
 		}
 		wait("cluster2 removed", 30*time.Second, func(s string) bool { return strings.Contains(row(s, "cluster2 secret"), "removed") })
-		ts.keys(":svc", "Enter")
+		ts.Keys(":svc", "Enter")
 		s := wait("cluster2 gone from helloworld's presence and endpoint counts", 20*time.Second, func(s string) bool {
 			r := row(s, "helloworld.sample")
 			return strings.Contains(r, "✓·") && strings.Contains(s, "EPS network1 ") && !strings.Contains(s, "network1/network2")
@@ -147,17 +147,17 @@ func TestTUIFaultMatrix(t *testing.T) {
 	})
 
 	section("resized", func() {
-		ts.tm("resize-window", "-t", "ui", "-x", "60", "-y", "15")
+		ts.Resize(60, 15)
 		wait("at 60×15: too small, healthy", 10*time.Second, func(s string) bool {
 			return strings.Contains(s, "terminal too small") && strings.Contains(s, "clusters 2/2 synced") && strings.Contains(s, "xds 2/2 up")
 		})
-		ts.keys("?") // keys other than q do nothing while too small
-		ts.tm("resize-window", "-t", "ui", "-x", "140", "-y", "40")
+		ts.Keys("?") // keys other than q do nothing while too small
+		ts.Resize(140, 40)
 		wait("back at 140×40: the services view as it was", 10*time.Second, func(s string) bool {
 			return strings.Contains(s, "Services (") && healthy(s) && strings.HasSuffix(row(s, "helloworld.sample"), " match")
 		})
 	})
-	ts.quit()
+	ts.Quit()
 }
 
 // row is the screen line that contains key, trimmed ("" if none).

@@ -33,11 +33,14 @@ type rule struct {
 }
 
 func (r rule) String() string {
+	heap := fmt.Sprintf("the heap is judged by its lowest sample in each %s (what is kept, not what a frame or a derivation in flight holds for a moment)", r.block)
+	if r.block <= 0 {
+		heap = "the heap is judged by every sample"
+	}
 	return fmt.Sprintf("a metric grows without bound when, over the window from max(warm-up %s, half the run) to the end, the least-squares slope b "+
 		"is above zero by more than %.0f standard errors, its growth per hour exceeds %.0f%% of the metric's mean level in the window, "+
-		"and the fitted rise over the window (b × window) exceeds both %.0f%% of that level and the metric's floor; "+
-		"the heap is judged by its lowest sample in each %s (what is kept, not what a frame or a derivation in flight holds for a moment)",
-		r.warmup, r.minT, r.maxPerHour*100, r.minRiseFrac*100, r.block)
+		"and the fitted rise over the window (b × window) exceeds both %.0f%% of that level and the metric's floor; %s",
+		r.warmup, r.minT, r.maxPerHour*100, r.minRiseFrac*100, heap)
 }
 
 // trend is one metric's fit over the window.

@@ -1,0 +1,76 @@
+package kubesim
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+)
+
+// AmbientServiceScopes is the mesh config of istio's ambient profile for
+// multi-network: services labelled istio.io/global=true are global (its
+// serviceScopeConfigs).
+const AmbientServiceScopes = `serviceScopeConfigs:
+- servicesSelector:
+    matchExpressions:
+    - key: istio.io/global
+      operator: In
+      values: ["true"]
+  scope: GLOBAL
+`
+
+// GatewayGVR is Gateway API's Gateway resource.
+var GatewayGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
+
+// AmbientEastWestGateway creates the east-west Gateway of ambient
+// multi-network for a network, as istio's gen-eastwest-gateway.sh --ambient
+// writes it (class istio-east-west, listener "mesh" on 15008 HBONE, TLS
+// terminated with ISTIO_MUTUAL, labelled topology.istio.io/network), and
+// writes its status addresses as a gateway controller and load balancer
+// would (none: no address yet).
+func AmbientEastWestGateway(ctx context.Context, dyn dynamic.Interface, namespace, name, network string, ips ...string) error {
+	gw := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1",
+		"kind":       "Gateway",
+		"metadata": map[string]any{
+			"name": name, "namespace": namespace,
+			"labels": map[string]any{"topology.istio.io/network": network},
+		},
+		"spec": map[string]any{
+			"gatewayClassName": "istio-east-west",
+			"listeners": []any{map[string]any{
+				"name": "mesh", "port": int64(15008), "protocol": "HBONE",
+				"tls": map[string]any{"mode": "Terminate", "options": map[string]any{"gateway.istio.io/tls-terminate-mode": "ISTIO_MUTUAL"}},
+			}},
+		},
+	}}
+	if _, err := dyn.Resource(GatewayGVR).Namespace(namespace).Create(ctx, gw, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("east-west Gateway: %w", err)
+	}
+	return SetGatewayAddresses(ctx, dyn, namespace, name, ips...)
+}
+
+// SetGatewayAddresses replaces a Gateway's status.addresses (IPAddress
+// entries; none: the gateway lost its address), as a gateway controller
+// does once its load balancer has them.
+func SetGatewayAddresses(ctx context.Context, dyn dynamic.Interface, namespace, name string, ips ...string) error {
+	api := dyn.Resource(GatewayGVR).Namespace(namespace)
+	gw, err := api.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	addrs := make([]any, 0, len(ips))
+	for _, ip := range ips {
+		addrs = append(addrs, map[string]any{"type": "IPAddress", "value": ip})
+	}
+	if err := unstructured.SetNestedSlice(gw.Object, addrs, "status", "addresses"); err != nil {
+		return err
+	}
+	if _, err := api.UpdateStatus(ctx, gw, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("east-west Gateway %s status: %w", name, err)
+	}
+	return nil
+}
