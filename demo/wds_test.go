@@ -10,8 +10,6 @@ import (
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-const echo = "echo.ambient.svc.cluster.local"
-
 // TestDemoServesWDS: a ztunnel on the demo's control plane gets the
 // workload API in istiod's shapes, matching the prediction for every
 // ambient service (echo's network2 pods behind one split-horizon workload
