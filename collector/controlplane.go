@@ -167,36 +167,13 @@ func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
 			out.Services = append(out.Services, cut)
 		}
 	}
-	for _, se := range s.ServiceEntries {
-		if se.Cluster == configCluster {
-			out.ServiceEntries = append(out.ServiceEntries, se)
-		}
-	}
-	for _, we := range s.WorkloadEntries {
-		if in[we.Cluster] {
-			out.WorkloadEntries = append(out.WorkloadEntries, we)
-		}
-	}
-	for _, d := range s.DestinationRules {
-		if d.Cluster == configCluster {
-			out.DestinationRules = append(out.DestinationRules, d)
-		}
-	}
-	for _, p := range s.PeerAuthentications {
-		if p.Cluster == configCluster {
-			out.PeerAuthentications = append(out.PeerAuthentications, p)
-		}
-	}
-	for _, m := range s.MeshConfigs {
-		if m.Cluster == configCluster {
-			out.MeshConfigs = append(out.MeshConfigs, m)
-		}
-	}
-	for _, a := range s.Ambient {
-		if in[a.Cluster] {
-			out.Ambient = append(out.Ambient, a)
-		}
-	}
+	inConfig := func(c string) bool { return c == configCluster }
+	out.ServiceEntries = keep(s.ServiceEntries, func(x ServiceEntry) bool { return inConfig(x.Cluster) })
+	out.WorkloadEntries = keep(s.WorkloadEntries, func(x WorkloadEntry) bool { return in[x.Cluster] })
+	out.DestinationRules = keep(s.DestinationRules, func(x DestinationRule) bool { return inConfig(x.Cluster) })
+	out.PeerAuthentications = keep(s.PeerAuthentications, func(x PeerAuthentication) bool { return inConfig(x.Cluster) })
+	out.MeshConfigs = keep(s.MeshConfigs, func(x MeshConfig) bool { return inConfig(x.Cluster) })
+	out.Ambient = keep(s.Ambient, func(x AmbientCluster) bool { return in[x.Cluster] })
 	return out
 }
 
@@ -293,4 +270,16 @@ func (s *Snapshot) coversAll(configCluster string, in map[string]bool) bool {
 		}
 	}
 	return true
+}
+
+// keep returns the elements of xs that pass, in a new slice (nil when none
+// does): Restrict must not share backing arrays with the full snapshot.
+func keep[T any](xs []T, pass func(T) bool) []T {
+	var out []T
+	for _, x := range xs {
+		if pass(x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
