@@ -268,6 +268,18 @@ func staleViewpoints(feed Feed) map[string]bool {
 	return out
 }
 
+// staleKey names the stale streams of status, for noticing a change.
+func staleKey(status []StreamStatus) string {
+	var b strings.Builder
+	for _, st := range status {
+		if st.Stale {
+			b.WriteString(st.Viewpoint)
+			b.WriteByte(0)
+		}
+	}
+	return b.String()
+}
+
 func portsText(ps []collector.ServicePort) string {
 	var b strings.Builder
 	for i, p := range ps {

@@ -109,3 +109,23 @@ func TestTimelineKeepsFewChanges(t *testing.T) {
 		}
 	}
 }
+
+// A stream going down while kube is quiet (no new snapshot) still has the
+// verdicts derived again at the next tick, so the services list marks them
+// stale; an unchanged set of stale streams asks for nothing.
+func TestStreamDownRederives(t *testing.T) {
+	snap := testSnapshot()
+	feed := testFeed(snap)
+	m := newTestModel(t, "default", 120, 40, snap, feed)
+	m.Update(tickMsg(testNow))
+	m.deriving = false // as if the derivation the first tick asked for ended
+	m.Update(tickMsg(testNow))
+	if m.deriving {
+		t.Fatal("a tick with no stream change asked for a derivation")
+	}
+	feed.status[1].State, feed.status[1].Stale = xdsclient.StateDisconnected, true
+	m.Update(tickMsg(testNow))
+	if !m.deriving {
+		t.Fatal("network2's stream went down, and the tick asked for no derivation")
+	}
+}

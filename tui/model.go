@@ -66,6 +66,10 @@ type Model struct {
 	dirty    bool
 	// verdictsStale: an EDS push arrived since the index was built.
 	verdictsStale bool
+	// staleSeen names the viewpoints whose stream was down at the last
+	// tick: when the set changes, the verdicts (marked stale or not) are
+	// derived again — no snapshot need come (kube may be quiet).
+	staleSeen string
 
 	stack    []viewID
 	views    [numViews]view // every view, by viewID: refreshed in one loop
@@ -280,6 +284,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tickMsg:
 		if m.feed != nil {
 			m.status = m.feed.Status()
+		}
+		if k := staleKey(m.status); k != m.staleSeen {
+			m.staleSeen, m.verdictsStale = k, true
 		}
 		var cmd tea.Cmd
 		if m.verdictsStale {
