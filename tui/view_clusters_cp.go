@@ -55,22 +55,28 @@ func idFromText(c collector.Cluster) string {
 }
 
 // detail is clusterDetail lines about the selected cluster: what does not
-// fit in the table (source, server, where its ID comes from, the full
-// reason), its warnings (ID disagreements among them), and its root CA.
+// fit in the table (the full reason, source, server, where its ID comes
+// from), its warnings (ID disagreements among them), and its root CA.
 func (v *clustersView) detail(vc viewContext, w int) []string {
 	id, ok := v.cl.selected()
 	if !ok {
 		return []string{vc.st.Muted.Render(fit("  no clusters yet", w)), "", ""}
 	}
 	c := vc.ix.snap.Clusters[id]
-	parts := []string{c.ID, sourceText(c.Source), orDash(c.Server)}
-	if t := idFromText(c); t != "" {
-		parts = append(parts, t)
-	}
+	// The reason first: on a narrow screen what is wrong must not be cut.
+	parts := []string{c.ID}
 	if c.Reason != "" {
 		parts = append(parts, c.Reason)
 	}
-	out := []string{vc.st.Muted.Render(fit("  "+strings.Join(parts, " · "), w))}
+	parts = append(parts, sourceText(c.Source), orDash(c.Server))
+	if t := idFromText(c); t != "" {
+		parts = append(parts, t)
+	}
+	st := vc.st.Muted
+	if c.State == collector.StateError {
+		st = vc.st.Error
+	}
+	out := []string{st.Render(fit("  "+strings.Join(parts, " · "), w))}
 
 	var warn []string
 	if op := istiodOpinion(vc.feed, c); op != "" {
