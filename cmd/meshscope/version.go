@@ -45,6 +45,11 @@ a git checkout records the commit.`,
 			b := readBuild(info, version, commit, date)
 			fmt.Fprintf(cmd.OutOrStdout(), "meshscope %s\ncommit: %s\ndate: %s\ngo: %s %s/%s\n",
 				b.Version, b.Commit, b.Date, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			if b.Commit == "unknown" {
+				// Built in a checkout with VCS stamping off (GOFLAGS=-buildvcs=false
+				// is common in CI images) or outside git: say how to get one.
+				fmt.Fprintln(cmd.ErrOrStderr(), "meshscope: this build records no commit: build with `make build`, or with `go build -buildvcs=true` in a git checkout")
+			}
 			return nil
 		},
 	}
