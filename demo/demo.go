@@ -161,6 +161,9 @@ func (d *Demo) forgetActions(ctx context.Context) {
 		}
 		for _, c := range d.clusters {
 			c.client.ClearActions()
+			if c.dyn != nil { // the churn updates ambient Gateways too
+				c.dyn.ClearActions()
+			}
 		}
 	}
 }
