@@ -65,6 +65,7 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 		return p
 	}
 	portName := t.portName
+	ix = ix.forConfigCluster(t.cfg.cluster)
 	p.MultiNetwork = ix.multiNetwork()
 	p.ScaleFactor = 1
 	if p.MultiNetwork {
