@@ -24,9 +24,9 @@ func gatewayObj(labels map[string]any, class string, addrs [][2]string, listener
 	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
-		"metadata":   map[string]any{"name": "gw", "namespace": "istio-system", "labels": labels},
-		"spec":       map[string]any{"gatewayClassName": class, "addresses": as, "listeners": ls},
-		"status":     map[string]any{"addresses": []any{map[string]any{"type": "IPAddress", "value": "192.168.99.99"}}},
+		"metadata": map[string]any{"name": "gw", "namespace": "istio-system", "labels": labels},
+		"spec":     map[string]any{"gatewayClassName": class, "addresses": as, "listeners": ls},
+		"status":   map[string]any{"addresses": []any{map[string]any{"type": "IPAddress", "value": "192.168.99.99"}}},
 	}}
 }
 

@@ -118,7 +118,9 @@ func TestAmbientSidecarEDS(t *testing.T) {
 	// gateway next to its gateway Service.
 	global := "true"
 	for _, c := range []string{"cluster1", "cluster2"} {
-		t.Cleanup(func() { _ = theLab.SetLabel(ctx, c, lab.KindService, lab.SampleNamespace, "helloworld", lab.GlobalLabel, nil) })
+		t.Cleanup(func() {
+			_ = theLab.SetLabel(ctx, c, lab.KindService, lab.SampleNamespace, "helloworld", lab.GlobalLabel, nil)
+		})
 		if err := theLab.SetLabel(ctx, c, lab.KindService, lab.SampleNamespace, "helloworld", lab.GlobalLabel, &global); err != nil {
 			t.Fatal(err)
 		}
