@@ -51,8 +51,9 @@ type AmbientCluster struct {
 	// with the informer cache: read only). ServiceInCluster.Labels keeps only
 	// the ones that make a gateway.
 	ServiceLabels map[string]map[string]string `json:"-"`
-	// Gateways are the Gateway API Gateways of the classes istiod reads for
-	// ambient networks (istio-east-west, istio-remote), by namespace/name.
+	// Gateways are the cluster's Gateway API Gateways, by namespace/name
+	// (the ambient index reads those of classes istio-east-west and
+	// istio-remote; the sidecar network gateways, any networked one).
 	Gateways []K8sGateway `json:"gateways,omitempty"`
 	// Pods holds, by "namespace/name", the pods whose ambient facts differ
 	// from the defaults (service account "default", not redirected): the
@@ -105,6 +106,13 @@ type K8sGateway struct {
 	// Addresses are status.addresses: what the gateway controller (or
 	// load balancer) reports.
 	Addresses []GatewayAddress `json:"addresses,omitempty"`
+	// SpecAddresses are spec.addresses, the addresses asked for: istiod's
+	// sidecar network gateways come from these (see gatewayAPIGateways).
+	SpecAddresses []GatewayAddress `json:"specAddresses,omitempty"`
+	// PassthroughPort is the listener port istiod takes as auto-passthrough
+	// on a networked Gateway: its networking.istio.io/gatewayPort label,
+	// else "15443" (a string, compared as istiod does).
+	PassthroughPort string `json:"passthroughPort,omitempty"`
 }
 
 // GatewayListener is one listener of a Gateway.
@@ -114,9 +122,14 @@ type GatewayListener struct {
 	Protocol string `json:"protocol"`
 	// TLSMode is tls.mode (Terminate, Passthrough), "" when unset.
 	TLSMode string `json:"tlsMode,omitempty"`
+	// TLS is whether the listener has a tls block at all.
+	TLS bool `json:"tls,omitempty"`
+	// ListenerMode is the tls option gateway.istio.io/listener-protocol
+	// ("auto-passthrough" makes an SNI-routed network gateway).
+	ListenerMode string `json:"listenerMode,omitempty"`
 }
 
-// GatewayAddress is one status address of a Gateway.
+// GatewayAddress is one address of a Gateway (status or spec).
 type GatewayAddress struct {
 	// Type is IPAddress, Hostname or another type; "" when unset.
 	Type  string `json:"type,omitempty"`

@@ -74,7 +74,7 @@ func TestAmbientFacts(t *testing.T) {
 	}
 	g := a.Gateways[0]
 	if g.Class != ClassEastWest || g.Network != "network1" || g.ServiceAccount != "istio-eastwestgateway" || g.Cluster != "cluster1" ||
-		len(g.Listeners) != 1 || g.Listeners[0] != (GatewayListener{Name: "mesh", Port: 15008, Protocol: "HBONE", TLSMode: "Terminate"}) ||
+		len(g.Listeners) != 1 || g.Listeners[0] != (GatewayListener{Name: "mesh", Port: 15008, Protocol: "HBONE", TLSMode: "Terminate", TLS: true}) ||
 		len(g.Addresses) != 1 || g.Addresses[0] != (GatewayAddress{Type: "IPAddress", Value: "192.168.60.114"}) {
 		t.Errorf("gateway: %+v", g)
 	}

@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -121,12 +122,16 @@ func (g *cachedGateway) DeepCopyObject() runtime.Object {
 	c := *g
 	c.Listeners = append([]GatewayListener(nil), g.Listeners...)
 	c.Addresses = append([]GatewayAddress(nil), g.Addresses...)
+	c.SpecAddresses = append([]GatewayAddress(nil), g.SpecAddresses...)
 	return &c
 }
 
-// transformGateway keeps what istiod's ambient index reads of a Gateway
-// (pilot/pkg/serviceregistry/ambient/networks.go): class, network label,
-// listeners, status addresses, and the service account it derives.
+// transformGateway keeps what istiod reads of a Gateway: its ambient index
+// (pilot/pkg/serviceregistry/ambient/networks.go) class, network label,
+// listeners, status addresses and the service account it derives; its
+// sidecar network gateways (kube/controller/network.go
+// handleGatewayResource) spec addresses, listeners' tls options and the
+// gatewayPort label too.
 func transformGateway(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -136,6 +141,10 @@ func transformGateway(obj any) (any, error) {
 	g.Namespace, g.Name = u.GetNamespace(), u.GetName()
 	g.Class, _, _ = unstructured.NestedString(u.Object, "spec", "gatewayClassName")
 	g.Network = u.GetLabels()[LabelNetwork]
+	g.PassthroughPort = strconv.Itoa(DefaultGatewayPort)
+	if p, ok := u.GetLabels()[LabelGatewayPort]; ok {
+		g.PassthroughPort = p
+	}
 	// kube.GatewaySA: the annotation, else name-class for istio-remote,
 	// else the name.
 	switch sa := u.GetAnnotations()[AnnotationGatewayServiceAccount]; {
@@ -156,6 +165,8 @@ func transformGateway(obj any) (any, error) {
 		gl.Name, _, _ = unstructured.NestedString(m, "name")
 		gl.Protocol, _, _ = unstructured.NestedString(m, "protocol")
 		gl.TLSMode, _, _ = unstructured.NestedString(m, "tls", "mode")
+		_, gl.TLS = m["tls"].(map[string]any)
+		gl.ListenerMode, _, _ = unstructured.NestedString(m, "tls", "options", optionListenerMode)
 		if p, ok, _ := unstructured.NestedInt64(m, "port"); ok {
 			gl.Port = uint32(p)
 		} else if f, ok, _ := unstructured.NestedFloat64(m, "port"); ok {
@@ -163,7 +174,15 @@ func transformGateway(obj any) (any, error) {
 		}
 		g.Listeners = append(g.Listeners, gl)
 	}
-	as, _, _ := unstructured.NestedSlice(u.Object, "status", "addresses")
+	g.Addresses = gatewayAddresses(u, "status")
+	g.SpecAddresses = gatewayAddresses(u, "spec")
+	return g, nil
+}
+
+// gatewayAddresses reads a Gateway's spec or status addresses.
+func gatewayAddresses(u *unstructured.Unstructured, part string) []GatewayAddress {
+	as, _, _ := unstructured.NestedSlice(u.Object, part, "addresses")
+	var out []GatewayAddress
 	for _, a := range as {
 		m, ok := a.(map[string]any)
 		if !ok {
@@ -172,7 +191,7 @@ func transformGateway(obj any) (any, error) {
 		ga := GatewayAddress{}
 		ga.Type, _, _ = unstructured.NestedString(m, "type")
 		ga.Value, _, _ = unstructured.NestedString(m, "value")
-		g.Addresses = append(g.Addresses, ga)
+		out = append(out, ga)
 	}
-	return g, nil
+	return out
 }

@@ -286,6 +286,9 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		p.counts.Endpoints += len(sc.Endpoints)
 	}
 	p.ambient = buildAmbient(v, id, serviceLabels)
+	for _, g := range v.gateways {
+		p.gateways = append(p.gateways, gatewayAPIGateways(&g.K8sGateway, id)...)
+	}
 	return p
 }
 

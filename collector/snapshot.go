@@ -130,6 +130,7 @@ type GatewayFrom string
 const (
 	GatewayFromService      GatewayFrom = "service"
 	GatewayFromMeshNetworks GatewayFrom = "meshNetworks"
+	GatewayFromGatewayAPI   GatewayFrom = "gatewayAPI"
 )
 
 // Gateway is one network gateway address as istiod would list it in
@@ -150,6 +151,33 @@ type Gateway struct {
 	From     GatewayFrom `json:"from"`
 	// Service is "namespace/name" of the gateway Service, if any.
 	Service string `json:"service,omitempty"`
+	// Gateway is "namespace/name" of the Gateway API Gateway, if any;
+	// ServiceAccount "namespace/name" of its service account (istiod tells
+	// gateways apart by it too: a Service and a Gateway on one address are
+	// two gateways).
+	Gateway        string `json:"gateway,omitempty"`
+	ServiceAccount string `json:"serviceAccount,omitempty"`
+	// ConfigClusterOnly: only the istiod whose config cluster is Cluster
+	// uses this gateway (a Gateway of class istio-remote).
+	ConfigClusterOnly bool `json:"configClusterOnly,omitempty"`
+}
+
+// Source says where the gateway comes from: "service NS/NAME",
+// "Gateway API Gateway NS/NAME" or "meshNetworks".
+func (g Gateway) Source() string {
+	switch {
+	case g.Service != "":
+		return "service " + g.Service
+	case g.Gateway != "":
+		return "Gateway API Gateway " + g.Gateway
+	}
+	return string(g.From)
+}
+
+// UsedBy reports whether the istiod whose config cluster is cc uses the
+// gateway ("" stands for any istiod).
+func (g Gateway) UsedBy(cc string) bool {
+	return !g.ConfigClusterOnly || cc == "" || g.Cluster == cc
 }
 
 // ServiceSource says where istiod learns a hostname from.

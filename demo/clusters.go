@@ -154,7 +154,10 @@ func (c *cluster) seedGateway(ctx context.Context) error {
 
 func (c *cluster) createService(ctx context.Context, s svcDef, clusterIP string) error {
 	labels := map[string]string{"app": s.Name}
-	if s.Global[c.def.ID] {
+	// The demo's istiod runs ambient multi-network: it sends sidecars
+	// another cluster's endpoints of global services only, so the sidecar
+	// services are global in every cluster, as in a real such mesh.
+	if s.Global[c.def.ID] || !s.Ambient {
 		labels[globalLabel] = "true"
 	}
 	svc := &corev1.Service{

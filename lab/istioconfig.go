@@ -52,10 +52,10 @@ func (l *Lab) istioObject(cluster, doc string) (*unstructured.Unstructured, dyna
 	if err != nil || u.GetKind() == "" || u.GetName() == "" {
 		return nil, nil, fmt.Errorf("istio config: want apiVersion, kind and metadata.name")
 	}
-	// Istio's resources are the lower-case plural of the kind
-	// (ServiceEntry: serviceentries).
+	// Resources are the lower-case plural of the kind (ServiceEntry:
+	// serviceentries; Gateway: gateways).
 	plural := strings.ToLower(u.GetKind()) + "s"
-	if p, ok := strings.CutSuffix(plural, "ys"); ok {
+	if p, ok := strings.CutSuffix(plural, "ys"); ok && p != "" && !strings.ContainsAny(p[len(p)-1:], "aeiou") {
 		plural = p + "ies"
 	}
 	gvr := gv.WithResource(plural)

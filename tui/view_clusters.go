@@ -119,10 +119,7 @@ func gatewayRows(ix *index) []gwRow {
 			if g.Port == 0 && g.HBONEPort != 0 {
 				addr = fmt.Sprintf("%s:%d (hbone)", g.Address, g.HBONEPort)
 			}
-			src := string(g.From)
-			if g.Service != "" {
-				src = "service " + g.Service
-			}
+			src := g.Source()
 			cl := g.Cluster
 			if cl == "" {
 				cl = "-"

@@ -129,7 +129,7 @@ func writeSnapshotTable(w io.Writer, s *collector.Snapshot) error {
 			if g.Hostname {
 				addr += " (hostname)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, dash(clusters), addr, g.From, dash(g.Cluster), dash(g.Service))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, dash(clusters), addr, g.From, dash(g.Cluster), dash(orGateway(g)))
 		}
 	}
 	fmt.Fprintln(tw)
@@ -186,4 +186,13 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// orGateway names what a gateway comes from: its Service, else its Gateway
+// API Gateway.
+func orGateway(g collector.Gateway) string {
+	if g.Service != "" {
+		return g.Service
+	}
+	return g.Gateway
 }

@@ -231,3 +231,33 @@ func (v *View) ScopeIn(cluster, namespace, hostname string) Scope {
 	}
 	return Local
 }
+
+// ServiceScope is the scope of the service istiod merges for a hostname
+// (the ServiceInfo its sidecar EDS reads, multicluster.go
+// mergeServiceInfosWithCluster): its own cluster's Service when it reads
+// one, else the first other cluster's that is global there (istiod reads
+// only global services from other clusters). ok is false when istiod holds
+// no Service for the hostname.
+func (v *View) ServiceScope(hostname string) (scope Scope, ok bool) {
+	svc := v.snap.Service(hostname)
+	if svc == nil {
+		return Local, false
+	}
+	for _, id := range v.Clusters {
+		sc := svc.Clusters[id]
+		if sc == nil || sc.NoService || sc.Type == "ExternalName" {
+			continue
+		}
+		s := v.ScopeIn(id, svc.Namespace, hostname)
+		if id == v.ControlPlane {
+			return s, true
+		}
+		if s == Global && !ok {
+			scope, ok = Global, true
+		}
+	}
+	if !ok {
+		return Local, false
+	}
+	return scope, true
+}

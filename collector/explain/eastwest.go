@@ -89,7 +89,7 @@ func gatewayAddressConflicts(snap *collector.Snapshot) []Problem {
 		var who []string
 		for _, g := range gs {
 			if !nets[g.Network] {
-				who = append(who, fmt.Sprintf("%s (%s in %s)", g.Network, orText(g.Service, string(g.From)), orText(g.Cluster, "meshNetworks")))
+				who = append(who, fmt.Sprintf("%s (%s in %s)", g.Network, orText(orText(g.Service, g.Gateway), string(g.From)), orText(g.Cluster, "meshNetworks")))
 			}
 			nets[g.Network] = true
 		}

@@ -51,7 +51,7 @@ func IstiodDisagreements(snap *collector.Snapshot, v istiod.View) []Problem {
 	}
 	ours := map[gk]collector.Gateway{}
 	for _, g := range snap.Gateways {
-		if !g.Hostname {
+		if !g.Hostname && g.UsedBy(v.ControlPlane) {
 			ours[gk{g.Network, g.Address, g.Port}] = g
 		}
 	}
@@ -62,7 +62,7 @@ func IstiodDisagreements(snap *collector.Snapshot, v istiod.View) []Problem {
 	for k, g := range ours {
 		if _, ok := theirs[k]; !ok && g.Port != 0 {
 			ps = append(ps, Problem{Severity: Warning, Kind: "istiod-disagrees", Cluster: g.Cluster,
-				Sentence: fmt.Sprintf("%s does not know %s's gateway %s:%d (from %s %s in %s) that meshscope finds", who, k.net, k.addr, k.port, g.From, g.Service, g.Cluster)})
+				Sentence: fmt.Sprintf("%s does not know %s's gateway %s:%d (from %s in %s) that meshscope finds", who, k.net, k.addr, k.port, g.Source(), g.Cluster)})
 		}
 	}
 	for k, g := range theirs {

@@ -56,3 +56,20 @@ func TestIstiodDifferentGatewaysAndClusters(t *testing.T) {
 		}
 	}
 }
+
+// TestIstiodRemoteGatewayPerControlPlane: an istio-remote Gateway's
+// gateway is expected only from the istiod of its own cluster; another
+// istiod not listing it agrees.
+func TestIstiodRemoteGatewayPerControlPlane(t *testing.T) {
+	s := seed()
+	secretIn(s, "cluster2", "cluster1")
+	s.Gateways = append(s.Gateways, collector.Gateway{Network: "network3", Cluster: "cluster2", Address: "203.0.113.8", Port: 15008, HBONEPort: 15008,
+		From: collector.GatewayFromGatewayAPI, Gateway: "istio-system/remote", ConfigClusterOnly: true})
+	if ps := IstiodDisagreements(s, labIstiodView()); len(ps) != 0 {
+		t.Errorf("cluster1's istiod does not read cluster2's istio-remote Gateway, got %+v", ps)
+	}
+	s.Gateways[len(s.Gateways)-1].Cluster = "cluster1"
+	if ps := IstiodDisagreements(s, labIstiodView()); !hasProblem(ps, "istiod-disagrees", "from Gateway API Gateway istio-system/remote in cluster1") {
+		t.Errorf("cluster1's istiod should know its own istio-remote Gateway: %+v", ps)
+	}
+}

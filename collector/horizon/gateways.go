@@ -3,14 +3,18 @@ package horizon
 import (
 	"net/netip"
 	"sort"
+	"sync"
 
 	"github.com/meshscope/meshscope/collector"
 )
 
-// gwKey identifies one gateway the way istiod's model.NetworkGateway does.
+// gwKey identifies one gateway the way istiod's model.NetworkGateway does
+// (a gateway Service and a Gateway API Gateway on one address differ by
+// their service account).
 type gwKey struct {
 	Network, Cluster, Addr string
 	Port, HBONEPort        uint32
+	ServiceAccount         string
 }
 
 // gatewayIndex mirrors istiod's NetworkGateways (pilot/pkg/model/network.go):
@@ -25,6 +29,13 @@ type gatewayIndex struct {
 	sidecar map[[2]string][]gwKey
 	// configs are the snapshot's config views, per config cluster.
 	configs configCache
+	// gws are the snapshot's gateways; when some are used by one istiod
+	// only (istio-remote Gateways), byCC holds the index of each config
+	// cluster (see forConfigCluster).
+	gws    []collector.Gateway
+	ccOnly bool
+	mu     sync.Mutex
+	byCC   map[string]*gatewayIndex
 }
 
 // newGatewayIndex indexes the snapshot's gateways. Hostname gateways are
@@ -32,13 +43,20 @@ type gatewayIndex struct {
 // and drops those it cannot resolve, which meshscope cannot predict; doctor
 // reports them separately.
 func newGatewayIndex(gws []collector.Gateway) *gatewayIndex {
-	ix := &gatewayIndex{byNetwork: map[string][]gwKey{}, byNC: map[[2]string][]gwKey{}}
+	return newGatewayIndexFor(gws, "")
+}
+
+// newGatewayIndexFor indexes the gateways the istiod of config cluster cc
+// uses ("": all of them).
+func newGatewayIndexFor(gws []collector.Gateway, cc string) *gatewayIndex {
+	ix := &gatewayIndex{byNetwork: map[string][]gwKey{}, byNC: map[[2]string][]gwKey{}, gws: gws}
 	seen := map[gwKey]bool{}
 	for _, g := range gws {
-		if g.Hostname {
+		ix.ccOnly = ix.ccOnly || g.ConfigClusterOnly
+		if g.Hostname || !g.UsedBy(cc) {
 			continue
 		}
-		k := gwKey{Network: g.Network, Cluster: g.Cluster, Addr: g.Address, Port: g.Port, HBONEPort: g.HBONEPort}
+		k := gwKey{Network: g.Network, Cluster: g.Cluster, Addr: g.Address, Port: g.Port, HBONEPort: g.HBONEPort, ServiceAccount: g.ServiceAccount}
 		if seen[k] { // istiod keeps a set
 			continue
 		}
@@ -64,6 +82,26 @@ func newGatewayIndex(gws []collector.Gateway) *gatewayIndex {
 		ix.sidecar[[2]string{nw, ""}] = ix.selectForSidecar(nw, "")
 	}
 	return ix
+}
+
+// forConfigCluster is the index of the gateways the istiod of config
+// cluster cc uses: ix itself unless some gateway is used by one istiod only
+// (an istio-remote Gateway, read from istiod's config cluster alone).
+func (ix *gatewayIndex) forConfigCluster(cc string) *gatewayIndex {
+	if !ix.ccOnly || cc == "" {
+		return ix
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if v := ix.byCC[cc]; v != nil {
+		return v
+	}
+	if ix.byCC == nil {
+		ix.byCC = map[string]*gatewayIndex{}
+	}
+	v := newGatewayIndexFor(ix.gws, cc)
+	ix.byCC[cc] = v
+	return v
 }
 
 // multiNetwork mirrors IsMultiNetworkEnabled: any gateway at all.
@@ -139,7 +177,13 @@ func gwLess(a, b gwKey) bool {
 	if a.Network != b.Network {
 		return a.Network < b.Network
 	}
-	return a.Cluster < b.Cluster
+	if a.Cluster != b.Cluster {
+		return a.Cluster < b.Cluster
+	}
+	if a.HBONEPort != b.HBONEPort {
+		return a.HBONEPort < b.HBONEPort
+	}
+	return a.ServiceAccount < b.ServiceAccount
 }
 
 func gcd(a, b uint32) uint32 {

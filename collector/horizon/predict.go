@@ -65,6 +65,7 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 		return p
 	}
 	portName := t.portName
+	ix = ix.forConfigCluster(t.cfg.cluster)
 	p.MultiNetwork = ix.multiNetwork()
 	p.ScaleFactor = 1
 	if p.MultiNetwork {
@@ -72,6 +73,7 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 	}
 	v4, v6 := ipFamily(proxy.IP)
 	clusterLocal := t.clusterLocal
+	ownCluster := t.ownClusterOnly(hostname)
 
 	// Endpoints are grouped by locality like istiod's LocalityLbEndpoints;
 	// the gateway rewrite happens inside each group (groups.go).
@@ -122,6 +124,11 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 			if clusterLocal && ep.Cluster != proxy.Cluster {
 				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropClusterLocal,
 					Why: fmt.Sprintf("%s is cluster-local: only endpoints of the proxy's own cluster (%s) are sent", hostname, orNone(proxy.Cluster))})
+				continue
+			}
+			if ownCluster && ep.Cluster != proxy.Cluster {
+				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNotGlobal,
+					Why: fmt.Sprintf("%s is not global (ambient multi-network mode): istiod sends sidecars only the endpoints of their own cluster (%s)", hostname, orNone(proxy.Cluster))})
 				continue
 			}
 			if !ep.Ready && ep.Terminating {

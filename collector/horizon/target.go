@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/ambient"
 )
 
 // SubsetClusterName is the Envoy cluster name istiod uses for a subset of a
@@ -27,6 +28,9 @@ type configView struct {
 	drs     drIndexes
 	pas     []collector.PeerAuthentication
 	pasByNS map[string][]*collector.PeerAuthentication
+	// ambient is the istiod's ambient view when the mesh runs ambient
+	// mode (istiod then runs multi-network ambient: see ownClusterOnly).
+	ambient *ambient.View
 }
 
 // configCache holds a snapshot's configViews, built on first use.
@@ -70,6 +74,9 @@ func (c *configCache) get(snap *collector.Snapshot, cluster string) *configView 
 		}
 	}
 	v.indexPeerAuthentications()
+	if cluster != "" && ambient.InUse(snap) {
+		v.ambient = ambient.NewView(snap, cluster)
+	}
 	if c.views == nil {
 		c.views = map[string]*configView{}
 	}
@@ -363,6 +370,19 @@ func epWeight(ep collector.Endpoint) uint32 {
 // noAddress is the drop of a workload without address that would be sent
 // directly: istiod keeps a direct endpoint only when it has an address
 // (EndpointsByNetworkFilter); only a gateway can stand for it.
+// ownClusterOnly mirrors filterIstioEndpoint in ambient multi-network mode
+// (AMBIENT_ENABLE_MULTI_NETWORK, assumed whenever the mesh runs ambient):
+// when the service istiod merges for the hostname (its ambient ServiceInfo)
+// is not global, a sidecar gets only the endpoints of its own cluster. A
+// ServiceEntry or a hostname istiod holds no Service for is left alone.
+func (t *target) ownClusterOnly(hostname string) bool {
+	if t.cfg.ambient == nil || !t.kube {
+		return false
+	}
+	scope, ok := t.cfg.ambient.ServiceScope(hostname)
+	return ok && scope != ambient.Global
+}
+
 func noAddress(ref Ref) Dropped {
 	return Dropped{Ref: ref, Reason: DropNoAddress,
 		Why: "the workload has no address and no gateway stands for it here: istiod sends only endpoints with an address"}

@@ -52,6 +52,9 @@ const (
 	// DropPodMissing: the EndpointSlice names a Pod that does not exist
 	// (yet): istiod skips the endpoint until it does.
 	DropPodMissing DropReason = "pod-missing"
+	// DropNotGlobal: in ambient multi-network mode, a service that is not
+	// global reaches sidecars with the endpoints of their own cluster only.
+	DropNotGlobal DropReason = "not-global"
 )
 
 // Health is the EDS health status istiod sets.

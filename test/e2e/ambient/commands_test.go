@@ -194,8 +194,8 @@ func TestAmbientCommands(t *testing.T) {
 		}
 	}
 	doctor := func() string {
-		// The sidecar part waits for EDS the ambient lab's istiods never
-		// send (docs/ambient.md): a short timeout keeps the test quick.
+		// A short timeout keeps the test quick: the sidecar part (xDS)
+		// is TestAmbientSidecarEDS's.
 		out, _ := command(ctx, t, "doctor", "--timeout", "5s").Output()
 		return string(out)
 	}
