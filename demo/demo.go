@@ -168,6 +168,10 @@ func (d *Demo) forgetActions(ctx context.Context) {
 	}
 }
 
+// WaitServed returns once the demo's control plane serves what the
+// snapshot of version v (or a later one) predicts, or ctx ends.
+func (d *Demo) WaitServed(ctx context.Context, v uint64) error { return d.xds.waitServed(ctx, v) }
+
 // Stop ends the churn, the collector and the xDS server.
 func (d *Demo) Stop() {
 	d.cancel()

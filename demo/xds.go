@@ -44,6 +44,11 @@ type xdsServer struct {
 	mu    sync.Mutex
 	nodes map[string]view // viewHash ID -> what decides its resources
 	snap  *collector.Snapshot
+	// served is the version of the last snapshot every resource was
+	// computed from; servedCh is closed (and replaced) at each update, so
+	// waiters (WaitServed) wake up.
+	served   uint64
+	servedCh chan struct{}
 }
 
 func newXDSServer(ctx context.Context, controlPlane string, log *slog.Logger) (*xdsServer, error) {
@@ -56,8 +61,8 @@ func newXDSServer(ctx context.Context, controlPlane string, log *slog.Logger) (*
 		grpc:  grpc.NewServer(),
 		lis:   lis,
 		log:   log,
-		nodes: map[string]view{},
-		wds:   newWDSServer(controlPlane, log),
+		nodes: map[string]view{}, servedCh: make(chan struct{}),
+		wds: newWDSServer(controlPlane, log),
 	}
 	cb := serverv3.CallbackFuncs{
 		StreamRequestFunc: func(_ int64, req *discoveryv3.DiscoveryRequest) error {
@@ -126,6 +131,31 @@ func (s *xdsServer) update(snap *collector.Snapshot) {
 		s.push(id, v, snap, ix)
 	}
 	s.wds.update(snap)
+	s.mu.Lock()
+	s.served = max(s.served, snap.Version)
+	close(s.servedCh)
+	s.servedCh = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// waitServed returns once the resources served were computed from a
+// snapshot of at least version v (or ctx ends): a client that connects
+// then gets what that snapshot predicts, as a real istiod's first answer
+// follows its synced registries.
+func (s *xdsServer) waitServed(ctx context.Context, v uint64) error {
+	for {
+		s.mu.Lock()
+		served, ch := s.served, s.servedCh
+		s.mu.Unlock()
+		if served >= v {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // push sets a proxy's snapshot: every type (CDS, EDS, LDS, RDS) at the

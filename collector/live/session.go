@@ -72,7 +72,10 @@ const (
 // and, when meshscope reaches istiod through the API server, the
 // port-forwards to it. It is safe for concurrent use.
 type Session struct {
-	reg           *collector.Registry
+	reg *collector.Registry
+	// demoServed waits until the demo's control plane serves a snapshot
+	// version (nil outside the demo).
+	demoServed    func(ctx context.Context, version uint64) error
 	controlPlanes []Target
 	istiodDebug   []Target
 	syncTimeout   time.Duration
@@ -105,6 +108,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 			s.controlPlanes = []Target{{Cluster: d.ControlPlane, Address: d.XDSAddress}}
 		}
 		s.reg, s.syncTimeout, s.stop = d.Registry, 5*time.Second, d.Stop
+		s.demoServed = d.WaitServed
 		return s, nil
 	}
 	if s.syncTimeout <= 0 {
@@ -155,6 +159,14 @@ func (s *Session) Settle(ctx context.Context) (*collector.Snapshot, error) {
 	}
 	if snap == nil {
 		snap = s.reg.Snapshot()
+	}
+	if s.demoServed != nil && snap != nil {
+		// The demo's control plane follows the snapshots in a goroutine of
+		// its own: wait until it serves this one, as istiod answers only
+		// once synced.
+		if err := s.demoServed(waitCtx, snap.Version); err != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("interrupted")
+		}
 	}
 	return snap, nil
 }
