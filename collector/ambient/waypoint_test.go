@@ -42,27 +42,33 @@ func TestWaypointResolution(t *testing.T) {
 		// problems.
 		want1, want2 string
 		problems     []string
+		// remoteOnly: helloworld exists in cluster2 only.
+		remoteOnly bool
 	}{
+		{"the service in cluster2 only: cluster1's istiod sends cluster2's waypoint, on network2", func(m *testMesh) {
+			m.label("cluster2", use...)
+			m.waypoint("cluster2", "waypoint", collector.GatewayListener{}, "10.144.0.90")
+		}, "network2/10.144.0.90:15008", "network2/10.144.0.90:15008", []string{"warning waypoint-cross-network cluster1 network2"}, true},
 		{"the waypoint in one cluster only: the other network's ztunnels bypass it", func(m *testMesh) {
 			m.label("cluster1", use...)
 			m.label("cluster2", use...)
 			m.waypoint("cluster2", "waypoint", collector.GatewayListener{}, "10.144.0.90")
-		}, "", "network2/10.144.0.90:15008", []string{"error waypoint-cross-network cluster1 network2"}},
+		}, "", "network2/10.144.0.90:15008", []string{"error waypoint-cross-network cluster1 network2"}, false},
 		{"a waypoint in each cluster: each network uses its own", func(m *testMesh) {
 			m.label("cluster1", use...)
 			m.label("cluster2", use...)
 			m.waypoint("cluster1", "waypoint", collector.GatewayListener{}, "host:waypoint.ambient.svc.cluster.local")
 			m.waypoint("cluster2", "waypoint", collector.GatewayListener{}, "10.144.0.90")
-		}, "ambient/waypoint.ambient.svc.cluster.local:15008", "network2/10.144.0.90:15008", nil},
+		}, "ambient/waypoint.ambient.svc.cluster.local:15008", "network2/10.144.0.90:15008", nil, false},
 		{"labelled in cluster2 only", func(m *testMesh) {
 			m.label("cluster2", use...)
 			m.waypoint("cluster1", "waypoint", collector.GatewayListener{}, "10.44.0.90")
 			m.waypoint("cluster2", "waypoint", collector.GatewayListener{}, "10.144.0.90")
-		}, "", "network2/10.144.0.90:15008", []string{"error waypoint-cross-network cluster1 network2"}},
+		}, "", "network2/10.144.0.90:15008", []string{"error waypoint-cross-network cluster1 network2"}, false},
 		{"the namespace names it; a Gateway without a status address is not ready", func(m *testMesh) {
 			m.s.AmbientFor("cluster1").Namespaces["ambient"][collector.LabelUseWaypoint] = "waypoint"
 			m.waypoint("cluster1", "waypoint", collector.GatewayListener{})
-		}, "", "", []string{"warning waypoint-unresolved cluster1 network1"}},
+		}, "", "", []string{"warning waypoint-unresolved cluster1 network1"}, false},
 		{"none opts out; another namespace needs allowedRoutes", func(m *testMesh) {
 			m.s.AmbientFor("cluster1").Namespaces["ambient"][collector.LabelUseWaypoint] = "waypoint"
 			m.label("cluster1", collector.LabelUseWaypoint, "none")
@@ -70,7 +76,7 @@ func TestWaypointResolution(t *testing.T) {
 			m.waypoint("cluster2", "shared", collector.GatewayListener{AllowedFrom: "Selector",
 				AllowedSelector: &metav1.LabelSelector{MatchLabels: map[string]string{collector.LabelDataplaneMode: "ambient"}}}, "10.144.0.91")
 			m.last("cluster2").Namespace = "istio-system"
-		}, "", "network2/10.144.0.91:15008", []string{"error waypoint-cross-network cluster1 network2"}},
+		}, "", "network2/10.144.0.91:15008", []string{"error waypoint-cross-network cluster1 network2"}, false},
 		{"same namespace only by default; a waypoint for workloads is not a service's", func(m *testMesh) {
 			m.label("cluster1", collector.LabelUseWaypoint, "shared", collector.LabelUseWaypointNamespace, "istio-system")
 			m.label("cluster2", use...)
@@ -78,12 +84,15 @@ func TestWaypointResolution(t *testing.T) {
 			m.last("cluster1").Namespace = "istio-system"
 			m.waypoint("cluster2", "waypoint", collector.GatewayListener{}, "10.144.0.90")
 			m.last("cluster2").WaypointFor = "workload"
-		}, "", "", []string{"warning waypoint-unresolved cluster1 network1", "warning waypoint-unresolved cluster2 network2"}},
+		}, "", "", []string{"warning waypoint-unresolved cluster1 network1", "warning waypoint-unresolved cluster2 network2"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newTestMesh(t, two...)
 			m.service("cluster1", "10.96.0.10", true, testPod{name: "hw-1", ip: "10.44.0.30"})
+			if tc.remoteOnly {
+				delete(m.s.Service(hello).Clusters, "cluster1")
+			}
 			m.service("cluster2", "10.97.0.10", true, testPod{name: "hw-2", ip: "10.144.0.30"})
 			m.gateway("cluster1", "istio-eastwestgateway", collector.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
 			m.gateway("cluster2", "istio-eastwestgateway", collector.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
