@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Ambient mode. istiod's ambient index (pilot/pkg/serviceregistry/ambient)
@@ -30,6 +31,19 @@ const (
 	LabelTunnel = "networking.istio.io/tunnel"
 	// AnnotationGatewayServiceAccount overrides a Gateway's service account.
 	AnnotationGatewayServiceAccount = "gateway.istio.io/service-account"
+	// LabelUseWaypoint on a Service, namespace or pod names the waypoint
+	// (a Gateway) its traffic goes through; "none" opts out.
+	LabelUseWaypoint = "istio.io/use-waypoint"
+	// LabelUseWaypointNamespace names the waypoint's namespace when it is
+	// not the object's own.
+	LabelUseWaypointNamespace = "istio.io/use-waypoint-namespace"
+	// LabelWaypointFor on a Gateway (or its GatewayClass) says which
+	// traffic it is a waypoint for: service (the default), workload, all,
+	// none.
+	LabelWaypointFor = "istio.io/waypoint-for"
+	// LabelGatewayManaged marks the Services istiod deploys for its own
+	// gateways; waypoints and east-west gateways get no waypoint.
+	LabelGatewayManaged = "gateway.istio.io/managed"
 )
 
 // Gateway API classes istiod reads as network gateways in ambient mode.
@@ -109,6 +123,9 @@ type K8sGateway struct {
 	// SpecAddresses are spec.addresses, the addresses asked for: istiod's
 	// sidecar network gateways come from these (see gatewayAPIGateways).
 	SpecAddresses []GatewayAddress `json:"specAddresses,omitempty"`
+	// WaypointFor is the Gateway's istio.io/waypoint-for label ("" when
+	// it has none).
+	WaypointFor string `json:"waypointFor,omitempty"`
 	// PassthroughPort is the listener port istiod takes as auto-passthrough
 	// on a networked Gateway: its networking.istio.io/gatewayPort label,
 	// else "15443" (a string, compared as istiod does).
@@ -127,6 +144,11 @@ type GatewayListener struct {
 	// ListenerMode is the tls option gateway.istio.io/listener-protocol
 	// ("auto-passthrough" makes an SNI-routed network gateway).
 	ListenerMode string `json:"listenerMode,omitempty"`
+	// AllowedFrom is allowedRoutes.namespaces.from (All, Same, Selector);
+	// "" when the listener does not set it.
+	AllowedFrom string `json:"allowedFrom,omitempty"`
+	// AllowedSelector is allowedRoutes.namespaces.selector.
+	AllowedSelector *metav1.LabelSelector `json:"allowedSelector,omitempty"`
 }
 
 // GatewayAddress is one address of a Gateway (status or spec).

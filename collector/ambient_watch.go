@@ -121,6 +121,9 @@ func (g *cachedGateway) GetObjectMeta() metav1.Object {
 func (g *cachedGateway) DeepCopyObject() runtime.Object {
 	c := *g
 	c.Listeners = append([]GatewayListener(nil), g.Listeners...)
+	for i := range c.Listeners {
+		c.Listeners[i].AllowedSelector = c.Listeners[i].AllowedSelector.DeepCopy()
+	}
 	c.Addresses = append([]GatewayAddress(nil), g.Addresses...)
 	c.SpecAddresses = append([]GatewayAddress(nil), g.SpecAddresses...)
 	return &c
@@ -128,7 +131,9 @@ func (g *cachedGateway) DeepCopyObject() runtime.Object {
 
 // transformGateway keeps what istiod reads of a Gateway: its ambient index
 // (pilot/pkg/serviceregistry/ambient/networks.go) class, network label,
-// listeners, status addresses and the service account it derives; its
+// listeners, status addresses and the service account it derives; as a
+// waypoint (waypoints.go) the istio.io/waypoint-for label and the
+// listeners' allowedRoutes; its
 // sidecar network gateways (kube/controller/network.go
 // handleGatewayResource) spec addresses, listeners' tls options and the
 // gatewayPort label too.
@@ -141,6 +146,7 @@ func transformGateway(obj any) (any, error) {
 	g.Namespace, g.Name = u.GetNamespace(), u.GetName()
 	g.Class, _, _ = unstructured.NestedString(u.Object, "spec", "gatewayClassName")
 	g.Network = u.GetLabels()[LabelNetwork]
+	g.WaypointFor = u.GetLabels()[LabelWaypointFor]
 	g.PassthroughPort = strconv.Itoa(DefaultGatewayPort)
 	if p, ok := u.GetLabels()[LabelGatewayPort]; ok {
 		g.PassthroughPort = p
@@ -167,6 +173,8 @@ func transformGateway(obj any) (any, error) {
 		gl.TLSMode, _, _ = unstructured.NestedString(m, "tls", "mode")
 		_, gl.TLS = m["tls"].(map[string]any)
 		gl.ListenerMode, _, _ = unstructured.NestedString(m, "tls", "options", optionListenerMode)
+		gl.AllowedFrom, _, _ = unstructured.NestedString(m, "allowedRoutes", "namespaces", "from")
+		gl.AllowedSelector = labelSelector(m)
 		if p, ok, _ := unstructured.NestedInt64(m, "port"); ok {
 			gl.Port = uint32(p)
 		} else if f, ok, _ := unstructured.NestedFloat64(m, "port"); ok {
@@ -194,4 +202,18 @@ func gatewayAddresses(u *unstructured.Unstructured, part string) []GatewayAddres
 		out = append(out, ga)
 	}
 	return out
+}
+
+// labelSelector reads a listener's allowedRoutes.namespaces.selector (nil
+// when unset or not a selector).
+func labelSelector(listener map[string]any) *metav1.LabelSelector {
+	m, ok, _ := unstructured.NestedMap(listener, "allowedRoutes", "namespaces", "selector")
+	if !ok {
+		return nil
+	}
+	sel := &metav1.LabelSelector{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, sel); err != nil {
+		return nil
+	}
+	return sel
 }

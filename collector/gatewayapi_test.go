@@ -92,3 +92,22 @@ func TestGatewayAPIGateways(t *testing.T) {
 		t.Errorf("source %q", s)
 	}
 }
+
+// TestWaypointGateway: what istiod's waypoint resolution reads of a
+// Gateway survives the transform (and a deep copy): the waypoint-for
+// label and the HBONE listener's allowedRoutes.
+func TestWaypointGateway(t *testing.T) {
+	l := listener(15008, "HBONE", nil)
+	l["allowedRoutes"] = map[string]any{"namespaces": map[string]any{"from": "Selector",
+		"selector": map[string]any{"matchLabels": map[string]any{"team": "a"}}}}
+	o, err := transformGateway(gatewayObj(map[string]any{LabelWaypointFor: "all"}, "istio-waypoint", nil, l, listener(15021, "HTTP", nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := o.(*cachedGateway).DeepCopyObject().(*cachedGateway)
+	o.(*cachedGateway).Listeners[0].AllowedSelector.MatchLabels["team"] = "changed"
+	if g.WaypointFor != "all" || g.Listeners[0].AllowedFrom != "Selector" || g.Listeners[0].AllowedSelector.MatchLabels["team"] != "a" ||
+		g.Listeners[1].AllowedFrom != "" || g.Listeners[1].AllowedSelector != nil {
+		t.Errorf("waypoint Gateway read as %+v", g.K8sGateway)
+	}
+}

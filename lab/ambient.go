@@ -202,6 +202,12 @@ func createAmbientGateway(ctx context.Context, c *Cluster) error {
 // SetAmbientGatewayAddresses replaces the status addresses of the ambient
 // east-west Gateway of cluster (none: the gateway lost its address).
 func (l *Lab) SetAmbientGatewayAddresses(ctx context.Context, cluster string, ips ...string) error {
+	return l.SetGatewayAddresses(ctx, cluster, SystemNamespace, AmbientGateway, ips...)
+}
+
+// SetGatewayAddresses replaces the status addresses of a Gateway of
+// cluster, as its gateway controller would (istiod's is off in the lab).
+func (l *Lab) SetGatewayAddresses(ctx context.Context, cluster, namespace, name string, ips ...string) error {
 	c, err := l.cluster(cluster)
 	if err != nil {
 		return err
@@ -210,7 +216,7 @@ func (l *Lab) SetAmbientGatewayAddresses(ctx context.Context, cluster string, ip
 	if err != nil {
 		return err
 	}
-	return kubesim.SetGatewayAddresses(ctx, dyn, SystemNamespace, AmbientGateway, ips...)
+	return kubesim.SetGatewayAddresses(ctx, dyn, namespace, name, ips...)
 }
 
 // ambientIstiod puts istiod in ambient multi-network mode (it reads its

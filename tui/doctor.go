@@ -135,6 +135,8 @@ var badgeNames = map[string]string{
 	// networks' sidecars (information): the MODE column says as much.
 	"ambient-sidecar-drop":      "",
 	"ambient-scope-mismatch":    "scope",
+	"waypoint-cross-network":    "waypoint-net",
+	"waypoint-unresolved":       "waypoint",
 	"config-skew":               "cfg-skew",
 	"locality-failover":         "failover",
 	"serviceentry-no-workloads": "se-empty",

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -50,6 +51,9 @@ func (v *serviceView) ztunnelColumn(vc viewContext, i, w int) []string {
 		}
 		para(vc.st.Text, " ", fmt.Sprintf("%s, %s (from %s)", state, p.Scope, p.From))
 		para(vc.st.Muted, "   ", "VIPs "+strings.Join(p.VIPs, " "))
+		if w := p.Waypoint; w != nil {
+			para(vc.st.Muted, "   ", fmt.Sprintf("waypoint %s in %s (%s)", w.Source(), w.Cluster, cmp.Or(w.AddressString(), "no address")))
+		}
 	}
 
 	bad := map[string]bool{}

@@ -149,7 +149,11 @@ func serviceLine(p ambient.Prediction, actual *xdsclient.WDSServiceView) string 
 	} else if actual != nil {
 		sent = "NOT SENT, predicted"
 	}
-	return fmt.Sprintf("%s, %s (from %s), VIPs %s", sent, p.Scope, p.From, strings.Join(p.VIPs, ","))
+	line := fmt.Sprintf("%s, %s (from %s), VIPs %s", sent, p.Scope, p.From, strings.Join(p.VIPs, ","))
+	if w := p.Waypoint; w != nil {
+		line += fmt.Sprintf(", waypoint %s in %s (%s)", w.Source(), w.Cluster, cmp.Or(w.AddressString(), "no address"))
+	}
+	return line
 }
 
 func capacityOf(w ambient.Workload) uint32 {

@@ -64,6 +64,9 @@ func Compare(p Prediction, actual xdsclient.WDSServiceView) Comparison {
 		if !slices.Equal(ports, p.Ports) {
 			add("service", "", "Service %s has ports %v; predicted %v", p.Service, ports, p.Ports)
 		}
+		if got, want := s.Waypoint.String(), p.Waypoint.AddressString(); got != want {
+			add("service", "", "Service %s has waypoint %s; predicted %s", p.Service, orText(got, "none"), orText(want, "none"))
+		}
 		if !slices.Equal(s.SubjectAltNames, p.SubjectAltNames) {
 			add("service", "", "Service %s has subject alt names %s; predicted %s", p.Service, list(s.SubjectAltNames), list(p.SubjectAltNames))
 		}
@@ -137,6 +140,13 @@ func workloadDiff(p Workload, a xdsclient.WDSWorkload) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
 }
 
 func list(l []string) string {

@@ -108,6 +108,12 @@ type Prediction struct {
 	// global service (istiod adds them so ztunnel can verify the gateway's
 	// peer), sorted.
 	SubjectAltNames []string `json:"subjectAltNames,omitempty"`
+	// Waypoint is the waypoint the Service resource carries: the one
+	// istiod resolves in the cluster the resource is built from (nil: none).
+	Waypoint *Waypoint `json:"waypoint,omitempty"`
+	// WaypointUses are how each cluster istiod reads the service in names
+	// and resolves its waypoint (only clusters where a waypoint is named).
+	WaypointUses []WaypointUse `json:"waypointUses,omitempty"`
 	// Workloads, sorted by UID.
 	Workloads []Workload `json:"workloads"`
 	Dropped   []Dropped  `json:"dropped,omitempty"`
@@ -178,6 +184,22 @@ func (v *View) Predict(hostname string) Prediction {
 	}
 	p.Sent, p.Scope, p.From = true, base.scope, base.id
 	p.Ports = servicePorts(base.sc)
+	// Each cluster's Service is built with that cluster's waypoints; the
+	// merged one keeps its base's (mergeServiceInfosWithCluster).
+	for _, cs := range read {
+		u := v.waypointIn(cs.id, svc)
+		if u.Named == "" {
+			continue
+		}
+		p.WaypointUses = append(p.WaypointUses, u)
+		if cs.id != base.id {
+			continue
+		}
+		p.Waypoint = u.Waypoint
+		if u.Error != "" {
+			p.Notes = append(p.Notes, "no waypoint sent: "+u.Error)
+		}
+	}
 	merged := read
 	if base.scope != Global {
 		merged = []clusterSvc{base}

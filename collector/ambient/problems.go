@@ -13,7 +13,8 @@ type Problem struct {
 	// Severity is error, warning or info.
 	Severity string `json:"severity"`
 	// Kind is a stable code: ambient-no-gateway, ambient-several-gateways,
-	// ambient-gateway-ignored, ambient-scope-mismatch.
+	// ambient-gateway-ignored, ambient-scope-mismatch,
+	// waypoint-cross-network, waypoint-unresolved.
 	Kind         string `json:"kind"`
 	ControlPlane string `json:"controlPlane"`
 	Cluster      string `json:"cluster,omitempty"`
@@ -61,8 +62,10 @@ func InUse(snap *collector.Snapshot) bool {
 // Problems lists what keeps each istiod's ztunnels from reaching a
 // service's pods across networks: a network without a usable east-west
 // gateway (error), several gateways for one network (istiod picks any),
-// east-west Gateways istiod ignores, and services global in some clusters
-// but not in others (their pods elsewhere are dropped). Services that are
+// east-west Gateways istiod ignores, services global in some clusters
+// but not in others (their pods elsewhere are dropped), and waypoints that
+// the Service resource istiod sends does not carry although the service
+// names one (see waypointProblems). Services that are
 // global nowhere are taken as meant to stay local and not reported.
 func Problems(snap *collector.Snapshot) []Problem {
 	if !InUse(snap) {
@@ -145,7 +148,7 @@ func (v *View) ignored(cluster string, g collector.K8sGateway) string {
 
 func (v *View) serviceProblems(svc *collector.Service) []Problem {
 	p := v.Predict(svc.Hostname)
-	var out []Problem
+	out := v.waypointProblems(svc, p)
 	for _, d := range p.Dropped {
 		if len(d.Pods) == 0 {
 			continue

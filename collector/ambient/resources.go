@@ -18,7 +18,8 @@ import (
 // demo's control plane serves them.
 //
 // istiod also sends pods that back no service, workloads of WorkloadEntries
-// and waypoints: those are not predicted (see docs/ambient.md).
+// and the waypoints of workloads: those are not predicted (see
+// docs/ambient.md).
 func (v *View) Resources() []xdsclient.WDSAddress {
 	byName := map[string]*xdsclient.WDSAddress{}
 	for _, svc := range v.snap.Services {
@@ -78,6 +79,9 @@ func ServiceView(res []xdsclient.WDSAddress, key string) xdsclient.WDSServiceVie
 func (v *View) wdsService(svc *collector.Service, p Prediction) *xdsclient.WDSService {
 	s := &xdsclient.WDSService{Name: svc.Name, Namespace: svc.Namespace, Hostname: svc.Hostname,
 		Ports: wdsPorts(p.Ports), SubjectAltNames: p.SubjectAltNames, IPFamilies: "IPV4_ONLY", Canonical: true}
+	if p.Waypoint != nil {
+		s.Waypoint = p.Waypoint.Address
+	}
 	for _, vip := range p.VIPs {
 		net, addr, _ := strings.Cut(vip, "/")
 		s.Addresses = append(s.Addresses, xdsclient.WDSNetworkAddress{Network: net, Address: addr})

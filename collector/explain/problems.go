@@ -38,7 +38,8 @@ type Problem struct {
 	// serviceentry-no-workloads, serviceentry-port-name,
 	// workloadentry-unhealthy; in ambient mode ambient-no-gateway,
 	// ambient-several-gateways, ambient-gateway-ignored,
-	// ambient-scope-mismatch, ambient-sidecar-drop, wds-differs.
+	// ambient-scope-mismatch, ambient-sidecar-drop, waypoint-cross-network,
+	// waypoint-unresolved, wds-differs.
 	Kind string `json:"kind"`
 	// Cluster and Service name what the problem concerns (either may be empty).
 	Cluster  string `json:"cluster,omitempty"`
