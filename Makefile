@@ -13,7 +13,7 @@ LAB         := $(GO) run ./lab/cmd/meshscope-lab
 # Unit and component tests: everything but the e2e tests, which need the lab.
 TEST_PKGS    = $(shell $(GO) list ./... | grep -v /test/e2e)
 
-.PHONY: all build test lint fuzz release man lab lab-build lab-down lab-status e2e bench bench-go bench-lab bench-e2e screenshots demo clean
+.PHONY: all build test lint fuzz release man lab lab-build lab-down lab-status e2e bench bench-go bench-lab bench-e2e soak screenshots demo clean
 
 all: lint test build
 
@@ -100,7 +100,6 @@ bench-e2e: lab-build
 ## bound (the rule is printed; docs/benchmarks.md). SOAKFLAGS e.g.
 ## "-samples /tmp/soak -heap-profile /tmp/soak" or "-kubeconfig PATH"
 SOAKTIME ?= 3m
-.PHONY: soak
 soak:
 	SOAKTIME=$(SOAKTIME) $(GO) run ./lab/cmd/meshscope-soak $(SOAKFLAGS)
 

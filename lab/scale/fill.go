@@ -58,9 +58,6 @@ func (p *Plan) Fill(ctx context.Context, writers int, logf Logf) error {
 		for _, s := range slices.Items {
 			p.FixtureEndpoints += len(s.Endpoints)
 		}
-		if p.zones == nil {
-			p.zones = make([]map[string]string, len(p.Clusters))
-		}
 		if p.Nodes > 0 {
 			if p.zones[i], err = createNodes(ctx, cs, c.Name, p.Nodes); err != nil {
 				return fmt.Errorf("%s: %w", c.Name, err)

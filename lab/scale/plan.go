@@ -41,6 +41,7 @@ type Plan struct {
 // clusters, in nNS namespaces per cluster.
 func NewPlan(l *lab.Lab, nSvc, nEp, nNS int) *Plan {
 	p := &Plan{Clusters: l.Clusters(), Namespaces: nNS, Endpoints: nEp}
+	p.zones = make([]map[string]string, len(p.Clusters))
 	nextPod := make([]int, len(p.Clusters))
 	for i := 0; i < nSvc; i++ {
 		c := i % len(p.Clusters)
