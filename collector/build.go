@@ -1,9 +1,7 @@
 package collector
 
 import (
-	"maps"
 	"net/netip"
-	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -228,11 +226,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 			ep := &sl.endpoints[j]
 			var pi *podInfo
 			if ep.pod != "" {
-				ns := ep.podNamespace
-				if ns == "" {
-					ns = sl.namespace
-				}
-				key := ns + "/" + ep.pod
+				key := ep.podKey(sl.namespace)
 				pi = pods[key]
 				if pi == nil {
 					pi = &podInfo{}
@@ -264,7 +258,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 					if node == "" {
 						node = pi.node
 					}
-					e.Pod = ep.pod
+					e.Pod = ep.podName()
 					e.PodMissing = pi.missing
 				}
 				e.Node = node
@@ -332,32 +326,6 @@ func dedupeSorted(eps []Endpoint) []Endpoint {
 		out = append(out, eps[i])
 	}
 	return out
-}
-
-// internLabels returns a pod's labels, sharing one map between all pods
-// with the same labels (the replicas of a deployment): fewer allocations
-// while building, less heap in every snapshot.
-func internLabels(sets map[string]map[string]string, labels map[string]string) map[string]string {
-	if len(labels) == 0 {
-		return nil
-	}
-	var kbuf [32]string
-	keys := append(kbuf[:0], slices.Collect(maps.Keys(labels))...)
-	slices.Sort(keys)
-	var buf [512]byte
-	b := buf[:0]
-	for _, k := range keys {
-		b = append(b, k...)
-		b = append(b, 0)
-		b = append(b, labels[k]...)
-		b = append(b, 0)
-	}
-	if m, ok := sets[string(b)]; ok { // no allocation for the lookup
-		return m
-	}
-	m := maps.Clone(labels)
-	sets[string(b)] = m
-	return m
 }
 
 func pick(m map[string]string, keys []string) map[string]string {

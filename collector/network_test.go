@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -74,5 +76,30 @@ func TestResolveNetworkOrder(t *testing.T) {
 	}
 	if got, _ := resolveNetwork("", "", nil, "c", "10.0.0.1"); got != "" {
 		t.Errorf("no meshNetworks: got %q", got)
+	}
+}
+
+// NetworkFrom is a number in memory and the rule's name in JSON and text,
+// both ways; no rule is omitted.
+func TestNetworkFromText(t *testing.T) {
+	for f := NetworkFromNone; f <= NetworkFromWorkloadEntry; f++ {
+		b, err := json.Marshal(Endpoint{NetworkFrom: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Endpoint
+		if err := json.Unmarshal(b, &back); err != nil || back.NetworkFrom != f {
+			t.Fatalf("%v: %s → %v, %v", f, b, back.NetworkFrom, err)
+		}
+		if f != NetworkFromNone && !strings.Contains(string(b), `"networkFrom":"`+f.String()+`"`) {
+			t.Fatalf("%v: %s", f, b)
+		}
+	}
+	if NetworkFromCIDR.String() != "meshNetworksFromCidr" || fmt.Sprintf("%s", NetworkFromPodLabel) != "podLabel" {
+		t.Fatal("names changed")
+	}
+	var f NetworkFrom
+	if err := f.UnmarshalText([]byte("dns")); err == nil {
+		t.Fatal("unknown name accepted")
 	}
 }

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -275,29 +277,55 @@ type EndpointPort struct {
 }
 
 // NetworkFrom says which rule gave an endpoint its network (docs/istiod-rules.md).
-type NetworkFrom string
+// It is a small number, not a string, because every endpoint of every
+// snapshot holds one; it reads and writes (JSON, %s) as the rule's name.
+type NetworkFrom uint8
 
 const (
-	NetworkFromPodLabel       NetworkFrom = "podLabel"
-	NetworkFromNamespaceLabel NetworkFrom = "systemNamespaceLabel"
-	NetworkFromRegistry       NetworkFrom = "meshNetworksFromRegistry"
-	NetworkFromCIDR           NetworkFrom = "meshNetworksFromCidr"
+	NetworkFromNone           NetworkFrom = iota // ""
+	NetworkFromPodLabel                          // "podLabel"
+	NetworkFromNamespaceLabel                    // "systemNamespaceLabel"
+	NetworkFromRegistry                          // "meshNetworksFromRegistry"
+	NetworkFromCIDR                              // "meshNetworksFromCidr"
 	// NetworkFromWorkloadEntry: the network field of a WorkloadEntry (or
 	// inline ServiceEntry endpoint), its only source in istiod.
-	NetworkFromWorkloadEntry NetworkFrom = "workloadEntry"
-	NetworkFromNone          NetworkFrom = ""
+	NetworkFromWorkloadEntry // "workloadEntry"
 )
+
+var networkFromNames = [...]string{"", "podLabel", "systemNamespaceLabel", "meshNetworksFromRegistry", "meshNetworksFromCidr", "workloadEntry"}
+
+func (f NetworkFrom) String() string {
+	if int(f) < len(networkFromNames) {
+		return networkFromNames[f]
+	}
+	return fmt.Sprintf("NetworkFrom(%d)", uint8(f))
+}
+
+func (f NetworkFrom) MarshalText() ([]byte, error) {
+	if int(f) >= len(networkFromNames) {
+		return nil, fmt.Errorf("unknown network source %d", uint8(f))
+	}
+	return []byte(networkFromNames[f]), nil
+}
+
+func (f *NetworkFrom) UnmarshalText(b []byte) error {
+	i := slices.Index(networkFromNames[:], string(b))
+	if i < 0 {
+		return fmt.Errorf("unknown network source %q", b)
+	}
+	*f = NetworkFrom(i)
+	return nil
+}
 
 // Endpoint is one address of a service in one cluster: a pod behind an
 // EndpointSlice, or a workload of a ServiceEntry (a WorkloadEntry, an
 // inline endpoint, or a pod its workloadSelector picks).
 type Endpoint struct {
-	Cluster     string         `json:"cluster"`
-	Network     string         `json:"network"`
-	NetworkFrom NetworkFrom    `json:"networkFrom,omitempty"`
-	Address     string         `json:"address"`
-	Ports       []EndpointPort `json:"ports,omitempty"`
-	Pod         string         `json:"pod,omitempty"`
+	Cluster string         `json:"cluster"`
+	Network string         `json:"network"`
+	Address string         `json:"address"`
+	Ports   []EndpointPort `json:"ports,omitempty"`
+	Pod     string         `json:"pod,omitempty"`
 	// Workload names a non-pod endpoint: "WorkloadEntry/NAME" or
 	// "ServiceEntry/NAME[INDEX]" (an inline endpoint), in the service's
 	// namespace.
@@ -324,6 +352,10 @@ type Endpoint struct {
 	Ready       bool `json:"ready"`
 	Serving     bool `json:"serving"`
 	Terminating bool `json:"terminating,omitempty"`
+	// NetworkFrom is the rule that gave Network. It sits with the flags,
+	// not next to Network, so that it packs with them: every snapshot
+	// holds one Endpoint per endpoint (TestEndpointSize).
+	NetworkFrom NetworkFrom `json:"networkFrom,omitempty"`
 	// Weight is a WorkloadEntry's weight (0: istiod's default, 1).
 	Weight uint32 `json:"weight,omitempty"`
 }

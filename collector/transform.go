@@ -2,9 +2,11 @@ package collector
 
 import (
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -80,13 +82,31 @@ type cachedSlice struct {
 // cachedEndpoint is one endpoint of a cachedSlice.
 type cachedEndpoint struct {
 	addresses []string
-	// pod is the targetRef's name when it is a Pod; podNamespace its
-	// namespace when it differs from the slice's ("" otherwise).
-	pod, podNamespace string
+	// pod is the targetRef's name when it is a Pod, as "namespace/name"
+	// when its namespace is not the slice's (rare; pod names hold no "/"):
+	// one string field less per endpoint (podKey, podName).
+	pod string
 	// node is interned (few distinct values per cluster). The slice's
 	// zone is not kept: istiod takes localities from pods and nodes only.
 	node       string
 	conditions endpointConditions
+}
+
+// podKey is the pod cache's key of the endpoint's pod ("" for none).
+func (e *cachedEndpoint) podKey(sliceNamespace string) string {
+	if e.pod == "" || strings.Contains(e.pod, "/") {
+		return e.pod
+	}
+	return sliceNamespace + "/" + e.pod
+}
+
+// podName is the name of the endpoint's pod.
+func (e *cachedEndpoint) podName() string {
+	_, name, found := strings.Cut(e.pod, "/")
+	if !found {
+		return e.pod
+	}
+	return name
 }
 
 // endpointConditions packs the three optional conditions of an endpoint:
@@ -178,8 +198,8 @@ func (in *interner) transformEndpointSlice(obj any) (any, error) {
 		ce := cachedEndpoint{addresses: e.Addresses, conditions: packConditions(e.Conditions)}
 		if r := e.TargetRef; r != nil && r.Kind == "Pod" {
 			ce.pod = r.Name
-			if r.Namespace != s.Namespace {
-				ce.podNamespace = in.str(r.Namespace)
+			if r.Namespace != "" && r.Namespace != s.Namespace {
+				ce.pod = r.Namespace + "/" + r.Name
 			}
 		}
 		if e.NodeName != nil {
@@ -191,30 +211,48 @@ func (in *interner) transformEndpointSlice(obj any) (any, error) {
 }
 
 // cachedPod is all the Pod cache keeps of a Pod: its identity (for the
-// store's key), its node, its labels interned so pods of one workload share
-// one map, and what a ServiceEntry's workloadSelector needs of it (address,
-// readiness, named container ports). A full corev1.Pod, even stripped, costs
-// over 1 KiB per pod, and pods are the bulk of a mesh's objects; an
-// embedded ObjectMeta alone is 248 B.
+// store's key), its node, its address and readiness, and — shared with the
+// other pods of its workload — its labels, service account and named
+// ports. A full corev1.Pod, even stripped, costs over 1 KiB per pod, and
+// pods are the bulk of a mesh's objects; an embedded ObjectMeta alone is
+// 248 B. This is 96 B (TestCachedPodSize).
 type cachedPod struct {
-	Name, Namespace, resourceVersion string
-	// Labels are all the pod's labels: Istio config selects pods on any
-	// label (PeerAuthentication and ServiceEntry selectors, DestinationRule
-	// subsets), and replicas share one interned map.
-	Labels   map[string]string
+	Name, Namespace string
+	// podTemplate holds what replicas share (interned, never nil).
+	*podTemplate
 	NodeName string
 	// IP is the pod's (first) IP; inEndpoints says istiod's pod controller
 	// would make it a workload instance (shouldPodBeInEndpoints and
 	// IsPodReady): not terminal, not deleting, ready, with an IP.
-	IP          netip.Addr
-	inEndpoints bool
-	// ports are the named TCP container ports (interned), which a
-	// ServiceEntry port of the same name targets (getPortMap).
-	ports *[]EndpointPort
-	// ServiceAccount and redirected (istio-cni's ambient enrollment
-	// annotation) are what istiod's ambient workloads take from a pod.
+	IP netip.Addr
+	// rv is the resource version, which the informer compares to tell an
+	// update from a resync (resourceVersion).
+	rv uint64
+	// redirected is istio-cni's ambient enrollment annotation.
+	inEndpoints, redirected bool
+}
+
+// podTemplate is the part of a cachedPod that the pods of one workload (in
+// one zone: Kubernetes 1.33+ copies the node's topology labels onto pods)
+// have in common; the interner shares one per distinct value.
+type podTemplate struct {
+	// Labels are all the pod's labels: Istio config selects pods on any
+	// label (PeerAuthentication and ServiceEntry selectors, DestinationRule
+	// subsets).
+	Labels map[string]string
+	// ServiceAccount is what istiod's ambient workloads take from a pod.
 	ServiceAccount string
-	redirected     bool
+	// ports are the named TCP container ports, which a ServiceEntry port
+	// of the same name targets (getPortMap).
+	ports *[]EndpointPort
+}
+
+// templateKey identifies a podTemplate: its label set by the interner's
+// hash (labelSet), the interned service account and port list.
+type templateKey struct {
+	labels uint64
+	sa     string
+	ports  *[]EndpointPort
 }
 
 func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
@@ -223,12 +261,27 @@ func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjec
 // resource version (which tells updates from resyncs); the ObjectMeta is
 // built on demand, not kept.
 func (p *cachedPod) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, ResourceVersion: p.resourceVersion, Labels: p.Labels}
+	return &metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, ResourceVersion: resourceVersionText(p.rv), Labels: p.Labels}
 }
+
+// resourceVersionNumber keeps a resource version in 8 bytes instead of a
+// string: etcd-backed API servers (all of them) use decimal revisions. An
+// opaque one is kept as its hash, with the top bit set; the cache only
+// compares them for equality.
+func (in *interner) resourceVersionNumber(rv string) uint64 {
+	if n, err := strconv.ParseUint(rv, 10, 63); err == nil {
+		return n
+	}
+	return maphash.String(in.seed, rv) | 1<<63
+}
+
+func resourceVersionText(n uint64) string { return strconv.FormatUint(n, 10) }
 
 func (p *cachedPod) DeepCopyObject() runtime.Object {
 	c := *p
-	c.Labels = maps.Clone(p.Labels)
+	t := *p.podTemplate
+	t.Labels = maps.Clone(t.Labels)
+	c.podTemplate = &t
 	return &c
 }
 
@@ -238,12 +291,19 @@ func (p *cachedPod) DeepCopyObject() runtime.Object {
 type interner struct {
 	mu      sync.Mutex
 	strings map[string]string
-	labels  map[string]map[string]string
-	ports   map[string]*[]EndpointPort
+	// labels holds each distinct label set by its hash (labelSet); its
+	// keys and values are interned strings too.
+	labels    map[uint64]map[string]string
+	seed      maphash.Seed
+	ports     map[string]*[]EndpointPort
+	templates map[templateKey]*podTemplate
 }
 
 func newInterner() *interner {
-	return &interner{strings: map[string]string{}, labels: map[string]map[string]string{}, ports: map[string]*[]EndpointPort{}}
+	return &interner{
+		strings: map[string]string{}, labels: map[uint64]map[string]string{},
+		seed: maphash.MakeSeed(), ports: map[string]*[]EndpointPort{}, templates: map[templateKey]*podTemplate{},
+	}
 }
 
 // internerLimit bounds each interner table: values that are gone from the
@@ -267,6 +327,62 @@ func (in *interner) str(s string) string {
 	return s
 }
 
+// labelSet returns the shared copy of a label set: pods of one workload
+// in one zone carry the same labels (Kubernetes 1.33+ copies the node's
+// topology labels onto pods), so a cluster of tens of thousands of pods has
+// a few thousand sets. The table is keyed by a hash of the set rather than
+// by its text (which would cost as much as the set again), and the set's
+// keys and values are interned: the label keys are a handful and the
+// values repeat across sets. On the (2^-64) chance that two sets share a
+// hash the second is not shared, never mixed up. The caller holds in.mu.
+func (in *interner) labelSet(labels map[string]string) (set map[string]string, hash uint64, shared bool) {
+	if len(labels) == 0 {
+		return nil, 0, true
+	}
+	var sum uint64
+	for k, v := range labels {
+		// A sum of per-label hashes does not depend on map order.
+		var h maphash.Hash
+		h.SetSeed(in.seed)
+		h.WriteString(k)
+		h.WriteByte(0)
+		h.WriteString(v)
+		sum += h.Sum64()
+	}
+	if m, ok := in.labels[sum]; ok {
+		if maps.Equal(m, labels) {
+			return m, sum, true
+		}
+		return in.copyLabels(labels), sum, false
+	}
+	m := in.copyLabels(labels)
+	in.labels[sum] = m
+	return m, sum, true
+}
+
+// template returns the shared podTemplate of a pod. The caller holds in.mu.
+func (in *interner) template(p *corev1.Pod) *podTemplate {
+	labels, hash, shared := in.labelSet(p.Labels)
+	t := &podTemplate{Labels: labels, ServiceAccount: in.str(p.Spec.ServiceAccountName), ports: in.podPorts(p)}
+	if !shared {
+		return t
+	}
+	k := templateKey{labels: hash, sa: t.ServiceAccount, ports: t.ports}
+	if v, ok := in.templates[k]; ok {
+		return v
+	}
+	in.templates[k] = t
+	return t
+}
+
+func (in *interner) copyLabels(labels map[string]string) map[string]string {
+	m := make(map[string]string, len(labels))
+	for k, v := range labels {
+		m[in.str(k)] = in.str(v)
+	}
+	return m
+}
+
 func (in *interner) transformPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -274,20 +390,19 @@ func (in *interner) transformPod(obj any) (any, error) {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if len(in.labels) >= internerLimit {
-		in.labels = map[string]map[string]string{}
+	if len(in.labels) >= internerLimit || len(in.templates) >= internerLimit {
+		in.labels = map[uint64]map[string]string{}
+		in.templates = map[templateKey]*podTemplate{}
 	}
 	if len(in.ports) >= internerLimit {
 		in.ports = map[string]*[]EndpointPort{}
+		in.templates = map[templateKey]*podTemplate{}
 	}
 	c := &cachedPod{
-		Name: p.Name, Namespace: in.str(p.Namespace), resourceVersion: p.ResourceVersion,
-		Labels:   internLabels(in.labels, p.Labels),
-		NodeName: in.str(p.Spec.NodeName),
-		ports:    in.podPorts(p),
-		// The service account is interned: pods of one workload share it.
-		ServiceAccount: in.str(p.Spec.ServiceAccountName),
-		redirected:     podRedirected(p),
+		Name: p.Name, Namespace: in.str(p.Namespace), rv: in.resourceVersionNumber(p.ResourceVersion),
+		podTemplate: in.template(p),
+		NodeName:    in.str(p.Spec.NodeName),
+		redirected:  podRedirected(p),
 	}
 	c.IP, _ = netip.ParseAddr(p.Status.PodIP)
 	c.inEndpoints = c.IP.IsValid() && p.DeletionTimestamp == nil &&

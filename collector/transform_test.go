@@ -1,8 +1,10 @@
 package collector
 
 import (
+	"reflect"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -39,17 +41,17 @@ func TestCachedSliceKeepsWhatBuildReads(t *testing.T) {
 	}
 	type cond struct{ ready, serving, terminating bool }
 	want := []struct {
-		pod, podNS, node string
+		podKey, podName, node string
 		cond
 	}{
-		{"hw-1", "", "node-a", cond{true, true, false}}, // conditions unset: ready, serving
-		{"hw-2", "other", "", cond{false, true, true}},  // serving while terminating
-		{"", "", "", cond{false, false, true}},          // not a Pod: no pod; serving follows ready; not ready and terminating unset: terminating, as istiod reads it
+		{"sample/hw-1", "hw-1", "node-a", cond{true, true, false}}, // conditions unset: ready, serving
+		{"other/hw-2", "hw-2", "", cond{false, true, true}},        // another namespace's pod; serving while terminating
+		{"", "", "", cond{false, false, true}},                     // not a Pod: no pod; serving follows ready; not ready and terminating unset: terminating, as istiod reads it
 	}
 	for i, w := range want {
 		e := c.endpoints[i]
 		got := cond{e.conditions.ready(), e.conditions.serving(), e.conditions.terminating()}
-		if e.pod != w.pod || e.podNamespace != w.podNS || e.node != w.node || got != w.cond || e.addresses[0] != sl.Endpoints[i].Addresses[0] {
+		if e.podKey(c.namespace) != w.podKey || e.podName() != w.podName || e.node != w.node || got != w.cond || e.addresses[0] != sl.Endpoints[i].Addresses[0] {
 			t.Errorf("endpoint %d = %+v %+v, want %+v", i, e, got, w)
 		}
 	}
@@ -111,5 +113,115 @@ func TestInternerBounded(t *testing.T) {
 	}
 	if first != "node-0" || in.str("node-0") != "node-0" {
 		t.Fatal("values must survive a reset")
+	}
+}
+
+// Pods with the same labels share one map, whatever order their maps list
+// them in; a different value is a different set; the sets' strings are
+// interned, so a value repeated across sets is held once.
+func TestLabelSetShared(t *testing.T) {
+	in := newInterner()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	set := func(l map[string]string) map[string]string {
+		m, _, shared := in.labelSet(l)
+		if !shared {
+			t.Fatalf("%v not shared", l)
+		}
+		return m
+	}
+	a := set(map[string]string{"app": "web", "version": "v1", "topology.kubernetes.io/zone": "z1"})
+	b := set(map[string]string{"topology.kubernetes.io/zone": "z1", "version": "v1", "app": "web"})
+	c := set(map[string]string{"app": "web", "version": "v1", "topology.kubernetes.io/zone": "z2"})
+	if reflect.ValueOf(a).UnsafePointer() != reflect.ValueOf(b).UnsafePointer() {
+		t.Fatal("equal label sets are not shared")
+	}
+	if reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(c).UnsafePointer() || c["topology.kubernetes.io/zone"] != "z2" {
+		t.Fatalf("different label sets are mixed up: %v %v", a, c)
+	}
+	if unsafe.StringData(a["app"]) != unsafe.StringData(c["app"]) {
+		t.Fatal("label values are not interned across sets")
+	}
+	if set(nil) != nil || len(in.labels) != 2 {
+		t.Fatalf("table holds %d sets, want 2", len(in.labels))
+	}
+	// A colliding hash (forced here) must give the caller its own labels,
+	// not the other set, and say it is not shared.
+	for h := range in.labels {
+		in.labels[h] = map[string]string{"other": "set"}
+	}
+	d, _, shared := in.labelSet(map[string]string{"app": "web", "version": "v1", "topology.kubernetes.io/zone": "z1"})
+	if d["app"] != "web" || len(d) != 3 || shared {
+		t.Fatalf("collision returned %v (shared %v)", d, shared)
+	}
+}
+
+// Replicas share one podTemplate; a pod whose labels, service account or
+// named ports differ gets its own; and the cached pod reads as the Pod did.
+func TestPodTemplateShared(t *testing.T) {
+	in := newInterner()
+	pod := func(name, sa, zone string, port int32) *cachedPod {
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: "12345",
+				Labels: map[string]string{"app": "web", "topology.kubernetes.io/zone": zone}},
+			Spec: corev1.PodSpec{ServiceAccountName: sa, NodeName: "node-" + name,
+				Containers: []corev1.Container{{Name: "app", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: port}}}}},
+			Status: corev1.PodStatus{PodIP: "10.0.0.1", Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
+		}
+		c, err := in.transformPod(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.(*cachedPod)
+	}
+	a, b := pod("a", "web", "z1", 8080), pod("b", "web", "z1", 8080)
+	if a.podTemplate != b.podTemplate {
+		t.Fatal("replicas do not share a template")
+	}
+	for _, other := range []*cachedPod{pod("c", "other", "z1", 8080), pod("d", "web", "z2", 8080), pod("e", "web", "z1", 9090)} {
+		if other.podTemplate == a.podTemplate {
+			t.Fatalf("pod %s shares a template it differs from", other.Name)
+		}
+	}
+	if a.Name != "a" || a.NodeName != "node-a" || a.ServiceAccount != "web" || a.Labels["app"] != "web" ||
+		a.ports == nil || (*a.ports)[0].Port != 8080 || !a.inEndpoints || a.GetObjectMeta().GetResourceVersion() != "12345" {
+		t.Fatalf("cached pod = %+v %+v", a, a.podTemplate)
+	}
+	// A deep copy owns its labels.
+	c := a.DeepCopyObject().(*cachedPod)
+	c.Labels["app"] = "changed"
+	if a.Labels["app"] != "web" {
+		t.Fatal("DeepCopyObject shares the labels")
+	}
+}
+
+// An opaque resource version is kept as a hash: equal versions compare
+// equal, different ones differ, and a numeric one reads back the same.
+func TestResourceVersionNumber(t *testing.T) {
+	in := newInterner()
+	if n := in.resourceVersionNumber("987654321"); resourceVersionText(n) != "987654321" {
+		t.Fatalf("numeric version reads back as %q", resourceVersionText(n))
+	}
+	x, y := in.resourceVersionNumber("abc"), in.resourceVersionNumber("abd")
+	if x == y || x != in.resourceVersionNumber("abc") || x < 1<<63 {
+		t.Fatalf("opaque versions: %d %d", x, y)
+	}
+}
+
+// A cachedPod is held per pod of every cluster: a field added must be
+// worth its bytes at 30,000 pods (docs/benchmarks.md).
+func TestCachedPodSize(t *testing.T) {
+	if got := unsafe.Sizeof(cachedPod{}); got > 96 {
+		t.Fatalf("cachedPod is %d B, want ≤ 96 (one allocator size class); keep the bools together", got)
+	}
+	if got := unsafe.Sizeof(cachedEndpoint{}); got > 64 {
+		t.Fatalf("cachedEndpoint is %d B, want ≤ 64", got)
+	}
+}
+
+// Every snapshot holds one Endpoint per endpoint of the mesh.
+func TestEndpointSize(t *testing.T) {
+	if got := unsafe.Sizeof(Endpoint{}); got > 176 {
+		t.Fatalf("Endpoint is %d B, want ≤ 176; keep the small fields together", got)
 	}
 }
