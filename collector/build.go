@@ -46,6 +46,9 @@ type cacheView struct {
 	podCount   int
 	nodeCount  int
 	secretsLen int
+	// workloadEntries are the cluster's WorkloadEntries, which its
+	// Services select too (serviceWorkloadEntries).
+	workloadEntries []WorkloadEntry
 }
 
 func (w *watcher) view(systemNamespace string) cacheView {
@@ -268,6 +271,12 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 				}
 				sc.Endpoints = append(sc.Endpoints, e)
 			}
+		}
+	}
+	for _, svc := range v.services {
+		if eps := serviceWorkloadEntries(svc, v.workloadEntries); len(eps) > 0 {
+			sc := p.services[svc.Name+"."+svc.Namespace+".svc."+domain]
+			sc.Endpoints = append(sc.Endpoints, eps...)
 		}
 	}
 	for h, sc := range p.services {

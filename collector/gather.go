@@ -17,7 +17,7 @@ func (r *Registry) build(version uint64) *Snapshot {
 	sel := selectorsOf(in.ServiceEntries)
 	var swapsDone []*entry
 	for _, it := range items {
-		sh, done := r.gatherCluster(it, in.mnIndex, sel)
+		sh, done := r.gatherCluster(it, in.mnIndex, sel, in.WorkloadEntries)
 		if done {
 			swapsDone = append(swapsDone, it.ptr)
 		}
@@ -104,8 +104,9 @@ func istioEntriesOf(items []item) ([]ServiceEntry, []WorkloadEntry) {
 // gatherCluster reads what one cluster contributes: its state, and for a
 // watched cluster its (cached or rebuilt) part, the pods the
 // ServiceEntries' selectors pick, its Istio config, control-plane facts and
-// mesh config. done says a pending watcher swap is over.
-func (r *Registry) gatherCluster(it item, ix *meshNetworkIndex, sel selectorSet) (sh clusterShare, done bool) {
+// mesh config. wes are the WorkloadEntries of every cluster (its Services
+// select its own). done says a pending watcher swap is over.
+func (r *Registry) gatherCluster(it item, ix *meshNetworkIndex, sel selectorSet, wes []WorkloadEntry) (sh clusterShare, done bool) {
 	e := it.e
 	c := Cluster{ID: e.id, IDFrom: e.idFrom, Source: e.source, Sources: e.sources, Server: e.server, Warnings: e.warnings}
 	if len(c.Sources) <= 1 {
@@ -127,6 +128,11 @@ func (r *Registry) gatherCluster(it item, ix *meshNetworkIndex, sel selectorSet)
 		part := w.part.Load()
 		if w.dirty.Swap(false) || part == nil || part.id != e.id || part.mnKey != ix.key || part.selKey != sel.key {
 			v := w.view(r.opts.SystemNamespace)
+			for _, we := range wes {
+				if we.Cluster == e.id {
+					v.workloadEntries = append(v.workloadEntries, we)
+				}
+			}
 			part = buildPart(v, e.id, r.opts.DomainSuffix, ix)
 			part.selKey, part.selected = sel.key, selectPods(v, e.id, part.network, ix, sel)
 			part.nsLabels = namespaceLabels(v)

@@ -2,9 +2,13 @@ package collector
 
 import (
 	"net/netip"
+
 	"sort"
 	"strconv"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // workloadSelector is one ServiceEntry's workloadSelector, offered to the
@@ -247,6 +251,61 @@ func workloadEntryEndpoint(we WorkloadEntry, ports []ServicePort) Endpoint {
 		e.NetworkFrom = NetworkFromWorkloadEntry
 	}
 	return e
+}
+
+// serviceWorkloadEntries mirrors the kube registry's
+// serviceInstancesFromWorkloadInstances (PILOT_ENABLE_K8S_SELECT_WORKLOAD_ENTRIES,
+// on by default): a Kubernetes Service with a selector, neither headless nor
+// ExternalName, also has for endpoints the WorkloadEntries of its own
+// cluster and namespace whose labels (as istiod augments them) it selects —
+// how VMs usually join a Kubernetes Service. istiod's config cluster hands
+// its WorkloadEntries to its own kube registry, and every remote cluster's
+// WorkloadEntry controller to that cluster's (multicluster.go). Unhealthy
+// entries and entries whose address is a DNS name or a unix socket
+// (DNSServiceEntryOnly) are left out. Each service port targets its
+// numeric targetPort; a named targetPort targets the entry's port of that
+// name, and an entry without one is left out of that port
+// (serviceInstanceFromWorkloadInstance).
+func serviceWorkloadEntries(svc *corev1.Service, wes []WorkloadEntry) []Endpoint {
+	if len(wes) == 0 || len(svc.Spec.Selector) == 0 || svc.Spec.ClusterIP == corev1.ClusterIPNone ||
+		svc.Spec.Type == corev1.ServiceTypeExternalName || len(svc.Spec.Ports) == 0 {
+		return nil
+	}
+	var out []Endpoint
+	for _, we := range wes {
+		if we.Namespace != svc.Namespace || we.Unhealthy {
+			continue
+		}
+		if we.Address != "" {
+			if _, err := netip.ParseAddr(we.Address); err != nil {
+				continue
+			}
+		}
+		e := workloadEntryEndpoint(we, nil)
+		if !SelectsEndpoint(svc.Spec.Selector, &e) {
+			continue
+		}
+		e.Workload = "WorkloadEntry/" + we.Name
+		e.Ports = make([]EndpointPort, 0, len(svc.Spec.Ports))
+		for _, sp := range svc.Spec.Ports {
+			target := uint32(sp.Port)
+			switch {
+			case sp.TargetPort.Type == intstr.Int && sp.TargetPort.IntVal > 0:
+				target = uint32(sp.TargetPort.IntVal)
+			case sp.TargetPort.Type == intstr.String && sp.TargetPort.StrVal != "":
+				p, ok := we.Ports[sp.TargetPort.StrVal]
+				if !ok || p == 0 {
+					continue // the entry serves no port of that name
+				}
+				target = p
+			}
+			e.Ports = append(e.Ports, EndpointPort{Name: sp.Name, Port: int32(target), Protocol: string(sp.Protocol)})
+		}
+		if len(e.Ports) > 0 {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func portMap(ps []EndpointPort) map[string]uint32 {

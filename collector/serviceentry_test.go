@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
@@ -196,5 +198,99 @@ func TestDiscoveryNamespaces(t *testing.T) {
 	}
 	if strings.Join(mc.DiscoveryNamespaces["c1"], ",") != "sample" {
 		t.Errorf("c1 = %v", mc.DiscoveryNamespaces["c1"])
+	}
+}
+
+// A Kubernetes Service selects the WorkloadEntries of its cluster and
+// namespace as istiod's kube registry does: by labels (augmented), healthy
+// and with an IP (or no) address, each port to the numeric targetPort or
+// the entry's port named by a named targetPort.
+func TestServiceSelectsWorkloadEntries(t *testing.T) {
+	svc := svcObj("sample", "vm", 8080)
+	svc.Spec.Selector = map[string]string{"app": "vm"}
+	svc.Spec.Ports = []corev1.ServicePort{
+		{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(9080), Protocol: corev1.ProtocolTCP},
+		{Name: "grpc", Port: 7070, TargetPort: intstr.FromString("grpc-web")},
+	}
+	we := func(name, addr string, mod func(*WorkloadEntry)) WorkloadEntry {
+		w := WorkloadEntry{Cluster: "cluster1", Namespace: "sample", Name: name, Address: addr,
+			Labels: map[string]string{"app": "vm"}, Network: "network2", ServiceAccount: "vm"}
+		if mod != nil {
+			mod(&w)
+		}
+		return w
+	}
+	wes := []WorkloadEntry{
+		we("vm-a", "10.1.0.1", func(w *WorkloadEntry) { w.Ports = map[string]uint32{"grpc-web": 17070} }),
+		we("vm-b", "10.1.0.2", nil), // no grpc-web port: http only
+		we("vm-other-ns", "10.1.0.3", func(w *WorkloadEntry) { w.Namespace = "other" }),
+		we("vm-other-app", "10.1.0.4", func(w *WorkloadEntry) { w.Labels = map[string]string{"app": "db"} }),
+		we("vm-sick", "10.1.0.5", func(w *WorkloadEntry) { w.Unhealthy = true }),
+		we("vm-dns", "vm.example.com", nil),
+		we("vm-unix", "unix:///var/run/vm.sock", nil),
+	}
+	got := serviceWorkloadEntries(svc, wes)
+	if len(got) != 2 {
+		t.Fatalf("got %d endpoints, want vm-a and vm-b: %+v", len(got), got)
+	}
+	a, b := got[0], got[1]
+	if a.Workload != "WorkloadEntry/vm-a" || a.Address != "10.1.0.1" || a.Network != "network2" || a.NetworkFrom != NetworkFromWorkloadEntry ||
+		a.TLSMode != "istio" || !a.Ready || a.Cluster != "cluster1" {
+		t.Fatalf("vm-a = %+v", a)
+	}
+	wantA := []EndpointPort{{Name: "http", Port: 9080, Protocol: "TCP"}, {Name: "grpc", Port: 17070}}
+	if !reflect.DeepEqual(a.Ports, wantA) {
+		t.Fatalf("vm-a ports = %+v, want %+v", a.Ports, wantA)
+	}
+	if len(b.Ports) != 1 || b.Ports[0].Name != "http" {
+		t.Fatalf("vm-b ports = %+v, want http only", b.Ports)
+	}
+	// Services istiod does not give WorkloadEntries to.
+	for name, mod := range map[string]func(*corev1.Service){
+		"headless":     func(s *corev1.Service) { s.Spec.ClusterIP = corev1.ClusterIPNone },
+		"externalName": func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeExternalName },
+		"no selector":  func(s *corev1.Service) { s.Spec.Selector = nil },
+	} {
+		s := svc.DeepCopy()
+		mod(s)
+		if got := serviceWorkloadEntries(s, wes); len(got) != 0 {
+			t.Errorf("%s Service selects %+v", name, got)
+		}
+	}
+}
+
+// buildPart gives a Service without pods the WorkloadEntries it selects,
+// next to the pods of a Service that has both.
+func TestBuildPartServiceWorkloadEntries(t *testing.T) {
+	svc := svcObj("sample", "helloworld", 5000)
+	svc.Spec.Selector = map[string]string{"app": "helloworld"}
+	vm := svcObj("sample", "vm", 5000)
+	vm.Spec.Selector = map[string]string{"app": "vm"}
+	pod := podObj("sample", "hw-1", "10.0.0.1", "", true)
+	cp, _ := newInterner().transformPod(pod)
+	v := cacheView{
+		services: []*corev1.Service{svc, vm},
+		slices:   []*cachedSlice{cacheSlice(sliceObj("sample", "helloworld", "hw-abc", 5000, map[string]string{"hw-1": "10.0.0.1"}))},
+		pod:      func(string) *cachedPod { return cp.(*cachedPod) },
+		workloadEntries: []WorkloadEntry{
+			{Cluster: "c1", Namespace: "sample", Name: "vm-1", Address: "10.9.0.1", Labels: map[string]string{"app": "vm"}},
+			{Cluster: "c1", Namespace: "sample", Name: "hw-vm", Address: "10.9.0.2", Labels: map[string]string{"app": "helloworld"}},
+		},
+	}
+	p := buildPart(v, "c1", "cluster.local", nil)
+	addrs := func(h string) (out []string) {
+		for _, e := range p.services[h].Endpoints {
+			out = append(out, e.Address+" "+e.Workload+e.Pod)
+		}
+		return out
+	}
+	if got := addrs("vm.sample.svc.cluster.local"); !reflect.DeepEqual(got, []string{"10.9.0.1 WorkloadEntry/vm-1"}) {
+		t.Fatalf("vm endpoints = %v", got)
+	}
+	if got := addrs("helloworld.sample.svc.cluster.local"); !reflect.DeepEqual(got, []string{"10.0.0.1 hw-1", "10.9.0.2 WorkloadEntry/hw-vm"}) {
+		t.Fatalf("helloworld endpoints = %v", got)
+	}
+	if p.counts.Endpoints != 3 {
+		t.Fatalf("counted %d endpoints, want 3", p.counts.Endpoints)
 	}
 }

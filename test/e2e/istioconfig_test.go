@@ -62,6 +62,25 @@ spec:
 `
 )
 
+// vmKubeService is a Kubernetes Service that VMs join through
+// WorkloadEntries with its selector's labels (no pods match it); its port
+// targets the entries' port named web.
+const vmKubeService = `apiVersion: v1
+kind: Service
+metadata: {name: vm-kube, namespace: sample}
+spec:
+  selector: {app: vm-kube}
+  ports: [{name: http, port: 8080, targetPort: web}]
+`
+
+func vmKubeWorkloadEntry(name, ip, network string) string {
+	return fmt.Sprintf(`apiVersion: networking.istio.io/v1
+kind: WorkloadEntry
+metadata: {name: %s, namespace: sample}
+spec: {address: %s, network: %s, serviceAccount: vm, labels: {app: vm-kube}, ports: {web: 9080}}
+`, name, ip, network)
+}
+
 func vmWorkloadEntry(name, ip, network string) string {
 	return fmt.Sprintf(`apiVersion: networking.istio.io/v1
 kind: WorkloadEntry
@@ -93,6 +112,20 @@ func TestIstioConfigScenarios(t *testing.T) {
 	}
 	apply := func(docs ...string) func() error { return each(theLab.ApplyIstioConfig, docs...) }
 	remove := func(docs ...string) func() error { return each(theLab.DeleteIstioConfig, docs...) }
+	// in2 applies op to every document in cluster2 (a remote cluster of
+	// the istiod the probes ask).
+	in2 := func(op func(context.Context, string, string) error, docs ...string) func() error {
+		return func() error {
+			for _, d := range docs {
+				if err := op(ctx, "cluster2", d); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	kubeVMDocs := []string{vmKubeService, vmKubeWorkloadEntry("vmk-net1", "10.44.0.90", "network1"), vmKubeWorkloadEntry("vmk-net2", "10.144.0.90", "network2")}
+	remoteVMDocs := []string{vmKubeService, vmKubeWorkloadEntry("vmk-remote", "10.144.0.91", "network2")}
 	vmDocs := []string{vmServiceEntry, vmWorkloadEntry("vm-net1", "10.44.0.80", "network1"), vmWorkloadEntry("vm-net2", "10.144.0.80", "network2")}
 	noneDocs := []string{strings.NewReplacer("name: vm,", "name: vm-none,", "STATIC", "NONE", "vm.mesh.internal", "vm-none.mesh.internal").Replace(vmServiceEntry),
 		vmWorkloadEntry("vm-net1", "10.44.0.80", "network1"), vmWorkloadEntry("vm-net2", "10.144.0.80", "network2")}
@@ -156,6 +189,16 @@ func TestIstioConfigScenarios(t *testing.T) {
 			name: "WorkloadEntry without network: reached directly from everywhere", apply: apply(noNetworkDocs...), undo: remove(noNetworkDocs...),
 			host: "vm.mesh.internal", port: 8080,
 			want: [3]string{"10.99.0.1:8080 w=1", "10.99.0.1:8080 w=1", "10.99.0.1:8080 w=1"},
+		},
+		{
+			name: "Kubernetes Service selecting WorkloadEntries on two networks (named targetPort)", apply: apply(kubeVMDocs...), undo: remove(kubeVMDocs...),
+			host: "vm-kube.sample.svc.cluster.local", port: 8080,
+			want: [3]string{"10.44.0.90:9080 w=1,192.168.60.9:15443 w=1", "10.144.0.90:9080 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+		},
+		{
+			name: "Kubernetes Service of a remote cluster selecting that cluster's WorkloadEntry", apply: in2(theLab.ApplyIstioConfig, remoteVMDocs...), undo: in2(theLab.DeleteIstioConfig, remoteVMDocs...),
+			host: "vm-kube.sample.svc.cluster.local", port: 8080,
+			want: [3]string{"192.168.60.9:15443 w=1", "10.144.0.91:9080 w=1", "192.168.60.9:15443 w=1"},
 		},
 		{
 			name: "DNS ServiceEntry: no EDS", apply: apply(dnsServiceEntry), undo: remove(dnsServiceEntry),
