@@ -167,6 +167,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 	}
 	p.counts = Counts{Services: len(v.services), EndpointSlices: len(v.slices), Pods: v.podCount, Nodes: v.nodeCount, RemoteSecrets: v.secretsLen}
 	serviceLabels := make(map[string]map[string]string, len(v.services))
+	nsTD := namespaceTrafficDistribution(v)
 
 	for _, svc := range v.services {
 		h := svc.Name + "." + svc.Namespace + ".svc." + domain
@@ -179,6 +180,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 			ExportTo:  exportToAnnotation(svc.Annotations),
 		}
 		serviceShape(sc, svc)
+		sc.TrafficDistribution = trafficDistribution(svc, nsTD[svc.Namespace])
 		p.services[h] = sc
 		p.serviceMeta[h] = [3]string{svc.Namespace, svc.Name}
 		serviceLabels[h] = svc.Labels

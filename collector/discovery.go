@@ -20,6 +20,24 @@ func namespaceLabels(v cacheView) map[string]map[string]string {
 	return out
 }
 
+// namespaceTrafficDistribution is the traffic-distribution annotation of
+// the namespaces that have one.
+func namespaceTrafficDistribution(v cacheView) map[string]string {
+	if v.namespaces == nil {
+		return nil
+	}
+	var out map[string]string
+	for _, n := range v.namespaces() {
+		if a := n.Annotations[AnnotationTrafficDistribution]; a != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[n.Name] = a
+		}
+	}
+	return out
+}
+
 // discoveryNamespaces mirrors istiod's discovery namespaces filter
 // (pkg/kube/namespace/filter.go selectorsChanged): with discoverySelectors
 // in the mesh config, istiod reads only the namespaces (of each cluster,

@@ -46,6 +46,10 @@ type DestinationRule struct {
 	// with outlier detection (policy_traffic.go).
 	LocalityLb       *LocalityLbSetting `json:"localityLbSetting,omitempty"`
 	OutlierDetection bool               `json:"outlierDetection,omitempty"`
+	// LB is the locality load-balancing part of the traffic policy, with
+	// its portLevelSettings (nil: no trafficPolicy); LBFor resolves it for
+	// one port and subset as istiod does.
+	LB *TrafficLB `json:"lb,omitempty"`
 	// Fingerprint identifies the whole spec, to compare one rule as two
 	// control planes read it.
 	Fingerprint string `json:"fingerprint,omitempty"`
@@ -58,6 +62,9 @@ type Subset struct {
 	Labels  map[string]string `json:"labels,omitempty"`
 	TLSMode string            `json:"tlsMode,omitempty"`
 	PortTLS map[uint32]string `json:"portTls,omitempty"`
+	// LB is the subset's trafficPolicy's locality load balancing (nil:
+	// the subset has no trafficPolicy).
+	LB *TrafficLB `json:"lb,omitempty"`
 }
 
 // PeerAuthentication is the mTLS part of an Istio PeerAuthentication.
@@ -184,6 +191,7 @@ func parseDestinationRule(cluster string, u *unstructured.Unstructured) Destinat
 	tp, ok := spec["trafficPolicy"].(map[string]any)
 	d.TrafficPolicy = ok
 	d.TLSMode, d.PortTLS = trafficPolicyTLS(tp)
+	d.LB = trafficPolicyLB(tp)
 	if subsets, ok := spec["subsets"].([]any); ok {
 		for _, e := range subsets {
 			m, _ := e.(map[string]any)
@@ -191,6 +199,7 @@ func parseDestinationRule(cluster string, u *unstructured.Unstructured) Destinat
 			ss.Name, _ = m["name"].(string)
 			stp, _ := m["trafficPolicy"].(map[string]any)
 			ss.TLSMode, ss.PortTLS = trafficPolicyTLS(stp)
+			ss.LB = trafficPolicyLB(stp)
 			d.Subsets = append(d.Subsets, ss)
 		}
 	}

@@ -35,6 +35,111 @@ func parseTrafficPolicy(d *DestinationRule, u *unstructured.Unstructured) {
 	d.Fingerprint = specFingerprint(u)
 }
 
+// LBPolicy is what one traffic policy (or one of its portLevelSettings)
+// says about locality load balancing: whether it sets outlierDetection,
+// and its loadBalancer's localityLbSetting (LoadBalancer: a loadBalancer is
+// set at all, which replaces the whole of an outer one; ZoneAware: it sets
+// zoneAwareLbSetting, which meshscope does not model).
+type LBPolicy struct {
+	OutlierDetection bool               `json:"outlierDetection,omitempty"`
+	LoadBalancer     bool               `json:"loadBalancer,omitempty"`
+	LocalityLb       *LocalityLbSetting `json:"localityLbSetting,omitempty"`
+	ZoneAware        bool               `json:"zoneAware,omitempty"`
+}
+
+// TrafficLB is a traffic policy's LBPolicy and its port-level ones.
+type TrafficLB struct {
+	LBPolicy
+	Ports map[uint32]LBPolicy `json:"ports,omitempty"`
+}
+
+// trafficPolicyLB reads a trafficPolicy (nil: none).
+func trafficPolicyLB(tp map[string]any) *TrafficLB {
+	if tp == nil {
+		return nil
+	}
+	t := &TrafficLB{LBPolicy: lbPolicyOf(tp)}
+	pls, _ := tp["portLevelSettings"].([]any)
+	for _, p := range pls {
+		m, ok := p.(map[string]any)
+		if !ok {
+			continue
+		}
+		port, _ := m["port"].(map[string]any)
+		if num := toUint32(port["number"]); num != 0 {
+			if t.Ports == nil {
+				t.Ports = map[uint32]LBPolicy{}
+			}
+			if _, dup := t.Ports[num]; !dup { // istiod takes the first
+				t.Ports[num] = lbPolicyOf(m)
+			}
+		}
+	}
+	return t
+}
+
+func lbPolicyOf(m map[string]any) LBPolicy {
+	var p LBPolicy
+	_, p.OutlierDetection = m["outlierDetection"].(map[string]any)
+	lb, ok := m["loadBalancer"].(map[string]any)
+	if !ok {
+		return p
+	}
+	p.LoadBalancer = true
+	_, p.ZoneAware = lb["zoneAwareLbSetting"].(map[string]any)
+	if ls, ok := lb["localityLbSetting"].(map[string]any); ok {
+		var s LocalityLbSetting
+		if b, err := json.Marshal(ls); err == nil && json.Unmarshal(b, &s) == nil {
+			p.LocalityLb = &s
+		}
+	}
+	return p
+}
+
+// forPort is the policy for one port: its portLevelSettings entry, which
+// replaces the whole policy (hasPortLevel), else the policy itself.
+func (t *TrafficLB) forPort(port uint32) (p LBPolicy, hasPortLevel bool) {
+	if t == nil {
+		return LBPolicy{}, false
+	}
+	if pp, ok := t.Ports[port]; ok {
+		return pp, true
+	}
+	return t.LBPolicy, false
+}
+
+// LBFor mirrors getOutlierDetectionAndLoadBalancerSettings: the rule's
+// policy for the port, overridden by the subset's (for the port) field by
+// field — every field when the subset has port-level settings for it
+// (MergeSubsetTrafficPolicy, MergeTrafficPolicy). A nil rule has none.
+func (d *DestinationRule) LBFor(port uint32, subset string) LBPolicy {
+	if d == nil {
+		return LBPolicy{}
+	}
+	orig, _ := d.LB.forPort(port)
+	var sub *TrafficLB
+	for i := range d.Subsets {
+		if d.Subsets[i].Name == subset {
+			sub = d.Subsets[i].LB
+			break
+		}
+	}
+	if subset == "" || sub == nil {
+		return orig
+	}
+	sp, hasPortLevel := sub.forPort(port)
+	if d.LB == nil {
+		return sp
+	}
+	if sp.OutlierDetection || hasPortLevel {
+		orig.OutlierDetection = sp.OutlierDetection
+	}
+	if sp.LoadBalancer || hasPortLevel {
+		orig.LoadBalancer, orig.LocalityLb, orig.ZoneAware = sp.LoadBalancer, sp.LocalityLb, sp.ZoneAware
+	}
+	return orig
+}
+
 // specFingerprint is a short hash of an object's spec (encoding/json sorts
 // map keys, so equal specs hash alike whatever their field order).
 func specFingerprint(u *unstructured.Unstructured) string {

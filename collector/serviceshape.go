@@ -1,6 +1,10 @@
 package collector
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // serviceShape copies what tells two clusters' copies of one Service apart
 // beyond ports (istioctl analyze's IST0170 idea: selector, headless or not)
@@ -10,4 +14,34 @@ func serviceShape(sc *ServiceInCluster, svc *corev1.Service) {
 	sc.Headless = svc.Spec.ClusterIP == corev1.ClusterIPNone
 	sc.Created = svc.CreationTimestamp.Time
 	sc.LBPending = svc.Spec.Type == corev1.ServiceTypeLoadBalancer && len(svc.Status.LoadBalancer.Ingress) == 0
+}
+
+// AnnotationTrafficDistribution is the Service (or namespace) annotation
+// that istiod reads when spec.trafficDistribution is unset.
+const AnnotationTrafficDistribution = "networking.istio.io/traffic-distribution"
+
+// trafficDistribution mirrors model.GetTrafficDistribution: the Service's
+// spec.trafficDistribution, else its annotation, else its namespace's
+// annotation (nsAnnotation); PreferClose reads as PreferSameZone, and an
+// unknown annotation value as no preference.
+func trafficDistribution(svc *corev1.Service, nsAnnotation string) string {
+	norm := func(v string) string {
+		switch strings.ToLower(v) {
+		case "preferclose", "prefersamezone":
+			return "PreferSameZone"
+		case "prefersamenode":
+			return "PreferSameNode"
+		}
+		return ""
+	}
+	if v := svc.Spec.TrafficDistribution; v != nil {
+		// An unknown spec value falls through to the annotations.
+		if d := norm(*v); d != "" && (*v == corev1.ServiceTrafficDistributionPreferClose || *v == corev1.ServiceTrafficDistributionPreferSameZone || *v == corev1.ServiceTrafficDistributionPreferSameNode) {
+			return d
+		}
+	}
+	if v := svc.Annotations[AnnotationTrafficDistribution]; v != "" {
+		return norm(v)
+	}
+	return norm(nsAnnotation)
 }

@@ -267,6 +267,10 @@ type ServiceInCluster struct {
 	// ExportTo is the annotation networking.istio.io/exportTo, split at
 	// commas (empty: the mesh's defaultServiceExportTo).
 	ExportTo []string `json:"exportTo,omitempty"`
+	// TrafficDistribution is how istiod reads the Service's preference for
+	// near endpoints: "PreferSameZone" (spec.trafficDistribution
+	// PreferClose or PreferSameZone), "PreferSameNode", or "" (any).
+	TrafficDistribution string `json:"trafficDistribution,omitempty"`
 }
 
 // EndpointPort is a port of an EndpointSlice.

@@ -455,7 +455,11 @@ func (in *interner) podPorts(p *corev1.Pod) *[]EndpointPort {
 
 func transformNamespace(obj any) (any, error) {
 	if n, ok := obj.(*corev1.Namespace); ok {
+		td, hasTD := n.Annotations[AnnotationTrafficDistribution]
 		stripMeta(&n.ObjectMeta, false)
+		if hasTD { // the default of the namespace's Services
+			n.Annotations = map[string]string{AnnotationTrafficDistribution: td}
+		}
 		n.Spec = corev1.NamespaceSpec{}
 		n.Status = corev1.NamespaceStatus{Phase: n.Status.Phase}
 	}

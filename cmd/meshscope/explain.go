@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -32,8 +33,10 @@ type explainOptions struct {
 	timeout  time.Duration
 	mode     string
 	subset   string
-	// namespace is the impersonated proxy's namespace.
+	// namespace is the impersonated proxy's namespace; labels its labels
+	// (its locality: topology.kubernetes.io/region, zone).
 	namespace string
+	labels    map[string]string
 }
 
 func newExplainCmd(g *globalOptions) *cobra.Command {
@@ -54,12 +57,16 @@ says which endpoints it cannot send and why.
 SERVICE is name.namespace, a full hostname (also a ServiceEntry host), or a
 fuzzy query. --subset explains a DestinationRule subset's cluster
 (outbound|PORT|SUBSET|HOST); --namespace puts the proxy in that namespace
-(which services it sees depends on their exportTo).
+(which services it sees depends on their exportTo); --proxy-label gives it
+labels: its locality (topology.kubernetes.io/region and zone, which locality
+failover and distribute rules are relative to) or those a DestinationRule's
+workloadSelector picks.
 Exit status: 0 when every view matches, 1 when any differs.`,
 		Example: `  meshscope explain helloworld.sample --demo
   meshscope explain helloworld.sample --from cluster1/network1 --from cluster2/network2 -o json
   meshscope explain hello --all-views --xds-address 127.0.0.1:15010
-  meshscope explain helloworld.sample --subset v2 --namespace sample`,
+  meshscope explain helloworld.sample --subset v2 --namespace sample
+  meshscope explain helloworld.sample --proxy-label topology.kubernetes.io/region=us-east-1 --proxy-label topology.kubernetes.io/zone=us-east-1a`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runExplain(cmd, g, o, args[0])
@@ -76,6 +83,7 @@ Exit status: 0 when every view matches, 1 when any differs.`,
 	f.StringVar(&o.mode, "xds-mode", "delta", "ADS flavour: delta or sotw")
 	f.StringVar(&o.subset, "subset", "", "DestinationRule subset: explain the cluster outbound|PORT|SUBSET|HOST")
 	f.StringVar(&o.namespace, "namespace", xdsclient.DefaultNamespace, "the impersonated proxy's namespace (exportTo decides which services it sees)")
+	f.StringToStringVar(&o.labels, "proxy-label", nil, "a label of the impersonated proxy, KEY=VALUE (repeatable): its locality (topology.kubernetes.io/region, zone), or what a DestinationRule's workloadSelector matches")
 	return cmd
 }
 
@@ -156,6 +164,9 @@ func explainSidecars(ctx context.Context, m *live.Session, snap *collector.Snaps
 	}
 	for i := range vps {
 		vps[i].Namespace = o.namespace
+		if len(o.labels) > 0 {
+			vps[i].Labels = maps.Clone(o.labels)
+		}
 	}
 	mode, err := xdsclient.ParseMode(o.mode)
 	if err != nil {

@@ -93,7 +93,7 @@ func Compare(pred horizon.Prediction, actual []Actual, received bool) (Verdict, 
 		}
 		if a.Priority != p.Priority {
 			diffs = append(diffs, Difference{Kind: DiffPriority, Address: k.Address, Port: k.Port,
-				Sentence: fmt.Sprintf("%s:%d is sent at priority %d, predicted %d: istiod applies locality failover (a DestinationRule with outlierDetection, failoverPriority or a service's trafficDistribution), which meshscope does not model", k.Address, k.Port, a.Priority, p.Priority)})
+				Sentence: fmt.Sprintf("%s:%d is sent at priority %d, predicted %d: istiod gives locality groups priorities for locality failover (a DestinationRule with outlierDetection, failoverPriority, a service's trafficDistribution), relative to the proxy's locality: check the proxy's locality labels and the rule (a zoneAwareLbSetting is not modelled)", k.Address, k.Port, a.Priority, p.Priority)})
 		}
 		// The group's weight is the sum of its endpoints': say it once per
 		// group, and only when no endpoint weight already explains it. An
@@ -195,7 +195,7 @@ func weightSentence(p horizon.Endpoint, a Actual, scale uint32) string {
 func CompareLB(pred, actual horizon.LBConfig) []Difference {
 	var diffs []Difference
 	if actual.LocalityWeighted != pred.LocalityWeighted {
-		diffs = append(diffs, Difference{Kind: DiffLB, Sentence: fmt.Sprintf("the cluster has locality_weighted_lb_config %s, predicted %s: istiod sets it for ENABLE_LOCALITY_WEIGHTED_LB_CONFIG or a localityLbSetting (distribute, or failover with outlier detection), which meshscope does not model; Envoy then weights localities and the shares differ", onOff(actual.LocalityWeighted), onOff(pred.LocalityWeighted))})
+		diffs = append(diffs, Difference{Kind: DiffLB, Sentence: fmt.Sprintf("the cluster has locality_weighted_lb_config %s, predicted %s: istiod sets it for a localityLbSetting with distribute, or with failover or failoverPriority and outlier detection (or for ENABLE_LOCALITY_WEIGHTED_LB_CONFIG, which meshscope does not read); Envoy then weights localities and the shares differ", onOff(actual.LocalityWeighted), onOff(pred.LocalityWeighted))})
 	}
 	if (actual.PanicThreshold == 0) != (pred.PanicThreshold == 0) {
 		diffs = append(diffs, Difference{Kind: DiffLB, Sentence: fmt.Sprintf("the cluster's healthy_panic_threshold is %g %%, predicted %g %%: a DestinationRule's outlierDetection.minHealthPercent (or istiod not sending unhealthy endpoints) changes when Envoy sends to unhealthy endpoints", actual.PanicThreshold, pred.PanicThreshold)})

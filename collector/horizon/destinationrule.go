@@ -122,6 +122,7 @@ func (ix drIndex) merge(d collector.DestinationRule, exportTo []string) {
 		}
 		if !merged.TrafficPolicy && d.TrafficPolicy {
 			merged.TrafficPolicy, merged.TLSMode, merged.PortTLS = true, d.TLSMode, d.PortTLS
+			merged.LB, merged.LocalityLb, merged.OutlierDetection = d.LB, d.LocalityLb, d.OutlierDetection
 		}
 		m.rule = merged
 		m.from = append(m.from, d.Namespace+"/"+d.Name)

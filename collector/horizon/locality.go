@@ -53,10 +53,9 @@ func (c *gatewaySentences) why(e *Endpoint, proxy Proxy) string {
 // Envoy sees it, its group's load_balancing_weight and priority, as
 // istiod's generate and LocalityEndpoints.refreshWeight set them: the
 // group weight is the sum of its endpoints' weights (after the gateway
-// rewrite), clipped at MaxUint32; every group is priority 0 (istiod sets
-// other priorities only for locality failover, which needs a
-// DestinationRule with outlier detection). ends are the indexes where each
-// group of p.Endpoints ends. Then it computes what Envoy makes of them.
+// rewrite), clipped at MaxUint32; every group is priority 0 until
+// locality load balancing (localitylb.go) says otherwise. ends are the
+// indexes where each group of p.Endpoints ends.
 func (p *Prediction) finishGroups(ends []int) {
 	start := 0
 	for _, end := range ends {
@@ -79,7 +78,6 @@ func (p *Prediction) finishGroups(ends []int) {
 		p.Endpoints = []Endpoint{}
 	}
 	p.LB = IstiodLB
-	p.applyEffects()
 }
 
 // applyEffects sets each predicted endpoint's share from p.LB.

@@ -197,6 +197,11 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 	}
 	ends := groups.assemble(&p, refs, &gwWhy, proxy)
 	p.finishGroups(ends)
+	if l, ok := t.effectiveLocalityLB(port); ok {
+		p.applyLocalityLB(l, ends, snap, proxy, t.directSource)
+	}
+	// Then what Envoy makes of them.
+	p.applyEffects()
 	return p
 }
 

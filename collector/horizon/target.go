@@ -112,9 +112,12 @@ type target struct {
 	portName     string
 	clusterLocal bool
 	rule         *mergedRule
-	subset       string
-	subsetLabels map[string]string
-	sources      []source
+	// trafficDistribution is the Kubernetes Service's preference for near
+	// endpoints when it is the service ("": none).
+	trafficDistribution string
+	subset              string
+	subsetLabels        map[string]string
+	sources             []source
 	// noEndpoints says, when set, why istiod sends no endpoints at all.
 	noEndpoints string
 }
@@ -133,7 +136,7 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 	// Candidates: the Kubernetes Service, and each ServiceEntry of the
 	// config cluster declaring the hostname, in namespaces istiod reads.
 	clusters := sortedClusters(svc)
-	kubeNS, kubeExport, kubeFound, anyKube := "", []string(nil), false, false
+	kubeNS, kubeExport, kubeFound, anyKube, kubeTD := "", []string(nil), false, false, ""
 	for _, cid := range clusters {
 		sic := svc.Clusters[cid]
 		if sic.NoService {
@@ -144,7 +147,7 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 			continue
 		}
 		if !kubeFound || cid == cc {
-			kubeNS, kubeExport, kubeFound = svc.Namespace, sic.ExportTo, true
+			kubeNS, kubeExport, kubeFound, kubeTD = svc.Namespace, sic.ExportTo, true, sic.TrafficDistribution
 		}
 	}
 	var entries []*collector.ServiceEntryHost
@@ -204,6 +207,9 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 	}
 	t.namespace = chosen
 	t.kube = kubeFound && kubeNS == chosen
+	if t.kube {
+		t.trafficDistribution = kubeTD
+	}
 	for _, e := range entries { // every ServiceEntry of the namespace adds its workloads
 		if e.Namespace == chosen {
 			t.entries = append(t.entries, e)
@@ -400,4 +406,18 @@ func healthOf(ep collector.Endpoint) Health {
 		return Unhealthy
 	}
 	return Healthy
+}
+
+// directSource finds the real endpoint a direct entry of the prediction
+// is sent for (its cluster and address among the target's sources).
+func (t *target) directSource(e *Endpoint) *collector.Endpoint {
+	for si := range t.sources {
+		eps := t.sources[si].endpoints
+		for i := range eps {
+			if eps[i].Address == e.Address && eps[i].Cluster == e.Cluster {
+				return &eps[i]
+			}
+		}
+	}
+	return nil
 }

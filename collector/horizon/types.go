@@ -55,6 +55,10 @@ const (
 	// DropNotGlobal: in ambient multi-network mode, a service that is not
 	// global reaches sidecars with the endpoints of their own cluster only.
 	DropNotGlobal DropReason = "not-global"
+	// DropDistribute: the locality load balancing setting's distribute
+	// rule for the proxy's locality names no locality of the endpoint:
+	// istiod sends its group without endpoints.
+	DropDistribute DropReason = "locality-distribute"
 )
 
 // Health is the EDS health status istiod sets.
