@@ -36,6 +36,11 @@ type gatewayIndex struct {
 	ccOnly bool
 	mu     sync.Mutex
 	byCC   map[string]*gatewayIndex
+	// pods holds the pod endpoints by (cluster, address), built the first
+	// time a prediction needs a proxy's pod (localitylb.go podAt).
+	podsMu   sync.Mutex
+	podsSnap *collector.Snapshot
+	pods     map[[2]string]*collector.Endpoint
 }
 
 // newGatewayIndex indexes the snapshot's gateways. Hostname gateways are

@@ -126,9 +126,9 @@ func lbPriority(proxy, ep [3]string) int {
 // (region, zone, subzone labels, else topology.istio.io/locality or
 // istio-locality); meshscope's probe
 // sends no node locality. The labels are augmented as AugmentLabels does.
-func proxyTopology(snap *collector.Snapshot, proxy Proxy) (loc [3]string, self collector.Endpoint) {
+func proxyTopology(ix *gatewayIndex, snap *collector.Snapshot, proxy Proxy) (loc [3]string, self collector.Endpoint) {
 	self = collector.Endpoint{Cluster: proxy.Cluster, Network: proxy.Network, Labels: proxy.Labels}
-	if pod := podAt(snap, proxy.Cluster, proxy.IP); pod != nil {
+	if pod := ix.podAt(snap, proxy.Cluster, proxy.IP); pod != nil {
 		self.Labels, self.Locality, self.Node = pod.Labels, pod.Locality, pod.Node
 		return splitLocality(EnvoyLocality(pod.Locality)), self
 	}
@@ -154,30 +154,37 @@ func proxyTopology(snap *collector.Snapshot, proxy Proxy) (loc [3]string, self c
 	return loc, self
 }
 
-// podAt finds the pod endpoint with address ip in cluster, if any.
-func podAt(snap *collector.Snapshot, cluster, ip string) *collector.Endpoint {
+// podAt finds the pod endpoint with address ip in cluster, if any. The
+// index is built once per snapshot: locality failover asks for every
+// service the proxy's pod.
+func (ix *gatewayIndex) podAt(snap *collector.Snapshot, cluster, ip string) *collector.Endpoint {
 	if ip == "" || snap == nil {
 		return nil
 	}
-	for _, svc := range snap.Services {
-		sc := svc.Clusters[cluster]
-		if sc == nil {
-			continue
-		}
-		for i := range sc.Endpoints {
-			if e := &sc.Endpoints[i]; e.Address == ip && e.Pod != "" {
-				return e
+	ix.podsMu.Lock()
+	defer ix.podsMu.Unlock()
+	if ix.pods == nil || ix.podsSnap != snap {
+		ix.pods, ix.podsSnap = map[[2]string]*collector.Endpoint{}, snap
+		for _, svc := range snap.Services {
+			for cid, sc := range svc.Clusters {
+				for i := range sc.Endpoints {
+					if e := &sc.Endpoints[i]; e.Pod != "" {
+						if _, dup := ix.pods[[2]string{cid, e.Address}]; !dup {
+							ix.pods[[2]string{cid, e.Address}] = e
+						}
+					}
+				}
 			}
 		}
 	}
-	return nil
+	return ix.pods[[2]string{cluster, ip}]
 }
 
 // applyLocalityLB gives the groups (p.Endpoints split at ends) the
 // weights and priorities istiod's setting gives them for the proxy, and
 // sets the cluster's locality weighting. srcOf finds the real endpoint of
 // a direct entry (failoverPriority matches its labels).
-func (p *Prediction) applyLocalityLB(l localityLB, ends []int, snap *collector.Snapshot, proxy Proxy, srcOf func(e *Endpoint) *collector.Endpoint) {
+func (p *Prediction) applyLocalityLB(l localityLB, ends []int, ix *gatewayIndex, snap *collector.Snapshot, proxy Proxy, srcOf func(e *Endpoint) *collector.Endpoint) {
 	p.LB.LocalityWeighted = l.weighted()
 	s := l.setting
 	if l.zoneAware || s == nil || len(p.Endpoints) == 0 || (len(s.Distribute) == 0 && !l.failover) {
@@ -185,7 +192,7 @@ func (p *Prediction) applyLocalityLB(l localityLB, ends []int, snap *collector.S
 		// without outlier detection): every group stays priority 0.
 		return
 	}
-	loc, self := proxyTopology(snap, proxy)
+	loc, self := proxyTopology(ix, snap, proxy)
 	groups := make([]lbGroup, 0, len(ends))
 	start := 0
 	for _, end := range ends {

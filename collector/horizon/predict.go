@@ -198,7 +198,7 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 	ends := groups.assemble(&p, refs, &gwWhy, proxy)
 	p.finishGroups(ends)
 	if l, ok := t.effectiveLocalityLB(port); ok {
-		p.applyLocalityLB(l, ends, snap, proxy, t.directSource)
+		p.applyLocalityLB(l, ends, ix, snap, proxy, t.directSources())
 	}
 	// Then what Envoy makes of them.
 	p.applyEffects()

@@ -408,16 +408,24 @@ func healthOf(ep collector.Endpoint) Health {
 	return Healthy
 }
 
-// directSource finds the real endpoint a direct entry of the prediction
-// is sent for (its cluster and address among the target's sources).
-func (t *target) directSource(e *Endpoint) *collector.Endpoint {
-	for si := range t.sources {
-		eps := t.sources[si].endpoints
-		for i := range eps {
-			if eps[i].Address == e.Address && eps[i].Cluster == e.Cluster {
-				return &eps[i]
+// directSources gives a lookup of the real endpoint a direct entry of the
+// prediction is sent for (by cluster and address among the target's
+// sources), indexed on first use.
+func (t *target) directSources() func(e *Endpoint) *collector.Endpoint {
+	var m map[[2]string]*collector.Endpoint
+	return func(e *Endpoint) *collector.Endpoint {
+		if m == nil {
+			m = map[[2]string]*collector.Endpoint{}
+			for si := range t.sources {
+				eps := t.sources[si].endpoints
+				for i := range eps {
+					k := [2]string{eps[i].Cluster, eps[i].Address}
+					if _, dup := m[k]; !dup {
+						m[k] = &eps[i]
+					}
+				}
 			}
 		}
+		return m[[2]string{e.Cluster, e.Address}]
 	}
-	return nil
 }
