@@ -18,6 +18,7 @@ type clusterShare struct {
 	selectedNow bool
 	drs         []DestinationRule
 	pas         []PeerAuthentication
+	sidecars    []Sidecar
 	// mesh is the mesh config of a context cluster's istiod.
 	mesh *MeshConfig
 }
@@ -67,6 +68,7 @@ func assemble(in assembleInput) *Snapshot {
 			s.Gateways = append(s.Gateways, p.gateways...)
 			s.DestinationRules = append(s.DestinationRules, sh.drs...)
 			s.PeerAuthentications = append(s.PeerAuthentications, sh.pas...)
+			s.Sidecars = append(s.Sidecars, sh.sidecars...)
 			for h, sc := range p.services {
 				svc := services[h]
 				if svc == nil {

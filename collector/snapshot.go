@@ -26,6 +26,9 @@ type Snapshot struct {
 	// Istio config in the context clusters (istiod's config clusters).
 	DestinationRules    []DestinationRule    `json:"destinationRules,omitempty"`
 	PeerAuthentications []PeerAuthentication `json:"peerAuthentications,omitempty"`
+	// Sidecars are the Sidecar resources of the config clusters: their
+	// egress hosts narrow the services a proxy gets (sidecar.go).
+	Sidecars []Sidecar `json:"sidecars,omitempty"`
 	// ServiceEntries are those of the context clusters; WorkloadEntries
 	// those of every cluster (istiod reads remote clusters' too).
 	ServiceEntries  []ServiceEntry  `json:"serviceEntries,omitempty"`

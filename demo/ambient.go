@@ -42,7 +42,8 @@ func newDynamic() *dynamicfake.FakeDynamicClient {
 		gvr("security.istio.io", "peerauthentications"): "PeerAuthenticationList",
 		gvr("networking.istio.io", "serviceentries"):    "ServiceEntryList",
 		gvr("networking.istio.io", "workloadentries"):   "WorkloadEntryList",
-		kubesim.GatewayGVR: "GatewayList",
+		gvr("networking.istio.io", "sidecars"):          "SidecarList",
+		kubesim.GatewayGVR:                              "GatewayList",
 	}
 	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds)
 }

@@ -28,6 +28,9 @@ type configView struct {
 	drs     drIndexes
 	pas     []collector.PeerAuthentication
 	pasByNS map[string][]*collector.PeerAuthentication
+	// sidecars are the Sidecar resources by namespace, each list as
+	// istiod orders it (sidecarFor).
+	sidecars map[string][]*collector.Sidecar
 	// ambient is the istiod's ambient view when the mesh runs ambient
 	// mode (istiod then runs multi-network ambient: see ownClusterOnly).
 	ambient *ambient.View
@@ -74,6 +77,7 @@ func (c *configCache) get(snap *collector.Snapshot, cluster string) *configView 
 		}
 	}
 	v.indexPeerAuthentications()
+	v.indexSidecars(snap.Sidecars, ours)
 	if cluster != "" && ambient.InUse(snap) {
 		v.ambient = ambient.NewView(snap, cluster)
 	}
@@ -188,6 +192,22 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 		} else if hiddenWhy == "" {
 			hiddenWhy = exportSentence(svc.Hostname, e.Namespace, orDefault(e.ExportTo, mc.DefaultServiceExportTo), proxyNS)
 		}
+	}
+	// The proxy's Sidecar resource imports only the services its egress
+	// hosts name (sidecar.go).
+	if sc := t.cfg.sidecarFor(proxyNS, proxy.Labels); sc != nil {
+		if kubeFound && !sc.imports(kubeNS, svc.Hostname, port, proxyNS) {
+			hiddenWhy, kubeFound = sc.sentence(svc.Hostname, kubeNS, port), false
+		}
+		seen = slices.DeleteFunc(seen, func(e *collector.ServiceEntryHost) bool {
+			if sc.imports(e.Namespace, svc.Hostname, port, proxyNS) {
+				return false
+			}
+			if hiddenWhy == "" {
+				hiddenWhy = sc.sentence(svc.Hostname, e.Namespace, port)
+			}
+			return true
+		})
 	}
 	switch {
 	case kubeFound && kubeNS == proxyNS:

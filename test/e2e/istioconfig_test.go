@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,21 @@ spec: {address: %s, network: %s, serviceAccount: vm, labels: {app: vm-kube}, por
 `, name, ip, network)
 }
 
+// sidecarResource is a Sidecar resource with one egress listener (port 0:
+// none) in namespace ns.
+func sidecarResource(ns string, port int, hosts ...string) string {
+	listener := ""
+	if port != 0 {
+		listener = fmt.Sprintf("port: {number: %d, protocol: HTTP, name: http-%d}, ", port, port)
+	}
+	return fmt.Sprintf(`apiVersion: networking.istio.io/v1
+kind: Sidecar
+metadata: {name: narrow, namespace: %s}
+spec:
+  egress: [{%shosts: [%s]}]
+`, ns, listener, `"`+strings.Join(hosts, `", "`)+`"`)
+}
+
 func vmWorkloadEntry(name, ip, network string) string {
 	return fmt.Sprintf(`apiVersion: networking.istio.io/v1
 kind: WorkloadEntry
@@ -143,6 +159,11 @@ func TestIstioConfigScenarios(t *testing.T) {
 		}
 	}
 	const hello = "helloworld.sample.svc.cluster.local"
+	ownNSOnly := sidecarResource("default", 0, "./*", "istio-system/*")
+	rootOnly := sidecarResource("istio-system", 0, "./*")
+	byName := sidecarResource("default", 0, "sample/"+hello)
+	otherPort := sidecarResource("default", 9999, "*/*")
+	excluding := sidecarResource("default", 0, "*/*", "~sample/"+hello)
 	type scenario struct {
 		name        string
 		apply, undo func() error
@@ -156,6 +177,12 @@ func TestIstioConfigScenarios(t *testing.T) {
 		// ready, if set, says when meshscope has seen the change (for a
 		// want that equals the fixture's).
 		ready func(*collector.Snapshot) bool
+		// scoped: the change moves the service in or out of the proxy's
+		// scope, which istiod tells a connected proxy through CDS only (an
+		// Envoy then subscribes to the new cluster's EDS; the probe is
+		// subscribed already and would keep a stale answer): the probes
+		// connect after istiod's debounce has passed.
+		scoped bool
 	}
 	scenarios := []scenario{
 		{
@@ -199,6 +226,28 @@ func TestIstioConfigScenarios(t *testing.T) {
 			name: "Kubernetes Service of a remote cluster selecting that cluster's WorkloadEntry", apply: in2(theLab.ApplyIstioConfig, remoteVMDocs...), undo: in2(theLab.DeleteIstioConfig, remoteVMDocs...),
 			host: "vm-kube.sample.svc.cluster.local", port: 8080,
 			want: [3]string{"192.168.60.9:15443 w=1", "10.144.0.91:9080 w=1", "192.168.60.9:15443 w=1"},
+		},
+		{
+			name: "Sidecar of the proxy's namespace importing its own namespace only", apply: apply(ownNSOnly), undo: remove(ownNSOnly), scoped: true,
+			host: hello, port: 5000, noEndpoints: "does not import helloworld.sample.svc.cluster.local",
+		},
+		{
+			name: "root namespace Sidecar importing its own namespace only", apply: apply(rootOnly), undo: remove(rootOnly), scoped: true,
+			host: hello, port: 5000, noEndpoints: "Sidecar istio-system/narrow",
+		},
+		{
+			name: "Sidecar importing the service by name", apply: apply(byName), undo: remove(byName), scoped: true,
+			host: hello, port: 5000,
+			want:  [3]string{seedEDSNetwork1, seedEDSNetwork2, "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+			ready: func(s *collector.Snapshot) bool { return len(s.Sidecars) == 1 },
+		},
+		{
+			name: "Sidecar listener on another port", apply: apply(otherPort), undo: remove(otherPort), scoped: true,
+			host: hello, port: 5000, noEndpoints: "for port 5000",
+		},
+		{
+			name: "Sidecar excluding the service", apply: apply(excluding), undo: remove(excluding), scoped: true,
+			host: hello, port: 5000, noEndpoints: "~sample/helloworld",
 		},
 		{
 			name: "DNS ServiceEntry: no EDS", apply: apply(dnsServiceEntry), undo: remove(dnsServiceEntry),
@@ -255,6 +304,9 @@ func TestIstioConfigScenarios(t *testing.T) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			withChange(t, sc.apply, sc.undo)
+			if sc.scoped {
+				time.Sleep(time.Second)
+			}
 			eds := horizon.SubsetClusterName(sc.host, sc.subset, sc.port)
 			vps := []xdsclient.Viewpoint{
 				{Cluster: "cluster1", Network: "network1", Namespace: sc.namespace},
@@ -275,7 +327,15 @@ func TestIstioConfigScenarios(t *testing.T) {
 					if !ok {
 						return vp.String() + ": no EDS yet"
 					}
-					if got := strings.Join(probes[i].eds(eds), ","); got != sc.want[i] {
+					got := strings.Join(probes[i].eds(eds), ",")
+					// A change that takes the service out of the proxy's
+					// scope (a Sidecar resource) reaches a connected proxy
+					// as the cluster's removal from CDS, with no new EDS: a
+					// real Envoy drops the cluster and its endpoints.
+					if cds := probes[i].c.Clusters(); len(cds) > 0 && !slices.ContainsFunc(cds, func(c xdsclient.Cluster) bool { return c.Name == eds }) {
+						la, got = xdsclient.LoadAssignment{Cluster: eds}, ""
+					}
+					if got != sc.want[i] {
 						return fmt.Sprintf("%s: istiod sends %q, want %q", vp, got, sc.want[i])
 					}
 					v := explain.ExplainWith(snap, sc.host, sc.port, vp, "cluster1", &la, explain.Extra{Subset: sc.subset})

@@ -1,0 +1,145 @@
+package horizon
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/meshscope/meshscope/collector"
+)
+
+// Sidecar resources narrow the services a proxy gets: istiod builds the
+// proxy's SidecarScope from the Sidecar that applies to it
+// (PushContext.getSidecarScope) and answers EDS only for the services its
+// egress listeners import (SidecarScope.servicesByHostname;
+// NewEndpointBuilder, BuildClusterLoadAssignment: no service, no
+// endpoints). Services a VirtualService of the proxy's namespace routes to
+// are imported too: meshscope does not read VirtualServices.
+
+// indexSidecars keeps the Sidecars of the config cluster, per namespace,
+// those with a workloadSelector first, then oldest first
+// (sortConfigBySelectorAndCreationTime).
+func (v *configView) indexSidecars(all []collector.Sidecar, ours func(cluster, ns string) bool) {
+	for i := range all {
+		s := &all[i]
+		if !ours(s.Cluster, s.Namespace) {
+			continue
+		}
+		if v.sidecars == nil {
+			v.sidecars = map[string][]*collector.Sidecar{}
+		}
+		v.sidecars[s.Namespace] = append(v.sidecars[s.Namespace], s)
+	}
+	for _, list := range v.sidecars {
+		slices.SortStableFunc(list, func(a, b *collector.Sidecar) int {
+			if (a.WorkloadSelector != nil) != (b.WorkloadSelector != nil) {
+				if a.WorkloadSelector != nil {
+					return -1
+				}
+				return 1
+			}
+			if c := a.Created.Compare(b.Created); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Name, b.Name)
+		})
+	}
+}
+
+// sidecarFor mirrors getSidecarScope for a sidecar proxy: the first
+// Sidecar of its namespace whose selector its labels match (or that has
+// none), else the root namespace's Sidecar without selector; nil: none
+// applies (every service is imported).
+func (v *configView) sidecarFor(ns string, labels map[string]string) *sidecarScope {
+	for _, s := range v.sidecars[ns] {
+		if s.WorkloadSelector == nil || subsetOf(s.WorkloadSelector, labels) {
+			return &sidecarScope{s}
+		}
+	}
+	for _, s := range v.sidecars[v.mc.RootNamespace] {
+		if s.WorkloadSelector == nil {
+			return &sidecarScope{s}
+		}
+	}
+	return nil
+}
+
+// sidecarScope is the Sidecar that applies to a proxy.
+type sidecarScope struct{ s *collector.Sidecar }
+
+// imports mirrors convertIstioListenerToWrapper and selectServices: a
+// listener imports the service of namespace ns under hostname for the
+// port when its port is none (or an HTTP_PROXY port) or that port, no
+// "~" host of ns or "*" excludes it, and a host of ns ("." is the proxy's
+// namespace) or of "*" matches it. No egress at all is "*/*".
+func (sc *sidecarScope) imports(ns, hostname string, port int32, proxyNS string) bool {
+	egress := sc.s.Egress
+	if len(egress) == 0 {
+		return true
+	}
+	for _, l := range egress {
+		if l.Port != 0 && !strings.EqualFold(l.Protocol, "HTTP_PROXY") && l.Port != uint32(port) {
+			continue
+		}
+		nsMatch, wildMatch, excluded := false, false, false
+		for _, h := range l.Hosts {
+			if strings.Count(h, "/") != 1 {
+				continue // istiod logs "Illegal host in sidecar resource"
+			}
+			hns, name, _ := strings.Cut(h, "/")
+			exclude := strings.HasPrefix(hns, "~")
+			if exclude {
+				hns = strings.TrimPrefix(hns, "~")
+				if hns == "" {
+					hns = "*"
+				}
+			}
+			if hns == "." {
+				hns = proxyNS
+			}
+			if hns != ns && hns != "*" {
+				continue
+			}
+			if !hostMatches(name, hostname) {
+				continue
+			}
+			switch {
+			case exclude:
+				excluded = true
+			case hns == ns:
+				nsMatch = true
+			default:
+				wildMatch = true
+			}
+		}
+		if !excluded && (nsMatch || wildMatch) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostMatches mirrors host.Name.Matches for a concrete hostname: "*" and
+// "*.suffix" patterns, else equality.
+func hostMatches(pattern, hostname string) bool {
+	if pattern == "*" {
+		return true
+	}
+	if suffix, ok := strings.CutPrefix(pattern, "*"); ok {
+		return strings.HasSuffix(hostname, suffix)
+	}
+	return pattern == hostname
+}
+
+func (sc *sidecarScope) sentence(hostname, ns string, port int32) string {
+	var hosts []string
+	for _, l := range sc.s.Egress {
+		h := strings.Join(l.Hosts, ", ")
+		if l.Port != 0 {
+			h = fmt.Sprintf("port %d: %s", l.Port, h)
+		}
+		hosts = append(hosts, h)
+	}
+	return fmt.Sprintf("the proxy's Sidecar %s/%s (config cluster %s) does not import %s (namespace %s) for port %d (its egress hosts: %s; %s/%s, or a VirtualService of the proxy's namespace routing to it, would import it)",
+		sc.s.Namespace, sc.s.Name, sc.s.Cluster, hostname, ns, port, strings.Join(hosts, "; "), ns, hostname)
+}

@@ -1,0 +1,69 @@
+package horizon
+
+import (
+	"testing"
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+)
+
+// The Sidecar that applies: the proxy namespace's with a matching
+// selector first, then its catch-all, then the root namespace's.
+func TestSidecarFor(t *testing.T) {
+	now := time.Now()
+	all := []collector.Sidecar{
+		{Namespace: "istio-system", Name: "mesh", Egress: []collector.SidecarEgress{{Hosts: []string{"./*"}}}},
+		{Namespace: "app", Name: "all", Created: now},
+		{Namespace: "app", Name: "web", Created: now.Add(time.Second), WorkloadSelector: map[string]string{"app": "web"}},
+	}
+	v := &configView{mc: collector.DefaultMeshConfig()}
+	v.indexSidecars(all, func(string, string) bool { return true })
+	for _, c := range []struct {
+		ns     string
+		labels map[string]string
+		want   string
+	}{
+		{"app", map[string]string{"app": "web"}, "web"},
+		{"app", map[string]string{"app": "db"}, "all"},
+		{"other", nil, "mesh"},
+	} {
+		sc := v.sidecarFor(c.ns, c.labels)
+		if sc == nil || sc.s.Name != c.want {
+			t.Errorf("%s %v: %+v, want %s", c.ns, c.labels, sc, c.want)
+		}
+	}
+	if (&configView{mc: collector.DefaultMeshConfig()}).sidecarFor("app", nil) != nil {
+		t.Error("no Sidecar at all: none applies")
+	}
+}
+
+// Egress hosts: namespaces "*", "." (the proxy's) and named ones, "*" and
+// "*.suffix" names, "~" exclusions, listeners limited to their port.
+func TestSidecarImports(t *testing.T) {
+	const h = "reviews.bookinfo.svc.cluster.local"
+	cases := []struct {
+		egress  []collector.SidecarEgress
+		ns      string
+		port    int32
+		imports bool
+	}{
+		{nil, "bookinfo", 9080, true},
+		{[]collector.SidecarEgress{{Hosts: []string{"./*"}}}, "bookinfo", 9080, false},
+		{[]collector.SidecarEgress{{Hosts: []string{"./*"}}}, "app", 9080, true}, // the proxy's own namespace
+		{[]collector.SidecarEgress{{Hosts: []string{"bookinfo/*.svc.cluster.local"}}}, "bookinfo", 9080, true},
+		{[]collector.SidecarEgress{{Hosts: []string{"*/" + h}}}, "bookinfo", 9080, true},
+		{[]collector.SidecarEgress{{Hosts: []string{"*/*", "~bookinfo/" + h}}}, "bookinfo", 9080, false},
+		{[]collector.SidecarEgress{{Hosts: []string{"bookinfo/*", "~*/" + h}}}, "bookinfo", 9080, false},
+		{[]collector.SidecarEgress{{Port: 9080, Hosts: []string{"*/*"}}}, "bookinfo", 9080, true},
+		{[]collector.SidecarEgress{{Port: 80, Hosts: []string{"*/*"}}}, "bookinfo", 9080, false},
+		{[]collector.SidecarEgress{{Port: 80, Protocol: "HTTP_PROXY", Hosts: []string{"*/*"}}}, "bookinfo", 9080, true},
+		{[]collector.SidecarEgress{{Port: 80, Hosts: []string{"*/*"}}, {Hosts: []string{"bookinfo/*"}}}, "bookinfo", 9080, true},
+		{[]collector.SidecarEgress{{Hosts: []string{"bookinfo"}}}, "bookinfo", 9080, false}, // not ns/name: ignored
+	}
+	for i, c := range cases {
+		sc := &sidecarScope{&collector.Sidecar{Egress: c.egress}}
+		if got := sc.imports(c.ns, h, c.port, "app"); got != c.imports {
+			t.Errorf("case %d %+v: imports %s/%s:%d = %v", i, c.egress, c.ns, h, c.port, got)
+		}
+	}
+}
