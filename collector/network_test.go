@@ -95,7 +95,7 @@ func TestNetworkFromText(t *testing.T) {
 			t.Fatalf("%v: %s", f, b)
 		}
 	}
-	if NetworkFromCIDR.String() != "meshNetworksFromCidr" || fmt.Sprintf("%s", NetworkFromPodLabel) != "podLabel" {
+	if NetworkFromCIDR.String() != "meshNetworksFromCidr" || fmt.Sprint(NetworkFromPodLabel) != "podLabel" {
 		t.Fatal("names changed")
 	}
 	var f NetworkFrom
