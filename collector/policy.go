@@ -225,21 +225,14 @@ func trafficPolicyTLS(tp map[string]any) (string, map[uint32]string) {
 	}
 	top, _ := mode(tp)
 	var ports map[uint32]string
-	pls, _ := tp["portLevelSettings"].([]any)
-	for _, p := range pls {
-		m, ok := p.(map[string]any)
-		if !ok {
-			continue
-		}
-		port, _ := m["port"].(map[string]any)
-		num := toUint32(port["number"])
-		if md, ok := mode(m); ok && num != 0 {
+	eachPortLevel(tp, func(num uint32, m map[string]any) {
+		if md, ok := mode(m); ok {
 			if ports == nil {
 				ports = map[uint32]string{}
 			}
 			ports[num] = md
 		}
-	}
+	})
 	return top, ports
 }
 

@@ -59,6 +59,20 @@ func trafficPolicyLB(tp map[string]any) *TrafficLB {
 		return nil
 	}
 	t := &TrafficLB{LBPolicy: lbPolicyOf(tp)}
+	eachPortLevel(tp, func(num uint32, m map[string]any) {
+		if t.Ports == nil {
+			t.Ports = map[uint32]LBPolicy{}
+		}
+		if _, dup := t.Ports[num]; !dup { // istiod takes the first
+			t.Ports[num] = lbPolicyOf(m)
+		}
+	})
+	return t
+}
+
+// eachPortLevel calls f with each portLevelSettings entry of a traffic
+// policy that names a port number.
+func eachPortLevel(tp map[string]any, f func(port uint32, settings map[string]any)) {
 	pls, _ := tp["portLevelSettings"].([]any)
 	for _, p := range pls {
 		m, ok := p.(map[string]any)
@@ -67,15 +81,9 @@ func trafficPolicyLB(tp map[string]any) *TrafficLB {
 		}
 		port, _ := m["port"].(map[string]any)
 		if num := toUint32(port["number"]); num != 0 {
-			if t.Ports == nil {
-				t.Ports = map[uint32]LBPolicy{}
-			}
-			if _, dup := t.Ports[num]; !dup { // istiod takes the first
-				t.Ports[num] = lbPolicyOf(m)
-			}
+			f(num, m)
 		}
 	}
-	return t
 }
 
 func lbPolicyOf(m map[string]any) LBPolicy {

@@ -73,16 +73,11 @@ func TestLocalities(t *testing.T) {
 			if got := actualGroups(la); got != want[i] {
 				return fmt.Sprintf("%s: istiod sends\n%s\nwant\n%s", vp, got, want[i])
 			}
-			var cl *xdsclient.Cluster
-			for _, c := range probes[i].c.Clusters() {
-				if c.Name == helloworldEDS {
-					cl = &c
-				}
-			}
-			if cl == nil {
+			cl, ok := probes[i].c.Cluster(helloworldEDS)
+			if !ok {
 				return vp.String() + ": no CDS cluster " + helloworldEDS
 			}
-			v := explain.ExplainWith(snap, "helloworld.sample.svc.cluster.local", 5000, vp, "cluster1", &la, explain.Extra{Cluster: cl})
+			v := explain.ExplainWith(snap, "helloworld.sample.svc.cluster.local", 5000, vp, "cluster1", &la, explain.Extra{Cluster: &cl})
 			if v.Verdict != explain.Match {
 				return fmt.Sprintf("%s: verdict %s: %+v", vp, v.Verdict, v.Differences)
 			}

@@ -95,13 +95,8 @@ spec:
 					if !ok {
 						return vp.String() + ": no EDS yet"
 					}
-					var cl *xdsclient.Cluster
-					for _, c := range probes[i].c.Clusters() {
-						if c.Name == helloworldEDS {
-							cl = &c
-						}
-					}
-					if cl == nil {
+					cl, ok := probes[i].c.Cluster(helloworldEDS)
+					if !ok {
 						return vp.String() + ": no CDS cluster " + helloworldEDS
 					}
 					if cl.LocalityWeighted != sc.weighted {
@@ -111,7 +106,7 @@ spec:
 					if strings.Contains(got, "p=1") || !strings.Contains(got, "lw=1 p=0: 10.144.0.15:5000") && strings.Contains(got, "10.144.0.15") {
 						changed = true
 					}
-					v := explain.ExplainWith(snap, "helloworld.sample.svc.cluster.local", 5000, vp, "cluster1", &la, explain.Extra{Cluster: cl})
+					v := explain.ExplainWith(snap, "helloworld.sample.svc.cluster.local", 5000, vp, "cluster1", &la, explain.Extra{Cluster: &cl})
 					if pred := predictedGroups(v); pred != got {
 						return fmt.Sprintf("%s: istiod sends\n%s\nmeshscope predicts\n%s\n%+v", vp, got, pred, v.Differences)
 					}
