@@ -41,7 +41,9 @@ func parseTrafficPolicy(d *DestinationRule, u *unstructured.Unstructured) {
 // set at all, which replaces the whole of an outer one; ZoneAware: it sets
 // zoneAwareLbSetting, which meshscope does not model).
 type LBPolicy struct {
-	OutlierDetection bool               `json:"outlierDetection,omitempty"`
+	OutlierDetection bool `json:"outlierDetection,omitempty"`
+	// MinHealthPercent is outlierDetection.minHealthPercent (0: unset).
+	MinHealthPercent int32              `json:"minHealthPercent,omitempty"`
 	LoadBalancer     bool               `json:"loadBalancer,omitempty"`
 	LocalityLb       *LocalityLbSetting `json:"localityLbSetting,omitempty"`
 	ZoneAware        bool               `json:"zoneAware,omitempty"`
@@ -88,7 +90,9 @@ func eachPortLevel(tp map[string]any, f func(port uint32, settings map[string]an
 
 func lbPolicyOf(m map[string]any) LBPolicy {
 	var p LBPolicy
-	_, p.OutlierDetection = m["outlierDetection"].(map[string]any)
+	var od map[string]any
+	od, p.OutlierDetection = m["outlierDetection"].(map[string]any)
+	p.MinHealthPercent = int32(min(toUint32(od["minHealthPercent"]), 100))
 	lb, ok := m["loadBalancer"].(map[string]any)
 	if !ok {
 		return p
@@ -140,7 +144,7 @@ func (d *DestinationRule) LBFor(port uint32, subset string) LBPolicy {
 		return sp
 	}
 	if sp.OutlierDetection || hasPortLevel {
-		orig.OutlierDetection = sp.OutlierDetection
+		orig.OutlierDetection, orig.MinHealthPercent = sp.OutlierDetection, sp.MinHealthPercent
 	}
 	if sp.LoadBalancer || hasPortLevel {
 		orig.LoadBalancer, orig.LocalityLb, orig.ZoneAware = sp.LoadBalancer, sp.LocalityLb, sp.ZoneAware

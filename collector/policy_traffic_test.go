@@ -102,3 +102,26 @@ func TestTrafficDistribution(t *testing.T) {
 		}
 	}
 }
+
+// minHealthPercent travels with its outlierDetection: a subset's outlier
+// detection replaces the rule's, minHealthPercent included.
+func TestLBForMinHealthPercent(t *testing.T) {
+	dr := parseDestinationRule("c1", istioObj(t, `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: hw, namespace: sample}
+spec:
+  host: helloworld
+  trafficPolicy:
+    outlierDetection: {consecutive5xxErrors: 1, minHealthPercent: 30}
+  subsets:
+  - name: strict
+    trafficPolicy:
+      outlierDetection: {consecutive5xxErrors: 1}
+`))
+	if p := dr.LBFor(5000, ""); !p.OutlierDetection || p.MinHealthPercent != 30 {
+		t.Fatalf("rule: %+v", p)
+	}
+	if p := dr.LBFor(5000, "strict"); !p.OutlierDetection || p.MinHealthPercent != 0 {
+		t.Fatalf("subset: %+v", p)
+	}
+}

@@ -38,10 +38,9 @@ type localityLB struct {
 // (locality load balancing off).
 func (t *target) effectiveLocalityLB(port int32) (l localityLB, ok bool) {
 	var pol collector.LBPolicy
-	ruleName := ""
+	ruleName := ruleNames(t.rule)
 	if t.rule != nil {
 		pol = t.rule.rule.LBFor(uint32(port), t.subset)
-		ruleName = "DestinationRule " + strings.Join(t.rule.from, "+")
 	}
 	l.failover = pol.OutlierDetection
 	switch {
@@ -383,4 +382,42 @@ func (p *Prediction) failoverPriority(groups []lbGroup, self *collector.Endpoint
 	p.Endpoints = out
 	compactPriorities(split)
 	return split
+}
+
+// sendsUnhealthy mirrors supportsUnhealthyEndpoints (with
+// PILOT_SEND_UNHEALTHY_ENDPOINTS on, istiod's default): unhealthy
+// endpoints are sent unless the rule's outlier detection for the port and
+// subset sets minHealthPercent above 0 — and always for a Service with a
+// trafficDistribution (ForcesSupportUnhealthyEndpoints).
+func (t *target) sendsUnhealthy(port int32) (send bool, minHealth int32) {
+	if t.trafficDistribution != "" || t.rule == nil {
+		return true, 0
+	}
+	pol := t.rule.rule.LBFor(uint32(port), t.subset)
+	if pol.OutlierDetection && pol.MinHealthPercent > 0 {
+		return false, pol.MinHealthPercent
+	}
+	return true, 0
+}
+
+// panicThreshold mirrors applyOutlierDetection: with outlier detection
+// the cluster's healthy_panic_threshold is its minHealthPercent (0 for a
+// Service with a trafficDistribution); without, istiod's default 0.
+func (t *target) panicThreshold(port int32) float64 {
+	if t.rule == nil || t.trafficDistribution != "" {
+		return 0
+	}
+	pol := t.rule.rule.LBFor(uint32(port), t.subset)
+	if !pol.OutlierDetection {
+		return 0
+	}
+	return float64(pol.MinHealthPercent)
+}
+
+// ruleNames names a merged DestinationRule.
+func ruleNames(r *mergedRule) string {
+	if r == nil {
+		return "no DestinationRule"
+	}
+	return "DestinationRule " + strings.Join(r.from, "+")
 }

@@ -73,6 +73,7 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 	}
 	v4, v6 := ipFamily(proxy.IP)
 	clusterLocal := t.clusterLocal
+	sendUnhealthy, minHealth := t.sendsUnhealthy(port)
 	ownCluster := t.ownClusterOnly(hostname)
 
 	// Endpoints are grouped by locality like istiod's LocalityLbEndpoints;
@@ -136,6 +137,11 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 					Why: "the endpoint is terminating: istiod never sends terminating endpoints"})
 				continue
 			}
+			if !sendUnhealthy && ref.Health == Unhealthy {
+				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropUnhealthy,
+					Why: fmt.Sprintf("the endpoint is not ready, and %s sets outlierDetection.minHealthPercent %d: istiod then leaves unhealthy endpoints out (else Envoy's panic threshold would send them traffic)", ruleNames(t.rule), minHealth)})
+				continue
+			}
 			// Unhealthy (not ready, not terminating) endpoints ARE sent, as
 			// UNHEALTHY, by default (PILOT_AUTO_SEND_UNHEALTHY_ENDPOINTS=true),
 			// and count in gateway weights below like healthy ones.
@@ -197,6 +203,7 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 	}
 	ends := groups.assemble(&p, refs, &gwWhy, proxy)
 	p.finishGroups(ends)
+	p.LB.PanicThreshold = t.panicThreshold(port)
 	if l, ok := t.effectiveLocalityLB(port); ok {
 		p.applyLocalityLB(l, ends, ix, snap, proxy, t.directSources())
 	}

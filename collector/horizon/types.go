@@ -59,6 +59,9 @@ const (
 	// rule for the proxy's locality names no locality of the endpoint:
 	// istiod sends its group without endpoints.
 	DropDistribute DropReason = "locality-distribute"
+	// DropUnhealthy: a not-ready endpoint of a cluster whose
+	// DestinationRule sets outlierDetection.minHealthPercent above 0.
+	DropUnhealthy DropReason = "unhealthy"
 )
 
 // Health is the EDS health status istiod sets.

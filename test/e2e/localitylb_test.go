@@ -69,6 +69,9 @@ spec:
 		weighted bool
 		// cli: also run meshscope explain with --proxy-label.
 		cli bool
+		// unready: a pod of cluster2 made not ready meanwhile, which
+		// istiod must leave out (absent from every view).
+		unready string
 	}{
 		{name: "outlier detection with the mesh's default localityLbSetting", doc: dr(outlier), cli: true},
 		{name: "failover from region2 to region1", weighted: true,
@@ -80,6 +83,8 @@ spec:
 		{name: "distribute from region2/zone-b", weighted: true,
 			doc: dr("    loadBalancer:\n      localityLbSetting:\n        enabled: true\n        distribute:\n        - from: region2/zone-b/*\n          to: {\"region2/zone-b/*\": 80, \"region2/zone-c/*\": 20}\n")},
 		{name: "Service trafficDistribution PreferClose (annotation)", weighted: true, apply: td(&preferClose), undo: td(nil)},
+		{name: "outlier detection with minHealthPercent and a pod not ready", unready: "helloworld-v2-54df5f84b-zc1",
+			doc: dr("    outlierDetection: {consecutive5xxErrors: 3, interval: 10s, baseEjectionTime: 30s, minHealthPercent: 50}\n")},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
@@ -87,6 +92,10 @@ spec:
 				sc.apply, sc.undo = apply(sc.doc), remove(sc.doc)
 			}
 			withChange(t, sc.apply, sc.undo)
+			if sc.unready != "" {
+				withChange(t, func() error { return theLab.SetPodReady(ctx, "cluster2", lab.SampleNamespace, sc.unready, false) },
+					func() error { return theLab.SetPodReady(ctx, "cluster2", lab.SampleNamespace, sc.unready, true) })
+			}
 			eventually(t, 30*time.Second, func() string {
 				snap := reg.Snapshot()
 				changed := false
@@ -103,6 +112,9 @@ spec:
 						return fmt.Sprintf("%s: istiod's cluster has locality_weighted_lb_config %v, want %v", vp, cl.LocalityWeighted, sc.weighted)
 					}
 					got := actualGroups(la)
+					if sc.unready != "" && strings.Contains(got, "10.144.0.61:") {
+						return fmt.Sprintf("%s: istiod still sends the pod made not ready: %s", vp, got)
+					}
 					if strings.Contains(got, "p=1") || !strings.Contains(got, "lw=1 p=0: 10.144.0.15:5000") && strings.Contains(got, "10.144.0.15") {
 						changed = true
 					}
