@@ -45,6 +45,9 @@ type MeshConfig struct {
 	ServiceScopeConfigs []ServiceScopeConfig `json:"serviceScopeConfigs,omitempty"`
 	// LocalityLbSetting is the mesh-wide locality load balancing.
 	LocalityLbSetting *LocalityLbSetting `json:"localityLbSetting,omitempty"`
+	// ZoneAwareLbSetting is the mesh-wide zone-aware load balancing
+	// (it wins over localityLbSetting).
+	ZoneAwareLbSetting *ZoneAwareLbSetting `json:"zoneAwareLbSetting,omitempty"`
 	// DiscoverySelectors limit the namespaces istiod reads (none: all);
 	// DiscoveryNamespaces are, by cluster, the namespaces they select
 	// (computed by the collector from the namespaces' labels; nil: all).
@@ -80,6 +83,19 @@ type LocalityLbSetting struct {
 		From string            `json:"from"`
 		To   map[string]uint32 `json:"to"`
 	} `json:"distribute,omitempty"`
+	Failover []struct {
+		From string `json:"from"`
+		To   string `json:"to"`
+	} `json:"failover,omitempty"`
+	FailoverPriority []string `json:"failoverPriority,omitempty"`
+}
+
+// ZoneAwareLbSetting is a zoneAwareLbSetting (of a DestinationRule's
+// loadBalancer or the mesh config): Envoy's zone-aware routing within the
+// proxy's region, other regions at lower priorities.
+type ZoneAwareLbSetting struct {
+	// Enabled is nil when unset (on).
+	Enabled  *bool `json:"enabled,omitempty"`
 	Failover []struct {
 		From string `json:"from"`
 		To   string `json:"to"`

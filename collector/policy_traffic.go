@@ -16,10 +16,7 @@ import (
 // an endpoint as failed and never drops to a lower priority.
 func parseTrafficPolicy(d *DestinationRule, u *unstructured.Unstructured) {
 	if lb, ok, _ := unstructured.NestedMap(u.Object, "spec", "trafficPolicy", "loadBalancer", "localityLbSetting"); ok {
-		var s LocalityLbSetting
-		if b, err := json.Marshal(lb); err == nil && json.Unmarshal(b, &s) == nil {
-			d.LocalityLb = &s
-		}
+		d.LocalityLb = decodeInto[LocalityLbSetting](lb)
 	}
 	if _, ok, _ := unstructured.NestedMap(u.Object, "spec", "trafficPolicy", "outlierDetection"); ok {
 		d.OutlierDetection = true
@@ -37,16 +34,16 @@ func parseTrafficPolicy(d *DestinationRule, u *unstructured.Unstructured) {
 
 // LBPolicy is what one traffic policy (or one of its portLevelSettings)
 // says about locality load balancing: whether it sets outlierDetection,
-// and its loadBalancer's localityLbSetting (LoadBalancer: a loadBalancer is
-// set at all, which replaces the whole of an outer one; ZoneAware: it sets
-// zoneAwareLbSetting, which meshscope does not model).
+// and its loadBalancer's localityLbSetting or zoneAwareLbSetting
+// (LoadBalancer: a loadBalancer is set at all, which replaces the whole of
+// an outer one).
 type LBPolicy struct {
 	OutlierDetection bool `json:"outlierDetection,omitempty"`
 	// MinHealthPercent is outlierDetection.minHealthPercent (0: unset).
-	MinHealthPercent int32              `json:"minHealthPercent,omitempty"`
-	LoadBalancer     bool               `json:"loadBalancer,omitempty"`
-	LocalityLb       *LocalityLbSetting `json:"localityLbSetting,omitempty"`
-	ZoneAware        bool               `json:"zoneAware,omitempty"`
+	MinHealthPercent int32               `json:"minHealthPercent,omitempty"`
+	LoadBalancer     bool                `json:"loadBalancer,omitempty"`
+	LocalityLb       *LocalityLbSetting  `json:"localityLbSetting,omitempty"`
+	ZoneAware        *ZoneAwareLbSetting `json:"zoneAwareLbSetting,omitempty"`
 }
 
 // TrafficLB is a traffic policy's LBPolicy and its port-level ones.
@@ -98,14 +95,24 @@ func lbPolicyOf(m map[string]any) LBPolicy {
 		return p
 	}
 	p.LoadBalancer = true
-	_, p.ZoneAware = lb["zoneAwareLbSetting"].(map[string]any)
-	if ls, ok := lb["localityLbSetting"].(map[string]any); ok {
-		var s LocalityLbSetting
-		if b, err := json.Marshal(ls); err == nil && json.Unmarshal(b, &s) == nil {
-			p.LocalityLb = &s
-		}
-	}
+	p.LocalityLb = decodeInto[LocalityLbSetting](lb["localityLbSetting"])
+	p.ZoneAware = decodeInto[ZoneAwareLbSetting](lb["zoneAwareLbSetting"])
 	return p
+}
+
+// decodeInto reads an object of the unstructured spec into T (nil when it
+// is not an object or does not decode).
+func decodeInto[T any](v any) *T {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var out T
+	b, err := json.Marshal(m)
+	if err != nil || json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return &out
 }
 
 // forPort is the policy for one port: its portLevelSettings entry, which

@@ -54,7 +54,7 @@ spec:
 		p := dr.LBFor(c.port, c.subset)
 		what := "none"
 		switch {
-		case p.ZoneAware:
+		case p.ZoneAware != nil:
 			what = "zone-aware"
 		case p.LocalityLb != nil && len(p.LocalityLb.Distribute) > 0:
 			what = "distribute"

@@ -20,7 +20,10 @@ import (
 // or, when the rule sets outlierDetection (or trafficDistribution forces
 // it), gives each group a priority relative to the proxy's locality
 // (failoverPriority labels, then region/zone/subzone and failover).
-// zoneAwareLbSetting is not modelled: its priorities show as differences.
+// A zoneAwareLbSetting (the rule's, else the mesh's, after
+// trafficDistribution) wins over localityLbSetting: failoverPriority, then
+// the proxy's region at priority 0, its failover region next, the others
+// last.
 
 // localityLB is the effective setting of one prediction.
 type localityLB struct {
@@ -28,9 +31,8 @@ type localityLB struct {
 	failover bool   // outlier detection, or forced by trafficDistribution
 	force    bool   // trafficDistribution
 	from     string // what gives the setting, for sentences
-	// zoneAware: a zoneAwareLbSetting wins; meshscope leaves the groups
-	// at priority 0.
-	zoneAware bool
+	// zone is a zoneAwareLbSetting, which wins over setting.
+	zone *collector.ZoneAwareLbSetting
 }
 
 // effectiveLocalityLB mirrors getOutlierDetectionAndLoadBalancerSettings
@@ -44,8 +46,8 @@ func (t *target) effectiveLocalityLB(port int32) (l localityLB, ok bool) {
 	}
 	l.failover = pol.OutlierDetection
 	switch {
-	case pol.ZoneAware:
-		return localityLB{zoneAware: true, from: ruleName}, true
+	case pol.ZoneAware != nil:
+		l.zone, l.from = pol.ZoneAware, ruleName
 	case pol.LocalityLb != nil:
 		if pol.LocalityLb.Enabled != nil && !*pol.LocalityLb.Enabled {
 			return l, false
@@ -59,6 +61,8 @@ func (t *target) effectiveLocalityLB(port int32) (l localityLB, ok bool) {
 		enabled := true
 		l.setting = &collector.LocalityLbSetting{Enabled: &enabled, FailoverPriority: prio}
 		l.force, l.failover, l.from = true, true, "trafficDistribution "+t.trafficDistribution
+	case t.cfg.mc.ZoneAwareLbSetting != nil:
+		l.zone, l.from = t.cfg.mc.ZoneAwareLbSetting, "the mesh config's zoneAwareLbSetting"
 	default:
 		mesh := t.cfg.mc.LocalityLbSetting
 		if mesh == nil || (mesh.Enabled != nil && !*mesh.Enabled) {
@@ -72,7 +76,7 @@ func (t *target) effectiveLocalityLB(port int32) (l localityLB, ok bool) {
 // weighted says whether istiod sets locality_weighted_lb_config on the
 // cluster (LocalityLBSettings.ApplyToCluster).
 func (l localityLB) weighted() bool {
-	if l.zoneAware || l.setting == nil {
+	if l.zone != nil || l.setting == nil {
 		return false
 	}
 	s := l.setting
@@ -185,22 +189,18 @@ func (ix *gatewayIndex) podAt(snap *collector.Snapshot, cluster, ip string) *col
 // a direct entry (failoverPriority matches its labels).
 func (p *Prediction) applyLocalityLB(l localityLB, ends []int, ix *gatewayIndex, snap *collector.Snapshot, proxy Proxy, srcOf func(e *Endpoint) *collector.Endpoint) {
 	p.LB.LocalityWeighted = l.weighted()
+	if l.zone != nil {
+		p.applyZoneAware(l.zone, ends, ix, snap, proxy, srcOf)
+		return
+	}
 	s := l.setting
-	if l.zoneAware || s == nil || len(p.Endpoints) == 0 || (len(s.Distribute) == 0 && !l.failover) {
+	if s == nil || len(p.Endpoints) == 0 || (len(s.Distribute) == 0 && !l.failover) {
 		// Nothing to do (the common case: the mesh's default setting
 		// without outlier detection): every group stays priority 0.
 		return
 	}
 	loc, self := proxyTopology(ix, snap, proxy)
-	groups := make([]lbGroup, 0, len(ends))
-	start := 0
-	for _, end := range ends {
-		if end > start {
-			e := p.Endpoints[start]
-			groups = append(groups, lbGroup{start: start, end: end, locality: splitLocality(e.Locality), weight: e.LocalityWeight})
-		}
-		start = end
-	}
+	groups := p.lbGroups(ends)
 	switch {
 	case len(s.Distribute) > 0:
 		p.distribute(groups, loc, s, l.from)
@@ -214,14 +214,35 @@ func (p *Prediction) applyLocalityLB(l localityLB, ends []int, ix *gatewayIndex,
 			localityFailover(groups, loc, s)
 		}
 	}
+	p.setGroups(groups, func(e *Endpoint) string {
+		return fmt.Sprintf("%s distributes the proxy's traffic (from %s) to localities that do not include %s: istiod sends the group without endpoints", l.from, orNone(strings.Join(loc[:], "/")), orNone(e.Locality))
+	})
+}
+
+// lbGroups splits p.Endpoints at ends into groups.
+func (p *Prediction) lbGroups(ends []int) []lbGroup {
+	groups := make([]lbGroup, 0, len(ends))
+	start := 0
+	for _, end := range ends {
+		if end > start {
+			e := p.Endpoints[start]
+			groups = append(groups, lbGroup{start: start, end: end, locality: splitLocality(e.Locality), weight: e.LocalityWeight})
+		}
+		start = end
+	}
+	return groups
+}
+
+// setGroups writes the groups' weights and priorities into p.Endpoints,
+// leaving out (as dropped, for why) the endpoints of dropped groups.
+func (p *Prediction) setGroups(groups []lbGroup, why func(e *Endpoint) string) {
 	out := make([]Endpoint, 0, len(p.Endpoints))
 	for _, g := range groups {
 		for i := g.start; i < g.end; i++ {
 			e := p.Endpoints[i]
 			if g.dropped {
 				for _, r := range e.StandsFor {
-					p.Dropped = append(p.Dropped, Dropped{Ref: r, Reason: DropDistribute,
-						Why: fmt.Sprintf("%s distributes the proxy's traffic (from %s) to localities that do not include %s: istiod sends the group without endpoints", l.from, orNone(strings.Join(loc[:], "/")), orNone(e.Locality))})
+					p.Dropped = append(p.Dropped, Dropped{Ref: r, Reason: DropDistribute, Why: why(&e)})
 				}
 				continue
 			}
@@ -230,6 +251,39 @@ func (p *Prediction) applyLocalityLB(l localityLB, ends []int, ix *gatewayIndex,
 		}
 	}
 	p.Endpoints = out
+}
+
+// applyZoneAware mirrors ZoneAwareLBSettings.ApplyToLoadAssignment
+// (ApplyZoneAwareLoadBalancer): nothing when routing is off; else
+// failoverPriority, then applyZoneAwareRegionalFailover — 0 for the
+// proxy's region, 1 for the region its failover rule names, 2 for the
+// others, on top of the failoverPriority ranks, made contiguous.
+func (p *Prediction) applyZoneAware(z *collector.ZoneAwareLbSetting, ends []int, ix *gatewayIndex, snap *collector.Snapshot, proxy Proxy, srcOf func(e *Endpoint) *collector.Endpoint) {
+	if (z.Enabled != nil && !*z.Enabled) || len(p.Endpoints) == 0 {
+		return
+	}
+	loc, self := proxyTopology(ix, snap, proxy)
+	groups := p.lbGroups(ends)
+	if len(z.FailoverPriority) > 0 {
+		groups = p.failoverPriority(groups, &self, z.FailoverPriority, srcOf)
+	}
+	for i := range groups {
+		pr := uint32(0)
+		if groups[i].locality[0] != loc[0] {
+			pr = 2
+			for _, f := range z.Failover {
+				if f.From == loc[0] {
+					if groups[i].locality[0] == f.To {
+						pr = 1
+					}
+					break
+				}
+			}
+		}
+		groups[i].priority = groups[i].priority*3 + pr
+	}
+	compactPriorities(groups)
+	p.setGroups(groups, nil)
 }
 
 // distribute mirrors applyLocalityWeights: the first rule whose from

@@ -83,6 +83,10 @@ spec:
 		{name: "distribute from region2/zone-b", weighted: true,
 			doc: dr("    loadBalancer:\n      localityLbSetting:\n        enabled: true\n        distribute:\n        - from: region2/zone-b/*\n          to: {\"region2/zone-b/*\": 80, \"region2/zone-c/*\": 20}\n")},
 		{name: "Service trafficDistribution PreferClose (annotation)", weighted: true, apply: td(&preferClose), undo: td(nil)},
+		{name: "zoneAwareLbSetting with a failover region",
+			doc: dr("    loadBalancer:\n      zoneAwareLbSetting:\n        failover: [{from: region2, to: region1}]\n")},
+		{name: "zoneAwareLbSetting with failoverPriority zone",
+			doc: dr("    loadBalancer:\n      zoneAwareLbSetting:\n        failoverPriority: [topology.kubernetes.io/zone]\n")},
 		{name: "outlier detection with minHealthPercent and a pod not ready", unready: "helloworld-v2-54df5f84b-zc1",
 			doc: dr("    outlierDetection: {consecutive5xxErrors: 3, interval: 10s, baseEjectionTime: 30s, minHealthPercent: 50}\n")},
 	}
