@@ -119,3 +119,40 @@ func TestLocalityMatch(t *testing.T) {
 		}
 	}
 }
+
+// applyZoneAwareRegionalFailover: the proxy's region first, the region its
+// failover rule names next, every other region last; off when disabled.
+func TestZoneAware(t *testing.T) {
+	mk := func() Prediction {
+		var p Prediction
+		for _, l := range []string{"r1/z1", "r1/z2", "r2/z1", "r3/z1"} {
+			p.Endpoints = append(p.Endpoints, Endpoint{Address: l, Locality: l, LocalityWeight: 1, Weight: 1})
+		}
+		return p
+	}
+	ends := []int{1, 2, 3, 4}
+	z := &collector.ZoneAwareLbSetting{}
+	z.Failover = append(z.Failover, struct {
+		From string `json:"from"`
+		To   string `json:"to"`
+	}{From: "r1", To: "r3"})
+	proxy := Proxy{Labels: map[string]string{"topology.kubernetes.io/region": "r1", "topology.kubernetes.io/zone": "z1"}}
+	p := mk()
+	ix := newGatewayIndex(nil)
+	p.applyZoneAware(z, ends, ix, nil, proxy, nil)
+	var got []string
+	for _, e := range p.Endpoints {
+		got = append(got, fmt.Sprintf("%s:%d", e.Locality, e.Priority))
+	}
+	if s := strings.Join(got, " "); s != "r1/z1:0 r1/z2:0 r2/z1:2 r3/z1:1" {
+		t.Fatalf("zone-aware priorities: %s", s)
+	}
+	off := false
+	p = mk()
+	p.applyZoneAware(&collector.ZoneAwareLbSetting{Enabled: &off}, ends, ix, nil, proxy, nil)
+	for _, e := range p.Endpoints {
+		if e.Priority != 0 {
+			t.Fatalf("disabled zone-aware routing changed priorities: %+v", p.Endpoints)
+		}
+	}
+}
