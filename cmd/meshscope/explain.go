@@ -310,7 +310,9 @@ func writeExplainTable(w io.Writer, res explainResult) {
 			fmt.Fprintf(w, "  no endpoints: %s\n", v.NoEndpoints)
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ENDPOINT\tSTATUS\tWEIGHT\tLOCALITY\tSHARE\tKIND\tSTANDS FOR\tCLUSTER\tNETWORK\tWHY")
+		if len(v.Actual)+len(v.Predicted)+len(v.Dropped) > 0 { // no empty table under "no endpoints"
+			fmt.Fprintln(tw, "ENDPOINT\tSTATUS\tWEIGHT\tLOCALITY\tSHARE\tKIND\tSTANDS FOR\tCLUSTER\tNETWORK\tWHY")
+		}
 		pred := map[explain.Key]horizon.Endpoint{}
 		kp := explain.Keyer{}
 		for _, p := range v.Predicted {
