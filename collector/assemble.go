@@ -19,6 +19,7 @@ type clusterShare struct {
 	drs         []DestinationRule
 	pas         []PeerAuthentication
 	sidecars    []Sidecar
+	vss         []VirtualService
 	// mesh is the mesh config of a context cluster's istiod.
 	mesh *MeshConfig
 }
@@ -69,6 +70,7 @@ func assemble(in assembleInput) *Snapshot {
 			s.DestinationRules = append(s.DestinationRules, sh.drs...)
 			s.PeerAuthentications = append(s.PeerAuthentications, sh.pas...)
 			s.Sidecars = append(s.Sidecars, sh.sidecars...)
+			s.VirtualServices = append(s.VirtualServices, sh.vss...)
 			for h, sc := range p.services {
 				svc := services[h]
 				if svc == nil {

@@ -173,6 +173,7 @@ func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
 	out.DestinationRules = keep(s.DestinationRules, func(x DestinationRule) bool { return inConfig(x.Cluster) })
 	out.PeerAuthentications = keep(s.PeerAuthentications, func(x PeerAuthentication) bool { return inConfig(x.Cluster) })
 	out.Sidecars = keep(s.Sidecars, func(x Sidecar) bool { return inConfig(x.Cluster) })
+	out.VirtualServices = keep(s.VirtualServices, func(x VirtualService) bool { return inConfig(x.Cluster) })
 	out.MeshConfigs = keep(s.MeshConfigs, func(x MeshConfig) bool { return inConfig(x.Cluster) })
 	out.Ambient = keep(s.Ambient, func(x AmbientCluster) bool { return in[x.Cluster] })
 	return out

@@ -142,7 +142,7 @@ func (r *Registry) gatherCluster(it item, ix *meshNetworkIndex, sel selectorSet,
 		w.controlPlaneFacts(&c, r.opts.SystemNamespace)
 		sh.part = part
 		sh.selectedNow = part.selKey == sel.key
-		sh.drs, sh.pas, sh.sidecars = w.policies(e.id)
+		sh.drs, sh.pas, sh.sidecars, sh.vss = w.policies(e.id)
 	}
 	if e.fromContext && !e.removed {
 		mc := r.meshConfigOf(e.id, it.w)

@@ -96,12 +96,14 @@ const (
 
 // addIstioConfigInformers watches, through the dynamic client, the Istio
 // config an istiod reads from its config cluster: DestinationRules,
-// PeerAuthentications, Sidecars, ServiceEntries and WorkloadEntries (optional: a
+// PeerAuthentications, Sidecars, VirtualServices (the services they import
+// into a Sidecar scope), ServiceEntries and WorkloadEntries (optional: a
 // cluster without Istio's CRDs, or without permission, only gets a warning).
 func (w *watcher) addIstioConfigInformers(dyn dynamic.Interface) {
 	w.destinationRules = w.addIstioInformer(dyn, resDestinationRules, gvrDestinationRules)
 	w.peerAuthentications = w.addIstioInformer(dyn, resPeerAuthentications, gvrPeerAuthentications)
 	w.sidecars = w.addIstioInformer(dyn, resSidecars, gvrSidecars)
+	w.virtualServices = w.addIstioInformer(dyn, resVirtualServices, gvrVirtualServices)
 	w.serviceEntriesInf = w.addIstioInformer(dyn, resServiceEntries, gvrServiceEntries)
 	w.addWorkloadEntryInformer(dyn)
 }
@@ -150,10 +152,11 @@ func transformIstioConfig(obj any) (any, error) {
 }
 
 // policies reads the policy caches of one cluster.
-func (w *watcher) policies(cluster string) ([]DestinationRule, []PeerAuthentication, []Sidecar) {
+func (w *watcher) policies(cluster string) ([]DestinationRule, []PeerAuthentication, []Sidecar, []VirtualService) {
 	return readIstioConfig(w.destinationRules, cluster, parseDestinationRule),
 		readIstioConfig(w.peerAuthentications, cluster, parsePeerAuthentication),
-		readIstioConfig(w.sidecars, cluster, parseSidecar)
+		readIstioConfig(w.sidecars, cluster, parseSidecar),
+		readIstioConfig(w.virtualServices, cluster, parseVirtualService)
 }
 
 // readIstioConfig parses every object of one Istio config cache (none

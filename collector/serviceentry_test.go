@@ -32,7 +32,7 @@ func fakeIstio(objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
 	kinds := map[schema.GroupVersionResource]string{
 		gvrDestinationRules: "DestinationRuleList", gvrPeerAuthentications: "PeerAuthenticationList",
 		gvrServiceEntries: "ServiceEntryList", gvrWorkloadEntries: "WorkloadEntryList", gvrGateways: "GatewayList",
-		gvrSidecars: "SidecarList",
+		gvrSidecars: "SidecarList", gvrVirtualServices: "VirtualServiceList",
 	}
 	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, objs...)
 }

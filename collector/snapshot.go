@@ -29,6 +29,9 @@ type Snapshot struct {
 	// Sidecars are the Sidecar resources of the config clusters: their
 	// egress hosts narrow the services a proxy gets (sidecar.go).
 	Sidecars []Sidecar `json:"sidecars,omitempty"`
+	// VirtualServices are those of the config clusters: their route
+	// destinations are imported into Sidecar scopes too.
+	VirtualServices []VirtualService `json:"virtualServices,omitempty"`
 	// ServiceEntries are those of the context clusters; WorkloadEntries
 	// those of every cluster (istiod reads remote clusters' too).
 	ServiceEntries  []ServiceEntry  `json:"serviceEntries,omitempty"`

@@ -75,7 +75,7 @@ type watcher struct {
 	infs                                                           []*informerHealth
 	services, slices, pods, namespaces, nodes, secrets, configMaps *informerHealth
 	destinationRules, peerAuthentications                          *informerHealth
-	sidecars                                                       *informerHealth
+	sidecars, virtualServices                                      *informerHealth
 	istiods, rootCerts                                             *informerHealth
 	serviceEntriesInf, workloadEntriesInf                          *informerHealth
 	// gateways (Gateway API) and whether the cluster serves that API.

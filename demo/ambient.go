@@ -43,6 +43,7 @@ func newDynamic() *dynamicfake.FakeDynamicClient {
 		gvr("networking.istio.io", "serviceentries"):    "ServiceEntryList",
 		gvr("networking.istio.io", "workloadentries"):   "WorkloadEntryList",
 		gvr("networking.istio.io", "sidecars"):          "SidecarList",
+		gvr("networking.istio.io", "virtualservices"):   "VirtualServiceList",
 		kubesim.GatewayGVR:                              "GatewayList",
 	}
 	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds)

@@ -13,8 +13,8 @@ import (
 // (PushContext.getSidecarScope) and answers EDS only for the services its
 // egress listeners import (SidecarScope.servicesByHostname;
 // NewEndpointBuilder, BuildClusterLoadAssignment: no service, no
-// endpoints). Services a VirtualService of the proxy's namespace routes to
-// are imported too: meshscope does not read VirtualServices.
+// endpoints). The destinations of the VirtualServices its listeners select
+// are imported too (vsImports).
 
 // indexSidecars keeps the Sidecars of the config cluster, per namespace,
 // those with a workloadSelector first, then oldest first
@@ -142,4 +142,87 @@ func (sc *sidecarScope) sentence(hostname, ns string, port int32) string {
 	}
 	return fmt.Sprintf("the proxy's Sidecar %s/%s (config cluster %s) does not import %s (namespace %s) for port %d (its egress hosts: %s; %s/%s, or a VirtualService of the proxy's namespace routing to it, would import it)",
 		sc.s.Namespace, sc.s.Name, sc.s.Cluster, hostname, ns, port, strings.Join(hosts, "; "), ns, hostname)
+}
+
+// vsImports mirrors the VirtualService pass of collectImportedServices:
+// a listener selects the VirtualServices visible to the proxy's namespace
+// and bound to the sidecars ("mesh") whose hosts match its hosts of the
+// VirtualService's namespace or of "*" (SelectVirtualServices), and
+// imports the hosts their routes send to (short names completed in the
+// VirtualService's namespace; an http route naming source namespaces
+// serves those only) — for the port when the listener has one, else for
+// the destination's port (every port when a destination names none).
+func (sc *sidecarScope) vsImports(v *configView, hostname string, port int32, proxyNS string) bool {
+	egress := sc.s.Egress
+	if len(egress) == 0 {
+		egress = []collector.SidecarEgress{{Hosts: []string{"*/*"}}}
+	}
+	for _, l := range egress {
+		matchPort := l.Port != 0 && !strings.EqualFold(l.Protocol, "HTTP_PROXY")
+		if matchPort && l.Port != uint32(port) {
+			continue
+		}
+		for i := range v.vss {
+			vs := &v.vss[i]
+			if !boundToMesh(vs.Gateways) || !Visible(vs.ExportTo, v.mc.DefaultVirtualServiceExportTo, vs.Namespace, proxyNS) || !sc.selects(l, vs, proxyNS) {
+				continue
+			}
+			for _, d := range vs.Destinations {
+				if len(d.SourceNamespaces) > 0 && !slices.Contains(d.SourceNamespaces, proxyNS) {
+					continue
+				}
+				if fqdn(d.Host, vs.Namespace, "cluster.local") != hostname {
+					continue
+				}
+				if matchPort || d.Port == 0 || d.Port == uint32(port) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// selects says whether listener l selects vs (a host of vs matches one of
+// l's hosts of vs's namespace or of "*", and is not excluded).
+func (sc *sidecarScope) selects(l collector.SidecarEgress, vs *collector.VirtualService, proxyNS string) bool {
+	for _, vh := range vs.Hosts {
+		h := fqdn(vh, vs.Namespace, "cluster.local")
+		matched, excluded := false, false
+		for _, eh := range l.Hosts {
+			hns, name, ok := strings.Cut(eh, "/")
+			if !ok || strings.Contains(name, "/") {
+				continue
+			}
+			exclude := strings.HasPrefix(hns, "~")
+			if exclude {
+				if hns = strings.TrimPrefix(hns, "~"); hns == "" {
+					hns = "*"
+				}
+			}
+			if hns == "." {
+				hns = proxyNS
+			}
+			if hns != vs.Namespace && hns != "*" {
+				continue
+			}
+			switch {
+			case exclude && hostMatches(name, h):
+				excluded = true
+			case !exclude && hostsMatch(name, h):
+				matched = true
+			}
+		}
+		if matched && !excluded {
+			return true
+		}
+	}
+	return false
+}
+
+// hostsMatch mirrors host.Name.Matches both ways: either may be a wildcard.
+func hostsMatch(a, b string) bool { return hostMatches(a, b) || hostMatches(b, a) }
+
+func boundToMesh(gateways []string) bool {
+	return len(gateways) == 0 || slices.Contains(gateways, "mesh")
 }

@@ -67,3 +67,45 @@ func TestSidecarImports(t *testing.T) {
 		}
 	}
 }
+
+// VirtualServices a Sidecar's listener selects import their destinations:
+// visible, bound to the sidecars, a host in the listener's hosts; an http
+// route for other source namespaces does not count; a listener with a
+// port imports for that port only.
+func TestSidecarVirtualServiceImports(t *testing.T) {
+	const h = "reviews.bookinfo.svc.cluster.local"
+	vs := func(ns string, mod func(*collector.VirtualService)) collector.VirtualService {
+		v := collector.VirtualService{Namespace: ns, Hosts: []string{"reviews-route"}, Destinations: []collector.VSDestination{{Host: "reviews.bookinfo.svc.cluster.local"}}}
+		if mod != nil {
+			mod(&v)
+		}
+		return v
+	}
+	cases := []struct {
+		name    string
+		egress  []collector.SidecarEgress
+		vs      collector.VirtualService
+		port    int32
+		imports bool
+	}{
+		{"own namespace", []collector.SidecarEgress{{Hosts: []string{"./*"}}}, vs("app", nil), 9080, true},
+		{"short destination completed in the VS namespace", []collector.SidecarEgress{{Hosts: []string{"./*"}}},
+			vs("bookinfo", func(v *collector.VirtualService) { v.Destinations[0].Host = "reviews" }), 9080, false}, // VS in bookinfo not selected by ./*
+		{"selected through */", []collector.SidecarEgress{{Hosts: []string{"*/reviews-route.bookinfo.svc.cluster.local"}}},
+			vs("bookinfo", func(v *collector.VirtualService) { v.Destinations[0].Host = "reviews" }), 9080, true},
+		{"bound to a gateway only", []collector.SidecarEgress{{Hosts: []string{"./*"}}}, vs("app", func(v *collector.VirtualService) { v.Gateways = []string{"istio-system/gw"} }), 9080, false},
+		{"exported elsewhere", []collector.SidecarEgress{{Hosts: []string{"*/*"}}}, vs("other", func(v *collector.VirtualService) { v.ExportTo = []string{"."} }), 9080, false},
+		{"other source namespace", []collector.SidecarEgress{{Hosts: []string{"./*"}}}, vs("app", func(v *collector.VirtualService) { v.Destinations[0].SourceNamespaces = []string{"x"} }), 9080, false},
+		{"this source namespace", []collector.SidecarEgress{{Hosts: []string{"./*"}}}, vs("app", func(v *collector.VirtualService) { v.Destinations[0].SourceNamespaces = []string{"x", "app"} }), 9080, true},
+		{"destination port", []collector.SidecarEgress{{Hosts: []string{"./*"}}}, vs("app", func(v *collector.VirtualService) { v.Destinations[0].Port = 9090 }), 9080, false},
+		{"listener port", []collector.SidecarEgress{{Port: 9080, Hosts: []string{"./*"}}}, vs("app", func(v *collector.VirtualService) { v.Destinations[0].Port = 9090 }), 9080, true},
+		{"excluded VS host", []collector.SidecarEgress{{Hosts: []string{"./*", "~./reviews-route.app.svc.cluster.local"}}}, vs("app", nil), 9080, false},
+	}
+	for _, c := range cases {
+		v := &configView{mc: collector.DefaultMeshConfig(), vss: []collector.VirtualService{c.vs}}
+		sc := &sidecarScope{&collector.Sidecar{Egress: c.egress}}
+		if got := sc.vsImports(v, h, c.port, "app"); got != c.imports {
+			t.Errorf("%s: vsImports = %v, want %v", c.name, got, c.imports)
+		}
+	}
+}

@@ -29,8 +29,9 @@ type configView struct {
 	pas     []collector.PeerAuthentication
 	pasByNS map[string][]*collector.PeerAuthentication
 	// sidecars are the Sidecar resources by namespace, each list as
-	// istiod orders it (sidecarFor).
+	// istiod orders it (sidecarFor); vss the VirtualServices.
 	sidecars map[string][]*collector.Sidecar
+	vss      []collector.VirtualService
 	// ambient is the istiod's ambient view when the mesh runs ambient
 	// mode (istiod then runs multi-network ambient: see ownClusterOnly).
 	ambient *ambient.View
@@ -78,6 +79,11 @@ func (c *configCache) get(snap *collector.Snapshot, cluster string) *configView 
 	}
 	v.indexPeerAuthentications()
 	v.indexSidecars(snap.Sidecars, ours)
+	for _, vs := range snap.VirtualServices {
+		if ours(vs.Cluster, vs.Namespace) {
+			v.vss = append(v.vss, vs)
+		}
+	}
 	if cluster != "" && ambient.InUse(snap) {
 		v.ambient = ambient.NewView(snap, cluster)
 	}
@@ -196,11 +202,25 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 	// The proxy's Sidecar resource imports only the services its egress
 	// hosts name (sidecar.go).
 	if sc := t.cfg.sidecarFor(proxyNS, proxy.Labels); sc != nil {
-		if kubeFound && !sc.imports(kubeNS, svc.Hostname, port, proxyNS) {
+		// A VirtualService the Sidecar selects imports its destinations
+		// too, from the proxy's namespace, else a Kubernetes Service's,
+		// else the oldest ServiceEntry's (pickBestVisibleNamespace).
+		vsNS := ""
+		if sc.vsImports(t.cfg, svc.Hostname, port, proxyNS) {
+			switch {
+			case kubeFound && kubeNS == proxyNS, slices.ContainsFunc(seen, func(e *collector.ServiceEntryHost) bool { return e.Namespace == proxyNS }):
+				vsNS = proxyNS
+			case kubeFound:
+				vsNS = kubeNS
+			case len(seen) > 0:
+				vsNS = seen[0].Namespace // oldest first
+			}
+		}
+		if kubeFound && !sc.imports(kubeNS, svc.Hostname, port, proxyNS) && vsNS != kubeNS {
 			hiddenWhy, kubeFound = sc.sentence(svc.Hostname, kubeNS, port), false
 		}
 		seen = slices.DeleteFunc(seen, func(e *collector.ServiceEntryHost) bool {
-			if sc.imports(e.Namespace, svc.Hostname, port, proxyNS) {
+			if sc.imports(e.Namespace, svc.Hostname, port, proxyNS) || e.Namespace == vsNS {
 				return false
 			}
 			if hiddenWhy == "" {

@@ -164,6 +164,19 @@ func TestIstioConfigScenarios(t *testing.T) {
 	byName := sidecarResource("default", 0, "sample/"+hello)
 	otherPort := sidecarResource("default", 9999, "*/*")
 	excluding := sidecarResource("default", 0, "*/*", "~sample/"+hello)
+	// A VirtualService the Sidecar selects imports its destinations.
+	vsRoute := func(ns, match string) string {
+		return fmt.Sprintf(`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: to-helloworld, namespace: %s}
+spec:
+  hosts: [%s]
+  http: [{%sroute: [{destination: {host: %s}}]}]
+`, ns, hello, match, hello)
+	}
+	viaVS := []string{ownNSOnly, vsRoute("default", "")}
+	viaVSOtherSource := []string{ownNSOnly, vsRoute("default", "match: [{sourceNamespace: other}], ")}
+	viaVSOtherNS := []string{ownNSOnly, vsRoute("sample", "")}
 	type scenario struct {
 		name        string
 		apply, undo func() error
@@ -245,6 +258,22 @@ func TestIstioConfigScenarios(t *testing.T) {
 		{
 			name: "Sidecar listener on another port", apply: apply(otherPort), undo: remove(otherPort), scoped: true,
 			host: hello, port: 5000, noEndpoints: "for port 5000",
+		},
+		{
+			name: "Sidecar importing only its namespace, and a VirtualService there routing to the service", apply: apply(viaVS...), undo: remove(viaVS...), scoped: true,
+			host: hello, port: 5000,
+			want:  [3]string{seedEDSNetwork1, seedEDSNetwork2, "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+			ready: func(s *collector.Snapshot) bool { return len(s.Sidecars) == 1 && len(s.VirtualServices) == 1 },
+		},
+		{
+			name: "the same VirtualService route for another source namespace", apply: apply(viaVSOtherSource...), undo: remove(viaVSOtherSource...), scoped: true,
+			host: hello, port: 5000, noEndpoints: "does not import",
+			ready: func(s *collector.Snapshot) bool { return len(s.VirtualServices) == 1 },
+		},
+		{
+			name: "a VirtualService in a namespace the Sidecar does not import", apply: apply(viaVSOtherNS...), undo: remove(viaVSOtherNS...), scoped: true,
+			host: hello, port: 5000, noEndpoints: "does not import",
+			ready: func(s *collector.Snapshot) bool { return len(s.VirtualServices) == 1 },
 		},
 		{
 			name: "Sidecar excluding the service", apply: apply(excluding), undo: remove(excluding), scoped: true,
