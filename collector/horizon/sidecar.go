@@ -83,21 +83,8 @@ func (sc *sidecarScope) imports(ns, hostname string, port int32, proxyNS string)
 		}
 		nsMatch, wildMatch, excluded := false, false, false
 		for _, h := range l.Hosts {
-			if strings.Count(h, "/") != 1 {
-				continue // istiod logs "Illegal host in sidecar resource"
-			}
-			hns, name, _ := strings.Cut(h, "/")
-			exclude := strings.HasPrefix(hns, "~")
-			if exclude {
-				hns = strings.TrimPrefix(hns, "~")
-				if hns == "" {
-					hns = "*"
-				}
-			}
-			if hns == "." {
-				hns = proxyNS
-			}
-			if hns != ns && hns != "*" {
+			hns, name, exclude, ok := egressHost(h, proxyNS)
+			if !ok || (hns != ns && hns != "*") {
 				continue
 			}
 			if !hostMatches(name, hostname) {
@@ -117,6 +104,27 @@ func (sc *sidecarScope) imports(ns, hostname string, port int32, proxyNS string)
 		}
 	}
 	return false
+}
+
+// egressHost reads an egress host "namespace/dnsName" as
+// convertIstioListenerToWrapper does: "~" before the namespace excludes
+// (alone, every namespace), "." is the proxy's namespace; ok is false for
+// a host not of that form (istiod logs "Illegal host in sidecar resource").
+func egressHost(h, proxyNS string) (ns, name string, exclude, ok bool) {
+	if strings.Count(h, "/") != 1 {
+		return "", "", false, false
+	}
+	ns, name, _ = strings.Cut(h, "/")
+	if rest, found := strings.CutPrefix(ns, "~"); found {
+		exclude, ns = true, rest
+		if ns == "" {
+			ns = "*"
+		}
+	}
+	if ns == "." {
+		ns = proxyNS
+	}
+	return ns, name, exclude, true
 }
 
 // hostMatches mirrors host.Name.Matches for a concrete hostname: "*" and
@@ -190,20 +198,8 @@ func (sc *sidecarScope) selects(l collector.SidecarEgress, vs *collector.Virtual
 		h := fqdn(vh, vs.Namespace, "cluster.local")
 		matched, excluded := false, false
 		for _, eh := range l.Hosts {
-			hns, name, ok := strings.Cut(eh, "/")
-			if !ok || strings.Contains(name, "/") {
-				continue
-			}
-			exclude := strings.HasPrefix(hns, "~")
-			if exclude {
-				if hns = strings.TrimPrefix(hns, "~"); hns == "" {
-					hns = "*"
-				}
-			}
-			if hns == "." {
-				hns = proxyNS
-			}
-			if hns != vs.Namespace && hns != "*" {
+			hns, name, exclude, ok := egressHost(eh, proxyNS)
+			if !ok || (hns != vs.Namespace && hns != "*") {
 				continue
 			}
 			switch {
