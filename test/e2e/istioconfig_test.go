@@ -116,30 +116,20 @@ func TestIstioConfigScenarios(t *testing.T) {
 	reg := startRegistry(t)
 	str := func(s string) *string { return &s }
 	// each applies op to every document, in cluster1.
-	each := func(op func(context.Context, string, string) error, docs ...string) func() error {
+	// each applies op to every document in cluster (cluster1: the config
+	// cluster of the istiod the probes ask; cluster2: a remote cluster).
+	each := func(cluster string, op func(context.Context, string, string) error, docs ...string) func() error {
 		return func() error {
 			for _, d := range docs {
-				if err := op(ctx, "cluster1", d); err != nil {
+				if err := op(ctx, cluster, d); err != nil {
 					return err
 				}
 			}
 			return nil
 		}
 	}
-	apply := func(docs ...string) func() error { return each(theLab.ApplyIstioConfig, docs...) }
-	remove := func(docs ...string) func() error { return each(theLab.DeleteIstioConfig, docs...) }
-	// in2 applies op to every document in cluster2 (a remote cluster of
-	// the istiod the probes ask).
-	in2 := func(op func(context.Context, string, string) error, docs ...string) func() error {
-		return func() error {
-			for _, d := range docs {
-				if err := op(ctx, "cluster2", d); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}
+	apply := func(docs ...string) func() error { return each("cluster1", theLab.ApplyIstioConfig, docs...) }
+	remove := func(docs ...string) func() error { return each("cluster1", theLab.DeleteIstioConfig, docs...) }
 	kubeVMDocs := []string{vmKubeService, vmKubeWorkloadEntry("vmk-net1", "10.44.0.90", "network1"), vmKubeWorkloadEntry("vmk-net2", "10.144.0.90", "network2")}
 	remoteVMDocs := []string{vmKubeService, vmKubeWorkloadEntry("vmk-remote", "10.144.0.91", "network2")}
 	vmDocs := []string{vmServiceEntry, vmWorkloadEntry("vm-net1", "10.44.0.80", "network1"), vmWorkloadEntry("vm-net2", "10.144.0.80", "network2")}
@@ -237,7 +227,7 @@ spec:
 			want: [3]string{"10.44.0.90:9080 w=1,192.168.60.9:15443 w=1", "10.144.0.90:9080 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
 		},
 		{
-			name: "Kubernetes Service of a remote cluster selecting that cluster's WorkloadEntry", apply: in2(theLab.ApplyIstioConfig, remoteVMDocs...), undo: in2(theLab.DeleteIstioConfig, remoteVMDocs...),
+			name: "Kubernetes Service of a remote cluster selecting that cluster's WorkloadEntry", apply: each("cluster2", theLab.ApplyIstioConfig, remoteVMDocs...), undo: each("cluster2", theLab.DeleteIstioConfig, remoteVMDocs...),
 			host: "vm-kube.sample.svc.cluster.local", port: 8080,
 			want: [3]string{"192.168.60.9:15443 w=1", "10.144.0.91:9080 w=1", "192.168.60.9:15443 w=1"},
 		},
