@@ -19,8 +19,10 @@ const (
 	// LabelSubzone on a node is the third part of its locality.
 	LabelSubzone = "topology.istio.io/subzone"
 
-	labelRegion     = "topology.kubernetes.io/region"
-	labelZone       = "topology.kubernetes.io/zone"
+	// LabelRegion and LabelZone are Kubernetes' topology labels (nodes';
+	// istiod adds them to workloads' labels for selectors).
+	LabelRegion     = "topology.kubernetes.io/region"
+	LabelZone       = "topology.kubernetes.io/zone"
 	labelRegionBeta = "failure-domain.beta.kubernetes.io/region"
 	labelZoneBeta   = "failure-domain.beta.kubernetes.io/zone"
 )
@@ -66,8 +68,8 @@ func (v cacheView) podLocality(labels map[string]string, node string) string {
 // groups endpoints by this exact string, and a pod labelled "region.zone"
 // ("region/zone") lands in another group than its neighbour on a node.
 func nodeLocality(labels map[string]string) string {
-	region := labelOr(labels, labelRegion, labelRegionBeta)
-	zone := labelOr(labels, labelZone, labelZoneBeta)
+	region := labelOr(labels, LabelRegion, labelRegionBeta)
+	zone := labelOr(labels, LabelZone, labelZoneBeta)
 	subzone := labels[LabelSubzone]
 	if region == "" && zone == "" && subzone == "" {
 		return ""

@@ -101,11 +101,11 @@ func podEndpoint(v cacheView, p *cachedPod, cluster, systemNetwork string, ix *m
 func LabelValue(ep *Endpoint, key string) (string, bool) {
 	var aug string
 	switch key {
-	case "topology.kubernetes.io/region":
+	case LabelRegion:
 		aug, _, _ = splitLocality(ep.Locality)
-	case "topology.kubernetes.io/zone":
+	case LabelZone:
 		_, aug, _ = splitLocality(ep.Locality)
-	case "topology.istio.io/subzone":
+	case LabelSubzone:
 		_, _, aug = splitLocality(ep.Locality)
 	case "topology.istio.io/cluster":
 		aug = ep.Cluster

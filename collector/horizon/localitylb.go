@@ -29,7 +29,6 @@ import (
 type localityLB struct {
 	setting  *collector.LocalityLbSetting
 	failover bool   // outlier detection, or forced by trafficDistribution
-	force    bool   // trafficDistribution
 	from     string // what gives the setting, for sentences
 	// zone is a zoneAwareLbSetting, which wins over setting.
 	zone *collector.ZoneAwareLbSetting
@@ -38,12 +37,8 @@ type localityLB struct {
 // effectiveLocalityLB mirrors getOutlierDetectionAndLoadBalancerSettings
 // and GetEffectiveLbSetting. ok is false when no setting applies
 // (locality load balancing off).
-func (t *target) effectiveLocalityLB(port int32) (l localityLB, ok bool) {
-	var pol collector.LBPolicy
-	ruleName := ruleNames(t.rule)
-	if t.rule != nil {
-		pol = t.rule.rule.LBFor(uint32(port), t.subset)
-	}
+func (t *target) effectiveLocalityLB() (l localityLB, ok bool) {
+	pol, ruleName := t.lb, ruleNames(t.rule)
 	l.failover = pol.OutlierDetection
 	switch {
 	case pol.ZoneAware != nil:
@@ -54,13 +49,13 @@ func (t *target) effectiveLocalityLB(port int32) (l localityLB, ok bool) {
 		}
 		l.setting, l.from = pol.LocalityLb, ruleName
 	case t.trafficDistribution != "":
-		prio := []string{collector.LabelNetwork, "topology.kubernetes.io/region", "topology.kubernetes.io/zone"}
+		prio := []string{collector.LabelNetwork, collector.LabelRegion, collector.LabelZone}
 		if t.trafficDistribution == "PreferSameNode" {
-			prio = append(prio, "topology.istio.io/subzone", "kubernetes.io/hostname")
+			prio = append(prio, collector.LabelSubzone, "kubernetes.io/hostname")
 		}
 		enabled := true
 		l.setting = &collector.LocalityLbSetting{Enabled: &enabled, FailoverPriority: prio}
-		l.force, l.failover, l.from = true, true, "trafficDistribution "+t.trafficDistribution
+		l.failover, l.from = true, "trafficDistribution "+t.trafficDistribution
 	case t.cfg.mc.ZoneAwareLbSetting != nil:
 		l.zone, l.from = t.cfg.mc.ZoneAwareLbSetting, "the mesh config's zoneAwareLbSetting"
 	default:
@@ -135,18 +130,18 @@ func proxyTopology(ix *gatewayIndex, snap *collector.Snapshot, proxy Proxy) (loc
 		self.Labels, self.Locality, self.Node = pod.Labels, pod.Locality, pod.Node
 		return splitLocality(EnvoyLocality(pod.Locality)), self
 	}
-	r, hr := proxy.Labels["topology.kubernetes.io/region"]
-	z, hz := proxy.Labels["topology.kubernetes.io/zone"]
-	sz, hs := proxy.Labels["topology.istio.io/subzone"]
+	r, hr := proxy.Labels[collector.LabelRegion]
+	z, hz := proxy.Labels[collector.LabelZone]
+	sz, hs := proxy.Labels[collector.LabelSubzone]
 	switch {
 	case hr || hz || hs:
 		loc = [3]string{r, z, sz}
 	default:
 		// GetLocalityLabel, then ConvertLocality: no dots turned into
 		// slashes here, unlike for a pod's endpoints.
-		if v, ok := proxy.Labels["topology.istio.io/locality"]; ok {
+		if v, ok := proxy.Labels[collector.LabelLocality]; ok {
 			loc = splitLocality(v)
-		} else if v, ok := proxy.Labels["istio-locality"]; ok {
+		} else if v, ok := proxy.Labels[collector.LabelLocalityLegacy]; ok {
 			loc = splitLocality(v)
 		}
 	}
@@ -443,13 +438,9 @@ func (p *Prediction) failoverPriority(groups []lbGroup, self *collector.Endpoint
 // endpoints are sent unless the rule's outlier detection for the port and
 // subset sets minHealthPercent above 0 — and always for a Service with a
 // trafficDistribution (ForcesSupportUnhealthyEndpoints).
-func (t *target) sendsUnhealthy(port int32) (send bool, minHealth int32) {
-	if t.trafficDistribution != "" || t.rule == nil {
-		return true, 0
-	}
-	pol := t.rule.rule.LBFor(uint32(port), t.subset)
-	if pol.OutlierDetection && pol.MinHealthPercent > 0 {
-		return false, pol.MinHealthPercent
+func (t *target) sendsUnhealthy() (send bool, minHealth int32) {
+	if t.trafficDistribution == "" && t.lb.OutlierDetection && t.lb.MinHealthPercent > 0 {
+		return false, t.lb.MinHealthPercent
 	}
 	return true, 0
 }
@@ -457,15 +448,11 @@ func (t *target) sendsUnhealthy(port int32) (send bool, minHealth int32) {
 // panicThreshold mirrors applyOutlierDetection: with outlier detection
 // the cluster's healthy_panic_threshold is its minHealthPercent (0 for a
 // Service with a trafficDistribution); without, istiod's default 0.
-func (t *target) panicThreshold(port int32) float64 {
-	if t.rule == nil || t.trafficDistribution != "" {
+func (t *target) panicThreshold() float64 {
+	if t.trafficDistribution != "" || !t.lb.OutlierDetection {
 		return 0
 	}
-	pol := t.rule.rule.LBFor(uint32(port), t.subset)
-	if !pol.OutlierDetection {
-		return 0
-	}
-	return float64(pol.MinHealthPercent)
+	return float64(t.lb.MinHealthPercent)
 }
 
 // ruleNames names a merged DestinationRule.

@@ -73,7 +73,7 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 	}
 	v4, v6 := ipFamily(proxy.IP)
 	clusterLocal := t.clusterLocal
-	sendUnhealthy, minHealth := t.sendsUnhealthy(port)
+	sendUnhealthy, minHealth := t.sendsUnhealthy()
 	ownCluster := t.ownClusterOnly(hostname)
 
 	// Endpoints are grouped by locality like istiod's LocalityLbEndpoints;
@@ -203,8 +203,8 @@ func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string,
 	}
 	ends := groups.assemble(&p, refs, &gwWhy, proxy)
 	p.finishGroups(ends)
-	p.LB.PanicThreshold = t.panicThreshold(port)
-	if l, ok := t.effectiveLocalityLB(port); ok {
+	p.LB.PanicThreshold = t.panicThreshold()
+	if l, ok := t.effectiveLocalityLB(); ok {
 		p.applyLocalityLB(l, ends, ix, snap, proxy, t.directSources())
 	}
 	// Then what Envoy makes of them.

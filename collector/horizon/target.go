@@ -122,6 +122,9 @@ type target struct {
 	portName     string
 	clusterLocal bool
 	rule         *mergedRule
+	// lb is the rule's load-balancing policy for the port and subset
+	// (outlier detection, locality and zone-aware settings).
+	lb collector.LBPolicy
 	// trafficDistribution is the Kubernetes Service's preference for near
 	// endpoints when it is the service ("": none).
 	trafficDistribution string
@@ -290,6 +293,9 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 	t.clusterLocal = t.cfg.local.IsClusterLocal(svc.Hostname)
 	t.rule = forProxy(t.cfg.drs.lookup(svc.Hostname, chosen, proxyNS), proxyNS, proxy.Labels)
 	t.subsetLabels, _ = t.rule.subsetLabels(subset)
+	if t.rule != nil {
+		t.lb = t.rule.rule.LBFor(uint32(port), subset)
+	}
 
 	if t.resolution == "DNS" || t.resolution == "DNS_ROUND_ROBIN" {
 		t.noEndpoints = fmt.Sprintf("%s has resolution %s (ServiceEntry %s/%s): Envoy resolves its hosts itself (a DNS cluster), and istiod sends no endpoints over EDS for it",
