@@ -205,24 +205,9 @@ func serviceEntryEndpoints(se ServiceEntry, wes []WorkloadEntry, selIdx int, sel
 		return out
 	}
 	dns := se.Resolution == "DNS" || se.Resolution == "DNS_ROUND_ROBIN"
-	for _, we := range wes {
-		if we.Namespace != se.Namespace || we.Unhealthy {
-			continue
-		}
-		// A WorkloadEntry with a DNS name or a unix socket for address is
-		// only for DNS ServiceEntries (DNSServiceEntryOnly).
-		if !dns && we.Address != "" {
-			if _, err := netip.ParseAddr(we.Address); err != nil {
-				continue
-			}
-		}
-		e := workloadEntryEndpoint(we, se.Ports)
-		if !SelectsEndpoint(se.WorkloadSelector, &e) {
-			continue
-		}
-		e.Workload = "WorkloadEntry/" + we.Name
+	selectWorkloadEntries(wes, se.Namespace, se.WorkloadSelector, dns, se.Ports, func(_ WorkloadEntry, e Endpoint) {
 		out = append(out, e)
-	}
+	})
 	clusters := make([]string, 0, len(selected))
 	for c := range selected {
 		clusters = append(clusters, c)
@@ -272,20 +257,7 @@ func serviceWorkloadEntries(svc *corev1.Service, wes []WorkloadEntry) []Endpoint
 		return nil
 	}
 	var out []Endpoint
-	for _, we := range wes {
-		if we.Namespace != svc.Namespace || we.Unhealthy {
-			continue
-		}
-		if we.Address != "" {
-			if _, err := netip.ParseAddr(we.Address); err != nil {
-				continue
-			}
-		}
-		e := workloadEntryEndpoint(we, nil)
-		if !SelectsEndpoint(svc.Spec.Selector, &e) {
-			continue
-		}
-		e.Workload = "WorkloadEntry/" + we.Name
+	selectWorkloadEntries(wes, svc.Namespace, svc.Spec.Selector, false, nil, func(we WorkloadEntry, e Endpoint) {
 		e.Ports = make([]EndpointPort, 0, len(svc.Spec.Ports))
 		for _, sp := range svc.Spec.Ports {
 			target := uint32(sp.Port)
@@ -304,8 +276,34 @@ func serviceWorkloadEntries(svc *corev1.Service, wes []WorkloadEntry) []Endpoint
 		if len(e.Ports) > 0 {
 			out = append(out, e)
 		}
-	}
+	})
 	return out
+}
+
+// selectWorkloadEntries calls f with each WorkloadEntry of namespace ns
+// that sel selects (on its labels as istiod augments them), healthy, and
+// with an IP (or no) address unless dnsOK — an entry whose address is a
+// DNS name or a unix socket serves DNS ServiceEntries only
+// (DNSServiceEntryOnly) — and the endpoint it is for ports, named
+// WorkloadEntry/NAME. ServiceEntries' workloadSelectors and Kubernetes
+// Services' selectors pick WorkloadEntries alike.
+func selectWorkloadEntries(wes []WorkloadEntry, ns string, sel map[string]string, dnsOK bool, ports []ServicePort, f func(WorkloadEntry, Endpoint)) {
+	for _, we := range wes {
+		if we.Namespace != ns || we.Unhealthy {
+			continue
+		}
+		if !dnsOK && we.Address != "" {
+			if _, err := netip.ParseAddr(we.Address); err != nil {
+				continue
+			}
+		}
+		e := workloadEntryEndpoint(we, ports)
+		if !SelectsEndpoint(sel, &e) {
+			continue
+		}
+		e.Workload = "WorkloadEntry/" + we.Name
+		f(we, e)
+	}
 }
 
 func portMap(ps []EndpointPort) map[string]uint32 {
