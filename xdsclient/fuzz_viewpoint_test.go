@@ -3,6 +3,7 @@ package xdsclient
 import (
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // FuzzParseViewpoint: any viewpoint string parses or gives a one-line error
@@ -20,6 +21,7 @@ func FuzzParseViewpoint(f *testing.F) {
 		"cluster:both", "network:both", "cluster1/network1@cluster2", "network2@cluster1",
 		"pod:sample/helloworld-v1-abc@cluster1", "pod:sample/x", "pod:/x", "pod:a/b/c", "pod:a/b@",
 		"x@", "@x", "a/b/c", "/", "nosuch", " cluster1 ", "", "cluster1@@x",
+		"cluster: 0", "network: 0", "a / b", "x@ y", "pod: a/b",
 	} {
 		f.Add(s)
 	}
@@ -42,6 +44,11 @@ func FuzzParseViewpoint(f *testing.F) {
 				t.Fatalf("pod viewpoint without namespace or name: %+v", vp.Pod)
 			}
 			return
+		}
+		for _, name := range []string{vp.Cluster, vp.Network, vp.ControlPlane, vp.Namespace} {
+			if strings.IndexFunc(name, unicode.IsSpace) >= 0 {
+				t.Fatalf("parsed a name with a space: %+v", vp)
+			}
 		}
 		if err := vp.Validate(); err != nil {
 			t.Fatalf("parsed viewpoint does not validate: %v (%+v)", err, vp)

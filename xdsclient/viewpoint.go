@@ -136,6 +136,12 @@ func ParseViewpoint(s string, known Known) (Viewpoint, error) {
 	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
 		return vp, fmt.Errorf("viewpoint %q: a name cannot contain control characters", s)
 	}
+	// Nor a space: trimming one part but not another would make a viewpoint
+	// that String() writes back differently ("cluster: 0" was the cluster
+	// " 0"), so a space inside is refused with the form meant.
+	if strings.IndexFunc(s, unicode.IsSpace) >= 0 {
+		return vp, fmt.Errorf("viewpoint %q: a name cannot contain spaces (write %s)", s, strings.Join(strings.Fields(s), ""))
+	}
 	if rest, ok := strings.CutPrefix(s, "pod:"); ok {
 		// (@ in a pod viewpoint names the pod's cluster, not a control plane.)
 		ref, err := parsePodRef(rest)

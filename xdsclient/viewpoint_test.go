@@ -43,6 +43,14 @@ func TestParseViewpoint(t *testing.T) {
 		// found by FuzzParseViewpoint: the hints echoed the name, newline and all
 		{in: "0\n0", err: `viewpoint "0\n0": a name cannot contain control characters`},
 		{in: "cluster1/net\twork", err: "control characters"},
+		// found by FuzzParseViewpoint: "cluster: 0" parsed as the cluster " 0",
+		// which String() wrote back and the next parse trimmed
+		{in: "cluster: 0", err: `viewpoint "cluster: 0": a name cannot contain spaces (write cluster:0)`},
+		{in: "network: 0", err: "cannot contain spaces"},
+		{in: "cluster1 / network1", err: "(write cluster1/network1)"},
+		{in: "network1@ cluster2", err: "cannot contain spaces"},
+		{in: "pod:sample/ x", err: "cannot contain spaces"},
+		{in: " cluster1 ", cluster: "cluster1", network: "network1", str: "cluster1/network1"},
 	}
 	for _, c := range cases {
 		vp, err := ParseViewpoint(c.in, labKnown)
