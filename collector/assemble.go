@@ -60,6 +60,7 @@ func assemble(in assembleInput) *Snapshot {
 			if p.ambient != nil {
 				s.Ambient = append(s.Ambient, *p.ambient)
 			}
+			s.Proxies = append(s.Proxies, p.proxies...)
 			if p.network != "" {
 				nets.add(p.network, id)
 			}

@@ -15,6 +15,7 @@ type clusterPart struct {
 	id, mnKey   string
 	network     string // system namespace label
 	ambient     *AmbientCluster
+	proxies     []ProxyPod
 	services    map[string]*ServiceInCluster
 	serviceMeta map[string][3]string // hostname → namespace, name, ""
 	gateways    []Gateway
@@ -291,6 +292,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		p.counts.Endpoints += len(sc.Endpoints)
 	}
 	p.ambient = buildAmbient(v, id, serviceLabels)
+	p.proxies = buildProxies(v, id, p.network, ix)
 	for _, g := range v.gateways {
 		p.gateways = append(p.gateways, gatewayAPIGateways(&g.K8sGateway, id)...)
 	}

@@ -22,7 +22,10 @@ type IstiodPod struct {
 	// default is then "Kubernetes").
 	ClusterID string `json:"clusterID,omitempty"`
 	Revision  string `json:"revision,omitempty"`
-	Ready     bool   `json:"ready"`
+	// Version is the discovery container's image tag (1.28.0 of
+	// pilot:1.28.0-distroless), "" when the image has none.
+	Version string `json:"version,omitempty"`
+	Ready   bool   `json:"ready"`
 }
 
 // istiodPodLabel is the label selector of istiod pods (istioctl's too).
@@ -72,6 +75,9 @@ func transformIstiodPod(obj any) (any, error) {
 		}
 		if v := istiodClusterID(env, ctr.Args); v != "" && (c.pod.ClusterID == "" || ctr.Name == "discovery") {
 			c.pod.ClusterID = v
+		}
+		if v := imageVersion(ctr.Image); v != "" && (c.pod.Version == "" || ctr.Name == "discovery") {
+			c.pod.Version = v
 		}
 	}
 	if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {

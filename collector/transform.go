@@ -245,6 +245,9 @@ type podTemplate struct {
 	// ports are the named TCP container ports, which a ServiceEntry port
 	// of the same name targets (getPortMap).
 	ports *[]EndpointPort
+	// injected is what the pod's istio-proxy container was started with
+	// (proxypod.go), nil without one; interned with the template.
+	injected *InjectedIdentity
 }
 
 // templateKey identifies a podTemplate: its label set by the interner's
@@ -253,6 +256,8 @@ type templateKey struct {
 	labels uint64
 	sa     string
 	ports  *[]EndpointPort
+	// injected by value: the replicas of one workload share one.
+	injected InjectedIdentity
 }
 
 func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
@@ -364,10 +369,17 @@ func (in *interner) labelSet(labels map[string]string) (set map[string]string, h
 func (in *interner) template(p *corev1.Pod) *podTemplate {
 	labels, hash, shared := in.labelSet(p.Labels)
 	t := &podTemplate{Labels: labels, ServiceAccount: in.str(p.Spec.ServiceAccountName), ports: in.podPorts(p)}
+	if id := injectedIdentity(p); id != nil {
+		id.Network, id.ClusterID, id.Image, id.Version = in.str(id.Network), in.str(id.ClusterID), in.str(id.Image), in.str(id.Version)
+		t.injected = id
+	}
 	if !shared {
 		return t
 	}
 	k := templateKey{labels: hash, sa: t.ServiceAccount, ports: t.ports}
+	if t.injected != nil {
+		k.injected = *t.injected
+	}
 	if v, ok := in.templates[k]; ok {
 		return v
 	}
