@@ -25,7 +25,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -195,6 +194,13 @@ func TestFleet(t *testing.T) {
 		}
 		time.Sleep(2 * time.Second)
 	}
+	table, _ := runMeshscope(t, "proxies", "-n", ns, "--istiod-debug-address", debugAll(), "--xds-address", xdsAll())
+	t.Logf("meshscope proxies -n %s:\n%s", ns, table)
+	for _, want := range []string{"fleet-orphan.fleet", "DISCONNECTED", "NACK", "network network0≠network2", "sidecar (probe)"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the table lacks %q", want)
+		}
+	}
 	if p := findProxy(f, ns, xdsclient.DefaultPodName); p == nil || !p.Probe || p.ControlPlane != "cluster1" {
 		t.Errorf("meshscope's probe is not marked: %+v", p)
 	}
@@ -258,5 +264,4 @@ func TestFleet(t *testing.T) {
 		}
 		time.Sleep(2 * time.Second)
 	}
-	_ = explain.DefaultStaleAfter
 }
