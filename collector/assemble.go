@@ -35,6 +35,8 @@ type assembleInput struct {
 	mnWarnings      map[string][]string
 	ServiceEntries  []ServiceEntry
 	WorkloadEntries []WorkloadEntry
+	// IstiodEnv are the settings the user states (--istiod-env).
+	IstiodEnv []IstiodEnv
 }
 
 // assemble puts the clusters' shares together into a snapshot: services
@@ -113,6 +115,7 @@ func assemble(in assembleInput) *Snapshot {
 	}
 	sort.Slice(s.Services, func(i, j int) bool { return s.Services[i].Hostname < s.Services[j].Hostname })
 	s.Networks = nets.networks(s.Gateways, in.MeshNetworks)
+	s.Settings = settingsOf(s, in.IstiodEnv)
 	return s
 }
 

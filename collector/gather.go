@@ -11,7 +11,7 @@ import (
 // them together.
 func (r *Registry) build(version uint64) *Snapshot {
 	items := r.itemsLocked()
-	in := assembleInput{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace}
+	in := assembleInput{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace, IstiodEnv: r.opts.IstiodEnv}
 	in.MeshNetworks, in.mnIndex, in.mnWarnings = r.meshNetworksOf(items)
 	in.ServiceEntries, in.WorkloadEntries = istioEntriesOf(items)
 	sel := selectorsOf(in.ServiceEntries)

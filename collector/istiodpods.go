@@ -25,7 +25,10 @@ type IstiodPod struct {
 	// Version is the discovery container's image tag (1.28.0 of
 	// pilot:1.28.0-distroless), "" when the image has none.
 	Version string `json:"version,omitempty"`
-	Ready   bool   `json:"ready"`
+	// Env holds the discovery container's settings that meshscope models
+	// (SettingKeys), as literal values.
+	Env   map[string]string `json:"env,omitempty"`
+	Ready bool              `json:"ready"`
 }
 
 // istiodPodLabel is the label selector of istiod pods (istioctl's too).
@@ -78,6 +81,16 @@ func transformIstiodPod(obj any) (any, error) {
 		}
 		if v := imageVersion(ctr.Image); v != "" && (c.pod.Version == "" || ctr.Name == "discovery") {
 			c.pod.Version = v
+		}
+		if c.pod.Env == nil || ctr.Name == "discovery" {
+			for _, k := range SettingKeys {
+				if v, ok := env[k]; ok {
+					if c.pod.Env == nil {
+						c.pod.Env = map[string]string{}
+					}
+					c.pod.Env[k] = v
+				}
+			}
 		}
 	}
 	if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {

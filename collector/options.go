@@ -62,6 +62,9 @@ type Options struct {
 	PublishInterval time.Duration
 	// DomainSuffix of service hostnames. Default "cluster.local".
 	DomainSuffix string
+	// IstiodEnv states istiod settings (--istiod-env); they win over what
+	// the istiod pods' env says.
+	IstiodEnv []IstiodEnv
 
 	// NewClient builds a client for a cluster from its rest.Config (both
 	// for contexts and for remote-secret kubeconfigs). Default

@@ -40,7 +40,7 @@ func collectWDS(ctx context.Context, m *live.Session, snap *collector.Snapshot, 
 		return nil
 	}
 	var out []explain.SentWDS
-	for _, r := range m.FetchWDS(ctx, m.ControlPlaneIDs(snap), timeout) {
+	for _, r := range m.FetchWDS(ctx, ambient.Ztunnels(snap, m.ControlPlaneIDs(snap)), timeout) {
 		s := explain.SentWDS{ControlPlane: r.ControlPlane, Error: r.Why}
 		if r.Client != nil {
 			s.Service = r.Client.ServiceView

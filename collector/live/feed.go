@@ -150,7 +150,7 @@ func (f *Feed) ensureStreams(s *collector.Snapshot) {
 		}
 	}
 	if ambient.InUse(s) {
-		for _, cp := range f.s.ControlPlaneIDs(s) {
+		for _, cp := range ambient.Ztunnels(s, f.s.ControlPlaneIDs(s)) {
 			f.ensureZtunnel(cp)
 		}
 	}
