@@ -256,4 +256,3 @@ func settingsOf(s *Snapshot, env []IstiodEnv) []IstiodSettings {
 	}
 	return out
 }
-

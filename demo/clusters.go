@@ -122,7 +122,7 @@ func (c *cluster) seed(ctx context.Context, rnd *rand.Rand) error {
 		if err := kubesim.CreatePod(ctx, c.client, kubesim.Pod{Namespace: systemNamespace, Name: "istiod-7c9d8b5f4-k2x9p",
 			IP: c.allocIP(), Labels: map[string]string{"app": "istiod", "istio.io/rev": "default"}, Container: "discovery",
 			Image: "docker.io/istio/pilot:1.29.1-distroless",
-			Env: map[string]string{"CLUSTER_ID": c.def.ID, collector.SettingAmbient: "true", collector.SettingAmbientMultiNetwork: "true"}}); err != nil {
+			Env:   map[string]string{"CLUSTER_ID": c.def.ID, collector.SettingAmbient: "true", collector.SettingAmbientMultiNetwork: "true"}}); err != nil {
 			return err
 		}
 	}
