@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"context"
 	"errors"
 	"strconv"
@@ -108,7 +110,7 @@ func (q *quietWatch) ResultChan() <-chan watch.Event { return q.ch }
 
 // cachedGateway is all the Gateway cache keeps of a Gateway.
 type cachedGateway struct {
-	K8sGateway
+	model.K8sGateway
 	resourceVersion string
 }
 
@@ -120,12 +122,12 @@ func (g *cachedGateway) GetObjectMeta() metav1.Object {
 
 func (g *cachedGateway) DeepCopyObject() runtime.Object {
 	c := *g
-	c.Listeners = append([]GatewayListener(nil), g.Listeners...)
+	c.Listeners = append([]model.GatewayListener(nil), g.Listeners...)
 	for i := range c.Listeners {
 		c.Listeners[i].AllowedSelector = c.Listeners[i].AllowedSelector.DeepCopy()
 	}
-	c.Addresses = append([]GatewayAddress(nil), g.Addresses...)
-	c.SpecAddresses = append([]GatewayAddress(nil), g.SpecAddresses...)
+	c.Addresses = append([]model.GatewayAddress(nil), g.Addresses...)
+	c.SpecAddresses = append([]model.GatewayAddress(nil), g.SpecAddresses...)
 	return &c
 }
 
@@ -145,18 +147,18 @@ func transformGateway(obj any) (any, error) {
 	g := &cachedGateway{resourceVersion: u.GetResourceVersion()}
 	g.Namespace, g.Name = u.GetNamespace(), u.GetName()
 	g.Class, _, _ = unstructured.NestedString(u.Object, "spec", "gatewayClassName")
-	g.Network = u.GetLabels()[LabelNetwork]
-	g.WaypointFor = u.GetLabels()[LabelWaypointFor]
-	g.PassthroughPort = strconv.Itoa(DefaultGatewayPort)
-	if p, ok := u.GetLabels()[LabelGatewayPort]; ok {
+	g.Network = u.GetLabels()[model.LabelNetwork]
+	g.WaypointFor = u.GetLabels()[model.LabelWaypointFor]
+	g.PassthroughPort = strconv.Itoa(model.DefaultGatewayPort)
+	if p, ok := u.GetLabels()[model.LabelGatewayPort]; ok {
 		g.PassthroughPort = p
 	}
 	// kube.GatewaySA: the annotation, else name-class for istio-remote,
 	// else the name.
-	switch sa := u.GetAnnotations()[AnnotationGatewayServiceAccount]; {
+	switch sa := u.GetAnnotations()[model.AnnotationGatewayServiceAccount]; {
 	case sa != "":
 		g.ServiceAccount = sa
-	case g.Class == ClassRemote:
+	case g.Class == model.ClassRemote:
 		g.ServiceAccount = g.Name + "-" + g.Class
 	default:
 		g.ServiceAccount = g.Name
@@ -167,7 +169,7 @@ func transformGateway(obj any) (any, error) {
 		if !ok {
 			continue
 		}
-		gl := GatewayListener{}
+		gl := model.GatewayListener{}
 		gl.Name, _, _ = unstructured.NestedString(m, "name")
 		gl.Protocol, _, _ = unstructured.NestedString(m, "protocol")
 		gl.TLSMode, _, _ = unstructured.NestedString(m, "tls", "mode")
@@ -188,15 +190,15 @@ func transformGateway(obj any) (any, error) {
 }
 
 // gatewayAddresses reads a Gateway's spec or status addresses.
-func gatewayAddresses(u *unstructured.Unstructured, part string) []GatewayAddress {
+func gatewayAddresses(u *unstructured.Unstructured, part string) []model.GatewayAddress {
 	as, _, _ := unstructured.NestedSlice(u.Object, part, "addresses")
-	var out []GatewayAddress
+	var out []model.GatewayAddress
 	for _, a := range as {
 		m, ok := a.(map[string]any)
 		if !ok {
 			continue
 		}
-		ga := GatewayAddress{}
+		ga := model.GatewayAddress{}
 		ga.Type, _, _ = unstructured.NestedString(m, "type")
 		ga.Value, _, _ = unstructured.NestedString(m, "value")
 		out = append(out, ga)

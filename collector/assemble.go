@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"sort"
 	"time"
 )
@@ -10,18 +12,18 @@ import (
 type clusterShare struct {
 	key         string // the registry entry's key (meshNetworks warnings)
 	fromContext bool
-	cluster     Cluster
+	cluster     model.Cluster
 	// part is nil for a cluster that is not watched (removed, in error,
 	// not started); selectedNow says its ServiceEntry selections are of
 	// the current selectors.
 	part        *clusterPart
 	selectedNow bool
-	drs         []DestinationRule
-	pas         []PeerAuthentication
-	sidecars    []Sidecar
-	vss         []VirtualService
+	drs         []model.DestinationRule
+	pas         []model.PeerAuthentication
+	sidecars    []model.Sidecar
+	vss         []model.VirtualService
 	// mesh is the mesh config of a context cluster's istiod.
-	mesh *MeshConfig
+	mesh *model.MeshConfig
 }
 
 // assembleInput is everything a snapshot is made of.
@@ -30,21 +32,21 @@ type assembleInput struct {
 	Time            time.Time
 	SystemNamespace string
 	Clusters        []clusterShare
-	MeshNetworks    *MeshNetworks
+	MeshNetworks    *model.MeshNetworks
 	mnIndex         *meshNetworkIndex
 	mnWarnings      map[string][]string
-	ServiceEntries  []ServiceEntry
-	WorkloadEntries []WorkloadEntry
+	ServiceEntries  []model.ServiceEntry
+	WorkloadEntries []model.WorkloadEntry
 }
 
 // assemble puts the clusters' shares together into a snapshot: services
 // merged by hostname (the first cluster to hold one names it), the
 // ServiceEntries' workloads attached, gateways and networks collected. It
 // reads nothing but its input.
-func assemble(in assembleInput) *Snapshot {
-	s := &Snapshot{Version: in.Version, Time: in.Time, SystemNamespace: in.SystemNamespace}
-	services := map[string]*Service{}
-	selected := map[string][][]Endpoint{}
+func assemble(in assembleInput) *model.Snapshot {
+	s := &model.Snapshot{Version: in.Version, Time: in.Time, SystemNamespace: in.SystemNamespace}
+	services := map[string]*model.Service{}
+	selected := map[string][][]model.Endpoint{}
 	nsLabels := map[string]map[string]map[string]string{}
 	nets := networkSet{}
 	for _, sh := range in.Clusters {
@@ -75,7 +77,7 @@ func assemble(in assembleInput) *Snapshot {
 				svc := services[h]
 				if svc == nil {
 					m := p.serviceMeta[h]
-					svc = &Service{Hostname: h, Namespace: m[0], Name: m[1], Clusters: map[string]*ServiceInCluster{}}
+					svc = &model.Service{Hostname: h, Namespace: m[0], Name: m[1], Clusters: map[string]*model.ServiceInCluster{}}
 					services[h] = svc
 				}
 				if _, dup := svc.Clusters[id]; !dup {
@@ -104,9 +106,9 @@ func assemble(in assembleInput) *Snapshot {
 		}
 		return a.Address < b.Address
 	})
-	s.Services = make([]*Service, 0, len(services))
+	s.Services = make([]*model.Service, 0, len(services))
 	for _, svc := range services {
-		svc.Ports = mergePorts(svc)
+		svc.Ports = model.MergePorts(svc)
 		svc.Source = serviceSource(svc)
 		s.Services = append(s.Services, svc)
 	}
@@ -130,7 +132,7 @@ func (ns networkSet) add(network, cluster string) {
 // networks lists every network — of endpoints, system namespaces, gateways
 // and meshNetworks — with its clusters, gateway count and meshNetworks
 // endpoint rules, by name.
-func (ns networkSet) networks(gws []Gateway, mn *MeshNetworks) []Network {
+func (ns networkSet) networks(gws []model.Gateway, mn *model.MeshNetworks) []model.Network {
 	gwCount := map[string]int{}
 	for _, g := range gws {
 		gwCount[g.Network]++
@@ -144,9 +146,9 @@ func (ns networkSet) networks(gws []Gateway, mn *MeshNetworks) []Network {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	out := make([]Network, 0, len(names))
+	out := make([]model.Network, 0, len(names))
 	for _, n := range names {
-		nw := Network{Name: n, Gateways: gwCount[n]}
+		nw := model.Network{Name: n, Gateways: gwCount[n]}
 		for c := range ns[n] {
 			nw.Clusters = append(nw.Clusters, c)
 		}

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"testing"
 	"time"
 )
@@ -12,28 +14,28 @@ import (
 func TestAssemble(t *testing.T) {
 	part := func(id, network, gwIP string) *clusterPart {
 		return &clusterPart{id: id, network: network,
-			services:    map[string]*ServiceInCluster{"hello.sample.svc.cluster.local": {Cluster: id, Ports: []ServicePort{{Name: "http", Port: 5000}}}},
+			services:    map[string]*model.ServiceInCluster{"hello.sample.svc.cluster.local": {Cluster: id, Ports: []model.ServicePort{{Name: "http", Port: 5000}}}},
 			serviceMeta: map[string][3]string{"hello.sample.svc.cluster.local": {"sample", "hello"}},
-			gateways:    []Gateway{{Network: network, Cluster: id, Address: gwIP, Port: 15443}},
+			gateways:    []model.Gateway{{Network: network, Cluster: id, Address: gwIP, Port: 15443}},
 			networks:    map[string]bool{network: true}}
 	}
-	mn := &MeshNetworks{Networks: map[string]MeshNetwork{"network3": {Endpoints: []MeshNetworkEndpoint{{FromCIDR: "10.9.0.0/16"}}}}}
+	mn := &model.MeshNetworks{Networks: map[string]model.MeshNetwork{"network3": {Endpoints: []model.MeshNetworkEndpoint{{FromCIDR: "10.9.0.0/16"}}}}}
 	in := assembleInput{Version: 7, Time: time.Unix(1, 0), SystemNamespace: "istio-system", MeshNetworks: mn,
 		mnWarnings: map[string][]string{"k2": {"meshNetworks in ConfigMap istio does not parse"}},
 		Clusters: []clusterShare{
-			{key: "k2", cluster: Cluster{ID: "cluster2", State: StateSynced}, part: part("cluster2", "network2", "192.168.60.9")},
-			{key: "k1", fromContext: true, cluster: Cluster{ID: "cluster1", State: StateSynced}, part: part("cluster1", "network1", "192.168.60.113"),
-				mesh: &MeshConfig{Cluster: "cluster1", RootNamespace: "istio-system"}},
-			{key: "k3", cluster: Cluster{ID: "cluster3", State: StateError, Reason: "unreachable"}},
+			{key: "k2", cluster: model.Cluster{ID: "cluster2", State: model.StateSynced}, part: part("cluster2", "network2", "192.168.60.9")},
+			{key: "k1", fromContext: true, cluster: model.Cluster{ID: "cluster1", State: model.StateSynced}, part: part("cluster1", "network1", "192.168.60.113"),
+				mesh: &model.MeshConfig{Cluster: "cluster1", RootNamespace: "istio-system"}},
+			{key: "k3", cluster: model.Cluster{ID: "cluster3", State: model.StateError, Reason: "unreachable"}},
 		}}
 	s := assemble(in)
-	if s.Version != 7 || len(s.Clusters) != 3 || s.Clusters[0].Network != "network2" || s.Clusters[2].State != StateError {
+	if s.Version != 7 || len(s.Clusters) != 3 || s.Clusters[0].Network != "network2" || s.Clusters[2].State != model.StateError {
 		t.Fatalf("clusters: %+v", s.Clusters)
 	}
 	if len(s.Clusters[0].Warnings) != 1 || len(s.Clusters[1].Warnings) != 0 {
 		t.Errorf("meshNetworks warning on the wrong cluster: %+v", s.Clusters)
 	}
-	if len(s.Services) != 1 || len(s.Services[0].Clusters) != 2 || s.Services[0].Source != SourceKube {
+	if len(s.Services) != 1 || len(s.Services[0].Clusters) != 2 || s.Services[0].Source != model.SourceKube {
 		t.Errorf("services: %+v", s.Services)
 	}
 	if len(s.Gateways) != 2 || s.Gateways[0].Network != "network1" {

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -41,7 +43,7 @@ func largeView(nSvc, nEp int) cacheView {
 // (30,000 endpoints) turned into its snapshot share.
 func BenchmarkBuildPart(b *testing.B) {
 	v := largeView(2000, 15)
-	mn, _ := ParseMeshNetworks(meshNetworksYAML)
+	mn, _ := model.ParseMeshNetworks(meshNetworksYAML)
 	ix := newMeshNetworkIndex(mn, "k")
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"net/netip"
 	"sort"
 
@@ -14,21 +16,21 @@ import (
 type clusterPart struct {
 	id, mnKey   string
 	network     string // system namespace label
-	ambient     *AmbientCluster
-	services    map[string]*ServiceInCluster
+	ambient     *model.AmbientCluster
+	services    map[string]*model.ServiceInCluster
 	serviceMeta map[string][3]string // hostname → namespace, name, ""
-	gateways    []Gateway
+	gateways    []model.Gateway
 	networks    map[string]bool // networks of its endpoints
-	counts      Counts
+	counts      model.Counts
 	// What the ServiceEntries' workloadSelectors pick among its pods (for
 	// the selectors of key selKey), and its namespaces' labels.
 	selKey   string
-	selected [][]Endpoint
+	selected [][]model.Endpoint
 	nsLabels map[string]map[string]string
 }
 
 // importantServiceLabels are the Service labels that make it a gateway.
-var importantServiceLabels = []string{LabelNetwork, LabelGatewayPort, "istio"}
+var importantServiceLabels = []string{model.LabelNetwork, model.LabelGatewayPort, "istio"}
 
 // cacheView is the read side of one cluster's informer caches; tests and
 // the benchmark build parts from plain objects through it.
@@ -48,7 +50,7 @@ type cacheView struct {
 	secretsLen int
 	// workloadEntries are the cluster's WorkloadEntries, which its
 	// Services select too (serviceWorkloadEntries).
-	workloadEntries []WorkloadEntry
+	workloadEntries []model.WorkloadEntry
 }
 
 func (w *watcher) view(systemNamespace string) cacheView {
@@ -140,7 +142,7 @@ func (w *watcher) meshNetworksRaw(ns string) string {
 // meshConfigMapKey returns one key of the mesh ConfigMap, and whether the
 // ConfigMap exists.
 func (w *watcher) meshConfigMapKey(ns, key string) (string, bool) {
-	o, ok, _ := w.configMaps.inf.GetStore().GetByKey(ns + "/" + MeshConfigMapName(w.opts.Revision))
+	o, ok, _ := w.configMaps.inf.GetStore().GetByKey(ns + "/" + model.MeshConfigMapName(w.opts.Revision))
 	if !ok {
 		return "", false
 	}
@@ -155,7 +157,7 @@ func (w *watcher) meshConfigMapKey(ns, key string) (string, bool) {
 func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPart {
 	p := &clusterPart{
 		id:          id,
-		services:    make(map[string]*ServiceInCluster, len(v.services)),
+		services:    make(map[string]*model.ServiceInCluster, len(v.services)),
 		serviceMeta: make(map[string][3]string, len(v.services)),
 		networks:    map[string]bool{},
 	}
@@ -163,15 +165,15 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		p.mnKey = ix.key
 	}
 	if v.systemNS != nil {
-		p.network = v.systemNS.Labels[LabelNetwork]
+		p.network = v.systemNS.Labels[model.LabelNetwork]
 	}
-	p.counts = Counts{Services: len(v.services), EndpointSlices: len(v.slices), Pods: v.podCount, Nodes: v.nodeCount, RemoteSecrets: v.secretsLen}
+	p.counts = model.Counts{Services: len(v.services), EndpointSlices: len(v.slices), Pods: v.podCount, Nodes: v.nodeCount, RemoteSecrets: v.secretsLen}
 	serviceLabels := make(map[string]map[string]string, len(v.services))
 	nsTD := namespaceTrafficDistribution(v)
 
 	for _, svc := range v.services {
 		h := svc.Name + "." + svc.Namespace + ".svc." + domain
-		sc := &ServiceInCluster{
+		sc := &model.ServiceInCluster{
 			Cluster:   id,
 			Type:      string(svc.Spec.Type),
 			ClusterIP: svc.Spec.ClusterIP,
@@ -219,12 +221,12 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		}
 		sc := p.services[h]
 		if sc == nil {
-			sc = &ServiceInCluster{Cluster: id, NoService: true}
+			sc = &model.ServiceInCluster{Cluster: id, NoService: true}
 			p.services[h] = sc
 			p.serviceMeta[h] = [3]string{sl.namespace, sl.service}
 		}
 		if sc.Endpoints == nil {
-			sc.Endpoints = make([]Endpoint, 0, total[h])
+			sc.Endpoints = make([]model.Endpoint, 0, total[h])
 		}
 		slicesOf[h]++
 		for j := range sl.endpoints {
@@ -237,8 +239,8 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 					pi = &podInfo{}
 					if pod := v.pod(key); pod != nil {
 						pi.labels = pod.Labels // interned by the pod cache
-						pi.tlsMode = pod.Labels[LabelTLSMode]
-						pi.netLabel = pod.Labels[LabelNetwork]
+						pi.tlsMode = pod.Labels[model.LabelTLSMode]
+						pi.netLabel = pod.Labels[model.LabelNetwork]
 						pi.node = pod.NodeName
 						pi.locality = v.podLocality(pod.Labels, pod.NodeName)
 					} else {
@@ -249,7 +251,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 			}
 			node := ep.node
 			for _, addr := range ep.addresses {
-				e := Endpoint{
+				e := model.Endpoint{
 					Cluster:     id,
 					Address:     addr,
 					Ports:       sl.ports,
@@ -299,7 +301,7 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 
 // sortEndpoints orders endpoints by IP (numerically), parsing each address
 // once rather than in every comparison.
-func sortEndpoints(eps []Endpoint) {
+func sortEndpoints(eps []model.Endpoint) {
 	if len(eps) < 2 {
 		return
 	}
@@ -311,7 +313,7 @@ func sortEndpoints(eps []Endpoint) {
 }
 
 type endpointsByAddr struct {
-	eps  []Endpoint
+	eps  []model.Endpoint
 	keys []netip.Addr
 }
 
@@ -328,7 +330,7 @@ func (e endpointsByAddr) Swap(i, j int) {
 	e.keys[i], e.keys[j] = e.keys[j], e.keys[i]
 }
 
-func dedupeSorted(eps []Endpoint) []Endpoint {
+func dedupeSorted(eps []model.Endpoint) []model.Endpoint {
 	out := eps[:0]
 	for i := range eps {
 		if i > 0 && eps[i].Address == out[len(out)-1].Address {
@@ -352,10 +354,10 @@ func pick(m map[string]string, keys []string) map[string]string {
 	return out
 }
 
-func servicePorts(svc *corev1.Service) []ServicePort {
-	out := make([]ServicePort, 0, len(svc.Spec.Ports))
+func servicePorts(svc *corev1.Service) []model.ServicePort {
+	out := make([]model.ServicePort, 0, len(svc.Spec.Ports))
 	for _, p := range svc.Spec.Ports {
-		sp := ServicePort{Name: p.Name, Port: p.Port, Protocol: string(p.Protocol)}
+		sp := model.ServicePort{Name: p.Name, Port: p.Port, Protocol: string(p.Protocol)}
 		if p.TargetPort.IntVal != 0 || p.TargetPort.StrVal != "" {
 			sp.TargetPort = p.TargetPort.String()
 		}
@@ -367,10 +369,10 @@ func servicePorts(svc *corev1.Service) []ServicePort {
 	return out
 }
 
-func slicePorts(ports []discoveryv1.EndpointPort) []EndpointPort {
-	out := make([]EndpointPort, 0, len(ports))
+func slicePorts(ports []discoveryv1.EndpointPort) []model.EndpointPort {
+	out := make([]model.EndpointPort, 0, len(ports))
 	for _, p := range ports {
-		ep := EndpointPort{}
+		ep := model.EndpointPort{}
 		if p.Name != nil {
 			ep.Name = *p.Name
 		}
@@ -381,36 +383,6 @@ func slicePorts(ports []discoveryv1.EndpointPort) []EndpointPort {
 			ep.Protocol = string(*p.Protocol)
 		}
 		out = append(out, ep)
-	}
-	return out
-}
-
-// mergePorts is the union of the clusters' ports by number, the first
-// cluster (by ID) defining each, then the ServiceEntries' (oldest first).
-func mergePorts(svc *Service) []ServicePort {
-	ids := make([]string, 0, len(svc.Clusters))
-	for id := range svc.Clusters {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	if len(ids) == 1 && len(svc.ServiceEntries) == 0 {
-		return svc.Clusters[ids[0]].Ports
-	}
-	var out []ServicePort
-	seen := map[int32]bool{}
-	add := func(ps []ServicePort) {
-		for _, p := range ps {
-			if !seen[p.Port] {
-				seen[p.Port] = true
-				out = append(out, p)
-			}
-		}
-	}
-	for _, id := range ids {
-		add(svc.Clusters[id].Ports)
-	}
-	for _, se := range svc.ServiceEntries {
-		add(se.Ports)
 	}
 	return out
 }

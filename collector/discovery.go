@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,7 +30,7 @@ func namespaceTrafficDistribution(v cacheView) map[string]string {
 	}
 	var out map[string]string
 	for _, n := range v.namespaces() {
-		if a := n.Annotations[AnnotationTrafficDistribution]; a != "" {
+		if a := n.Annotations[model.AnnotationTrafficDistribution]; a != "" {
 			if out == nil {
 				out = map[string]string{}
 			}
@@ -45,7 +47,7 @@ func namespaceTrafficDistribution(v cacheView) map[string]string {
 // Services, EndpointSlices, Pods and Istio config; nil means every
 // namespace. A selector that does not parse makes istiod keep its previous
 // filter; meshscope then reads every namespace.
-func discoveryNamespaces(mc MeshConfig, nsLabels map[string]map[string]map[string]string) map[string][]string {
+func discoveryNamespaces(mc model.MeshConfig, nsLabels map[string]map[string]map[string]string) map[string][]string {
 	if len(mc.DiscoverySelectors) == 0 {
 		return nil
 	}
@@ -59,7 +61,7 @@ func discoveryNamespaces(mc MeshConfig, nsLabels map[string]map[string]map[strin
 		names := []string{}
 		for name, l := range nss {
 			for i := range mc.DiscoverySelectors {
-				if Selects(&mc.DiscoverySelectors[i], l) {
+				if model.Selects(&mc.DiscoverySelectors[i], l) {
 					names = append(names, name)
 					break
 				}
@@ -69,19 +71,4 @@ func discoveryNamespaces(mc MeshConfig, nsLabels map[string]map[string]map[strin
 		out[cluster] = names
 	}
 	return out
-}
-
-// Discovered reports whether the istiod reading this mesh config reads
-// namespace ns of cluster (its discoverySelectors). A cluster whose
-// namespaces meshscope could not read counts as fully read.
-func (mc MeshConfig) Discovered(cluster, ns string) bool {
-	if mc.DiscoveryNamespaces == nil {
-		return true
-	}
-	names, ok := mc.DiscoveryNamespaces[cluster]
-	if !ok {
-		return true
-	}
-	i := sort.SearchStrings(names, ns)
-	return i < len(names) && names[i] == ns
 }

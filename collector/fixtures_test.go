@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"fmt"
 	"testing"
 	"time"
@@ -18,7 +20,7 @@ import (
 func nsObj(name, network string) *corev1.Namespace {
 	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if network != "" {
-		n.Labels = map[string]string{LabelNetwork: network}
+		n.Labels = map[string]string{model.LabelNetwork: network}
 	}
 	return n
 }
@@ -26,7 +28,7 @@ func nsObj(name, network string) *corev1.Namespace {
 func eastWest(network, ip string) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "istio-eastwestgateway", Namespace: "istio-system",
-			Labels: map[string]string{"istio": "eastwestgateway", LabelNetwork: network}},
+			Labels: map[string]string{"istio": "eastwestgateway", model.LabelNetwork: network}},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{
 			{Name: "status-port", Port: 15021}, {Name: "tls", Port: 15443}, {Name: "tls-istiod", Port: 15012}, {Name: "tls-webhook", Port: 15017}}},
 		Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: ip}}}},
@@ -44,10 +46,10 @@ func svcObj(ns, name string, port int32) *corev1.Service {
 func podObj(ns, name, ip, network string, tls bool) *corev1.Pod {
 	l := map[string]string{"app": "helloworld", "version": "v1", "pod-template-hash": "abc"}
 	if network != "" {
-		l[LabelNetwork] = network
+		l[model.LabelNetwork] = network
 	}
 	if tls {
-		l[LabelTLSMode] = "istio"
+		l[model.LabelTLSMode] = "istio"
 	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: l},
@@ -115,7 +117,7 @@ current-context: ctx
 func remoteSecret(name string, data map[string][]byte) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "istio-system",
-			Labels:            map[string]string{MultiClusterSecretLabel: "true"},
+			Labels:            map[string]string{model.MultiClusterSecretLabel: "true"},
 			CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))},
 		Data: data,
 	}

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -42,7 +44,7 @@ func FuzzMeshNetworks(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data string) {
-		mn, err := ParseMeshNetworks(data)
+		mn, err := model.ParseMeshNetworks(data)
 		if err != nil {
 			checkClearError(t, err)
 			return
@@ -63,7 +65,7 @@ func FuzzMeshNetworks(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := ParseMeshNetworks(string(b))
+		again, err := model.ParseMeshNetworks(string(b))
 		if err != nil {
 			t.Fatalf("meshNetworks does not read back its own JSON %s: %v", b, err)
 		}
@@ -99,13 +101,13 @@ func FuzzMeshConfig(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		mc, err := ParseMeshConfig(text)
+		mc, err := model.ParseMeshConfig(text)
 		if err != nil {
 			checkClearError(t, err)
 			if !strings.HasPrefix(err.Error(), "mesh config: ") {
 				t.Fatalf("error does not say it is about the mesh config: %v", err)
 			}
-			if !reflect.DeepEqual(mc, DefaultMeshConfig()) {
+			if !reflect.DeepEqual(mc, model.DefaultMeshConfig()) {
 				t.Fatalf("on error the result is not istiod's defaults: %+v", mc)
 			}
 			return
@@ -118,8 +120,8 @@ func FuzzMeshConfig(f *testing.F) {
 			if s.Scope == "" {
 				t.Fatalf("service scope without a scope: %+v", s)
 			}
-			Selects(s.ServicesSelector, map[string]string{"istio.io/global": "true"})
-			Selects(s.NamespaceSelector, map[string]string{"kubernetes.io/metadata.name": "sample"})
+			model.Selects(s.ServicesSelector, map[string]string{"istio.io/global": "true"})
+			model.Selects(s.NamespaceSelector, map[string]string{"kubernetes.io/metadata.name": "sample"})
 		}
 		for _, h := range []string{"kube-dns.kube-system.svc.cluster.local", "helloworld.sample.svc.cluster.local", "", "*"} {
 			mc.ClusterLocal(h, "")

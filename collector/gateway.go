@@ -1,22 +1,14 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"encoding/json"
 	"net/netip"
 	"sort"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
-)
-
-// Labels and defaults istiod uses for network gateways
-// (pilot/pkg/serviceregistry/kube/controller/network.go).
-const (
-	LabelNetwork            = "topology.istio.io/network"
-	LabelGatewayPort        = "networking.istio.io/gatewayPort"
-	LabelTLSMode            = "security.istio.io/tlsMode"
-	DefaultGatewayPort      = 15443
-	DefaultGatewayHBONEPort = 15008
 )
 
 // serviceGateways returns the gateways a Service is, per istiod:
@@ -32,36 +24,36 @@ const (
 // ExternalIP of every node matching the selector, on the node port. No
 // address → no gateway. nodes lists the cluster's nodes (nil when they
 // cannot be read) and is called only for NodePort gateways.
-func serviceGateways(svc *corev1.Service, cluster, hostname string, ix *meshNetworkIndex, nodes func() []*cachedNode) []Gateway {
+func serviceGateways(svc *corev1.Service, cluster, hostname string, ix *meshNetworkIndex, nodes func() []*cachedNode) []model.Gateway {
 	type proto struct {
 		network         string
 		port, hbonePort uint32
-		from            GatewayFrom
+		from            model.GatewayFrom
 	}
 	var protos []proto
-	if nw := svc.Labels[LabelNetwork]; nw != "" {
-		gwPort := int32(DefaultGatewayPort)
-		if s := svc.Labels[LabelGatewayPort]; s != "" {
+	if nw := svc.Labels[model.LabelNetwork]; nw != "" {
+		gwPort := int32(model.DefaultGatewayPort)
+		if s := svc.Labels[model.LabelGatewayPort]; s != "" {
 			// istiod logs a warning and keeps the default on a bad value.
 			if p, err := strconv.Atoi(s); err == nil {
 				gwPort = int32(p)
 			}
 		}
-		mtls, hbone := exposes(svc, gwPort), exposes(svc, DefaultGatewayHBONEPort)
+		mtls, hbone := exposes(svc, gwPort), exposes(svc, model.DefaultGatewayHBONEPort)
 		if !mtls && !hbone {
 			return nil
 		}
-		p := proto{network: nw, from: GatewayFromService}
+		p := proto{network: nw, from: model.GatewayFromService}
 		if mtls {
 			p.port = uint32(gwPort)
 		}
 		if hbone {
-			p.hbonePort = DefaultGatewayHBONEPort
+			p.hbonePort = model.DefaultGatewayHBONEPort
 		}
 		protos = append(protos, p)
 	} else if ix != nil {
 		for _, g := range ix.registryGateways[cluster][hostname] {
-			protos = append(protos, proto{network: g.Network, port: g.Port, from: GatewayFromMeshNetworks})
+			protos = append(protos, proto{network: g.Network, port: g.Port, from: model.GatewayFromMeshNetworks})
 		}
 	}
 	if len(protos) == 0 {
@@ -86,11 +78,11 @@ func serviceGateways(svc *corev1.Service, cluster, hostname string, ix *meshNetw
 	if len(addrs) == 0 {
 		return nil
 	}
-	out := make([]Gateway, 0, len(addrs)*len(protos))
+	out := make([]model.Gateway, 0, len(addrs)*len(protos))
 	ref := svc.Namespace + "/" + svc.Name
 	for _, a := range addrs {
 		for _, p := range protos {
-			out = append(out, Gateway{
+			out = append(out, model.Gateway{
 				Network:   p.network,
 				Cluster:   cluster,
 				Address:   a,
@@ -105,12 +97,8 @@ func serviceGateways(svc *corev1.Service, cluster, hostname string, ix *meshNetw
 	return out
 }
 
-// AnnotationNodeSelector marks a NodePort Service as a gateway reached on
-// the nodes matching the JSON label map it holds.
-const AnnotationNodeSelector = "traffic.istio.io/nodeSelector"
-
 func isNodePortGateway(svc *corev1.Service) bool {
-	_, ok := svc.Annotations[AnnotationNodeSelector]
+	_, ok := svc.Annotations[model.AnnotationNodeSelector]
 	return ok && svc.Spec.Type == corev1.ServiceTypeNodePort
 }
 
@@ -131,7 +119,7 @@ func nodePortFor(svc *corev1.Service, port uint32) uint32 {
 // selector that does not parse selects every node, as in istiod).
 func nodeGatewayAddresses(svc *corev1.Service, nodes []*cachedNode) []string {
 	var sel map[string]string
-	_ = json.Unmarshal([]byte(svc.Annotations[AnnotationNodeSelector]), &sel)
+	_ = json.Unmarshal([]byte(svc.Annotations[model.AnnotationNodeSelector]), &sel)
 	var out []string
 	for _, n := range nodes {
 		match := true
@@ -187,19 +175,19 @@ func serviceExternalAddresses(svc *corev1.Service) []string {
 
 // staticGateways are meshNetworks gateways with an address: istiod adds
 // them with no cluster (pilot/pkg/model/network.go).
-func staticGateways(mn *MeshNetworks) []Gateway {
-	var out []Gateway
-	for _, name := range mn.networkNames() {
+func staticGateways(mn *model.MeshNetworks) []model.Gateway {
+	var out []model.Gateway
+	for _, name := range meshNetworkNames(mn) {
 		for _, g := range mn.Networks[name].Gateways {
 			if g.Address == "" {
 				continue
 			}
-			out = append(out, Gateway{
+			out = append(out, model.Gateway{
 				Network:  name,
 				Address:  g.Address,
 				Port:     g.Port,
 				Hostname: !isIP(g.Address),
-				From:     GatewayFromMeshNetworks,
+				From:     model.GatewayFromMeshNetworks,
 			})
 		}
 	}

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"reflect"
 	"testing"
 
@@ -8,20 +10,20 @@ import (
 )
 
 func TestServiceGateways(t *testing.T) {
-	mn, _ := ParseMeshNetworks(meshNetworksYAML)
+	mn, _ := model.ParseMeshNetworks(meshNetworksYAML)
 	ix := newMeshNetworkIndex(mn, "k")
 	const host = "istio-eastwestgateway.istio-system.svc.cluster.local"
 
 	t.Run("lab gateway: LB IP, default port 15443", func(t *testing.T) {
 		got := serviceGateways(eastWest("network2", "192.168.60.9"), "cluster2", host, ix, nil)
-		want := []Gateway{{Network: "network2", Cluster: "cluster2", Address: "192.168.60.9", Port: 15443, From: GatewayFromService, Service: "istio-system/istio-eastwestgateway"}}
+		want := []model.Gateway{{Network: "network2", Cluster: "cluster2", Address: "192.168.60.9", Port: 15443, From: model.GatewayFromService, Service: "istio-system/istio-eastwestgateway"}}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %+v", got)
 		}
 	})
 	t.Run("gatewayPort label picks the port", func(t *testing.T) {
 		s := eastWest("network1", "1.1.1.1")
-		s.Labels[LabelGatewayPort] = "15012"
+		s.Labels[model.LabelGatewayPort] = "15012"
 		got := serviceGateways(s, "c", host, ix, nil)
 		if len(got) != 1 || got[0].Port != 15012 {
 			t.Fatalf("got %+v", got)
@@ -29,14 +31,14 @@ func TestServiceGateways(t *testing.T) {
 	})
 	t.Run("port not exposed: no gateway", func(t *testing.T) {
 		s := eastWest("network1", "1.1.1.1")
-		s.Labels[LabelGatewayPort] = "16000"
+		s.Labels[model.LabelGatewayPort] = "16000"
 		if got := serviceGateways(s, "c", host, ix, nil); len(got) != 0 {
 			t.Fatalf("got %+v", got)
 		}
 	})
 	t.Run("bad gatewayPort label falls back to 15443", func(t *testing.T) {
 		s := eastWest("network1", "1.1.1.1")
-		s.Labels[LabelGatewayPort] = "tls"
+		s.Labels[model.LabelGatewayPort] = "tls"
 		if got := serviceGateways(s, "c", host, ix, nil); len(got) != 1 || got[0].Port != 15443 {
 			t.Fatalf("got %+v", got)
 		}
@@ -84,18 +86,18 @@ func TestServiceGateways(t *testing.T) {
 	})
 	t.Run("no network label: not a gateway", func(t *testing.T) {
 		s := eastWest("network1", "1.1.1.1")
-		delete(s.Labels, LabelNetwork)
+		delete(s.Labels, model.LabelNetwork)
 		if got := serviceGateways(s, "c", host, ix, nil); len(got) != 0 {
 			t.Fatalf("got %+v", got)
 		}
 	})
 	t.Run("registryServiceName only in the fromRegistry cluster", func(t *testing.T) {
 		s := eastWest("", "5.5.5.5")
-		delete(s.Labels, LabelNetwork)
+		delete(s.Labels, model.LabelNetwork)
 		s.Name = "istio-ingressgateway"
 		h := "istio-ingressgateway.istio-system.svc.cluster.local"
 		got := serviceGateways(s, "cluster1", h, ix, nil)
-		want := []Gateway{{Network: "network1", Cluster: "cluster1", Address: "5.5.5.5", Port: 443, From: GatewayFromMeshNetworks, Service: "istio-system/istio-ingressgateway"}}
+		want := []model.Gateway{{Network: "network1", Cluster: "cluster1", Address: "5.5.5.5", Port: 443, From: model.GatewayFromMeshNetworks, Service: "istio-system/istio-ingressgateway"}}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %+v", got)
 		}
@@ -107,7 +109,7 @@ func TestServiceGateways(t *testing.T) {
 		s := eastWest("network1", "")
 		s.Spec.Type = corev1.ServiceTypeNodePort
 		s.Status.LoadBalancer.Ingress = nil
-		s.Annotations = map[string]string{AnnotationNodeSelector: `{"gw":"yes"}`}
+		s.Annotations = map[string]string{model.AnnotationNodeSelector: `{"gw":"yes"}`}
 		for i := range s.Spec.Ports {
 			s.Spec.Ports[i].NodePort = 30000 + s.Spec.Ports[i].Port%1000
 		}
@@ -138,16 +140,16 @@ func TestServiceGateways(t *testing.T) {
 			t.Fatalf("NodePort gateway with an externalIP: %+v", got)
 		}
 		s.Spec.ExternalIPs = nil
-		delete(s.Annotations, AnnotationNodeSelector)
+		delete(s.Annotations, model.AnnotationNodeSelector)
 		if got := serviceGateways(s, "c", host, ix, nodes); len(got) != 0 {
 			t.Fatalf("NodePort without the annotation is no gateway: %+v", got)
 		}
 	})
 	t.Run("meshNetworks static gateways", func(t *testing.T) {
 		got := staticGateways(ix.mn)
-		want := []Gateway{
-			{Network: "network2", Address: "192.168.60.9", Port: 15443, From: GatewayFromMeshNetworks},
-			{Network: "network3", Address: "gw.example.com", Port: 15443, Hostname: true, From: GatewayFromMeshNetworks},
+		want := []model.Gateway{
+			{Network: "network2", Address: "192.168.60.9", Port: 15443, From: model.GatewayFromMeshNetworks},
+			{Network: "network3", Address: "gw.example.com", Port: 15443, Hostname: true, From: model.GatewayFromMeshNetworks},
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %+v", got)

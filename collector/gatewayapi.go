@@ -1,6 +1,10 @@
 package collector
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/meshscope/meshscope/model"
+)
 
 // Gateway API Gateways as sidecar network gateways. With
 // PILOT_MULTI_NETWORK_DISCOVER_GATEWAY_API (default true) istiod's network
@@ -24,21 +28,21 @@ const (
 // listener (Port = HBONEPort = its port). Each carries the Gateway's
 // service account. An istio-remote Gateway counts only for the istiod whose
 // config cluster holds it (discoverRemoteGatewayResources).
-func gatewayAPIGateways(g *K8sGateway, cluster string) []Gateway {
+func gatewayAPIGateways(g *model.K8sGateway, cluster string) []model.Gateway {
 	if g.Network == "" {
 		return nil
 	}
-	var out []Gateway
+	var out []model.Gateway
 	ref := g.Namespace + "/" + g.Name
 	for _, a := range g.SpecAddresses {
 		if a.Type != "IPAddress" && a.Type != "Hostname" {
 			continue
 		}
 		add := func(port, hbone uint32) {
-			out = append(out, Gateway{
+			out = append(out, model.Gateway{
 				Network: g.Network, Cluster: cluster, Address: a.Value, Port: port, HBONEPort: hbone,
-				Hostname: !isIP(a.Value), From: GatewayFromGatewayAPI, Gateway: ref,
-				ServiceAccount: g.Namespace + "/" + g.ServiceAccount, ConfigClusterOnly: g.Class == ClassRemote,
+				Hostname: !isIP(a.Value), From: model.GatewayFromGatewayAPI, Gateway: ref,
+				ServiceAccount: g.Namespace + "/" + g.ServiceAccount, ConfigClusterOnly: g.Class == model.ClassRemote,
 			})
 		}
 		for _, l := range g.Listeners {
@@ -58,7 +62,7 @@ func gatewayAPIGateways(g *K8sGateway, cluster string) []Gateway {
 // autoPassthrough mirrors kube.IsAutoPassthrough: a listener with tls whose
 // listener-protocol option is auto-passthrough, or (on a networked Gateway)
 // whose port is the gatewayPort label's, default 15443.
-func autoPassthrough(g *K8sGateway, l GatewayListener) bool {
+func autoPassthrough(g *model.K8sGateway, l model.GatewayListener) bool {
 	if !l.TLS {
 		return false
 	}

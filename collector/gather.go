@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"strings"
 	"time"
 )
@@ -9,7 +11,7 @@ import (
 // gather reads every cluster's caches — rebuilding only the parts whose
 // caches changed — and assemble, which reads nothing but its input, puts
 // them together.
-func (r *Registry) build(version uint64) *Snapshot {
+func (r *Registry) build(version uint64) *model.Snapshot {
 	items := r.itemsLocked()
 	in := assembleInput{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace}
 	in.MeshNetworks, in.mnIndex, in.mnWarnings = r.meshNetworksOf(items)
@@ -47,7 +49,7 @@ func (r *Registry) itemsLocked() []item {
 	items := make([]item, 0, len(r.entries))
 	for _, e := range r.entries {
 		it := item{e: *e, ptr: e, w: e.w}
-		it.e.sources = append([]SourceRef(nil), e.sources...)
+		it.e.sources = append([]model.SourceRef(nil), e.sources...)
 		it.e.warnings = append([]string(nil), e.warnings...)
 		items = append(items, it)
 	}
@@ -57,8 +59,8 @@ func (r *Registry) itemsLocked() []item {
 // meshNetworksOf merges the meshNetworks of every cluster's ConfigMap in
 // cluster order (the first definition of a network wins), with a warning
 // for each cluster whose text does not parse (by entry key).
-func (r *Registry) meshNetworksOf(items []item) (*MeshNetworks, *meshNetworkIndex, map[string][]string) {
-	merged := &MeshNetworks{Networks: map[string]MeshNetwork{}}
+func (r *Registry) meshNetworksOf(items []item) (*model.MeshNetworks, *meshNetworkIndex, map[string][]string) {
+	merged := &model.MeshNetworks{Networks: map[string]model.MeshNetwork{}}
 	var keyParts []string
 	warnings := map[string][]string{}
 	for _, it := range items {
@@ -70,7 +72,7 @@ func (r *Registry) meshNetworksOf(items []item) (*MeshNetworks, *meshNetworkInde
 			continue
 		}
 		keyParts = append(keyParts, it.e.id+"\x00"+raw)
-		mn, err := ParseMeshNetworks(raw)
+		mn, err := model.ParseMeshNetworks(raw)
 		if err != nil {
 			warnings[it.e.key] = append(warnings[it.e.key], "meshNetworks in ConfigMap istio does not parse: "+oneLine(err.Error()))
 			continue
@@ -86,9 +88,9 @@ func (r *Registry) meshNetworksOf(items []item) (*MeshNetworks, *meshNetworkInde
 
 // istioEntriesOf reads the ServiceEntries of the config (context) clusters
 // and the WorkloadEntries of every cluster.
-func istioEntriesOf(items []item) ([]ServiceEntry, []WorkloadEntry) {
-	var ses []ServiceEntry
-	var wes []WorkloadEntry
+func istioEntriesOf(items []item) ([]model.ServiceEntry, []model.WorkloadEntry) {
+	var ses []model.ServiceEntry
+	var wes []model.WorkloadEntry
 	for _, it := range items {
 		if it.w == nil || it.e.removed {
 			continue
@@ -106,19 +108,19 @@ func istioEntriesOf(items []item) ([]ServiceEntry, []WorkloadEntry) {
 // ServiceEntries' selectors pick, its Istio config, control-plane facts and
 // mesh config. wes are the WorkloadEntries of every cluster (its Services
 // select its own). done says a pending watcher swap is over.
-func (r *Registry) gatherCluster(it item, ix *meshNetworkIndex, sel selectorSet, wes []WorkloadEntry) (sh clusterShare, done bool) {
+func (r *Registry) gatherCluster(it item, ix *meshNetworkIndex, sel selectorSet, wes []model.WorkloadEntry) (sh clusterShare, done bool) {
 	e := it.e
-	c := Cluster{ID: e.id, IDFrom: e.idFrom, Source: e.source, Sources: e.sources, Server: e.server, Warnings: e.warnings}
+	c := model.Cluster{ID: e.id, IDFrom: e.idFrom, Source: e.source, Sources: e.sources, Server: e.server, Warnings: e.warnings}
 	if len(c.Sources) <= 1 {
 		c.Sources = nil
 	}
 	switch {
 	case e.removed:
-		c.State = StateRemoved
+		c.State = model.StateRemoved
 	case e.fixed.Kind != "":
-		c.State, c.ErrorKind, c.Reason = StateError, e.fixed.Kind, e.fixed.Reason
+		c.State, c.ErrorKind, c.Reason = model.StateError, e.fixed.Kind, e.fixed.Reason
 	case it.w == nil:
-		c.State = StateConnecting
+		c.State = model.StateConnecting
 	default:
 		it.w.status(&c)
 	}

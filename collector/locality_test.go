@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,19 +16,19 @@ func TestLocalityAsIstiodDerivesIt(t *testing.T) {
 		node map[string]string
 		want string
 	}{
-		{"node GA labels, no subzone: trailing slash", nil, map[string]string{LabelRegion: "us-east-1", LabelZone: "us-east-1a"}, "us-east-1/us-east-1a/"},
-		{"node subzone", nil, map[string]string{LabelRegion: "r", LabelZone: "z", LabelSubzone: "s"}, "r/z/s"},
-		{"deprecated node labels", nil, map[string]string{labelRegionBeta: "r", labelZoneBeta: "z"}, "r/z/"},
-		{"GA wins over deprecated", nil, map[string]string{LabelRegion: "r", labelRegionBeta: "old", labelZoneBeta: "z"}, "r/z/"},
-		{"zone only", nil, map[string]string{LabelZone: "z"}, "/z/"},
+		{"node GA labels, no subzone: trailing slash", nil, map[string]string{model.LabelRegion: "us-east-1", model.LabelZone: "us-east-1a"}, "us-east-1/us-east-1a/"},
+		{"node subzone", nil, map[string]string{model.LabelRegion: "r", model.LabelZone: "z", model.LabelSubzone: "s"}, "r/z/s"},
+		{"deprecated node labels", nil, map[string]string{model.LabelRegionBeta: "r", model.LabelZoneBeta: "z"}, "r/z/"},
+		{"GA wins over deprecated", nil, map[string]string{model.LabelRegion: "r", model.LabelRegionBeta: "old", model.LabelZoneBeta: "z"}, "r/z/"},
+		{"zone only", nil, map[string]string{model.LabelZone: "z"}, "/z/"},
 		{"no topology labels", nil, map[string]string{"kubernetes.io/hostname": "n"}, ""},
-		{"pod label wins, dots become slashes", map[string]string{LabelLocality: "r1.z1"}, map[string]string{LabelRegion: "r", LabelZone: "z"}, "r1/z1"},
-		{"pod label with slashes kept as is", map[string]string{LabelLocality: "r1/z1.a"}, nil, "r1/z1.a"},
-		{"legacy pod label", map[string]string{LabelLocalityLegacy: "r2.z2.s2"}, nil, "r2/z2/s2"},
-		{"new label wins over legacy", map[string]string{LabelLocality: "a.b", LabelLocalityLegacy: "c.d"}, nil, "a/b"},
+		{"pod label wins, dots become slashes", map[string]string{model.LabelLocality: "r1.z1"}, map[string]string{model.LabelRegion: "r", model.LabelZone: "z"}, "r1/z1"},
+		{"pod label with slashes kept as is", map[string]string{model.LabelLocality: "r1/z1.a"}, nil, "r1/z1.a"},
+		{"legacy pod label", map[string]string{model.LabelLocalityLegacy: "r2.z2.s2"}, nil, "r2/z2/s2"},
+		{"new label wins over legacy", map[string]string{model.LabelLocality: "a.b", model.LabelLocalityLegacy: "c.d"}, nil, "a/b"},
 		// GetLocalityLabel returns the new label's empty value without
 		// looking at the legacy one; the node then decides.
-		{"empty new label hides legacy", map[string]string{LabelLocality: "", LabelLocalityLegacy: "c.d"}, map[string]string{LabelRegion: "r", LabelZone: "z"}, "r/z/"},
+		{"empty new label hides legacy", map[string]string{model.LabelLocality: "", model.LabelLocalityLegacy: "c.d"}, map[string]string{model.LabelRegion: "r", model.LabelZone: "z"}, "r/z/"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pod := podObj("sample", "p", "10.0.0.1", "", true)

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -30,7 +32,7 @@ networks:
 `
 
 func TestParseMeshNetworks(t *testing.T) {
-	mn, err := ParseMeshNetworks(meshNetworksYAML)
+	mn, err := model.ParseMeshNetworks(meshNetworksYAML)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,33 +42,33 @@ func TestParseMeshNetworks(t *testing.T) {
 	// found by FuzzMeshNetworks: keys that are not names made the YAML
 	// converter print Go values
 	for _, bad := range []string{"networks: {? [a]: b}", "&0000000:\n 00000000:\n    0000000000000000000000000: 0000000000\n 00000000000: [{00000000000000000000000000000000000000000000000000000000000000}] ", "networks: {null: {}}"} {
-		if _, err := ParseMeshNetworks(bad); err == nil || strings.Contains(err.Error(), "interface") || strings.Contains(err.Error(), "%!") {
+		if _, err := model.ParseMeshNetworks(bad); err == nil || strings.Contains(err.Error(), "interface") || strings.Contains(err.Error(), "%!") {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
-	if _, err := ParseMeshNetworks("networks: [oops"); err == nil {
+	if _, err := model.ParseMeshNetworks("networks: [oops"); err == nil {
 		t.Fatal("garbage parsed")
 	}
-	if mn, err := ParseMeshNetworks("  "); err != nil || len(mn.Networks) != 0 {
+	if mn, err := model.ParseMeshNetworks("  "); err != nil || len(mn.Networks) != 0 {
 		t.Fatal("empty meshNetworks should be empty")
 	}
 }
 
 func TestResolveNetworkOrder(t *testing.T) {
-	mn, _ := ParseMeshNetworks(meshNetworksYAML)
+	mn, _ := model.ParseMeshNetworks(meshNetworksYAML)
 	ix := newMeshNetworkIndex(mn, "k")
 	cases := []struct {
 		name                 string
 		pod, ns, cluster, ip string
 		want                 string
-		from                 NetworkFrom
+		from                 model.NetworkFrom
 	}{
-		{"pod label wins over all", "netA", "netB", "cluster1", "10.144.0.1", "netA", NetworkFromPodLabel},
-		{"system namespace label next", "", "netB", "cluster1", "10.144.0.1", "netB", NetworkFromNamespaceLabel},
-		{"fromRegistry before fromCidr", "", "", "cluster1", "10.144.0.1", "network1", NetworkFromRegistry},
-		{"fromCidr", "", "", "cluster2", "10.144.3.4", "network2", NetworkFromCIDR},
-		{"nothing matches", "", "", "cluster2", "10.1.1.1", "", NetworkFromNone},
-		{"bad ip", "", "", "cluster2", "not-an-ip", "", NetworkFromNone},
+		{"pod label wins over all", "netA", "netB", "cluster1", "10.144.0.1", "netA", model.NetworkFromPodLabel},
+		{"system namespace label next", "", "netB", "cluster1", "10.144.0.1", "netB", model.NetworkFromNamespaceLabel},
+		{"fromRegistry before fromCidr", "", "", "cluster1", "10.144.0.1", "network1", model.NetworkFromRegistry},
+		{"fromCidr", "", "", "cluster2", "10.144.3.4", "network2", model.NetworkFromCIDR},
+		{"nothing matches", "", "", "cluster2", "10.1.1.1", "", model.NetworkFromNone},
+		{"bad ip", "", "", "cluster2", "not-an-ip", "", model.NetworkFromNone},
 	}
 	for _, tc := range cases {
 		got, from := resolveNetwork(tc.pod, tc.ns, ix, tc.cluster, tc.ip)
@@ -82,23 +84,23 @@ func TestResolveNetworkOrder(t *testing.T) {
 // NetworkFrom is a number in memory and the rule's name in JSON and text,
 // both ways; no rule is omitted.
 func TestNetworkFromText(t *testing.T) {
-	for f := NetworkFromNone; f <= NetworkFromWorkloadEntry; f++ {
-		b, err := json.Marshal(Endpoint{NetworkFrom: f})
+	for f := model.NetworkFromNone; f <= model.NetworkFromWorkloadEntry; f++ {
+		b, err := json.Marshal(model.Endpoint{NetworkFrom: f})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back Endpoint
+		var back model.Endpoint
 		if err := json.Unmarshal(b, &back); err != nil || back.NetworkFrom != f {
 			t.Fatalf("%v: %s → %v, %v", f, b, back.NetworkFrom, err)
 		}
-		if f != NetworkFromNone && !strings.Contains(string(b), `"networkFrom":"`+f.String()+`"`) {
+		if f != model.NetworkFromNone && !strings.Contains(string(b), `"networkFrom":"`+f.String()+`"`) {
 			t.Fatalf("%v: %s", f, b)
 		}
 	}
-	if NetworkFromCIDR.String() != "meshNetworksFromCidr" || fmt.Sprint(NetworkFromPodLabel) != "podLabel" {
+	if model.NetworkFromCIDR.String() != "meshNetworksFromCidr" || fmt.Sprint(model.NetworkFromPodLabel) != "podLabel" {
 		t.Fatal("names changed")
 	}
-	var f NetworkFrom
+	var f model.NetworkFrom
 	if err := f.UnmarshalText([]byte("dns")); err == nil {
 		t.Fatal("unknown name accepted")
 	}

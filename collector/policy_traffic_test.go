@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -65,7 +67,7 @@ spec:
 			t.Errorf("port %d subset %q: outlier %v %s, want %v %s", c.port, c.subset, p.OutlierDetection, what, c.outlier, c.what)
 		}
 	}
-	var none *DestinationRule
+	var none *model.DestinationRule
 	if p := none.LBFor(5000, ""); p.OutlierDetection || p.LocalityLb != nil {
 		t.Fatal("no rule, no policy")
 	}
@@ -78,7 +80,7 @@ func TestTrafficDistribution(t *testing.T) {
 		svc := svcObj("ns", "a", 80)
 		svc.Spec.TrafficDistribution = spec
 		if ann != "" {
-			svc.Annotations = map[string]string{AnnotationTrafficDistribution: ann}
+			svc.Annotations = map[string]string{model.AnnotationTrafficDistribution: ann}
 		}
 		return svc
 	}

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"context"
 	"fmt"
 	"testing"
@@ -34,7 +36,7 @@ func TestPublishCoalescing(t *testing.T) {
 	if _, err := c1.CoreV1().Services("sample").Create(ctx, svcObj("sample", "lone", 80), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, r, 2*time.Second, "lone service", func(s *Snapshot) bool { return s.Service("lone.sample.svc.cluster.local") != nil })
+	waitFor(t, r, 2*time.Second, "lone service", func(s *model.Snapshot) bool { return s.Service("lone.sample.svc.cluster.local") != nil })
 	if d := time.Since(start); d > 400*time.Millisecond {
 		t.Fatalf("idle change took %s (interval 1s): publishing is not immediate when idle", d)
 	}
@@ -46,7 +48,7 @@ func TestPublishCoalescing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := waitFor(t, r, 5*time.Second, "all burst services", func(s *Snapshot) bool { return s.Service("burst-99.sample.svc.cluster.local") != nil })
+	s := waitFor(t, r, 5*time.Second, "all burst services", func(s *model.Snapshot) bool { return s.Service("burst-99.sample.svc.cluster.local") != nil })
 	if n := len(s.Services); n != 103 {
 		t.Fatalf("services = %d", n)
 	}
@@ -58,7 +60,7 @@ func TestPublishCoalescing(t *testing.T) {
 	if _, err := c1.CoreV1().Services("sample").Create(ctx, svcObj("sample", "later", 80), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, r, 2*time.Second, "later", func(s *Snapshot) bool { return s.Service("later.sample.svc.cluster.local") != nil })
+	waitFor(t, r, 2*time.Second, "later", func(s *model.Snapshot) bool { return s.Service("later.sample.svc.cluster.local") != nil })
 	if old.Service("later.sample.svc.cluster.local") != nil || len(old.Services) != 103 {
 		t.Fatal("an old snapshot changed")
 	}
@@ -88,7 +90,7 @@ func TestOnlyChangedClusterIsRebuilt(t *testing.T) {
 	if _, err := c2.CoreV1().Services("sample").Create(context.Background(), svcObj("sample", "new", 80), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, r, 2*time.Second, "new service", func(s *Snapshot) bool { return s.Service("new.sample.svc.cluster.local") != nil })
+	waitFor(t, r, 2*time.Second, "new service", func(s *model.Snapshot) bool { return s.Service("new.sample.svc.cluster.local") != nil })
 	q1, q2 := parts()
 	if q1 != p1 {
 		t.Fatal("cluster1 was rebuilt for a change in cluster2")

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"net/netip"
 
 	"sort"
@@ -27,7 +29,7 @@ type selectorSet struct {
 	key  string
 }
 
-func selectorsOf(ses []ServiceEntry) selectorSet {
+func selectorsOf(ses []model.ServiceEntry) selectorSet {
 	var s selectorSet
 	var b strings.Builder
 	for _, se := range ses {
@@ -54,16 +56,16 @@ func selectorsOf(ses []ServiceEntry) selectorSet {
 // pods of its namespace that istiod's pod controller makes workload
 // instances (ready, with an IP, not terminal or deleting), whose labels as
 // istiod augments them include the selector's.
-func selectPods(v cacheView, cluster, systemNetwork string, ix *meshNetworkIndex, sel selectorSet) [][]Endpoint {
+func selectPods(v cacheView, cluster, systemNetwork string, ix *meshNetworkIndex, sel selectorSet) [][]model.Endpoint {
 	if len(sel.list) == 0 || v.pods == nil {
 		return nil
 	}
-	out := make([][]Endpoint, len(sel.list))
+	out := make([][]model.Endpoint, len(sel.list))
 	for _, p := range v.pods() {
 		if !p.inEndpoints {
 			continue
 		}
-		var ep *Endpoint
+		var ep *model.Endpoint
 		for i, s := range sel.list {
 			if s.namespace != p.Namespace {
 				continue
@@ -72,7 +74,7 @@ func selectPods(v cacheView, cluster, systemNetwork string, ix *meshNetworkIndex
 				e := podEndpoint(v, p, cluster, systemNetwork, ix)
 				ep = &e
 			}
-			if SelectsEndpoint(s.labels, ep) {
+			if model.SelectsEndpoint(s.labels, ep) {
 				out[i] = append(out[i], *ep)
 			}
 		}
@@ -82,64 +84,15 @@ func selectPods(v cacheView, cluster, systemNetwork string, ix *meshNetworkIndex
 
 // podEndpoint is a pod as a ServiceEntry's workload instance; its Ports
 // are the pod's named container ports (mapped to ServiceEntry ports later).
-func podEndpoint(v cacheView, p *cachedPod, cluster, systemNetwork string, ix *meshNetworkIndex) Endpoint {
-	e := Endpoint{Cluster: cluster, Address: p.IP.String(), Pod: p.Name, Node: p.NodeName, Labels: p.Labels,
-		TLSMode: p.Labels[LabelTLSMode], Ready: true, Serving: true}
-	e.Network, e.NetworkFrom = resolveNetwork(p.Labels[LabelNetwork], systemNetwork, ix, cluster, e.Address)
+func podEndpoint(v cacheView, p *cachedPod, cluster, systemNetwork string, ix *meshNetworkIndex) model.Endpoint {
+	e := model.Endpoint{Cluster: cluster, Address: p.IP.String(), Pod: p.Name, Node: p.NodeName, Labels: p.Labels,
+		TLSMode: p.Labels[model.LabelTLSMode], Ready: true, Serving: true}
+	e.Network, e.NetworkFrom = resolveNetwork(p.Labels[model.LabelNetwork], systemNetwork, ix, cluster, e.Address)
 	e.Locality = v.podLocality(p.Labels, p.NodeName)
 	if p.ports != nil {
 		e.Ports = *p.ports
 	}
 	return e
-}
-
-// LabelValue reads one label of an endpoint as istiod's selectors see it
-// (workloadSelector, PeerAuthentication selector, DestinationRule subset):
-// the workload's labels augmented as istiod's AugmentLabels does with the
-// region, zone and subzone of its locality, its cluster, its node
-// (kubernetes.io/hostname), and its network when it has no network label.
-func LabelValue(ep *Endpoint, key string) (string, bool) {
-	var aug string
-	switch key {
-	case LabelRegion:
-		aug, _, _ = splitLocality(ep.Locality)
-	case LabelZone:
-		_, aug, _ = splitLocality(ep.Locality)
-	case LabelSubzone:
-		_, _, aug = splitLocality(ep.Locality)
-	case "topology.istio.io/cluster":
-		aug = ep.Cluster
-	case "kubernetes.io/hostname":
-		aug = ep.Node
-	case LabelNetwork:
-		if v := ep.Labels[LabelNetwork]; v != "" {
-			return v, true
-		}
-		aug = ep.Network
-	}
-	if aug != "" {
-		return aug, true
-	}
-	v, ok := ep.Labels[key]
-	return v, ok
-}
-
-// SelectsEndpoint reports whether every label of sel is on the endpoint
-// (labels.Instance.SubsetOf on the augmented labels); an empty selector
-// selects everything.
-func SelectsEndpoint(sel map[string]string, ep *Endpoint) bool {
-	for k, want := range sel {
-		if v, ok := LabelValue(ep, k); !ok || v != want {
-			return false
-		}
-	}
-	return true
-}
-
-func splitLocality(l string) (region, zone, subzone string) {
-	region, rest, _ := strings.Cut(l, "/")
-	zone, subzone, _ = strings.Cut(rest, "/")
-	return region, zone, subzone
 }
 
 // attachServiceEntries adds every ServiceEntry host to services, with the
@@ -149,7 +102,7 @@ func splitLocality(l string) (region, zone, subzone string) {
 // else the WorkloadEntries of every cluster and the pods of every cluster
 // (selected, by cluster, aligned with selectorsOf(ses)) of its namespace
 // that match.
-func attachServiceEntries(services map[string]*Service, ses []ServiceEntry, wes []WorkloadEntry, selected map[string][][]Endpoint) {
+func attachServiceEntries(services map[string]*model.Service, ses []model.ServiceEntry, wes []model.WorkloadEntry, selected map[string][][]model.Endpoint) {
 	// Oldest first, as istiod sorts them (sortServicesByCreationTime).
 	order := make([]int, len(ses))
 	for i := range order {
@@ -180,10 +133,10 @@ func attachServiceEntries(services map[string]*Service, ses []ServiceEntry, wes 
 		for _, h := range se.Hosts {
 			svc := services[h]
 			if svc == nil {
-				svc = &Service{Hostname: h, Namespace: se.Namespace, Name: se.Name, Clusters: map[string]*ServiceInCluster{}}
+				svc = &model.Service{Hostname: h, Namespace: se.Namespace, Name: se.Name, Clusters: map[string]*model.ServiceInCluster{}}
 				services[h] = svc
 			}
-			svc.ServiceEntries = append(svc.ServiceEntries, &ServiceEntryHost{
+			svc.ServiceEntries = append(svc.ServiceEntries, &model.ServiceEntryHost{
 				Cluster: se.Cluster, Namespace: se.Namespace, Name: se.Name, Created: se.Created,
 				Resolution: se.Resolution, Location: se.Location, Ports: se.Ports, ExportTo: se.ExportTo,
 				WorkloadSelector: se.WorkloadSelector, Endpoints: eps,
@@ -194,8 +147,8 @@ func attachServiceEntries(services map[string]*Service, ses []ServiceEntry, wes 
 
 // serviceEntryEndpoints lists a ServiceEntry's workloads as endpoints with
 // one port per ServiceEntry port.
-func serviceEntryEndpoints(se ServiceEntry, wes []WorkloadEntry, selIdx int, selected map[string][][]Endpoint) []Endpoint {
-	out := []Endpoint{}
+func serviceEntryEndpoints(se model.ServiceEntry, wes []model.WorkloadEntry, selIdx int, selected map[string][][]model.Endpoint) []model.Endpoint {
+	out := []model.Endpoint{}
 	if se.WorkloadSelector == nil {
 		for i, we := range se.Endpoints {
 			e := workloadEntryEndpoint(we, se.Ports)
@@ -205,7 +158,7 @@ func serviceEntryEndpoints(se ServiceEntry, wes []WorkloadEntry, selIdx int, sel
 		return out
 	}
 	dns := se.Resolution == "DNS" || se.Resolution == "DNS_ROUND_ROBIN"
-	selectWorkloadEntries(wes, se.Namespace, se.WorkloadSelector, dns, se.Ports, func(_ WorkloadEntry, e Endpoint) {
+	selectWorkloadEntries(wes, se.Namespace, se.WorkloadSelector, dns, se.Ports, func(_ model.WorkloadEntry, e model.Endpoint) {
 		out = append(out, e)
 	})
 	clusters := make([]string, 0, len(selected))
@@ -228,12 +181,12 @@ func serviceEntryEndpoints(se ServiceEntry, wes []WorkloadEntry, selIdx int, sel
 // workloadEntryEndpoint mirrors convertWorkloadEntryToWorkloadInstance:
 // the entry's own network (istiod looks no further for it), locality,
 // weight and labels, and istiod's tlsMode rule for WorkloadEntries.
-func workloadEntryEndpoint(we WorkloadEntry, ports []ServicePort) Endpoint {
-	e := Endpoint{Cluster: we.Cluster, Address: we.Address, Network: we.Network, Labels: we.Labels,
+func workloadEntryEndpoint(we model.WorkloadEntry, ports []model.ServicePort) model.Endpoint {
+	e := model.Endpoint{Cluster: we.Cluster, Address: we.Address, Network: we.Network, Labels: we.Labels,
 		TLSMode: we.TLSModeOf(), Locality: we.LocalityOf(), Weight: we.Weight, Ready: true, Serving: true,
 		Ports: serviceEntryPorts(ports, we.Ports)}
 	if we.Network != "" {
-		e.NetworkFrom = NetworkFromWorkloadEntry
+		e.NetworkFrom = model.NetworkFromWorkloadEntry
 	}
 	return e
 }
@@ -251,14 +204,14 @@ func workloadEntryEndpoint(we WorkloadEntry, ports []ServicePort) Endpoint {
 // numeric targetPort; a named targetPort targets the entry's port of that
 // name, and an entry without one is left out of that port
 // (serviceInstanceFromWorkloadInstance).
-func serviceWorkloadEntries(svc *corev1.Service, wes []WorkloadEntry) []Endpoint {
+func serviceWorkloadEntries(svc *corev1.Service, wes []model.WorkloadEntry) []model.Endpoint {
 	if len(wes) == 0 || len(svc.Spec.Selector) == 0 || svc.Spec.ClusterIP == corev1.ClusterIPNone ||
 		svc.Spec.Type == corev1.ServiceTypeExternalName || len(svc.Spec.Ports) == 0 {
 		return nil
 	}
-	var out []Endpoint
-	selectWorkloadEntries(wes, svc.Namespace, svc.Spec.Selector, false, nil, func(we WorkloadEntry, e Endpoint) {
-		e.Ports = make([]EndpointPort, 0, len(svc.Spec.Ports))
+	var out []model.Endpoint
+	selectWorkloadEntries(wes, svc.Namespace, svc.Spec.Selector, false, nil, func(we model.WorkloadEntry, e model.Endpoint) {
+		e.Ports = make([]model.EndpointPort, 0, len(svc.Spec.Ports))
 		for _, sp := range svc.Spec.Ports {
 			target := uint32(sp.Port)
 			switch {
@@ -271,7 +224,7 @@ func serviceWorkloadEntries(svc *corev1.Service, wes []WorkloadEntry) []Endpoint
 				}
 				target = p
 			}
-			e.Ports = append(e.Ports, EndpointPort{Name: sp.Name, Port: int32(target), Protocol: string(sp.Protocol)})
+			e.Ports = append(e.Ports, model.EndpointPort{Name: sp.Name, Port: int32(target), Protocol: string(sp.Protocol)})
 		}
 		if len(e.Ports) > 0 {
 			out = append(out, e)
@@ -287,7 +240,7 @@ func serviceWorkloadEntries(svc *corev1.Service, wes []WorkloadEntry) []Endpoint
 // (DNSServiceEntryOnly) — and the endpoint it is for ports, named
 // WorkloadEntry/NAME. ServiceEntries' workloadSelectors and Kubernetes
 // Services' selectors pick WorkloadEntries alike.
-func selectWorkloadEntries(wes []WorkloadEntry, ns string, sel map[string]string, dnsOK bool, ports []ServicePort, f func(WorkloadEntry, Endpoint)) {
+func selectWorkloadEntries(wes []model.WorkloadEntry, ns string, sel map[string]string, dnsOK bool, ports []model.ServicePort, f func(model.WorkloadEntry, model.Endpoint)) {
 	for _, we := range wes {
 		if we.Namespace != ns || we.Unhealthy {
 			continue
@@ -298,7 +251,7 @@ func selectWorkloadEntries(wes []WorkloadEntry, ns string, sel map[string]string
 			}
 		}
 		e := workloadEntryEndpoint(we, ports)
-		if !SelectsEndpoint(sel, &e) {
+		if !model.SelectsEndpoint(sel, &e) {
 			continue
 		}
 		e.Workload = "WorkloadEntry/" + we.Name
@@ -306,7 +259,7 @@ func selectWorkloadEntries(wes []WorkloadEntry, ns string, sel map[string]string
 	}
 }
 
-func portMap(ps []EndpointPort) map[string]uint32 {
+func portMap(ps []model.EndpointPort) map[string]uint32 {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -320,8 +273,8 @@ func portMap(ps []EndpointPort) map[string]uint32 {
 // serviceEntryPorts mirrors convertWorkloadInstanceToServiceInstance's
 // target port: the workload's port of the same name, else the
 // ServiceEntry port's targetPort, else its number.
-func serviceEntryPorts(ports []ServicePort, workload map[string]uint32) []EndpointPort {
-	out := make([]EndpointPort, 0, len(ports))
+func serviceEntryPorts(ports []model.ServicePort, workload map[string]uint32) []model.EndpointPort {
+	out := make([]model.EndpointPort, 0, len(ports))
 	for _, sp := range ports {
 		target := uint32(sp.Port)
 		if p, ok := workload[sp.Name]; ok && p > 0 {
@@ -329,21 +282,21 @@ func serviceEntryPorts(ports []ServicePort, workload map[string]uint32) []Endpoi
 		} else if t, err := strconv.ParseUint(sp.TargetPort, 10, 32); err == nil && t > 0 {
 			target = uint32(t)
 		}
-		out = append(out, EndpointPort{Name: sp.Name, Port: int32(target), Protocol: sp.Protocol})
+		out = append(out, model.EndpointPort{Name: sp.Name, Port: int32(target), Protocol: sp.Protocol})
 	}
 	return out
 }
 
 // serviceSource says where a service's hostname comes from.
-func serviceSource(svc *Service) ServiceSource {
+func serviceSource(svc *model.Service) model.ServiceSource {
 	kube := len(svc.Clusters) > 0
 	switch {
 	case kube && len(svc.ServiceEntries) > 0:
-		return SourceBoth
+		return model.SourceBoth
 	case kube:
-		return SourceKube
+		return model.SourceKube
 	}
-	return SourceServiceEntry
+	return model.SourceServiceEntry
 }
 
 // exportToAnnotation reads a Service's networking.istio.io/exportTo

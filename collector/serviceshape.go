@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,16 +11,12 @@ import (
 // serviceShape copies what tells two clusters' copies of one Service apart
 // beyond ports (istioctl analyze's IST0170 idea: selector, headless or not)
 // and whether its load balancer is still being provisioned.
-func serviceShape(sc *ServiceInCluster, svc *corev1.Service) {
+func serviceShape(sc *model.ServiceInCluster, svc *corev1.Service) {
 	sc.Selector = svc.Spec.Selector
 	sc.Headless = svc.Spec.ClusterIP == corev1.ClusterIPNone
 	sc.Created = svc.CreationTimestamp.Time
 	sc.LBPending = svc.Spec.Type == corev1.ServiceTypeLoadBalancer && len(svc.Status.LoadBalancer.Ingress) == 0
 }
-
-// AnnotationTrafficDistribution is the Service (or namespace) annotation
-// that istiod reads when spec.trafficDistribution is unset.
-const AnnotationTrafficDistribution = "networking.istio.io/traffic-distribution"
 
 // trafficDistribution mirrors model.GetTrafficDistribution: the Service's
 // spec.trafficDistribution, else its annotation, else its namespace's
@@ -40,7 +38,7 @@ func trafficDistribution(svc *corev1.Service, nsAnnotation string) string {
 			return d
 		}
 	}
-	if v := svc.Annotations[AnnotationTrafficDistribution]; v != "" {
+	if v := svc.Annotations[model.AnnotationTrafficDistribution]; v != "" {
 		return norm(v)
 	}
 	return norm(nsAnnotation)

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"fmt"
 	"hash/maphash"
 	"maps"
@@ -75,7 +77,7 @@ type cachedSlice struct {
 	// that belongs to no Service, which istiod ignores).
 	service     string
 	addressType discoveryv1.AddressType
-	ports       []EndpointPort
+	ports       []model.EndpointPort
 	endpoints   []cachedEndpoint
 }
 
@@ -244,7 +246,7 @@ type podTemplate struct {
 	ServiceAccount string
 	// ports are the named TCP container ports, which a ServiceEntry port
 	// of the same name targets (getPortMap).
-	ports *[]EndpointPort
+	ports *[]model.EndpointPort
 }
 
 // templateKey identifies a podTemplate: its label set by the interner's
@@ -252,7 +254,7 @@ type podTemplate struct {
 type templateKey struct {
 	labels uint64
 	sa     string
-	ports  *[]EndpointPort
+	ports  *[]model.EndpointPort
 }
 
 func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
@@ -295,14 +297,14 @@ type interner struct {
 	// keys and values are interned strings too.
 	labels    map[uint64]map[string]string
 	seed      maphash.Seed
-	ports     map[string]*[]EndpointPort
+	ports     map[string]*[]model.EndpointPort
 	templates map[templateKey]*podTemplate
 }
 
 func newInterner() *interner {
 	return &interner{
 		strings: map[string]string{}, labels: map[uint64]map[string]string{},
-		seed: maphash.MakeSeed(), ports: map[string]*[]EndpointPort{}, templates: map[templateKey]*podTemplate{},
+		seed: maphash.MakeSeed(), ports: map[string]*[]model.EndpointPort{}, templates: map[templateKey]*podTemplate{},
 	}
 }
 
@@ -395,7 +397,7 @@ func (in *interner) transformPod(obj any) (any, error) {
 		in.templates = map[templateKey]*podTemplate{}
 	}
 	if len(in.ports) >= internerLimit {
-		in.ports = map[string]*[]EndpointPort{}
+		in.ports = map[string]*[]model.EndpointPort{}
 		in.templates = map[templateKey]*podTemplate{}
 	}
 	c := &cachedPod{
@@ -422,18 +424,18 @@ func podReady(p *corev1.Pod) bool {
 // podPorts mirrors istiod's getPortMap: the named TCP ports of the
 // containers and of native sidecar init containers, the first of a name
 // winning; interned (replicas share one list). The caller holds in.mu.
-func (in *interner) podPorts(p *corev1.Pod) *[]EndpointPort {
-	var out []EndpointPort
+func (in *interner) podPorts(p *corev1.Pod) *[]model.EndpointPort {
+	var out []model.EndpointPort
 	add := func(cs []corev1.Container, sidecarsOnly bool) {
 		for _, c := range cs {
 			if sidecarsOnly && (c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways) {
 				continue
 			}
 			for _, cp := range c.Ports {
-				if cp.Name == "" || (cp.Protocol != "" && cp.Protocol != corev1.ProtocolTCP) || slices.ContainsFunc(out, func(e EndpointPort) bool { return e.Name == cp.Name }) {
+				if cp.Name == "" || (cp.Protocol != "" && cp.Protocol != corev1.ProtocolTCP) || slices.ContainsFunc(out, func(e model.EndpointPort) bool { return e.Name == cp.Name }) {
 					continue
 				}
-				out = append(out, EndpointPort{Name: cp.Name, Port: cp.ContainerPort})
+				out = append(out, model.EndpointPort{Name: cp.Name, Port: cp.ContainerPort})
 			}
 		}
 	}
@@ -455,10 +457,10 @@ func (in *interner) podPorts(p *corev1.Pod) *[]EndpointPort {
 
 func transformNamespace(obj any) (any, error) {
 	if n, ok := obj.(*corev1.Namespace); ok {
-		td, hasTD := n.Annotations[AnnotationTrafficDistribution]
+		td, hasTD := n.Annotations[model.AnnotationTrafficDistribution]
 		stripMeta(&n.ObjectMeta, false)
 		if hasTD { // the default of the namespace's Services
-			n.Annotations = map[string]string{AnnotationTrafficDistribution: td}
+			n.Annotations = map[string]string{model.AnnotationTrafficDistribution: td}
 		}
 		n.Spec = corev1.NamespaceSpec{}
 		n.Status = corev1.NamespaceStatus{Phase: n.Status.Phase}

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"reflect"
 	"strconv"
 	"testing"
@@ -36,7 +38,7 @@ func TestCachedSliceKeepsWhatBuildReads(t *testing.T) {
 	if c.name != "hw-abc" || c.namespace != "sample" || c.service != "hw" || c.resourceVersion != "42" || c.addressType != discoveryv1.AddressTypeIPv4 {
 		t.Fatalf("identity = %+v", c)
 	}
-	if len(c.ports) != 1 || c.ports[0] != (EndpointPort{Name: "http", Port: 5000, Protocol: "TCP"}) {
+	if len(c.ports) != 1 || c.ports[0] != (model.EndpointPort{Name: "http", Port: 5000, Protocol: "TCP"}) {
 		t.Fatalf("ports = %+v", c.ports)
 	}
 	type cond struct{ ready, serving, terminating bool }
@@ -221,7 +223,7 @@ func TestCachedPodSize(t *testing.T) {
 
 // Every snapshot holds one Endpoint per endpoint of the mesh.
 func TestEndpointSize(t *testing.T) {
-	if got := unsafe.Sizeof(Endpoint{}); got > 176 {
+	if got := unsafe.Sizeof(model.Endpoint{}); got > 176 {
 		t.Fatalf("Endpoint is %d B, want ≤ 176; keep the small fields together", got)
 	}
 }

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"context"
 	"fmt"
 	"testing"
@@ -55,5 +57,5 @@ func TestLeaderElectionIsNoChange(t *testing.T) {
 	if _, err := cms.Create(ctx, mesh, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, r, 2*time.Second, "a snapshot for ConfigMap istio", func(*Snapshot) bool { return r.versionNow() > v0 })
+	waitFor(t, r, 2*time.Second, "a snapshot for ConfigMap istio", func(*model.Snapshot) bool { return r.versionNow() > v0 })
 }

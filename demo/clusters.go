@@ -20,8 +20,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/internal/kubesim"
+	"github.com/meshscope/meshscope/model"
 )
 
 // cluster is one simulated cluster: a fake clientset and the state the
@@ -199,7 +199,7 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 	switch {
 	case s.ambientPod(c.def.ID):
 		// No sidecar: istio-cni's node agent marks the pod it redirects.
-		annotations = map[string]string{collector.AnnotationRedirection: "enabled"}
+		annotations = map[string]string{model.AnnotationRedirection: "enabled"}
 	case !s.NoMTLS[c.def.ID]:
 		labels[tlsModeLabel] = "istio"
 	}

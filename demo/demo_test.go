@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -49,16 +49,16 @@ func TestDemoSettlesWithinOneSecond(t *testing.T) {
 		t.Fatalf("demo not settled within 1s: %v", err)
 	}
 	t.Logf("settled in %s", time.Since(begin))
-	states := map[string]collector.State{}
+	states := map[string]model.State{}
 	for _, c := range snap.Clusters {
 		states[c.ID] = c.State
 	}
 	for _, id := range []string{"cluster1", "cluster2", "cluster3"} {
-		if states[id] != collector.StateSynced {
+		if states[id] != model.StateSynced {
 			t.Errorf("%s is %s, want synced", id, states[id])
 		}
 	}
-	if states["cluster4"] != collector.StateError {
+	if states["cluster4"] != model.StateError {
 		t.Errorf("cluster4 (bad CA) is %s, want error", states["cluster4"])
 	}
 	if c := snap.ClusterByID("cluster4"); c == nil || !strings.Contains(strings.ToLower(c.Reason), "certificate") && !strings.Contains(c.Reason, "CA") {

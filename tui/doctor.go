@@ -3,10 +3,10 @@ package tui
 import (
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -42,7 +42,7 @@ func newDoctor(now func() time.Time) *doctor {
 // diagnose is doctor's diagnosis of snap: istiod's own views, and — when
 // the feed serves them — what the live streams hold against the
 // prediction. It also lists the control planes it could not check.
-func (d *doctor) diagnose(snap *collector.Snapshot, feed Feed, views []istiod.View) ([]explain.Problem, []string) {
+func (d *doctor) diagnose(snap *model.Snapshot, feed Feed, views []istiod.View) ([]explain.Problem, []string) {
 	in := explain.Inputs{Now: d.now(), Since: d.since, Istiod: views, Stale: d.stale}
 	if sf, ok := feed.(SentFeed); ok {
 		in.Sent = sf.Sent()
@@ -75,13 +75,13 @@ func istiodViews(feed Feed) []istiod.View {
 // ("secrets", "clusterz"; known false when it cannot tell).
 type cpRow struct {
 	id      string
-	istiods []collector.IstiodPod
+	istiods []model.IstiodPod
 	reads   []string
 	from    string
 	known   bool
 }
 
-func controlPlaneRows(snap *collector.Snapshot, views []istiod.View) []cpRow {
+func controlPlaneRows(snap *model.Snapshot, views []istiod.View) []cpRow {
 	var out []cpRow
 	for _, cp := range snap.ControlPlanes() {
 		r := cpRow{id: cp}
@@ -97,22 +97,22 @@ func controlPlaneRows(snap *collector.Snapshot, views []istiod.View) []cpRow {
 // rootInfo is the root bundle a cluster's istiod publishes, and the
 // clusters whose bundles share no root with it (mTLS between them fails).
 type rootInfo struct {
-	certs    []collector.RootCert
+	certs    []model.RootCert
 	err      string
 	mismatch []string
 }
 
-func rootInfos(snap *collector.Snapshot) map[string]rootInfo {
+func rootInfos(snap *model.Snapshot) map[string]rootInfo {
 	out := map[string]rootInfo{}
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
-		if c.State == collector.StateRemoved || (len(c.RootCerts) == 0 && c.RootCertError == "") {
+		if c.State == model.StateRemoved || (len(c.RootCerts) == 0 && c.RootCertError == "") {
 			continue
 		}
 		ri := rootInfo{certs: c.RootCerts, err: c.RootCertError}
 		for j := range snap.Clusters {
 			o := &snap.Clusters[j]
-			if j != i && o.State != collector.StateRemoved && len(o.RootCerts) > 0 && len(c.RootCerts) > 0 && !collector.SharesRoot(c.RootCerts, o.RootCerts) {
+			if j != i && o.State != model.StateRemoved && len(o.RootCerts) > 0 && len(c.RootCerts) > 0 && !model.SharesRoot(c.RootCerts, o.RootCerts) {
 				ri.mismatch = append(ri.mismatch, o.ID)
 			}
 		}
@@ -153,11 +153,11 @@ func badgeName(kind string) string {
 
 // sourceMark follows a service row's cluster marks: where istiod learns
 // the hostname from when not only from Kubernetes Services.
-func sourceMark(s collector.ServiceSource) string {
+func sourceMark(s model.ServiceSource) string {
 	switch s {
-	case collector.SourceServiceEntry:
+	case model.SourceServiceEntry:
 		return " SE"
-	case collector.SourceBoth:
+	case model.SourceBoth:
 		return " +SE"
 	}
 	return ""

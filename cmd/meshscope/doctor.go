@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -100,7 +100,7 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 		return fmt.Errorf("--skew-threshold %d: want 1 to 100 percentage points", o.skewThreshold)
 	}
 	started := time.Now()
-	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *collector.Snapshot) error {
+	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
 		in := explain.Inputs{Since: started, SkewThreshold: o.skewThreshold}
 		var extra []explain.Problem
 		in.Istiod, extra = istiodViews(ctx, m, snap)

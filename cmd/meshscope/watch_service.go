@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 )
 
 // defaultDomain is the hostname suffix of a Service given as NAME.NAMESPACE
@@ -32,7 +32,7 @@ func serviceHost(s string) (name, namespace, host string, err error) {
 // when not 0): from the snapshot when there is one (the demo), else from
 // the Service read in the kube contexts (get only: watch does not sync the
 // mesh for one service).
-func serviceEDSNames(ctx context.Context, kube istiod.Kube, snap *collector.Snapshot, service string, port int32) ([]string, error) {
+func serviceEDSNames(ctx context.Context, kube istiod.Kube, snap *model.Snapshot, service string, port int32) ([]string, error) {
 	name, ns, host, err := serviceHost(service)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Problem is one ambient multi-network problem, as one istiod sees it.
@@ -25,7 +25,7 @@ type Problem struct {
 
 // ControlPlanes are the clusters whose istiod meshscope knows the mesh
 // config of (the context clusters), in snapshot order.
-func ControlPlanes(snap *collector.Snapshot) []string {
+func ControlPlanes(snap *model.Snapshot) []string {
 	var out []string
 	for _, mc := range snap.MeshConfigs {
 		if mc.Cluster != "" && !slices.Contains(out, mc.Cluster) {
@@ -38,7 +38,7 @@ func ControlPlanes(snap *collector.Snapshot) []string {
 // InUse reports whether any cluster runs ambient mode: a pod istio-cni
 // redirects, a namespace in ambient data-plane mode, or a Gateway of an
 // ambient class. Problems is quiet for a mesh without.
-func InUse(snap *collector.Snapshot) bool {
+func InUse(snap *model.Snapshot) bool {
 	for _, a := range snap.Ambient {
 		for _, p := range a.Pods {
 			if p.Redirected {
@@ -46,12 +46,12 @@ func InUse(snap *collector.Snapshot) bool {
 			}
 		}
 		for _, l := range a.Namespaces {
-			if l[collector.LabelDataplaneMode] == "ambient" {
+			if l[model.LabelDataplaneMode] == "ambient" {
 				return true
 			}
 		}
 		for _, g := range a.Gateways {
-			if g.Class == collector.ClassEastWest || g.Class == collector.ClassRemote {
+			if g.Class == model.ClassEastWest || g.Class == model.ClassRemote {
 				return true
 			}
 		}
@@ -67,7 +67,7 @@ func InUse(snap *collector.Snapshot) bool {
 // the Service resource istiod sends does not carry although the service
 // names one (see waypointProblems). Services that are
 // global nowhere are taken as meant to stay local and not reported.
-func Problems(snap *collector.Snapshot) []Problem {
+func Problems(snap *model.Snapshot) []Problem {
 	if !InUse(snap) {
 		return nil
 	}
@@ -120,17 +120,17 @@ func (v *View) gatewayProblems() []Problem {
 
 // ignored says why an east-west Gateway of cluster yields no network
 // gateway for istiod ("" when it yields one, or is not meant to).
-func (v *View) ignored(cluster string, g collector.K8sGateway) string {
+func (v *View) ignored(cluster string, g model.K8sGateway) string {
 	local := cluster == v.ControlPlane
 	switch {
-	case g.Class == collector.ClassEastWest && local:
+	case g.Class == model.ClassEastWest && local:
 		return "" // used by the other clusters' istiods, not by its own
-	case g.Class == collector.ClassRemote && !local:
+	case g.Class == model.ClassRemote && !local:
 		return "" // read only in the cluster that declares it
-	case g.Class != collector.ClassEastWest && g.Class != collector.ClassRemote:
+	case g.Class != model.ClassEastWest && g.Class != model.ClassRemote:
 		return ""
 	case g.Network == "":
-		return "it has no label " + collector.LabelNetwork
+		return "it has no label " + model.LabelNetwork
 	}
 	if _, ok := hboneListener(g, !local); !ok {
 		if local {
@@ -146,7 +146,7 @@ func (v *View) ignored(cluster string, g collector.K8sGateway) string {
 	return "it has no status address of type IPAddress or Hostname (its gateway controller or load balancer has not given it one)"
 }
 
-func (v *View) serviceProblems(svc *collector.Service) []Problem {
+func (v *View) serviceProblems(svc *model.Service) []Problem {
 	p := v.Predict(svc.Hostname)
 	out := v.waypointProblems(svc, p)
 	for _, d := range p.Dropped {
@@ -171,7 +171,7 @@ func (v *View) serviceProblems(svc *collector.Service) []Problem {
 	return out
 }
 
-func (v *View) globalSomewhere(svc *collector.Service) bool {
+func (v *View) globalSomewhere(svc *model.Service) bool {
 	for _, id := range v.Clusters {
 		if sc := svc.Clusters[id]; sc != nil && !sc.NoService && v.ScopeIn(id, svc.Namespace, svc.Hostname) == Global {
 			return true
@@ -193,7 +193,7 @@ const (
 // DataplaneMode says how a service's pods are meshed, in every cluster: a
 // pod is ambient when istio-cni redirects it, sidecar when it carries a
 // sidecar (label security.istio.io/tlsMode=istio), else unmeshed.
-func DataplaneMode(snap *collector.Snapshot, hostname string) Mode {
+func DataplaneMode(snap *model.Snapshot, hostname string) Mode {
 	svc := snap.Service(hostname)
 	if svc == nil {
 		return ModeNone

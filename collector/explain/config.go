@@ -6,16 +6,16 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 )
 
 // localityProblems reports locality failover that is silently off
 // (istio/istio#33024): istiod applies failover and failoverPriority only
 // when the DestinationRule also sets outlierDetection (see
-// collector.DestinationRule.OutlierDetection), for a rule's own
+// model.DestinationRule.OutlierDetection), for a rule's own
 // localityLbSetting and for the mesh-wide one alike.
-func localityProblems(snap *collector.Snapshot) []Problem {
+func localityProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for _, d := range snap.DestinationRules {
 		if !d.LocalityLb.FailsOver() || d.OutlierDetection {
@@ -51,7 +51,7 @@ func localityProblems(snap *collector.Snapshot) []Problem {
 	return ps
 }
 
-func failoverWhat(l *collector.LocalityLbSetting) string {
+func failoverWhat(l *model.LocalityLbSetting) string {
 	if len(l.FailoverPriority) > 0 {
 		return "failoverPriority (" + strings.Join(l.FailoverPriority, ", ") + ")"
 	}
@@ -76,7 +76,7 @@ func fqdn(host, ns string) string {
 // its DestinationRule, the PeerAuthentications of its namespace and the
 // mesh-wide ones — and the mesh config. A difference means the two control
 // planes' proxies treat the service differently.
-func configSkewProblems(snap *collector.Snapshot) []Problem {
+func configSkewProblems(snap *model.Snapshot) []Problem {
 	var cps []string
 	for _, cp := range snap.ControlPlanes() {
 		if c := snap.ClusterByID(cp); c != nil && c.IsContext() {
@@ -94,7 +94,7 @@ func configSkewProblems(snap *collector.Snapshot) []Problem {
 }
 
 // meshConfigSkew compares the mesh settings that change what proxies get.
-func meshConfigSkew(snap *collector.Snapshot, a, b string) []Problem {
+func meshConfigSkew(snap *model.Snapshot, a, b string) []Problem {
 	ma, mb := snap.MeshConfigFor(a), snap.MeshConfigFor(b)
 	fields := []struct {
 		name string
@@ -135,7 +135,7 @@ func jsonText(v any) string {
 // serviceConfigSkew compares the DestinationRule and PeerAuthentications
 // that apply to each service as istiod a and istiod b read them; one
 // differing object over many services is one row.
-func serviceConfigSkew(snap *collector.Snapshot, a, b string) []Problem {
+func serviceConfigSkew(snap *model.Snapshot, a, b string) []Problem {
 	var ps []Problem
 	for _, svc := range snap.Services {
 		if IsGatewayService(svc) {
@@ -173,7 +173,7 @@ func serviceConfigSkew(snap *collector.Snapshot, a, b string) []Problem {
 // objRef names one Istio object and its spec's fingerprint ("" when absent).
 type objRef struct{ name, fingerprint string }
 
-func drRef(d *collector.DestinationRule) objRef {
+func drRef(d *model.DestinationRule) objRef {
 	if d == nil {
 		return objRef{}
 	}
@@ -183,7 +183,7 @@ func drRef(d *collector.DestinationRule) objRef {
 // seRefs names the ServiceEntries that declare svc's hostname in the
 // config cluster cp, each with a fingerprint of what decides its endpoints
 // (hosts, ports, resolution, location, exportTo, selector).
-func seRefs(svc *collector.Service, cp string) map[string]objRef {
+func seRefs(svc *model.Service, cp string) map[string]objRef {
 	m := map[string]objRef{}
 	for _, h := range svc.ServiceEntries {
 		if h.Cluster != cp {
@@ -192,7 +192,7 @@ func seRefs(svc *collector.Service, cp string) map[string]objRef {
 		n := h.Namespace + "/" + h.Name
 		spec := struct {
 			Resolution, Location string
-			Ports                []collector.ServicePort
+			Ports                []model.ServicePort
 			ExportTo             []string
 			Selector             map[string]string
 		}{h.Resolution, h.Location, h.Ports, h.ExportTo, h.WorkloadSelector}
@@ -201,7 +201,7 @@ func seRefs(svc *collector.Service, cp string) map[string]objRef {
 	return m
 }
 
-func paRefs(pas []collector.PeerAuthentication) map[string]objRef {
+func paRefs(pas []model.PeerAuthentication) map[string]objRef {
 	m := map[string]objRef{}
 	for _, p := range pas {
 		n := p.Namespace + "/" + p.Name

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // eastWestProblems are the east-west gateway Services that cannot work:
@@ -16,7 +16,7 @@ import (
 // pending longer than pendingAfter); no address at all; no ready pod behind
 // it; and one address used by the gateways of two networks. Hostname
 // gateways are reported as in Problems.
-func eastWestProblems(snap *collector.Snapshot, now time.Time, pendingAfter time.Duration) []Problem {
+func eastWestProblems(snap *model.Snapshot, now time.Time, pendingAfter time.Duration) []Problem {
 	ps := hostnameGatewayProblems(snap)
 	for _, svc := range snap.Services {
 		for _, cid := range sortedKeys(svc.Clusters) {
@@ -33,23 +33,23 @@ func eastWestProblems(snap *collector.Snapshot, now time.Time, pendingAfter time
 	return ps
 }
 
-func gatewayServiceProblems(snap *collector.Snapshot, svc *collector.Service, sic *collector.ServiceInCluster, name, nw string, now time.Time, pendingAfter time.Duration) []Problem {
+func gatewayServiceProblems(snap *model.Snapshot, svc *model.Service, sic *model.ServiceInCluster, name, nw string, now time.Time, pendingAfter time.Duration) []Problem {
 	var ps []Problem
 	cid := sic.Cluster
-	gwPort, portFrom := int32(collector.DefaultGatewayPort), "the default mTLS port"
-	if s := sic.Labels[collector.LabelGatewayPort]; s != "" {
+	gwPort, portFrom := int32(model.DefaultGatewayPort), "the default mTLS port"
+	if s := sic.Labels[model.LabelGatewayPort]; s != "" {
 		if p, err := strconv.Atoi(s); err == nil {
-			gwPort, portFrom = int32(p), fmt.Sprintf("the port its label %s names", collector.LabelGatewayPort)
+			gwPort, portFrom = int32(p), fmt.Sprintf("the port its label %s names", model.LabelGatewayPort)
 		} else {
-			portFrom = fmt.Sprintf("the default mTLS port (its label %s=%q is no number, which istiod ignores)", collector.LabelGatewayPort, s)
+			portFrom = fmt.Sprintf("the default mTLS port (its label %s=%q is no number, which istiod ignores)", model.LabelGatewayPort, s)
 		}
 	}
 	found := gatewayFound(snap, name, cid)
 	switch {
-	case !exposesPort(sic, gwPort) && !exposesPort(sic, collector.DefaultGatewayHBONEPort):
+	case !exposesPort(sic, gwPort) && !exposesPort(sic, model.DefaultGatewayHBONEPort):
 		ps = append(ps, Problem{Severity: Error, Kind: "gateway-port", Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but exposes neither port %d (%s) nor HBONE %d (its ports: %s): istiod does not take it as %s's gateway — expose port %d (named tls) or fix the label",
-				name, cid, networkLabel, nw, gwPort, portFrom, collector.DefaultGatewayHBONEPort, portsOf(sic), nw, gwPort)})
+				name, cid, networkLabel, nw, gwPort, portFrom, model.DefaultGatewayHBONEPort, portsOf(sic), nw, gwPort)})
 	case !found && sic.LBPending:
 		age := now.Sub(sic.Created)
 		sev, what := Info, "is still waiting for its load balancer"
@@ -73,9 +73,9 @@ func gatewayServiceProblems(snap *collector.Snapshot, svc *collector.Service, si
 // gatewayAddressConflicts: one address used by gateways of two networks.
 // Proxies send both networks' traffic to the same place; the load balancer
 // there can only be one network's gateway.
-func gatewayAddressConflicts(snap *collector.Snapshot) []Problem {
+func gatewayAddressConflicts(snap *model.Snapshot) []Problem {
 	var ps []Problem
-	byAddr := map[string][]collector.Gateway{}
+	byAddr := map[string][]model.Gateway{}
 	var addrs []string
 	for _, g := range snap.Gateways {
 		if byAddr[g.Address] == nil {
@@ -103,7 +103,7 @@ func gatewayAddressConflicts(snap *collector.Snapshot) []Problem {
 	return ps
 }
 
-func exposesPort(sic *collector.ServiceInCluster, port int32) bool {
+func exposesPort(sic *model.ServiceInCluster, port int32) bool {
 	for _, p := range sic.Ports {
 		if p.Port == port {
 			return true
@@ -112,7 +112,7 @@ func exposesPort(sic *collector.ServiceInCluster, port int32) bool {
 	return false
 }
 
-func portsOf(sic *collector.ServiceInCluster) string {
+func portsOf(sic *model.ServiceInCluster) string {
 	var out []string
 	for _, p := range sic.Ports {
 		out = append(out, fmt.Sprintf("%d %s", p.Port, orText(p.Name, "unnamed")))

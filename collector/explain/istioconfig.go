@@ -5,12 +5,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // istioConfigProblems finds what in the mesh config and the ServiceEntries
 // makes istiod send fewer endpoints than their author likely meant.
-func istioConfigProblems(snap *collector.Snapshot) []Problem {
+func istioConfigProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for _, mc := range snap.MeshConfigs {
 		if mc.Error != "" {

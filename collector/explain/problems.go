@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Severity orders problems: errors first.
@@ -64,7 +64,7 @@ const networkLabel = "topology.istio.io/network"
 // Viewpoints are the default viewpoints: one sidecar per network, in the
 // first cluster of that network, served by that cluster's istiod when it
 // is a context cluster (a primary), else by the first context cluster's.
-func Viewpoints(snap *collector.Snapshot) []horizon.Proxy {
+func Viewpoints(snap *model.Snapshot) []horizon.Proxy {
 	var out []horizon.Proxy
 	for _, n := range snap.Networks {
 		if n.Name == "" {
@@ -89,7 +89,7 @@ func Viewpoints(snap *collector.Snapshot) []horizon.Proxy {
 // viewpoint over the whole mesh. The UI's problems view still shows it;
 // Diagnose is doctor's fuller list (per control plane, grouped, with skew
 // only beyond endpoint counts).
-func Problems(snap *collector.Snapshot) []Problem {
+func Problems(snap *model.Snapshot) []Problem {
 	if snap == nil {
 		return nil
 	}
@@ -127,26 +127,26 @@ func HasErrors(ps []Problem) bool {
 	return false
 }
 
-func clusterProblems(snap *collector.Snapshot) []Problem {
+func clusterProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for _, c := range snap.Clusters {
 		via := ""
-		if c.Source.Kind == collector.SourceSecret {
+		if c.Source.Kind == model.SourceSecret {
 			via = fmt.Sprintf(" (remote secret %s)", c.Source.Name)
 		}
 		switch c.State {
-		case collector.StateSynced:
-		case collector.StateError:
+		case model.StateSynced:
+		case model.StateError:
 			kind := "cluster-state"
-			if c.Source.Kind == collector.SourceSecret {
+			if c.Source.Kind == model.SourceSecret {
 				kind = "remote-secret"
 			}
 			ps = append(ps, Problem{Severity: Error, Kind: kind, Cluster: c.ID,
 				Sentence: fmt.Sprintf("cluster %s%s: %s", c.ID, via, orText(c.Reason, "error"))})
-		case collector.StateRemoved:
+		case model.StateRemoved:
 		default:
 			sev := Warning
-			if c.State == collector.StateTimeout {
+			if c.State == model.StateTimeout {
 				sev = Error
 			}
 			ps = append(ps, Problem{Severity: sev, Kind: "cluster-state", Cluster: c.ID,
@@ -159,7 +159,7 @@ func clusterProblems(snap *collector.Snapshot) []Problem {
 	return ps
 }
 
-func gatewayProblems(snap *collector.Snapshot) []Problem {
+func gatewayProblems(snap *model.Snapshot) []Problem {
 	ps := hostnameGatewayProblems(snap)
 	// Gateway Services: labelled with a network, but giving no gateway, or
 	// with no ready endpoint behind them.
@@ -184,7 +184,7 @@ func gatewayProblems(snap *collector.Snapshot) []Problem {
 }
 
 // hostnameGatewayProblems: gateways whose address is a DNS name.
-func hostnameGatewayProblems(snap *collector.Snapshot) []Problem {
+func hostnameGatewayProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for _, g := range snap.Gateways {
 		if g.Hostname {
@@ -196,7 +196,7 @@ func hostnameGatewayProblems(snap *collector.Snapshot) []Problem {
 }
 
 // gatewayFound: the gateway Service ns/name of cluster gives a gateway.
-func gatewayFound(snap *collector.Snapshot, name, cluster string) bool {
+func gatewayFound(snap *model.Snapshot, name, cluster string) bool {
 	for _, g := range snap.Gateways {
 		if g.Service == name && g.Cluster == cluster {
 			return true
@@ -205,7 +205,7 @@ func gatewayFound(snap *collector.Snapshot, name, cluster string) bool {
 	return false
 }
 
-func readyEndpoints(sic *collector.ServiceInCluster) int {
+func readyEndpoints(sic *model.ServiceInCluster) int {
 	n := 0
 	for _, e := range sic.Endpoints {
 		if e.Ready {
@@ -215,7 +215,7 @@ func readyEndpoints(sic *collector.ServiceInCluster) int {
 	return n
 }
 
-func labelProblems(snap *collector.Snapshot) []Problem {
+func labelProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	seen := map[string]bool{}
 	for _, svc := range snap.Services {
@@ -225,7 +225,7 @@ func labelProblems(snap *collector.Snapshot) []Problem {
 				continue
 			}
 			for _, e := range sic.Endpoints {
-				if e.NetworkFrom != collector.NetworkFromPodLabel || e.Network == c.Network || e.Pod == "" {
+				if e.NetworkFrom != model.NetworkFromPodLabel || e.Network == c.Network || e.Pod == "" {
 					continue
 				}
 				k := cid + "/" + e.Pod
@@ -243,7 +243,7 @@ func labelProblems(snap *collector.Snapshot) []Problem {
 
 // serviceProblems predicts every service from every network's viewpoint and
 // reports leaks, mTLS drops and cross-network skew.
-func serviceProblems(snap *collector.Snapshot) []Problem {
+func serviceProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	ix := horizon.NewIndex(snap)
 	views := Viewpoints(snap)
@@ -262,7 +262,7 @@ func serviceProblems(snap *collector.Snapshot) []Problem {
 	return dedupe(ps)
 }
 
-func predictionProblems(snap *collector.Snapshot, host string, port int32, v horizon.Proxy, p horizon.Prediction) []Problem {
+func predictionProblems(snap *model.Snapshot, host string, port int32, v horizon.Proxy, p horizon.Prediction) []Problem {
 	ps := leakDropProblems(snap, host, v, p)
 	var local, cross uint64
 	for _, e := range p.Endpoints {
@@ -293,7 +293,7 @@ func predictionProblems(snap *collector.Snapshot, host string, port int32, v hor
 // only information: in an ambient mesh its callers are ztunnels, which reach
 // it over HBONE (a sidecar of another network cannot: istiod leaves it out
 // of the sidecar's EDS, as for any pod without tlsMode=istio).
-func leakDropProblems(snap *collector.Snapshot, host string, v horizon.Proxy, p horizon.Prediction) []Problem {
+func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p horizon.Prediction) []Problem {
 	var ps []Problem
 	for _, e := range p.Endpoints {
 		if e.Kind != horizon.Leaked {
@@ -341,7 +341,7 @@ func leakDropProblems(snap *collector.Snapshot, host string, v horizon.Proxy, p 
 
 // ambientPod reports whether istio-cni redirects the pod of a service's
 // endpoint to ztunnel (the pod is in the service's namespace).
-func ambientPod(snap *collector.Snapshot, host, cluster, pod string) bool {
+func ambientPod(snap *model.Snapshot, host, cluster, pod string) bool {
 	svc := snap.Service(host)
 	return svc != nil && snap.AmbientFor(cluster).Pod(svc.Namespace, pod).Redirected
 }
@@ -361,7 +361,7 @@ func shortHost(h string) string { return strings.TrimSuffix(h, ".svc.cluster.loc
 
 // IsGatewayService reports whether a service is a network gateway (labelled
 // with a network in some cluster).
-func IsGatewayService(svc *collector.Service) bool {
+func IsGatewayService(svc *model.Service) bool {
 	for _, sic := range svc.Clusters {
 		if sic.Labels[networkLabel] != "" {
 			return true

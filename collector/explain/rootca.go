@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // rootExpiryWarning is how close to its expiry a root is worth a warning.
@@ -17,22 +17,22 @@ const rootExpiryWarning = 30 * 24 * time.Hour
 // cannot verify each other's workload certificates, so mTLS between them
 // fails (istio/istio#40891, #45010: "TLS error 33554536"). Roots that
 // expire within 30 days are a warning, expired ones an error.
-func rootCAProblems(snap *collector.Snapshot, now time.Time) []Problem {
+func rootCAProblems(snap *model.Snapshot, now time.Time) []Problem {
 	var ps []Problem
 	type class struct {
-		certs    []collector.RootCert
+		certs    []model.RootCert
 		clusters []string
 	}
 	var classes []*class
 	byKey := map[string]*class{}
 	type expiring struct {
-		cert     collector.RootCert
+		cert     model.RootCert
 		clusters []string
 	}
 	byFP := map[string]*expiring{}
 	var fps []string
 	for _, c := range snap.Clusters {
-		if c.State == collector.StateRemoved {
+		if c.State == model.StateRemoved {
 			continue
 		}
 		if c.RootCertError != "" {
@@ -65,7 +65,7 @@ func rootCAProblems(snap *collector.Snapshot, now time.Time) []Problem {
 	}
 	for i, a := range classes {
 		for _, b := range classes[i+1:] {
-			if collector.SharesRoot(a.certs, b.certs) {
+			if model.SharesRoot(a.certs, b.certs) {
 				continue
 			}
 			ps = append(ps, Problem{Severity: Error, Kind: "root-ca-mismatch", Cluster: b.clusters[0],
@@ -90,7 +90,7 @@ func rootCAProblems(snap *collector.Snapshot, now time.Time) []Problem {
 	return ps
 }
 
-func describeRoots(certs []collector.RootCert) string {
+func describeRoots(certs []model.RootCert) string {
 	parts := make([]string, len(certs))
 	for i, c := range certs {
 		parts[i] = describeRoot(c)
@@ -101,7 +101,7 @@ func describeRoots(certs []collector.RootCert) string {
 	return "roots " + strings.Join(parts, " and ")
 }
 
-func describeRoot(c collector.RootCert) string {
+func describeRoot(c model.RootCert) string {
 	return fmt.Sprintf("%q (sha256 %s…, expires %s)", c.Subject, c.ShortFingerprint(), c.NotAfter.Format("2006-01-02"))
 }
 

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // istiodNeeds are the resources istiod lists and watches in every cluster
@@ -20,7 +20,7 @@ var istiodNeeds = []string{"services", "endpointslices", "pods", "nodes", "names
 //   - a secret's cluster ID that differs from the CLUSTER_ID of the istiod
 //     running in that cluster;
 //   - the secret's user lacking a permission istiod needs there.
-func secretProblems(snap *collector.Snapshot) []Problem {
+func secretProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	ps = append(ps, duplicateServerProblems(snap)...)
 	ps = append(ps, clusterIDProblems(snap)...)
@@ -32,9 +32,9 @@ func secretProblems(snap *collector.Snapshot) []Problem {
 // clusters. Either two clusters share a server and one holder reads both,
 // or a secret held in a cluster names that cluster's own server under
 // another ID (istiod only skips a key equal to its own ID).
-func duplicateServerProblems(snap *collector.Snapshot) []Problem {
+func duplicateServerProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
-	byServer := map[string][]*collector.Cluster{}
+	byServer := map[string][]*model.Cluster{}
 	var servers []string
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
@@ -86,18 +86,18 @@ func duplicateServerProblems(snap *collector.Snapshot) []Problem {
 // twoKeysProblems: one holder with secrets that declare the same API server
 // (one cluster for meshscope, which merges sources by server) under two
 // different keys: that holder's istiod registers it twice.
-func twoKeysProblems(c *collector.Cluster) []Problem {
+func twoKeysProblems(c *model.Cluster) []Problem {
 	var ps []Problem
-	byHolder := map[string][]collector.SourceRef{}
+	byHolder := map[string][]model.SourceRef{}
 	var holders []string
 	for _, s := range c.Sources {
-		if s.Kind != collector.SourceSecret || s.In == c.ID || s.Key == "" {
+		if s.Kind != model.SourceSecret || s.In == c.ID || s.Key == "" {
 			continue
 		}
 		if byHolder[s.In] == nil {
 			holders = append(holders, s.In)
 		}
-		if !slices.ContainsFunc(byHolder[s.In], func(o collector.SourceRef) bool { return o.Key == s.Key }) {
+		if !slices.ContainsFunc(byHolder[s.In], func(o model.SourceRef) bool { return o.Key == s.Key }) {
 			byHolder[s.In] = append(byHolder[s.In], s)
 		}
 	}
@@ -118,7 +118,7 @@ func twoKeysProblems(c *collector.Cluster) []Problem {
 }
 
 // sourceOf says how holder's istiod reads c.
-func sourceOf(c *collector.Cluster, holder string) string {
+func sourceOf(c *model.Cluster, holder string) string {
 	if c.ID == holder {
 		return c.ID + ": its own cluster"
 	}
@@ -134,7 +134,7 @@ func sourceOf(c *collector.Cluster, holder string) string {
 // while the reading istiod files their endpoints under the secret's key:
 // cluster-local services, locality and the istio.workload metadata then
 // disagree between the two control planes.
-func clusterIDProblems(snap *collector.Snapshot) []Problem {
+func clusterIDProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
@@ -150,10 +150,10 @@ func clusterIDProblems(snap *collector.Snapshot) []Problem {
 		}
 		srcs := c.Sources
 		if len(srcs) == 0 {
-			srcs = []collector.SourceRef{c.Source}
+			srcs = []model.SourceRef{c.Source}
 		}
 		for _, s := range srcs {
-			if s.Kind != collector.SourceSecret || s.Key == "" || s.Key == own || s.In == c.ID {
+			if s.Kind != model.SourceSecret || s.Key == "" || s.Key == own || s.In == c.ID {
 				continue
 			}
 			ps = append(ps, Problem{Severity: Error, Kind: "remote-secret-cluster-id", Cluster: c.ID,
@@ -168,11 +168,11 @@ func clusterIDProblems(snap *collector.Snapshot) []Problem {
 // own credentials, each resource istiod needs that the secret's user may
 // not list or watch. (A missing required resource already puts the cluster
 // in error; this names what istiod will miss.)
-func secretRBACProblems(snap *collector.Snapshot) []Problem {
+func secretRBACProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
-		if c.Source.Kind != collector.SourceSecret || c.IsContext() || !meshMember(c) {
+		if c.Source.Kind != model.SourceSecret || c.IsContext() || !meshMember(c) {
 			continue
 		}
 		var missing []string

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -63,7 +63,7 @@ func (t *StaleTracker) forget(keep map[string]bool) {
 // says each difference with its cause. An endpoint istiod still sends
 // whose pod is gone, or not ready while sent healthy, is its own kind
 // (stale-endpoint, istio/istio#54997, #32310) with how long it has been so.
-func sentProblems(snap *collector.Snapshot, in Inputs) []Problem {
+func sentProblems(snap *model.Snapshot, in Inputs) []Problem {
 	var ps []Problem
 	stale := map[string]bool{}
 	for _, s := range in.Sent {
@@ -114,7 +114,7 @@ func sentProblems(snap *collector.Snapshot, in Inputs) []Problem {
 // endpoints: a direct endpoint istiod sends whose pod meshscope finds gone,
 // or not ready while istiod sends it healthy, in a cluster meshscope reads
 // and has synced.
-func diffProblem(snap *collector.Snapshot, s Sent, who, host string, port int32, d Difference, la xdsclient.LoadAssignment, in Inputs, stale map[string]bool) Problem {
+func diffProblem(snap *model.Snapshot, s Sent, who, host string, port int32, d Difference, la xdsclient.LoadAssignment, in Inputs, stale map[string]bool) Problem {
 	var sentEP *xdsclient.Endpoint
 	for i := range la.Endpoints {
 		if la.Endpoints[i].Address == d.Address && la.Endpoints[i].Port == d.Port {
@@ -136,14 +136,14 @@ func diffProblem(snap *collector.Snapshot, s Sent, who, host string, port int32,
 			format: fmt.Sprintf("%s sends a %s proxy {n} endpoints other than predicted (%s; {examples}) — e.g. %s", who, s.Viewpoint, d.Kind, d.Sentence)}}
 }
 
-func staleProblem(snap *collector.Snapshot, s Sent, who, host string, port int32, d Difference, sent xdsclient.Endpoint, in Inputs, stale map[string]bool) (Problem, bool) {
+func staleProblem(snap *model.Snapshot, s Sent, who, host string, port int32, d Difference, sent xdsclient.Endpoint, in Inputs, stale map[string]bool) (Problem, bool) {
 	cid := sent.Workload.Cluster
 	c := snap.ClusterByID(cid)
-	if c == nil || c.State != collector.StateSynced {
+	if c == nil || c.State != model.StateSynced {
 		return Problem{}, false // meshscope cannot tell what is there now
 	}
 	svc := snap.Service(host)
-	var ep *collector.Endpoint
+	var ep *model.Endpoint
 	if svc != nil {
 		ep = findEndpoint(svc, cid, sent.Address)
 		if ep != nil && ep.Cluster != cid {

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // dnsCaptureKey is the proxy metadata that turns on the sidecar's DNS proxy,
@@ -19,7 +19,7 @@ const dnsCaptureKey = "ISTIO_META_DNS_CAPTURE"
 // DNS, which knows only Services of that cluster, so the lookup fails there
 // even though istiod would route the traffic — unless DNS proxying is on in
 // every control plane's mesh config.
-func missingServiceProblems(snap *collector.Snapshot) []Problem {
+func missingServiceProblems(snap *model.Snapshot) []Problem {
 	if dnsProxyEverywhere(snap) {
 		return nil
 	}
@@ -55,7 +55,7 @@ func missingServiceProblems(snap *collector.Snapshot) []Problem {
 			continue
 		}
 		for _, c := range snap.Clusters {
-			if c.State != collector.StateSynced {
+			if c.State != model.StateSynced {
 				continue // its Services are not (all) known
 			}
 			if sic := svc.Clusters[c.ID]; sic != nil && !sic.NoService {
@@ -76,7 +76,7 @@ func missingServiceProblems(snap *collector.Snapshot) []Problem {
 }
 
 // dnsProxyEverywhere: every control plane's mesh config turns DNS proxying on.
-func dnsProxyEverywhere(snap *collector.Snapshot) bool {
+func dnsProxyEverywhere(snap *model.Snapshot) bool {
 	if len(snap.MeshConfigs) == 0 {
 		return false
 	}
@@ -94,7 +94,7 @@ func dnsProxyEverywhere(snap *collector.Snapshot) bool {
 // protocol, type or headless difference means proxies treat it one way
 // while one cluster's copy says another; a selector difference that leaves
 // one cluster without endpoints while another has them is usually a typo.
-func inconsistentServiceProblems(snap *collector.Snapshot) []Problem {
+func inconsistentServiceProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for _, svc := range snap.Services {
 		if IsGatewayService(svc) {
@@ -124,7 +124,7 @@ func inconsistentServiceProblems(snap *collector.Snapshot) []Problem {
 	return ps
 }
 
-func serviceDiffs(a, b *collector.ServiceInCluster) []string {
+func serviceDiffs(a, b *model.ServiceInCluster) []string {
 	var out []string
 	pa, pb := portsByNumber(a), portsByNumber(b)
 	var onlyA, onlyB []string
@@ -172,15 +172,15 @@ func serviceDiffs(a, b *collector.ServiceInCluster) []string {
 	return out
 }
 
-func portsByNumber(s *collector.ServiceInCluster) map[int32]collector.ServicePort {
-	m := make(map[int32]collector.ServicePort, len(s.Ports))
+func portsByNumber(s *model.ServiceInCluster) map[int32]model.ServicePort {
+	m := make(map[int32]model.ServicePort, len(s.Ports))
 	for _, p := range s.Ports {
 		m[p.Port] = p
 	}
 	return m
 }
 
-func sortedPorts(m map[int32]collector.ServicePort) []int32 {
+func sortedPorts(m map[int32]model.ServicePort) []int32 {
 	out := make([]int32, 0, len(m))
 	for n := range m {
 		out = append(out, n)
@@ -189,7 +189,7 @@ func sortedPorts(m map[int32]collector.ServicePort) []int32 {
 	return out
 }
 
-func portText(p collector.ServicePort) string {
+func portText(p model.ServicePort) string {
 	s := fmt.Sprintf("%q/%s", p.Name, orText(p.Protocol, "TCP"))
 	if p.AppProtocol != "" {
 		s += " appProtocol " + p.AppProtocol

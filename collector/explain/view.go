@@ -3,9 +3,9 @@ package explain
 import (
 	"sort"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -27,8 +27,8 @@ type View struct {
 	EDSCluster string        `json:"edsCluster"`
 	// Source says what the service istiod uses merges (kube,
 	// ServiceEntry, both); Namespace is its namespace.
-	Source    collector.ServiceSource `json:"source,omitempty"`
-	Namespace string                  `json:"namespace,omitempty"`
+	Source    model.ServiceSource `json:"source,omitempty"`
+	Namespace string              `json:"namespace,omitempty"`
 	// NoEndpoints says why istiod is predicted to send no endpoints at all
 	// (a DNS ServiceEntry, a service not exported to the proxy's
 	// namespace, a namespace istiod does not read).
@@ -83,9 +83,9 @@ type NetworkSplit struct {
 // EDS istiod sent, or nil when none has arrived (verdict pending). The
 // prediction is made from what the istiod of controlPlane reads (its own
 // cluster and its remote secrets' clusters, when meshscope knows them;
-// see collector.Snapshot.ForControlPlane), and Notes say which endpoints it
+// see model.Snapshot.ForControlPlane), and Notes say which endpoints it
 // cannot send for that reason.
-func Explain(snap *collector.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
+func Explain(snap *model.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
 	return ExplainWith(snap, hostname, port, vp, controlPlane, la, Extra{})
 }
 
@@ -105,7 +105,7 @@ type Extra struct {
 }
 
 // ExplainWith is Explain with what else is known (Extra).
-func ExplainWith(snap *collector.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment, x Extra) View {
+func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment, x Extra) View {
 	full, views, subset, cl := snap, x.Istiod, x.Subset, x.Cluster
 	proxy := ProxyOf(vp)
 	var reads []string

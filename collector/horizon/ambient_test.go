@@ -4,16 +4,15 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/meshscope/meshscope/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/meshscope/meshscope/collector"
 )
 
 // ambientSeed is the seed mesh run in ambient multi-network mode: both
 // clusters primary and read by each other, namespace sample in ambient
 // mode, and the ambient profile's scope (istio.io/global=true is global).
 // global labels helloworld global in the given clusters.
-func ambientSeed(global ...string) *collector.Snapshot {
+func ambientSeed(global ...string) *model.Snapshot {
 	s := mesh(seedGateways, seedEndpoints)
 	globalSel := &metav1.LabelSelector{MatchLabels: map[string]string{"istio.io/global": "true"}}
 	for _, id := range []string{"cluster1", "cluster2"} {
@@ -21,11 +20,11 @@ func ambientSeed(global ...string) *collector.Snapshot {
 		if id == "cluster2" {
 			other = "cluster1"
 		}
-		s.Clusters = append(s.Clusters, collector.Cluster{ID: id, Sources: []collector.SourceRef{{Kind: collector.SourceSecret, In: other}}})
-		s.MeshConfigs = append(s.MeshConfigs, collector.MeshConfig{Cluster: id,
-			ServiceScopeConfigs: []collector.ServiceScopeConfig{{ServicesSelector: globalSel, Scope: "GLOBAL"}}})
-		a := collector.AmbientCluster{Cluster: id,
-			Namespaces:    map[string]map[string]string{"sample": {collector.LabelDataplaneMode: "ambient"}},
+		s.Clusters = append(s.Clusters, model.Cluster{ID: id, Sources: []model.SourceRef{{Kind: model.SourceSecret, In: other}}})
+		s.MeshConfigs = append(s.MeshConfigs, model.MeshConfig{Cluster: id,
+			ServiceScopeConfigs: []model.ServiceScopeConfig{{ServicesSelector: globalSel, Scope: "GLOBAL"}}})
+		a := model.AmbientCluster{Cluster: id,
+			Namespaces:    map[string]map[string]string{"sample": {model.LabelDataplaneMode: "ambient"}},
 			ServiceLabels: map[string]map[string]string{hello: {}}}
 		if slices.Contains(global, id) {
 			a.ServiceLabels[hello] = map[string]string{"istio.io/global": "true"}
@@ -43,7 +42,7 @@ func TestPredictAmbientScope(t *testing.T) {
 	from2 := Proxy{Cluster: "cluster2", Network: "network2", ConfigCluster: "cluster2"}
 	for _, tc := range []struct {
 		name string
-		snap *collector.Snapshot
+		snap *model.Snapshot
 		want []string
 	}{
 		{"not ambient", mesh(seedGateways, seedEndpoints),
@@ -68,10 +67,10 @@ func TestPredictAmbientScope(t *testing.T) {
 // differs), and an istio-remote one counts only for its config cluster's
 // istiod.
 func TestGatewayAPIGatewaysInIndex(t *testing.T) {
-	fromGW := collector.Gateway{Network: "network1", Cluster: "cluster1", Address: "192.168.60.113", Port: 15443,
-		From: collector.GatewayFromGatewayAPI, Gateway: "istio-system/ew", ServiceAccount: "istio-system/ew"}
-	remote := collector.Gateway{Network: "network1", Cluster: "cluster2", Address: "192.168.70.1", Port: 15443,
-		From: collector.GatewayFromGatewayAPI, Gateway: "istio-system/r", ServiceAccount: "istio-system/r-istio-remote", ConfigClusterOnly: true}
+	fromGW := model.Gateway{Network: "network1", Cluster: "cluster1", Address: "192.168.60.113", Port: 15443,
+		From: model.GatewayFromGatewayAPI, Gateway: "istio-system/ew", ServiceAccount: "istio-system/ew"}
+	remote := model.Gateway{Network: "network1", Cluster: "cluster2", Address: "192.168.70.1", Port: 15443,
+		From: model.GatewayFromGatewayAPI, Gateway: "istio-system/r", ServiceAccount: "istio-system/r-istio-remote", ConfigClusterOnly: true}
 	s := mesh(append(slices.Clone(seedGateways), fromGW, remote), seedEndpoints)
 	ix := NewIndex(s)
 	// The istiod of cluster1 does not read cluster2's istio-remote Gateway:

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -146,7 +146,7 @@ spec:
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			withChange(t, sc.apply, sc.undo)
-			var snap *collector.Snapshot
+			var snap *model.Snapshot
 			eventually(t, 20*time.Second, func() string {
 				snap = reg.Snapshot()
 				for i, vp := range vps {

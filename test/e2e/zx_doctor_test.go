@@ -28,6 +28,7 @@ import (
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/model"
 )
 
 // xdsAll and debugAll name both istiods, for --xds-address and
@@ -374,7 +375,7 @@ spec:
 	}
 	eventually(t, 20*time.Second, func() string {
 		s := reg.Snapshot()
-		if !slices.ContainsFunc(s.DestinationRules, func(d collector.DestinationRule) bool { return d.OutlierDetection }) {
+		if !slices.ContainsFunc(s.DestinationRules, func(d model.DestinationRule) bool { return d.OutlierDetection }) {
 			return "the rule with outlierDetection is not read yet"
 		}
 		return absent(diagnosis(reg, time.Now()), "locality-failover")
@@ -436,11 +437,11 @@ func TestDoctorEastWestGateway(t *testing.T) {
 	gwPod := lab.GatewayService + "-7b9c5d6f8-k2x4p"
 
 	t.Run("port", func(t *testing.T) {
-		if err := theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, lab.GatewayService, collector.LabelGatewayPort, str("15444")); err != nil {
+		if err := theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, lab.GatewayService, model.LabelGatewayPort, str("15444")); err != nil {
 			t.Fatal(err)
 		}
 		defer func() {
-			_ = theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, lab.GatewayService, collector.LabelGatewayPort, nil)
+			_ = theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, lab.GatewayService, model.LabelGatewayPort, nil)
 		}()
 		eventually(t, 20*time.Second, func() string {
 			if got := networkz(); strings.Contains(got, "network2") {
@@ -450,7 +451,7 @@ func TestDoctorEastWestGateway(t *testing.T) {
 				"gateway Service istio-system/istio-eastwestgateway in cluster2 is labelled topology.istio.io/network=network2 but exposes neither port 15444", "15443 tls")
 			return why
 		})
-		if err := theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, lab.GatewayService, collector.LabelGatewayPort, nil); err != nil {
+		if err := theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, lab.GatewayService, model.LabelGatewayPort, nil); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 20*time.Second, func() string { return absent(diagnosis(reg, time.Now()), "gateway-port") })

@@ -1,4 +1,4 @@
-package collector
+package model
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 // wrote (meshNetworks, mesh config) into a sentence about their document:
 // "networks.endpoints: want a list, got a string" rather than Go's "cannot
 // unmarshal string into Go struct field MeshNetwork.networks.endpoints of
-// type []collector.MeshNetworkEndpoint", and a YAML syntax error without
+// type []model.MeshNetworkEndpoint", and a YAML syntax error without
 // the converter's prefixes.
 func configError(err error) error {
 	var te *json.UnmarshalTypeError

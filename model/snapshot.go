@@ -1,4 +1,4 @@
-package collector
+package model
 
 import (
 	"fmt"
@@ -416,4 +416,57 @@ func (s *Snapshot) Settled() bool {
 		}
 	}
 	return true
+}
+
+// IDSource says where a cluster's ID comes from.
+type IDSource string
+
+// Where a cluster ID comes from, in the order a context cluster takes them.
+const (
+	// IDFromFlag: --cluster-id CONTEXT=ID.
+	IDFromFlag IDSource = "cluster-id-flag"
+	// IDFromIstiod: the CLUSTER_ID of the istiod pod running in the cluster,
+	// which is what that istiod calls its own cluster.
+	IDFromIstiod IDSource = "istiod"
+	// IDFromRemoteSecret: the data key of a remote secret (in another
+	// cluster) whose kubeconfig points at the cluster's API server — what
+	// the istiod reading that secret calls it; for a cluster found only
+	// through a secret, its key.
+	IDFromRemoteSecret IDSource = "remote-secret"
+	// IDFromInjector: global.multiCluster.clusterName in the values of
+	// ConfigMap istio-sidecar-injector: the CLUSTER_ID injected sidecars
+	// of the cluster send.
+	IDFromInjector IDSource = "injector"
+	// IDFromContext: nothing else names the cluster: the context name.
+	IDFromContext IDSource = "context"
+)
+
+// MergePorts is the union of the clusters' ports by number, the first
+// cluster (by ID) defining each, then the ServiceEntries' (oldest first).
+func MergePorts(svc *Service) []ServicePort {
+	ids := make([]string, 0, len(svc.Clusters))
+	for id := range svc.Clusters {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	if len(ids) == 1 && len(svc.ServiceEntries) == 0 {
+		return svc.Clusters[ids[0]].Ports
+	}
+	var out []ServicePort
+	seen := map[int32]bool{}
+	add := func(ps []ServicePort) {
+		for _, p := range ps {
+			if !seen[p.Port] {
+				seen[p.Port] = true
+				out = append(out, p)
+			}
+		}
+	}
+	for _, id := range ids {
+		add(svc.Clusters[id].Ports)
+	}
+	for _, se := range svc.ServiceEntries {
+		add(se.Ports)
+	}
+	return out
 }

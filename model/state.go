@@ -1,4 +1,4 @@
-package collector
+package model
 
 // State is a cluster's sync and watch health. The names follow istiod's
 // /debug/clusterz and istioctl remote-clusters where they overlap, plus the

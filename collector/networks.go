@@ -1,82 +1,17 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"net/netip"
 	"sort"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 )
-
-// MeshNetworks is the meshNetworks configuration (ConfigMap "istio", key
-// "meshNetworks"; istio.io/api mesh/v1alpha1 MeshNetworks), the subset that
-// decides networks and gateways.
-type MeshNetworks struct {
-	Networks map[string]MeshNetwork `json:"networks"`
-}
-
-// MeshNetwork is one network of meshNetworks.
-type MeshNetwork struct {
-	Endpoints []MeshNetworkEndpoint `json:"endpoints,omitempty"`
-	Gateways  []MeshNetworkGateway  `json:"gateways,omitempty"`
-}
-
-// MeshNetworkEndpoint is one "endpoints" rule: fromRegistry (a cluster ID)
-// or fromCidr. The proto JSON mapping accepts both lowerCamel and the
-// original snake_case names, so both are read.
-type MeshNetworkEndpoint struct {
-	FromRegistry string `json:"fromRegistry,omitempty"`
-	FromCIDR     string `json:"fromCidr,omitempty"`
-	FromRegSnake string `json:"from_registry,omitempty"`
-	FromCIDRSnak string `json:"from_cidr,omitempty"`
-}
-
-// MeshNetworkGateway is one static (address) or registry (registryServiceName) gateway.
-type MeshNetworkGateway struct {
-	Address             string `json:"address,omitempty"`
-	RegistryServiceName string `json:"registryServiceName,omitempty"`
-	RegistrySnake       string `json:"registry_service_name,omitempty"`
-	Port                uint32 `json:"port,omitempty"`
-	Locality            string `json:"locality,omitempty"`
-}
-
-// ParseMeshNetworks parses the YAML (or JSON) of meshNetworks. Empty input
-// is an empty configuration.
-func ParseMeshNetworks(data string) (*MeshNetworks, error) {
-	mn := &MeshNetworks{}
-	if strings.TrimSpace(data) == "" {
-		return mn, nil
-	}
-	if err := yaml.Unmarshal([]byte(data), mn); err != nil {
-		return nil, configError(err)
-	}
-	for name, n := range mn.Networks {
-		for i, e := range n.Endpoints {
-			if e.FromRegistry == "" {
-				e.FromRegistry = e.FromRegSnake
-			}
-			if e.FromCIDR == "" {
-				e.FromCIDR = e.FromCIDRSnak
-			}
-			e.FromRegSnake, e.FromCIDRSnak = "", ""
-			n.Endpoints[i] = e
-		}
-		for i, g := range n.Gateways {
-			if g.RegistryServiceName == "" {
-				g.RegistryServiceName = g.RegistrySnake
-			}
-			g.RegistrySnake = ""
-			n.Gateways[i] = g
-		}
-		mn.Networks[name] = n
-	}
-	return mn, nil
-}
 
 // networkNames returns the network names sorted, so that where istiod
 // iterates a map (and picks an arbitrary first match) meshscope is at least
 // deterministic.
-func (m *MeshNetworks) networkNames() []string {
+func meshNetworkNames(m *model.MeshNetworks) []string {
 	if m == nil {
 		return nil
 	}
@@ -92,7 +27,7 @@ func (m *MeshNetworks) networkNames() []string {
 // snapshot (istio pilot/pkg/serviceregistry/kube/controller/network.go
 // reloadMeshNetworks).
 type meshNetworkIndex struct {
-	mn *MeshNetworks
+	mn *model.MeshNetworks
 	// fromRegistry maps a cluster ID to the first (sorted) network whose
 	// endpoints say fromRegistry: <cluster>.
 	fromRegistry map[string]string
@@ -117,14 +52,14 @@ type meshNetworkGatewayIn struct {
 	Port    uint32
 }
 
-func newMeshNetworkIndex(mn *MeshNetworks, key string) *meshNetworkIndex {
+func newMeshNetworkIndex(mn *model.MeshNetworks, key string) *meshNetworkIndex {
 	ix := &meshNetworkIndex{
 		mn:               mn,
 		fromRegistry:     map[string]string{},
 		registryGateways: map[string]map[string][]meshNetworkGatewayIn{},
 		key:              key,
 	}
-	for _, name := range mn.networkNames() {
+	for _, name := range meshNetworkNames(mn) {
 		n := mn.Networks[name]
 		var registries []string
 		for _, e := range n.Endpoints {
@@ -161,26 +96,26 @@ func newMeshNetworkIndex(mn *MeshNetworks, key string) *meshNetworkIndex {
 
 // networkFor returns the meshNetworks network of an endpoint IP in a
 // cluster: fromRegistry first, then the first fromCidr containing it.
-func (ix *meshNetworkIndex) networkFor(cluster, ip string) (string, NetworkFrom) {
+func (ix *meshNetworkIndex) networkFor(cluster, ip string) (string, model.NetworkFrom) {
 	if ix == nil {
-		return "", NetworkFromNone
+		return "", model.NetworkFromNone
 	}
 	if n, ok := ix.fromRegistry[cluster]; ok {
-		return n, NetworkFromRegistry
+		return n, model.NetworkFromRegistry
 	}
 	if len(ix.cidrs) == 0 {
-		return "", NetworkFromNone
+		return "", model.NetworkFromNone
 	}
 	a, err := netip.ParseAddr(ip)
 	if err != nil {
-		return "", NetworkFromNone
+		return "", model.NetworkFromNone
 	}
 	for _, c := range ix.cidrs {
 		if c.prefix.Contains(a) {
-			return c.network, NetworkFromCIDR
+			return c.network, model.NetworkFromCIDR
 		}
 	}
-	return "", NetworkFromNone
+	return "", model.NetworkFromNone
 }
 
 // resolveNetwork applies istiod's order for the network of a Kubernetes
@@ -188,12 +123,12 @@ func (ix *meshNetworkIndex) networkFor(cluster, ip string) (string, NetworkFrom)
 // Network): the pod's topology.istio.io/network label, else the cluster's
 // system namespace label, else meshNetworks (fromRegistry, then fromCidr),
 // else "".
-func resolveNetwork(podLabel, systemNamespaceNetwork string, ix *meshNetworkIndex, cluster, ip string) (string, NetworkFrom) {
+func resolveNetwork(podLabel, systemNamespaceNetwork string, ix *meshNetworkIndex, cluster, ip string) (string, model.NetworkFrom) {
 	if podLabel != "" {
-		return podLabel, NetworkFromPodLabel
+		return podLabel, model.NetworkFromPodLabel
 	}
 	if systemNamespaceNetwork != "" {
-		return systemNamespaceNetwork, NetworkFromNamespaceLabel
+		return systemNamespaceNetwork, model.NetworkFromNamespaceLabel
 	}
 	return ix.networkFor(cluster, ip)
 }

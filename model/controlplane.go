@@ -1,4 +1,4 @@
-package collector
+package model
 
 import "slices"
 
@@ -233,7 +233,7 @@ func restrictService(svc *Service, configCluster string, in map[string]bool) *Se
 		cut.Source = SourceServiceEntry
 	}
 	if keep > 0 && len(hosts) == 0 {
-		cut.Ports = mergePorts(&cut)
+		cut.Ports = MergePorts(&cut)
 	}
 	return &cut
 }
@@ -284,4 +284,17 @@ func keep[T any](xs []T, pass func(T) bool) []T {
 		}
 	}
 	return out
+}
+
+// IstiodPod is an istiod running in a cluster (a Pod labelled app=istiod in
+// the system namespace, as istioctl finds it): the cluster is a primary,
+// its istiod reads this cluster's Istio config and remote secrets.
+type IstiodPod struct {
+	Name string `json:"name"`
+	// ClusterID is the pod's CLUSTER_ID environment variable: the ID istiod
+	// gives its own cluster ("" when not set in the pod spec; istiod's
+	// default is then "Kubernetes").
+	ClusterID string `json:"clusterID,omitempty"`
+	Revision  string `json:"revision,omitempty"`
+	Ready     bool   `json:"ready"`
 }

@@ -1,18 +1,15 @@
-package collector
+package model
 
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 )
-
-// meshConfigKey is the ConfigMap key istiod reads its MeshConfig from
-// (pkg/config/mesh/kubemesh MeshConfigKey).
-const meshConfigKey = "mesh"
 
 // MeshConfig is the part of istiod's MeshConfig (istio.io/api
 // mesh/v1alpha1) that decides which endpoints a proxy is sent, with
@@ -328,4 +325,28 @@ func (s *Snapshot) MeshConfigFor(cluster string) MeshConfig {
 	mc := DefaultMeshConfig()
 	mc.Cluster = cluster
 	return mc
+}
+
+// MeshConfigMapName is the ConfigMap istiod of that revision reads its mesh
+// config and meshNetworks from (pilot/pkg/bootstrap getMeshConfigMapName).
+func MeshConfigMapName(revision string) string {
+	if revision == "" || revision == "default" {
+		return "istio"
+	}
+	return "istio-" + revision
+}
+
+// Discovered reports whether the istiod reading this mesh config reads
+// namespace ns of cluster (its discoverySelectors). A cluster whose
+// namespaces meshscope could not read counts as fully read.
+func (mc MeshConfig) Discovered(cluster, ns string) bool {
+	if mc.DiscoveryNamespaces == nil {
+		return true
+	}
+	names, ok := mc.DiscoveryNamespaces[cluster]
+	if !ok {
+		return true
+	}
+	i := sort.SearchStrings(names, ns)
+	return i < len(names) && names[i] == ns
 }
