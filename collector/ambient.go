@@ -51,8 +51,3 @@ func buildAmbient(v cacheView, id string, serviceLabels map[string]map[string]st
 	}
 	return a
 }
-
-// podRedirected reads istio-cni's enrollment annotation.
-func podRedirected(p *corev1.Pod) bool {
-	return p.Annotations[model.AnnotationRedirection] == "enabled"
-}

@@ -108,29 +108,6 @@ func (q *quietWatch) Stop() {
 
 func (q *quietWatch) ResultChan() <-chan watch.Event { return q.ch }
 
-// cachedGateway is all the Gateway cache keeps of a Gateway.
-type cachedGateway struct {
-	model.K8sGateway
-	resourceVersion string
-}
-
-func (g *cachedGateway) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
-
-func (g *cachedGateway) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Name: g.Name, Namespace: g.Namespace, ResourceVersion: g.resourceVersion}
-}
-
-func (g *cachedGateway) DeepCopyObject() runtime.Object {
-	c := *g
-	c.Listeners = append([]model.GatewayListener(nil), g.Listeners...)
-	for i := range c.Listeners {
-		c.Listeners[i].AllowedSelector = c.Listeners[i].AllowedSelector.DeepCopy()
-	}
-	c.Addresses = append([]model.GatewayAddress(nil), g.Addresses...)
-	c.SpecAddresses = append([]model.GatewayAddress(nil), g.SpecAddresses...)
-	return &c
-}
-
 // transformGateway keeps what istiod reads of a Gateway: its ambient index
 // (pilot/pkg/serviceregistry/ambient/networks.go) class, network label,
 // listeners, status addresses and the service account it derives; as a

@@ -15,8 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Informer transforms strip what meshscope never reads before objects enter
@@ -64,123 +62,6 @@ func transformService(obj any) (any, error) {
 	return obj, nil
 }
 
-// cachedSlice is all the EndpointSlice cache keeps of an EndpointSlice:
-// its identity, the Service it belongs to, its address type, its ports
-// (decoded once here, shared by every endpoint of the snapshot) and, per
-// endpoint, what buildPart reads. A decoded discoveryv1.EndpointSlice
-// costs about 330 B per endpoint even stripped (the Endpoint struct, three
-// *bool conditions, a TargetRef of seven strings, a *string node name);
-// this about 100 B plus the address and pod name.
-type cachedSlice struct {
-	name, namespace, resourceVersion string
-	// service is the kubernetes.io/service-name label ("" for a slice
-	// that belongs to no Service, which istiod ignores).
-	service     string
-	addressType discoveryv1.AddressType
-	ports       []model.EndpointPort
-	endpoints   []cachedEndpoint
-}
-
-// cachedEndpoint is one endpoint of a cachedSlice.
-type cachedEndpoint struct {
-	addresses []string
-	// pod is the targetRef's name when it is a Pod, as "namespace/name"
-	// when its namespace is not the slice's (rare; pod names hold no "/"):
-	// one string field less per endpoint (podKey, podName).
-	pod string
-	// node is interned (few distinct values per cluster). The slice's
-	// zone is not kept: istiod takes localities from pods and nodes only.
-	node       string
-	conditions endpointConditions
-}
-
-// podKey is the pod cache's key of the endpoint's pod ("" for none).
-func (e *cachedEndpoint) podKey(sliceNamespace string) string {
-	if e.pod == "" || strings.Contains(e.pod, "/") {
-		return e.pod
-	}
-	return sliceNamespace + "/" + e.pod
-}
-
-// podName is the name of the endpoint's pod.
-func (e *cachedEndpoint) podName() string {
-	_, name, found := strings.Cut(e.pod, "/")
-	if !found {
-		return e.pod
-	}
-	return name
-}
-
-// endpointConditions packs the three optional conditions of an endpoint:
-// for each, whether it is set and its value.
-type endpointConditions uint8
-
-const (
-	condReadySet endpointConditions = 1 << iota
-	condReady
-	condServingSet
-	condServing
-	condTerminatingSet
-	condTerminating
-)
-
-func packConditions(c discoveryv1.EndpointConditions) endpointConditions {
-	var out endpointConditions
-	pack := func(b *bool, set, val endpointConditions) {
-		if b != nil {
-			out |= set
-			if *b {
-				out |= val
-			}
-		}
-	}
-	pack(c.Ready, condReadySet, condReady)
-	pack(c.Serving, condServingSet, condServing)
-	pack(c.Terminating, condTerminatingSet, condTerminating)
-	return out
-}
-
-// ready, serving and terminating read the conditions as the EndpointSlice
-// API defines them — a missing ready means ready, a missing serving means
-// "same as ready" — and as istiod reads terminating: missing means
-// terminating for a not-ready endpoint.
-func (c endpointConditions) ready() bool { return c&condReadySet == 0 || c&condReady != 0 }
-
-func (c endpointConditions) serving() bool {
-	if c&condServingSet == 0 {
-		return c.ready()
-	}
-	return c&condServing != 0
-}
-
-func (c endpointConditions) terminating() bool {
-	if c&condTerminatingSet == 0 {
-		// istiod (endpointHealthStatus) reads a not-ready endpoint without
-		// the condition as terminating, and never sends it.
-		return !c.ready()
-	}
-	return c&condTerminating != 0
-}
-
-func (s *cachedSlice) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
-
-// GetObjectMeta gives the informer's store its key (namespace/name) and
-// resource version; the ObjectMeta is built on demand, not kept.
-func (s *cachedSlice) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Name: s.name, Namespace: s.namespace, ResourceVersion: s.resourceVersion}
-}
-
-func (s *cachedSlice) DeepCopyObject() runtime.Object {
-	c := *s
-	c.ports = slices.Clone(s.ports)
-	c.endpoints = make([]cachedEndpoint, len(s.endpoints))
-	for i, e := range s.endpoints {
-		e.addresses = slices.Clone(e.addresses)
-		c.endpoints[i] = e
-	}
-	return &c
-}
-
 func (in *interner) transformEndpointSlice(obj any) (any, error) {
 	s, ok := obj.(*discoveryv1.EndpointSlice)
 	if !ok {
@@ -212,58 +93,12 @@ func (in *interner) transformEndpointSlice(obj any) (any, error) {
 	return c, nil
 }
 
-// cachedPod is all the Pod cache keeps of a Pod: its identity (for the
-// store's key), its node, its address and readiness, and — shared with the
-// other pods of its workload — its labels, service account and named
-// ports. A full corev1.Pod, even stripped, costs over 1 KiB per pod, and
-// pods are the bulk of a mesh's objects; an embedded ObjectMeta alone is
-// 248 B. This is 96 B (TestCachedPodSize).
-type cachedPod struct {
-	Name, Namespace string
-	// podTemplate holds what replicas share (interned, never nil).
-	*podTemplate
-	NodeName string
-	// IP is the pod's (first) IP; inEndpoints says istiod's pod controller
-	// would make it a workload instance (shouldPodBeInEndpoints and
-	// IsPodReady): not terminal, not deleting, ready, with an IP.
-	IP netip.Addr
-	// rv is the resource version, which the informer compares to tell an
-	// update from a resync (resourceVersion).
-	rv uint64
-	// redirected is istio-cni's ambient enrollment annotation.
-	inEndpoints, redirected bool
-}
-
-// podTemplate is the part of a cachedPod that the pods of one workload (in
-// one zone: Kubernetes 1.33+ copies the node's topology labels onto pods)
-// have in common; the interner shares one per distinct value.
-type podTemplate struct {
-	// Labels are all the pod's labels: Istio config selects pods on any
-	// label (PeerAuthentication and ServiceEntry selectors, DestinationRule
-	// subsets).
-	Labels map[string]string
-	// ServiceAccount is what istiod's ambient workloads take from a pod.
-	ServiceAccount string
-	// ports are the named TCP container ports, which a ServiceEntry port
-	// of the same name targets (getPortMap).
-	ports *[]model.EndpointPort
-}
-
 // templateKey identifies a podTemplate: its label set by the interner's
 // hash (labelSet), the interned service account and port list.
 type templateKey struct {
 	labels uint64
 	sa     string
 	ports  *[]model.EndpointPort
-}
-
-func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
-
-// GetObjectMeta gives the informer's store its key (namespace/name) and
-// resource version (which tells updates from resyncs); the ObjectMeta is
-// built on demand, not kept.
-func (p *cachedPod) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, ResourceVersion: resourceVersionText(p.rv), Labels: p.Labels}
 }
 
 // resourceVersionNumber keeps a resource version in 8 bytes instead of a
@@ -275,16 +110,6 @@ func (in *interner) resourceVersionNumber(rv string) uint64 {
 		return n
 	}
 	return maphash.String(in.seed, rv) | 1<<63
-}
-
-func resourceVersionText(n uint64) string { return strconv.FormatUint(n, 10) }
-
-func (p *cachedPod) DeepCopyObject() runtime.Object {
-	c := *p
-	t := *p.podTemplate
-	t.Labels = maps.Clone(t.Labels)
-	c.podTemplate = &t
-	return &c
 }
 
 // interner shares strings (namespaces, node names, zones), label maps and
@@ -504,6 +329,26 @@ func transformConfigMap(obj any) (any, error) {
 			if v, ok := data[k]; ok {
 				keep(k, v)
 			}
+		}
+	}
+	return c, nil
+}
+
+// podRedirected reads istio-cni's enrollment annotation.
+func podRedirected(p *corev1.Pod) bool {
+	return p.Annotations[model.AnnotationRedirection] == "enabled"
+}
+
+func transformNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	c := &cachedNode{Name: n.Name, resourceVersion: n.ResourceVersion, Labels: n.Labels, locality: model.NodeLocality(n.Labels)}
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeExternalIP && a.Address != "" {
+			c.externalIP = a.Address
+			break
 		}
 	}
 	return c, nil
