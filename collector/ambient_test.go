@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 
 	"context"
@@ -34,16 +35,16 @@ func eastWestGatewayObj(network string, addrs ...string) *unstructured.Unstructu
 // (followed as they change).
 func TestAmbientFacts(t *testing.T) {
 	w := newFakeWorld(t)
-	ns := nsObj("ambient", "")
+	ns := meshtest.Namespace("ambient", "")
 	ns.Labels = map[string]string{model.LabelDataplaneMode: "ambient"}
-	svc := svcObj("ambient", "helloworld", 5000)
+	svc := meshtest.Service("ambient", "helloworld", 5000)
 	svc.Labels = map[string]string{"istio.io/global": "true", "team": "a"}
-	enrolled := podObj("ambient", "hw-1", "10.44.0.30", "", false)
+	enrolled := meshtest.Pod("ambient", "hw-1", "10.44.0.30", "", false)
 	enrolled.Annotations = map[string]string{model.AnnotationRedirection: "enabled"}
 	enrolled.Spec.ServiceAccountName = "helloworld"
-	plain := podObj("ambient", "hw-2", "10.44.0.31", "", false)
+	plain := meshtest.Pod("ambient", "hw-2", "10.44.0.31", "", false)
 	plain.Spec.ServiceAccountName = "default"
-	objs := append(labCluster("network1", "192.168.60.113", "hw1", "10.44.0.13"), ns, svc, enrolled, plain)
+	objs := append(meshtest.LabCluster("network1", "192.168.60.113", "hw1", "10.44.0.13"), ns, svc, enrolled, plain)
 	dyn := fakeIstio()
 	// (This fake lists created objects of a custom list kind, not the ones
 	// given to its constructor.)

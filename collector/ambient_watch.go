@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
 	"github.com/meshscope/meshscope/model"
 
 	"context"
@@ -121,7 +122,7 @@ func transformGateway(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	g := &cachedGateway{resourceVersion: u.GetResourceVersion()}
+	g := &build.GatewayObject{ResourceVersion: u.GetResourceVersion()}
 	g.Namespace, g.Name = u.GetNamespace(), u.GetName()
 	g.Class, _, _ = unstructured.NestedString(u.Object, "spec", "gatewayClassName")
 	g.Network = u.GetLabels()[model.LabelNetwork]
@@ -151,7 +152,7 @@ func transformGateway(obj any) (any, error) {
 		gl.Protocol, _, _ = unstructured.NestedString(m, "protocol")
 		gl.TLSMode, _, _ = unstructured.NestedString(m, "tls", "mode")
 		_, gl.TLS = m["tls"].(map[string]any)
-		gl.ListenerMode, _, _ = unstructured.NestedString(m, "tls", "options", optionListenerMode)
+		gl.ListenerMode, _, _ = unstructured.NestedString(m, "tls", "options", model.OptionListenerMode)
 		gl.AllowedFrom, _, _ = unstructured.NestedString(m, "allowedRoutes", "namespaces", "from")
 		gl.AllowedSelector = labelSelector(m)
 		if p, ok, _ := unstructured.NestedInt64(m, "port"); ok {

@@ -17,13 +17,13 @@ import (
 // secrets are read reach the snapshot; other pods and ConfigMaps do not.
 func TestRegistryControlPlaneFacts(t *testing.T) {
 	root := meshtest.SelfSigned(t, "cluster1 root", time.Now().AddDate(10, 0, 0))
-	istiod := podObj("istio-system", "istiod-abc", "10.44.0.200", "", false)
+	istiod := meshtest.Pod("istio-system", "istiod-abc", "10.44.0.200", "", false)
 	istiod.Labels = map[string]string{"app": "istiod", "istio.io/rev": "default"}
 	istiod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "CLUSTER_ID", Value: "cluster1"}}
 	istiod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-	objs := append(labCluster("network1", "192.168.60.113", "hello-1", "10.44.0.13"),
+	objs := append(meshtest.LabCluster("network1", "192.168.60.113", "hello-1", "10.44.0.13"),
 		istiod,
-		podObj("istio-system", "istio-eastwestgateway-1", "10.44.0.2", "network1", false),
+		meshtest.Pod("istio-system", "istio-eastwestgateway-1", "10.44.0.2", "network1", false),
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: model.RootCertConfigMap, Namespace: "istio-system"}, Data: map[string]string{model.RootCertKey: string(root)}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: "istio-system"}, Data: map[string]string{model.RootCertKey: "junk"}},
 	)

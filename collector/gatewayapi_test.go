@@ -1,6 +1,9 @@
 package collector
 
 import (
+	"net/netip"
+
+	"github.com/meshscope/meshscope/collector/build"
 	"github.com/meshscope/meshscope/model"
 
 	"reflect"
@@ -50,7 +53,7 @@ func TestGatewayAPIGateways(t *testing.T) {
 	sa := "istio-system/gw"
 	ref := "istio-system/gw"
 	g := func(addr string, port, hbonePort uint32) model.Gateway {
-		return model.Gateway{Network: "network1", Cluster: "c1", Address: addr, Port: port, HBONEPort: hbonePort, Hostname: !isIP(addr),
+		return model.Gateway{Network: "network1", Cluster: "c1", Address: addr, Port: port, HBONEPort: hbonePort, Hostname: !addrIsIP(addr),
 			From: model.GatewayFromGatewayAPI, Gateway: ref, ServiceAccount: sa}
 	}
 	for _, tc := range []struct {
@@ -66,7 +69,7 @@ func TestGatewayAPIGateways(t *testing.T) {
 			[]model.Gateway{g("1.1.1.1", 15008, 15008), g("ew.example.com", 15008, 15008)}},
 		{"15443 without tls is no passthrough", gatewayObj(net1, "istio", [][2]string{{"IPAddress", "1.1.1.1"}}, listener(15443, "TCP", nil)), nil},
 		{"listener-protocol option on another port", gatewayObj(net1, "istio", [][2]string{{"IPAddress", "1.1.1.1"}},
-			listener(8443, "TLS", map[string]any{"mode": "Passthrough", "options": map[string]any{optionListenerMode: listenerAutoPassthrough}}), listener(15443, "TLS", passthrough)),
+			listener(8443, "TLS", map[string]any{"mode": "Passthrough", "options": map[string]any{model.OptionListenerMode: model.ListenerAutoPassthrough}}), listener(15443, "TLS", passthrough)),
 			[]model.Gateway{g("1.1.1.1", 8443, 0), g("1.1.1.1", 15443, 0)}},
 		{"gatewayPort label moves the passthrough port", gatewayObj(map[string]any{model.LabelNetwork: "network1", model.LabelGatewayPort: "16443"}, "istio", [][2]string{{"IPAddress", "1.1.1.1"}},
 			listener(15443, "TLS", passthrough), listener(16443, "TLS", passthrough)),
@@ -77,7 +80,7 @@ func TestGatewayAPIGateways(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := gatewayAPIGateways(&o.(*cachedGateway).K8sGateway, "c1")
+			got := build.GatewayAPIGateways(&o.(*build.GatewayObject).K8sGateway, "c1")
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)
 			}
@@ -86,7 +89,7 @@ func TestGatewayAPIGateways(t *testing.T) {
 	// istio-remote: only for the istiod of its cluster, under the
 	// name-istio-remote service account.
 	o, _ := transformGateway(gatewayObj(net1, model.ClassRemote, [][2]string{{"IPAddress", "1.1.1.1"}}, hbone))
-	got := gatewayAPIGateways(&o.(*cachedGateway).K8sGateway, "c1")
+	got := build.GatewayAPIGateways(&o.(*build.GatewayObject).K8sGateway, "c1")
 	if len(got) != 1 || !got[0].ConfigClusterOnly || got[0].ServiceAccount != "istio-system/gw-istio-remote" || got[0].UsedBy("c2") || !got[0].UsedBy("c1") {
 		t.Errorf("istio-remote: %+v", got)
 	}
@@ -106,10 +109,15 @@ func TestWaypointGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := o.(*cachedGateway).DeepCopyObject().(*cachedGateway)
-	o.(*cachedGateway).Listeners[0].AllowedSelector.MatchLabels["team"] = "changed"
+	g := o.(*build.GatewayObject).DeepCopyObject().(*build.GatewayObject)
+	o.(*build.GatewayObject).Listeners[0].AllowedSelector.MatchLabels["team"] = "changed"
 	if g.WaypointFor != "all" || g.Listeners[0].AllowedFrom != "Selector" || g.Listeners[0].AllowedSelector.MatchLabels["team"] != "a" ||
 		g.Listeners[1].AllowedFrom != "" || g.Listeners[1].AllowedSelector != nil {
 		t.Errorf("waypoint Gateway read as %+v", g.K8sGateway)
 	}
+}
+
+func addrIsIP(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
 }

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
 	"github.com/meshscope/meshscope/model"
 
 	"strings"
@@ -13,13 +14,13 @@ import (
 // them together.
 func (r *Registry) build(version uint64) *model.Snapshot {
 	items := r.itemsLocked()
-	in := assembleInput{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace}
-	in.MeshNetworks, in.mnIndex, in.mnWarnings = r.meshNetworksOf(items)
+	in := build.Input{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace}
+	in.MeshNetworks, in.NetworkIndex, in.NetworkWarnings = r.meshNetworksOf(items)
 	in.ServiceEntries, in.WorkloadEntries = istioEntriesOf(items)
-	sel := selectorsOf(in.ServiceEntries)
+	sel := build.SelectorsOf(in.ServiceEntries)
 	var swapsDone []*entry
 	for _, it := range items {
-		sh, done := r.gatherCluster(it, in.mnIndex, sel, in.WorkloadEntries)
+		sh, done := r.gatherCluster(it, in.NetworkIndex, sel, in.WorkloadEntries)
 		if done {
 			swapsDone = append(swapsDone, it.ptr)
 		}
@@ -32,7 +33,7 @@ func (r *Registry) build(version uint64) *model.Snapshot {
 		}
 		r.mu.Unlock()
 	}
-	return assemble(in)
+	return build.Assemble(in)
 }
 
 // item is one registry entry as build sees it: a copy of its record, taken
@@ -59,7 +60,7 @@ func (r *Registry) itemsLocked() []item {
 // meshNetworksOf merges the meshNetworks of every cluster's ConfigMap in
 // cluster order (the first definition of a network wins), with a warning
 // for each cluster whose text does not parse (by entry key).
-func (r *Registry) meshNetworksOf(items []item) (*model.MeshNetworks, *meshNetworkIndex, map[string][]string) {
+func (r *Registry) meshNetworksOf(items []item) (*model.MeshNetworks, *build.NetworkIndex, map[string][]string) {
 	merged := &model.MeshNetworks{Networks: map[string]model.MeshNetwork{}}
 	var keyParts []string
 	warnings := map[string][]string{}
@@ -83,7 +84,7 @@ func (r *Registry) meshNetworksOf(items []item) (*model.MeshNetworks, *meshNetwo
 			}
 		}
 	}
-	return merged, newMeshNetworkIndex(merged, strings.Join(keyParts, "\x01")), warnings
+	return merged, build.NewNetworkIndex(merged, strings.Join(keyParts, "\x01")), warnings
 }
 
 // istioEntriesOf reads the ServiceEntries of the config (context) clusters
@@ -108,7 +109,7 @@ func istioEntriesOf(items []item) ([]model.ServiceEntry, []model.WorkloadEntry) 
 // ServiceEntries' selectors pick, its Istio config, control-plane facts and
 // mesh config. wes are the WorkloadEntries of every cluster (its Services
 // select its own). done says a pending watcher swap is over.
-func (r *Registry) gatherCluster(it item, ix *meshNetworkIndex, sel selectorSet, wes []model.WorkloadEntry) (sh clusterShare, done bool) {
+func (r *Registry) gatherCluster(it item, ix *build.NetworkIndex, sel build.Selectors, wes []model.WorkloadEntry) (sh build.Share, done bool) {
 	e := it.e
 	c := model.Cluster{ID: e.id, IDFrom: e.idFrom, Source: e.source, Sources: e.sources, Server: e.server, Warnings: e.warnings}
 	if len(c.Sources) <= 1 {
@@ -124,32 +125,32 @@ func (r *Registry) gatherCluster(it item, ix *meshNetworkIndex, sel selectorSet,
 	default:
 		it.w.status(&c)
 	}
-	sh.key, sh.fromContext = e.key, e.fromContext
+	sh.Key, sh.FromContext = e.key, e.fromContext
 	if it.w != nil && !e.removed {
 		w := it.w
 		part := w.part.Load()
-		if w.dirty.Swap(false) || part == nil || part.id != e.id || part.mnKey != ix.key || part.selKey != sel.key {
+		if w.dirty.Swap(false) || part == nil || part.ID != e.id || part.NetworksKey != ix.Key || part.SelectorsKey != sel.Key {
 			v := w.view(r.opts.SystemNamespace)
 			for _, we := range wes {
 				if we.Cluster == e.id {
-					v.workloadEntries = append(v.workloadEntries, we)
+					v.WorkloadEntries = append(v.WorkloadEntries, we)
 				}
 			}
-			part = buildPart(v, e.id, r.opts.DomainSuffix, ix)
-			part.selKey, part.selected = sel.key, selectPods(v, e.id, part.network, ix, sel)
-			part.nsLabels = namespaceLabels(v)
+			part = build.BuildPart(v, e.id, r.opts.DomainSuffix, ix)
+			part.SelectorsKey, part.Selected = sel.Key, build.SelectPods(v, e.id, part.Network, ix, sel)
+			part.NamespaceLabels = build.NamespaceLabels(v)
 			w.part.Store(part)
 		}
 		part, done = e.swap.part(w, e.id, part)
 		w.controlPlaneFacts(&c, r.opts.SystemNamespace)
-		sh.part = part
-		sh.selectedNow = part.selKey == sel.key
-		sh.drs, sh.pas, sh.sidecars, sh.vss = w.policies(e.id)
+		sh.Part = part
+		sh.SelectedNow = part.SelectorsKey == sel.Key
+		sh.DestinationRules, sh.PeerAuthentications, sh.Sidecars, sh.VirtualServices = w.policies(e.id)
 	}
 	if e.fromContext && !e.removed {
 		mc := r.meshConfigOf(e.id, it.w)
-		sh.mesh = &mc
+		sh.MeshConfig = &mc
 	}
-	sh.cluster = c
+	sh.Cluster = c
 	return sh, done
 }

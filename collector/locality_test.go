@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 
 	"testing"
@@ -31,7 +33,7 @@ func TestLocalityAsIstiodDerivesIt(t *testing.T) {
 		{"empty new label hides legacy", map[string]string{model.LabelLocality: "", model.LabelLocalityLegacy: "c.d"}, map[string]string{model.LabelRegion: "r", model.LabelZone: "z"}, "r/z/"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			pod := podObj("sample", "p", "10.0.0.1", "", true)
+			pod := meshtest.Pod("sample", "p", "10.0.0.1", "", true)
 			for k, v := range c.pod {
 				pod.Labels[k] = v
 			}
@@ -40,22 +42,22 @@ func TestLocalityAsIstiodDerivesIt(t *testing.T) {
 			in := newInterner()
 			cp, _ := in.transformPod(pod)
 			cn, _ := transformNode(node)
-			sl := sliceObj("sample", "hw", "hw-1", 80, map[string]string{"p": "10.0.0.1"})
+			sl := meshtest.EndpointSlice("sample", "hw", "hw-1", 80, map[string]string{"p": "10.0.0.1"})
 			zone, other := "slice-zone", "other-node"
 			sl.Endpoints[0].Zone, sl.Endpoints[0].NodeName = &zone, &other // istiod reads neither
 			cs, _ := in.transformEndpointSlice(sl)
-			v := cacheView{
-				services: []*corev1.Service{svcObj("sample", "hw", 80)},
-				slices:   []*cachedSlice{cs.(*cachedSlice)},
-				pod:      func(string) *cachedPod { return cp.(*cachedPod) },
-				node: func(name string) *cachedNode {
+			v := build.Caches{
+				Services: []*corev1.Service{meshtest.Service("sample", "hw", 80)},
+				Slices:   []*build.Slice{cs.(*build.Slice)},
+				Pod:      func(string) *build.Pod { return cp.(*build.Pod) },
+				Node: func(name string) *build.Node {
 					if name == "node1" {
-						return cn.(*cachedNode)
+						return cn.(*build.Node)
 					}
 					return nil
 				},
 			}
-			eps := buildPart(v, "c1", "cluster.local", nil).services["hw.sample.svc.cluster.local"].Endpoints
+			eps := build.BuildPart(v, "c1", "cluster.local", nil).Services["hw.sample.svc.cluster.local"].Endpoints
 			if len(eps) != 1 || eps[0].Locality != c.want {
 				t.Fatalf("locality = %q, want %q (%+v)", eps[0].Locality, c.want, eps)
 			}
@@ -64,20 +66,20 @@ func TestLocalityAsIstiodDerivesIt(t *testing.T) {
 }
 
 func TestCachedNodeIsSlim(t *testing.T) {
-	n := nodeObj("n1", "r", "z")
+	n := meshtest.Node("n1", "r", "z")
 	n.ResourceVersion = "5"
 	n.Labels["gw"] = "yes"
 	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}, {Type: corev1.NodeExternalIP, Address: "8.8.8.1"}}
 	n.Status.Images = []corev1.ContainerImage{{Names: []string{"big/image:1"}, SizeBytes: 1 << 30}}
 	o, _ := transformNode(n)
-	c := o.(*cachedNode)
-	if c.locality != "r/z/" || c.externalIP != "8.8.8.1" || c.Labels["gw"] != "yes" {
+	c := o.(*build.Node)
+	if c.Locality != "r/z/" || c.ExternalIP != "8.8.8.1" || c.Labels["gw"] != "yes" {
 		t.Fatalf("cached node = %+v", c)
 	}
 	if k, err := cache.MetaNamespaceKeyFunc(c); err != nil || k != "n1" || c.GetObjectMeta().GetResourceVersion() != "5" {
 		t.Fatalf("key = %q, %v", k, err)
 	}
-	cp := c.DeepCopyObject().(*cachedNode)
+	cp := c.DeepCopyObject().(*build.Node)
 	cp.Labels["gw"] = "no"
 	if c.Labels["gw"] != "yes" {
 		t.Fatal("DeepCopyObject shares labels")

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +18,7 @@ func TestMeshConfigFromConfigMapAndFile(t *testing.T) {
 	w := newFakeWorld(t)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio", Namespace: "istio-system"},
 		Data: map[string]string{"mesh": "rootNamespace: from-configmap\n"}}
-	c1 := fake.NewClientset(append(labCluster("network1", "", "hw1", "10.44.0.13"), cm)...)
+	c1 := fake.NewClientset(append(meshtest.LabCluster("network1", "", "hw1", "10.44.0.13"), cm)...)
 	r := startRegistry(t, fastOptions(w, Source{Name: "cluster1", Server: "https://c1", Client: c1}))
 	s := settled(context.Background(), t, r)
 	if mc := s.MeshConfigFor("cluster1"); mc.RootNamespace != "from-configmap" || mc.Source != "configmap istio-system/istio" {

@@ -5,13 +5,10 @@ import (
 
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 )
 
 // The Registry keeps its clusters in three steps:
@@ -23,7 +20,8 @@ import (
 //     duplicate ID);
 //  2. apply (registry.go): start, restart (changed kubeconfig) and stop
 //     watchers until the running ones match the plan;
-//  3. assemble (build.go): build a Snapshot from every watcher's caches.
+//  3. gather (gather.go) every watcher's caches (watcher_view.go) and
+//     build (package collector/build, pure) a Snapshot from them.
 //
 // Planning touches no informer and no client, so it is table-tested.
 
@@ -244,54 +242,4 @@ func injectorValuesClusterName(values string) string {
 		return ""
 	}
 	return v.Global.MultiCluster.ClusterName
-}
-
-// istiodClusterIDs are the distinct CLUSTER_IDs of the istiod pods (of the
-// revision, when one is given) in the system namespace, sorted.
-func (w *watcher) istiodClusterIDs(ns, revision string) []string {
-	if w.istiods == nil {
-		return nil
-	}
-	var ids []string
-	for _, o := range w.istiods.inf.GetStore().List() {
-		p, ok := o.(*cachedIstiod)
-		if !ok || p.pod.ClusterID == "" || p.namespace != ns {
-			continue
-		}
-		if revision != "" && revision != "default" && p.pod.Revision != revision {
-			continue
-		}
-		if !slices.Contains(ids, p.pod.ClusterID) {
-			ids = append(ids, p.pod.ClusterID)
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-// injectorClusterID is the clusterName of the sidecar injector's values
-// (ConfigMap istio-sidecar-injector, or -REV), "" when none.
-func (w *watcher) injectorClusterID(ns, revision string) string {
-	name := injectorConfigMap
-	if revision != "" && revision != "default" {
-		name += "-" + revision
-	}
-	o, ok, _ := w.configMaps.inf.GetStore().GetByKey(ns + "/" + name)
-	if !ok {
-		return ""
-	}
-	c, _ := o.(*corev1.ConfigMap)
-	if c == nil {
-		return ""
-	}
-	return c.Data[injectorValuesKey]
-}
-
-// unwrapDeleted returns the object of a delete event whose final state was
-// unknown to the informer.
-func unwrapDeleted(obj any) any {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		return d.Obj
-	}
-	return obj
 }

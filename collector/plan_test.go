@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 
 	"context"
@@ -151,7 +152,7 @@ func TestContextIDFromIstiodPod(t *testing.T) {
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "discovery", Env: []corev1.EnvVar{{Name: "CLUSTER_ID", Value: "cluster1"}}}}}}
 	injector := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio-sidecar-injector", Namespace: "istio-system"},
 		Data: map[string]string{"values": `{"global":{"multiCluster":{"clusterName":"cluster1"}}}`, "config": "big template"}}
-	c1 := fake.NewClientset(append(labCluster("network1", "", "hw1", "10.44.0.13"), istiod, injector)...)
+	c1 := fake.NewClientset(append(meshtest.LabCluster("network1", "", "hw1", "10.44.0.13"), istiod, injector)...)
 	r := startRegistry(t, fastOptions(w, Source{Name: "arn:aws:eks:eu-west-1:111:cluster/prod", Server: "https://c1", Client: c1}))
 	s := settled(context.Background(), t, r)
 	c := s.ClusterByID("cluster1")

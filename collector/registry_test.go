@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 
 	"context"
@@ -71,9 +73,9 @@ func settled(ctx context.Context, t *testing.T, r *Registry) *model.Snapshot {
 // are in one snapshot.
 func TestLabShapeFromOneContext(t *testing.T) {
 	w := newFakeWorld(t)
-	c1 := fake.NewClientset(append(labCluster("network1", "192.168.60.113", "helloworld-v1-abc", "10.44.0.13"),
+	c1 := fake.NewClientset(append(meshtest.LabCluster("network1", "192.168.60.113", "helloworld-v1-abc", "10.44.0.13"),
 		remoteSecret("istio-remote-secret-cluster2", map[string][]byte{"cluster2": kubeconfigFor("https://127.0.0.1:6444", tokenCluster2)}))...)
-	c2 := fake.NewClientset(labCluster("network2", "192.168.60.9", "helloworld-v2-def", "10.144.0.15")...)
+	c2 := fake.NewClientset(meshtest.LabCluster("network2", "192.168.60.9", "helloworld-v2-def", "10.144.0.15")...)
 	w.clients["https://127.0.0.1:6444"] = c2
 	r, err := NewRegistry(fastOptions(w, Source{Name: "cluster1", Server: "https://127.0.0.1:6443", Client: c1}))
 	if err != nil {
@@ -141,8 +143,8 @@ func itoa(p uint32) string { return fmt.Sprint(p) }
 // cluster, and the context takes the ID the secret uses.
 func TestContextAndSecretSameServerAreOneCluster(t *testing.T) {
 	w := newFakeWorld(t)
-	c2 := fake.NewClientset(labCluster("network2", "192.168.60.9", "hw2", "10.144.0.15")...)
-	c1 := fake.NewClientset(append(labCluster("network1", "192.168.60.113", "hw1", "10.44.0.13"),
+	c2 := fake.NewClientset(meshtest.LabCluster("network2", "192.168.60.9", "hw2", "10.144.0.15")...)
+	c1 := fake.NewClientset(append(meshtest.LabCluster("network1", "192.168.60.113", "hw1", "10.44.0.13"),
 		remoteSecret("istio-remote-secret-cluster2", map[string][]byte{"cluster2": kubeconfigFor("https://127.0.0.1:6444/", tokenCluster2)}))...)
 	r := startRegistry(t, fastOptions(w,
 		Source{Name: "kind-one", Server: "https://127.0.0.1:6443", Client: c1},
@@ -239,7 +241,7 @@ func TestBadSecretsAreClusterErrors(t *testing.T) {
 // A user who may not read secrets: the cluster works, with a warning.
 func TestForbiddenSecretsIsAWarning(t *testing.T) {
 	w := newFakeWorld(t)
-	c1 := fake.NewClientset(labCluster("network1", "192.168.60.113", "hw1", "10.44.0.13")...)
+	c1 := fake.NewClientset(meshtest.LabCluster("network1", "192.168.60.113", "hw1", "10.44.0.13")...)
 	c1.PrependReactor("list", "secrets", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", errors.New("RBAC: no"))
 	})
@@ -278,7 +280,7 @@ func TestForbiddenPodsIsAnError(t *testing.T) {
 // synced → error (probe fails) → synced again.
 func TestHealthProbeTransitions(t *testing.T) {
 	w := newFakeWorld(t)
-	c1 := fake.NewClientset(labCluster("network1", "192.168.60.113", "hw1", "10.44.0.13")...)
+	c1 := fake.NewClientset(meshtest.LabCluster("network1", "192.168.60.113", "hw1", "10.44.0.13")...)
 	var down atomicBool
 	c1.PrependReactor("get", "version", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if down.get() {
@@ -311,7 +313,7 @@ func TestHealthProbeTransitions(t *testing.T) {
 // the cluster removed; an unchanged secret is not reloaded.
 func TestSecretRotationAndRemoval(t *testing.T) {
 	w := newFakeWorld(t)
-	w.clients["https://c2"] = fake.NewClientset(labCluster("network2", "192.168.60.9", "hw2", "10.144.0.15")...)
+	w.clients["https://c2"] = fake.NewClientset(meshtest.LabCluster("network2", "192.168.60.9", "hw2", "10.144.0.15")...)
 	// Reactors must be in place before the fake is used (PrependReactor
 	// is not synchronized with calls).
 	var slow atomicBool
@@ -446,7 +448,7 @@ networks:
 				Data: map[string]string{"mesh": "big mesh config", "meshNetworks": netX}}
 			cmCanary := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio-canary", Namespace: "istio-system"},
 				Data: map[string]string{"meshNetworks": netY}}
-			objs := labCluster("", "", "hw1", "10.44.0.13")
+			objs := meshtest.LabCluster("", "", "hw1", "10.44.0.13")
 			objs = append(objs[:2], objs[3:]...) // no east-west gateway service
 			c1 := fake.NewClientset(append(objs, cm, cmCanary)...)
 			opts := fastOptions(w, Source{Name: "cluster1", Server: "https://c1", Client: c1})
@@ -468,27 +470,27 @@ networks:
 }
 
 func TestStripTransforms(t *testing.T) {
-	s := svcObj("a", "b", 80)
+	s := meshtest.Service("a", "b", 80)
 	s.Annotations["networking.istio.io/exportTo"] = "."
 	_, _ = transformService(s)
 	if s.ManagedFields != nil || len(s.Annotations) != 1 {
 		t.Fatalf("service not stripped: %+v", s.ObjectMeta)
 	}
-	// Pods are cached as cachedPod: identity, node, all labels (any label
+	// Pods are cached as build.Pod: identity, node, all labels (any label
 	// may be selected by Istio config), and pods with the same labels share
 	// one label map.
 	in := newInterner()
-	p1, p2, p3 := podObj("a", "p1", "1.1.1.1", "", true), podObj("a", "p2", "1.1.1.2", "", true), podObj("a", "p3", "1.1.1.3", "", true)
+	p1, p2, p3 := meshtest.Pod("a", "p1", "1.1.1.1", "", true), meshtest.Pod("a", "p2", "1.1.1.2", "", true), meshtest.Pod("a", "p3", "1.1.1.3", "", true)
 	p3.Labels["pod-template-hash"] = "y"
 	p1.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	o1, _ := in.transformPod(p1)
 	o2, _ := in.transformPod(p2)
 	o3, _ := in.transformPod(p3)
-	c1, c2, c3 := o1.(*cachedPod), o2.(*cachedPod), o3.(*cachedPod)
+	c1, c2, c3 := o1.(*build.Pod), o2.(*build.Pod), o3.(*build.Pod)
 	if c1.Name != "p1" || c1.Namespace != "a" || c1.NodeName != "node1" || c1.Labels["pod-template-hash"] != "abc" || c1.Labels["app"] == "" {
 		t.Fatalf("cached pod: %+v", c1)
 	}
-	if c1.IP.String() != "1.1.1.1" || !c1.inEndpoints || c2.inEndpoints {
+	if c1.IP.String() != "1.1.1.1" || !c1.InEndpoints || c2.InEndpoints {
 		t.Errorf("pod address and readiness: %+v / %+v", c1, c2)
 	}
 	if reflect.ValueOf(c1.Labels).Pointer() != reflect.ValueOf(c2.Labels).Pointer() {
@@ -514,7 +516,7 @@ func (a *atomicBool) set(v bool) { a.init(); <-a.ch; a.ch <- v }
 // clusters, as istiod sees them; a bad credential for it shows on its own.
 func TestTwoIDsForOneServer(t *testing.T) {
 	w := newFakeWorld(t)
-	w.clients["https://c2"] = fake.NewClientset(labCluster("network2", "192.168.60.9", "hw2", "10.144.0.15")...)
+	w.clients["https://c2"] = fake.NewClientset(meshtest.LabCluster("network2", "192.168.60.9", "hw2", "10.144.0.15")...)
 	c1 := fake.NewClientset(
 		remoteSecret("a", map[string][]byte{"cluster2": kubeconfigFor("https://c2", tokenCluster2)}),
 		remoteSecret("b", map[string][]byte{"other": kubeconfigFor("https://c2", "other-token-1234")}),
@@ -537,9 +539,9 @@ func TestTwoIDsForOneServer(t *testing.T) {
 // that new ID.
 func TestMultiPrimaryContextsRenamedBySecrets(t *testing.T) {
 	w := newFakeWorld(t)
-	a := fake.NewClientset(append(labCluster("network1", "192.168.60.113", "hw1", "10.44.0.13"),
+	a := fake.NewClientset(append(meshtest.LabCluster("network1", "192.168.60.113", "hw1", "10.44.0.13"),
 		remoteSecret("istio-remote-secret-cluster2", map[string][]byte{"cluster2": kubeconfigFor("https://b", tokenCluster2)}))...)
-	b := fake.NewClientset(append(labCluster("network2", "192.168.60.9", "hw2", "10.144.0.15"),
+	b := fake.NewClientset(append(meshtest.LabCluster("network2", "192.168.60.9", "hw2", "10.144.0.15"),
 		remoteSecret("istio-remote-secret-cluster1", map[string][]byte{"cluster1": kubeconfigFor("https://a", "token-for-a-123456")}))...)
 	r := startRegistry(t, fastOptions(w, Source{Name: "kind-a", Server: "https://a", Client: a}, Source{Name: "kind-b", Server: "https://b", Client: b}))
 	s := waitFor(t, r, 10*time.Second, "renamed", func(s *model.Snapshot) bool {
@@ -559,13 +561,13 @@ func TestMultiPrimaryContextsRenamedBySecrets(t *testing.T) {
 
 // An endpoint whose pod is not (yet) in the cache is marked: istiod skips it.
 func TestEndpointWithoutPod(t *testing.T) {
-	v := cacheView{
-		services: []*corev1.Service{svcObj("sample", "hw", 80)},
-		slices:   []*cachedSlice{cacheSlice(sliceObj("sample", "hw", "hw-1", 80, map[string]string{"ghost": "10.0.0.9"}))},
-		pod:      func(string) *cachedPod { return nil },
+	v := build.Caches{
+		Services: []*corev1.Service{meshtest.Service("sample", "hw", 80)},
+		Slices:   []*build.Slice{cacheSlice(meshtest.EndpointSlice("sample", "hw", "hw-1", 80, map[string]string{"ghost": "10.0.0.9"}))},
+		Pod:      func(string) *build.Pod { return nil },
 	}
-	p := buildPart(v, "c1", "cluster.local", nil)
-	eps := p.services["hw.sample.svc.cluster.local"].Endpoints
+	p := build.BuildPart(v, "c1", "cluster.local", nil)
+	eps := p.Services["hw.sample.svc.cluster.local"].Endpoints
 	if len(eps) != 1 || !eps[0].PodMissing || eps[0].Pod != "ghost" || eps[0].Network != "" {
 		t.Fatalf("endpoints = %+v", eps)
 	}

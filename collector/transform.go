@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
 	"github.com/meshscope/meshscope/model"
 
 	"fmt"
@@ -69,31 +70,31 @@ func (in *interner) transformEndpointSlice(obj any) (any, error) {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	c := &cachedSlice{
-		name: s.Name, namespace: in.str(s.Namespace), resourceVersion: s.ResourceVersion,
-		service:     s.Labels[discoveryv1.LabelServiceName],
-		addressType: s.AddressType,
-		ports:       slicePorts(s.Ports),
-		endpoints:   make([]cachedEndpoint, len(s.Endpoints)),
+	c := &build.Slice{
+		Name: s.Name, Namespace: in.str(s.Namespace), ResourceVersion: s.ResourceVersion,
+		Service:     s.Labels[discoveryv1.LabelServiceName],
+		AddressType: s.AddressType,
+		Ports:       build.SlicePorts(s.Ports),
+		Endpoints:   make([]build.SliceEndpoint, len(s.Endpoints)),
 	}
 	for i := range s.Endpoints {
 		e := &s.Endpoints[i]
-		ce := cachedEndpoint{addresses: e.Addresses, conditions: packConditions(e.Conditions)}
+		ce := build.SliceEndpoint{Addresses: e.Addresses, Conditions: build.PackConditions(e.Conditions)}
 		if r := e.TargetRef; r != nil && r.Kind == "Pod" {
-			ce.pod = r.Name
+			ce.Pod = r.Name
 			if r.Namespace != "" && r.Namespace != s.Namespace {
-				ce.pod = r.Namespace + "/" + r.Name
+				ce.Pod = r.Namespace + "/" + r.Name
 			}
 		}
 		if e.NodeName != nil {
-			ce.node = in.str(*e.NodeName)
+			ce.Node = in.str(*e.NodeName)
 		}
-		c.endpoints[i] = ce
+		c.Endpoints[i] = ce
 	}
 	return c, nil
 }
 
-// templateKey identifies a podTemplate: its label set by the interner's
+// templateKey identifies a build.PodTemplate: its label set by the interner's
 // hash (labelSet), the interned service account and port list.
 type templateKey struct {
 	labels uint64
@@ -123,13 +124,13 @@ type interner struct {
 	labels    map[uint64]map[string]string
 	seed      maphash.Seed
 	ports     map[string]*[]model.EndpointPort
-	templates map[templateKey]*podTemplate
+	templates map[templateKey]*build.PodTemplate
 }
 
 func newInterner() *interner {
 	return &interner{
 		strings: map[string]string{}, labels: map[uint64]map[string]string{},
-		seed: maphash.MakeSeed(), ports: map[string]*[]model.EndpointPort{}, templates: map[templateKey]*podTemplate{},
+		seed: maphash.MakeSeed(), ports: map[string]*[]model.EndpointPort{}, templates: map[templateKey]*build.PodTemplate{},
 	}
 }
 
@@ -187,14 +188,14 @@ func (in *interner) labelSet(labels map[string]string) (set map[string]string, h
 	return m, sum, true
 }
 
-// template returns the shared podTemplate of a pod. The caller holds in.mu.
-func (in *interner) template(p *corev1.Pod) *podTemplate {
+// template returns the shared build.PodTemplate of a pod. The caller holds in.mu.
+func (in *interner) template(p *corev1.Pod) *build.PodTemplate {
 	labels, hash, shared := in.labelSet(p.Labels)
-	t := &podTemplate{Labels: labels, ServiceAccount: in.str(p.Spec.ServiceAccountName), ports: in.podPorts(p)}
+	t := &build.PodTemplate{Labels: labels, ServiceAccount: in.str(p.Spec.ServiceAccountName), Ports: in.podPorts(p)}
 	if !shared {
 		return t
 	}
-	k := templateKey{labels: hash, sa: t.ServiceAccount, ports: t.ports}
+	k := templateKey{labels: hash, sa: t.ServiceAccount, ports: t.Ports}
 	if v, ok := in.templates[k]; ok {
 		return v
 	}
@@ -219,20 +220,20 @@ func (in *interner) transformPod(obj any) (any, error) {
 	defer in.mu.Unlock()
 	if len(in.labels) >= internerLimit || len(in.templates) >= internerLimit {
 		in.labels = map[uint64]map[string]string{}
-		in.templates = map[templateKey]*podTemplate{}
+		in.templates = map[templateKey]*build.PodTemplate{}
 	}
 	if len(in.ports) >= internerLimit {
 		in.ports = map[string]*[]model.EndpointPort{}
-		in.templates = map[templateKey]*podTemplate{}
+		in.templates = map[templateKey]*build.PodTemplate{}
 	}
-	c := &cachedPod{
-		Name: p.Name, Namespace: in.str(p.Namespace), rv: in.resourceVersionNumber(p.ResourceVersion),
-		podTemplate: in.template(p),
+	c := &build.Pod{
+		Name: p.Name, Namespace: in.str(p.Namespace), ResourceVersion: in.resourceVersionNumber(p.ResourceVersion),
+		PodTemplate: in.template(p),
 		NodeName:    in.str(p.Spec.NodeName),
-		redirected:  podRedirected(p),
+		Redirected:  podRedirected(p),
 	}
 	c.IP, _ = netip.ParseAddr(p.Status.PodIP)
-	c.inEndpoints = c.IP.IsValid() && p.DeletionTimestamp == nil &&
+	c.InEndpoints = c.IP.IsValid() && p.DeletionTimestamp == nil &&
 		p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded && podReady(p)
 	return c, nil
 }
@@ -344,10 +345,10 @@ func transformNode(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	c := &cachedNode{Name: n.Name, resourceVersion: n.ResourceVersion, Labels: n.Labels, locality: model.NodeLocality(n.Labels)}
+	c := &build.Node{Name: n.Name, ResourceVersion: n.ResourceVersion, Labels: n.Labels, Locality: model.NodeLocality(n.Labels)}
 	for _, a := range n.Status.Addresses {
 		if a.Type == corev1.NodeExternalIP && a.Address != "" {
-			c.externalIP = a.Address
+			c.ExternalIP = a.Address
 			break
 		}
 	}

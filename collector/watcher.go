@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
 	"github.com/meshscope/meshscope/model"
 
 	"context"
@@ -78,7 +79,7 @@ type watcher struct {
 	// dirty is set by every event and cleared by the snapshot builder
 	// before it reads the caches; part is that builder's cached result.
 	dirty atomic.Bool
-	part  atomic.Pointer[clusterPart]
+	part  atomic.Pointer[build.Part]
 
 	mu          sync.Mutex
 	startedAt   time.Time
@@ -491,3 +492,12 @@ func optionalWarning(h *informerHealth) string {
 // meshConfigKey is the ConfigMap key istiod reads its MeshConfig from
 // (pkg/config/mesh/kubemesh MeshConfigKey).
 const meshConfigKey = "mesh"
+
+// unwrapDeleted returns the object of a delete event whose final state was
+// unknown to the informer.
+func unwrapDeleted(obj any) any {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return d.Obj
+	}
+	return obj
+}

@@ -1,43 +1,53 @@
 package collector
 
 import (
+	"slices"
+	"sort"
+
+	"github.com/meshscope/meshscope/collector/build"
 	"github.com/meshscope/meshscope/model"
 	corev1 "k8s.io/api/core/v1"
 )
 
-func (w *watcher) view(systemNamespace string) cacheView {
-	v := cacheView{}
+// The watcher's read side: what the Registry reads of a watcher's caches.
+// view hands them to the build (package collector/build), which takes
+// plain objects and so also builds from caches that did not come from
+// informers.
+
+// view is the cluster's caches as the build's input.
+func (w *watcher) view(systemNamespace string) build.Caches {
+	v := build.Caches{}
 	for _, o := range w.services.inf.GetStore().List() {
 		if s, ok := o.(*corev1.Service); ok {
-			v.services = append(v.services, s)
+			v.Services = append(v.Services, s)
 		}
 	}
 	for _, o := range w.slices.inf.GetStore().List() {
-		if s, ok := o.(*cachedSlice); ok {
-			v.slices = append(v.slices, s)
+		if s, ok := o.(*build.Slice); ok {
+			v.Slices = append(v.Slices, s)
 		}
 	}
 	podStore := w.pods.inf.GetStore()
-	v.pod = func(key string) *cachedPod {
+	v.Pod = func(key string) *build.Pod {
 		o, ok, _ := podStore.GetByKey(key)
 		if !ok {
 			return nil
 		}
-		p, _ := o.(*cachedPod)
+		p, _ := o.(*build.Pod)
 		return p
 	}
-	v.podCount = len(podStore.ListKeys())
-	v.pods = func() []*cachedPod {
-		var out []*cachedPod
+	v.PodCount = len(podStore.ListKeys())
+	v.Pods = func() []*build.Pod {
+		var out []*build.Pod
 		for _, o := range podStore.List() {
-			if p, ok := o.(*cachedPod); ok {
+			if p, ok := o.(*build.Pod); ok {
 				out = append(out, p)
 			}
 		}
 		return out
 	}
 	nsStore := w.namespaces.inf.GetStore()
-	v.namespaces = func() []*corev1.Namespace {
+	v.Namespaces = func() []*corev1.Namespace {
 		var out []*corev1.Namespace
 		for _, o := range nsStore.List() {
 			if n, ok := o.(*corev1.Namespace); ok {
@@ -48,27 +58,27 @@ func (w *watcher) view(systemNamespace string) cacheView {
 	}
 	if w.gateways != nil {
 		for _, o := range w.gateways.inf.GetStore().List() {
-			if g, ok := o.(*cachedGateway); ok {
-				v.gateways = append(v.gateways, g)
+			if g, ok := o.(*build.GatewayObject); ok {
+				v.Gateways = append(v.Gateways, g)
 			}
 		}
-		v.gatewayAPI = w.gatewayAPI.Load()
+		v.GatewayAPI = w.gatewayAPI.Load()
 	}
 	if w.nodes != nil {
 		ns := w.nodes.inf.GetStore()
-		v.node = func(name string) *cachedNode {
+		v.Node = func(name string) *build.Node {
 			o, ok, _ := ns.GetByKey(name)
 			if !ok {
 				return nil
 			}
-			n, _ := o.(*cachedNode)
+			n, _ := o.(*build.Node)
 			return n
 		}
-		v.nodeCount = len(ns.ListKeys())
-		v.nodes = func() []*cachedNode {
-			var out []*cachedNode
+		v.NodeCount = len(ns.ListKeys())
+		v.Nodes = func() []*build.Node {
+			var out []*build.Node
 			for _, o := range ns.List() {
-				if n, ok := o.(*cachedNode); ok {
+				if n, ok := o.(*build.Node); ok {
 					out = append(out, n)
 				}
 			}
@@ -76,10 +86,10 @@ func (w *watcher) view(systemNamespace string) cacheView {
 		}
 	}
 	if o, ok, _ := nsStore.GetByKey(systemNamespace); ok {
-		v.systemNS, _ = o.(*corev1.Namespace)
+		v.SystemNamespace, _ = o.(*corev1.Namespace)
 	}
 	if w.secrets != nil {
-		v.secretsLen = len(w.secrets.inf.GetStore().ListKeys())
+		v.SecretCount = len(w.secrets.inf.GetStore().ListKeys())
 	}
 	return v
 }
@@ -103,4 +113,45 @@ func (w *watcher) meshConfigMapKey(ns, key string) (string, bool) {
 		return "", false
 	}
 	return cm.Data[key], true
+}
+
+// istiodClusterIDs are the distinct CLUSTER_IDs of the istiod pods (of the
+// revision, when one is given) in the system namespace, sorted.
+func (w *watcher) istiodClusterIDs(ns, revision string) []string {
+	if w.istiods == nil {
+		return nil
+	}
+	var ids []string
+	for _, o := range w.istiods.inf.GetStore().List() {
+		p, ok := o.(*cachedIstiod)
+		if !ok || p.pod.ClusterID == "" || p.namespace != ns {
+			continue
+		}
+		if revision != "" && revision != "default" && p.pod.Revision != revision {
+			continue
+		}
+		if !slices.Contains(ids, p.pod.ClusterID) {
+			ids = append(ids, p.pod.ClusterID)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// injectorClusterID is the clusterName of the sidecar injector's values
+// (ConfigMap istio-sidecar-injector, or -REV), "" when none.
+func (w *watcher) injectorClusterID(ns, revision string) string {
+	name := injectorConfigMap
+	if revision != "" && revision != "default" {
+		name += "-" + revision
+	}
+	o, ok, _ := w.configMaps.inf.GetStore().GetByKey(ns + "/" + name)
+	if !ok {
+		return ""
+	}
+	c, _ := o.(*corev1.ConfigMap)
+	if c == nil {
+		return ""
+	}
+	return c.Data[injectorValuesKey]
 }

@@ -2,11 +2,7 @@ package model
 
 import (
 	"slices"
-	"strings"
 	"testing"
-	"time"
-
-	"github.com/meshscope/meshscope/internal/meshtest"
 )
 
 // multiPrimary is a snapshot of two primaries, each reading the other
@@ -87,19 +83,5 @@ func TestControlPlanesFromIstiodPods(t *testing.T) {
 	s.Clusters[1].Source.In, s.Clusters[2].Source.In = "", ""
 	if got := s.ControlPlanes(); !slices.Equal(got, []string{"c1"}) {
 		t.Errorf("control planes %v, want the first context", got)
-	}
-}
-
-func TestParseRootCerts(t *testing.T) {
-	a, b := meshtest.SelfSigned(t, "root a", time.Now().AddDate(1, 0, 0)), meshtest.SelfSigned(t, "root b", time.Now().AddDate(0, 0, 5))
-	certs, errText := ParseRootCerts(append(append([]byte{}, a...), b...))
-	if errText != "" || len(certs) != 2 || certs[0].Subject != "CN=root a" || len(certs[0].Fingerprint) != 64 {
-		t.Fatalf("certs %+v err %q", certs, errText)
-	}
-	if !SharesRoot(certs, certs[1:]) || SharesRoot(certs[:1], certs[1:]) {
-		t.Error("SharesRoot")
-	}
-	if _, e := ParseRootCerts([]byte("not pem")); !strings.Contains(e, "no PEM certificate") {
-		t.Errorf("garbage: %q", e)
 	}
 }

@@ -84,3 +84,10 @@ const AnnotationTrafficDistribution = "networking.istio.io/traffic-distribution"
 const (
 	MultiClusterSecretLabel = "istio/multiCluster"
 )
+
+// OptionListenerMode is the listener tls option that makes a listener
+// auto-passthrough (constants.ListenerModeOption).
+const (
+	OptionListenerMode      = "gateway.istio.io/listener-protocol"
+	ListenerAutoPassthrough = "auto-passthrough"
+)

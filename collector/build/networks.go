@@ -1,4 +1,4 @@
-package collector
+package build
 
 import (
 	"github.com/meshscope/meshscope/model"
@@ -23,10 +23,10 @@ func meshNetworkNames(m *model.MeshNetworks) []string {
 	return names
 }
 
-// meshNetworkIndex is meshNetworks prepared for lookups while building a
+// NetworkIndex is meshNetworks prepared for lookups while building a
 // snapshot (istio pilot/pkg/serviceregistry/kube/controller/network.go
 // reloadMeshNetworks).
-type meshNetworkIndex struct {
+type NetworkIndex struct {
 	mn *model.MeshNetworks
 	// fromRegistry maps a cluster ID to the first (sorted) network whose
 	// endpoints say fromRegistry: <cluster>.
@@ -38,7 +38,7 @@ type meshNetworkIndex struct {
 	registryGateways map[string]map[string][]meshNetworkGatewayIn
 	// key identifies the content, to know when cached per-cluster parts
 	// must be rebuilt.
-	key string
+	Key string
 }
 
 type namedPrefix struct {
@@ -52,12 +52,12 @@ type meshNetworkGatewayIn struct {
 	Port    uint32
 }
 
-func newMeshNetworkIndex(mn *model.MeshNetworks, key string) *meshNetworkIndex {
-	ix := &meshNetworkIndex{
+func NewNetworkIndex(mn *model.MeshNetworks, key string) *NetworkIndex {
+	ix := &NetworkIndex{
 		mn:               mn,
 		fromRegistry:     map[string]string{},
 		registryGateways: map[string]map[string][]meshNetworkGatewayIn{},
-		key:              key,
+		Key:              key,
 	}
 	for _, name := range meshNetworkNames(mn) {
 		n := mn.Networks[name]
@@ -96,7 +96,7 @@ func newMeshNetworkIndex(mn *model.MeshNetworks, key string) *meshNetworkIndex {
 
 // networkFor returns the meshNetworks network of an endpoint IP in a
 // cluster: fromRegistry first, then the first fromCidr containing it.
-func (ix *meshNetworkIndex) networkFor(cluster, ip string) (string, model.NetworkFrom) {
+func (ix *NetworkIndex) networkFor(cluster, ip string) (string, model.NetworkFrom) {
 	if ix == nil {
 		return "", model.NetworkFromNone
 	}
@@ -123,7 +123,7 @@ func (ix *meshNetworkIndex) networkFor(cluster, ip string) (string, model.Networ
 // Network): the pod's topology.istio.io/network label, else the cluster's
 // system namespace label, else meshNetworks (fromRegistry, then fromCidr),
 // else "".
-func resolveNetwork(podLabel, systemNamespaceNetwork string, ix *meshNetworkIndex, cluster, ip string) (string, model.NetworkFrom) {
+func resolveNetwork(podLabel, systemNamespaceNetwork string, ix *NetworkIndex, cluster, ip string) (string, model.NetworkFrom) {
 	if podLabel != "" {
 		return podLabel, model.NetworkFromPodLabel
 	}

@@ -1,4 +1,4 @@
-package collector
+package build
 
 import (
 	"github.com/meshscope/meshscope/model"
@@ -19,12 +19,12 @@ import (
 // of what each istiod sends a ztunnel (collector/ambient) reads them.
 
 // buildAmbient gathers a cluster's ambient facts from its caches
-// (serviceLabels, by hostname, from buildPart's pass over the Services).
-func buildAmbient(v cacheView, id string, serviceLabels map[string]map[string]string) *model.AmbientCluster {
-	a := &model.AmbientCluster{Cluster: id, GatewayAPI: v.gatewayAPI, ServiceLabels: serviceLabels}
+// (serviceLabels, by hostname, from BuildPart's pass over the Services).
+func buildAmbient(v Caches, id string, serviceLabels map[string]map[string]string) *model.AmbientCluster {
+	a := &model.AmbientCluster{Cluster: id, GatewayAPI: v.GatewayAPI, ServiceLabels: serviceLabels}
 	var nss []*corev1.Namespace
-	if v.namespaces != nil {
-		nss = v.namespaces()
+	if v.Namespaces != nil {
+		nss = v.Namespaces()
 	}
 	if len(nss) > 0 {
 		a.Namespaces = make(map[string]map[string]string, len(nss))
@@ -32,21 +32,21 @@ func buildAmbient(v cacheView, id string, serviceLabels map[string]map[string]st
 			a.Namespaces[ns.Name] = ns.Labels
 		}
 	}
-	for _, g := range v.gateways {
+	for _, g := range v.Gateways {
 		gw := g.K8sGateway
 		gw.Cluster = id
 		a.Gateways = append(a.Gateways, gw)
 	}
 	slices.SortFunc(a.Gateways, func(x, y model.K8sGateway) int { return strings.Compare(x.Source(), y.Source()) })
-	if v.pods != nil {
-		for _, p := range v.pods() {
-			if (p.ServiceAccount == "" || p.ServiceAccount == "default") && !p.redirected {
+	if v.Pods != nil {
+		for _, p := range v.Pods() {
+			if (p.ServiceAccount == "" || p.ServiceAccount == "default") && !p.Redirected {
 				continue
 			}
 			if a.Pods == nil {
 				a.Pods = map[string]model.AmbientPod{}
 			}
-			a.Pods[p.Namespace+"/"+p.Name] = model.AmbientPod{ServiceAccount: p.ServiceAccount, Redirected: p.redirected}
+			a.Pods[p.Namespace+"/"+p.Name] = model.AmbientPod{ServiceAccount: p.ServiceAccount, Redirected: p.Redirected}
 		}
 	}
 	return a

@@ -1,38 +1,17 @@
-package collector
+package model_test
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
 )
 
-const meshNetworksYAML = `
-networks:
-  network1:
-    endpoints:
-    - fromRegistry: cluster1
-    gateways:
-    - registryServiceName: istio-ingressgateway.istio-system.svc.cluster.local
-      port: 443
-  network2:
-    endpoints:
-    - from_cidr: 10.144.0.0/16
-    gateways:
-    - address: 192.168.60.9
-      port: 15443
-  network3:
-    endpoints:
-    - fromCidr: 10.200.0.0/16
-    gateways:
-    - address: gw.example.com
-      port: 15443
-`
-
 func TestParseMeshNetworks(t *testing.T) {
-	mn, err := model.ParseMeshNetworks(meshNetworksYAML)
+	mn, err := model.ParseMeshNetworks(meshtest.MeshNetworksYAML)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,33 +30,6 @@ func TestParseMeshNetworks(t *testing.T) {
 	}
 	if mn, err := model.ParseMeshNetworks("  "); err != nil || len(mn.Networks) != 0 {
 		t.Fatal("empty meshNetworks should be empty")
-	}
-}
-
-func TestResolveNetworkOrder(t *testing.T) {
-	mn, _ := model.ParseMeshNetworks(meshNetworksYAML)
-	ix := newMeshNetworkIndex(mn, "k")
-	cases := []struct {
-		name                 string
-		pod, ns, cluster, ip string
-		want                 string
-		from                 model.NetworkFrom
-	}{
-		{"pod label wins over all", "netA", "netB", "cluster1", "10.144.0.1", "netA", model.NetworkFromPodLabel},
-		{"system namespace label next", "", "netB", "cluster1", "10.144.0.1", "netB", model.NetworkFromNamespaceLabel},
-		{"fromRegistry before fromCidr", "", "", "cluster1", "10.144.0.1", "network1", model.NetworkFromRegistry},
-		{"fromCidr", "", "", "cluster2", "10.144.3.4", "network2", model.NetworkFromCIDR},
-		{"nothing matches", "", "", "cluster2", "10.1.1.1", "", model.NetworkFromNone},
-		{"bad ip", "", "", "cluster2", "not-an-ip", "", model.NetworkFromNone},
-	}
-	for _, tc := range cases {
-		got, from := resolveNetwork(tc.pod, tc.ns, ix, tc.cluster, tc.ip)
-		if got != tc.want || from != tc.from {
-			t.Errorf("%s: got %q (%s), want %q (%s)", tc.name, got, from, tc.want, tc.from)
-		}
-	}
-	if got, _ := resolveNetwork("", "", nil, "c", "10.0.0.1"); got != "" {
-		t.Errorf("no meshNetworks: got %q", got)
 	}
 }
 

@@ -1,4 +1,4 @@
-package collector
+package build
 
 import (
 	"github.com/meshscope/meshscope/model"
@@ -12,23 +12,23 @@ import (
 // it), gateways are sorted, networks list their clusters, a meshNetworks
 // warning lands on its cluster, and an unwatched cluster keeps its state.
 func TestAssemble(t *testing.T) {
-	part := func(id, network, gwIP string) *clusterPart {
-		return &clusterPart{id: id, network: network,
-			services:    map[string]*model.ServiceInCluster{"hello.sample.svc.cluster.local": {Cluster: id, Ports: []model.ServicePort{{Name: "http", Port: 5000}}}},
+	part := func(id, network, gwIP string) *Part {
+		return &Part{ID: id, Network: network,
+			Services:    map[string]*model.ServiceInCluster{"hello.sample.svc.cluster.local": {Cluster: id, Ports: []model.ServicePort{{Name: "http", Port: 5000}}}},
 			serviceMeta: map[string][3]string{"hello.sample.svc.cluster.local": {"sample", "hello"}},
 			gateways:    []model.Gateway{{Network: network, Cluster: id, Address: gwIP, Port: 15443}},
 			networks:    map[string]bool{network: true}}
 	}
 	mn := &model.MeshNetworks{Networks: map[string]model.MeshNetwork{"network3": {Endpoints: []model.MeshNetworkEndpoint{{FromCIDR: "10.9.0.0/16"}}}}}
-	in := assembleInput{Version: 7, Time: time.Unix(1, 0), SystemNamespace: "istio-system", MeshNetworks: mn,
-		mnWarnings: map[string][]string{"k2": {"meshNetworks in ConfigMap istio does not parse"}},
-		Clusters: []clusterShare{
-			{key: "k2", cluster: model.Cluster{ID: "cluster2", State: model.StateSynced}, part: part("cluster2", "network2", "192.168.60.9")},
-			{key: "k1", fromContext: true, cluster: model.Cluster{ID: "cluster1", State: model.StateSynced}, part: part("cluster1", "network1", "192.168.60.113"),
-				mesh: &model.MeshConfig{Cluster: "cluster1", RootNamespace: "istio-system"}},
-			{key: "k3", cluster: model.Cluster{ID: "cluster3", State: model.StateError, Reason: "unreachable"}},
+	in := Input{Version: 7, Time: time.Unix(1, 0), SystemNamespace: "istio-system", MeshNetworks: mn,
+		NetworkWarnings: map[string][]string{"k2": {"meshNetworks in ConfigMap istio does not parse"}},
+		Clusters: []Share{
+			{Key: "k2", Cluster: model.Cluster{ID: "cluster2", State: model.StateSynced}, Part: part("cluster2", "network2", "192.168.60.9")},
+			{Key: "k1", FromContext: true, Cluster: model.Cluster{ID: "cluster1", State: model.StateSynced}, Part: part("cluster1", "network1", "192.168.60.113"),
+				MeshConfig: &model.MeshConfig{Cluster: "cluster1", RootNamespace: "istio-system"}},
+			{Key: "k3", Cluster: model.Cluster{ID: "cluster3", State: model.StateError, Reason: "unreachable"}},
 		}}
-	s := assemble(in)
+	s := Assemble(in)
 	if s.Version != 7 || len(s.Clusters) != 3 || s.Clusters[0].Network != "network2" || s.Clusters[2].State != model.StateError {
 		t.Fatalf("clusters: %+v", s.Clusters)
 	}

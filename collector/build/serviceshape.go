@@ -1,4 +1,4 @@
-package collector
+package build
 
 import (
 	"github.com/meshscope/meshscope/model"

@@ -1,4 +1,4 @@
-package collector
+package build
 
 import (
 	"github.com/meshscope/meshscope/model"
@@ -24,7 +24,7 @@ import (
 // ExternalIP of every node matching the selector, on the node port. No
 // address → no gateway. nodes lists the cluster's nodes (nil when they
 // cannot be read) and is called only for NodePort gateways.
-func serviceGateways(svc *corev1.Service, cluster, hostname string, ix *meshNetworkIndex, nodes func() []*cachedNode) []model.Gateway {
+func serviceGateways(svc *corev1.Service, cluster, hostname string, ix *NetworkIndex, nodes func() []*Node) []model.Gateway {
 	type proto struct {
 		network         string
 		port, hbonePort uint32
@@ -117,7 +117,7 @@ func nodePortFor(svc *corev1.Service, port uint32) uint32 {
 // nodeGatewayAddresses are the ExternalIPs of the nodes whose labels
 // include the selector (istiod ignores nodes without an ExternalIP; a
 // selector that does not parse selects every node, as in istiod).
-func nodeGatewayAddresses(svc *corev1.Service, nodes []*cachedNode) []string {
+func nodeGatewayAddresses(svc *corev1.Service, nodes []*Node) []string {
 	var sel map[string]string
 	_ = json.Unmarshal([]byte(svc.Annotations[model.AnnotationNodeSelector]), &sel)
 	var out []string
@@ -129,8 +129,8 @@ func nodeGatewayAddresses(svc *corev1.Service, nodes []*cachedNode) []string {
 				break
 			}
 		}
-		if match && n.externalIP != "" {
-			out = append(out, n.externalIP)
+		if match && n.ExternalIP != "" {
+			out = append(out, n.ExternalIP)
 		}
 	}
 	sort.Strings(out)

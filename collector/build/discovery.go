@@ -1,4 +1,4 @@
-package collector
+package build
 
 import (
 	"github.com/meshscope/meshscope/model"
@@ -8,13 +8,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// namespaceLabels are the labels of every namespace of a cluster (nil when
+// NamespaceLabels are the labels of every namespace of a cluster (nil when
 // namespaces cannot be read).
-func namespaceLabels(v cacheView) map[string]map[string]string {
-	if v.namespaces == nil {
+func NamespaceLabels(v Caches) map[string]map[string]string {
+	if v.Namespaces == nil {
 		return nil
 	}
-	nss := v.namespaces()
+	nss := v.Namespaces()
 	out := make(map[string]map[string]string, len(nss))
 	for _, n := range nss {
 		out[n.Name] = n.Labels
@@ -24,12 +24,12 @@ func namespaceLabels(v cacheView) map[string]map[string]string {
 
 // namespaceTrafficDistribution is the traffic-distribution annotation of
 // the namespaces that have one.
-func namespaceTrafficDistribution(v cacheView) map[string]string {
-	if v.namespaces == nil {
+func namespaceTrafficDistribution(v Caches) map[string]string {
+	if v.Namespaces == nil {
 		return nil
 	}
 	var out map[string]string
-	for _, n := range v.namespaces() {
+	for _, n := range v.Namespaces() {
 		if a := n.Annotations[model.AnnotationTrafficDistribution]; a != "" {
 			if out == nil {
 				out = map[string]string{}

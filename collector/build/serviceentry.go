@@ -1,4 +1,4 @@
-package collector
+package build
 
 import (
 	"github.com/meshscope/meshscope/model"
@@ -21,16 +21,16 @@ type workloadSelector struct {
 	labels    map[string]string
 }
 
-// selectorSet is every workloadSelector of the snapshot's ServiceEntries;
+// Selectors is every workloadSelector of the snapshot's ServiceEntries;
 // key changes whenever the list does (a cluster's selected pods are then
 // found again).
-type selectorSet struct {
+type Selectors struct {
 	list []workloadSelector
-	key  string
+	Key  string
 }
 
-func selectorsOf(ses []model.ServiceEntry) selectorSet {
-	var s selectorSet
+func SelectorsOf(ses []model.ServiceEntry) Selectors {
+	var s Selectors
 	var b strings.Builder
 	for _, se := range ses {
 		if se.WorkloadSelector == nil {
@@ -48,21 +48,21 @@ func selectorsOf(ses []model.ServiceEntry) selectorSet {
 		}
 		b.WriteString("\x01")
 	}
-	s.key = b.String()
+	s.Key = b.String()
 	return s
 }
 
-// selectPods finds, for each selector, the pods of one cluster it picks:
+// SelectPods finds, for each selector, the pods of one cluster it picks:
 // pods of its namespace that istiod's pod controller makes workload
 // instances (ready, with an IP, not terminal or deleting), whose labels as
 // istiod augments them include the selector's.
-func selectPods(v cacheView, cluster, systemNetwork string, ix *meshNetworkIndex, sel selectorSet) [][]model.Endpoint {
-	if len(sel.list) == 0 || v.pods == nil {
+func SelectPods(v Caches, cluster, systemNetwork string, ix *NetworkIndex, sel Selectors) [][]model.Endpoint {
+	if len(sel.list) == 0 || v.Pods == nil {
 		return nil
 	}
 	out := make([][]model.Endpoint, len(sel.list))
-	for _, p := range v.pods() {
-		if !p.inEndpoints {
+	for _, p := range v.Pods() {
+		if !p.InEndpoints {
 			continue
 		}
 		var ep *model.Endpoint
@@ -84,13 +84,13 @@ func selectPods(v cacheView, cluster, systemNetwork string, ix *meshNetworkIndex
 
 // podEndpoint is a pod as a ServiceEntry's workload instance; its Ports
 // are the pod's named container ports (mapped to ServiceEntry ports later).
-func podEndpoint(v cacheView, p *cachedPod, cluster, systemNetwork string, ix *meshNetworkIndex) model.Endpoint {
+func podEndpoint(v Caches, p *Pod, cluster, systemNetwork string, ix *NetworkIndex) model.Endpoint {
 	e := model.Endpoint{Cluster: cluster, Address: p.IP.String(), Pod: p.Name, Node: p.NodeName, Labels: p.Labels,
 		TLSMode: p.Labels[model.LabelTLSMode], Ready: true, Serving: true}
 	e.Network, e.NetworkFrom = resolveNetwork(p.Labels[model.LabelNetwork], systemNetwork, ix, cluster, e.Address)
 	e.Locality = v.podLocality(p.Labels, p.NodeName)
-	if p.ports != nil {
-		e.Ports = *p.ports
+	if p.Ports != nil {
+		e.Ports = *p.Ports
 	}
 	return e
 }
@@ -100,7 +100,7 @@ func podEndpoint(v cacheView, p *cachedPod, cluster, systemNetwork string, ix *m
 // convertServiceEntryToInstances, and the workloadSelector over
 // WorkloadEntries and pods): inline endpoints when there is no selector;
 // else the WorkloadEntries of every cluster and the pods of every cluster
-// (selected, by cluster, aligned with selectorsOf(ses)) of its namespace
+// (selected, by cluster, aligned with SelectorsOf(ses)) of its namespace
 // that match.
 func attachServiceEntries(services map[string]*model.Service, ses []model.ServiceEntry, wes []model.WorkloadEntry, selected map[string][][]model.Endpoint) {
 	// Oldest first, as istiod sorts them (sortServicesByCreationTime).

@@ -1,4 +1,4 @@
-package collector
+package build
 
 import (
 	"github.com/meshscope/meshscope/model"
@@ -10,47 +10,47 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 )
 
-// clusterPart is what one cluster contributes to a snapshot. It is rebuilt
+// Part is what one cluster contributes to a snapshot. It is rebuilt
 // only when that cluster's caches changed (or its ID, or meshNetworks), so a
 // burst of events in one cluster does not rebuild the others.
-type clusterPart struct {
-	id, mnKey   string
-	network     string // system namespace label
-	ambient     *model.AmbientCluster
-	services    map[string]*model.ServiceInCluster
-	serviceMeta map[string][3]string // hostname → namespace, name, ""
-	gateways    []model.Gateway
-	networks    map[string]bool // networks of its endpoints
-	counts      model.Counts
+type Part struct {
+	ID, NetworksKey string
+	Network         string // system namespace label
+	ambient         *model.AmbientCluster
+	Services        map[string]*model.ServiceInCluster
+	serviceMeta     map[string][3]string // hostname → namespace, name, ""
+	gateways        []model.Gateway
+	networks        map[string]bool // networks of its endpoints
+	Counts          model.Counts
 	// What the ServiceEntries' workloadSelectors pick among its pods (for
 	// the selectors of key selKey), and its namespaces' labels.
-	selKey   string
-	selected [][]model.Endpoint
-	nsLabels map[string]map[string]string
+	SelectorsKey    string
+	Selected        [][]model.Endpoint
+	NamespaceLabels map[string]map[string]string
 }
 
 // importantServiceLabels are the Service labels that make it a gateway.
 var importantServiceLabels = []string{model.LabelNetwork, model.LabelGatewayPort, "istio"}
 
-// buildPart turns one cluster's caches into its share of a snapshot.
-func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPart {
-	p := &clusterPart{
-		id:          id,
-		services:    make(map[string]*model.ServiceInCluster, len(v.services)),
-		serviceMeta: make(map[string][3]string, len(v.services)),
+// BuildPart turns one cluster's caches into its share of a snapshot.
+func BuildPart(v Caches, id, domain string, ix *NetworkIndex) *Part {
+	p := &Part{
+		ID:          id,
+		Services:    make(map[string]*model.ServiceInCluster, len(v.Services)),
+		serviceMeta: make(map[string][3]string, len(v.Services)),
 		networks:    map[string]bool{},
 	}
 	if ix != nil {
-		p.mnKey = ix.key
+		p.NetworksKey = ix.Key
 	}
-	if v.systemNS != nil {
-		p.network = v.systemNS.Labels[model.LabelNetwork]
+	if v.SystemNamespace != nil {
+		p.Network = v.SystemNamespace.Labels[model.LabelNetwork]
 	}
-	p.counts = model.Counts{Services: len(v.services), EndpointSlices: len(v.slices), Pods: v.podCount, Nodes: v.nodeCount, RemoteSecrets: v.secretsLen}
-	serviceLabels := make(map[string]map[string]string, len(v.services))
+	p.Counts = model.Counts{Services: len(v.Services), EndpointSlices: len(v.Slices), Pods: v.PodCount, Nodes: v.NodeCount, RemoteSecrets: v.SecretCount}
+	serviceLabels := make(map[string]map[string]string, len(v.Services))
 	nsTD := namespaceTrafficDistribution(v)
 
-	for _, svc := range v.services {
+	for _, svc := range v.Services {
 		h := svc.Name + "." + svc.Namespace + ".svc." + domain
 		sc := &model.ServiceInCluster{
 			Cluster:   id,
@@ -62,10 +62,10 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		}
 		serviceShape(sc, svc)
 		sc.TrafficDistribution = trafficDistribution(svc, nsTD[svc.Namespace])
-		p.services[h] = sc
+		p.Services[h] = sc
 		p.serviceMeta[h] = [3]string{svc.Namespace, svc.Name}
 		serviceLabels[h] = svc.Labels
-		p.gateways = append(p.gateways, serviceGateways(svc, id, h, ix, v.nodes)...)
+		p.gateways = append(p.gateways, serviceGateways(svc, id, h, ix, v.Nodes)...)
 	}
 
 	// Per-pod facts are shared by every service the pod backs.
@@ -77,46 +77,46 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 		locality string
 		missing  bool
 	}
-	pods := make(map[string]*podInfo, v.podCount)
+	pods := make(map[string]*podInfo, v.PodCount)
 	// Slices istiod reads (it ignores FQDN slices and slices of no
 	// Service), with each hostname's endpoint count, so every service's
 	// endpoints are allocated once at their final size.
-	hostOf := make([]string, len(v.slices))
+	hostOf := make([]string, len(v.Slices))
 	total := map[string]int{}
-	for i, sl := range v.slices {
-		if sl.service == "" || sl.addressType == discoveryv1.AddressTypeFQDN {
+	for i, sl := range v.Slices {
+		if sl.Service == "" || sl.AddressType == discoveryv1.AddressTypeFQDN {
 			continue
 		}
-		hostOf[i] = sl.service + "." + sl.namespace + ".svc." + domain
-		for _, ep := range sl.endpoints {
-			total[hostOf[i]] += len(ep.addresses)
+		hostOf[i] = sl.Service + "." + sl.Namespace + ".svc." + domain
+		for _, ep := range sl.Endpoints {
+			total[hostOf[i]] += len(ep.Addresses)
 		}
 	}
 	slicesOf := map[string]int{} // hostname → slices seen; >1 needs de-duplication
-	for i, sl := range v.slices {
+	for i, sl := range v.Slices {
 		h := hostOf[i]
 		if h == "" {
 			continue
 		}
-		sc := p.services[h]
+		sc := p.Services[h]
 		if sc == nil {
 			sc = &model.ServiceInCluster{Cluster: id, NoService: true}
-			p.services[h] = sc
-			p.serviceMeta[h] = [3]string{sl.namespace, sl.service}
+			p.Services[h] = sc
+			p.serviceMeta[h] = [3]string{sl.Namespace, sl.Service}
 		}
 		if sc.Endpoints == nil {
 			sc.Endpoints = make([]model.Endpoint, 0, total[h])
 		}
 		slicesOf[h]++
-		for j := range sl.endpoints {
-			ep := &sl.endpoints[j]
+		for j := range sl.Endpoints {
+			ep := &sl.Endpoints[j]
 			var pi *podInfo
-			if ep.pod != "" {
-				key := ep.podKey(sl.namespace)
+			if ep.Pod != "" {
+				key := ep.PodKey(sl.Namespace)
 				pi = pods[key]
 				if pi == nil {
 					pi = &podInfo{}
-					if pod := v.pod(key); pod != nil {
+					if pod := v.Pod(key); pod != nil {
 						pi.labels = pod.Labels // interned by the pod cache
 						pi.tlsMode = pod.Labels[model.LabelTLSMode]
 						pi.netLabel = pod.Labels[model.LabelNetwork]
@@ -128,15 +128,15 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 					pods[key] = pi
 				}
 			}
-			node := ep.node
-			for _, addr := range ep.addresses {
+			node := ep.Node
+			for _, addr := range ep.Addresses {
 				e := model.Endpoint{
 					Cluster:     id,
 					Address:     addr,
-					Ports:       sl.ports,
-					Ready:       ep.conditions.ready(),
-					Serving:     ep.conditions.serving(),
-					Terminating: ep.conditions.terminating(),
+					Ports:       sl.Ports,
+					Ready:       ep.Conditions.Ready(),
+					Serving:     ep.Conditions.Serving(),
+					Terminating: ep.Conditions.Terminating(),
 				}
 				netLabel := ""
 				if pi != nil {
@@ -144,11 +144,11 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 					if node == "" {
 						node = pi.node
 					}
-					e.Pod = ep.podName()
+					e.Pod = ep.PodName()
 					e.PodMissing = pi.missing
 				}
 				e.Node = node
-				e.Network, e.NetworkFrom = resolveNetwork(netLabel, p.network, ix, id, addr)
+				e.Network, e.NetworkFrom = resolveNetwork(netLabel, p.Network, ix, id, addr)
 				if e.Network != "" {
 					p.networks[e.Network] = true
 				}
@@ -156,24 +156,24 @@ func buildPart(v cacheView, id, domain string, ix *meshNetworkIndex) *clusterPar
 			}
 		}
 	}
-	for _, svc := range v.services {
-		if eps := serviceWorkloadEntries(svc, v.workloadEntries); len(eps) > 0 {
-			sc := p.services[svc.Name+"."+svc.Namespace+".svc."+domain]
+	for _, svc := range v.Services {
+		if eps := serviceWorkloadEntries(svc, v.WorkloadEntries); len(eps) > 0 {
+			sc := p.Services[svc.Name+"."+svc.Namespace+".svc."+domain]
 			sc.Endpoints = append(sc.Endpoints, eps...)
 		}
 	}
-	for h, sc := range p.services {
+	for h, sc := range p.Services {
 		sortEndpoints(sc.Endpoints)
 		if slicesOf[h] > 1 {
 			// Slices of one service can overlap while the endpoint
 			// controller moves endpoints between them: keep one per address.
 			sc.Endpoints = dedupeSorted(sc.Endpoints)
 		}
-		p.counts.Endpoints += len(sc.Endpoints)
+		p.Counts.Endpoints += len(sc.Endpoints)
 	}
 	p.ambient = buildAmbient(v, id, serviceLabels)
-	for _, g := range v.gateways {
-		p.gateways = append(p.gateways, gatewayAPIGateways(&g.K8sGateway, id)...)
+	for _, g := range v.Gateways {
+		p.gateways = append(p.gateways, GatewayAPIGateways(&g.K8sGateway, id)...)
 	}
 	return p
 }
@@ -248,7 +248,7 @@ func servicePorts(svc *corev1.Service) []model.ServicePort {
 	return out
 }
 
-func slicePorts(ports []discoveryv1.EndpointPort) []model.EndpointPort {
+func SlicePorts(ports []discoveryv1.EndpointPort) []model.EndpointPort {
 	out := make([]model.EndpointPort, 0, len(ports))
 	for _, p := range ports {
 		ep := model.EndpointPort{}

@@ -1,6 +1,7 @@
-package collector
+package build
 
 import (
+	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 
 	"reflect"
@@ -10,19 +11,19 @@ import (
 )
 
 func TestServiceGateways(t *testing.T) {
-	mn, _ := model.ParseMeshNetworks(meshNetworksYAML)
-	ix := newMeshNetworkIndex(mn, "k")
+	mn, _ := model.ParseMeshNetworks(meshtest.MeshNetworksYAML)
+	ix := NewNetworkIndex(mn, "k")
 	const host = "istio-eastwestgateway.istio-system.svc.cluster.local"
 
 	t.Run("lab gateway: LB IP, default port 15443", func(t *testing.T) {
-		got := serviceGateways(eastWest("network2", "192.168.60.9"), "cluster2", host, ix, nil)
+		got := serviceGateways(meshtest.EastWestGateway("network2", "192.168.60.9"), "cluster2", host, ix, nil)
 		want := []model.Gateway{{Network: "network2", Cluster: "cluster2", Address: "192.168.60.9", Port: 15443, From: model.GatewayFromService, Service: "istio-system/istio-eastwestgateway"}}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %+v", got)
 		}
 	})
 	t.Run("gatewayPort label picks the port", func(t *testing.T) {
-		s := eastWest("network1", "1.1.1.1")
+		s := meshtest.EastWestGateway("network1", "1.1.1.1")
 		s.Labels[model.LabelGatewayPort] = "15012"
 		got := serviceGateways(s, "c", host, ix, nil)
 		if len(got) != 1 || got[0].Port != 15012 {
@@ -30,21 +31,21 @@ func TestServiceGateways(t *testing.T) {
 		}
 	})
 	t.Run("port not exposed: no gateway", func(t *testing.T) {
-		s := eastWest("network1", "1.1.1.1")
+		s := meshtest.EastWestGateway("network1", "1.1.1.1")
 		s.Labels[model.LabelGatewayPort] = "16000"
 		if got := serviceGateways(s, "c", host, ix, nil); len(got) != 0 {
 			t.Fatalf("got %+v", got)
 		}
 	})
 	t.Run("bad gatewayPort label falls back to 15443", func(t *testing.T) {
-		s := eastWest("network1", "1.1.1.1")
+		s := meshtest.EastWestGateway("network1", "1.1.1.1")
 		s.Labels[model.LabelGatewayPort] = "tls"
 		if got := serviceGateways(s, "c", host, ix, nil); len(got) != 1 || got[0].Port != 15443 {
 			t.Fatalf("got %+v", got)
 		}
 	})
 	t.Run("HBONE only", func(t *testing.T) {
-		s := eastWest("network1", "1.1.1.1")
+		s := meshtest.EastWestGateway("network1", "1.1.1.1")
 		s.Spec.Ports = []corev1.ServicePort{{Port: 15008}}
 		got := serviceGateways(s, "c", host, ix, nil)
 		if len(got) != 1 || got[0].Port != 0 || got[0].HBONEPort != 15008 {
@@ -52,7 +53,7 @@ func TestServiceGateways(t *testing.T) {
 		}
 	})
 	t.Run("hostname ingress kept and marked", func(t *testing.T) {
-		s := eastWest("network1", "")
+		s := meshtest.EastWestGateway("network1", "")
 		s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{Hostname: "abc.elb.amazonaws.com"}}
 		got := serviceGateways(s, "c", host, ix, nil)
 		if len(got) != 1 || got[0].Address != "abc.elb.amazonaws.com" || !got[0].Hostname {
@@ -60,7 +61,7 @@ func TestServiceGateways(t *testing.T) {
 		}
 	})
 	t.Run("IP preferred over hostname of the same ingress; externalIPs added", func(t *testing.T) {
-		s := eastWest("network1", "")
+		s := meshtest.EastWestGateway("network1", "")
 		s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "2.2.2.2", Hostname: "x.example"}}
 		s.Spec.ExternalIPs = []string{"3.3.3.3", "2.2.2.2"}
 		got := serviceGateways(s, "c", host, ix, nil)
@@ -69,7 +70,7 @@ func TestServiceGateways(t *testing.T) {
 		}
 	})
 	t.Run("externalIPs on a ClusterIP service; LB status ignored for non-LB", func(t *testing.T) {
-		s := eastWest("network1", "9.9.9.9")
+		s := meshtest.EastWestGateway("network1", "9.9.9.9")
 		s.Spec.Type = corev1.ServiceTypeClusterIP
 		s.Spec.ExternalIPs = []string{"4.4.4.4"}
 		got := serviceGateways(s, "c", host, ix, nil)
@@ -78,21 +79,21 @@ func TestServiceGateways(t *testing.T) {
 		}
 	})
 	t.Run("no address: no gateway", func(t *testing.T) {
-		s := eastWest("network1", "")
+		s := meshtest.EastWestGateway("network1", "")
 		s.Status.LoadBalancer.Ingress = nil
 		if got := serviceGateways(s, "c", host, ix, nil); len(got) != 0 {
 			t.Fatalf("got %+v", got)
 		}
 	})
 	t.Run("no network label: not a gateway", func(t *testing.T) {
-		s := eastWest("network1", "1.1.1.1")
+		s := meshtest.EastWestGateway("network1", "1.1.1.1")
 		delete(s.Labels, model.LabelNetwork)
 		if got := serviceGateways(s, "c", host, ix, nil); len(got) != 0 {
 			t.Fatalf("got %+v", got)
 		}
 	})
 	t.Run("registryServiceName only in the fromRegistry cluster", func(t *testing.T) {
-		s := eastWest("", "5.5.5.5")
+		s := meshtest.EastWestGateway("", "5.5.5.5")
 		delete(s.Labels, model.LabelNetwork)
 		s.Name = "istio-ingressgateway"
 		h := "istio-ingressgateway.istio-system.svc.cluster.local"
@@ -106,23 +107,28 @@ func TestServiceGateways(t *testing.T) {
 		}
 	})
 	t.Run("NodePort with nodeSelector: node ExternalIPs on the node port", func(t *testing.T) {
-		s := eastWest("network1", "")
+		s := meshtest.EastWestGateway("network1", "")
 		s.Spec.Type = corev1.ServiceTypeNodePort
 		s.Status.LoadBalancer.Ingress = nil
 		s.Annotations = map[string]string{model.AnnotationNodeSelector: `{"gw":"yes"}`}
 		for i := range s.Spec.Ports {
 			s.Spec.Ports[i].NodePort = 30000 + s.Spec.Ports[i].Port%1000
 		}
-		n1, n2, n3 := nodeObj("n1", "r", "z"), nodeObj("n2", "r", "z"), nodeObj("n3", "r", "z")
+		n1, n2, n3 := meshtest.Node("n1", "r", "z"), meshtest.Node("n2", "r", "z"), meshtest.Node("n3", "r", "z")
 		n1.Labels["gw"], n2.Labels["gw"] = "yes", "yes"
 		n1.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}, {Type: corev1.NodeExternalIP, Address: "8.8.8.1"}}
 		n2.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "10.0.0.2"}} // no ExternalIP: skipped
 		n3.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeExternalIP, Address: "8.8.8.3"}}  // not selected
-		nodes := func() []*cachedNode {
-			var out []*cachedNode
+		nodes := func() []*Node {
+			var out []*Node
 			for _, n := range []*corev1.Node{n1, n2, n3} {
-				c, _ := transformNode(n)
-				out = append(out, c.(*cachedNode))
+				c := &Node{Name: n.Name, Labels: n.Labels}
+				for _, a := range n.Status.Addresses {
+					if a.Type == corev1.NodeExternalIP {
+						c.ExternalIP = a.Address
+					}
+				}
+				out = append(out, c)
 			}
 			return out
 		}

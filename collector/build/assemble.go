@@ -1,4 +1,4 @@
-package collector
+package build
 
 import (
 	"github.com/meshscope/meshscope/model"
@@ -7,73 +7,73 @@ import (
 	"time"
 )
 
-// clusterShare is what one cluster contributes to a snapshot, as gathered
+// Share is what one cluster contributes to a snapshot, as gathered
 // from its watcher (gather.go): the input of assemble.
-type clusterShare struct {
-	key         string // the registry entry's key (meshNetworks warnings)
-	fromContext bool
-	cluster     model.Cluster
+type Share struct {
+	Key         string // the registry entry's key (meshNetworks warnings)
+	FromContext bool
+	Cluster     model.Cluster
 	// part is nil for a cluster that is not watched (removed, in error,
 	// not started); selectedNow says its ServiceEntry selections are of
 	// the current selectors.
-	part        *clusterPart
-	selectedNow bool
-	drs         []model.DestinationRule
-	pas         []model.PeerAuthentication
-	sidecars    []model.Sidecar
-	vss         []model.VirtualService
+	Part                *Part
+	SelectedNow         bool
+	DestinationRules    []model.DestinationRule
+	PeerAuthentications []model.PeerAuthentication
+	Sidecars            []model.Sidecar
+	VirtualServices     []model.VirtualService
 	// mesh is the mesh config of a context cluster's istiod.
-	mesh *model.MeshConfig
+	MeshConfig *model.MeshConfig
 }
 
-// assembleInput is everything a snapshot is made of.
-type assembleInput struct {
+// Input is everything a snapshot is made of.
+type Input struct {
 	Version         uint64
 	Time            time.Time
 	SystemNamespace string
-	Clusters        []clusterShare
+	Clusters        []Share
 	MeshNetworks    *model.MeshNetworks
-	mnIndex         *meshNetworkIndex
-	mnWarnings      map[string][]string
+	NetworkIndex    *NetworkIndex
+	NetworkWarnings map[string][]string
 	ServiceEntries  []model.ServiceEntry
 	WorkloadEntries []model.WorkloadEntry
 }
 
-// assemble puts the clusters' shares together into a snapshot: services
+// Assemble puts the clusters' shares together into a snapshot: services
 // merged by hostname (the first cluster to hold one names it), the
 // ServiceEntries' workloads attached, gateways and networks collected. It
 // reads nothing but its input.
-func assemble(in assembleInput) *model.Snapshot {
+func Assemble(in Input) *model.Snapshot {
 	s := &model.Snapshot{Version: in.Version, Time: in.Time, SystemNamespace: in.SystemNamespace}
 	services := map[string]*model.Service{}
 	selected := map[string][][]model.Endpoint{}
 	nsLabels := map[string]map[string]map[string]string{}
 	nets := networkSet{}
 	for _, sh := range in.Clusters {
-		c := sh.cluster
-		c.Warnings = append(c.Warnings, in.mnWarnings[sh.key]...)
-		if p := sh.part; p != nil {
+		c := sh.Cluster
+		c.Warnings = append(c.Warnings, in.NetworkWarnings[sh.Key]...)
+		if p := sh.Part; p != nil {
 			id := c.ID
-			c.Network, c.Counts = p.network, p.counts
-			if sh.selectedNow {
-				selected[id] = p.selected
+			c.Network, c.Counts = p.Network, p.Counts
+			if sh.SelectedNow {
+				selected[id] = p.Selected
 			}
-			nsLabels[id] = p.nsLabels
+			nsLabels[id] = p.NamespaceLabels
 			if p.ambient != nil {
 				s.Ambient = append(s.Ambient, *p.ambient)
 			}
-			if p.network != "" {
-				nets.add(p.network, id)
+			if p.Network != "" {
+				nets.add(p.Network, id)
 			}
 			for n := range p.networks {
 				nets.add(n, id)
 			}
 			s.Gateways = append(s.Gateways, p.gateways...)
-			s.DestinationRules = append(s.DestinationRules, sh.drs...)
-			s.PeerAuthentications = append(s.PeerAuthentications, sh.pas...)
-			s.Sidecars = append(s.Sidecars, sh.sidecars...)
-			s.VirtualServices = append(s.VirtualServices, sh.vss...)
-			for h, sc := range p.services {
+			s.DestinationRules = append(s.DestinationRules, sh.DestinationRules...)
+			s.PeerAuthentications = append(s.PeerAuthentications, sh.PeerAuthentications...)
+			s.Sidecars = append(s.Sidecars, sh.Sidecars...)
+			s.VirtualServices = append(s.VirtualServices, sh.VirtualServices...)
+			for h, sc := range p.Services {
 				svc := services[h]
 				if svc == nil {
 					m := p.serviceMeta[h]
@@ -85,8 +85,8 @@ func assemble(in assembleInput) *model.Snapshot {
 				}
 			}
 		}
-		if sh.mesh != nil {
-			s.MeshConfigs = append(s.MeshConfigs, *sh.mesh)
+		if sh.MeshConfig != nil {
+			s.MeshConfigs = append(s.MeshConfigs, *sh.MeshConfig)
 		}
 		s.Clusters = append(s.Clusters, c)
 	}

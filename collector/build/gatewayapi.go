@@ -1,4 +1,4 @@
-package collector
+package build
 
 import (
 	"strconv"
@@ -12,14 +12,7 @@ import (
 // class, next to the gateway Services (kube/controller/network.go
 // handleGatewayResource, merged in (*Controller).NetworkGateways).
 
-// optionListenerMode is the listener tls option that makes a listener
-// auto-passthrough (constants.ListenerModeOption).
-const (
-	optionListenerMode      = "gateway.istio.io/listener-protocol"
-	listenerAutoPassthrough = "auto-passthrough"
-)
-
-// gatewayAPIGateways returns the network gateways istiod takes from a
+// GatewayAPIGateways returns the network gateways istiod takes from a
 // Gateway of cluster (handleGatewayResource): none without the network
 // label; else, for each spec address (not status: an address the
 // controller reports is not read here) of type IPAddress or Hostname —
@@ -28,7 +21,7 @@ const (
 // listener (Port = HBONEPort = its port). Each carries the Gateway's
 // service account. An istio-remote Gateway counts only for the istiod whose
 // config cluster holds it (discoverRemoteGatewayResources).
-func gatewayAPIGateways(g *model.K8sGateway, cluster string) []model.Gateway {
+func GatewayAPIGateways(g *model.K8sGateway, cluster string) []model.Gateway {
 	if g.Network == "" {
 		return nil
 	}
@@ -66,7 +59,7 @@ func autoPassthrough(g *model.K8sGateway, l model.GatewayListener) bool {
 	if !l.TLS {
 		return false
 	}
-	if l.ListenerMode == listenerAutoPassthrough {
+	if l.ListenerMode == model.ListenerAutoPassthrough {
 		return true
 	}
 	return g.Network != "" && strconv.FormatUint(uint64(l.Port), 10) == g.PassthroughPort

@@ -1,4 +1,4 @@
-package collector
+package build
 
 import (
 	"github.com/meshscope/meshscope/model"
@@ -8,15 +8,15 @@ import (
 // its own locality label, else its node's topology labels. The
 // EndpointSlice's zone and nodeName play no part: istiod reads the Pod's
 // spec.nodeName.
-func (v cacheView) podLocality(labels map[string]string, node string) string {
+func (v Caches) podLocality(labels map[string]string, node string) string {
 	if l := model.PodLabelLocality(labels); l != "" {
 		return l
 	}
-	if node == "" || v.node == nil {
+	if node == "" || v.Node == nil {
 		return ""
 	}
-	if n := v.node(node); n != nil {
-		return n.locality
+	if n := v.Node(node); n != nil {
+		return n.Locality
 	}
 	return ""
 }
