@@ -138,12 +138,12 @@ func TestDemoPlantedProblems(t *testing.T) {
 	}
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
-		if has(explain.Problems(d.Registry.Snapshot()), "leak", "no gateway is known for network2") {
+		if has(explain.Diagnose(d.Registry.Snapshot(), explain.Inputs{}), "leak", "no gateway is known for network2") {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Errorf("no leak while network2's gateway has no address: %+v", explain.Problems(d.Registry.Snapshot()))
+	t.Errorf("no leak while network2's gateway has no address: %+v", explain.Diagnose(d.Registry.Snapshot(), explain.Inputs{}))
 }
 
 // TestDemoChurnPushes: churn reaches the xdsclient as EDS push events.
@@ -179,7 +179,7 @@ func TestDemoChurnPushes(t *testing.T) {
 
 func has(ps []explain.Problem, kind, text string) bool {
 	for _, p := range ps {
-		if p.Kind == kind && strings.Contains(p.Sentence, text) {
+		if string(p.Kind) == kind && strings.Contains(p.Sentence, text) {
 			return true
 		}
 	}

@@ -124,31 +124,31 @@ func rootInfos(snap *model.Snapshot) map[string]rootInfo {
 // badgeNames shortens the problem kinds whose names do not fit a service
 // row's VERDICT cell (the problems view and the service view say them in
 // full); "" is no badge.
-var badgeNames = map[string]string{
-	"duplicate-gateway":    "dup-gw",
-	"missing-service":      "missing",
-	"inconsistent-service": "inconsistent",
-	"stale-endpoint":       "stale-ep",
-	"xds-differs":          "", // the row's verdict (mismatch) says it
-	"wds-differs":          "", // the row's verdict (mismatch) says it
+var badgeNames = map[model.ProblemKind]string{
+	model.ProblemDuplicateGateway:    "dup-gw",
+	model.ProblemMissingService:      "missing",
+	model.ProblemInconsistentService: "inconsistent",
+	model.ProblemStaleEndpoint:       "stale-ep",
+	model.ProblemXDSDiffers:          "", // the row's verdict (mismatch) says it
+	model.ProblemWDSDiffers:          "", // the row's verdict (mismatch) says it
 	// Every service in ambient mode has its pods left out of other
 	// networks' sidecars (information): the MODE column says as much.
-	"ambient-sidecar-drop":      "",
-	"ambient-scope-mismatch":    "scope",
-	"waypoint-cross-network":    "waypoint-net",
-	"waypoint-unresolved":       "waypoint",
-	"config-skew":               "cfg-skew",
-	"locality-failover":         "failover",
-	"serviceentry-no-workloads": "se-empty",
-	"serviceentry-port-name":    "se-port",
-	"workloadentry-unhealthy":   "we-unhealthy",
+	model.ProblemAmbientSidecarDrop:      "",
+	model.ProblemAmbientScopeMismatch:    "scope",
+	model.ProblemWaypointCrossNetwork:    "waypoint-net",
+	model.ProblemWaypointUnresolved:      "waypoint",
+	model.ProblemConfigSkew:              "cfg-skew",
+	model.ProblemLocalityFailover:        "failover",
+	model.ProblemServiceEntryNoWorkloads: "se-empty",
+	model.ProblemServiceEntryPortName:    "se-port",
+	model.ProblemWorkloadEntryUnhealthy:  "we-unhealthy",
 }
 
-func badgeName(kind string) string {
+func badgeName(kind model.ProblemKind) string {
 	if b, ok := badgeNames[kind]; ok {
 		return b
 	}
-	return kind
+	return string(kind)
 }
 
 // sourceMark follows a service row's cluster marks: where istiod learns

@@ -142,7 +142,7 @@ func writeProblems(w io.Writer, ps []explain.Problem) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEVERITY\tKIND\tCLUSTER\tSERVICE\tPROBLEM")
 	for _, p := range ps {
-		kind := p.Kind
+		kind := string(p.Kind)
 		if p.Count > 1 {
 			kind = fmt.Sprintf("%s ×%d", kind, p.Count)
 		}

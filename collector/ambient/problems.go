@@ -12,15 +12,13 @@ import (
 type Problem struct {
 	// Severity is error, warning or info.
 	Severity string `json:"severity"`
-	// Kind is a stable code: ambient-no-gateway, ambient-several-gateways,
-	// ambient-gateway-ignored, ambient-scope-mismatch,
-	// waypoint-cross-network, waypoint-unresolved.
-	Kind         string `json:"kind"`
-	ControlPlane string `json:"controlPlane"`
-	Cluster      string `json:"cluster,omitempty"`
-	Network      string `json:"network,omitempty"`
-	Service      string `json:"service,omitempty"`
-	Sentence     string `json:"sentence"`
+	// Kind is a stable code (model/problems.go lists them).
+	Kind         model.ProblemKind `json:"kind"`
+	ControlPlane string            `json:"controlPlane"`
+	Cluster      string            `json:"cluster,omitempty"`
+	Network      string            `json:"network,omitempty"`
+	Service      string            `json:"service,omitempty"`
+	Sentence     string            `json:"sentence"`
 }
 
 // ControlPlanes are the clusters whose istiod meshscope knows the mesh
@@ -98,7 +96,7 @@ func (v *View) gatewayProblems() []Problem {
 			for _, g := range gws {
 				names = append(names, g.Source+" "+g.Address+" ("+g.Cluster+")")
 			}
-			out = append(out, Problem{Severity: "warning", Kind: "ambient-several-gateways", ControlPlane: v.ControlPlane, Network: n,
+			out = append(out, Problem{Severity: "warning", Kind: model.ProblemAmbientSeveralGateways, ControlPlane: v.ControlPlane, Network: n,
 				Sentence: fmt.Sprintf("istiod of %s knows %d east-west gateways for network %s (%s): it sends ztunnels the first it finds, in no fixed order (istio/istio#59273)",
 					v.ControlPlane, len(gws), n, strings.Join(names, ", "))})
 		}
@@ -110,7 +108,7 @@ func (v *View) gatewayProblems() []Problem {
 		}
 		for _, g := range a.Gateways {
 			if why := v.ignored(id, g); why != "" {
-				out = append(out, Problem{Severity: "warning", Kind: "ambient-gateway-ignored", ControlPlane: v.ControlPlane, Cluster: id, Network: g.Network,
+				out = append(out, Problem{Severity: "warning", Kind: model.ProblemAmbientGatewayIgnored, ControlPlane: v.ControlPlane, Cluster: id, Network: g.Network,
 					Sentence: fmt.Sprintf("istiod of %s ignores Gateway %s in %s: %s", v.ControlPlane, g.Source(), id, why)})
 			}
 		}
@@ -155,14 +153,14 @@ func (v *View) serviceProblems(svc *model.Service) []Problem {
 		}
 		switch d.Reason {
 		case DropNoGateway:
-			out = append(out, Problem{Severity: "error", Kind: "ambient-no-gateway", ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
+			out = append(out, Problem{Severity: "error", Kind: model.ProblemAmbientNoGateway, ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
 				Network: d.Network, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("ztunnels of %s's istiod cannot reach the %d pod(s) of %s in network %s: %s", v.ControlPlane, len(d.Pods), svc.Hostname, orNone(d.Network), d.Why)})
 		case DropNotGlobal, DropLocalNotGlobal:
 			if !v.globalSomewhere(svc) {
 				continue // local everywhere: meant to be
 			}
-			out = append(out, Problem{Severity: "warning", Kind: "ambient-scope-mismatch", ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
+			out = append(out, Problem{Severity: "warning", Kind: model.ProblemAmbientScopeMismatch, ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
 				Network: d.Network, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("%s is global in some clusters but not in others: ztunnels of %s's istiod do not get its %d pod(s) in %s (%s)",
 					svc.Hostname, v.ControlPlane, len(d.Pods), strings.Join(d.Clusters, ","), d.Why)})

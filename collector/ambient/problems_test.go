@@ -11,7 +11,7 @@ import (
 func kinds(ps []Problem) []string {
 	var out []string
 	for _, p := range ps {
-		out = append(out, p.Severity+" "+p.Kind+" "+p.ControlPlane+" "+p.Network)
+		out = append(out, p.Severity+" "+string(p.Kind)+" "+p.ControlPlane+" "+p.Network)
 	}
 	slices.Sort(out)
 	return out

@@ -214,7 +214,7 @@ func (v *View) waypointProblems(svc *model.Service, p Prediction) []Problem {
 	if !p.Sent || len(p.WaypointUses) == 0 {
 		return nil
 	}
-	prob := func(sev, kind, cluster, network, format string, a ...any) []Problem {
+	prob := func(sev string, kind model.ProblemKind, cluster, network, format string, a ...any) []Problem {
 		return []Problem{{Severity: sev, Kind: kind, ControlPlane: v.ControlPlane, Cluster: cluster, Network: network, Service: svc.Hostname,
 			Sentence: fmt.Sprintf(format, a...)}}
 	}
@@ -222,7 +222,7 @@ func (v *View) waypointProblems(svc *model.Service, p Prediction) []Problem {
 		if w.Network == v.Network {
 			return nil
 		}
-		return prob("warning", "waypoint-cross-network", w.Cluster, w.Network,
+		return prob("warning", model.ProblemWaypointCrossNetwork, w.Cluster, w.Network,
 			"ztunnels of %s's istiod (network %s) get %s with waypoint %s of %s on network %s (%s), because %s has no %s of its own and the Service resource comes from %s: they must reach the waypoint across networks; deploy the service (and its waypoint) in %s too",
 			v.ControlPlane, orNone(v.Network), svc.Hostname, w.Source(), w.Cluster, orNone(w.Network), orText(w.AddressString(), "no address"),
 			v.ControlPlane, svc.Hostname, p.From, v.ControlPlane)
@@ -239,7 +239,7 @@ func (v *View) waypointProblems(svc *model.Service, p Prediction) []Problem {
 			if base != nil {
 				why = base.Error
 			}
-			return prob("error", "waypoint-cross-network", u.Cluster, w.Network,
+			return prob("error", model.ProblemWaypointCrossNetwork, u.Cluster, w.Network,
 				"%s uses waypoint %s in %s (network %s) but ztunnels of %s's istiod (network %s) get the Service from %s without a waypoint (%s), so they send its traffic straight to the pods, through the east-west gateway to network %s too, never through the waypoint or its policies; deploy the waypoint in %s as well and label the Service there alike, or remove the label",
 				svc.Hostname, u.Named, u.Cluster, orNone(w.Network), v.ControlPlane, orNone(v.Network), p.From, why, orNone(w.Network), p.From)
 		}
@@ -247,7 +247,7 @@ func (v *View) waypointProblems(svc *model.Service, p Prediction) []Problem {
 	if base == nil || base.Error == "" {
 		return nil
 	}
-	return prob("warning", "waypoint-unresolved", p.From, v.networks[p.From],
+	return prob("warning", model.ProblemWaypointUnresolved, p.From, v.networks[p.From],
 		"%s names waypoint %s (label %s on the %s) but ztunnels of %s's istiod get it without a waypoint: %s; deploy the waypoint or fix the label",
 		svc.Hostname, base.Named, model.LabelUseWaypoint, base.From, v.ControlPlane, base.Error)
 }

@@ -43,7 +43,7 @@ func wdsProblems(snap *model.Snapshot, in Inputs) []Problem {
 	var ps []Problem
 	for _, s := range in.WDS {
 		if s.Service == nil {
-			ps = append(ps, Problem{Severity: Warning, Kind: "istiod-unreachable", Cluster: s.ControlPlane,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemIstiodUnreachable, Cluster: s.ControlPlane,
 				Sentence: fmt.Sprintf("cannot compare what istiod %s sends ztunnels with the prediction: %s", s.ControlPlane, orText(s.Error, "nothing arrived"))})
 			continue
 		}
@@ -61,7 +61,7 @@ func wdsProblems(snap *model.Snapshot, in Inputs) []Problem {
 			for i, d := range e.Differences {
 				why[i] = d.Why
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: "wds-differs", Cluster: s.ControlPlane, Service: svc.Hostname,
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemWDSDiffers, Cluster: s.ControlPlane, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("what istiod %s sends ztunnels for %s differs from the prediction (meshscope explain %s --from ztunnel@%s): %s",
 					s.ControlPlane, shortHost(svc.Hostname), shortHost(svc.Hostname), s.ControlPlane, strings.Join(why, "; "))})
 		}

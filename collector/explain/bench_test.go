@@ -58,8 +58,7 @@ func bigMultiPrimary() *model.Snapshot {
 }
 
 // BenchmarkDiagnose is doctor's prediction-only pass (--offline) over the
-// whole mesh, with two primaries; BenchmarkProblems the first release's
-// single pass, for comparison.
+// whole mesh, with two primaries.
 func BenchmarkDiagnose(b *testing.B) {
 	snap := bigMultiPrimary()
 	b.ReportAllocs()
@@ -68,14 +67,5 @@ func BenchmarkDiagnose(b *testing.B) {
 		if ps := Diagnose(snap, Inputs{}); len(ps) != 0 {
 			b.Fatalf("healthy mesh: %+v", ps[0])
 		}
-	}
-}
-
-func BenchmarkProblems(b *testing.B) {
-	snap := bigMultiPrimary()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		Problems(snap)
 	}
 }

@@ -21,7 +21,7 @@ func localityProblems(snap *model.Snapshot) []Problem {
 		if !d.LocalityLb.FailsOver() || d.OutlierDetection {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Warning, Kind: "locality-failover", Cluster: d.Cluster, Service: fqdn(d.Host, d.Namespace),
+		ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemLocalityFailover, Cluster: d.Cluster, Service: fqdn(d.Host, d.Namespace),
 			Sentence: fmt.Sprintf("DestinationRule %s/%s (config cluster %s) sets locality %s for %s but no outlierDetection: istiod turns failover off without it, so traffic never fails over to another locality — add trafficPolicy.outlierDetection",
 				d.Namespace, d.Name, d.Cluster, failoverWhat(d.LocalityLb), d.Host)})
 	}
@@ -41,7 +41,7 @@ func localityProblems(snap *model.Snapshot) []Problem {
 			if d != nil {
 				why = fmt.Sprintf("its DestinationRule %s/%s sets no outlierDetection", d.Namespace, d.Name)
 			}
-			ps = append(ps, Problem{Severity: Warning, Kind: "locality-failover", Cluster: mc.Cluster, Service: svc.Hostname,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemLocalityFailover, Cluster: mc.Cluster, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("the mesh config of istiod %s sets locality %s, but %s %s: istiod turns failover off without outlierDetection — add a DestinationRule with trafficPolicy.outlierDetection",
 					mc.Cluster, failoverWhat(mc.LocalityLbSetting), shortHost(svc.Hostname), why),
 				group: &grouping{key: "mesh-failover|" + mc.Cluster, subject: shortHost(svc.Hostname),
@@ -117,7 +117,7 @@ func meshConfigSkew(snap *model.Snapshot, a, b string) []Problem {
 		if x == y {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Warning, Kind: "config-skew", Cluster: b,
+		ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemConfigSkew, Cluster: b,
 			Sentence: fmt.Sprintf("mesh setting %s differs between istiod %s (%s, %s) and istiod %s (%s, %s): the two primaries treat every service differently — give them the same mesh config",
 				f.name, a, x, ma.Source, b, y, mb.Source)})
 	}
@@ -161,7 +161,7 @@ func serviceConfigSkew(snap *model.Snapshot, a, b string) []Problem {
 			}
 		}
 		for _, d := range diffs {
-			ps = append(ps, Problem{Severity: Warning, Kind: "config-skew", Cluster: b, Service: svc.Hostname,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemConfigSkew, Cluster: b, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("%s: %s, so proxies of the two primaries treat it differently — apply the same Istio config in every primary's config cluster", shortHost(svc.Hostname), d),
 				group: &grouping{key: "skew|" + a + "|" + b + "|" + d, subject: shortHost(svc.Hostname),
 					format: fmt.Sprintf("%s for {n} services ({examples}), so proxies of the two primaries treat them differently — apply the same Istio config in every primary's config cluster", d)}})

@@ -26,7 +26,7 @@ func controlPlaneProblems(snap *model.Snapshot, views []istiod.View) []Problem {
 			if slices.Contains(reads, c.ID) || !meshMember(c) {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: "control-plane-missing-cluster", Cluster: cp,
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemControlPlaneMissingCluster, Cluster: cp,
 				Sentence: missingClusterSentence(snap, cp, c, reads, from)})
 		}
 	}

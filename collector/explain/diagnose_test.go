@@ -44,7 +44,7 @@ func mpSeed() *model.Snapshot {
 func find(ps []Problem, kind string) []Problem {
 	var out []Problem
 	for _, p := range ps {
-		if p.Kind == kind {
+		if string(p.Kind) == kind {
 			out = append(out, p)
 		}
 	}

@@ -47,7 +47,7 @@ func gatewayServiceProblems(snap *model.Snapshot, svc *model.Service, sic *model
 	found := gatewayFound(snap, name, cid)
 	switch {
 	case !exposesPort(sic, gwPort) && !exposesPort(sic, model.DefaultGatewayHBONEPort):
-		ps = append(ps, Problem{Severity: Error, Kind: "gateway-port", Cluster: cid, Service: svc.Hostname,
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayPort, Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but exposes neither port %d (%s) nor HBONE %d (its ports: %s): istiod does not take it as %s's gateway — expose port %d (named tls) or fix the label",
 				name, cid, networkLabel, nw, gwPort, portFrom, model.DefaultGatewayHBONEPort, portsOf(sic), nw, gwPort)})
 	case !found && sic.LBPending:
@@ -56,15 +56,15 @@ func gatewayServiceProblems(snap *model.Snapshot, svc *model.Service, sic *model
 		if sic.Created.IsZero() || age > pendingAfter {
 			sev, what = Error, "has been waiting for its load balancer"
 		}
-		ps = append(ps, Problem{Severity: sev, Kind: "gateway-lb-pending", Cluster: cid, Service: svc.Hostname,
+		ps = append(ps, Problem{Severity: sev, Kind: model.ProblemGatewayLBPending, Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s (type LoadBalancer) %s for %s (error after %s): without an ingress address it is no gateway for %s, so other networks reach %s's endpoints directly or not at all — check the cloud load balancer controller and its events",
 				name, cid, what, ageText(sic.Created, now), pendingAfter, nw, nw)})
 	case !found:
-		ps = append(ps, Problem{Severity: Error, Kind: "gateway-no-address", Cluster: cid, Service: svc.Hostname,
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayNoAddress, Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but has no usable address (load-balancer ingress IP/hostname or externalIP): it is no gateway for %s", name, cid, networkLabel, nw, nw)})
 	}
 	if readyEndpoints(sic) == 0 {
-		ps = append(ps, Problem{Severity: Error, Kind: "gateway-not-ready", Cluster: cid, Service: svc.Hostname,
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayNotReady, Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s has no ready pod behind it (%d endpoint(s), none ready): traffic other networks send to %s's gateway in %s has nowhere to go — check the gateway Deployment", name, cid, len(sic.Endpoints), nw, cid)})
 	}
 	return ps
@@ -96,7 +96,7 @@ func gatewayAddressConflicts(snap *model.Snapshot) []Problem {
 		if len(nets) < 2 {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Error, Kind: "gateway-address-conflict", Cluster: gs[len(gs)-1].Cluster,
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayAddressConflict, Cluster: gs[len(gs)-1].Cluster,
 			Sentence: fmt.Sprintf("gateways of %d networks share address %s: %s — proxies send every one of those networks' traffic to one load balancer, which can only be one network's gateway; give each network's gateway its own address",
 				len(nets), a, strings.Join(who, ", "))})
 	}

@@ -36,7 +36,7 @@ func Group(ps []Problem) []Problem {
 			out = append(out, p)
 			continue
 		}
-		k := string(p.Severity) + "\x00" + p.Kind + "\x00" + p.group.key
+		k := string(p.Severity) + "\x00" + string(p.Kind) + "\x00" + p.group.key
 		a := byKey[k]
 		if a == nil {
 			a = &acc{at: len(out), clusters: map[string]bool{}, services: map[string]bool{}}

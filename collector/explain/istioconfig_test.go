@@ -43,9 +43,9 @@ func TestExplainServiceEntry(t *testing.T) {
 	}
 }
 
-func TestProblemsServiceEntries(t *testing.T) {
+func TestDiagnoseServiceEntries(t *testing.T) {
 	s := withVM(seed(), "disabled")
-	ps := Problems(s)
+	ps := Diagnose(s, Inputs{})
 	if !hasProblem(ps, "drop", "give WorkloadEntry/vm-2 a serviceAccount") {
 		t.Errorf("no drop for the WorkloadEntry without mTLS: %+v", ps)
 	}
@@ -55,7 +55,7 @@ func TestProblemsServiceEntries(t *testing.T) {
 	// A ServiceEntry for helloworld's host with another port name.
 	s.Services[0].ServiceEntries = []*model.ServiceEntryHost{{Cluster: "cluster1", Namespace: "sample", Name: "hw-extra", Resolution: "STATIC",
 		Ports: []model.ServicePort{{Name: "web", Port: 5000}}, Endpoints: []model.Endpoint{{Address: "10.44.0.90"}}}}
-	ps = Problems(s)
+	ps = Diagnose(s, Inputs{})
 	for _, want := range [][2]string{
 		{"serviceentry-no-workloads", "ServiceEntry sample/vm selects no WorkloadEntry"},
 		{"mesh-config", "bad yaml"},

@@ -32,15 +32,8 @@ func (s Severity) rank() int {
 // reader (the TUI) can jump to it.
 type Problem struct {
 	Severity Severity `json:"severity"`
-	// Kind is a stable code: leak, drop, skew, duplicate-gateway, gateway-no-address,
-	// gateway-hostname, gateway-not-ready, network-label, cluster-state,
-	// cluster-warning, remote-secret, istiod-disagrees, mesh-config,
-	// serviceentry-no-workloads, serviceentry-port-name,
-	// workloadentry-unhealthy; in ambient mode ambient-no-gateway,
-	// ambient-several-gateways, ambient-gateway-ignored,
-	// ambient-scope-mismatch, ambient-sidecar-drop, waypoint-cross-network,
-	// waypoint-unresolved, wds-differs.
-	Kind string `json:"kind"`
+	// Kind is a stable code (model.ProblemKind: model/problems.go lists them).
+	Kind model.ProblemKind `json:"kind"`
 	// Cluster and Service name what the problem concerns (either may be empty).
 	Cluster  string `json:"cluster,omitempty"`
 	Service  string `json:"service,omitempty"`
@@ -84,26 +77,6 @@ func Viewpoints(snap *model.Snapshot) []horizon.Proxy {
 	return out
 }
 
-// Problems lists what the first release of doctor found wrong in a
-// snapshot, errors first, predicting every service from every default
-// viewpoint over the whole mesh. The UI's problems view still shows it;
-// Diagnose is doctor's fuller list (per control plane, grouped, with skew
-// only beyond endpoint counts).
-func Problems(snap *model.Snapshot) []Problem {
-	if snap == nil {
-		return nil
-	}
-	var ps []Problem
-	ps = append(ps, clusterProblems(snap)...)
-	ps = append(ps, gatewayProblems(snap)...)
-	ps = append(ps, labelProblems(snap)...)
-	ps = append(ps, serviceProblems(snap)...)
-	ps = append(ps, istioConfigProblems(snap)...)
-	ps = append(ps, ambientProblems(snap)...)
-	SortProblems(ps)
-	return ps
-}
-
 // SortProblems orders problems errors first, then by kind and subject.
 func SortProblems(ps []Problem) {
 	sort.SliceStable(ps, func(i, j int) bool {
@@ -137,9 +110,9 @@ func clusterProblems(snap *model.Snapshot) []Problem {
 		switch c.State {
 		case model.StateSynced:
 		case model.StateError:
-			kind := "cluster-state"
+			kind := model.ProblemClusterState
 			if c.Source.Kind == model.SourceSecret {
-				kind = "remote-secret"
+				kind = model.ProblemRemoteSecret
 			}
 			ps = append(ps, Problem{Severity: Error, Kind: kind, Cluster: c.ID,
 				Sentence: fmt.Sprintf("cluster %s%s: %s", c.ID, via, orText(c.Reason, "error"))})
@@ -149,35 +122,11 @@ func clusterProblems(snap *model.Snapshot) []Problem {
 			if c.State == model.StateTimeout {
 				sev = Error
 			}
-			ps = append(ps, Problem{Severity: sev, Kind: "cluster-state", Cluster: c.ID,
+			ps = append(ps, Problem{Severity: sev, Kind: model.ProblemClusterState, Cluster: c.ID,
 				Sentence: fmt.Sprintf("cluster %s%s is %s%s: its services and endpoints may be incomplete", c.ID, via, c.State, withReason(c.Reason))})
 		}
 		for _, w := range c.Warnings {
-			ps = append(ps, Problem{Severity: Warning, Kind: "cluster-warning", Cluster: c.ID, Sentence: fmt.Sprintf("cluster %s: %s", c.ID, w)})
-		}
-	}
-	return ps
-}
-
-func gatewayProblems(snap *model.Snapshot) []Problem {
-	ps := hostnameGatewayProblems(snap)
-	// Gateway Services: labelled with a network, but giving no gateway, or
-	// with no ready endpoint behind them.
-	for _, svc := range snap.Services {
-		for cid, sic := range svc.Clusters {
-			nw := sic.Labels[networkLabel]
-			if nw == "" || sic.NoService {
-				continue
-			}
-			name := svc.Namespace + "/" + svc.Name
-			if !gatewayFound(snap, name, cid) {
-				ps = append(ps, Problem{Severity: Error, Kind: "gateway-no-address", Cluster: cid, Service: svc.Hostname,
-					Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but has no usable address (load-balancer ingress IP/hostname or externalIP) or no mTLS port: it is no gateway for %s", name, cid, networkLabel, nw, nw)})
-			}
-			if readyEndpoints(sic) == 0 {
-				ps = append(ps, Problem{Severity: Warning, Kind: "gateway-not-ready", Cluster: cid, Service: svc.Hostname,
-					Sentence: fmt.Sprintf("gateway Service %s in %s has no ready endpoint: traffic sent to %s's gateway has nowhere to go", name, cid, nw)})
-			}
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemClusterWarning, Cluster: c.ID, Sentence: fmt.Sprintf("cluster %s: %s", c.ID, w)})
 		}
 	}
 	return ps
@@ -188,7 +137,7 @@ func hostnameGatewayProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for _, g := range snap.Gateways {
 		if g.Hostname {
-			ps = append(ps, Problem{Severity: Warning, Kind: "gateway-hostname", Cluster: g.Cluster,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemGatewayHostname, Cluster: g.Cluster,
 				Sentence: fmt.Sprintf("gateway of %s at %s is a hostname: istiod must resolve it (RESOLVE_HOSTNAME_GATEWAYS) and drops it if it cannot; meshscope does not use it in predictions", g.Network, g.Address)})
 		}
 	}
@@ -233,56 +182,10 @@ func labelProblems(snap *model.Snapshot) []Problem {
 					continue
 				}
 				seen[k] = true
-				ps = append(ps, Problem{Severity: Warning, Kind: "network-label", Cluster: cid, Service: svc.Hostname,
+				ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemNetworkLabel, Cluster: cid, Service: svc.Hostname,
 					Sentence: fmt.Sprintf("pod %s in %s is labelled %s=%s, but its cluster's network (label on the system namespace) is %s: the pod label wins — check which is right", e.Pod, cid, networkLabel, e.Network, c.Network)})
 			}
 		}
-	}
-	return ps
-}
-
-// serviceProblems predicts every service from every network's viewpoint and
-// reports leaks, mTLS drops and cross-network skew.
-func serviceProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
-	ix := horizon.NewIndex(snap)
-	views := Viewpoints(snap)
-	for _, svc := range snap.Services {
-		if IsGatewayService(svc) {
-			continue // the gateways themselves are not traffic destinations
-		}
-		for _, port := range svc.Ports {
-			for _, v := range views {
-				p := horizon.PredictWith(snap, ix, svc.Hostname, port.Port, v)
-				ps = append(ps, predictionProblems(snap, svc.Hostname, port.Port, v, p)...)
-				ps = append(ps, duplicateProblems(svc.Hostname, port.Port, v, p)...)
-			}
-		}
-	}
-	return dedupe(ps)
-}
-
-func predictionProblems(snap *model.Snapshot, host string, port int32, v horizon.Proxy, p horizon.Prediction) []Problem {
-	ps := leakDropProblems(snap, host, v, p)
-	var local, cross uint64
-	for _, e := range p.Endpoints {
-		switch e.Kind {
-		case horizon.Local:
-			local += uint64(e.Weight)
-		case horizon.Gateway:
-			cross += uint64(e.Weight)
-		}
-	}
-	if local > 0 && cross > local {
-		share := (200*cross/(local+cross) + 1) / 2 // rounded percent
-		// Above half is skew; from three quarters on it is worth a warning
-		// (e.g. 1 local pod against 3 remote ones).
-		sev := Info
-		if share >= 75 {
-			sev = Warning
-		}
-		ps = append(ps, Problem{Severity: sev, Kind: "skew", Service: host,
-			Sentence: fmt.Sprintf("%s port %d: %d%% of a %s proxy's traffic crosses networks (gateway weight %d vs %d local): most endpoints are in other networks", host, port, share, v.Network, cross, local)})
 	}
 	return ps
 }
@@ -300,7 +203,7 @@ func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p hori
 			continue
 		}
 		fix := fmt.Sprintf("no gateway is known for %s — label the east-west gateway Service %s=%s and give it an external IP", e.Network, networkLabel, e.Network)
-		ps = append(ps, Problem{Severity: Error, Kind: "leak", Cluster: e.Cluster, Service: host,
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemLeak, Cluster: e.Cluster, Service: host,
 			Sentence: fmt.Sprintf("%s: %s:%d%s goes to %s directly: %s", host, e.Address, e.Port, describe(orText(e.Pod, e.Workload), e.Cluster, e.Network), v.Network, fix),
 			group: &grouping{key: "leak|" + e.Network + "|" + v.Network, subject: shortHost(host) + " " + e.Address,
 				format: fmt.Sprintf("{n} endpoints of %s are sent to %s proxies with their pod IPs ({examples}): %s", e.Network, v.Network, fix)}})
@@ -330,7 +233,7 @@ func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p hori
 			key += "|" + why
 			groupWhy = why
 		}
-		ps = append(ps, Problem{Severity: Error, Kind: "drop", Cluster: d.Cluster, Service: host,
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemDrop, Cluster: d.Cluster, Service: host,
 			Sentence: fmt.Sprintf("%s: %s:%d%s is dropped for %s: %s — %s",
 				host, d.Address, d.Port, describe(orText(d.Pod, d.Workload), d.Cluster, d.Network), v.Network, why, fix),
 			group: &grouping{key: key, subject: shortHost(host) + " " + orText(orText(d.Pod, d.Workload), d.Address),
@@ -350,7 +253,7 @@ func ambientPod(snap *model.Snapshot, host, cluster, pod string) bool {
 // another network's sidecars.
 func ambientSidecarDrop(host string, v horizon.Proxy, d horizon.Dropped) Problem {
 	why := fmt.Sprintf("their pods run in ambient mode (istio-cni redirects them to ztunnel; no sidecar) and a sidecar reaches another network only through the mTLS gateway, so istiod leaves them out of its EDS — ztunnels reach them over HBONE (meshscope explain %s --from ztunnel)", shortHost(host))
-	return Problem{Severity: Info, Kind: "ambient-sidecar-drop", Cluster: d.Cluster, Service: host,
+	return Problem{Severity: Info, Kind: model.ProblemAmbientSidecarDrop, Cluster: d.Cluster, Service: host,
 		Sentence: fmt.Sprintf("%s: %s:%d%s is not sent to %s sidecars: %s", host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, why),
 		group: &grouping{key: "ambient-sidecar-drop|" + d.Cluster + "|" + v.Network, subject: shortHost(host) + " " + d.Pod,
 			format: fmt.Sprintf("{n} endpoints in %s are not sent to %s sidecars ({examples}): %s", d.Cluster, v.Network, why)}}
@@ -374,7 +277,7 @@ func dedupe(ps []Problem) []Problem {
 	seen := map[string]bool{}
 	out := ps[:0]
 	for _, p := range ps {
-		k := p.Kind + "\x00" + p.Sentence
+		k := string(p.Kind) + "\x00" + p.Sentence
 		if seen[k] {
 			continue
 		}

@@ -47,7 +47,7 @@ func duplicateServerProblems(snap *model.Snapshot) []Problem {
 		byServer[c.Server] = append(byServer[c.Server], c)
 		for _, s := range c.SecretsFrom(c.ID) {
 			if s.Key != "" && s.Key != c.ID {
-				ps = append(ps, Problem{Severity: Error, Kind: "remote-secret-duplicate", Cluster: c.ID,
+				ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretDuplicate, Cluster: c.ID,
 					Sentence: fmt.Sprintf("remote secret %s in %s declares cluster %q for %s's own API server (%s): istiod %s reads itself a second time, so every endpoint of %s is sent twice — delete that secret (or its key %q)",
 						s.Name, c.ID, s.Key, c.ID, c.Server, c.ID, c.ID, s.Key)})
 			}
@@ -75,7 +75,7 @@ func duplicateServerProblems(snap *model.Snapshot) []Problem {
 			if len(both) < 2 {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: "remote-secret-duplicate", Cluster: both[1],
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretDuplicate, Cluster: both[1],
 				Sentence: fmt.Sprintf("istiod %s reads the API server %s twice, as clusters %s (%s): every endpoint there is counted twice (doubled gateway weights, duplicate endpoints) — keep one remote secret per API server, under the cluster's real ID",
 					holder, srv, strings.Join(both, " and "), strings.Join(how, "; "))})
 		}
@@ -110,7 +110,7 @@ func twoKeysProblems(c *model.Cluster) []Problem {
 		for _, s := range srcs {
 			how = append(how, fmt.Sprintf("%q from remote secret %s", s.Key, s.Name))
 		}
-		ps = append(ps, Problem{Severity: Error, Kind: "remote-secret-duplicate", Cluster: c.ID,
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretDuplicate, Cluster: c.ID,
 			Sentence: fmt.Sprintf("istiod %s reads the API server %s (cluster %s) twice, as %s: every endpoint there is counted twice (doubled gateway weights, duplicate endpoints) — keep one remote secret per API server, under the cluster's real ID",
 				h, orText(c.Server, "of "+c.ID), c.ID, strings.Join(how, " and "))})
 	}
@@ -156,7 +156,7 @@ func clusterIDProblems(snap *model.Snapshot) []Problem {
 			if s.Kind != model.SourceSecret || s.Key == "" || s.Key == own || s.In == c.ID {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: "remote-secret-cluster-id", Cluster: c.ID,
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretClusterID, Cluster: c.ID,
 				Sentence: fmt.Sprintf("remote secret %s in %s calls the API server %s %q, but the istiod running there (pod %s) has CLUSTER_ID %q: istiod %s files that cluster's endpoints under another ID than its own proxies send, so cluster-local services, locality and multi-primary config disagree — recreate the secret with --name=%s",
 					s.Name, s.In, c.Server, s.Key, pod, own, s.In, own)})
 		}
@@ -184,7 +184,7 @@ func secretRBACProblems(snap *model.Snapshot) []Problem {
 		if len(missing) == 0 {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Error, Kind: "remote-secret-rbac", Cluster: c.ID,
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretRBAC, Cluster: c.ID,
 			Sentence: fmt.Sprintf("the user of remote secret %s (in %s) may not list/watch %s in %s, which istiod needs there: its informers for them never sync, so istiod %s marks %s timed out after PILOT_REMOTE_CLUSTER_TIMEOUT and works without them — grant get/list/watch on %s to that user (istio-reader-clusterrole)",
 				c.Source.Name, c.Source.In, strings.Join(missing, ", "), c.ID, c.Source.In, c.ID, strings.Join(missing, ", "))})
 	}

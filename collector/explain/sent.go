@@ -69,7 +69,7 @@ func sentProblems(snap *model.Snapshot, in Inputs) []Problem {
 	for _, s := range in.Sent {
 		who := fmt.Sprintf("istiod %s", s.ControlPlane)
 		if len(s.Clusters) == 0 && len(s.EDS) == 0 {
-			ps = append(ps, Problem{Severity: Warning, Kind: "istiod-unreachable", Cluster: s.ControlPlane,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemIstiodUnreachable, Cluster: s.ControlPlane,
 				Sentence: fmt.Sprintf("cannot compare what %s sends a %s proxy with the prediction: %s", who, s.Viewpoint, orText(s.Error, "nothing arrived"))})
 			continue
 		}
@@ -89,7 +89,7 @@ func sentProblems(snap *model.Snapshot, in Inputs) []Problem {
 				la, ok := s.EDS[name]
 				if !ok {
 					if len(pred.Endpoints) > 0 && !slices.Contains(s.Clusters, name) && s.Error == "" {
-						ps = append(ps, Problem{Severity: Warning, Kind: "xds-differs", Cluster: s.ControlPlane, Service: svc.Hostname,
+						ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemXDSDiffers, Cluster: s.ControlPlane, Service: svc.Hostname,
 							Sentence: fmt.Sprintf("%s sends a %s proxy no cluster %s, although meshscope predicts %d endpoint(s): istiod does not know the service, or a Sidecar or exportTo hides it from the proxy's namespace (%s)",
 								who, s.Viewpoint, name, len(pred.Endpoints), proxy.Namespace)})
 					}
@@ -130,7 +130,7 @@ func diffProblem(snap *model.Snapshot, s Sent, who, host string, port int32, d D
 	if d.Kind == DiffWeight || d.Kind == DiffHealth {
 		sev = Warning
 	}
-	return Problem{Severity: sev, Kind: "xds-differs", Cluster: s.ControlPlane, Service: host,
+	return Problem{Severity: sev, Kind: model.ProblemXDSDiffers, Cluster: s.ControlPlane, Service: host,
 		Sentence: fmt.Sprintf("%s → %s proxy, %s port %d: %s", who, s.Viewpoint, shortHost(host), port, d.Sentence),
 		group: &grouping{key: "xds|" + s.ControlPlane + "|" + s.Viewpoint.String() + "|" + string(d.Kind), subject: shortHost(host) + " " + d.Address,
 			format: fmt.Sprintf("%s sends a %s proxy {n} endpoints other than predicted (%s; {examples}) — e.g. %s", who, s.Viewpoint, d.Kind, d.Sentence)}}
@@ -178,7 +178,7 @@ func staleProblem(snap *model.Snapshot, s Sent, who, host string, port int32, d 
 		via = "remote secret " + orText(strings.Join(names, ", "), "(none found)") + " in " + s.ControlPlane
 	}
 	reads := "meshscope reads " + cid + " through " + string(c.Source.Kind) + " " + c.Source.Name
-	return Problem{Severity: Error, Kind: "stale-endpoint", Cluster: cid, Service: host,
+	return Problem{Severity: Error, Kind: model.ProblemStaleEndpoint, Cluster: cid, Service: host,
 		Sentence: fmt.Sprintf("%s still sends %s (workload %s, %s) to a %s proxy for %s port %d, but %s (%s): its view of %s has been stale for %s — its watch of %s (through %s) may be broken; check istiod's log, fix the credentials, or restart istiod to resync",
 			who, sent.Key(), orText(sent.Workload.Name, "?"), cid, s.Viewpoint, shortHost(host), port, what, reads, cid, dur, cid, via),
 		group: &grouping{key: "stale|" + s.ControlPlane + "|" + cid, subject: shortHost(host) + " " + sent.Key(),

@@ -65,7 +65,7 @@ func missingServiceProblems(snap *model.Snapshot) []Problem {
 			if !ok {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: "missing-service", Cluster: c.ID, Service: svc.Hostname,
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemMissingService, Cluster: c.ID, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("%s exists in %s but not in %s, where pods with sidecars run in namespace %s (e.g. %s): their DNS lookups of %s fail there (no Service, no ClusterIP), although istiod would route the traffic — create the Service in %s too (its selector may match nothing), or turn on DNS proxying (%s=true)",
 					shortHost(svc.Hostname), strings.Join(have, ", "), c.ID, svc.Namespace, pod, svc.Hostname, c.ID, dnsCaptureKey),
 				group: &grouping{key: "missing|" + c.ID + "|" + svc.Namespace, subject: shortHost(svc.Hostname),
@@ -116,7 +116,7 @@ func inconsistentServiceProblems(snap *model.Snapshot) []Problem {
 			if len(diffs) == 0 {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Warning, Kind: "inconsistent-service", Cluster: cid, Service: svc.Hostname,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemInconsistentService, Cluster: cid, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("%s differs between %s and %s: %s — istiod merges the copies into one service, so make them the same in every cluster",
 					shortHost(svc.Hostname), ref.Cluster, cid, strings.Join(diffs, "; "))})
 		}

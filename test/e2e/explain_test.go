@@ -173,7 +173,7 @@ spec:
 			ps := explain.Diagnose(snap, explain.Inputs{})
 			if sc.doctorNot != "" {
 				for _, p := range ps {
-					if p.Kind == sc.doctorNot {
+					if string(p.Kind) == sc.doctorNot {
 						t.Errorf("doctor reports %s: %s", p.Kind, p.Sentence)
 					}
 				}
@@ -185,7 +185,7 @@ spec:
 				kind, text, _ := strings.Cut(sc.doctor, "|")
 				found := false
 				for _, p := range ps {
-					if p.Kind == kind && strings.Contains(p.Sentence, text) {
+					if string(p.Kind) == kind && strings.Contains(p.Sentence, text) {
 						found = true
 					}
 				}

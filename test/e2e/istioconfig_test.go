@@ -410,7 +410,7 @@ func TestServiceEntryInSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 15*time.Second, func() string {
-		for _, p := range explain.Problems(reg.Snapshot()) {
+		for _, p := range explain.Diagnose(reg.Snapshot(), explain.Inputs{}) {
 			if p.Kind == "serviceentry-no-workloads" && strings.Contains(p.Sentence, "sample/vm") {
 				return ""
 			}

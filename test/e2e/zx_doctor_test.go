@@ -87,7 +87,7 @@ func doctorJSON(t *testing.T, args ...string) ([]explain.Problem, int) {
 func problemOf(ps []explain.Problem, kind string, sev explain.Severity, texts ...string) (explain.Problem, string) {
 	var seen []string
 	for _, p := range ps {
-		if p.Kind != kind {
+		if string(p.Kind) != kind {
 			continue
 		}
 		seen = append(seen, string(p.Severity)+": "+p.Sentence)
@@ -104,7 +104,7 @@ func problemOf(ps []explain.Problem, kind string, sev explain.Severity, texts ..
 
 func absent(ps []explain.Problem, kind string) string {
 	for _, p := range ps {
-		if p.Kind == kind {
+		if string(p.Kind) == kind {
 			return fmt.Sprintf("still %s: %s", kind, p.Sentence)
 		}
 	}
@@ -669,7 +669,7 @@ func TestDoctorGroupsRepeatedCauses(t *testing.T) {
 func find(ps []explain.Problem, kind string) []explain.Problem {
 	var out []explain.Problem
 	for _, p := range ps {
-		if p.Kind == kind {
+		if string(p.Kind) == kind {
 			out = append(out, p)
 		}
 	}

@@ -48,7 +48,7 @@ func doctorJSON(t *testing.T, kinds ...string) []explain.Problem {
 	var ps []explain.Problem
 	for _, p := range res.Problems {
 		for _, k := range kinds {
-			if p.Kind == k {
+			if string(p.Kind) == k {
 				ps = append(ps, p)
 			}
 		}
