@@ -50,7 +50,7 @@ func BenchmarkBuildPart(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		p := build.BuildPart(v, "cluster1", "cluster.local", ix)
+		p := build.BuildPart(v, "cluster1", ix)
 		if p.Counts.Endpoints != 30000 {
 			b.Fatalf("endpoints = %d", p.Counts.Endpoints)
 		}
@@ -61,7 +61,7 @@ func BenchmarkBuildPart(b *testing.B) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	keep := build.BuildPart(v, "cluster1", "cluster.local", ix)
+	keep := build.BuildPart(v, "cluster1", ix)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/30000, "retainedB/endpoint")

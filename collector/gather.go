@@ -136,7 +136,7 @@ func (r *Registry) gatherCluster(it item, ix *build.NetworkIndex, sel build.Sele
 					v.WorkloadEntries = append(v.WorkloadEntries, we)
 				}
 			}
-			part = build.BuildPart(v, e.id, r.opts.DomainSuffix, ix)
+			part = build.BuildPart(v, e.id, ix)
 			part.SelectorsKey, part.Selected = sel.Key, build.SelectPods(v, e.id, part.Network, ix, sel)
 			part.NamespaceLabels = build.NamespaceLabels(v)
 			w.part.Store(part)

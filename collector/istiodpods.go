@@ -43,7 +43,7 @@ func transformIstiodPod(obj any) (any, error) {
 		return obj, nil
 	}
 	c := &cachedIstiod{name: p.Name, namespace: p.Namespace, resourceVersion: p.ResourceVersion,
-		pod: model.IstiodPod{Name: p.Name, Revision: p.Labels["istio.io/rev"]}}
+		pod: model.IstiodPod{Name: p.Name, Revision: p.Labels[model.LabelRev]}}
 	if p.Labels["app"] != "istiod" {
 		// Only a fake clientset, which ignores label selectors, gets here:
 		// keep the key, drop the pod.

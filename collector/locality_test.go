@@ -57,7 +57,7 @@ func TestLocalityAsIstiodDerivesIt(t *testing.T) {
 					return nil
 				},
 			}
-			eps := build.BuildPart(v, "c1", "cluster.local", nil).Services["hw.sample.svc.cluster.local"].Endpoints
+			eps := build.BuildPart(v, "c1", nil).Services["hw.sample.svc.cluster.local"].Endpoints
 			if len(eps) != 1 || eps[0].Locality != c.want {
 				t.Fatalf("locality = %q, want %q (%+v)", eps[0].Locality, c.want, eps)
 			}

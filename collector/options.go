@@ -60,9 +60,6 @@ type Options struct {
 	// PublishInterval is the least time between two snapshots; a change
 	// after a quiet period is published at once. Default 50ms.
 	PublishInterval time.Duration
-	// DomainSuffix of service hostnames. Default "cluster.local".
-	DomainSuffix string
-
 	// NewClient builds a client for a cluster from its rest.Config (both
 	// for contexts and for remote-secret kubeconfigs). Default
 	// kubernetes.NewForConfig. The demo maps its fake server URLs to fake
@@ -102,9 +99,6 @@ func (o *Options) setDefaults() {
 	}
 	if o.PublishInterval <= 0 {
 		o.PublishInterval = 50 * time.Millisecond
-	}
-	if o.DomainSuffix == "" {
-		o.DomainSuffix = "cluster.local"
 	}
 	if o.NewDynamicClient == nil {
 		o.NewDynamicClient = func(_ string, cfg *rest.Config) (dynamic.Interface, error) {

@@ -566,7 +566,7 @@ func TestEndpointWithoutPod(t *testing.T) {
 		Slices:   []*build.Slice{cacheSlice(meshtest.EndpointSlice("sample", "hw", "hw-1", 80, map[string]string{"ghost": "10.0.0.9"}))},
 		Pod:      func(string) *build.Pod { return nil },
 	}
-	p := build.BuildPart(v, "c1", "cluster.local", nil)
+	p := build.BuildPart(v, "c1", nil)
 	eps := p.Services["hw.sample.svc.cluster.local"].Endpoints
 	if len(eps) != 1 || !eps[0].PodMissing || eps[0].Pod != "ghost" || eps[0].Network != "" {
 		t.Fatalf("endpoints = %+v", eps)

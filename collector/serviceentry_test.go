@@ -206,7 +206,7 @@ func TestBuildPartServiceWorkloadEntries(t *testing.T) {
 			{Cluster: "c1", Namespace: "sample", Name: "hw-vm", Address: "10.9.0.2", Labels: map[string]string{"app": "helloworld"}},
 		},
 	}
-	p := build.BuildPart(v, "c1", "cluster.local", nil)
+	p := build.BuildPart(v, "c1", nil)
 	addrs := func(h string) (out []string) {
 		for _, e := range p.Services[h].Endpoints {
 			out = append(out, e.Address+" "+e.Workload+e.Pod)

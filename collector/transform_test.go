@@ -97,7 +97,7 @@ func TestBuildSkipsFQDNAndOrphanSlices(t *testing.T) {
 		Slices:   []*build.Slice{cacheSlice(fqdn), cacheSlice(orphan), cacheSlice(ok)},
 		Pod:      func(string) *build.Pod { return nil },
 	}
-	p := build.BuildPart(v, "c1", "cluster.local", nil)
+	p := build.BuildPart(v, "c1", nil)
 	eps := p.Services["hw.sample.svc.cluster.local"].Endpoints
 	if len(eps) != 1 || eps[0].Address != "10.0.0.9" {
 		t.Fatalf("endpoints = %+v", eps)

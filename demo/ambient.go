@@ -69,7 +69,7 @@ func (c *cluster) seedAmbient(ctx context.Context) error {
 func namespaceLabels(def clusterDef, ns string) map[string]string {
 	switch ns {
 	case systemNamespace:
-		return map[string]string{networkLabel: def.Network}
+		return map[string]string{model.LabelNetwork: def.Network}
 	case ambientNamespace:
 		return map[string]string{model.LabelDataplaneMode: "ambient"}
 	}

@@ -191,7 +191,7 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 	}
 	labels := map[string]string{
 		"app": s.Name, "version": version,
-		networkLabel:                          c.def.Network,
+		model.LabelNetwork:                    c.def.Network,
 		"service.istio.io/canonical-name":     s.Name,
 		"service.istio.io/canonical-revision": version,
 	}
@@ -201,12 +201,12 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 		// No sidecar: istio-cni's node agent marks the pod it redirects.
 		annotations = map[string]string{model.AnnotationRedirection: "enabled"}
 	case !s.NoMTLS[c.def.ID]:
-		labels[tlsModeLabel] = "istio"
+		labels[model.LabelTLSMode] = "istio"
 	}
 	c.mu.Lock()
 	key := s.Namespace + "/" + s.Name
 	if locs := s.Localities[c.def.ID]; len(locs) > 0 {
-		labels[localityLabel] = locs[len(c.pods[key])%len(locs)]
+		labels[model.LabelLocality] = locs[len(c.pods[key])%len(locs)]
 	}
 	name := fmt.Sprintf("%s-%s-%s-%s", s.Name, version, hash, suffix(len(c.pods[key]), hash))
 	c.pods[key] = append(c.pods[key], name)

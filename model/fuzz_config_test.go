@@ -52,8 +52,7 @@ func FuzzMeshConfig(f *testing.F) {
 			model.Selects(s.NamespaceSelector, map[string]string{"kubernetes.io/metadata.name": "sample"})
 		}
 		for _, h := range []string{"kube-dns.kube-system.svc.cluster.local", "helloworld.sample.svc.cluster.local", "", "*"} {
-			mc.ClusterLocal(h, "")
-			mc.ClusterLocal(h, "example.org")
+			mc.ClusterLocal(h)
 		}
 	})
 }

@@ -49,7 +49,7 @@ func (c KubeChange) Summary() string {
 	add("-", c.Removed)
 	add("ready ", c.Ready)
 	add("unready ", c.NotReady)
-	return strings.TrimSuffix(c.Service, ".svc.cluster.local") + ": " + strings.Join(parts, ", ")
+	return ShortHost(c.Service) + ": " + strings.Join(parts, ", ")
 }
 
 // DiffSnapshots lists what changed from prev to next, per cluster and

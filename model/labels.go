@@ -91,3 +91,12 @@ const (
 	OptionListenerMode      = "gateway.istio.io/listener-protocol"
 	ListenerAutoPassthrough = "auto-passthrough"
 )
+
+// Labels and annotations of Istio's own objects and of Services.
+const (
+	// LabelRev names the control-plane revision of an istiod pod.
+	LabelRev = "istio.io/rev"
+	// AnnotationExportTo on a Service lists the namespaces it is
+	// visible to.
+	AnnotationExportTo = "networking.istio.io/exportTo"
+)

@@ -213,8 +213,8 @@ func snakeToCamel(s string) string {
 // matches decides; the defaults (*.kube-system.svc, kubernetes.default.svc
 // and istiod's own discovery host) are cluster-local unless a
 // clusterLocal=false setting names them or a host under them.
-func (mc MeshConfig) ClusterLocal(hostname, domainSuffix string) bool {
-	return mc.ClusterLocalHosts(domainSuffix).IsClusterLocal(hostname)
+func (mc MeshConfig) ClusterLocal(hostname string) bool {
+	return mc.ClusterLocalHosts().IsClusterLocal(hostname)
 }
 
 // ClusterLocalHosts are the cluster-local host rules of a mesh config, to
@@ -224,14 +224,11 @@ type ClusterLocalHosts struct {
 }
 
 // ClusterLocalHosts builds the mesh config's cluster-local host rules.
-func (mc MeshConfig) ClusterLocalHosts(domainSuffix string) ClusterLocalHosts {
-	if domainSuffix == "" {
-		domainSuffix = "cluster.local"
-	}
-	defaults := []string{"*.kube-system.svc." + domainSuffix, "kubernetes.default.svc." + domainSuffix}
+func (mc MeshConfig) ClusterLocalHosts() ClusterLocalHosts {
+	defaults := []string{"*.kube-system.svc." + DomainSuffix, Hostname("kubernetes", "default")}
 	if h := discoveryHost(mc.DefaultConfig.DiscoveryAddress); h != "" {
-		if !strings.HasSuffix(h, domainSuffix) {
-			h += "." + domainSuffix
+		if !strings.HasSuffix(h, DomainSuffix) {
+			h += "." + DomainSuffix
 		}
 		defaults = append(defaults, h)
 	}

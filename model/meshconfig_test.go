@@ -59,7 +59,7 @@ func TestClusterLocalHosts(t *testing.T) {
 		"helloworld.sample.svc.cluster.local":          false,
 		"istiod-canary.istio-system.svc.cluster.local": false,
 	} {
-		if got := def.ClusterLocal(host, ""); got != want {
+		if got := def.ClusterLocal(host); got != want {
 			t.Errorf("default: %s cluster-local = %v, want %v", host, got, want)
 		}
 	}
@@ -79,7 +79,7 @@ serviceSettings:
 		"kube-dns.kube-system.svc.cluster.local": false, // a default overridden
 		"kubernetes.default.svc.cluster.local":   true,
 	} {
-		if got := mc.ClusterLocal(host, "cluster.local"); got != want {
+		if got := mc.ClusterLocal(host); got != want {
 			t.Errorf("%s cluster-local = %v, want %v", host, got, want)
 		}
 	}

@@ -21,7 +21,7 @@ func ztunnelPlanes(feed Feed, snap *model.Snapshot) []string {
 			return zs
 		}
 	}
-	return ambient.ControlPlanes(snap)
+	return snap.ControlPlanes()
 }
 
 // explainZtunnels is, for one service, each control plane's WDS next to

@@ -146,10 +146,7 @@ func writeProblems(w io.Writer, ps []explain.Problem) {
 		if p.Count > 1 {
 			kind = fmt.Sprintf("%s ×%d", kind, p.Count)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", strings.ToUpper(string(p.Severity)), kind, dash(p.Cluster), dash(shortHost(p.Service)), p.Sentence)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", strings.ToUpper(string(p.Severity)), kind, dash(p.Cluster), dash(model.ShortHost(p.Service)), p.Sentence)
 	}
 	tw.Flush()
 }
-
-// shortHost drops the cluster domain for tables.
-func shortHost(h string) string { return strings.TrimSuffix(h, ".svc.cluster.local") }

@@ -225,8 +225,8 @@ func resolveService(snap *model.Snapshot, q string) (string, error) {
 	if snap.Service(q) != nil {
 		return q, nil
 	}
-	if snap.Service(q+".svc.cluster.local") != nil {
-		return q + ".svc.cluster.local", nil
+	if name, ns, ok := strings.Cut(q, "."); ok && !strings.Contains(ns, ".") && snap.Service(model.Hostname(name, ns)) != nil {
+		return model.Hostname(name, ns), nil
 	}
 	hosts := make([]string, len(snap.Services))
 	for i, s := range snap.Services {

@@ -11,17 +11,13 @@ import (
 	"github.com/meshscope/meshscope/model"
 )
 
-// defaultDomain is the hostname suffix of a Service given as NAME.NAMESPACE
-// (istiod's default --domain / the collector's DomainSuffix).
-const defaultDomain = "cluster.local"
-
 // serviceHost splits a Service given as NAME.NAMESPACE or as its hostname
 // NAME.NAMESPACE.svc.DOMAIN.
 func serviceHost(s string) (name, namespace, host string, err error) {
 	parts := strings.Split(strings.TrimSpace(s), ".")
 	switch {
 	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
-		return parts[0], parts[1], parts[0] + "." + parts[1] + ".svc." + defaultDomain, nil
+		return parts[0], parts[1], model.Hostname(parts[0], parts[1]), nil
 	case len(parts) > 3 && parts[2] == "svc" && parts[0] != "" && parts[1] != "":
 		return parts[0], parts[1], strings.Join(parts, "."), nil
 	}

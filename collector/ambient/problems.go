@@ -2,7 +2,6 @@ package ambient
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/meshscope/meshscope/model"
@@ -19,18 +18,6 @@ type Problem struct {
 	Network      string            `json:"network,omitempty"`
 	Service      string            `json:"service,omitempty"`
 	Sentence     string            `json:"sentence"`
-}
-
-// ControlPlanes are the clusters whose istiod meshscope knows the mesh
-// config of (the context clusters), in snapshot order.
-func ControlPlanes(snap *model.Snapshot) []string {
-	var out []string
-	for _, mc := range snap.MeshConfigs {
-		if mc.Cluster != "" && !slices.Contains(out, mc.Cluster) {
-			out = append(out, mc.Cluster)
-		}
-	}
-	return out
 }
 
 // InUse reports whether any cluster runs ambient mode: a pod istio-cni
@@ -70,7 +57,7 @@ func Problems(snap *model.Snapshot) []Problem {
 		return nil
 	}
 	var out []Problem
-	for _, cp := range ControlPlanes(snap) {
+	for _, cp := range snap.ControlPlanes() {
 		v := NewView(snap, cp)
 		out = append(out, v.gatewayProblems()...)
 		for _, svc := range snap.Services {

@@ -33,7 +33,7 @@ type Part struct {
 var importantServiceLabels = []string{model.LabelNetwork, model.LabelGatewayPort, "istio"}
 
 // BuildPart turns one cluster's caches into its share of a snapshot.
-func BuildPart(v Caches, id, domain string, ix *NetworkIndex) *Part {
+func BuildPart(v Caches, id string, ix *NetworkIndex) *Part {
 	p := &Part{
 		ID:          id,
 		Services:    make(map[string]*model.ServiceInCluster, len(v.Services)),
@@ -51,7 +51,7 @@ func BuildPart(v Caches, id, domain string, ix *NetworkIndex) *Part {
 	nsTD := namespaceTrafficDistribution(v)
 
 	for _, svc := range v.Services {
-		h := svc.Name + "." + svc.Namespace + ".svc." + domain
+		h := model.Hostname(svc.Name, svc.Namespace)
 		sc := &model.ServiceInCluster{
 			Cluster:   id,
 			Type:      string(svc.Spec.Type),
@@ -87,7 +87,7 @@ func BuildPart(v Caches, id, domain string, ix *NetworkIndex) *Part {
 		if sl.Service == "" || sl.AddressType == discoveryv1.AddressTypeFQDN {
 			continue
 		}
-		hostOf[i] = sl.Service + "." + sl.Namespace + ".svc." + domain
+		hostOf[i] = model.Hostname(sl.Service, sl.Namespace)
 		for _, ep := range sl.Endpoints {
 			total[hostOf[i]] += len(ep.Addresses)
 		}
@@ -158,7 +158,7 @@ func BuildPart(v Caches, id, domain string, ix *NetworkIndex) *Part {
 	}
 	for _, svc := range v.Services {
 		if eps := serviceWorkloadEntries(svc, v.WorkloadEntries); len(eps) > 0 {
-			sc := p.Services[svc.Name+"."+svc.Namespace+".svc."+domain]
+			sc := p.Services[model.Hostname(svc.Name, svc.Namespace)]
 			sc.Endpoints = append(sc.Endpoints, eps...)
 		}
 	}

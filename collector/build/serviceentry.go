@@ -303,7 +303,7 @@ func serviceSource(svc *model.Service) model.ServiceSource {
 // annotation as istiod's ConvertService does: namespaces (".", "*", "~" or
 // names) separated by commas.
 func exportToAnnotation(ann map[string]string) []string {
-	v := ann["networking.istio.io/exportTo"]
+	v := ann[model.AnnotationExportTo]
 	if v == "" {
 		return nil
 	}

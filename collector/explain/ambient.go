@@ -63,7 +63,7 @@ func wdsProblems(snap *model.Snapshot, in Inputs) []Problem {
 			}
 			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemWDSDiffers, Cluster: s.ControlPlane, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("what istiod %s sends ztunnels for %s differs from the prediction (meshscope explain %s --from ztunnel@%s): %s",
-					s.ControlPlane, shortHost(svc.Hostname), shortHost(svc.Hostname), s.ControlPlane, strings.Join(why, "; "))})
+					s.ControlPlane, model.ShortHost(svc.Hostname), model.ShortHost(svc.Hostname), s.ControlPlane, strings.Join(why, "; "))})
 		}
 	}
 	return ps

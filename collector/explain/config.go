@@ -21,7 +21,7 @@ func localityProblems(snap *model.Snapshot) []Problem {
 		if !d.LocalityLb.FailsOver() || d.OutlierDetection {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemLocalityFailover, Cluster: d.Cluster, Service: fqdn(d.Host, d.Namespace),
+		ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemLocalityFailover, Cluster: d.Cluster, Service: model.FQDN(d.Host, d.Namespace),
 			Sentence: fmt.Sprintf("DestinationRule %s/%s (config cluster %s) sets locality %s for %s but no outlierDetection: istiod turns failover off without it, so traffic never fails over to another locality — add trafficPolicy.outlierDetection",
 				d.Namespace, d.Name, d.Cluster, failoverWhat(d.LocalityLb), d.Host)})
 	}
@@ -43,8 +43,8 @@ func localityProblems(snap *model.Snapshot) []Problem {
 			}
 			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemLocalityFailover, Cluster: mc.Cluster, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("the mesh config of istiod %s sets locality %s, but %s %s: istiod turns failover off without outlierDetection — add a DestinationRule with trafficPolicy.outlierDetection",
-					mc.Cluster, failoverWhat(mc.LocalityLbSetting), shortHost(svc.Hostname), why),
-				group: &grouping{key: "mesh-failover|" + mc.Cluster, subject: shortHost(svc.Hostname),
+					mc.Cluster, failoverWhat(mc.LocalityLbSetting), model.ShortHost(svc.Hostname), why),
+				group: &grouping{key: "mesh-failover|" + mc.Cluster, subject: model.ShortHost(svc.Hostname),
 					format: fmt.Sprintf("the mesh config of istiod %s sets locality %s, but {n} services have no DestinationRule with outlierDetection ({examples}): istiod turns failover off for them — add trafficPolicy.outlierDetection", mc.Cluster, failoverWhat(mc.LocalityLbSetting))}})
 		}
 	}
@@ -60,14 +60,6 @@ func failoverWhat(l *model.LocalityLbSetting) string {
 		parts = append(parts, f.From+"→"+f.To)
 	}
 	return "failover (" + strings.Join(parts, ", ") + ")"
-}
-
-// fqdn expands a DestinationRule host the way istiod does for short names.
-func fqdn(host, ns string) string {
-	if host == "" || strings.Contains(host, ".") || host == "*" {
-		return host
-	}
-	return host + "." + ns + ".svc.cluster.local"
 }
 
 // configSkewProblems compares, between every two primaries whose Istio
@@ -162,8 +154,8 @@ func serviceConfigSkew(snap *model.Snapshot, a, b string) []Problem {
 		}
 		for _, d := range diffs {
 			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemConfigSkew, Cluster: b, Service: svc.Hostname,
-				Sentence: fmt.Sprintf("%s: %s, so proxies of the two primaries treat it differently — apply the same Istio config in every primary's config cluster", shortHost(svc.Hostname), d),
-				group: &grouping{key: "skew|" + a + "|" + b + "|" + d, subject: shortHost(svc.Hostname),
+				Sentence: fmt.Sprintf("%s: %s, so proxies of the two primaries treat it differently — apply the same Istio config in every primary's config cluster", model.ShortHost(svc.Hostname), d),
+				group: &grouping{key: "skew|" + a + "|" + b + "|" + d, subject: model.ShortHost(svc.Hostname),
 					format: fmt.Sprintf("%s for {n} services ({examples}), so proxies of the two primaries treat them differently — apply the same Istio config in every primary's config cluster", d)}})
 		}
 	}

@@ -76,11 +76,11 @@ func missingClusterSentence(snap *model.Snapshot, cp string, c *model.Cluster, r
 	mc := snap.MeshConfigFor(cp)
 	var hosts []string
 	for _, svc := range snap.Services {
-		if IsGatewayService(svc) || mc.ClusterLocal(svc.Hostname, "") {
+		if IsGatewayService(svc) || mc.ClusterLocal(svc.Hostname) {
 			continue
 		}
 		if sic := svc.Clusters[c.ID]; sic != nil && len(sic.Endpoints) > 0 {
-			hosts = append(hosts, shortHost(svc.Hostname))
+			hosts = append(hosts, model.ShortHost(svc.Hostname))
 		}
 	}
 	lose := fmt.Sprintf("its proxies (in %s) lose every endpoint of %s (%s): %d service(s) with endpoints there%s",

@@ -60,7 +60,7 @@ func unreadNotes(full, view *model.Snapshot, cp, host string, reads []string, fr
 			net = c.Network
 		}
 		notes = append(notes, fmt.Sprintf("istiod %s does not read cluster %s: %s, so the %d endpoint(s) of %s in %s (%s) never reach this control plane's proxies — add the remote secret for %s to %s",
-			cp, cid, why, len(sic.Endpoints), shortHost(host), cid, net, cid, cp))
+			cp, cid, why, len(sic.Endpoints), model.ShortHost(host), cid, net, cid, cp))
 	}
 	return notes
 }

@@ -21,7 +21,7 @@ func eastWestProblems(snap *model.Snapshot, now time.Time, pendingAfter time.Dur
 	for _, svc := range snap.Services {
 		for _, cid := range sortedKeys(svc.Clusters) {
 			sic := svc.Clusters[cid]
-			nw := sic.Labels[networkLabel]
+			nw := sic.Labels[model.LabelNetwork]
 			if nw == "" || sic.NoService {
 				continue
 			}
@@ -49,7 +49,7 @@ func gatewayServiceProblems(snap *model.Snapshot, svc *model.Service, sic *model
 	case !exposesPort(sic, gwPort) && !exposesPort(sic, model.DefaultGatewayHBONEPort):
 		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayPort, Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but exposes neither port %d (%s) nor HBONE %d (its ports: %s): istiod does not take it as %s's gateway — expose port %d (named tls) or fix the label",
-				name, cid, networkLabel, nw, gwPort, portFrom, model.DefaultGatewayHBONEPort, portsOf(sic), nw, gwPort)})
+				name, cid, model.LabelNetwork, nw, gwPort, portFrom, model.DefaultGatewayHBONEPort, portsOf(sic), nw, gwPort)})
 	case !found && sic.LBPending:
 		age := now.Sub(sic.Created)
 		sev, what := Info, "is still waiting for its load balancer"
@@ -61,7 +61,7 @@ func gatewayServiceProblems(snap *model.Snapshot, svc *model.Service, sic *model
 				name, cid, what, ageText(sic.Created, now), pendingAfter, nw, nw)})
 	case !found:
 		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayNoAddress, Cluster: cid, Service: svc.Hostname,
-			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but has no usable address (load-balancer ingress IP/hostname or externalIP): it is no gateway for %s", name, cid, networkLabel, nw, nw)})
+			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but has no usable address (load-balancer ingress IP/hostname or externalIP): it is no gateway for %s", name, cid, model.LabelNetwork, nw, nw)})
 	}
 	if readyEndpoints(sic) == 0 {
 		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayNotReady, Cluster: cid, Service: svc.Hostname,

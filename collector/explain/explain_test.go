@@ -20,7 +20,7 @@ func seed() *model.Snapshot {
 	ports := []model.ServicePort{{Name: "http", Port: 5000}}
 	gwPorts := []model.ServicePort{{Name: "tls", Port: 15443}}
 	gwSvc := func(c, n string) *model.ServiceInCluster {
-		return &model.ServiceInCluster{Cluster: c, Ports: gwPorts, Labels: map[string]string{networkLabel: n},
+		return &model.ServiceInCluster{Cluster: c, Ports: gwPorts, Labels: map[string]string{model.LabelNetwork: n},
 			Endpoints: []model.Endpoint{{Cluster: c, Network: n, Address: "10.0.0.2", Ready: true}}}
 	}
 	return &model.Snapshot{
@@ -113,7 +113,7 @@ func TestDiagnoseLeakDropSkew(t *testing.T) {
 	// gateway for network2, and its pod IP leaks to network1.
 	s := seed()
 	s.Gateways = s.Gateways[:1]
-	delete(s.Services[1].Clusters["cluster2"].Labels, networkLabel)
+	delete(s.Services[1].Clusters["cluster2"].Labels, model.LabelNetwork)
 	ps := Diagnose(s, Inputs{})
 	if !HasErrors(ps) || !hasProblem(ps, "leak", "no gateway is known for network2") {
 		t.Errorf("leak not found: %+v", ps)

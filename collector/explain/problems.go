@@ -52,8 +52,6 @@ type Problem struct {
 	group *grouping
 }
 
-const networkLabel = "topology.istio.io/network"
-
 // Viewpoints are the default viewpoints: one sidecar per network, in the
 // first cluster of that network, served by that cluster's istiod when it
 // is a context cluster (a primary), else by the first context cluster's.
@@ -183,7 +181,7 @@ func labelProblems(snap *model.Snapshot) []Problem {
 				}
 				seen[k] = true
 				ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemNetworkLabel, Cluster: cid, Service: svc.Hostname,
-					Sentence: fmt.Sprintf("pod %s in %s is labelled %s=%s, but its cluster's network (label on the system namespace) is %s: the pod label wins — check which is right", e.Pod, cid, networkLabel, e.Network, c.Network)})
+					Sentence: fmt.Sprintf("pod %s in %s is labelled %s=%s, but its cluster's network (label on the system namespace) is %s: the pod label wins — check which is right", e.Pod, cid, model.LabelNetwork, e.Network, c.Network)})
 			}
 		}
 	}
@@ -202,10 +200,10 @@ func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p hori
 		if e.Kind != horizon.Leaked {
 			continue
 		}
-		fix := fmt.Sprintf("no gateway is known for %s — label the east-west gateway Service %s=%s and give it an external IP", e.Network, networkLabel, e.Network)
+		fix := fmt.Sprintf("no gateway is known for %s — label the east-west gateway Service %s=%s and give it an external IP", e.Network, model.LabelNetwork, e.Network)
 		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemLeak, Cluster: e.Cluster, Service: host,
 			Sentence: fmt.Sprintf("%s: %s:%d%s goes to %s directly: %s", host, e.Address, e.Port, describe(orText(e.Pod, e.Workload), e.Cluster, e.Network), v.Network, fix),
-			group: &grouping{key: "leak|" + e.Network + "|" + v.Network, subject: shortHost(host) + " " + e.Address,
+			group: &grouping{key: "leak|" + e.Network + "|" + v.Network, subject: model.ShortHost(host) + " " + e.Address,
 				format: fmt.Sprintf("{n} endpoints of %s are sent to %s proxies with their pod IPs ({examples}): %s", e.Network, v.Network, fix)}})
 	}
 	for _, d := range p.Dropped {
@@ -214,7 +212,7 @@ func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p hori
 		}
 		fix := fmt.Sprintf("inject the sidecar (or label the pod) in %s", d.Cluster)
 		if d.Workload != "" {
-			fix = fmt.Sprintf("give %s a serviceAccount, or the label %s=istio once its proxy accepts mTLS", d.Workload, horizon.TLSModeLabel)
+			fix = fmt.Sprintf("give %s a serviceAccount, or the label %s=istio once its proxy accepts mTLS", d.Workload, model.LabelTLSMode)
 		}
 		switch d.Cause {
 		case horizon.CausePeerAuthentication:
@@ -228,7 +226,7 @@ func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p hori
 		}
 		why := strings.TrimPrefix(d.Why, "cross-network endpoint without mTLS: ")
 		key := "drop|" + d.Cause + "|" + d.Cluster + "|" + v.Network
-		groupWhy := fmt.Sprintf("their pods lack %s=istio (no sidecar)", horizon.TLSModeLabel)
+		groupWhy := fmt.Sprintf("their pods lack %s=istio (no sidecar)", model.LabelTLSMode)
 		if d.Cause != horizon.CausePodLabel {
 			key += "|" + why
 			groupWhy = why
@@ -236,7 +234,7 @@ func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p hori
 		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemDrop, Cluster: d.Cluster, Service: host,
 			Sentence: fmt.Sprintf("%s: %s:%d%s is dropped for %s: %s — %s",
 				host, d.Address, d.Port, describe(orText(d.Pod, d.Workload), d.Cluster, d.Network), v.Network, why, fix),
-			group: &grouping{key: key, subject: shortHost(host) + " " + orText(orText(d.Pod, d.Workload), d.Address),
+			group: &grouping{key: key, subject: model.ShortHost(host) + " " + orText(orText(d.Pod, d.Workload), d.Address),
 				format: fmt.Sprintf("{n} endpoints in %s are dropped for %s proxies ({examples}): %s; the gateway routes by SNI, which needs mTLS — %s", d.Cluster, v.Network, groupWhy, fix)}})
 	}
 	return ps
@@ -252,21 +250,18 @@ func ambientPod(snap *model.Snapshot, host, cluster, pod string) bool {
 // ambientSidecarDrop is the information that an ambient pod is not sent to
 // another network's sidecars.
 func ambientSidecarDrop(host string, v horizon.Proxy, d horizon.Dropped) Problem {
-	why := fmt.Sprintf("their pods run in ambient mode (istio-cni redirects them to ztunnel; no sidecar) and a sidecar reaches another network only through the mTLS gateway, so istiod leaves them out of its EDS — ztunnels reach them over HBONE (meshscope explain %s --from ztunnel)", shortHost(host))
+	why := fmt.Sprintf("their pods run in ambient mode (istio-cni redirects them to ztunnel; no sidecar) and a sidecar reaches another network only through the mTLS gateway, so istiod leaves them out of its EDS — ztunnels reach them over HBONE (meshscope explain %s --from ztunnel)", model.ShortHost(host))
 	return Problem{Severity: Info, Kind: model.ProblemAmbientSidecarDrop, Cluster: d.Cluster, Service: host,
 		Sentence: fmt.Sprintf("%s: %s:%d%s is not sent to %s sidecars: %s", host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, why),
-		group: &grouping{key: "ambient-sidecar-drop|" + d.Cluster + "|" + v.Network, subject: shortHost(host) + " " + d.Pod,
+		group: &grouping{key: "ambient-sidecar-drop|" + d.Cluster + "|" + v.Network, subject: model.ShortHost(host) + " " + d.Pod,
 			format: fmt.Sprintf("{n} endpoints in %s are not sent to %s sidecars ({examples}): %s", d.Cluster, v.Network, why)}}
 }
-
-// shortHost drops the cluster domain of a service hostname.
-func shortHost(h string) string { return strings.TrimSuffix(h, ".svc.cluster.local") }
 
 // IsGatewayService reports whether a service is a network gateway (labelled
 // with a network in some cluster).
 func IsGatewayService(svc *model.Service) bool {
 	for _, sic := range svc.Clusters {
-		if sic.Labels[networkLabel] != "" {
+		if sic.Labels[model.LabelNetwork] != "" {
 			return true
 		}
 	}

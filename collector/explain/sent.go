@@ -131,8 +131,8 @@ func diffProblem(snap *model.Snapshot, s Sent, who, host string, port int32, d D
 		sev = Warning
 	}
 	return Problem{Severity: sev, Kind: model.ProblemXDSDiffers, Cluster: s.ControlPlane, Service: host,
-		Sentence: fmt.Sprintf("%s → %s proxy, %s port %d: %s", who, s.Viewpoint, shortHost(host), port, d.Sentence),
-		group: &grouping{key: "xds|" + s.ControlPlane + "|" + s.Viewpoint.String() + "|" + string(d.Kind), subject: shortHost(host) + " " + d.Address,
+		Sentence: fmt.Sprintf("%s → %s proxy, %s port %d: %s", who, s.Viewpoint, model.ShortHost(host), port, d.Sentence),
+		group: &grouping{key: "xds|" + s.ControlPlane + "|" + s.Viewpoint.String() + "|" + string(d.Kind), subject: model.ShortHost(host) + " " + d.Address,
 			format: fmt.Sprintf("%s sends a %s proxy {n} endpoints other than predicted (%s; {examples}) — e.g. %s", who, s.Viewpoint, d.Kind, d.Sentence)}}
 }
 
@@ -180,7 +180,7 @@ func staleProblem(snap *model.Snapshot, s Sent, who, host string, port int32, d 
 	reads := "meshscope reads " + cid + " through " + string(c.Source.Kind) + " " + c.Source.Name
 	return Problem{Severity: Error, Kind: model.ProblemStaleEndpoint, Cluster: cid, Service: host,
 		Sentence: fmt.Sprintf("%s still sends %s (workload %s, %s) to a %s proxy for %s port %d, but %s (%s): its view of %s has been stale for %s — its watch of %s (through %s) may be broken; check istiod's log, fix the credentials, or restart istiod to resync",
-			who, sent.Key(), orText(sent.Workload.Name, "?"), cid, s.Viewpoint, shortHost(host), port, what, reads, cid, dur, cid, via),
-		group: &grouping{key: "stale|" + s.ControlPlane + "|" + cid, subject: shortHost(host) + " " + sent.Key(),
+			who, sent.Key(), orText(sent.Workload.Name, "?"), cid, s.Viewpoint, model.ShortHost(host), port, what, reads, cid, dur, cid, via),
+		group: &grouping{key: "stale|" + s.ControlPlane + "|" + cid, subject: model.ShortHost(host) + " " + sent.Key(),
 			format: fmt.Sprintf("%s still sends {n} endpoints of %s whose pods are gone or not ready ({examples}): its view of %s has been stale for %s — its watch of %s (through %s) may be broken; check istiod's log, fix the credentials, or restart istiod to resync", who, cid, cid, dur, cid, via)}}, true
 }

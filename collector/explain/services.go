@@ -42,7 +42,7 @@ func missingServiceProblems(snap *model.Snapshot) []Problem {
 	}
 	var ps []Problem
 	for _, svc := range snap.Services {
-		if IsGatewayService(svc) || svc.Namespace == "kube-system" || svc.Hostname == "kubernetes.default.svc.cluster.local" {
+		if IsGatewayService(svc) || svc.Namespace == "kube-system" || svc.Hostname == model.Hostname("kubernetes", "default") {
 			continue
 		}
 		var have []string
@@ -67,8 +67,8 @@ func missingServiceProblems(snap *model.Snapshot) []Problem {
 			}
 			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemMissingService, Cluster: c.ID, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("%s exists in %s but not in %s, where pods with sidecars run in namespace %s (e.g. %s): their DNS lookups of %s fail there (no Service, no ClusterIP), although istiod would route the traffic — create the Service in %s too (its selector may match nothing), or turn on DNS proxying (%s=true)",
-					shortHost(svc.Hostname), strings.Join(have, ", "), c.ID, svc.Namespace, pod, svc.Hostname, c.ID, dnsCaptureKey),
-				group: &grouping{key: "missing|" + c.ID + "|" + svc.Namespace, subject: shortHost(svc.Hostname),
+					model.ShortHost(svc.Hostname), strings.Join(have, ", "), c.ID, svc.Namespace, pod, svc.Hostname, c.ID, dnsCaptureKey),
+				group: &grouping{key: "missing|" + c.ID + "|" + svc.Namespace, subject: model.ShortHost(svc.Hostname),
 					format: fmt.Sprintf("{n} services of namespace %s exist in other clusters but not in %s, where pods with sidecars run in %s (e.g. %s): their DNS lookups fail there ({examples}) — create the Services in %s too, or turn on DNS proxying (%s=true)", svc.Namespace, c.ID, svc.Namespace, pod, c.ID, dnsCaptureKey)}})
 		}
 	}
@@ -118,7 +118,7 @@ func inconsistentServiceProblems(snap *model.Snapshot) []Problem {
 			}
 			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemInconsistentService, Cluster: cid, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("%s differs between %s and %s: %s — istiod merges the copies into one service, so make them the same in every cluster",
-					shortHost(svc.Hostname), ref.Cluster, cid, strings.Join(diffs, "; "))})
+					model.ShortHost(svc.Hostname), ref.Cluster, cid, strings.Join(diffs, "; "))})
 		}
 	}
 	return ps

@@ -36,7 +36,7 @@ type drIndexes struct {
 
 // indexDestinationRules mirrors setDestinationRules for the rules an istiod
 // reads (its config cluster, discovered namespaces).
-func indexDestinationRules(drs []model.DestinationRule, mc model.MeshConfig, domain string) drIndexes {
+func indexDestinationRules(drs []model.DestinationRule, mc model.MeshConfig) drIndexes {
 	ix := drIndexes{namespaceLocal: map[string]drIndex{}, exportedByNS: map[string]drIndex{}, rootNamespaceLocal: drIndex{}, root: mc.RootNamespace}
 	if len(drs) == 0 {
 		return ix
@@ -59,7 +59,7 @@ func indexDestinationRules(drs []model.DestinationRule, mc model.MeshConfig, dom
 	})
 	privateDefault := slices.Contains(mc.DefaultDestinationRuleExportTo, ".")
 	for _, d := range sorted {
-		d.Host = fqdn(d.Host, d.Namespace, domain)
+		d.Host = model.FQDN(d.Host, d.Namespace)
 		exportTo := normalise(d.ExportTo)
 		if d.WorkloadSelector != nil {
 			// Rules with a workloadSelector are never exported.
@@ -244,14 +244,6 @@ func portMode(mode string, ports map[uint32]string, port uint32) (string, bool) 
 		return m, true
 	}
 	return mode, mode != ""
-}
-
-// fqdn mirrors ResolveShortnameToFQDN for a rule's host.
-func fqdn(h, ns, domain string) string {
-	if h == "" || h == "*" || strings.Contains(h, ".") {
-		return h
-	}
-	return h + "." + ns + ".svc." + domain
 }
 
 func normalise(l []string) []string {

@@ -26,9 +26,9 @@ func (t *target) mtlsFor(host string, svcPort int32, ep model.Endpoint, epPort u
 	labelled := ep.TLSMode == "istio"
 	noLabel := func() string {
 		if ep.Workload != "" {
-			return fmt.Sprintf("%s has no %s=istio label and names no serviceAccount", ep.Workload, TLSModeLabel)
+			return fmt.Sprintf("%s has no %s=istio label and names no serviceAccount", ep.Workload, model.LabelTLSMode)
 		}
-		return fmt.Sprintf("pod %s lacks %s=istio (no sidecar)", orNone(ep.Pod), TLSModeLabel)
+		return fmt.Sprintf("pod %s lacks %s=istio (no sidecar)", orNone(ep.Pod), model.LabelTLSMode)
 	}
 	if mode, set := t.rule.tlsModeFor(t.subset, uint32(svcPort)); set {
 		if mode != "ISTIO_MUTUAL" {

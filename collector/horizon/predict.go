@@ -12,9 +12,6 @@ import (
 	"github.com/meshscope/meshscope/model"
 )
 
-// TLSModeLabel is the pod label saying its sidecar accepts Istio mTLS.
-const TLSModeLabel = "security.istio.io/tlsMode"
-
 // Health of a gateway LbEndpoint: istiod sets none on it.
 const Unknown Health = "UNKNOWN"
 

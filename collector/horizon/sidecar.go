@@ -179,7 +179,7 @@ func (sc *sidecarScope) vsImports(v *configView, hostname string, port int32, pr
 				if len(d.SourceNamespaces) > 0 && !slices.Contains(d.SourceNamespaces, proxyNS) {
 					continue
 				}
-				if fqdn(d.Host, vs.Namespace, "cluster.local") != hostname {
+				if model.FQDN(d.Host, vs.Namespace) != hostname {
 					continue
 				}
 				if matchPort || d.Port == 0 || d.Port == uint32(port) {
@@ -195,7 +195,7 @@ func (sc *sidecarScope) vsImports(v *configView, hostname string, port int32, pr
 // l's hosts of vs's namespace or of "*", and is not excluded).
 func (sc *sidecarScope) selects(l model.SidecarEgress, vs *model.VirtualService, proxyNS string) bool {
 	for _, vh := range vs.Hosts {
-		h := fqdn(vh, vs.Namespace, "cluster.local")
+		h := model.FQDN(vh, vs.Namespace)
 		matched, excluded := false, false
 		for _, eh := range l.Hosts {
 			hns, name, exclude, ok := egressHost(eh, proxyNS)

@@ -17,7 +17,7 @@ import (
 func SubsetNames(snap *model.Snapshot, hostname string) []string {
 	var out []string
 	for _, d := range snap.DestinationRules {
-		h := fqdn(d.Host, d.Namespace, "cluster.local")
+		h := model.FQDN(d.Host, d.Namespace)
 		if h != hostname && !(strings.HasPrefix(h, "*") && strings.HasSuffix(hostname, h[1:])) {
 			continue
 		}

@@ -63,7 +63,7 @@ func (c *configCache) get(snap *model.Snapshot, cluster string) *configView {
 		return v
 	}
 	v := &configView{cluster: cluster, mc: snap.MeshConfigFor(cluster)}
-	v.local = v.mc.ClusterLocalHosts("")
+	v.local = v.mc.ClusterLocalHosts()
 	ours := func(c, ns string) bool { return (cluster == "" || c == cluster) && v.mc.Discovered(c, ns) }
 	var drs []model.DestinationRule
 	for _, d := range snap.DestinationRules {
@@ -71,7 +71,7 @@ func (c *configCache) get(snap *model.Snapshot, cluster string) *configView {
 			drs = append(drs, d)
 		}
 	}
-	v.drs = indexDestinationRules(drs, v.mc, "cluster.local")
+	v.drs = indexDestinationRules(drs, v.mc)
 	for _, a := range snap.PeerAuthentications {
 		if ours(a.Cluster, a.Namespace) {
 			v.pas = append(v.pas, a)

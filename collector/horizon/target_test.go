@@ -257,7 +257,7 @@ func TestDestinationRuleIndex(t *testing.T) {
 		dr("sample", "b", "helloworld", young, nil, "DISABLE", "v2"),
 		dr("sample", "a", "helloworld", old, nil, "SIMPLE", "v1"),
 		dr("sample", "private", "sleep", old, []string{"."}, "DISABLE"),
-	}, mc, "cluster.local")
+	}, mc)
 	m := forProxy(ix.lookup(hello, "sample", "sample"), "sample", nil)
 	if m == nil || m.rule.TLSMode != "SIMPLE" || len(m.rule.Subsets) != 2 || strings.Join(m.from, ",") != "sample/a,sample/b" {
 		t.Fatalf("merged rule (oldest's policy, all subsets): %+v", m)
