@@ -8,8 +8,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/internal/uiprobe"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/themes"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -59,9 +59,9 @@ type Model struct {
 	isDark    bool
 	st        themes.Styles
 
-	doc      *doctor             // the diagnoses of this run
-	snap     *collector.Snapshot // latest received
-	ix       *index              // derived from snap (or an earlier one while deriving)
+	doc      *doctor         // the diagnoses of this run
+	snap     *model.Snapshot // latest received
+	ix       *index          // derived from snap (or an earlier one while deriving)
 	deriving bool
 	dirty    bool
 	// verdictsStale: an EDS push arrived since the index was built.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/collector/fleet"
+	"github.com/meshscope/meshscope/model"
 )
 
 // DefaultStaleAfter is how long a proxy may leave istiod's last push
@@ -32,27 +33,27 @@ func fleetProblems(f *fleet.Fleet, staleAfter time.Duration) []Problem {
 		where := p.Namespace + "/" + p.Name
 		switch {
 		case p.State == fleet.Disconnected:
-			ps = append(ps, Problem{Severity: Error, Kind: "proxy-disconnected", Cluster: p.Cluster,
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemProxyDisconnected, Cluster: p.Cluster,
 				Sentence: fmt.Sprintf("%s %s in %s is connected to no istiod meshscope reads: it runs on the last config it got, and gets no endpoint change until it reconnects (in primary-remote, through the east-west gateway to its primary)", p.Kind, where, p.Cluster),
 				group: &grouping{key: "proxy-disconnected|" + p.Cluster, subject: where,
 					format: fmt.Sprintf("{n} proxies in %s are connected to no istiod meshscope reads ({examples}): they get no endpoint change until they reconnect", p.Cluster)}})
 		case p.State == fleet.Rejected:
-			ps = append(ps, Problem{Severity: Error, Kind: "proxy-stale", Cluster: p.Cluster,
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemProxyStale, Cluster: p.Cluster,
 				Sentence: fmt.Sprintf("%s %s rejected (NACK) istiod %s's last push: %s — it keeps the config it had before", p.Kind, where, p.ControlPlane, nackError(p))})
 		case p.State == fleet.Stale && p.StaleFor >= staleAfter:
-			ps = append(ps, Problem{Severity: Warning, Kind: "proxy-stale", Cluster: p.Cluster,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemProxyStale, Cluster: p.Cluster,
 				Sentence: fmt.Sprintf("%s %s has not acknowledged istiod %s's last push of %s for %s: it may not have applied it (overloaded, or stuck)", p.Kind, where, p.ControlPlane, staleTypes(p), p.StaleFor.Round(time.Second).String()),
 				group: &grouping{key: "proxy-stale|" + p.ControlPlane, subject: where,
 					format: fmt.Sprintf("{n} proxies have not acknowledged istiod %s's last push for %s or more ({examples})", p.ControlPlane, staleAfter.String())}})
 		}
 		for _, d := range p.Drift {
-			ps = append(ps, Problem{Severity: Error, Kind: "proxy-identity-drift", Cluster: p.Cluster,
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemProxyIdentityDrift, Cluster: p.Cluster,
 				Sentence: driftSentence(p, d),
 				group: &grouping{key: "drift|" + p.Cluster + "|" + d.Field + "|" + d.Injected + "|" + d.Derived, subject: where,
 					format: fmt.Sprintf("{n} proxies in %s were injected with %s %s, but their pods are on %s %s now ({examples}): %s — restart their workloads", p.Cluster, d.Field, orText(d.Injected, "none"), d.Field, orText(d.Derived, "none"), driftCost(d))}})
 		}
 		if why := proxySkew(p.Version, p.IstiodVersion); why != "" && p.ControlPlane != "" {
-			ps = append(ps, Problem{Severity: Warning, Kind: "version-skew", Cluster: p.Cluster,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemVersionSkew, Cluster: p.Cluster,
 				Sentence: fmt.Sprintf("%s %s runs Istio %s against istiod %s %s: %s", p.Kind, where, p.Version, p.ControlPlane, p.IstiodVersion, why),
 				group: &grouping{key: "skew|" + p.ControlPlane + "|" + minorOf(p.Version), subject: where,
 					format: fmt.Sprintf("{n} proxies run Istio %s against istiod %s %s ({examples}): %s", minorOf(p.Version), p.ControlPlane, p.IstiodVersion, why)}})
@@ -148,6 +149,6 @@ func primarySkew(versions map[string]string) []Problem {
 		all = append(all, l...)
 	}
 	slices.Sort(all)
-	return []Problem{{Severity: Warning, Kind: "version-skew",
+	return []Problem{{Severity: Warning, Kind: model.ProblemVersionSkew,
 		Sentence: fmt.Sprintf("the primaries' istiods run different minor versions (%s): finish the upgrade, a mesh is supported on one minor version (or two during a canary)", strings.Join(all, ", "))}}
 }

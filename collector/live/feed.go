@@ -8,10 +8,10 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -34,7 +34,7 @@ import (
 type Feed struct {
 	s      *Session
 	mode   xdsclient.Mode
-	snaps  chan *collector.Snapshot
+	snaps  chan *model.Snapshot
 	events chan xdsclient.Event
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -81,13 +81,13 @@ func (s *Session) Feed(ctx context.Context, mode xdsclient.Mode) *Feed {
 func newFeed(ctx context.Context, s *Session, mode xdsclient.Mode) *Feed {
 	ctx, cancel := context.WithCancel(ctx)
 	return &Feed{s: s, mode: mode, ctx: ctx, cancel: cancel,
-		snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, eventBuffer),
+		snaps: make(chan *model.Snapshot, 1), events: make(chan xdsclient.Event, eventBuffer),
 		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, failed: map[string]streamFailure{}, conns: map[string]*grpc.ClientConn{},
 		ztunnels: map[string]*xdsclient.WDSClient{}, shared: xdsclient.NewShared()}
 }
 
 // start follows updates (and polls istiod) until the feed is closed.
-func (f *Feed) start(updates <-chan *collector.Snapshot, unsubscribe func()) {
+func (f *Feed) start(updates <-chan *model.Snapshot, unsubscribe func()) {
 	if f.s.readsIstiodView() {
 		f.wg.Add(1)
 		go func() { defer f.wg.Done(); f.pollIstiod(f.ctx) }()
@@ -102,8 +102,8 @@ func (f *Feed) start(updates <-chan *collector.Snapshot, unsubscribe func()) {
 
 // follow starts the streams each new snapshot calls for and hands the
 // snapshot on, latest wins.
-func (f *Feed) follow(ctx context.Context, updates <-chan *collector.Snapshot) {
-	var last *collector.Snapshot
+func (f *Feed) follow(ctx context.Context, updates <-chan *model.Snapshot) {
+	var last *model.Snapshot
 	retry := time.NewTicker(f.s.retry)
 	defer retry.Stop()
 	for {
@@ -133,7 +133,7 @@ func (f *Feed) follow(ctx context.Context, updates <-chan *collector.Snapshot) {
 // viewpoint that has none yet — with several control planes, one per
 // control plane, so that what two istiods send the same proxy can be
 // compared.
-func (f *Feed) ensureStreams(s *collector.Snapshot) {
+func (f *Feed) ensureStreams(s *model.Snapshot) {
 	for _, p := range explain.Viewpoints(s) {
 		base := xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar}
 		vps := []xdsclient.Viewpoint{base}

@@ -1,13 +1,13 @@
 package live
 
 import (
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // Snapshots delivers collector snapshots, latest wins.
-func (f *Feed) Snapshots() <-chan *collector.Snapshot { return f.snaps }
+func (f *Feed) Snapshots() <-chan *model.Snapshot { return f.snaps }
 
 // Events delivers every stream's xDS events, bounded: when the reader
 // falls behind, new events are dropped.

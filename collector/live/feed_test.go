@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -18,7 +18,7 @@ const helloEDS = "outbound|5000||helloworld.sample.svc.cluster.local"
 
 // openDemo opens a session on the demo mesh (no churn) and waits until it
 // settles.
-func openDemo(t *testing.T, ctx context.Context, o Options) (*Session, *collector.Snapshot) {
+func openDemo(t *testing.T, ctx context.Context, o Options) (*Session, *model.Snapshot) {
 	t.Helper()
 	o.Demo, o.DemoSeed = true, 1
 	s, err := Open(ctx, o)
@@ -130,7 +130,7 @@ func TestFeedRetriesFailedStart(t *testing.T) {
 
 	f := newFeed(ctx, s, xdsclient.ModeDelta)
 	defer f.Close()
-	updates := make(chan *collector.Snapshot, 1)
+	updates := make(chan *model.Snapshot, 1)
 	updates <- snap // one snapshot, never another
 	f.start(updates, func() {})
 

@@ -219,8 +219,8 @@ func TestFleet(t *testing.T) {
 		ps, _ := doctorJSON(t, "--istiod-debug-address", debugAll(), "--xds-address", xdsAll(), "--offline", "--stale-after", "3s")
 		got := map[string][]string{}
 		for _, p := range ps {
-			if strings.HasPrefix(p.Kind, "proxy-") {
-				got[p.Kind] = append(got[p.Kind], p.Sentence+strings.Join(p.Examples, ","))
+			if strings.HasPrefix(string(p.Kind), "proxy-") {
+				got[string(p.Kind)] = append(got[string(p.Kind)], p.Sentence+strings.Join(p.Examples, ","))
 			}
 		}
 		return got

@@ -16,6 +16,7 @@ import (
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/internal/uiprobe"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/tui"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -37,7 +38,7 @@ type uiSession struct {
 	mu sync.Mutex
 	// synced: every cluster synced and every endpoint in the snapshot.
 	synced   time.Time
-	snap     *collector.Snapshot
+	snap     *model.Snapshot
 	services int // in the UI's index
 	known    int // services with a verdict
 	indexes  int // indexes applied so far
@@ -110,19 +111,19 @@ func startUI(ctx context.Context, kubeconfig string, cps, debug []live.Target, w
 }
 
 // complete: every cluster synced and every endpoint in the snapshot.
-func complete(s *collector.Snapshot, clusters, endpoints int) bool {
+func complete(s *model.Snapshot, clusters, endpoints int) bool {
 	if s == nil || len(s.Clusters) != clusters {
 		return false
 	}
 	for _, c := range s.Clusters {
-		if c.State != collector.StateSynced {
+		if c.State != model.StateSynced {
 			return false
 		}
 	}
 	return countEndpoints(s) == endpoints
 }
 
-func countEndpoints(s *collector.Snapshot) int {
+func countEndpoints(s *model.Snapshot) int {
 	n := 0
 	for _, svc := range s.Services {
 		for _, sc := range svc.Clusters {
