@@ -58,6 +58,10 @@ type flags struct {
 	idle                                     time.Duration
 	memProfile, cpuProfile, istiodProfiles   string
 	readyTimeout                             time.Duration
+	// uiRuns > 0 runs only the UI phase, that many times in a row, and
+	// reports the times to ready over the runs (issue 26).
+	uiRuns  int
+	dumpDir string
 }
 
 func main() {
@@ -73,6 +77,8 @@ func main() {
 	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile of this process with the UI session ready (4 streams) to this file")
 	flag.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of this process during the UI session's start and churn to this file")
 	flag.StringVar(&f.istiodProfiles, "istiod-profiles", "", "save istiod's CPU profiles of each churn phase and its heap profiles at connect in this folder")
+	flag.IntVar(&f.uiRuns, "ui-runs", 0, "run only the terminal UI's start, this many times in a row (no churn, no other phase), and report min/median/max of its times to ready")
+	flag.StringVar(&f.dumpDir, "dump-dir", "", "where a UI session not ready after a minute dumps its goroutines (default: .lab/bench-e2e-dumps)")
 	cmd.AddFlags()
 	cmd.Main(func() error {
 		if f.services < 3 || f.endpoints < f.services || f.namespaces < 1 || f.writers < 1 || f.churnRate <= 0 || f.churn <= 0 {
@@ -119,7 +125,10 @@ func run(ctx context.Context, f flags) error {
 		res.IstiodSyncSeconds = time.Since(t).Seconds()
 		say("istiods report every cluster synced after %s", time.Since(t).Round(time.Millisecond))
 
-		b := &bench{f: f, l: l, plan: plan, bin: bin, res: res}
+		b := &bench{f: f, l: l, plan: plan, bin: bin, res: res, dumps: cfg.Dir + "-dumps"}
+		if f.uiRuns > 0 {
+			return b.uiRepeat(ctx, f.uiRuns)
+		}
 		if f.cpuProfile != "" {
 			fh, err := os.Create(f.cpuProfile)
 			if err != nil {

@@ -25,6 +25,8 @@ type bench struct {
 	res        *result
 	cpuProfile *os.File
 	churner    *scale.Churner
+	// dumps is the default folder for goroutine dumps (-dump-dir).
+	dumps string
 
 	// idleCPU is the istiods' CPU rate with no client (cores).
 	idleCPU float64
@@ -346,7 +348,7 @@ func (b *bench) ui(ctx context.Context) error {
 	}
 	defer u.close()
 	wantVPs := 2 * len(cps) // one per network (2) and control plane
-	t, err := u.waitReady(ctx, wantVPs, b.f.readyTimeout)
+	t, err := u.waitReady(ctx, wantVPs, b.f.readyTimeout, b.dumpDir())
 	if err != nil {
 		return err
 	}
