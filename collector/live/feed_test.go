@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -91,6 +92,72 @@ func TestFeedTwoControlPlanes(t *testing.T) {
 	}
 	if pc, ok := f.Config("cluster1/network1@cluster1"); !ok || len(pc.Clusters) == 0 {
 		t.Errorf("no CDS for cluster1/network1@cluster1: %v", ok)
+	}
+}
+
+// TestFeedFollowsNetworkDefault: while clusters sync, a network's first
+// cluster can change — a snapshot taken when cluster3's caches were filled
+// but cluster2's not yet puts network2 in cluster3 only — and the feed
+// then moves the network's streams to the new default viewpoint instead of
+// keeping the first ones beside them (issue 26: six streams, not four, and
+// a reader waiting for every default viewpoint's EDS waited for ever). The
+// old streams end.
+func TestFeedFollowsNetworkDefault(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	s, settled := openDemo(t, ctx, Options{})
+	addr := s.ControlPlanes()[0].Address
+	s.controlPlanes = []Target{{Cluster: "cluster1", Address: addr}, {Cluster: "cluster2", Address: addr}}
+
+	// The same mesh as seen before cluster2's caches were filled: network2
+	// is only in cluster3.
+	early := *settled
+	early.Networks = slices.Clone(settled.Networks)
+	for i, n := range early.Networks {
+		if n.Name == "network2" {
+			early.Networks[i].Clusters = []string{"cluster3"}
+		}
+	}
+	f := newFeed(ctx, s, xdsclient.ModeDelta)
+	defer f.Close()
+	updates := make(chan *collector.Snapshot)
+	f.start(updates, func() {})
+	names := func() string {
+		var out []string
+		for _, vp := range f.Viewpoints() {
+			out = append(out, vp.String())
+		}
+		sort.Strings(out)
+		return strings.Join(out, ",")
+	}
+
+	updates <- &early
+	waitFor(t, ctx, "4 streams with helloworld's EDS", func() bool { return withEDS(f) == 4 })
+	if got, want := names(), "cluster1/network1@cluster1,cluster1/network1@cluster2,cluster3/network2@cluster1,cluster3/network2@cluster2"; got != want {
+		t.Fatalf("early viewpoints %s, want %s", got, want)
+	}
+	old, _ := f.client("cluster3/network2@cluster1")
+
+	updates <- settled
+	want := "cluster1/network1@cluster1,cluster1/network1@cluster2,cluster2/network2@cluster1,cluster2/network2@cluster2"
+	waitFor(t, ctx, "the cluster2 streams", func() bool {
+		_, _, ok := f.Actual("cluster2/network2@cluster1", helloEDS)
+		_, _, ok2 := f.Actual("cluster2/network2@cluster2", helloEDS)
+		return ok && ok2
+	})
+	if got := names(); got != want {
+		t.Fatalf("viewpoints once synced %s, want %s", got, want)
+	}
+	for _, st := range f.Status() {
+		if strings.HasPrefix(st.Viewpoint, "cluster3/") {
+			t.Errorf("status still lists %s", st.Viewpoint)
+		}
+	}
+	waitFor(t, ctx, "the cluster3 stream stopped", func() bool { return old.Status().State == xdsclient.StateStopped })
+	// Another snapshot changes nothing.
+	updates <- settled
+	if got := names(); got != want {
+		t.Fatalf("viewpoints after another snapshot %s, want %s", got, want)
 	}
 }
 
