@@ -54,7 +54,7 @@ type Feed struct {
 	failed map[string]streamFailure
 	// stops ends one stream, by key (a sidecar stream is stopped when its
 	// network's default viewpoint changes, see ensureStreams).
-	stops map[string]context.CancelFunc
+	stops  map[string]context.CancelFunc
 	conns  map[string]*grpc.ClientConn // by control plane address
 	istiod []istiod.View               // the last views read
 	// shared holds the decoded EDS the streams share: a resource pushed
