@@ -267,7 +267,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.ix = msg.ix
 		m.refreshAll(update{index: true, entries: kubeEntries(msg.kube)})
 		if h := uiprobe.Get(); h != nil && h.IndexApplied != nil {
-			h.IndexApplied(len(m.ix.services), m.ix.verdictsKnown())
+			h.IndexApplied(m.ix.snap, len(m.ix.services), m.ix.verdictsKnown())
 		}
 		if pause := pauseAfter(msg.took); pause != nil {
 			// Still deriving, as far as new requests go: they wait.

@@ -36,6 +36,8 @@ type uiSession struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	restore func()
+	// wantClusters and wantEndpoints make the mesh complete.
+	wantClusters, wantEndpoints int
 
 	mu sync.Mutex
 	// synced: every cluster synced and every endpoint in the snapshot.
@@ -60,7 +62,7 @@ type uiSession struct {
 // the given control planes and debug addresses, and starts the UI on its
 // feed. wantEndpoints is the mesh's endpoint count ("synced" waits for it).
 func startUI(ctx context.Context, kubeconfig string, cps, debug []live.Target, wantClusters, wantEndpoints int) (*uiSession, error) {
-	u := &uiSession{}
+	u := &uiSession{wantClusters: wantClusters, wantEndpoints: wantEndpoints}
 	u.restore = uiprobe.Set(&uiprobe.Hooks{EventsApplied: u.eventsApplied, IndexApplied: u.indexApplied})
 	ctx, u.cancel = context.WithCancel(ctx)
 	u.t0 = time.Now()
@@ -155,12 +157,18 @@ func (u *uiSession) eventsApplied(evs []xdsclient.Event) {
 	}
 }
 
-func (u *uiSession) indexApplied(services, known int) {
+// indexApplied records the UI's latest index. Every verdict is known
+// when an index of the complete mesh has them all: judged on the index's
+// own snapshot, not on whether the subscriber above has seen a complete
+// one yet (which it might see only after the UI's last index, and then
+// wait for another that a quiet mesh never brings).
+func (u *uiSession) indexApplied(snap *collector.Snapshot, services, known int) {
+	whole := complete(snap, u.wantClusters, u.wantEndpoints)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.services, u.known = services, known
 	u.indexes++
-	if u.allKnown.IsZero() && services > 0 && known == services && !u.synced.IsZero() {
+	if u.allKnown.IsZero() && services > 0 && known == services && whole {
 		u.allKnown = time.Now()
 	}
 }
