@@ -408,9 +408,10 @@ func (b *bench) ui(ctx context.Context) error {
 
 // sidecars connects as many sidecar-shaped streams as the UI has (each
 // network's sidecar on each control plane, a connection each, as real
-// sidecars), then churns. It runs before the UI and after it (i = 0, 1):
-// the UI is compared with the mean of the two, so a drift of the machine's
-// load over the run does not land on one side.
+// sidecars), then churns. It runs -sidecar-runs times (at least 3), before
+// the UI and after it (i counts them): the UI is judged against their mean
+// and spread, so a drift of the machine's load over the run does not land
+// on one side, and noise is measured, not guessed.
 func (b *bench) sidecars(ctx context.Context, i int) error {
 	settle(3 * time.Second)
 	before, err := scrapeWithHeap(ctx, b.l, opening)
@@ -469,7 +470,8 @@ func (b *bench) sidecars(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	ph := &b.res.Sidecars[i]
+	b.res.Sidecars = append(b.res.Sidecars, sidecarPhase{})
+	ph := &b.res.Sidecars[len(b.res.Sidecars)-1]
 	ph.Connect = b.connectCost(before, after)
 	say("%d sidecar-shaped streams: istiods at connect %.2f CPU s, %+.1f MiB", len(scs), ph.Connect.CPUSeconds, ph.Connect.HeapMiB)
 	name := fmt.Sprintf("sidecars-%d", i+1)
