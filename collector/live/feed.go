@@ -146,10 +146,18 @@ func (f *Feed) follow(ctx context.Context, updates <-chan *collector.Snapshot) {
 // the feed kept the first stream beside the new one (issue 26: six streams
 // instead of four, one network fetched twice from each istiod, and a
 // reader waiting for "every default viewpoint" never done).
+//
+// To spare istiod the full push of a stream that is about to be replaced,
+// a network's streams wait while a cluster that sorts before its first
+// one is still connecting or syncing with its network unknown: it may be
+// the network's default-to-be.
 func (f *Feed) ensureStreams(s *collector.Snapshot) {
 	want := map[string]bool{}
 	nets := map[string]bool{}
 	for _, p := range explain.Viewpoints(s) {
+		if mayComeFirst(s, p.Cluster) {
+			continue // and streams it has stay until it is decided
+		}
 		nets[p.Network] = true
 		base := xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar}
 		vps := []xdsclient.Viewpoint{base}
@@ -203,6 +211,18 @@ func (f *Feed) ensureStream(vp xdsclient.Viewpoint) {
 		f.mu.Unlock()
 		return c.Run, nil
 	})
+}
+
+// mayComeFirst says whether a cluster that sorts before cluster is still
+// connecting or syncing without a known network (its system namespace not
+// read yet), so that it may yet be the first cluster of cluster's network.
+func mayComeFirst(s *collector.Snapshot, cluster string) bool {
+	for _, c := range s.Clusters {
+		if c.ID < cluster && c.Network == "" && (c.State == collector.StateConnecting || c.State == collector.StateSyncing) {
+			return true
+		}
+	}
+	return false
 }
 
 // stopStream ends the stream of a viewpoint and forgets it: it is no

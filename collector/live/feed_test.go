@@ -161,6 +161,51 @@ func TestFeedFollowsNetworkDefault(t *testing.T) {
 	}
 }
 
+// TestFeedWaitsForNetworkDefault: while a cluster that sorts before a
+// network's first cluster is still syncing with its network unknown, the
+// network gets no stream yet (it may be the network's default-to-be: a
+// stream now would cost istiod a full push for nothing); the other
+// networks' streams start at once, and the waiting network's once the
+// cluster's network is known.
+func TestFeedWaitsForNetworkDefault(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	s, settled := openDemo(t, ctx, Options{})
+	addr := s.ControlPlanes()[0].Address
+
+	early := *settled
+	early.Networks = slices.Clone(settled.Networks)
+	for i, n := range early.Networks {
+		if n.Name == "network2" {
+			early.Networks[i].Clusters = []string{"cluster3"}
+		}
+	}
+	early.Clusters = slices.Clone(settled.Clusters)
+	for i, c := range early.Clusters {
+		if c.ID == "cluster2" {
+			early.Clusters[i].State, early.Clusters[i].Network = collector.StateSyncing, ""
+		}
+	}
+	s.controlPlanes = []Target{{Cluster: "cluster1", Address: addr}}
+	f := newFeed(ctx, s, xdsclient.ModeDelta)
+	defer f.Close()
+	updates := make(chan *collector.Snapshot)
+	f.start(updates, func() {})
+	updates <- &early
+	waitFor(t, ctx, "network1's stream", func() bool { return withEDS(f) == 1 })
+	if vps := f.Viewpoints(); len(vps) != 1 || vps[0].Network != "network1" {
+		t.Fatalf("viewpoints while cluster2 syncs: %v, want network1's only", vps)
+	}
+	updates <- settled
+	waitFor(t, ctx, "network2's stream in cluster2", func() bool {
+		_, _, ok := f.Actual("cluster2/network2", helloEDS)
+		return ok
+	})
+	if vps := f.Viewpoints(); len(vps) != 2 {
+		t.Fatalf("viewpoints once synced: %v", vps)
+	}
+}
+
 // fakeForwards stands in for port-forwards to istiod: the xDS port fails
 // until allowed, then forwards to addr; the debug port always fails.
 type fakeForwards struct {
