@@ -156,7 +156,7 @@ func (f *Feed) ensureStreams(s *collector.Snapshot) {
 	nets := map[string]bool{}
 	for _, p := range explain.Viewpoints(s) {
 		if mayComeFirst(s, p.Cluster) {
-			continue // and streams it has stay until it is decided
+			continue // the network's streams, if any, stay until it is decided
 		}
 		nets[p.Network] = true
 		base := xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar}
