@@ -192,7 +192,10 @@ func TestFeedWaitsForNetworkDefault(t *testing.T) {
 	updates := make(chan *collector.Snapshot)
 	f.start(updates, func() {})
 	updates <- &early
-	waitFor(t, ctx, "network1's stream", func() bool { return withEDS(f) == 1 })
+	waitFor(t, ctx, "network1's stream", func() bool {
+		_, _, ok := f.Actual("cluster1/network1", helloEDS)
+		return ok
+	})
 	if vps := f.Viewpoints(); len(vps) != 1 || vps[0].Network != "network1" {
 		t.Fatalf("viewpoints while cluster2 syncs: %v, want network1's only", vps)
 	}
