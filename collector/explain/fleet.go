@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // DefaultStaleAfter is how long a proxy may leave istiod's last push
@@ -151,4 +152,40 @@ func primarySkew(versions map[string]string) []Problem {
 	slices.Sort(all)
 	return []Problem{{Severity: Warning, Kind: model.ProblemVersionSkew,
 		Sentence: fmt.Sprintf("the primaries' istiods run different minor versions (%s): finish the upgrade, a mesh is supported on one minor version (or two during a canary)", strings.Join(all, ", "))}}
+}
+
+// DriftNote is, for a viewpoint that copies a real pod whose proxy was
+// injected with a network other than the one the mesh gives the pod today,
+// what istiod would send it once restarted (the prediction for its derived
+// identity), next to what it really gets as injected. "" for any other
+// viewpoint, or a pod without drift.
+func DriftNote(snap *model.Snapshot, host string, port int32, vp xdsclient.Viewpoint, controlPlane, subset string) string {
+	if vp.Pod == nil {
+		return ""
+	}
+	var pp *model.ProxyPod
+	for i := range snap.Proxies {
+		p := &snap.Proxies[i]
+		if p.Namespace == vp.Pod.Namespace && p.Name == vp.Pod.Name && (vp.Pod.Cluster == "" || p.Cluster == vp.Pod.Cluster) {
+			pp = p
+			break
+		}
+	}
+	injected := vp.Network
+	if pp == nil || injected == pp.Network {
+		return ""
+	}
+	derived := vp
+	derived.Network, derived.NoNetwork = pp.Network, pp.Network == ""
+	d := ExplainWith(snap, host, port, derived, controlPlane, nil, Extra{Subset: subset})
+	var eps []string
+	for _, e := range d.Predicted {
+		eps = append(eps, fmt.Sprintf("%s:%d w=%d", e.Address, e.Port, e.Weight))
+	}
+	sent := strings.Join(eps, ", ")
+	if sent == "" {
+		sent = "no endpoints"
+	}
+	return fmt.Sprintf("this pod's proxy was injected with NETWORK %s, but the mesh gives its pod %s today: istiod sends it the %s side of the split horizon above; restarted (re-injected), it would get %s",
+		orText(injected, "none"), orText(pp.Network, "none"), orText(injected, "forced-gateway"), sent)
 }
