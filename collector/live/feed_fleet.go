@@ -1,0 +1,13 @@
+package live
+
+import "github.com/meshscope/meshscope/collector/fleet"
+
+// Syncz is the last poll of every istiod's /debug/syncz (tui.FleetFeed):
+// one read per debug endpoint, each with its error; nil before the first
+// poll or when no istiod debug endpoint is known. The reads are never
+// changed after the poll stores them, so the slice is handed out as is.
+func (f *Feed) Syncz() []fleet.Read {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.syncz
+}
