@@ -18,12 +18,12 @@ func Dot(w io.Writer, m Map) error {
 	b.WriteString("digraph mesh {\n")
 	b.WriteString("  compound=true;\n  rankdir=LR;\n  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=10];\n")
 	for ni, n := range m.Networks {
-		name := n.Name
+		name, title := n.Name, "network "+n.Name
 		if name == "" {
-			name = "(no network)"
+			title = "no network"
 		}
 		fmt.Fprintf(&b, "  subgraph %s {\n", quote(fmt.Sprintf("cluster_net%d", ni)))
-		fmt.Fprintf(&b, "    label=%s;\n", quote(label("network "+name, n.Problems)))
+		fmt.Fprintf(&b, "    label=%s;\n", quote(label(title, n.Problems)))
 		for _, c := range n.Clusters {
 			lines := []string{c.ID, string(c.State)}
 			if c.Mode != "" {

@@ -90,7 +90,8 @@ func arrowKind(kind string) bool {
 
 // Build draws the map of snap: views are istiod's own (which clusters a
 // control plane reads when its remote secrets are not read), problems a
-// diagnosis of snap (explain.Diagnose) to place.
+// diagnosis of snap (explain.Diagnose) whose errors and warnings it
+// places.
 func Build(snap *collector.Snapshot, views []istiod.View, problems []explain.Problem) Map {
 	var m Map
 	if snap == nil {
@@ -138,7 +139,11 @@ func Build(snap *collector.Snapshot, views []istiod.View, problems []explain.Pro
 		m.ControlPlanes = append(m.ControlPlanes, controlPlane(snap, cp, views))
 	}
 	for _, p := range problems {
-		place(&m, snap, clusterAt, p)
+		// Information (what a mode always does, not a fault) would crowd
+		// the boxes: :problems and doctor list it.
+		if p.Severity == explain.Error || p.Severity == explain.Warning {
+			place(&m, snap, clusterAt, p)
+		}
 	}
 	for ni := range m.Networks {
 		for gi := range m.Networks[ni].Gateways {
