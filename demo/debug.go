@@ -1,0 +1,92 @@
+package demo
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/istiod"
+)
+
+// debugServer is the demo control plane's istiod debug endpoint, on a
+// loopback listener the demo owns: /debug/syncz (the proxies connected to
+// it, fleet.go), /debug/clusterz and /debug/networkz (the clusters and
+// gateways it uses, from the snapshot it serves, so istiod's opinion and
+// meshscope's agree as they do with a healthy istiod). meshscope reads it
+// as it reads a real istiod's port 8080: the fleet, :proxies, :map and
+// doctor's proxy checks work in the demo.
+type debugServer struct {
+	lis     net.Listener
+	srv     *http.Server
+	d       *Demo
+	started time.Time
+}
+
+func newDebugServer(d *Demo) (*debugServer, error) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &debugServer{lis: lis, d: d, started: time.Now()}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/syncz", func(w http.ResponseWriter, _ *http.Request) {
+		reply(w, d.xds.conns.syncz(d.xds.snapshot(), d.ControlPlane, d.planted(), s.started))
+	})
+	mux.HandleFunc("/debug/clusterz", func(w http.ResponseWriter, _ *http.Request) {
+		reply(w, clusterz(d.xds.snapshot(), d.ControlPlane))
+	})
+	mux.HandleFunc("/debug/networkz", func(w http.ResponseWriter, _ *http.Request) {
+		reply(w, networkz(d.xds.snapshot(), d.ControlPlane))
+	})
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = s.srv.Serve(lis) }()
+	return s, nil
+}
+
+func (s *debugServer) address() string { return s.lis.Addr().String() }
+
+func (s *debugServer) stop() { _ = s.srv.Close() }
+
+func reply(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// clusterz lists the control plane's config cluster, then every cluster
+// of a remote secret held in it, synced or not as the collector (which
+// reads the same secrets) found it.
+func clusterz(snap *collector.Snapshot, cp string) []istiod.Cluster {
+	out := []istiod.Cluster{}
+	if snap == nil {
+		return out
+	}
+	out = append(out, istiod.Cluster{ID: cp, SyncStatus: "synced"})
+	for _, c := range snap.Clusters {
+		secrets := c.SecretsFrom(cp)
+		if c.ID == cp || c.State == collector.StateRemoved || len(secrets) == 0 {
+			continue
+		}
+		status := "synced"
+		if c.State != collector.StateSynced {
+			status = "timeout"
+		}
+		out = append(out, istiod.Cluster{ID: c.ID, SecretName: secrets[0].Name, SyncStatus: status})
+	}
+	return out
+}
+
+// networkz lists the gateways the control plane uses.
+func networkz(snap *collector.Snapshot, cp string) []istiod.Gateway {
+	out := []istiod.Gateway{}
+	if snap == nil {
+		return out
+	}
+	for _, g := range snap.Gateways {
+		if !g.Hostname && g.UsedBy(cp) {
+			out = append(out, istiod.Gateway{Network: g.Network, Cluster: g.Cluster, Addr: g.Address, Port: g.Port, HBONEPort: g.HBONEPort})
+		}
+	}
+	return out
+}
