@@ -31,15 +31,24 @@ func newDebugServer(d *Demo) (*debugServer, error) {
 	}
 	s := &debugServer{lis: lis, d: d, started: time.Now()}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/syncz", func(w http.ResponseWriter, _ *http.Request) {
-		reply(w, d.xds.conns.syncz(d.xds.snapshot(), d.ControlPlane, d.planted(), s.started))
+	// Until the control plane serves a settled snapshot it answers 503,
+	// as an istiod that has not synced its clusters would not be asked:
+	// a half-synced clusterz would read as istiod disagreeing.
+	handle := func(path string, body func(*collector.Snapshot) any) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) {
+			snap := d.xds.snapshot()
+			if snap == nil || !snap.Settled() {
+				http.Error(w, "demo control plane not synced yet", http.StatusServiceUnavailable)
+				return
+			}
+			reply(w, body(snap))
+		})
+	}
+	handle("/debug/syncz", func(snap *collector.Snapshot) any {
+		return d.xds.conns.syncz(snap, d.ControlPlane, d.planted(), s.started)
 	})
-	mux.HandleFunc("/debug/clusterz", func(w http.ResponseWriter, _ *http.Request) {
-		reply(w, clusterz(d.xds.snapshot(), d.ControlPlane))
-	})
-	mux.HandleFunc("/debug/networkz", func(w http.ResponseWriter, _ *http.Request) {
-		reply(w, networkz(d.xds.snapshot(), d.ControlPlane))
-	})
+	handle("/debug/clusterz", func(snap *collector.Snapshot) any { return clusterz(snap, d.ControlPlane) })
+	handle("/debug/networkz", func(snap *collector.Snapshot) any { return networkz(snap, d.ControlPlane) })
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = s.srv.Serve(lis) }()
 	return s, nil

@@ -24,8 +24,8 @@ type mapView struct {
 	top int // first line shown
 }
 
-// mapBoxMin is the narrowest network box.
-const mapBoxMin = 26
+// mapBoxMin is the narrowest network box: three fit 80 columns.
+const mapBoxMin = 25
 
 func (v *mapView) title(vc viewContext) string {
 	if vc.fleet == nil || vc.fleet.snap == nil {
@@ -122,8 +122,7 @@ func (v *mapView) lines(vc viewContext, w, h int) []string {
 	}
 	if len(m.Problems) > 0 {
 		e, wn := meshmap.Counts(m.Problems)
-		out = append(out, "", " "+vc.st.Muted.Render(fmt.Sprintf("Not on the map: %d problems (%d errors, %d warnings) of services and settings: ", len(m.Problems), e, wn))+
-			vc.st.Accent.Render(":problems"))
+		out = append(out, "", " "+vc.st.Muted.Render(fit(fmt.Sprintf("+ %s, %s of services and settings (:problems)", plural(e, "error"), plural(wn, "warning")), w-2)))
 	}
 	// What room is left: the sentences of the problems on the map.
 	if room := h - len(out) - 2; room > 0 {
@@ -185,8 +184,10 @@ func (v *mapView) box(vc viewContext, fx *fleetIndex, n *meshmap.Network, bw int
 			facts = append(facts, c.Mode)
 		}
 		if pc, ok := fx.byCluster[c.ID]; ok {
-			t := plural(pc.all, "proxy")
-			t = strings.Replace(t, "proxys", "proxies", 1)
+			t := fmt.Sprintf("%d proxies", pc.all)
+			if inner < 26 { // room for what is off at 80 columns
+				t = fmt.Sprintf("%dpx", pc.all)
+			}
 			if pc.off > 0 {
 				t += fmt.Sprintf(", %d off", pc.off)
 			}
@@ -212,6 +213,9 @@ func (v *mapView) box(vc viewContext, fx *fleetIndex, n *meshmap.Network, bw int
 			st = vc.st.Error
 		}
 		line := "⇄ " + g.Address
+		if ansi.StringWidth(line) > inner {
+			line = "⇄" + g.Address
+		}
 		h := " " + g.Health
 		if ansi.StringWidth(line)+ansi.StringWidth(h) > inner {
 			body = append(body, vc.st.Text.Render(fit(line, inner)))
@@ -229,15 +233,21 @@ func (v *mapView) box(vc viewContext, fx *fleetIndex, n *meshmap.Network, bw int
 	return frame(vc, name, body, bw)
 }
 
-// kindsFit is at most n lines of problem kinds ("✗ error remote-secret"),
-// the last saying how many more.
+// kindsFit is at most n lines of problem kinds, "✗" for an error and "!"
+// for a warning ("✗ remote-secret", "! skew ×2"), the last saying how
+// many more.
 func kindsFit(ps []explain.Problem, n int) []string {
-	ks := meshmap.ProblemKinds(ps)
-	for i := range ks {
-		ks[i] = "✗ " + ks[i]
+	var ks []string
+	for _, k := range meshmap.ProblemKinds(ps) {
+		sev, kind, _ := strings.Cut(k, " ")
+		mark := "! "
+		if sev == string(explain.Error) {
+			mark = "✗ "
+		}
+		ks = append(ks, mark+kind)
 	}
 	if len(ks) > n {
-		ks = append(ks[:n-1], fmt.Sprintf("✗ and %d more", len(ks)-n+1))
+		ks = append(ks[:n-1], fmt.Sprintf("  and %d more", len(ks)-n+1))
 	}
 	return ks
 }
