@@ -10,6 +10,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/fleet"
+	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/collector/meshmap"
 )
 
@@ -201,6 +202,23 @@ func (m *Model) onFleet(msg tea.Msg) bool {
 	m.proxies.refresh(vc, update{})
 	m.mapv.refresh(vc, update{})
 	return true
+}
+
+// doctorFleet is the fleet doctor's diagnosis checks (proxy-disconnected,
+// proxy-stale, proxy-identity-drift, version-skew), as `meshscope doctor`
+// has it: only when istiod's own views could be read (the same endpoints
+// serve syncz), else nil. It runs in deriveCmd, off the update loop.
+func doctorFleet(snap *collector.Snapshot, feed Feed, views []istiod.View, now time.Time) *fleet.Fleet {
+	ff, ok := feed.(FleetFeed)
+	if !ok || len(views) == 0 || snap == nil {
+		return nil
+	}
+	reads := ff.Syncz()
+	if len(reads) == 0 {
+		return nil
+	}
+	f := fleet.Build(snap, reads, now)
+	return &f
 }
 
 // proxyStates are the states a "state=" filter takes, as the CLI's --state.

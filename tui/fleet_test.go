@@ -184,3 +184,36 @@ func TestFleetFrameSizes(t *testing.T) {
 		}
 	}
 }
+
+// istiodFleetFeed also serves istiod's own view: doctor's diagnosis then
+// checks the fleet, as `meshscope doctor` does.
+type istiodFleetFeed struct{ *fleetFeed }
+
+func (istiodFleetFeed) Istiod() []istiod.View {
+	return []istiod.View{{ControlPlane: "cluster1",
+		Clusters: []istiod.Cluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster2", SecretName: "istio-system/istio-remote-secret-cluster2", SyncStatus: "synced"}},
+		Gateways: []istiod.Gateway{{Network: "network2", Cluster: "cluster2", Addr: "192.168.60.9", Port: 15443}}}}
+}
+
+func TestProblemsAndMapHaveTheFleet(t *testing.T) {
+	snap, reads := fleetSnapshot()
+	feed := istiodFleetFeed{&fleetFeed{fakeFeed: testFeed(snap), reads: reads}}
+	m := newTestModel(t, "default", 120, 50, snap, feed)
+	m.Update(m.requestFleet()())
+	found := map[string]bool{}
+	for _, p := range m.ix.problems {
+		found[string(p.Kind)+" "+p.Cluster] = true
+	}
+	for _, want := range []string{"proxy-disconnected cluster1", "proxy-stale cluster1", "proxy-stale cluster2", "proxy-identity-drift cluster2"} {
+		if !found[want] {
+			t.Errorf("problems lack %s (all: %v)", want, found)
+		}
+	}
+	m.push(viewMap)
+	out := plain(m)
+	for _, want := range []string{"✗ proxy-identity-drift", "✗ proxy-disconnected"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("map lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -80,7 +80,7 @@ func (v *mapView) lines(vc viewContext, w, h int) []string {
 		}
 		boxes := make([]string, len(row))
 		for j := range row {
-			boxes[j] = v.box(vc, fx, &row[j], bw)
+			boxes[j] = v.box(vc, fx, &row[j], bw, kindLines(h))
 		}
 		joined := lipgloss.JoinHorizontal(lipgloss.Top, interleave(boxes, " ")...)
 		for _, l := range strings.Split(joined, "\n") {
@@ -165,8 +165,21 @@ func (v *mapView) lines(vc viewContext, w, h int) []string {
 	return out
 }
 
-// box draws one network, bw cells wide.
-func (v *mapView) box(vc viewContext, fx *fleetIndex, n *meshmap.Network, bw int) string {
+// kindLines is how many lines of problem kinds a cluster gets in its box:
+// two fit 80×24; a taller terminal shows more.
+func kindLines(h int) int {
+	switch {
+	case h >= 48:
+		return 8
+	case h >= 34:
+		return 4
+	}
+	return 2
+}
+
+// box draws one network, bw cells wide, with up to kinds lines of problem
+// kinds per cluster.
+func (v *mapView) box(vc viewContext, fx *fleetIndex, n *meshmap.Network, bw, kinds int) string {
 	inner := max(bw-4, 1)
 	var body []string
 	add := func(st lipgloss.Style, s string) { body = append(body, st.Render(fit(s, inner))) }
@@ -200,7 +213,7 @@ func (v *mapView) box(vc viewContext, fx *fleetIndex, n *meshmap.Network, bw int
 			}
 			add(st, "  "+strings.Join(facts, " · "))
 		}
-		for _, k := range kindsFit(c.Problems, 2) {
+		for _, k := range kindsFit(c.Problems, kinds) {
 			add(v.problemStyle(vc, c.Problems), "  "+k)
 		}
 	}
@@ -223,7 +236,7 @@ func (v *mapView) box(vc viewContext, fx *fleetIndex, n *meshmap.Network, bw int
 		}
 		body = append(body, vc.st.Text.Render(line)+st.Render(fit(h, inner-ansi.StringWidth(line))))
 	}
-	for _, k := range kindsFit(n.Problems, 2) {
+	for _, k := range kindsFit(n.Problems, kinds) {
 		add(v.problemStyle(vc, n.Problems), k)
 	}
 	name := n.Name
