@@ -217,3 +217,22 @@ func TestProblemsAndMapHaveTheFleet(t *testing.T) {
 		}
 	}
 }
+
+// In a terminal below 80×24 the proxies view and the map give way to the
+// too-small screen, and come back whole when the terminal grows.
+func TestFleetTinyTerminal(t *testing.T) {
+	m := fleetModel(t, 120, 40)
+	for _, id := range []viewID{viewProxies, viewMap} {
+		m.push(id)
+		m.Update(windowSize(60, 15))
+		out := plain(m)
+		checkSize(t, out, 60, 15)
+		if !strings.Contains(out, "terminal too small") {
+			t.Fatalf("view %d at 60×15:\n%s", id, out)
+		}
+		press(m, "j", "G", "/")
+		m.Update(windowSize(80, 24))
+		checkSize(t, m.View().Content, 80, 24)
+		m.Update(windowSize(120, 40))
+	}
+}
