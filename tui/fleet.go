@@ -16,18 +16,22 @@ import (
 
 // FleetFeed is the optional part of a Feed that serves the last reads of
 // every istiod's /debug/syncz (the proxies connected to it), as the feed
-// polls them. Called from Update: cheap, never blocking, safe for
-// concurrent use; a returned slice is never changed afterwards, so a new
-// poll is a new slice.
+// polls them, with the snapshot of the mesh taken just before (the pods to
+// join them with: a pod newer than the poll is not DISCONNECTED; nil: the
+// latest). Called from Update: cheap, never blocking, safe for concurrent
+// use; a returned slice is never changed afterwards, so a new poll is a
+// new slice.
 type FleetFeed interface {
-	Syncz() []fleet.Read
+	Syncz() ([]fleet.Read, *collector.Snapshot)
 }
 
 // fleetIndex is the fleet (collector/fleet) of one snapshot and one poll
 // of the istiods' syncz, with the proxies view's rows pre-rendered. It is
 // built off the update loop (fleetCmd) and immutable once built.
 type fleetIndex struct {
-	ix    *index // the index it was built with (its snapshot, problems, istiod views)
+	ix *index // the index it was built with (its snapshot, problems, istiod views)
+	// snap is the snapshot the fleet joins the reads with (the poll's, else
+	// the index's).
 	snap  *collector.Snapshot
 	reads []fleet.Read
 	// mesh is the :map view's model (collector/meshmap), built with the
@@ -65,14 +69,17 @@ var proxyTypes = [4]string{"CDS", "LDS", "EDS", "RDS"}
 
 // buildFleet joins the reads with the snapshot's proxy pods at now and
 // renders the rows.
-func buildFleet(ix *index, reads []fleet.Read, served bool, now time.Time) *fleetIndex {
+func buildFleet(ix *index, reads []fleet.Read, pollSnap *collector.Snapshot, served bool, now time.Time) *fleetIndex {
 	start := time.Now()
 	snap := ix.snap
+	if pollSnap != nil {
+		snap = pollSnap
+	}
 	fx := &fleetIndex{ix: ix, snap: snap, reads: reads, served: served, byCluster: map[string]proxyCount{}}
-	if snap == nil {
+	if snap == nil || ix.snap == nil {
 		return fx
 	}
-	fx.mesh = meshmap.Build(snap, ix.istiod, ix.problems)
+	fx.mesh = meshmap.Build(ix.snap, ix.istiod, ix.problems)
 	fx.f = fleet.Build(snap, reads, now)
 	fx.rows = make([]proxyRow, len(fx.f.Proxies))
 	for i := range fx.f.Proxies {
@@ -151,8 +158,8 @@ func (fx *fleetIndex) notInSync() (all, off int) {
 type fleetMsg struct{ fx *fleetIndex }
 
 // fleetCmd builds the fleet off the update loop.
-func fleetCmd(ix *index, reads []fleet.Read, served bool, now time.Time) tea.Cmd {
-	return func() tea.Msg { return fleetMsg{fx: buildFleet(ix, reads, served, now)} }
+func fleetCmd(ix *index, reads []fleet.Read, pollSnap *collector.Snapshot, served bool, now time.Time) tea.Cmd {
+	return func() tea.Msg { return fleetMsg{fx: buildFleet(ix, reads, pollSnap, served, now)} }
 }
 
 // fleetState is the root's bookkeeping of the fleet: the last one built,
@@ -170,15 +177,16 @@ func (m *Model) requestFleet() tea.Cmd {
 		return nil
 	}
 	var reads []fleet.Read
+	var pollSnap *collector.Snapshot
 	ff, served := m.feed.(FleetFeed)
 	if served {
-		reads = ff.Syncz()
+		reads, pollSnap = ff.Syncz()
 	}
 	if fx := m.fleet.fx; fx != nil && fx.ix == m.ix && sameReads(fx.reads, reads) {
 		return nil
 	}
 	m.fleet.building = true
-	return fleetCmd(m.ix, reads, served, m.now())
+	return fleetCmd(m.ix, reads, pollSnap, served, m.now())
 }
 
 // sameReads says whether two polls are the same one (the feed hands out a
@@ -213,9 +221,12 @@ func doctorFleet(snap *collector.Snapshot, feed Feed, views []istiod.View, now t
 	if !ok || len(views) == 0 || snap == nil {
 		return nil
 	}
-	reads := ff.Syncz()
+	reads, pollSnap := ff.Syncz()
 	if len(reads) == 0 {
 		return nil
+	}
+	if pollSnap != nil {
+		snap = pollSnap
 	}
 	f := fleet.Build(snap, reads, now)
 	return &f

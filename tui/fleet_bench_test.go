@@ -65,7 +65,7 @@ func BenchmarkProxiesDerive(b *testing.B) {
 	b.ReportAllocs()
 	start := cpuTime()
 	for b.Loop() {
-		if fx := buildFleet(ix, reads, true, testNow); len(fx.rows) != 1020 {
+		if fx := buildFleet(ix, reads, nil, true, testNow); len(fx.rows) != 1020 {
 			b.Fatalf("%d rows", len(fx.rows))
 		}
 	}

@@ -16,9 +16,11 @@ import (
 type fleetFeed struct {
 	*fakeFeed
 	reads []fleet.Read
+	// pollSnap is the snapshot the reads were taken with (nil: the latest).
+	pollSnap *collector.Snapshot
 }
 
-func (f *fleetFeed) Syncz() []fleet.Read { return f.reads }
+func (f *fleetFeed) Syncz() ([]fleet.Read, *collector.Snapshot) { return f.reads, f.pollSnap }
 
 // synced is a type istiod sent and the proxy acknowledged.
 func synced(at time.Time) istiod.ResourceStatus {
@@ -234,5 +236,21 @@ func TestFleetTinyTerminal(t *testing.T) {
 		m.Update(windowSize(80, 24))
 		checkSize(t, m.View().Content, 80, 24)
 		m.Update(windowSize(120, 40))
+	}
+}
+
+// A pod that started after the last syncz poll is not DISCONNECTED: the
+// fleet joins the reads with the snapshot of the poll.
+func TestFleetJoinsThePollsSnapshot(t *testing.T) {
+	snap, reads := fleetSnapshot()
+	before := *snap
+	before.Proxies = snap.Proxies[1:] // legacy-0 started after the poll
+	feed := &fleetFeed{fakeFeed: testFeed(snap), reads: reads, pollSnap: &before}
+	m := newTestModel(t, "default", 120, 40, snap, feed)
+	m.Update(m.requestFleet()())
+	for _, r := range m.fleet.fx.rows {
+		if r.p.State == fleet.Disconnected {
+			t.Errorf("%s is DISCONNECTED: it started after the poll", r.p.ID)
+		}
 	}
 }

@@ -56,7 +56,8 @@ type Feed struct {
 	istiod []istiod.View               // the last views read
 	// syncz are the last reads of every istiod's /debug/syncz (the
 	// fleet view builds on them off the UI's update loop).
-	syncz []fleet.Read
+	syncz     []fleet.Read
+	synczSnap *collector.Snapshot // the snapshot when syncz was read
 	// shared holds the decoded EDS the streams share: a resource pushed
 	// identically to several viewpoints (the same network on two control
 	// planes) is decoded and kept once.
@@ -280,13 +281,14 @@ func (f *Feed) pollIstiod(ctx context.Context) {
 		// The connected proxies, from the same debug endpoints: a failed
 		// read stays in the list with its error (the fleet says which
 		// control plane it could not read).
+		synczSnap := f.s.reg.Snapshot()
 		sz, err := f.s.IstiodSyncz(ctx)
 		if err != nil {
 			slog.Debug("no istiod syncz", "err", err)
 		}
 		f.mu.Lock()
 		f.istiod = views
-		f.syncz = sz
+		f.syncz, f.synczSnap = sz, synczSnap
 		f.mu.Unlock()
 		select {
 		case <-ctx.Done():
