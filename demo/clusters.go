@@ -36,6 +36,9 @@ type cluster struct {
 	mu     sync.Mutex
 	nextIP int
 	pods   map[string][]string // "ns/svc" -> pod names, oldest first
+	// planted are the pods whose proxy has a planted fault (fleet.go), by
+	// "cluster/namespace/name".
+	planted map[string]plant
 }
 
 // newCluster builds a fake clientset. A BadCA cluster answers every request
@@ -55,7 +58,7 @@ func newCluster(def clusterDef) *cluster {
 			return true, nil, &url.Error{Op: "Get", URL: def.Server, Err: x509.UnknownAuthorityError{}}
 		})
 	}
-	c := &cluster{def: def, client: cs, nextIP: 20, pods: map[string][]string{}}
+	c := &cluster{def: def, client: cs, nextIP: 20, pods: map[string][]string{}, planted: map[string]plant{}}
 	if !def.BadCA {
 		c.dyn = newDynamic()
 	}
@@ -123,6 +126,13 @@ func (c *cluster) seed(ctx context.Context, rnd *rand.Rand) error {
 			IP: c.allocIP(), Labels: map[string]string{"app": "istiod", "istio.io/rev": "default"}, Container: "discovery",
 			Image: "docker.io/istio/pilot:1.29.1-distroless",
 			Env:   map[string]string{"CLUSTER_ID": c.def.ID, model.SettingAmbient: "true", model.SettingAmbientMultiNetwork: "true"}}); err != nil {
+			return err
+		}
+	}
+	if c.runsAmbient() {
+		// The node's ztunnel (ambient's proxy of the pods istio-cni
+		// redirects): the fleet gives those pods its state. Last too.
+		if err := c.createZtunnel(ctx); err != nil {
 			return err
 		}
 	}
@@ -200,22 +210,34 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 		"service.istio.io/canonical-revision": version,
 	}
 	var annotations map[string]string
+	sidecar := false
 	switch {
 	case s.ambientPod(c.def.ID):
 		// No sidecar: istio-cni's node agent marks the pod it redirects.
 		annotations = map[string]string{model.AnnotationRedirection: "enabled"}
 	case !s.NoMTLS[c.def.ID]:
 		labels[model.LabelTLSMode] = "istio"
+		sidecar = true
 	}
 	c.mu.Lock()
 	key := s.Namespace + "/" + s.Name
+	n := len(c.pods[key])
 	if locs := s.Localities[c.def.ID]; len(locs) > 0 {
-		labels[model.LabelLocality] = locs[len(c.pods[key])%len(locs)]
+		labels[model.LabelLocality] = locs[n%len(locs)]
 	}
-	name := fmt.Sprintf("%s-%s-%s-%s", s.Name, version, hash, suffix(len(c.pods[key]), hash))
+	name := fmt.Sprintf("%s-%s-%s-%s", s.Name, version, hash, suffix(n, hash))
 	c.pods[key] = append(c.pods[key], name)
+	pl := plantedProxies[fmt.Sprintf("%s/%s/%d", c.def.ID, key, n)]
+	if pl != plantNone {
+		c.planted[c.def.ID+"/"+s.Namespace+"/"+name] = pl
+	}
 	c.mu.Unlock()
-	return kubesim.CreatePod(ctx, c.client, kubesim.Pod{Namespace: s.Namespace, Name: name, IP: ip, Labels: labels, Annotations: annotations, NotReady: notReady})
+	pod := kubesim.Pod{Namespace: s.Namespace, Name: name, IP: ip, Labels: labels, Annotations: annotations, NotReady: notReady}
+	if sidecar {
+		// The pod's one container is its proxy, as injected (fleet.go).
+		pod.Container, pod.Image, pod.Env = "istio-proxy", proxyImage, sidecarEnv(c.def, pl)
+	}
+	return kubesim.CreatePod(ctx, c.client, pod)
 }
 
 // removePod deletes the oldest pod of s; false when it has none.

@@ -35,9 +35,13 @@ type Demo struct {
 	XDSAddress string
 	// ControlPlane names it (it plays istiod, primary of cluster1).
 	ControlPlane string
+	// DebugAddress is its istiod debug endpoint (/debug/syncz, clusterz,
+	// networkz; debug.go), plain HTTP on loopback.
+	DebugAddress string
 
 	cancel   context.CancelFunc
 	xds      *xdsServer
+	debug    *debugServer
 	clusters map[string]*cluster
 	rnd      *rand.Rand
 	opts     Options
@@ -117,6 +121,12 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 		return nil, err
 	}
 	d.XDSAddress = d.xds.Address()
+	if d.debug, err = newDebugServer(d); err != nil {
+		cancel()
+		d.xds.stop()
+		return nil, fmt.Errorf("demo istiod debug endpoint: %w", err)
+	}
+	d.DebugAddress = d.debug.address()
 	updates, stop := reg.Subscribe()
 	go func() {
 		defer stop()
@@ -177,5 +187,20 @@ func (d *Demo) Stop() {
 	d.cancel()
 	<-d.done
 	d.forgetting.Wait()
+	d.debug.stop()
 	d.xds.stop()
+}
+
+// planted are the pods whose proxy has a planted fault, by
+// "cluster/namespace/name" (fleet.go).
+func (d *Demo) planted() map[string]plant {
+	out := map[string]plant{}
+	for _, c := range d.clusters {
+		c.mu.Lock()
+		for k, p := range c.planted {
+			out[k] = p
+		}
+		c.mu.Unlock()
+	}
+	return out
 }

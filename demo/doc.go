@@ -10,7 +10,10 @@
 // clusters the xDS server serves too. Namespace ambient runs in ambient
 // mode: the same server sends ztunnels the workload API (WDS)
 // collector/ambient predicts, with Gateway API east-west Gateways in the
-// fake dynamic clients. A few problems are planted for explain and doctor
-// to find, and live churn keeps the event stream moving. It is only used in
+// fake dynamic clients. Its pods with sidecars run an istio-proxy
+// container, and its control plane serves istiod's debug views on
+// loopback (debug.go: /debug/syncz, clusterz, networkz) with planted proxy
+// faults (fleet.go). A few problems are planted for explain and doctor to
+// find, and live churn keeps the event stream moving. It is only used in
 // demo mode.
 package demo

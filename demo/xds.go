@@ -49,6 +49,8 @@ type xdsServer struct {
 	// waiters (WaitServed) wake up.
 	served   uint64
 	servedCh chan struct{}
+	// conns are the open streams, for the demo's /debug/syncz.
+	conns *connections
 }
 
 func newXDSServer(ctx context.Context, controlPlane string, log *slog.Logger) (*xdsServer, error) {
@@ -62,17 +64,21 @@ func newXDSServer(ctx context.Context, controlPlane string, log *slog.Logger) (*
 		lis:   lis,
 		log:   log,
 		nodes: map[string]view{}, servedCh: make(chan struct{}),
-		wds: newWDSServer(controlPlane, log),
+		wds: newWDSServer(controlPlane, log), conns: newConnections(),
 	}
 	cb := serverv3.CallbackFuncs{
-		StreamRequestFunc: func(_ int64, req *discoveryv3.DiscoveryRequest) error {
+		StreamRequestFunc: func(id int64, req *discoveryv3.DiscoveryRequest) error {
+			s.conns.request(id, req.GetNode(), req.GetTypeUrl())
 			s.register(req.GetNode())
 			return nil
 		},
-		StreamDeltaRequestFunc: func(_ int64, req *discoveryv3.DeltaDiscoveryRequest) error {
+		StreamDeltaRequestFunc: func(id int64, req *discoveryv3.DeltaDiscoveryRequest) error {
+			s.conns.request(id, req.GetNode(), req.GetTypeUrl())
 			s.register(req.GetNode())
 			return nil
 		},
+		StreamClosedFunc:      func(id int64, node *corev3.Node) { s.conns.closed(id, node) },
+		DeltaStreamClosedFunc: func(id int64, node *corev3.Node) { s.conns.closed(id, node) },
 	}
 	// Address requests go to the one WDS collection, the rest to each
 	// sidecar's snapshot.
@@ -115,6 +121,13 @@ func (s *xdsServer) register(node *corev3.Node) {
 	if !known && snap != nil {
 		s.push(id, v, snap, horizon.NewIndex(snap))
 	}
+}
+
+// snapshot is the collector snapshot the server serves now.
+func (s *xdsServer) snapshot() *model.Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snap
 }
 
 // update recomputes every known proxy's resources for a new snapshot.

@@ -8,7 +8,7 @@ import (
 )
 
 func TestCommandCompletion(t *testing.T) {
-	for in, want := range map[string]string{"pro": "problems", "e": "events", "s": "svc", "cl": "clusters", "": "", "x": "x", "q": "quit"} {
+	for in, want := range map[string]string{"prob": "problems", "pro": "pro", "prox": "proxies", "e": "events", "s": "svc", "cl": "clusters", "": "", "x": "x", "q": "quit"} {
 		if got := complete(in); got != want {
 			t.Errorf("complete(%q) = %q, want %q", in, got, want)
 		}

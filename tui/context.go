@@ -28,6 +28,8 @@ type viewContext struct {
 	// width and height are the body's size in cells: the terminal less the
 	// header, the status bar and the input line when one is open.
 	width, height int
+	// fleet is the last fleet and map built (nil before the first).
+	fleet *fleetIndex
 }
 
 // view is what every screen implements. A view owns its cursor, filter and

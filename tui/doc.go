@@ -16,7 +16,10 @@
 // column per control plane with what its ztunnels get over WDS,
 // view_ambient.go), problems (:problems), events (:events, the
 // timeline of xDS events and kube changes), compare (:compare A B), diff
-// (:diff A B) and proxy config (:pc A [B]). A view reads the program only
+// (:diff A B), proxy config (:pc A [B]), the mesh's real proxies
+// (:proxies, view_proxies.go) and the map (:map, view_map.go). The
+// proxies and the map are built off the update loop too, in fleetCmd
+// (fleet.go), from the index and the feed's polls of istiod's syncz. A view reads the program only
 // through a viewContext (index, styles, keys, feed, clock, stream states,
 // size), never calls another view, and asks the root to move by returning a
 // navigation message (nav.go). The root tells every view what changed in

@@ -44,6 +44,7 @@ func newDoctor(now func() time.Time) *doctor {
 // prediction. It also lists the control planes it could not check.
 func (d *doctor) diagnose(snap *model.Snapshot, feed Feed, views []istiod.View) ([]explain.Problem, []string) {
 	in := explain.Inputs{Now: d.now(), Since: d.since, Istiod: views, Stale: d.stale}
+	in.Fleet = doctorFleet(snap, feed, views, in.Now)
 	if sf, ok := feed.(SentFeed); ok {
 		in.Sent = sf.Sent()
 	}

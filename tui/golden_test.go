@@ -161,10 +161,10 @@ func TestGoldenService(t *testing.T) {
 func TestGoldenProblems(t *testing.T) {
 	m := goldenModel(t, "default", 120, 40)
 	press(m, ":")
-	typeText(m, "pro")
+	typeText(m, "prob")
 	press(m, "tab", "enter")
 	if m.currentID() != viewProblems {
-		t.Fatalf(":pro<tab> did not open problems")
+		t.Fatalf(":prob<tab> did not open problems")
 	}
 	out := plain(m)
 	checkSize(t, out, 120, 40)

@@ -34,6 +34,8 @@ const (
 	viewCompare
 	viewDiff
 	viewConfig
+	viewProxies
+	viewMap
 	numViews
 )
 
@@ -81,6 +83,11 @@ type Model struct {
 	compare  *serviceView
 	diff     *diffView
 	config   *configView
+	proxies  *proxiesView
+	mapv     *mapView
+	// fleet is the mesh's real proxies and the map, built in the
+	// background from the index and the feed's syncz reads (fleet.go).
+	fleet fleetState
 
 	mode     inputMode
 	input    []rune
@@ -127,9 +134,12 @@ func New(feed Feed, opts Options) (*Model, error) {
 	m.compare = &serviceView{}
 	m.diff = newDiffView()
 	m.config = &configView{}
+	m.proxies = newProxiesView()
+	m.mapv = &mapView{}
 	m.views = [numViews]view{
 		viewClusters: m.clusters, viewServices: m.services, viewService: m.service, viewProblems: m.problems,
 		viewEvents: m.events, viewCompare: m.compare, viewDiff: m.diff, viewConfig: m.config,
+		viewProxies: m.proxies, viewMap: m.mapv,
 	}
 	// Until the terminal reports its size, draw for the smallest one.
 	m.width, m.height = minWidth, minHeight
@@ -158,7 +168,7 @@ func (m *Model) loadTheme(name string) error {
 // vc is the context views read: built afresh for every call.
 func (m *Model) vc() viewContext {
 	return viewContext{ix: m.ix, st: &m.st, keys: &m.keys, feed: m.feed, now: m.now, status: m.status,
-		width: m.width, height: m.bodyHeight()}
+		width: m.width, height: m.bodyHeight(), fleet: m.fleet.fx}
 }
 
 // Init starts reading the feed, the clock, and asks the terminal for its
@@ -242,7 +252,7 @@ func (m *Model) derived() tea.Cmd {
 
 // Update handles a message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if m.navigation(msg) {
+	if m.navigation(msg) || m.onFleet(msg) {
 		return m, nil
 	}
 	switch msg := msg.(type) {
@@ -298,7 +308,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.verdictsStale = false
 			cmd = m.requestDerive()
 		}
-		return m, tea.Batch(cmd, tick())
+		return m, tea.Batch(cmd, m.requestFleet(), tick())
 	case tea.MouseWheelMsg:
 		switch msg.Button {
 		case tea.MouseWheelUp:

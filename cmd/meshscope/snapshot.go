@@ -31,14 +31,15 @@ func newSnapshotCmd(g *globalOptions) *cobra.Command {
 until every cluster is synced, timed out or in error, and prints one snapshot.
 The JSON is described in docs/snapshot.md. It never contains credentials.`,
 		Example: `  meshscope snapshot --demo
-  meshscope snapshot --context cluster1 -o json`,
+  meshscope snapshot --context cluster1 -o json
+  meshscope snapshot --demo -o dot | dot -Tsvg > mesh.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runSnapshot(cmd, g, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "table", "output format: json, yaml or table")
+	f.StringVarP(&o.output, "output", "o", "table", "output format: json, yaml, table, or dot (the map: Graphviz, e.g. | dot -Tsvg)")
 	o.mesh.addFlags(f)
 	return cmd
 }
@@ -63,10 +64,13 @@ func parseClusterIDs(vals []string) (map[string]string, error) {
 }
 
 func runSnapshot(cmd *cobra.Command, g *globalOptions, o *snapshotOptions) error {
-	if err := checkOutput(o.output, "json", "yaml", "table"); err != nil {
+	if err := checkOutput(o.output, "json", "yaml", "table", "dot"); err != nil {
 		return err
 	}
 	return withSettledMesh(cmd, g, &o.mesh, func(_ context.Context, _ *live.Session, snap *model.Snapshot) error {
+		if o.output == "dot" {
+			return writeSnapshotDot(cmd.OutOrStdout(), snap)
+		}
 		return writeSnapshot(cmd.OutOrStdout(), snap, o.output)
 	})
 }

@@ -98,7 +98,7 @@ func TestSnapshotCommandErrors(t *testing.T) {
 		root.SetOut(&bytes.Buffer{})
 		return root.Execute()
 	}
-	if err := run("snapshot", "-o", "xml"); err == nil || !strings.Contains(err.Error(), "want json, yaml or table") {
+	if err := run("snapshot", "-o", "xml"); err == nil || !strings.Contains(err.Error(), "want json, yaml, table or dot") {
 		t.Fatalf("bad output: %v", err)
 	}
 	if err := run("snapshot", "--kubeconfig", "/nonexistent/kubeconfig"); err == nil || !strings.Contains(err.Error(), "cannot load kubeconfig") {

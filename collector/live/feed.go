@@ -11,6 +11,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -57,6 +58,10 @@ type Feed struct {
 	stops  map[string]context.CancelFunc
 	conns  map[string]*grpc.ClientConn // by control plane address
 	istiod []istiod.View               // the last views read
+	// syncz are the last reads of every istiod's /debug/syncz (the
+	// fleet view builds on them off the UI's update loop).
+	syncz     []fleet.Read
+	synczSnap *model.Snapshot // the snapshot when syncz was read
 	// shared holds the decoded EDS the streams share: a resource pushed
 	// identically to several viewpoints (the same network on two control
 	// planes) is decoded and kept once.
@@ -343,8 +348,17 @@ func (f *Feed) pollIstiod(ctx context.Context) {
 			}
 			views = append(views, r.View)
 		}
+		// The connected proxies, from the same debug endpoints: a failed
+		// read stays in the list with its error (the fleet says which
+		// control plane it could not read).
+		synczSnap := f.s.reg.Snapshot()
+		sz, err := f.s.IstiodSyncz(ctx)
+		if err != nil {
+			slog.Debug("no istiod syncz", "err", err)
+		}
 		f.mu.Lock()
 		f.istiod = views
+		f.syncz, f.synczSnap = sz, synczSnap
 		f.mu.Unlock()
 		select {
 		case <-ctx.Done():

@@ -108,6 +108,10 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		if len(s.controlPlanes) == 0 {
 			s.controlPlanes = []Target{{Cluster: d.ControlPlane, Address: d.XDSAddress}}
 		}
+		if len(s.istiodDebug) == 0 {
+			// The demo's istiod debug endpoint, as --istiod-debug-address.
+			s.istiodDebug = []Target{{Cluster: d.ControlPlane, Address: d.DebugAddress}}
+		}
 		s.reg, s.syncTimeout, s.stop = d.Registry, 5*time.Second, d.Stop
 		s.demoServed = d.WaitServed
 		return s, nil

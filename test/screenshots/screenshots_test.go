@@ -98,5 +98,28 @@ func TestScreenshots(t *testing.T) {
 	keys(":")
 	keys("pc network1", "Enter")
 	shot("proxy-config", "CLUSTERS")
+	// The fleet: bookinfo's and sample's proxies, the drifted one selected
+	// (one STALE and one DISCONNECTED among them).
+	keys(":")
+	keys("proxies", "Enter")
+	keys("/")
+	keys("ns=bookinfo,sample")
+	keys("Enter")
+	for i := 0; i < 20 && !strings.Contains(tm("capture-pane", "-p", "-t", "s"), `injected with network ""`); i++ {
+		keys("Down")
+	}
+	shot("proxies", "DISCONNECTED")
+	keys(":")
+	keys("map", "Enter")
+	// The churn takes network2's gateway away now and then, and the streams
+	// lag the snapshot for a moment: draw the map between such moments.
+	for i := 0; i < 100; i++ {
+		s := tm("capture-pane", "-p", "-t", "s")
+		if strings.Contains(s, "192.168.60.9:15443") && !strings.Contains(s, "differs") && !strings.Contains(s, "disagrees") {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	shot("map", "istiod cluster1")
 	keys("q")
 }

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// snapshot -o dot draws the demo's map: its three networks as boxes, the
+// demo's istiod reading cluster2 and cluster3, and cluster4 (whose remote
+// secret's CA does not match) as a broken arrow with its problem.
+func TestSnapshotDotDemo(t *testing.T) {
+	out, err := runCLI(t, "snapshot", "--demo", "-o", "dot")
+	if err != nil {
+		t.Fatalf("snapshot -o dot: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"digraph mesh {", `label="network network1";`, `label="network network2";`,
+		`"istiod:cluster1" -> "cluster:cluster2" [];`,
+		`"istiod:cluster1" -> "cluster:cluster4" [style=dashed, color=red, arrowhead=tee, label="✗ secret fails: error\nerror remote-secret"];`,
+		`"gateway:network2:0" [label="gateway 192.168.60.9:15443\nok", shape=cds];`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("snapshot -o dot lacks %s:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,306 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/meshscope/meshscope/collector/fleet"
+	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/collector/meshmap"
+	"github.com/meshscope/meshscope/model"
+)
+
+// FleetFeed is the optional part of a Feed that serves the last reads of
+// every istiod's /debug/syncz (the proxies connected to it), as the feed
+// polls them, with the snapshot of the mesh taken just before (the pods to
+// join them with: a pod newer than the poll is not DISCONNECTED; nil: the
+// latest). Called from Update: cheap, never blocking, safe for concurrent
+// use; a returned slice is never changed afterwards, so a new poll is a
+// new slice.
+type FleetFeed interface {
+	Syncz() ([]fleet.Read, *model.Snapshot)
+}
+
+// fleetIndex is the fleet (collector/fleet) of one snapshot and one poll
+// of the istiods' syncz, with the proxies view's rows pre-rendered. It is
+// built off the update loop (fleetCmd) and immutable once built.
+type fleetIndex struct {
+	ix *index // the index it was built with (its snapshot, problems, istiod views)
+	// snap is the snapshot the fleet joins the reads with (the poll's, else
+	// the index's).
+	snap  *model.Snapshot
+	reads []fleet.Read
+	// mesh is the :map view's model (collector/meshmap), built with the
+	// fleet because it reads the same index.
+	mesh meshmap.Map
+	f    fleet.Fleet
+	rows []proxyRow
+	// byCluster counts, per cluster, the proxies that are not meshscope's
+	// probes and those of them not in sync (the map's boxes).
+	byCluster map[string]proxyCount
+	// served is false when the feed serves no syncz at all (the view says
+	// so instead of listing every pod as UNKNOWN).
+	served bool
+	took   time.Duration
+}
+
+// proxyCount is the proxies of one cluster.
+type proxyCount struct{ all, off int }
+
+// proxyRow is one proxy of the proxies view, pre-rendered.
+type proxyRow struct {
+	p        *fleet.Proxy
+	key      string // cluster|namespace|name|control plane: the row's identity
+	state    string // "STALE 40s"
+	types    [4]string
+	version  string
+	identity string
+	// text is what a plain filter word is looked for in (lower case).
+	text string
+}
+
+// proxyTypes are the xDS types the table has a column for, as istioctl
+// proxy-status shows them.
+var proxyTypes = [4]string{"CDS", "LDS", "EDS", "RDS"}
+
+// buildFleet joins the reads with the snapshot's proxy pods at now and
+// renders the rows.
+func buildFleet(ix *index, reads []fleet.Read, pollSnap *model.Snapshot, served bool, now time.Time) *fleetIndex {
+	start := time.Now()
+	snap := ix.snap
+	if pollSnap != nil {
+		snap = pollSnap
+	}
+	fx := &fleetIndex{ix: ix, snap: snap, reads: reads, served: served, byCluster: map[string]proxyCount{}}
+	if snap == nil || ix.snap == nil {
+		return fx
+	}
+	fx.mesh = meshmap.Build(ix.snap, ix.istiod, ix.problems)
+	fx.f = fleet.Build(snap, reads, now)
+	fx.rows = make([]proxyRow, len(fx.f.Proxies))
+	for i := range fx.f.Proxies {
+		p := &fx.f.Proxies[i]
+		r := proxyRow{p: p, key: p.Cluster + "|" + p.Namespace + "|" + p.Name + "|" + p.ControlPlane}
+		r.state = string(p.State)
+		if p.StaleFor > 0 && (p.State == fleet.Stale || p.State == fleet.Rejected) {
+			r.state += " " + p.StaleFor.Round(time.Second).String()
+		}
+		for j, t := range proxyTypes {
+			r.types[j] = "-"
+			for _, ts := range p.Types {
+				if ts.Type == t {
+					r.types[j] = string(ts.State)
+				}
+			}
+		}
+		r.version = orDash(p.Version)
+		if p.IstiodVersion != "" && p.Version != "" {
+			r.version += " / " + p.IstiodVersion
+		}
+		r.identity = identityText(p)
+		kind := p.Kind
+		if p.Probe {
+			kind += " probe"
+		}
+		r.text = strings.ToLower(strings.Join([]string{p.ID, p.Cluster, kind, p.ControlPlane, string(p.State), r.identity, p.Version}, " "))
+		fx.rows[i] = r
+		if !p.Probe {
+			c := fx.byCluster[p.Cluster]
+			c.all++
+			if p.State != fleet.Synced {
+				c.off++
+			}
+			fx.byCluster[p.Cluster] = c
+		}
+	}
+	fx.took = time.Since(start)
+	return fx
+}
+
+// identityText is the IDENTITY cell: where the identity the proxy was
+// injected with differs from its pod's today, "ok" when it does not, "-"
+// when there is nothing to compare (no injected sidecar).
+func identityText(p *fleet.Proxy) string {
+	if len(p.Drift) == 0 {
+		if p.Pod != nil && p.Pod.Injected != nil {
+			return "ok"
+		}
+		return "-"
+	}
+	var l []string
+	for _, d := range p.Drift {
+		l = append(l, fmt.Sprintf("%s %s≠%s", d.Field, quoteEmpty(d.Injected), quoteEmpty(d.Derived)))
+	}
+	return strings.Join(l, ", ")
+}
+
+func quoteEmpty(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}
+
+// notInSync counts the proxies (probes left out) whose state is not SYNCED.
+func (fx *fleetIndex) notInSync() (all, off int) {
+	for _, c := range fx.byCluster {
+		all += c.all
+		off += c.off
+	}
+	return all, off
+}
+
+// fleetMsg delivers a fleet built in the background.
+type fleetMsg struct{ fx *fleetIndex }
+
+// fleetCmd builds the fleet off the update loop.
+func fleetCmd(ix *index, reads []fleet.Read, pollSnap *model.Snapshot, served bool, now time.Time) tea.Cmd {
+	return func() tea.Msg { return fleetMsg{fx: buildFleet(ix, reads, pollSnap, served, now)} }
+}
+
+// fleetState is the root's bookkeeping of the fleet: the last one built,
+// and whether a build runs (one at a time; the tick asks again).
+type fleetState struct {
+	fx       *fleetIndex
+	building bool
+}
+
+// requestFleet starts building the fleet (and the map) when the index or
+// the feed's syncz reads changed since the last build. It is called on every
+// tick: at most one build a second, one at a time, never in Update itself.
+func (m *Model) requestFleet() tea.Cmd {
+	if m.fleet.building || m.ix.snap == nil {
+		return nil
+	}
+	var reads []fleet.Read
+	var pollSnap *model.Snapshot
+	ff, served := m.feed.(FleetFeed)
+	if served {
+		reads, pollSnap = ff.Syncz()
+	}
+	if fx := m.fleet.fx; fx != nil && fx.ix == m.ix && sameReads(fx.reads, reads) {
+		return nil
+	}
+	m.fleet.building = true
+	return fleetCmd(m.ix, reads, pollSnap, served, m.now())
+}
+
+// sameReads says whether two polls are the same one (the feed hands out a
+// new slice per poll).
+func sameReads(a, b []fleet.Read) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0]
+}
+
+// onFleet takes a built fleet: the views that show it are refreshed.
+func (m *Model) onFleet(msg tea.Msg) bool {
+	fm, ok := msg.(fleetMsg)
+	if !ok {
+		return false
+	}
+	m.fleet.building = false
+	m.fleet.fx = fm.fx
+	vc := m.vc()
+	m.proxies.refresh(vc, update{})
+	m.mapv.refresh(vc, update{})
+	return true
+}
+
+// doctorFleet is the fleet doctor's diagnosis checks (proxy-disconnected,
+// proxy-stale, proxy-identity-drift, version-skew), as `meshscope doctor`
+// has it: only when istiod's own views could be read (the same endpoints
+// serve syncz), else nil. It runs in deriveCmd, off the update loop.
+func doctorFleet(snap *model.Snapshot, feed Feed, views []istiod.View, now time.Time) *fleet.Fleet {
+	ff, ok := feed.(FleetFeed)
+	if !ok || len(views) == 0 || snap == nil {
+		return nil
+	}
+	reads, pollSnap := ff.Syncz()
+	if len(reads) == 0 {
+		return nil
+	}
+	if pollSnap != nil {
+		snap = pollSnap
+	}
+	f := fleet.Build(snap, reads, now)
+	return &f
+}
+
+// proxyStates are the states a "state=" filter takes, as the CLI's --state.
+var proxyStates = []fleet.State{fleet.Synced, fleet.Stale, fleet.Rejected, fleet.NotSent, fleet.Disconnected, fleet.Unknown}
+
+// proxyFilter is the proxies view's filter: key=value terms as the CLI's
+// flags (cluster=, ns=, cp= with "none", state=, probes=no), each a comma
+// list; other words must all appear in the row.
+type proxyFilter struct {
+	clusters, namespaces, cps, states []string
+	noProbes                          bool
+	words                             []string
+	bad                               string // the first term not understood
+}
+
+func parseProxyFilter(q string) proxyFilter {
+	var f proxyFilter
+	for _, t := range strings.Fields(q) {
+		k, v, ok := strings.Cut(t, "=")
+		if !ok {
+			f.words = append(f.words, strings.ToLower(t))
+			continue
+		}
+		vals := strings.Split(v, ",")
+		switch strings.ToLower(k) {
+		case "cluster":
+			f.clusters = append(f.clusters, vals...)
+		case "ns", "namespace":
+			f.namespaces = append(f.namespaces, vals...)
+		case "cp", "istiod", "control-plane":
+			f.cps = append(f.cps, vals...)
+		case "state":
+			for _, s := range vals {
+				st := strings.ToUpper(s)
+				if st == "NOTSENT" || st == "NOT-SENT" || st == "NOT_SENT" {
+					st = string(fleet.NotSent)
+				}
+				if !slices.Contains(proxyStates, fleet.State(st)) && f.bad == "" {
+					f.bad = t
+				}
+				f.states = append(f.states, st)
+			}
+		case "probes":
+			f.noProbes = v == "no" || v == "false" || v == "0"
+		default:
+			if f.bad == "" {
+				f.bad = t
+			}
+		}
+	}
+	return f
+}
+
+// keep says whether a row passes the filter.
+func (f *proxyFilter) keep(r *proxyRow) bool {
+	p := r.p
+	cp := p.ControlPlane
+	if cp == "" {
+		cp = "none"
+	}
+	if (f.noProbes && p.Probe) ||
+		(len(f.clusters) > 0 && !slices.Contains(f.clusters, p.Cluster)) ||
+		(len(f.namespaces) > 0 && !slices.Contains(f.namespaces, p.Namespace)) ||
+		(len(f.cps) > 0 && !slices.Contains(f.cps, cp)) ||
+		(len(f.states) > 0 && !slices.Contains(f.states, string(p.State))) {
+		return false
+	}
+	for _, w := range f.words {
+		if !strings.Contains(r.text, w) {
+			return false
+		}
+	}
+	return true
+}
