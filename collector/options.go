@@ -84,12 +84,16 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// DefaultSyncTimeout is how long a cluster may take to sync before it is
+// shown as timeout (Options.SyncTimeout, --sync-timeout).
+const DefaultSyncTimeout = 30 * time.Second
+
 func (o *Options) setDefaults() {
 	if o.SystemNamespace == "" {
 		o.SystemNamespace = "istio-system"
 	}
 	if o.SyncTimeout <= 0 {
-		o.SyncTimeout = 30 * time.Second
+		o.SyncTimeout = DefaultSyncTimeout
 	}
 	if o.HealthInterval <= 0 {
 		o.HealthInterval = 3 * time.Second

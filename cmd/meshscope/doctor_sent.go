@@ -20,9 +20,7 @@ import (
 func collectSent(ctx context.Context, m *live.Session, snap *model.Snapshot, views []istiod.View, mode xdsclient.Mode, timeout time.Duration) []explain.Sent {
 	var vps []xdsclient.Viewpoint
 	for _, cp := range m.ControlPlaneIDs(snap) {
-		for _, p := range explain.Viewpoints(explain.ViewFor(snap, cp, views)) {
-			vps = append(vps, xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar, ControlPlane: cp})
-		}
+		vps = append(vps, explain.SidecarViewpoints(explain.ViewFor(snap, cp, views), cp)...)
 	}
 	res := m.FetchAll(ctx, vps, mode, timeout)
 	out := make([]explain.Sent, len(vps))

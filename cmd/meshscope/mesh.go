@@ -39,7 +39,7 @@ func (o *meshOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.revision, "revision", "", "istiod's revision: meshNetworks from ConfigMap istio-REVISION, and the istiod pod labelled istio.io/rev=REVISION to port-forward to")
 	f.BoolVar(&o.remoteSecrets, "remote-secrets", true, "also read the clusters declared by remote secrets (istio/multiCluster=true)")
 	f.StringArrayVar(&o.clusterIDs, "cluster-id", nil, "cluster ID of a context, CONTEXT=ID (repeatable)")
-	f.DurationVar(&o.syncTimeout, "sync-timeout", 30*time.Second, "how long a cluster may take to sync before it is shown as timeout")
+	f.DurationVar(&o.syncTimeout, "sync-timeout", collector.DefaultSyncTimeout, "how long a cluster may take to sync before it is shown as timeout")
 	f.BoolVar(&o.allowInsecureKubeconfig, "allow-insecure-kubeconfig", false, "accept remote-secret kubeconfigs with exec plugins, token files or cert/key files")
 	f.Int64Var(&o.seed, "seed", 1, "with --demo: seed of the demo mesh (pod names, IPs, churn)")
 	f.StringArrayVar(&o.meshConfigFiles, "mesh-config", nil, "mesh config file istiod reads instead of ConfigMap istio (its --meshConfig), FILE or CLUSTER=FILE per control plane (repeatable); followed as it changes")

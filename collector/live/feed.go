@@ -134,8 +134,7 @@ func (f *Feed) follow(ctx context.Context, updates <-chan *model.Snapshot) {
 // control plane, so that what two istiods send the same proxy can be
 // compared.
 func (f *Feed) ensureStreams(s *model.Snapshot) {
-	for _, p := range explain.Viewpoints(s) {
-		base := xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar}
+	for _, base := range explain.SidecarViewpoints(s, "") {
 		vps := []xdsclient.Viewpoint{base}
 		if cps := f.s.controlPlanes; len(cps) > 1 {
 			vps = vps[:0]

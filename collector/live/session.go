@@ -113,7 +113,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		return s, nil
 	}
 	if s.syncTimeout <= 0 {
-		s.syncTimeout = 30 * time.Second // the Registry's default
+		s.syncTimeout = collector.DefaultSyncTimeout
 	}
 	reg, err := collector.NewRegistry(o.Collector)
 	if err != nil {
