@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/demo"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -96,8 +98,13 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 	if err != nil {
 		return nil, err
 	}
-	lo := live.Options{Demo: g.Demo, DemoSeed: o.seed, DemoChurn: churn, ControlPlanes: targets, IstiodDebug: debug}
+	lo := live.Options{ControlPlanes: targets, IstiodDebug: debug}
 	if g.Demo {
+		d, err := demo.Start(ctx, demo.Options{Seed: o.seed, Churn: churn, Logger: slog.Default()})
+		if err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+		lo.InProcess = d
 		return live.Open(ctx, lo)
 	}
 	ids, err := parseClusterIDs(o.clusterIDs)
