@@ -120,16 +120,16 @@ func (o *Options) setDefaults() {
 		}
 	}
 	if o.Probe == nil {
-		o.Probe = DefaultProbe
+		o.Probe = defaultProbe
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
 }
 
-// DefaultProbe asks the API server for /version: open to every user by
+// defaultProbe asks the API server for /version: open to every user by
 // default, cheap, and it fails with 401 when credentials are revoked.
-func DefaultProbe(ctx context.Context, c kubernetes.Interface) error {
+func defaultProbe(ctx context.Context, c kubernetes.Interface) error {
 	d := c.Discovery()
 	if d == nil {
 		return nil
