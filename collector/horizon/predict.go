@@ -68,13 +68,16 @@ func PredictSubset(snap *model.Snapshot, ix *Index, hostname, subset string, por
 		p.ScaleFactor = ix.scale
 	}
 	f := newEndpointFilter(&t, hostname, proxy)
-	h := newHorizon(&p, &t, ix, hostname, port, proxy)
+	var lbuf [16]string
+	var gwBuf [8]gatewaySentence
+	var h splitHorizon
+	h.init(&t, ix, hostname, port, proxy, lbuf[:0], gwBuf[:0])
 	for si := range t.sources {
 		src := &t.sources[si]
 		for ei, ep := range src.endpoints {
 			epPort, ok := endpointPort(ep, t.portName)
 			ref := Ref{Address: ep.Address, Port: epPort, Pod: ep.Pod, Workload: ep.Workload, Cluster: ep.Cluster, Network: ep.Network, Health: healthOf(ep)}
-			if d, drop := f.drop(src, &ep, ref, ok); drop {
+			if d, drop := f.drop(&t, src, &ep, ref, ok); drop {
 				if d.Reason != "" {
 					p.Dropped = append(p.Dropped, d)
 				}
@@ -83,7 +86,7 @@ func PredictSubset(snap *model.Snapshot, ix *Index, hostname, subset string, por
 			// Unhealthy (not ready, not terminating) endpoints ARE sent, as
 			// UNHEALTHY, by default (PILOT_AUTO_SEND_UNHEALTHY_ENDPOINTS=true),
 			// and count in gateway weights below like healthy ones.
-			h.place(h.groups.groupOf(si, ei), ep, epPort, ref)
+			h.place(&p, &t, h.groups.groupOf(si, ei), ep, epPort, ref)
 		}
 	}
 	ends := h.groups.assemble(&p, h.refs, &h.gwWhy, proxy)
@@ -102,7 +105,6 @@ func PredictSubset(snap *model.Snapshot, ix *Index, hostname, subset string, por
 // rules (exclude), then filterIstioEndpoint (network view, cluster-local,
 // terminating) and the rule's minHealthPercent.
 type endpointFilter struct {
-	t                                       *target
 	hostname                                string
 	proxy                                   Proxy
 	clusterLocal, ownCluster, sendUnhealthy bool
@@ -110,7 +112,7 @@ type endpointFilter struct {
 }
 
 func newEndpointFilter(t *target, hostname string, proxy Proxy) endpointFilter {
-	f := endpointFilter{t: t, hostname: hostname, proxy: proxy, clusterLocal: t.clusterLocal, ownCluster: t.ownClusterOnly(hostname)}
+	f := endpointFilter{hostname: hostname, proxy: proxy, clusterLocal: t.clusterLocal, ownCluster: t.ownClusterOnly(hostname)}
 	f.sendUnhealthy, f.minHealth = t.sendsUnhealthy()
 	return f
 }
@@ -118,8 +120,8 @@ func newEndpointFilter(t *target, hostname string, proxy Proxy) endpointFilter {
 // drop says whether istiod leaves ep out, and why (a Dropped without a
 // Reason: left out without a word, an endpoint with no ports at all).
 // portOK says the endpoint has the service port's name.
-func (f *endpointFilter) drop(src *source, ep *model.Endpoint, ref Ref, portOK bool) (Dropped, bool) {
-	proxy, t := f.proxy, f.t
+func (f *endpointFilter) drop(t *target, src *source, ep *model.Endpoint, ref Ref, portOK bool) (Dropped, bool) {
+	proxy := f.proxy
 	if !portOK {
 		if len(ep.Ports) > 0 {
 			return Dropped{Ref: ref, Reason: DropPortName,
@@ -162,8 +164,6 @@ func (f *endpointFilter) drop(src *source, ep *model.Endpoint, ref Ref, portOK b
 // every endpoint sent goes directly into its locality group, or behind
 // the gateways of its network (groups.go).
 type splitHorizon struct {
-	p        *Prediction
-	t        *target
 	ix       *Index
 	hostname string
 	port     int32
@@ -172,29 +172,28 @@ type splitHorizon struct {
 	// Endpoints are grouped by locality like istiod's LocalityLbEndpoints;
 	// the gateway rewrite happens inside each group.
 	groups groupSet
-	lbuf   [16]string
 	// refs is one backing array for every endpoint's Ref: StandsFor of
 	// direct endpoints slices into it instead of allocating per endpoint.
 	refs  []Ref
 	why   sentences
-	gwBuf [8]gatewaySentence
 	gwWhy gatewaySentences
 	// Endpoints of one cluster share their gateways: look them up once.
 	lastNC  [2]string
 	lastGws []gwKey
 }
 
-func newHorizon(p *Prediction, t *target, ix *Index, hostname string, port int32, proxy Proxy) *splitHorizon {
-	h := &splitHorizon{p: p, t: t, ix: ix, hostname: hostname, port: port, proxy: proxy}
+// init readies h for the endpoints of t, with buffers for the locality
+// names and gateway sentences of the prediction.
+func (h *splitHorizon) init(t *target, ix *Index, hostname string, port int32, proxy Proxy, lbuf []string, gwBuf []gatewaySentence) {
+	h.ix, h.hostname, h.port, h.proxy = ix, hostname, port, proxy
 	h.v4, h.v6 = ipFamily(proxy.IP)
 	total := 0
 	for _, src := range t.sources {
 		total += len(src.endpoints)
 	}
-	h.groups.init(t.sources, total, h.lbuf[:0])
+	h.groups.init(t.sources, total, lbuf)
 	h.refs = make([]Ref, 0, total)
-	h.gwWhy = gatewaySentences(h.gwBuf[:0])
-	return h
+	h.gwWhy = gatewaySentences(gwBuf)
 }
 
 // place puts an endpoint istiod sends into group grp: directly (one
@@ -202,8 +201,8 @@ func newHorizon(p *Prediction, t *target, ix *Index, hostname string, port int32
 // each gateway of its network the proxy can reach, its weight shared
 // between them — unless it has no mTLS or no gateway of the proxy's IP
 // family, when it is dropped.
-func (h *splitHorizon) place(grp int, ep model.Endpoint, epPort uint32, ref Ref) {
-	p, proxy := h.p, h.proxy
+func (h *splitHorizon) place(p *Prediction, t *target, grp int, ep model.Endpoint, epPort uint32, ref Ref) {
+	proxy := h.proxy
 	h.refs = append(h.refs, ref)
 	self := h.refs[len(h.refs)-1 : len(h.refs) : len(h.refs)]
 	direct := Endpoint{Address: ep.Address, Port: epPort, Weight: epWeight(ep), Health: ref.Health, Kind: Local,
@@ -243,7 +242,7 @@ func (h *splitHorizon) place(grp int, ep model.Endpoint, epPort uint32, ref Ref)
 			Why: fmt.Sprintf("%s has gateways, but none of the proxy's IP family (%s)", ep.Network, family(h.v4, h.v6))})
 		return
 	}
-	if ok, cause, why := h.t.mtlsFor(h.hostname, h.port, ep, epPort); !ok {
+	if ok, cause, why := t.mtlsFor(h.hostname, h.port, ep, epPort); !ok {
 		p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNoMTLS, Cause: cause,
 			Why: "cross-network endpoint without mTLS: " + why + "; the gateway routes by SNI, which needs mTLS"})
 		return
