@@ -144,8 +144,16 @@ func resolveTarget(snap *model.Snapshot, ix *Index, svc *model.Service, subset s
 	if proxyNS == "" {
 		proxyNS = "default"
 	}
-	c := candidatesOf(svc, t.cfg)
-	if !c.kubeFound && len(c.entries) == 0 {
+	c := kubeCandidate(svc, t.cfg)
+	// The ServiceEntries of the config cluster declaring the hostname, in
+	// namespaces istiod reads (a local slice: no allocation for a few).
+	var entries []*model.ServiceEntryHost
+	for _, e := range svc.ServiceEntries {
+		if (t.cfg.cluster == "" || e.Cluster == t.cfg.cluster) && t.cfg.mc.Discovered(e.Cluster, e.Namespace) {
+			entries = append(entries, e)
+		}
+	}
+	if !c.kubeFound && len(entries) == 0 {
 		switch {
 		case c.anyKube:
 			t.noEndpoints = fmt.Sprintf("namespace %s is outside the mesh config's discoverySelectors in every cluster: istiod does not know %s and sends no endpoints", svc.Namespace, svc.Hostname)
@@ -156,12 +164,12 @@ func resolveTarget(snap *model.Snapshot, ix *Index, svc *model.Service, subset s
 		// Only EndpointSlices without a Service: predict from them.
 		c.kubeNS, c.kubeFound = svc.Namespace, true
 	}
-	chosen, found, kubeFound, hiddenWhy := c.chooseNamespace(t.cfg, svc, port, proxyNS, proxy.Labels)
+	chosen, found, kubeFound, hiddenWhy := c.chooseNamespace(entries, t.cfg, svc, port, proxyNS, proxy.Labels)
 	if !found {
 		t.noEndpoints = hiddenWhy + ": istiod sends no endpoints"
 		return t, true
 	}
-	t.setSource(c, chosen, kubeFound)
+	t.setSource(&c, entries, chosen, kubeFound)
 	name, found := t.findPort(snap, svc, port)
 	if !found {
 		return t, false
@@ -183,19 +191,17 @@ func resolveTarget(snap *model.Snapshot, ix *Index, svc *model.Service, subset s
 	return t, true
 }
 
-// candidates are where istiod may take a hostname from: the Kubernetes
-// Service (its namespace, exportTo and traffic distribution, from the
-// config cluster when it has one), and each ServiceEntry of the config
-// cluster declaring the hostname, in namespaces istiod reads.
+// candidates are where istiod may take a hostname from besides the
+// ServiceEntries: the Kubernetes Service (its namespace, exportTo and
+// traffic distribution, from the config cluster when it has one).
 type candidates struct {
 	clusters           []string
 	kubeNS, kubeTD     string
 	kubeExport         []string
 	kubeFound, anyKube bool
-	entries            []*model.ServiceEntryHost
 }
 
-func candidatesOf(svc *model.Service, cfg *configView) candidates {
+func kubeCandidate(svc *model.Service, cfg *configView) candidates {
 	cc, mc := cfg.cluster, cfg.mc
 	c := candidates{clusters: sortedClusters(svc)}
 	for _, cid := range c.clusters {
@@ -211,11 +217,6 @@ func candidatesOf(svc *model.Service, cfg *configView) candidates {
 			c.kubeNS, c.kubeExport, c.kubeFound, c.kubeTD = svc.Namespace, sic.ExportTo, true, sic.TrafficDistribution
 		}
 	}
-	for _, e := range svc.ServiceEntries {
-		if (cc == "" || e.Cluster == cc) && mc.Discovered(e.Cluster, e.Namespace) {
-			c.entries = append(c.entries, e)
-		}
-	}
 	return c
 }
 
@@ -227,7 +228,7 @@ func candidatesOf(svc *model.Service, cfg *configView) candidates {
 // among those exported to the proxy and imported by its Sidecar. found is
 // false when none is left, hiddenWhy the sentence saying why; kubeFound
 // says whether the Kubernetes Service is still a candidate.
-func (c candidates) chooseNamespace(cfg *configView, svc *model.Service, port int32, proxyNS string, proxyLabels map[string]string) (chosen string, found, kubeFound bool, hiddenWhy string) {
+func (c *candidates) chooseNamespace(entries []*model.ServiceEntryHost, cfg *configView, svc *model.Service, port int32, proxyNS string, proxyLabels map[string]string) (chosen string, found, kubeFound bool, hiddenWhy string) {
 	mc := cfg.mc
 	visible := func(exportTo []string, ns string) bool {
 		return Visible(exportTo, mc.DefaultServiceExportTo, ns, proxyNS)
@@ -238,7 +239,7 @@ func (c candidates) chooseNamespace(cfg *configView, svc *model.Service, port in
 		kubeFound = false
 	}
 	var seen []*model.ServiceEntryHost
-	for _, e := range c.entries {
+	for _, e := range entries {
 		if visible(e.ExportTo, e.Namespace) {
 			seen = append(seen, e)
 		} else if hiddenWhy == "" {
@@ -292,13 +293,13 @@ func (c candidates) chooseNamespace(cfg *configView, svc *model.Service, port in
 // service from there: the Kubernetes Service (when it is a candidate in
 // that namespace) and every ServiceEntry of the namespace, which adds its
 // workloads.
-func (t *target) setSource(c candidates, chosen string, kubeFound bool) {
+func (t *target) setSource(c *candidates, entries []*model.ServiceEntryHost, chosen string, kubeFound bool) {
 	t.namespace = chosen
 	t.kube = kubeFound && c.kubeNS == chosen
 	if t.kube {
 		t.trafficDistribution = c.kubeTD
 	}
-	for _, e := range c.entries {
+	for _, e := range entries {
 		if e.Namespace == chosen {
 			t.entries = append(t.entries, e)
 		}
