@@ -14,7 +14,7 @@ import (
 // them together.
 func (r *Registry) build(version uint64) *model.Snapshot {
 	items := r.itemsLocked()
-	in := build.Input{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace}
+	in := build.Input{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace, IstiodEnv: r.opts.IstiodEnv}
 	in.MeshNetworks, in.NetworkIndex, in.NetworkWarnings = r.meshNetworksOf(items)
 	in.ServiceEntries, in.WorkloadEntries = istioEntriesOf(items)
 	sel := build.SelectorsOf(in.ServiceEntries)

@@ -62,6 +62,19 @@ func transformIstiodPod(obj any) (any, error) {
 		if v := istiodClusterID(env, ctr.Args); v != "" && (c.pod.ClusterID == "" || ctr.Name == "discovery") {
 			c.pod.ClusterID = v
 		}
+		if v := imageVersion(ctr.Image); v != "" && (c.pod.Version == "" || ctr.Name == "discovery") {
+			c.pod.Version = v
+		}
+		if c.pod.Env == nil || ctr.Name == "discovery" {
+			for _, k := range model.SettingKeys {
+				if v, ok := env[k]; ok {
+					if c.pod.Env == nil {
+						c.pod.Env = map[string]string{}
+					}
+					c.pod.Env[k] = v
+				}
+			}
+		}
 	}
 	if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 		for _, cond := range p.Status.Conditions {

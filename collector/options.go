@@ -8,6 +8,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // Options configure a Registry. The zero value reads the current kube
@@ -60,6 +62,10 @@ type Options struct {
 	// PublishInterval is the least time between two snapshots; a change
 	// after a quiet period is published at once. Default 50ms.
 	PublishInterval time.Duration
+	// IstiodEnv states istiod settings (--istiod-env); they win over what
+	// the istiod pods' env says.
+	IstiodEnv []model.IstiodEnv
+
 	// NewClient builds a client for a cluster from its rest.Config (both
 	// for contexts and for remote-secret kubeconfigs). Default
 	// kubernetes.NewForConfig. The demo maps its fake server URLs to fake

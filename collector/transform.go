@@ -100,6 +100,8 @@ type templateKey struct {
 	labels uint64
 	sa     string
 	ports  *[]model.EndpointPort
+	// injected by value: the replicas of one workload share one.
+	injected model.InjectedIdentity
 }
 
 // resourceVersionNumber keeps a resource version in 8 bytes instead of a
@@ -192,10 +194,17 @@ func (in *interner) labelSet(labels map[string]string) (set map[string]string, h
 func (in *interner) template(p *corev1.Pod) *build.PodTemplate {
 	labels, hash, shared := in.labelSet(p.Labels)
 	t := &build.PodTemplate{Labels: labels, ServiceAccount: in.str(p.Spec.ServiceAccountName), Ports: in.podPorts(p)}
+	if id := injectedIdentity(p); id != nil {
+		id.Network, id.ClusterID, id.Image, id.Version = in.str(id.Network), in.str(id.ClusterID), in.str(id.Image), in.str(id.Version)
+		t.Injected = id
+	}
 	if !shared {
 		return t
 	}
 	k := templateKey{labels: hash, sa: t.ServiceAccount, ports: t.Ports}
+	if t.Injected != nil {
+		k.injected = *t.Injected
+	}
 	if v, ok := in.templates[k]; ok {
 		return v
 	}

@@ -114,11 +114,15 @@ func (c *cluster) seed(ctx context.Context, rnd *rand.Rand) error {
 	}
 	if c.def.Primary {
 		// The istiod pod the demo's control plane stands for: meshscope
-		// learns the cluster's ID from its CLUSTER_ID, as from a real one.
+		// learns the cluster's ID from its CLUSTER_ID, as from a real one,
+		// and its settings from its env (the demo's control plane runs
+		// ambient multi-network mode, as the ambient profile with
+		// multi-network turned on does).
 		// (Last, so the services' pod IPs stay what they were.)
 		if err := kubesim.CreatePod(ctx, c.client, kubesim.Pod{Namespace: systemNamespace, Name: "istiod-7c9d8b5f4-k2x9p",
 			IP: c.allocIP(), Labels: map[string]string{"app": "istiod", "istio.io/rev": "default"}, Container: "discovery",
-			Env: map[string]string{"CLUSTER_ID": c.def.ID}}); err != nil {
+			Image: "docker.io/istio/pilot:1.29.1-distroless",
+			Env:   map[string]string{"CLUSTER_ID": c.def.ID, model.SettingAmbient: "true", model.SettingAmbientMultiNetwork: "true"}}); err != nil {
 			return err
 		}
 	}

@@ -219,8 +219,14 @@ func (l *Lab) SetGatewayAddresses(ctx context.Context, cluster, namespace, name 
 	return kubesim.SetGatewayAddresses(ctx, dyn, namespace, name, ips...)
 }
 
-// ambientIstiod puts istiod in ambient multi-network mode (it reads its
-// mesh config from ConfigMap istio, as every lab istiod does).
-func (l *Lab) ambientIstiod(is *Istiod) {
-	is.proc.Env = append(is.proc.Env, ambientIstiodEnv...)
+// istiodSettingsEnv is the env beyond the base that every lab istiod runs
+// with: in the ambient lab, ambient multi-network mode (it reads its mesh
+// config from ConfigMap istio, as every lab istiod does). The istiod pod
+// that stands for it carries the same env, as a Deployment's pod would:
+// meshscope reads istiod's settings there.
+func (l *Lab) istiodSettingsEnv() []string {
+	if l.cfg.Ambient {
+		return ambientIstiodEnv
+	}
+	return nil
 }

@@ -73,9 +73,7 @@ func (l *Lab) startIstiod(is *Istiod) error {
 		Dir:     dir,
 		LogPath: filepath.Join(l.cfg.Dir, "logs", "istiod-"+is.Cluster+".log"),
 	}
-	if l.cfg.Ambient {
-		l.ambientIstiod(is)
-	}
+	is.proc.Env = append(is.proc.Env, l.istiodSettingsEnv()...)
 	return is.proc.start(l.cfg.Detach)
 }
 
@@ -171,3 +169,7 @@ func (l *Lab) istiod(i int) (*Istiod, error) {
 	}
 	return l.istiods[i], nil
 }
+
+// IstiodVersion is the version the lab's istiod pods carry in their image
+// tag: istio.io/istio's master of late August 2026, what became 1.31.
+const IstiodVersion = "1.31.0-dev"

@@ -237,7 +237,7 @@ func (l *Lab) startKubelet(ctx context.Context) error {
 	args := []string{"-listen", fmt.Sprintf("127.0.0.1:%d", l.cfg.KubeletPort)}
 	for _, is := range l.istiods {
 		c := l.clusters[is.Cluster]
-		if err := registerIstiodPod(ctx, c, l.cfg.KubeletPort); err != nil {
+		if err := registerIstiodPod(ctx, c, l.cfg.KubeletPort, l.istiodSettingsEnv()); err != nil {
 			return fmt.Errorf("%s: istiod pod: %w", is.Cluster, err)
 		}
 		for _, p := range [][2]int{{15010, is.GRPC}, {15012, is.SecureGRPC}, {8080, is.HTTP}, {15014, is.Monitoring}} {
@@ -271,7 +271,7 @@ func (l *Lab) startKubelet(ctx context.Context) error {
 	})
 }
 
-func registerIstiodPod(ctx context.Context, c *Cluster, kubeletPort int) error {
+func registerIstiodPod(ctx context.Context, c *Cluster, kubeletPort int, settings []string) error {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: labNode}}
 	created, err := c.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err != nil {
@@ -285,12 +285,18 @@ func registerIstiodPod(ctx context.Context, c *Cluster, kubeletPort int) error {
 	if _, err := c.client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
+	env := map[string]string{"CLUSTER_ID": c.Name, "REVISION": "default", "POD_NAMESPACE": SystemNamespace}
+	for _, kv := range settings {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
 	return kubesim.CreatePod(ctx, c.client, kubesim.Pod{
 		Namespace: SystemNamespace, Name: IstiodPod(c.Name), IP: c.PodPrefix + ".200", Node: labNode,
 		Labels: map[string]string{"app": "istiod", "istio": "pilot", "istio.io/rev": "default"},
 		// What the istiod Deployment's discovery container sets and the
-		// process runs with: the ID it calls its own cluster.
-		Container: "discovery",
-		Env:       map[string]string{"CLUSTER_ID": c.Name, "REVISION": "default", "POD_NAMESPACE": SystemNamespace},
+		// process runs with: the ID it calls its own cluster, and its
+		// settings (istiodSettingsEnv).
+		Container: "discovery", Image: "example.invalid/istio/pilot:" + IstiodVersion,
+		Env: env,
 	})
 }

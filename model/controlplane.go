@@ -296,5 +296,11 @@ type IstiodPod struct {
 	// default is then "Kubernetes").
 	ClusterID string `json:"clusterID,omitempty"`
 	Revision  string `json:"revision,omitempty"`
-	Ready     bool   `json:"ready"`
+	// Version is the discovery container's image tag (1.28.0 of
+	// pilot:1.28.0-distroless), "" when the image has none.
+	Version string `json:"version,omitempty"`
+	// Env holds the discovery container's settings that meshscope models
+	// (SettingKeys), as literal values.
+	Env   map[string]string `json:"env,omitempty"`
+	Ready bool              `json:"ready"`
 }

@@ -134,3 +134,19 @@ const (
 	// the prediction.
 	ProblemWDSDiffers ProblemKind = "wds-differs"
 )
+
+// Problems of the mesh's real proxies (collector/fleet, read from every
+// istiod's /debug/syncz).
+const (
+	// ProblemProxyDisconnected: a pod with a proxy that no istiod lists.
+	ProblemProxyDisconnected ProblemKind = "proxy-disconnected"
+	// ProblemProxyStale: a proxy NACKed istiod's last push, or has not
+	// acknowledged it for a while.
+	ProblemProxyStale ProblemKind = "proxy-stale"
+	// ProblemProxyIdentityDrift: a sidecar injected with a network or
+	// cluster its pod no longer has.
+	ProblemProxyIdentityDrift ProblemKind = "proxy-identity-drift"
+	// ProblemVersionSkew: a proxy outside the skew its istiod supports, or
+	// primaries on different minor versions.
+	ProblemVersionSkew ProblemKind = "version-skew"
+)

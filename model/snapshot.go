@@ -42,6 +42,12 @@ type Snapshot struct {
 	// Ambient holds each cluster's ambient-mode facts, in cluster order
 	// (see AmbientFor).
 	Ambient []AmbientCluster `json:"ambient,omitempty"`
+	// Proxies are the pods that run an Istio proxy or that ambient mode
+	// captures, in cluster order, then by namespace and name (proxypod.go).
+	Proxies []ProxyPod `json:"proxies,omitempty"`
+	// Settings are each control plane's istiod settings that predictions
+	// depend on, with where each value came from (settings.go).
+	Settings []IstiodSettings `json:"settings,omitempty"`
 }
 
 // Cluster is the state of one Kubernetes cluster as meshscope sees it.

@@ -18,8 +18,8 @@ const echoHost = "echo.ambient.svc.cluster.local"
 // ambientSnapshot is testSnapshot with namespace ambient in ambient mode:
 // echo, global, one pod in cluster1 and two in cluster2, whose east-west
 // Gateway (Gateway API) is at 192.168.60.10; the istiod of cluster1 reads
-// cluster2 through a remote secret and makes istio.io/global=true services
-// global.
+// cluster2 through a remote secret, runs ambient multi-network mode and
+// makes istio.io/global=true services global.
 func ambientSnapshot(t *testing.T) *model.Snapshot {
 	t.Helper()
 	s := testSnapshot()
@@ -36,6 +36,8 @@ func ambientSnapshot(t *testing.T) *model.Snapshot {
 	echo.Clusters["cluster1"].ClusterIP, echo.Clusters["cluster2"].ClusterIP = "10.96.0.30", "10.97.0.30"
 	s.Services = append(s.Services, echo)
 	sortServices(s.Services)
+	// cluster1's istiod runs ambient multi-network mode (its pod's env).
+	s.Clusters[0].Istiods[0].Env = map[string]string{model.SettingAmbient: "true", model.SettingAmbientMultiNetwork: "true"}
 	redirected := model.AmbientPod{ServiceAccount: "default", Redirected: true}
 	global := map[string]map[string]string{echoHost: {"app": "echo", "istio.io/global": "true"}}
 	s.Ambient = []model.AmbientCluster{

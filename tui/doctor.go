@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -55,6 +56,9 @@ type feedAnswers struct {
 }
 
 func (a feedAnswers) Istiod() []istiod.View { return a.views }
+
+// Fleet: the UI does not read istiod's syncz for its diagnosis.
+func (a feedAnswers) Fleet() *fleet.Fleet { return nil }
 
 func (a feedAnswers) Sent() []explain.Sent {
 	if sf, ok := a.feed.(SentFeed); ok {

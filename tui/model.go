@@ -95,6 +95,9 @@ type Model struct {
 
 	status   []StreamStatus
 	lastPush time.Time
+	// waitingSince is when the UI last stopped being settled (zero: it is
+	// settled); past settleHint the status bar says what it waits for.
+	waitingSince time.Time
 
 	snapsClosed, eventsClosed bool
 }
@@ -113,6 +116,7 @@ func New(feed Feed, opts Options) (*Model, error) {
 		return nil, err
 	}
 	m.doc = newDoctor(m.now)
+	m.waitingSince = m.now() // nothing is known yet
 	m.ix = buildIndex(nil, nil, nil)
 	m.stack = []viewID{viewClusters}
 	m.clusters = newClustersView()
@@ -267,7 +271,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.ix = msg.ix
 		m.refreshAll(update{index: true, entries: kubeEntries(msg.kube)})
 		if h := uiprobe.Get(); h != nil && h.IndexApplied != nil {
-			h.IndexApplied(len(m.ix.services), m.ix.verdictsKnown())
+			h.IndexApplied(m.ix.snap, len(m.ix.services), m.ix.verdictsKnown())
 		}
 		if pause := pauseAfter(msg.took); pause != nil {
 			// Still deriving, as far as new requests go: they wait.
@@ -285,6 +289,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.feed != nil {
 			m.status = m.feed.Status()
 		}
+		m.noteWaiting()
 		if k := staleKey(m.status); k != m.staleSeen {
 			m.staleSeen, m.verdictsStale = k, true
 		}

@@ -15,6 +15,26 @@ import (
 // the proxy's version; claiming a current one gets the current behaviour.
 const DefaultIstioVersion = "1.31.0"
 
+// ProbeSuffix marks the ISTIO_VERSION of every proxy meshscope
+// impersonates ("1.31.0-meshscope"), so that istiod's /debug/syncz, which
+// shows a proxy's ID, type, cluster and version only, tells meshscope's
+// probes from the mesh's proxies — even a probe that copies a real pod's
+// name. istiod reads a version through a regexp that stops at the suffix
+// (ParseIstioVersion): what it sends does not change.
+const ProbeSuffix = "-meshscope"
+
+// ProbeVersion is the ISTIO_VERSION sent for a proxy of version v.
+func ProbeVersion(v string) string {
+	if strings.HasSuffix(v, ProbeSuffix) {
+		return v
+	}
+	return v + ProbeSuffix
+}
+
+// IsProbeVersion says whether an ISTIO_VERSION (as syncz shows it) is a
+// meshscope probe's.
+func IsProbeVersion(v string) bool { return strings.HasSuffix(v, ProbeSuffix) }
+
 // NodeMetadata is the part of istiod's NodeMetadata
 // (pkg/model/proxy.go) that decides what a proxy is sent. The JSON
 // names are istiod's. List-valued fields (INSTANCE_IPS,
@@ -129,6 +149,7 @@ func (v Viewpoint) NodeMetadata() NodeMetadata {
 			md.Extra[k] = val
 		}
 	}
+	md.IstioVersion = ProbeVersion(md.IstioVersion)
 	return md
 }
 

@@ -99,7 +99,7 @@ func TestNodeIdentity(t *testing.T) {
 	}
 	f := node.GetMetadata().GetFields()
 	for k, want := range map[string]string{
-		"ISTIO_VERSION": DefaultIstioVersion, "CLUSTER_ID": "cluster1", "NETWORK": "network1", "NAMESPACE": "sample",
+		"ISTIO_VERSION": ProbeVersion(DefaultIstioVersion), "CLUSTER_ID": "cluster1", "NETWORK": "network1", "NAMESPACE": "sample",
 		"INSTANCE_IPS": "192.0.2.10", "MESH_ID": "mesh1", "FOO": "bar", "REQUESTED_NETWORK_VIEW": "network1,network2",
 	} {
 		if got := f[k].GetStringValue(); got != want {

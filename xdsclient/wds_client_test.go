@@ -180,7 +180,7 @@ func TestZtunnelIdentity(t *testing.T) {
 		t.Errorf("id %s", n.GetId())
 	}
 	md := n.GetMetadata().AsMap()
-	if md["FOO"] != "bar" || md["NODE_NAME"] != "n1" || md["CLUSTER_ID"] != "c2" || md["ISTIO_VERSION"] != DefaultIstioVersion {
+	if md["FOO"] != "bar" || md["NODE_NAME"] != "n1" || md["CLUSTER_ID"] != "c2" || md["ISTIO_VERSION"] != ProbeVersion(DefaultIstioVersion) {
 		t.Errorf("metadata %v", md)
 	}
 }

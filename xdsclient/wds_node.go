@@ -91,7 +91,7 @@ func (z ZtunnelIdentity) Node() (*core.Node, error) {
 	md["NAMESPACE"] = z.Namespace
 	md["INSTANCE_IPS"] = z.IP
 	md["NODE_NAME"] = z.NodeName
-	md["ISTIO_VERSION"] = z.IstioVersion
+	md["ISTIO_VERSION"] = ProbeVersion(z.IstioVersion)
 	if z.Cluster != "" {
 		md["CLUSTER_ID"] = z.Cluster
 	}

@@ -25,6 +25,7 @@ type doctorOptions struct {
 	timeout       time.Duration
 	mode          string
 	skewThreshold int
+	staleAfter    time.Duration
 }
 
 func newDoctorCmd(g *globalOptions) *cobra.Command {
@@ -65,7 +66,14 @@ row with a count:
   ztunnel (the workload API) differs from the prediction;
 - istiod's own view (/debug/clusterz, /debug/networkz) where it disagrees:
   from --istiod-debug-address, else through a port-forward to the istiod
-  pod's port 8080.
+  pod's port 8080;
+- the mesh's real proxies (each istiod's /debug/syncz, from the same
+  address; see meshscope proxies): a pod with an istio-proxy container that
+  no istiod lists (proxy-disconnected), a proxy that NACKed or has not
+  acknowledged a push for --stale-after (proxy-stale), a sidecar injected with a
+  network or cluster its pod no longer has (proxy-identity-drift), proxies
+  outside the version skew their istiod supports and primaries on different
+  minor versions (version-skew).
 
 Exit status: 1 when any error-level problem exists, 0 otherwise.`,
 		Example: `  meshscope doctor --demo
@@ -82,6 +90,7 @@ Exit status: 1 when any error-level problem exists, 0 otherwise.`,
 	f.BoolVar(&o.offline, "offline", false, "predict only: do not ask the control planes what they send")
 	f.DurationVar(&o.timeout, "timeout", 20*time.Second, "how long to wait for each control plane's CDS and EDS")
 	f.StringVar(&o.mode, "xds-mode", "delta", "ADS flavour: delta or sotw")
+	f.DurationVar(&o.staleAfter, "stale-after", explain.DefaultStaleAfter, "report a proxy that has not acknowledged istiod's last push for this long (proxy-stale)")
 	f.IntVar(&o.skewThreshold, "skew-threshold", explain.DefaultSkewThreshold, "report cross-network skew when the share of traffic crossing networks strays more than this many percentage points from what endpoint counts give")
 	o.mesh.addFlags(f)
 	o.mesh.addIstiodFlag(f)
@@ -102,7 +111,7 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 	started := time.Now()
 	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
 		src := &doctorAnswers{ctx: ctx, m: m, snap: snap, mode: mode, timeout: o.timeout, offline: o.offline}
-		in := explain.Gather(snap, explain.Inputs{Since: started, SkewThreshold: o.skewThreshold}, src)
+		in := explain.Gather(snap, explain.Inputs{Since: started, SkewThreshold: o.skewThreshold, StaleAfter: o.staleAfter}, src)
 		if !o.offline {
 			// Predict from the newest snapshot: it is at least as new as the EDS.
 			snap = m.Registry().Snapshot()

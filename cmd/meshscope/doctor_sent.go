@@ -4,7 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/model"
@@ -13,8 +15,8 @@ import (
 
 // doctorAnswers are doctor's one-shot reads, as a diagnosis takes them
 // (explain.Gather): istiod's views (the problems of reading them in
-// extra), then — unless --offline — what one sidecar per network and one
-// ztunnel per control plane are sent.
+// extra), the proxies connected to them, then — unless --offline — what
+// one sidecar per network and one ztunnel per control plane are sent.
 type doctorAnswers struct {
 	ctx     context.Context
 	m       *live.Session
@@ -29,6 +31,16 @@ type doctorAnswers struct {
 func (a *doctorAnswers) Istiod() []istiod.View {
 	a.views, a.extra = istiodViews(a.ctx, a.m, a.snap)
 	return a.views
+}
+
+// Fleet is the proxies connected to each istiod whose debug endpoint
+// answered (what cannot be read is istiod-unreachable in extra).
+func (a *doctorAnswers) Fleet() *fleet.Fleet {
+	if len(a.views) == 0 {
+		return nil
+	}
+	f, _ := readFleet(a.ctx, a.m, a.snap)
+	return &f
 }
 
 func (a *doctorAnswers) Sent() []explain.Sent {
@@ -68,7 +80,7 @@ func collectSent(ctx context.Context, m *live.Session, snap *model.Snapshot, vie
 // response (its whole state) or timeout.
 func collectWDS(ctx context.Context, m *live.Session, snap *model.Snapshot, timeout time.Duration) []explain.SentWDS {
 	var out []explain.SentWDS
-	for _, r := range m.FetchWDS(ctx, m.ControlPlaneIDs(snap), timeout) {
+	for _, r := range m.FetchWDS(ctx, ambient.Ztunnels(snap, m.ControlPlaneIDs(snap)), timeout) {
 		s := explain.SentWDS{ControlPlane: r.ControlPlane, Error: r.Why}
 		if r.Client != nil {
 			s.Service = r.Client.ServiceView

@@ -37,6 +37,8 @@ type explainOptions struct {
 	// (its locality: topology.kubernetes.io/region, zone).
 	namespace string
 	labels    map[string]string
+	// kube reads the pods of pod:NS/NAME@CONTEXT viewpoints.
+	kube istiod.Kube
 }
 
 func newExplainCmd(g *globalOptions) *cobra.Command {
@@ -99,6 +101,7 @@ func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, query s
 	if err := checkOutput(o.output, "table", "json"); err != nil {
 		return err
 	}
+	o.kube = istiod.Kube{Kubeconfig: g.Kubeconfig, Contexts: g.Contexts, Revision: o.mesh.revision}
 	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
 		return explainService(ctx, cmd, m, snap, o, query)
 	})
@@ -163,6 +166,19 @@ func explainSidecars(ctx context.Context, m *live.Session, snap *model.Snapshot,
 		return nil, err
 	}
 	for i := range vps {
+		if vps[i].Pod != nil {
+			// A real pod as it is: the identity its proxy was injected
+			// with (its ISTIO_META_* env), its namespace and labels.
+			ref := *vps[i].Pod
+			vp, err := o.kube.ViewpointFromPod(ctx, ref)
+			if err != nil {
+				return nil, fmt.Errorf("--from %s: %w", ref, err)
+			}
+			vp.Cluster = live.ContextClusterID(snap, vp.Cluster)
+			vp.Pod.Cluster = live.ContextClusterID(snap, ref.Cluster)
+			vps[i] = vp
+			continue
+		}
 		vps[i].Namespace = o.namespace
 		if len(o.labels) > 0 {
 			vps[i].Labels = maps.Clone(o.labels)
@@ -203,6 +219,9 @@ func explainSidecars(ctx context.Context, m *live.Session, snap *model.Snapshot,
 			v := explain.ExplainWith(snap, host, p, vp, actual[i].ControlPlane, lap, explain.Extra{Subset: o.subset, Istiod: views, Cluster: clp})
 			if !ok {
 				v.Error = actual[i].Why
+			}
+			if n := explain.DriftNote(snap, host, p, vp, actual[i].ControlPlane, o.subset); n != "" {
+				v.Notes = append(v.Notes, n)
 			}
 			out = append(out, v)
 		}
@@ -266,9 +285,6 @@ func explainViewpoints(snap *model.Snapshot, from []string, allViews bool) ([]xd
 			vp, err := xdsclient.ParseViewpoint(f, known)
 			if err != nil {
 				return nil, err
-			}
-			if vp.Pod != nil {
-				return nil, fmt.Errorf("--from %s: pod viewpoints are for watch (--as-pod); explain takes NETWORK, CLUSTER, CLUSTER/NETWORK or CLUSTER/none", f)
 			}
 			vps = append(vps, vp)
 		}

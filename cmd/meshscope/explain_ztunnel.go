@@ -48,7 +48,7 @@ func explainTargets(m *live.Session, snap *model.Snapshot, host string, from []s
 	mode := ambient.DataplaneMode(snap, host)
 	inUse := ambient.InUse(snap)
 	if inUse && (mode == ambient.ModeAmbient || mode == ambient.ModeMixed) {
-		ztunnels = m.ControlPlaneIDs(snap)
+		ztunnels = ambient.Ztunnels(snap, m.ControlPlaneIDs(snap))
 	}
 	return nil, !(inUse && mode == ambient.ModeAmbient) || allViews || len(ztunnels) == 0, ztunnels, nil
 }

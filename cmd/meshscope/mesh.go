@@ -33,6 +33,7 @@ type meshOptions struct {
 	seed                    int64
 	istiodDebug             string
 	meshConfigFiles         []string
+	istiodEnv               []string
 }
 
 func (o *meshOptions) addFlags(f *pflag.FlagSet) {
@@ -44,6 +45,7 @@ func (o *meshOptions) addFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.syncTimeout, "sync-timeout", collector.DefaultSyncTimeout, "how long a cluster may take to sync before it is shown as timeout")
 	f.BoolVar(&o.allowInsecureKubeconfig, "allow-insecure-kubeconfig", false, "accept remote-secret kubeconfigs with exec plugins, token files or cert/key files")
 	f.Int64Var(&o.seed, "seed", 1, "with --demo: seed of the demo mesh (pod names, IPs, churn)")
+	f.StringArrayVar(&o.istiodEnv, "istiod-env", nil, "an istiod setting meshscope predicts with, [CLUSTER=]KEY=VALUE (repeatable): PILOT_ENABLE_AMBIENT, AMBIENT_ENABLE_MULTI_NETWORK or RESOLVE_HOSTNAME_GATEWAYS for the istiod of CLUSTER or every one; wins over the istiod pod's env (read by default)")
 	f.StringArrayVar(&o.meshConfigFiles, "mesh-config", nil, "mesh config file istiod reads instead of ConfigMap istio (its --meshConfig), FILE or CLUSTER=FILE per control plane (repeatable); followed as it changes")
 }
 
@@ -98,8 +100,19 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 	if err != nil {
 		return nil, err
 	}
+	var env []model.IstiodEnv
+	for _, v := range o.istiodEnv {
+		e, err := model.ParseIstiodEnv(v)
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, e)
+	}
 	lo := live.Options{ControlPlanes: targets, IstiodDebug: debug}
 	if g.Demo {
+		if len(env) > 0 {
+			return nil, fmt.Errorf("--istiod-env: the demo's control plane has fixed settings (ambient multi-network on); give it against a real mesh")
+		}
 		d, err := demo.Start(ctx, demo.Options{Seed: o.seed, Churn: churn, Logger: slog.Default()})
 		if err != nil {
 			return nil, fmt.Errorf("demo: %w", err)
@@ -126,6 +139,7 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 		SyncTimeout:             o.syncTimeout,
 		AllowInsecureKubeconfig: o.allowInsecureKubeconfig,
 		MeshConfigFiles:         meshFiles,
+		IstiodEnv:               env,
 	}
 	s, err := live.Open(ctx, lo)
 	if err != nil {

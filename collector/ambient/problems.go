@@ -22,26 +22,22 @@ type Problem struct {
 
 // InUse reports whether any cluster runs ambient mode: a pod istio-cni
 // redirects, a namespace in ambient data-plane mode, or a Gateway of an
-// ambient class. Problems is quiet for a mesh without.
-func InUse(snap *model.Snapshot) bool {
-	for _, a := range snap.Ambient {
-		for _, p := range a.Pods {
-			if p.Redirected {
-				return true
-			}
-		}
-		for _, l := range a.Namespaces {
-			if l[model.LabelDataplaneMode] == "ambient" {
-				return true
-			}
-		}
-		for _, g := range a.Gateways {
-			if g.Class == model.ClassEastWest || g.Class == model.ClassRemote {
-				return true
-			}
+// ambient class (Snapshot.AmbientInUse). Problems is quiet for a mesh without.
+func InUse(snap *model.Snapshot) bool { return snap.AmbientInUse() }
+
+// Ztunnels are the control planes among cps whose istiod runs ambient
+// multi-network mode (its settings): the ones meshscope impersonates a
+// ztunnel on and predicts WDS for. An istiod without ambient refuses
+// ztunnels; one with ambient but not multi-network builds its workloads
+// from its own cluster alone, which meshscope does not model yet.
+func Ztunnels(snap *model.Snapshot, cps []string) []string {
+	var out []string
+	for _, cp := range cps {
+		if snap.SettingsFor(cp).AmbientMultiNetwork() {
+			out = append(out, cp)
 		}
 	}
-	return false
+	return out
 }
 
 // Problems lists what keeps each istiod's ztunnels from reaching a
@@ -57,7 +53,7 @@ func Problems(snap *model.Snapshot) []Problem {
 		return nil
 	}
 	var out []Problem
-	for _, cp := range snap.ControlPlanes() {
+	for _, cp := range Ztunnels(snap, snap.ControlPlanes()) {
 		v := NewView(snap, cp)
 		out = append(out, v.gatewayProblems()...)
 		for _, svc := range snap.Services {

@@ -37,6 +37,8 @@ type Input struct {
 	NetworkWarnings map[string][]string
 	ServiceEntries  []model.ServiceEntry
 	WorkloadEntries []model.WorkloadEntry
+	// IstiodEnv are the settings the user states (--istiod-env).
+	IstiodEnv []model.IstiodEnv
 }
 
 // Assemble puts the clusters' shares together into a snapshot: services
@@ -62,6 +64,7 @@ func Assemble(in Input) *model.Snapshot {
 			if p.ambient != nil {
 				s.Ambient = append(s.Ambient, *p.ambient)
 			}
+			s.Proxies = append(s.Proxies, p.proxies...)
 			if p.Network != "" {
 				nets.add(p.Network, id)
 			}
@@ -114,6 +117,7 @@ func Assemble(in Input) *model.Snapshot {
 	}
 	sort.Slice(s.Services, func(i, j int) bool { return s.Services[i].Hostname < s.Services[j].Hostname })
 	s.Networks = nets.networks(s.Gateways, in.MeshNetworks)
+	s.Settings = s.ResolveSettings(in.IstiodEnv)
 	return s
 }
 

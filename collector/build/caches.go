@@ -219,6 +219,9 @@ type PodTemplate struct {
 	// Ports are the named TCP container ports, which a ServiceEntry port
 	// of the same name targets (getPortMap).
 	Ports *[]model.EndpointPort
+	// Injected is what the pod's istio-proxy container was started with
+	// (model.InjectedIdentity), nil without one; interned with the template.
+	Injected *model.InjectedIdentity
 }
 
 func (p *Pod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }

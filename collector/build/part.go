@@ -17,6 +17,7 @@ type Part struct {
 	ID, NetworksKey string
 	Network         string // system namespace label
 	ambient         *model.AmbientCluster
+	proxies         []model.ProxyPod
 	Services        map[string]*model.ServiceInCluster
 	serviceMeta     map[string][3]string // hostname → namespace, name, ""
 	gateways        []model.Gateway
@@ -68,6 +69,7 @@ func BuildPart(v Caches, id string, ix *NetworkIndex) *Part {
 		p.Counts.Endpoints += len(sc.Endpoints)
 	}
 	p.ambient = buildAmbient(v, id, serviceLabels)
+	p.proxies = buildProxies(v, id, p.Network, ix)
 	for _, g := range v.Gateways {
 		p.gateways = append(p.gateways, GatewayAPIGateways(&g.K8sGateway, id)...)
 	}

@@ -3,6 +3,7 @@ package explain
 import (
 	"time"
 
+	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
@@ -33,6 +34,11 @@ type Inputs struct {
 	// Stale remembers when each stale endpoint was first seen across
 	// diagnoses (a long-running reader keeps one); nil: since Since.
 	Stale *StaleTracker
+	// Fleet is the mesh's real proxies joined with every istiod's syncz
+	// (nil: not read); StaleAfter is how long a proxy may leave a push
+	// unacknowledged before it is reported (default DefaultStaleAfter).
+	Fleet      *fleet.Fleet
+	StaleAfter time.Duration
 }
 
 // Defaults of Inputs.
@@ -53,6 +59,9 @@ func (in *Inputs) defaults() {
 	}
 	if in.LBPendingAfter <= 0 {
 		in.LBPendingAfter = DefaultLBPendingAfter
+	}
+	if in.StaleAfter <= 0 {
+		in.StaleAfter = DefaultStaleAfter
 	}
 }
 
@@ -91,6 +100,8 @@ func Diagnose(snap *model.Snapshot, in Inputs) []Problem {
 	ps = append(ps, sentProblems(snap, in)...)
 	ps = append(ps, ambientProblems(snap)...)
 	ps = append(ps, wdsProblems(snap, in)...)
+	ps = append(ps, fleetProblems(in.Fleet, in.StaleAfter)...)
+	ps = append(ps, primarySkew(fleet.IstiodVersions(snap))...)
 	ps = Group(dedupe(ps))
 	SortProblems(ps)
 	return ps

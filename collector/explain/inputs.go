@@ -2,6 +2,7 @@ package explain
 
 import (
 	"github.com/meshscope/meshscope/collector/ambient"
+	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
@@ -13,6 +14,9 @@ import (
 type Answers interface {
 	// Istiod is each reachable istiod's own view (clusterz, networkz).
 	Istiod() []istiod.View
+	// Fleet is the mesh's real proxies joined with every istiod's syncz
+	// (nil: not read).
+	Fleet() *fleet.Fleet
 	// Sent is what the control planes sent, one entry per (control
 	// plane, viewpoint).
 	Sent() []Sent
@@ -23,15 +27,16 @@ type Answers interface {
 
 // Gather is the one place a diagnosis's inputs are put together, for
 // doctor and the UI alike: base (the clock, thresholds, the stale
-// tracker), istiod's views, what the sidecars were sent and — when the
-// mesh uses ambient mode — what the ztunnels were sent, read in that
-// order (what a sidecar is asked may depend on istiod's views). src nil:
-// a prediction-only diagnosis.
+// tracker), istiod's views, the fleet of real proxies, what the sidecars
+// were sent and — when the mesh uses ambient mode — what the ztunnels were
+// sent, read in that order (what a sidecar is asked may depend on istiod's
+// views). src nil: a prediction-only diagnosis.
 func Gather(snap *model.Snapshot, base Inputs, src Answers) Inputs {
 	if src == nil {
 		return base
 	}
 	base.Istiod = src.Istiod()
+	base.Fleet = src.Fleet()
 	base.Sent = src.Sent()
 	if ambient.InUse(snap) {
 		base.WDS = src.SentWDS()

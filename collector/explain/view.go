@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/meshscope/meshscope/collector/horizon"
@@ -152,6 +153,9 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 	if v.Dropped == nil {
 		v.Dropped = []horizon.Dropped{}
 	}
+	if n := settingsNote(full, proxy.ConfigCluster); n != "" {
+		v.Notes = append(v.Notes, n)
+	}
 	v.LB, v.LBFrom = pred.LB, "istiod-default"
 	if cl != nil {
 		v.LB, v.LBFrom = LBOf(*cl), "cds"
@@ -207,4 +211,32 @@ func split(actual []Actual, pred []horizon.Endpoint, received bool) []NetworkSpl
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Network < out[j].Network })
 	return out
+}
+
+// settingsNote says which istiod settings the prediction assumed and where
+// each came from, where they matter: in a mesh with ambient objects,
+// whether the istiod runs ambient multi-network mode decides whether a
+// sidecar loses the remote endpoints of services that are not global.
+func settingsNote(snap *model.Snapshot, controlPlane string) string {
+	if controlPlane == "" || !snap.AmbientInUse() {
+		return ""
+	}
+	st := snap.SettingsFor(controlPlane)
+	amb, multi := st.Get(model.SettingAmbient), st.Get(model.SettingAmbientMultiNetwork)
+	mode := "runs ambient multi-network mode: a sidecar gets only its own cluster's endpoints of a service that is not global"
+	if !st.AmbientMultiNetwork() {
+		mode = "does not run ambient multi-network mode: sidecars get the classic split horizon, global or not"
+	}
+	return fmt.Sprintf("istiod %s %s (%s=%t from %s, %s=%t from %s)", controlPlane, mode,
+		amb.Key, amb.Value, fromText(amb), multi.Key, multi.Value, fromText(multi))
+}
+
+func fromText(s model.Setting) string {
+	if s.Note != "" && s.From == model.FromPod {
+		return "istiod pod " + s.Note
+	}
+	if s.Note != "" {
+		return string(s.From) + " " + s.Note
+	}
+	return string(s.From)
 }

@@ -13,6 +13,11 @@ import (
 // mode, and the ambient profile's scope (istio.io/global=true is global).
 // global labels helloworld global in the given clusters.
 func ambientSeed(global ...string) *model.Snapshot {
+	return ambientSeedWith(map[string]string{model.SettingAmbient: "true", model.SettingAmbientMultiNetwork: "true"}, global...)
+}
+
+// ambientSeedWith is ambientSeed with each istiod pod's settings env.
+func ambientSeedWith(env map[string]string, global ...string) *model.Snapshot {
 	s := mesh(seedGateways, seedEndpoints)
 	globalSel := &metav1.LabelSelector{MatchLabels: map[string]string{"istio.io/global": "true"}}
 	for _, id := range []string{"cluster1", "cluster2"} {
@@ -20,7 +25,8 @@ func ambientSeed(global ...string) *model.Snapshot {
 		if id == "cluster2" {
 			other = "cluster1"
 		}
-		s.Clusters = append(s.Clusters, model.Cluster{ID: id, Sources: []model.SourceRef{{Kind: model.SourceSecret, In: other}}})
+		s.Clusters = append(s.Clusters, model.Cluster{ID: id, Sources: []model.SourceRef{{Kind: model.SourceSecret, In: other}},
+			Istiods: []model.IstiodPod{{Name: "istiod-" + id, Ready: true, Env: env}}})
 		s.MeshConfigs = append(s.MeshConfigs, model.MeshConfig{Cluster: id,
 			ServiceScopeConfigs: []model.ServiceScopeConfig{{ServicesSelector: globalSel, Scope: "GLOBAL"}}})
 		a := model.AmbientCluster{Cluster: id,
@@ -53,6 +59,13 @@ func TestPredictAmbientScope(t *testing.T) {
 			[]string{"10.144.0.15:5000 local w=1 HEALTHY", "192.168.60.113:15443 gateway w=1 UNKNOWN"}},
 		{"ambient, global only in the other cluster", ambientSeed("cluster1"),
 			[]string{"10.144.0.15:5000 local w=1 HEALTHY", "drop 10.44.0.13 not-global"}},
+		// An istiod without ambient multi-network mode (its default) sends
+		// sidecars the classic split horizon, however the mesh's namespaces
+		// are labelled (issue 23: 2 of 12 views matched before).
+		{"ambient namespace, istiod without multi-network", ambientSeedWith(map[string]string{model.SettingAmbient: "true"}),
+			[]string{"10.144.0.15:5000 local w=1 HEALTHY", "192.168.60.113:15443 gateway w=1 UNKNOWN"}},
+		{"ambient namespace, istiod without ambient", ambientSeedWith(map[string]string{model.SettingAmbientMultiNetwork: "true"}),
+			[]string{"10.144.0.15:5000 local w=1 HEALTHY", "192.168.60.113:15443 gateway w=1 UNKNOWN"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := render(Predict(tc.snap, hello, 5000, from2)); !slices.Equal(got, tc.want) {

@@ -32,8 +32,8 @@ type configView struct {
 	// istiod orders it (sidecarFor); vss the VirtualServices.
 	sidecars map[string][]*model.Sidecar
 	vss      []model.VirtualService
-	// ambient is the istiod's ambient view when the mesh runs ambient
-	// mode (istiod then runs multi-network ambient: see ownClusterOnly).
+	// ambient is the istiod's ambient view when it runs ambient
+	// multi-network mode (its settings say so: see ownClusterOnly).
 	ambient *ambient.View
 }
 
@@ -84,7 +84,10 @@ func (c *configCache) get(snap *model.Snapshot, cluster string) *configView {
 			v.vss = append(v.vss, vs)
 		}
 	}
-	if cluster != "" && ambient.InUse(snap) {
+	// Only an istiod in ambient multi-network mode filters sidecars'
+	// endpoints by service scope (endpoint_builder.go
+	// populateAmbientServiceInfo runs only with AMBIENT_ENABLE_MULTI_NETWORK).
+	if cluster != "" && snap.SettingsFor(cluster).AmbientMultiNetwork() {
 		v.ambient = ambient.NewView(snap, cluster)
 	}
 	if c.views == nil {
@@ -459,7 +462,7 @@ func epWeight(ep model.Endpoint) uint32 {
 // directly: istiod keeps a direct endpoint only when it has an address
 // (EndpointsByNetworkFilter); only a gateway can stand for it.
 // ownClusterOnly mirrors filterIstioEndpoint in ambient multi-network mode
-// (AMBIENT_ENABLE_MULTI_NETWORK, assumed whenever the mesh runs ambient):
+// (the istiod's PILOT_ENABLE_AMBIENT and AMBIENT_ENABLE_MULTI_NETWORK):
 // when the service istiod merges for the hostname (its ambient ServiceInfo)
 // is not global, a sidecar gets only the endpoints of its own cluster. A
 // ServiceEntry or a hostname istiod holds no Service for is left alone.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -41,10 +40,7 @@ type Gateway struct {
 // FetchView reads /debug/clusterz and /debug/networkz from istiod's
 // HTTP debug address (host:port or a URL). Every request has a timeout.
 func FetchView(ctx context.Context, controlPlane, addr string) (View, error) {
-	base := addr
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
+	base := debugBase(addr)
 	v := View{ControlPlane: controlPlane}
 	if err := getJSON(ctx, base+"/debug/clusterz", &v.Clusters); err != nil {
 		return v, err

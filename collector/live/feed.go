@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -51,6 +52,9 @@ type Feed struct {
 	// failed says, per viewpoint without a stream, why and when its start
 	// last failed.
 	failed map[string]streamFailure
+	// stops ends one stream, by key (a sidecar stream is stopped when its
+	// network's default viewpoint changes, see ensureStreams).
+	stops  map[string]context.CancelFunc
 	conns  map[string]*grpc.ClientConn // by control plane address
 	istiod []istiod.View               // the last views read
 	// shared holds the decoded EDS the streams share: a resource pushed
@@ -82,7 +86,7 @@ func newFeed(ctx context.Context, s *Session, mode xdsclient.Mode) *Feed {
 	ctx, cancel := context.WithCancel(ctx)
 	return &Feed{s: s, mode: mode, ctx: ctx, cancel: cancel,
 		snaps: make(chan *model.Snapshot, 1), events: make(chan xdsclient.Event, eventBuffer),
-		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, failed: map[string]streamFailure{}, conns: map[string]*grpc.ClientConn{},
+		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, failed: map[string]streamFailure{}, stops: map[string]context.CancelFunc{}, conns: map[string]*grpc.ClientConn{},
 		ztunnels: map[string]*xdsclient.WDSClient{}, shared: xdsclient.NewShared()}
 }
 
@@ -132,9 +136,29 @@ func (f *Feed) follow(ctx context.Context, updates <-chan *model.Snapshot) {
 // ensureStreams starts a sidecar stream for every network's default
 // viewpoint that has none yet — with several control planes, one per
 // control plane, so that what two istiods send the same proxy can be
-// compared.
+// compared — and stops the stream of a viewpoint that is no longer its
+// network's default.
+//
+// A network's default viewpoint is a sidecar in its first cluster (by ID),
+// and while clusters sync that can change: a snapshot taken while
+// cluster3's caches were filled but cluster2's not yet has network2 in
+// cluster3 only, the next one in cluster2 and cluster3. Without the stop,
+// the feed kept the first stream beside the new one (issue 26: six streams
+// instead of four, one network fetched twice from each istiod, and a
+// reader waiting for "every default viewpoint" never done).
+//
+// To spare istiod the full push of a stream that is about to be replaced,
+// a network's streams wait while a cluster that sorts before its first
+// one is still connecting or syncing with its network unknown: it may be
+// the network's default-to-be.
 func (f *Feed) ensureStreams(s *model.Snapshot) {
+	want := map[string]bool{}
+	nets := map[string]bool{}
 	for _, base := range explain.SidecarViewpoints(s, "") {
+		if mayComeFirst(s, base.Cluster) {
+			continue // the network's streams, if any, stay until it is decided
+		}
+		nets[base.Network] = true
 		vps := []xdsclient.Viewpoint{base}
 		if cps := f.s.controlPlanes; len(cps) > 1 {
 			vps = vps[:0]
@@ -145,11 +169,26 @@ func (f *Feed) ensureStreams(s *model.Snapshot) {
 			}
 		}
 		for _, vp := range vps {
+			want[vp.String()] = true
 			f.ensureStream(vp)
 		}
 	}
+	// A network that left the snapshot keeps its stream (a cluster that
+	// is away for a while); one whose default moved to another cluster
+	// does not.
+	f.mu.Lock()
+	var gone []xdsclient.Viewpoint
+	for _, vp := range f.order {
+		if nets[vp.Network] && !want[vp.String()] {
+			gone = append(gone, vp)
+		}
+	}
+	f.mu.Unlock()
+	for _, vp := range gone {
+		f.stopStream(vp)
+	}
 	if ambient.InUse(s) {
-		for _, cp := range f.s.ControlPlaneIDs(s) {
+		for _, cp := range ambient.Ztunnels(s, f.s.ControlPlaneIDs(s)) {
 			f.ensureZtunnel(cp)
 		}
 	}
@@ -171,6 +210,35 @@ func (f *Feed) ensureStream(vp xdsclient.Viewpoint) {
 		f.mu.Unlock()
 		return c.Run, nil
 	})
+}
+
+// mayComeFirst says whether a cluster that sorts before cluster is still
+// connecting or syncing without a known network (its system namespace not
+// read yet), so that it may yet be the first cluster of cluster's network.
+func mayComeFirst(s *model.Snapshot, cluster string) bool {
+	for _, c := range s.Clusters {
+		if c.ID < cluster && c.Network == "" && (c.State == model.StateConnecting || c.State == model.StateSyncing) {
+			return true
+		}
+	}
+	return false
+}
+
+// stopStream ends the stream of a viewpoint and forgets it: it is no
+// longer in Viewpoints or Status, and a reader asking for its EDS gets
+// none.
+func (f *Feed) stopStream(vp xdsclient.Viewpoint) {
+	key := vp.String()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if stop := f.stops[key]; stop != nil {
+		stop()
+	}
+	delete(f.stops, key)
+	delete(f.clients, key)
+	delete(f.cps, key)
+	delete(f.failed, key)
+	f.order = slices.DeleteFunc(f.order, func(v xdsclient.Viewpoint) bool { return v.String() == key })
 }
 
 // launch starts the stream named key on the control plane serving vp,
@@ -206,11 +274,13 @@ func (f *Feed) launch(key string, vp xdsclient.Viewpoint, have func() bool, fres
 		f.fail(key, err.Error())
 		return
 	}
+	ctx, stop := context.WithCancel(f.ctx)
 	f.mu.Lock()
 	delete(f.failed, key)
+	f.stops[key] = stop
 	f.mu.Unlock()
 	f.wg.Add(1)
-	go func() { defer f.wg.Done(); _ = run(f.ctx) }()
+	go func() { defer f.wg.Done(); defer stop(); _ = run(ctx) }()
 }
 
 // conn is the shared connection to a control plane's address.

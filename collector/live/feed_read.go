@@ -52,7 +52,8 @@ func (f *Feed) Status() []xdsclient.StreamStatus {
 		k := vp.String()
 		if c := f.clients[k]; c != nil {
 			st := c.Status()
-			out = append(out, xdsclient.StreamStatus{Viewpoint: k, ControlPlane: f.cps[k], State: st.State, Stale: st.Stale, LastPush: st.LastResponse})
+			out = append(out, xdsclient.StreamStatus{Viewpoint: k, ControlPlane: f.cps[k], State: st.State, Stale: st.Stale, LastPush: st.LastResponse,
+				Progress: c.Progress()})
 			continue
 		}
 		out = append(out, xdsclient.StreamStatus{Viewpoint: k, State: xdsclient.StateNoStream, Reason: f.failed[k].why, Stale: true})

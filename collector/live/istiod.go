@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 
+	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/istiod"
 )
 
@@ -48,14 +49,41 @@ func (s *Session) IstiodViews(ctx context.Context) ([]IstiodRead, error) {
 	}
 	reads := make([]IstiodRead, 0, len(targets))
 	for _, t := range targets {
-		cp := t.Cluster
-		if cp == "" {
-			if snap := s.reg.Snapshot(); snap != nil && len(snap.Clusters) > 0 {
-				cp = snap.Clusters[0].ID
-			}
-		}
+		cp := s.debugControlPlane(t)
 		v, err := istiod.FetchView(ctx, cp, t.Address)
 		reads = append(reads, IstiodRead{ControlPlane: cp, Address: t.Address, View: v, Err: err})
 	}
 	return reads, nil
+}
+
+// IstiodSyncz reads /debug/syncz — every proxy connected to that istiod —
+// from every istiod debug endpoint there is (the same endpoints as
+// IstiodViews), one read per endpoint with its error.
+func (s *Session) IstiodSyncz(ctx context.Context) ([]fleet.Read, error) {
+	targets, err := s.istiodDebugTargets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	reads := make([]fleet.Read, 0, len(targets))
+	for _, t := range targets {
+		cp := s.debugControlPlane(t)
+		st, err := istiod.FetchSyncz(ctx, t.Address)
+		reads = append(reads, fleet.Read{ControlPlane: cp, Address: t.Address, Statuses: st, Err: err})
+	}
+	return reads, nil
+}
+
+// debugControlPlane names the control plane of a debug target: its
+// cluster, else the first cluster of the snapshot (the first context,
+// whose istiod a target given without a cluster is), as a cluster ID.
+func (s *Session) debugControlPlane(t Target) string {
+	cp := t.Cluster
+	snap := s.reg.Snapshot()
+	if cp == "" && snap != nil && len(snap.Clusters) > 0 {
+		cp = snap.Clusters[0].ID
+	}
+	if snap != nil {
+		cp = ContextClusterID(snap, cp)
+	}
+	return cp
 }

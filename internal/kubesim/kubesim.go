@@ -38,6 +38,10 @@ type Pod struct {
 	// its environment (e.g. istiod's CLUSTER_ID).
 	Container string
 	Env       map[string]string
+	// Image is the container's image (default example.invalid/app:1);
+	// Args its arguments.
+	Image string
+	Args  []string
 }
 
 // CreatePod creates the Pod and writes its status as a kubelet would.
@@ -45,12 +49,15 @@ func CreatePod(ctx context.Context, cs kubernetes.Interface, p Pod) error {
 	if p.Container == "" {
 		p.Container = "app"
 	}
+	if p.Image == "" {
+		p.Image = "example.invalid/app:1"
+	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, Labels: p.Labels, Annotations: p.Annotations},
 		Spec: corev1.PodSpec{
 			ServiceAccountName: "default",
 			NodeName:           p.Node,
-			Containers:         []corev1.Container{{Name: p.Container, Image: "example.invalid/app:1", Env: envOf(p.Env)}},
+			Containers:         []corev1.Container{{Name: p.Container, Image: p.Image, Args: p.Args, Env: envOf(p.Env)}},
 		},
 	}
 	created, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, pod, metav1.CreateOptions{})

@@ -143,6 +143,27 @@ spec:
 			want:  noMTLS, doctor: "drop|DestinationRule sample/helloworld-plain",
 		},
 	)
+	ambientNS := func(v *string) func() error {
+		return func() error {
+			for _, c := range []string{"cluster1", "cluster2"} {
+				if err := theLab.SetLabel(ctx, c, lab.KindNamespace, "", lab.SampleNamespace, lab.DataplaneModeLabel, v); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	scenarios = append(scenarios, scenario{
+		// A mesh trying ambient (issue 23): sample is labelled for ambient
+		// in both clusters, but the lab's istiods run without ambient (their
+		// pods' env, istiod's defaults). istiod sends sidecars the classic
+		// split horizon; meshscope used to assume ambient multi-network and
+		// predict the remote endpoints of the non-global helloworld dropped.
+		name:  "sample labelled for ambient on istiods without ambient",
+		apply: ambientNS(str("ambient")), undo: ambientNS(nil),
+		want:      [3]string{seedEDSNetwork1, seedEDSNetwork2, "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+		doctorNot: "ambient-sidecar-drop",
+	})
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			withChange(t, sc.apply, sc.undo)

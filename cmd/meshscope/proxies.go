@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/meshscope/meshscope/collector/fleet"
+	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/model"
+)
+
+func init() { subcommands = append(subcommands, newProxiesCmd) }
+
+type proxiesOptions struct {
+	mesh                              meshOptions
+	output                            string
+	clusters, namespaces, cps, states []string
+	probes                            bool
+}
+
+func newProxiesCmd(g *globalOptions) *cobra.Command {
+	o := &proxiesOptions{}
+	cmd := &cobra.Command{
+		Use:   "proxies",
+		Short: "Every real proxy of the mesh, from every istiod: connected where, in sync, injected identity, versions",
+		Long: `proxies lists the proxies of the whole mesh, like istioctl proxy-status
+across every primary: each istiod's /debug/syncz (from --istiod-debug-address,
+CLUSTER=HOST:PORT per control plane, else through a port-forward to the
+first context's istiod pod's port 8080) joined with the pods meshscope
+watches in every cluster.
+
+Each row is a proxy connected to an istiod, with its sync state per xDS type
+as istiod sees it (SYNCED, STALE for how long, NACK with the proxy's error,
+NOT SENT), or a pod that runs a proxy (an istio-proxy container) and that no
+istiod lists (DISCONNECTED; UNKNOWN when some istiod could not be read).
+Pods in ambient mode are served by their node's ztunnel and take its state.
+
+IDENTITY shows where the network or cluster a sidecar was injected with
+(ISTIO_META_NETWORK, ISTIO_META_CLUSTER_ID, fixed when the pod started)
+differs from what the mesh gives its pod today: istiod sends such a proxy
+the wrong side of the split horizon until its pods restart.
+
+meshscope's own impersonated proxies (ISTIO_VERSION ending in -meshscope)
+are marked "probe" and left out of every check; --probes=false hides them.
+
+Exit status: 0, also when proxies are out of sync (doctor reports those).`,
+		Example: `  meshscope proxies --context cluster1,cluster2 --istiod-debug-address cluster1=127.0.0.1:8080,cluster2=127.0.0.1:8090
+  meshscope proxies --state STALE,NACK,DISCONNECTED
+  meshscope proxies --namespace sample -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runProxies(cmd, g, o) },
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
+	f.StringSliceVar(&o.clusters, "cluster", nil, "only proxies of these clusters")
+	f.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "only proxies of these namespaces")
+	f.StringSliceVar(&o.cps, "control-plane", nil, "only proxies connected to these control planes (cluster IDs; \"none\" for proxies connected to none)")
+	f.StringSliceVar(&o.states, "state", nil, "only proxies in these states: SYNCED, STALE, NACK, \"NOT SENT\", DISCONNECTED, UNKNOWN")
+	f.BoolVar(&o.probes, "probes", true, "list meshscope's own impersonated proxies (marked probe)")
+	o.mesh.addFlags(f)
+	o.mesh.addIstiodFlag(f)
+	return cmd
+}
+
+func runProxies(cmd *cobra.Command, g *globalOptions, o *proxiesOptions) error {
+	if err := checkOutput(o.output, "table", "json"); err != nil {
+		return err
+	}
+	for i, s := range o.states {
+		st := fleet.State(strings.ToUpper(strings.TrimSpace(s)))
+		if st == "NOTSENT" || st == "NOT-SENT" {
+			st = fleet.NotSent
+		}
+		if !slices.Contains([]fleet.State{fleet.Synced, fleet.Stale, fleet.Rejected, fleet.NotSent, fleet.Disconnected, fleet.Unknown}, st) {
+			return fmt.Errorf("--state %q: want SYNCED, STALE, NACK, NOT SENT, DISCONNECTED or UNKNOWN", s)
+		}
+		o.states[i] = string(st)
+	}
+	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
+		f, warnings := readFleet(ctx, m, snap)
+		f.Proxies = slices.DeleteFunc(f.Proxies, func(p fleet.Proxy) bool { return !o.keep(p) })
+		if o.output == "json" {
+			if f.Proxies == nil {
+				f.Proxies = []fleet.Proxy{}
+			}
+			return writeJSON(cmd.OutOrStdout(), struct {
+				fleet.Fleet
+				Warnings []string `json:"warnings,omitempty"`
+			}{f, warnings})
+		}
+		writeFleet(cmd.OutOrStdout(), f)
+		for _, w := range warnings {
+			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+		}
+		return nil
+	})
+}
+
+// readFleet reads every istiod's syncz and joins it with the snapshot;
+// what could not be read is a warning sentence.
+func readFleet(ctx context.Context, m *live.Session, snap *model.Snapshot) (fleet.Fleet, []string) {
+	var warnings []string
+	reads, err := m.IstiodSyncz(ctx)
+	if err != nil {
+		warnings = append(warnings, fmt.Sprintf("cannot read istiod's connected proxies (give --istiod-debug-address to point at it): %v", err))
+	}
+	for _, r := range reads {
+		if r.Err != nil {
+			warnings = append(warnings, fmt.Sprintf("cannot read istiod %s's connected proxies at %s: %v", r.ControlPlane, r.Address, r.Err))
+		}
+	}
+	f := fleet.Build(m.Registry().Snapshot(), reads, time.Now())
+	for _, cp := range f.Missing {
+		warnings = append(warnings, fmt.Sprintf("the proxies connected to istiod %s were not read (give --istiod-debug-address %s=HOST:PORT): a pod that no istiod read lists is UNKNOWN, not DISCONNECTED", cp, cp))
+	}
+	return f, warnings
+}
+
+func (o *proxiesOptions) keep(p fleet.Proxy) bool {
+	cp := p.ControlPlane
+	if cp == "" {
+		cp = "none"
+	}
+	return (o.probes || !p.Probe) &&
+		(len(o.clusters) == 0 || slices.Contains(o.clusters, p.Cluster)) &&
+		(len(o.namespaces) == 0 || slices.Contains(o.namespaces, p.Namespace)) &&
+		(len(o.cps) == 0 || slices.Contains(o.cps, cp)) &&
+		(len(o.states) == 0 || slices.Contains(o.states, string(p.State)))
+}
+
+func writeFleet(w io.Writer, f fleet.Fleet) {
+	if len(f.Proxies) == 0 {
+		fmt.Fprintln(w, "No proxies.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROXY\tCLUSTER\tKIND\tISTIOD\tSTATE\tCDS\tLDS\tEDS\tRDS\tVERSION\tIDENTITY")
+	for _, p := range f.Proxies {
+		kind := p.Kind
+		if p.Probe {
+			kind += " (probe)"
+		}
+		state := string(p.State)
+		if p.StaleFor > 0 && (p.State == fleet.Stale || p.State == fleet.Rejected) {
+			state += " " + p.StaleFor.Round(time.Second).String()
+		}
+		version := dash(p.Version)
+		if p.IstiodVersion != "" && p.Version != "" {
+			version += " / " + p.IstiodVersion
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, dash(p.Cluster), kind, dash(p.ControlPlane), state,
+			typeState(p, "CDS"), typeState(p, "LDS"), typeState(p, "EDS"), typeState(p, "RDS"), version, identity(p))
+	}
+	tw.Flush()
+	var n, off int
+	for _, p := range f.Proxies {
+		if !p.Probe {
+			n++
+			if p.State != fleet.Synced {
+				off++
+			}
+		}
+	}
+	fmt.Fprintf(w, "%d proxies (probes not counted), %d not in sync.\n", n, off)
+}
+
+func typeState(p fleet.Proxy, t string) string {
+	for _, ts := range p.Types {
+		if ts.Type == t {
+			return string(ts.State)
+		}
+	}
+	return "-"
+}
+
+func identity(p fleet.Proxy) string {
+	if len(p.Drift) == 0 {
+		if p.Pod != nil && p.Pod.Injected != nil {
+			return "ok"
+		}
+		return "-"
+	}
+	var l []string
+	for _, d := range p.Drift {
+		l = append(l, fmt.Sprintf("%s %s≠%s", d.Field, orDash(d.Injected), orDash(d.Derived)))
+	}
+	return strings.Join(l, ", ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}

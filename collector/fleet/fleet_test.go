@@ -1,0 +1,105 @@
+package fleet
+
+import (
+	"testing"
+	"time"
+
+	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
+)
+
+func TestBuild(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	sent := now.Add(-time.Minute)
+	inj := func(network, cluster string) *model.InjectedIdentity {
+		return &model.InjectedIdentity{Kind: model.ProxySidecar, Network: network, ClusterID: cluster, Version: "1.28.0"}
+	}
+	snap := &model.Snapshot{
+		Clusters: []model.Cluster{
+			{ID: "c1", Istiods: []model.IstiodPod{{Name: "istiod-1", Version: "1.29.1", Ready: true}}},
+			{ID: "c2", Istiods: []model.IstiodPod{{Name: "istiod-2", Version: "1.29.1", Ready: true}}},
+		},
+		Proxies: []model.ProxyPod{
+			{Cluster: "c1", Namespace: "a", Name: "synced", Kind: model.ProxySidecar, Network: "n1", Injected: inj("n1", "c1")},
+			{Cluster: "c1", Namespace: "a", Name: "stale", Kind: model.ProxySidecar, Network: "n1", Injected: inj("n1", "c1")},
+			{Cluster: "c1", Namespace: "a", Name: "nack", Kind: model.ProxySidecar, Network: "n1", Injected: inj("n1", "c1")},
+			{Cluster: "c1", Namespace: "a", Name: "orphan", Kind: model.ProxySidecar, Network: "n1", Injected: inj("n1", "c1")},
+			{Cluster: "c2", Namespace: "a", Name: "drift", Kind: model.ProxySidecar, Network: "n2", Injected: inj("", "c1")},
+			{Cluster: "c2", Namespace: "istio-system", Name: "ztunnel-x", Node: "node-a", Kind: model.ProxyZtunnel},
+			{Cluster: "c2", Namespace: "b", Name: "amb", Node: "node-a", Kind: model.ProxyAmbient},
+			{Cluster: "c2", Namespace: "b", Name: "amb-elsewhere", Node: "node-z", Kind: model.ProxyAmbient},
+		},
+	}
+	st := func(proxy, cluster, version string, res map[string]istiod.ResourceStatus) istiod.SyncStatus {
+		return istiod.SyncStatus{Proxy: proxy, ProxyType: "sidecar", ClusterID: cluster, IstioVersion: version, Resources: res}
+	}
+	reads := []Read{
+		{ControlPlane: "c1", Statuses: []istiod.SyncStatus{
+			st("synced.a", "c1", "1.28.0", map[string]istiod.ResourceStatus{istiod.TypeCDS: {Sent: "x", Acked: "x"}, istiod.TypeEDS: {}}),
+			st("stale.a", "c1", "1.28.0", map[string]istiod.ResourceStatus{istiod.TypeCDS: {Sent: "y", Acked: "x", SentTime: sent}}),
+			st("nack.a", "c1", "1.26.0", map[string]istiod.ResourceStatus{istiod.TypeCDS: {Sent: "y", Acked: "x", LastError: "bad", SentTime: sent}}),
+			st("synced.a", "c1", "1.31.0-meshscope", map[string]istiod.ResourceStatus{istiod.TypeCDS: {Sent: "x", Acked: "x"}}),
+		}},
+		{ControlPlane: "c2", Statuses: []istiod.SyncStatus{
+			st("drift.a", "c1", "1.28.0", map[string]istiod.ResourceStatus{istiod.TypeCDS: {Sent: "x", Acked: "x"}}),
+			{Proxy: "ztunnel-x.istio-system", ProxyType: "ztunnel", ClusterID: "c2", ClusterSent: "z", ClusterAcked: "z"},
+		}},
+	}
+	f := Build(snap, reads, now)
+	if !f.Complete {
+		t.Fatalf("fleet incomplete: missing %v", f.Missing)
+	}
+	byKey := map[string]Proxy{}
+	for _, p := range f.Proxies {
+		k := p.Namespace + "/" + p.Name
+		if p.Probe {
+			k += "(probe)"
+		}
+		byKey[k] = p
+	}
+	cases := []struct {
+		key   string
+		state State
+		cp    string
+		drift int
+	}{
+		{"a/synced", Synced, "c1", 0},
+		{"a/stale", Stale, "c1", 0},
+		{"a/nack", Rejected, "c1", 0},
+		{"a/orphan", Disconnected, "", 0},
+		{"a/drift", Synced, "c2", 2},
+		{"a/synced(probe)", Synced, "c1", 0},
+		{"b/amb", Synced, "c2", 0},
+		{"b/amb-elsewhere", Unknown, "", 0},
+	}
+	for _, c := range cases {
+		p, ok := byKey[c.key]
+		if !ok {
+			t.Errorf("%s: missing from %+v", c.key, byKey)
+			continue
+		}
+		if p.State != c.state || p.ControlPlane != c.cp || len(p.Drift) != c.drift {
+			t.Errorf("%s: state %s on %q with drift %+v, want %s on %q with %d", c.key, p.State, p.ControlPlane, p.Drift, c.state, c.cp, c.drift)
+		}
+	}
+	if p := byKey["a/synced(probe)"]; p.Pod != nil {
+		t.Errorf("a probe took a pod's connection: %+v", p.Pod)
+	}
+	if p := byKey["a/stale"]; p.StaleFor != time.Minute {
+		t.Errorf("stale for %s, want 1m", p.StaleFor)
+	}
+	if p := byKey["a/synced"]; p.IstiodVersion != "1.29.1" || p.Version != "1.28.0" {
+		t.Errorf("versions %q / %q", p.Version, p.IstiodVersion)
+	}
+
+	// One control plane unread: nobody is disconnected, only unknown.
+	f = Build(snap, reads[:1], now)
+	if f.Complete || len(f.Missing) != 1 || f.Missing[0] != "c2" {
+		t.Fatalf("complete=%v missing=%v, want c2 missing", f.Complete, f.Missing)
+	}
+	for _, p := range f.Proxies {
+		if p.State == Disconnected {
+			t.Errorf("%s disconnected although c2 was not read", p.ID)
+		}
+	}
+}

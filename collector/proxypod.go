@@ -1,0 +1,74 @@
+package collector
+
+import (
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshscope/meshscope/model"
+)
+
+// injectedIdentity reads the istio-proxy container of a pod (a container,
+// or a native sidecar init container), or nil.
+func injectedIdentity(p *corev1.Pod) *model.InjectedIdentity {
+	var c *corev1.Container
+	for i := range p.Spec.Containers {
+		if p.Spec.Containers[i].Name == model.IstioProxyContainer {
+			c = &p.Spec.Containers[i]
+		}
+	}
+	for i := range p.Spec.InitContainers {
+		if p.Spec.InitContainers[i].Name == model.IstioProxyContainer {
+			c = &p.Spec.InitContainers[i]
+		}
+	}
+	if c == nil {
+		return nil
+	}
+	id := &model.InjectedIdentity{Kind: model.ProxySidecar, Image: c.Image, Version: imageVersion(c.Image)}
+	switch {
+	case slices.Contains(c.Args, "router"):
+		id.Kind = model.ProxyGateway
+	case strings.Contains(imageName(c.Image), "ztunnel") || p.Labels["app"] == "ztunnel":
+		id.Kind = model.ProxyZtunnel
+	}
+	for _, e := range c.Env {
+		switch e.Name {
+		case "ISTIO_META_NETWORK":
+			id.Network = e.Value
+		case "ISTIO_META_CLUSTER_ID":
+			id.ClusterID = e.Value
+		}
+	}
+	return id
+}
+
+// imageName is the repository part of an image reference (no registry
+// path before the last '/', no tag or digest).
+func imageName(image string) string {
+	if i := strings.LastIndexByte(image, '/'); i >= 0 {
+		image = image[i+1:]
+	}
+	if i := strings.IndexAny(image, ":@"); i >= 0 {
+		image = image[:i]
+	}
+	return image
+}
+
+// imageVersion is an image's tag up to its first '-' ("1.28.0" of
+// "docker.io/istio/proxyv2:1.28.0-distroless"), or "" for a digest or no tag.
+func imageVersion(image string) string {
+	if strings.Contains(image, "@") {
+		return ""
+	}
+	i := strings.LastIndexByte(image, ':')
+	if i < 0 || strings.Contains(image[i:], "/") {
+		return ""
+	}
+	tag := image[i+1:]
+	if j := strings.IndexByte(tag, '-'); j > 0 {
+		tag = tag[:j]
+	}
+	return tag
+}
