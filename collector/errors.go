@@ -17,42 +17,42 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// Problem is an error turned into data: a stable kind and a sentence a
+// problem is an error turned into data: a stable kind and a sentence a
 // person understands. It never carries credentials (see redactor).
-type Problem struct {
+type problem struct {
 	Kind   model.ErrorKind
 	Reason string
 }
 
-func (p Problem) Error() string { return p.Reason }
+func (p problem) Error() string { return p.Reason }
 
 // classify turns an error from client-go (or from parsing a kubeconfig)
 // into a Problem. what names the thing being read ("services",
 // "the API server") so that "forbidden" says what is forbidden.
-func classify(err error, what string) Problem {
+func classify(err error, what string) problem {
 	if err == nil {
-		return Problem{}
+		return problem{}
 	}
-	var p Problem
+	var p problem
 	if errors.As(err, &p) {
 		return p
 	}
 	switch {
 	case apierrors.IsUnauthorized(err):
-		return Problem{model.ErrUnauthorized, "unauthorized: the API server rejected the credentials (expired or revoked token?)"}
+		return problem{model.ErrUnauthorized, "unauthorized: the API server rejected the credentials (expired or revoked token?)"}
 	case apierrors.IsForbidden(err):
 		if what == "" {
 			what = "the API server"
 		}
-		return Problem{model.ErrForbidden, "forbidden " + what + ": the user may not list/watch it"}
+		return problem{model.ErrForbidden, "forbidden " + what + ": the user may not list/watch it"}
 	}
 	if k, msg, ok := classifyTLS(err); ok {
-		return Problem{k, msg}
+		return problem{k, msg}
 	}
 	if isUnreachable(err) {
-		return Problem{model.ErrUnreachable, "unreachable: " + shortNetError(err)}
+		return problem{model.ErrUnreachable, "unreachable: " + shortNetError(err)}
 	}
-	return Problem{model.ErrOther, "error: " + oneLine(err.Error())}
+	return problem{model.ErrOther, "error: " + oneLine(err.Error())}
 }
 
 func classifyTLS(err error) (model.ErrorKind, string, bool) {
@@ -212,12 +212,12 @@ func (r redactor) clean(s string) string {
 	return b.String()
 }
 
-func (r redactor) problem(p Problem) Problem {
+func (r redactor) problem(p problem) problem {
 	p.Reason = r.clean(p.Reason)
 	return p
 }
 
 // problemf builds a Problem with a formatted sentence.
-func problemf(kind model.ErrorKind, format string, args ...any) Problem {
-	return Problem{Kind: kind, Reason: fmt.Sprintf(format, args...)}
+func problemf(kind model.ErrorKind, format string, args ...any) problem {
+	return problem{Kind: kind, Reason: fmt.Sprintf(format, args...)}
 }

@@ -36,7 +36,7 @@ func FuzzUntrustedKubeconfig(f *testing.F) {
 			// be /dev/zero): check the refusal instead.
 			insecure = false
 		}
-		cfg, err := NewUntrustedRestConfig(kc, insecure)
+		cfg, err := newUntrustedRestConfig(kc, insecure)
 		if err == nil {
 			if cfg == nil {
 				t.Fatal("no error and no config")
@@ -67,7 +67,7 @@ func FuzzUntrustedKubeconfig(f *testing.F) {
 			}
 			return
 		}
-		var p Problem
+		var p problem
 		if !errors.As(err, &p) || (p.Kind != model.ErrBadKubeconfig && p.Kind != model.ErrRefusedConfig) {
 			t.Fatalf("error is not a bad/refused-kubeconfig Problem: %#v", err)
 		}

@@ -32,12 +32,12 @@ type Source struct {
 	Dynamic dynamic.Interface
 }
 
-// LoadContexts reads a kubeconfig the way kubectl does — the explicit path,
+// loadContexts reads a kubeconfig the way kubectl does — the explicit path,
 // else $KUBECONFIG (merged), else ~/.kube/config — and returns one Source per
 // requested context: the given names, every context when all is true, or
 // the current context when neither is given. A missing context or a broken
 // kubeconfig is an error that names the problem.
-func LoadContexts(kubeconfig string, contexts []string, all bool) ([]Source, error) {
+func loadContexts(kubeconfig string, contexts []string, all bool) ([]Source, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if kubeconfig != "" {
 		rules.ExplicitPath = kubeconfig

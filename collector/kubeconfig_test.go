@@ -32,30 +32,30 @@ func TestLoadContexts(t *testing.T) {
 	t.Setenv("HOME", dir) // no ~/.kube/config to fall back on
 	t.Setenv("KUBECONFIG", a+string(os.PathListSeparator)+b)
 
-	src, err := LoadContexts("", nil, false)
+	src, err := loadContexts("", nil, false)
 	if err != nil || len(src) != 1 || src[0].Name != "cluster1" || src[0].Server != "https://127.0.0.1:6443" {
 		t.Fatalf("current context from $KUBECONFIG: %+v %v", src, err)
 	}
-	src, err = LoadContexts("", []string{"cluster2"}, false)
+	src, err = loadContexts("", []string{"cluster2"}, false)
 	if err != nil || len(src) != 1 || src[0].Config.BearerToken != "t" {
 		t.Fatalf("context from the second $KUBECONFIG file: %+v %v", src, err)
 	}
-	src, err = LoadContexts("", nil, true)
+	src, err = loadContexts("", nil, true)
 	if err != nil || len(src) != 2 || src[0].Name != "cluster1" || src[1].Name != "cluster2" {
 		t.Fatalf("all contexts: %+v %v", src, err)
 	}
-	if _, err := LoadContexts(b, nil, false); err == nil || !strings.Contains(err.Error(), "no current context") {
+	if _, err := loadContexts(b, nil, false); err == nil || !strings.Contains(err.Error(), "no current context") {
 		t.Fatalf("explicit file without current context: %v", err)
 	}
-	if _, err := LoadContexts(a, []string{"nope"}, false); err == nil || !strings.Contains(err.Error(), `context "nope" not found`) {
+	if _, err := loadContexts(a, []string{"nope"}, false); err == nil || !strings.Contains(err.Error(), `context "nope" not found`) {
 		t.Fatalf("missing context: %v", err)
 	}
-	if _, err := LoadContexts(filepath.Join(dir, "missing"), nil, false); err == nil || !strings.Contains(err.Error(), "cannot load kubeconfig") {
+	if _, err := loadContexts(filepath.Join(dir, "missing"), nil, false); err == nil || !strings.Contains(err.Error(), "cannot load kubeconfig") {
 		t.Fatalf("missing file: %v", err)
 	}
 	garbage := filepath.Join(dir, "garbage")
 	_ = os.WriteFile(garbage, []byte("{{{"), 0o600)
-	if _, err := LoadContexts(garbage, nil, false); err == nil {
+	if _, err := loadContexts(garbage, nil, false); err == nil {
 		t.Fatal("garbage kubeconfig loaded")
 	}
 }

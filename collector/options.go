@@ -90,12 +90,16 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// DefaultSyncTimeout is how long a cluster may take to sync before it is
+// shown as timeout (Options.SyncTimeout, --sync-timeout).
+const DefaultSyncTimeout = 30 * time.Second
+
 func (o *Options) setDefaults() {
 	if o.SystemNamespace == "" {
 		o.SystemNamespace = "istio-system"
 	}
 	if o.SyncTimeout <= 0 {
-		o.SyncTimeout = 30 * time.Second
+		o.SyncTimeout = DefaultSyncTimeout
 	}
 	if o.HealthInterval <= 0 {
 		o.HealthInterval = 3 * time.Second
@@ -122,16 +126,16 @@ func (o *Options) setDefaults() {
 		}
 	}
 	if o.Probe == nil {
-		o.Probe = DefaultProbe
+		o.Probe = defaultProbe
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
 }
 
-// DefaultProbe asks the API server for /version: open to every user by
+// defaultProbe asks the API server for /version: open to every user by
 // default, cheap, and it fails with 401 when credentials are revoked.
-func DefaultProbe(ctx context.Context, c kubernetes.Interface) error {
+func defaultProbe(ctx context.Context, c kubernetes.Interface) error {
 	d := c.Discovery()
 	if d == nil {
 		return nil

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// DefaultProbe and classify against a real HTTP server through a real
+// defaultProbe and classify against a real HTTP server through a real
 // client-go client: the errors a dead, distrusted or credential-rejecting
 // API server really produces become the right sentences.
 func TestDefaultProbeClassifiesRealErrors(t *testing.T) {
@@ -30,14 +30,14 @@ func TestDefaultProbeClassifiesRealErrors(t *testing.T) {
 	srv := httptest.NewTLSServer(h)
 	defer srv.Close()
 
-	probe := func(cfg *rest.Config) Problem {
+	probe := func(cfg *rest.Config) problem {
 		c, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		return classify(DefaultProbe(ctx, c), "the API server")
+		return classify(defaultProbe(ctx, c), "the API server")
 	}
 	good := &rest.Config{Host: srv.URL, BearerToken: "good-token-123", TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
 	if p := probe(good); p.Kind != "" {
@@ -78,7 +78,7 @@ func TestDefaultProbeBlackholed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	p := classify(DefaultProbe(ctx, c), "")
+	p := classify(defaultProbe(ctx, c), "")
 	if p.Kind != model.ErrUnreachable || time.Since(start) > 2*time.Second {
 		t.Fatalf("blackholed: %+v after %s", p, time.Since(start))
 	}

@@ -60,7 +60,7 @@ type entry struct {
 	sources    []model.SourceRef
 	server     string
 	warnings   []string
-	fixed      Problem // an error that no retry fixes (bad kubeconfig, duplicate ID, client)
+	fixed      problem // an error that no retry fixes (bad kubeconfig, duplicate ID, client)
 	removed    bool
 
 	fromContext bool
@@ -97,7 +97,7 @@ func NewRegistry(opts Options) (*Registry, error) {
 	}
 	sources := opts.Sources
 	if len(sources) == 0 {
-		sources, err = LoadContexts(opts.Kubeconfig, opts.Contexts, opts.AllContexts)
+		sources, err = loadContexts(opts.Kubeconfig, opts.Contexts, opts.AllContexts)
 		if err != nil {
 			return nil, err
 		}
@@ -316,7 +316,7 @@ func (r *Registry) startLocked(e *entry) {
 		var err error
 		client, err = r.newClient(e.id, e.config)
 		if err != nil {
-			e.fixed = redactorForConfig(e.config).problem(Problem{model.ErrClient, "cannot build a client: " + oneLine(err.Error())})
+			e.fixed = redactorForConfig(e.config).problem(problem{model.ErrClient, "cannot build a client: " + oneLine(err.Error())})
 			return
 		}
 	}
@@ -457,7 +457,7 @@ func (r *Registry) applyLocked(plan []plannedCluster) {
 			if p.problem.Kind != "" {
 				e.fixed = p.problem
 			} else if e.fixed.Kind == model.ErrDuplicateID {
-				e.fixed = Problem{}
+				e.fixed = problem{}
 			}
 		default:
 			e.fixed = p.problem

@@ -25,7 +25,7 @@ type secretEntry struct {
 	Hash    [32]byte        // SHA-256 of the kubeconfig: unchanged → not reloaded
 	Server  string          // normalized
 	Config  *rest.Config
-	Problem Problem // non-empty Kind: the kubeconfig was refused or unparsable
+	Problem problem // non-empty Kind: the kubeconfig was refused or unparsable
 	// holderKey and holderName are the registry key and the context name
 	// of the cluster the secret was read from (set by reconcile; never
 	// cached).
@@ -52,7 +52,7 @@ func parseRemoteSecret(s *corev1.Secret, in string, allowInsecure bool) []secret
 			Hash:  sha256.Sum256(kc),
 			Order: s.CreationTimestamp.UTC().Format("20060102T150405") + "/" + in + "/" + ref + "/" + k,
 		}
-		cfg, err := NewUntrustedRestConfig(kc, allowInsecure)
+		cfg, err := newUntrustedRestConfig(kc, allowInsecure)
 		if err != nil {
 			e.Problem = classify(err, "")
 		} else {
@@ -90,7 +90,7 @@ func parseRemoteSecretCached(s *corev1.Secret, holder string, allowInsecure bool
 	return out
 }
 
-// NewUntrustedRestConfig parses a kubeconfig taken from a remote secret the
+// newUntrustedRestConfig parses a kubeconfig taken from a remote secret the
 // way istiod does (istio pkg/kube/util.go NewUntrustedRestConfig): it must
 // load and validate, and unless allowInsecure it must not make meshscope run
 // a program (exec plugin, non-OIDC auth provider) or read local files
@@ -98,7 +98,7 @@ func parseRemoteSecretCached(s *corev1.Secret, holder string, allowInsecure bool
 // file). The error is a Problem whose sentence names the refused field but
 // never a credential: every sentence passes through a redactor of the
 // kubeconfig's secrets, whatever field a secret happens to equal.
-func NewUntrustedRestConfig(kubeconfig []byte, allowInsecure bool) (*rest.Config, error) {
+func newUntrustedRestConfig(kubeconfig []byte, allowInsecure bool) (*rest.Config, error) {
 	if len(kubeconfig) == 0 {
 		return nil, problemf(model.ErrBadKubeconfig, "bad kubeconfig: the remote secret's kubeconfig is empty")
 	}
@@ -119,7 +119,7 @@ func NewUntrustedRestConfig(kubeconfig []byte, allowInsecure bool) (*rest.Config
 	return cfg, nil
 }
 
-func untrustedRestConfig(raw *clientcmdapi.Config, allowInsecure bool) (*rest.Config, Problem) {
+func untrustedRestConfig(raw *clientcmdapi.Config, allowInsecure bool) (*rest.Config, problem) {
 	// Refuse before validating: clientcmd.Validate itself reads the cert,
 	// key and token files a kubeconfig names, which a remote secret must
 	// not make us do (istiod validates first; we are stricter).
@@ -138,7 +138,7 @@ func untrustedRestConfig(raw *clientcmdapi.Config, allowInsecure bool) (*rest.Co
 	if _, _, err := rest.DefaultServerUrlFor(cfg); err != nil {
 		return nil, problemf(model.ErrBadKubeconfig, "bad kubeconfig: the server of context %q is not a valid URL", raw.CurrentContext)
 	}
-	return cfg, Problem{}
+	return cfg, problem{}
 }
 
 // validationSummary says what is wrong without echoing field values that
@@ -176,7 +176,7 @@ func validationSummary(raw *clientcmdapi.Config) string {
 // meshscope read a local file too. It rebuilds each AuthInfo from known
 // fields so that a field added to client-go later is not acted on without
 // review.
-func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) Problem {
+func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) problem {
 	const allow = " (--allow-insecure-kubeconfig to allow)"
 	if !allowInsecure {
 		for _, n := range slices.Sorted(maps.Keys(raw.Clusters)) {
@@ -220,7 +220,7 @@ func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) Problem {
 			Exec:                  a.Exec,
 		}
 	}
-	return Problem{}
+	return problem{}
 }
 
 // redactorFor lists every credential string in a kubeconfig: tokens,

@@ -57,7 +57,7 @@ users:
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := NewUntrustedRestConfig([]byte(tc.in), tc.insecure)
+			cfg, err := newUntrustedRestConfig([]byte(tc.in), tc.insecure)
 			if tc.kind == "" {
 				if err != nil {
 					t.Fatalf("want success, got %v", err)
@@ -70,7 +70,7 @@ users:
 			if err == nil {
 				t.Fatalf("want error %s, got config", tc.kind)
 			}
-			var p Problem
+			var p problem
 			if !errors.As(err, &p) || p.Kind != tc.kind {
 				t.Fatalf("kind: want %s, got %#v", tc.kind, err)
 			}

@@ -40,7 +40,7 @@ type informerHealth struct {
 	name     string
 	required bool // the cluster cannot be "synced" without it
 	inf      cache.SharedIndexInformer
-	lastErr  Problem // last watch/list error; cleared by the next event
+	lastErr  problem // last watch/list error; cleared by the next event
 	// onChange, when set, sees every added, updated or deleted object.
 	onChange func(obj any)
 	// unchanged, when set, tells an update that changes nothing meshscope
@@ -84,7 +84,7 @@ type watcher struct {
 	mu          sync.Mutex
 	startedAt   time.Time
 	probed      bool    // the API server answered at least once
-	probeErr    Problem // last probe result (zero: healthy)
+	probeErr    problem // last probe result (zero: healthy)
 	timedOut    bool
 	syncedAt    time.Time
 	lastEventAt time.Time
@@ -189,7 +189,7 @@ func (w *watcher) add(name string, required bool, example runtime.Object, tf cac
 	event := func(obj any) {
 		w.mu.Lock()
 		w.lastEventAt = time.Now()
-		h.lastErr = Problem{}
+		h.lastErr = problem{}
 		w.mu.Unlock()
 		w.dirty.Store(true)
 		w.notify()
@@ -206,7 +206,7 @@ func (w *watcher) add(name string, required bool, example runtime.Object, tf cac
 			if h.unchanged != nil && h.unchanged(old, obj) {
 				w.mu.Lock()
 				w.lastEventAt = time.Now()
-				h.lastErr = Problem{}
+				h.lastErr = problem{}
 				w.mu.Unlock()
 				return
 			}
@@ -363,13 +363,13 @@ func (w *watcher) probeLoop(ctx context.Context) {
 }
 
 func (w *watcher) recordProbe(err error) {
-	var p Problem
+	var p problem
 	if err != nil {
 		p = w.redact.problem(classify(err, "the API server"))
 		if p.Kind == model.ErrForbidden {
 			// /version is open to everyone by default; a 403 here still
 			// means the server answers, so it is not a health failure.
-			p = Problem{}
+			p = problem{}
 		}
 	}
 	w.mu.Lock()
@@ -384,7 +384,7 @@ func (w *watcher) recordProbe(err error) {
 		// Forbidden stays until the informer sees an event.
 		for _, h := range w.infs {
 			if h.inf.HasSynced() && h.lastErr.Kind != model.ErrForbidden {
-				h.lastErr = Problem{}
+				h.lastErr = problem{}
 			}
 		}
 	}

@@ -50,6 +50,16 @@ type Demo struct {
 	forgetting sync.WaitGroup
 }
 
+// Collector is the demo's Registry (live.InProcess).
+func (d *Demo) Collector() *collector.Registry { return d.Registry }
+
+// XDS names the demo's control plane and gives its xDS address
+// (live.InProcess).
+func (d *Demo) XDS() (controlPlane, address string) { return d.ControlPlane, d.XDSAddress }
+
+// Debug names its control plane and gives its istiod debug endpoint.
+func (d *Demo) Debug() (controlPlane, address string) { return d.ControlPlane, d.DebugAddress }
+
 // Start builds the simulated clusters, starts the collector on them (from
 // cluster1, like a user with one kube context) and the demo xDS server.
 func Start(ctx context.Context, opts Options) (*Demo, error) {

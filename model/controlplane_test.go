@@ -1,31 +1,21 @@
-package model
+package model_test
 
 import (
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
 )
 
-// multiPrimary is a snapshot of two primaries, each reading the other
-// through a remote secret (both read as contexts, as with two --context).
-func multiPrimary() *Snapshot {
-	ep := func(c, n, ip string) Endpoint { return Endpoint{Cluster: c, Network: n, Address: ip, Ready: true} }
-	return &Snapshot{
-		Clusters: []Cluster{
-			{ID: "cluster1", Network: "network1", State: StateSynced, SecretsRead: true, Source: SourceRef{Kind: SourceContext, Name: "cluster1"},
-				Sources: []SourceRef{{Kind: SourceContext, Name: "cluster1"}, {Kind: SourceSecret, Name: "istio-system/istio-remote-secret-cluster1", In: "cluster2", Key: "cluster1"}}},
-			{ID: "cluster2", Network: "network2", State: StateSynced, SecretsRead: true, Source: SourceRef{Kind: SourceContext, Name: "cluster2"},
-				Sources: []SourceRef{{Kind: SourceContext, Name: "cluster2"}, {Kind: SourceSecret, Name: "istio-system/istio-remote-secret-cluster2", In: "cluster1", Key: "cluster2"}}},
-		},
-		Networks: []Network{{Name: "network1", Clusters: []string{"cluster1"}, Gateways: 1}, {Name: "network2", Clusters: []string{"cluster2"}, Gateways: 1}},
-		Gateways: []Gateway{{Network: "network1", Cluster: "cluster1", Address: "192.168.60.113", Port: 15443}, {Network: "network2", Cluster: "cluster2", Address: "192.168.60.9", Port: 15443}},
-		Services: []*Service{{Hostname: "helloworld.sample.svc.cluster.local", Namespace: "sample", Name: "helloworld", Ports: []ServicePort{{Name: "http", Port: 5000}},
-			Clusters: map[string]*ServiceInCluster{
-				"cluster1": {Cluster: "cluster1", Ports: []ServicePort{{Name: "http", Port: 5000}}, Endpoints: []Endpoint{ep("cluster1", "network1", "10.44.0.13")}},
-				"cluster2": {Cluster: "cluster2", Ports: []ServicePort{{Name: "http", Port: 5000}}, Endpoints: []Endpoint{ep("cluster2", "network2", "10.144.0.15")}},
-			}}},
-		DestinationRules: []DestinationRule{{Cluster: "cluster1", Namespace: "sample", Name: "a", Host: "helloworld"}, {Cluster: "cluster2", Namespace: "sample", Name: "b", Host: "helloworld"}},
-		MeshConfigs:      []MeshConfig{{Cluster: "cluster1", Source: "default"}, {Cluster: "cluster2", Source: "default"}},
-	}
+// multiPrimary is the lab in multi-primary (two primaries, each reading
+// the other through a remote secret, both read as contexts), each with a
+// DestinationRule of its own.
+func multiPrimary() *model.Snapshot {
+	s := meshtest.LabMultiPrimary(time.Now())
+	s.DestinationRules = []model.DestinationRule{{Cluster: "cluster1", Namespace: "sample", Name: "a", Host: "helloworld"}, {Cluster: "cluster2", Namespace: "sample", Name: "b", Host: "helloworld"}}
+	return s
 }
 
 func TestClustersReadByAndRestrict(t *testing.T) {
@@ -71,10 +61,10 @@ func TestClustersReadByAndRestrict(t *testing.T) {
 }
 
 func TestControlPlanesFromIstiodPods(t *testing.T) {
-	s := &Snapshot{Clusters: []Cluster{
-		{ID: "c1", State: StateSynced, Source: SourceRef{Kind: SourceContext, Name: "c1"}},
-		{ID: "c2", State: StateSynced, Source: SourceRef{Kind: SourceSecret, Name: "istio-system/s", In: "c1", Key: "c2"}, Istiods: []IstiodPod{{Name: "istiod-x"}}},
-		{ID: "c3", State: StateSynced, Source: SourceRef{Kind: SourceSecret, Name: "istio-system/s3", In: "c1", Key: "c3"}},
+	s := &model.Snapshot{Clusters: []model.Cluster{
+		{ID: "c1", State: model.StateSynced, Source: model.SourceRef{Kind: model.SourceContext, Name: "c1"}},
+		{ID: "c2", State: model.StateSynced, Source: model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/s", In: "c1", Key: "c2"}, Istiods: []model.IstiodPod{{Name: "istiod-x"}}},
+		{ID: "c3", State: model.StateSynced, Source: model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/s3", In: "c1", Key: "c3"}},
 	}}
 	if got := s.ControlPlanes(); !slices.Equal(got, []string{"c1", "c2"}) {
 		t.Errorf("control planes %v, want c1 (holds secrets) and c2 (runs istiod)", got)

@@ -11,11 +11,11 @@ func LabelValue(ep *Endpoint, key string) (string, bool) {
 	var aug string
 	switch key {
 	case LabelRegion:
-		aug, _, _ = SplitLocality(ep.Locality)
+		aug, _, _ = splitLocality(ep.Locality)
 	case LabelZone:
-		_, aug, _ = SplitLocality(ep.Locality)
+		_, aug, _ = splitLocality(ep.Locality)
 	case LabelSubzone:
-		_, _, aug = SplitLocality(ep.Locality)
+		_, _, aug = splitLocality(ep.Locality)
 	case "topology.istio.io/cluster":
 		aug = ep.Cluster
 	case "kubernetes.io/hostname":
@@ -45,7 +45,7 @@ func SelectsEndpoint(sel map[string]string, ep *Endpoint) bool {
 	return true
 }
 
-func SplitLocality(l string) (region, zone, subzone string) {
+func splitLocality(l string) (region, zone, subzone string) {
 	region, rest, _ := strings.Cut(l, "/")
 	zone, subzone, _ = strings.Cut(rest, "/")
 	return region, zone, subzone

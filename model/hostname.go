@@ -2,16 +2,16 @@ package model
 
 import "strings"
 
-// DomainSuffix is the cluster domain of service hostnames
+// domainSuffix is the cluster domain of service hostnames
 // (NAME.NAMESPACE.svc.cluster.local), istiod's default --domain. meshscope
 // reads meshes with the default domain only: this is the one place it is
 // written.
-const DomainSuffix = "cluster.local"
+const domainSuffix = "cluster.local"
 
 // Hostname is the hostname istiod gives the Kubernetes Service name in
 // namespace (kube/conversion.go ServiceHostname).
 func Hostname(name, namespace string) string {
-	return name + "." + namespace + ".svc." + DomainSuffix
+	return name + "." + namespace + ".svc." + domainSuffix
 }
 
 // FQDN expands a host of Istio config written in namespace ns as istiod
@@ -28,5 +28,5 @@ func FQDN(host, ns string) string {
 // ShortHost drops the cluster domain of a Service hostname, for tables
 // and sentences: helloworld.sample.svc.cluster.local is helloworld.sample.
 func ShortHost(hostname string) string {
-	return strings.TrimSuffix(hostname, ".svc."+DomainSuffix)
+	return strings.TrimSuffix(hostname, ".svc."+domainSuffix)
 }

@@ -225,10 +225,10 @@ type ClusterLocalHosts struct {
 
 // ClusterLocalHosts builds the mesh config's cluster-local host rules.
 func (mc MeshConfig) ClusterLocalHosts() ClusterLocalHosts {
-	defaults := []string{"*.kube-system.svc." + DomainSuffix, Hostname("kubernetes", "default")}
+	defaults := []string{"*.kube-system.svc." + domainSuffix, Hostname("kubernetes", "default")}
 	if h := discoveryHost(mc.DefaultConfig.DiscoveryAddress); h != "" {
-		if !strings.HasSuffix(h, DomainSuffix) {
-			h += "." + DomainSuffix
+		if !strings.HasSuffix(h, domainSuffix) {
+			h += "." + domainSuffix
 		}
 		defaults = append(defaults, h)
 	}

@@ -417,7 +417,7 @@ func (s *Snapshot) GatewaysFor(network string) []Gateway {
 // way or another (synced, timeout, error or removed).
 func (s *Snapshot) Settled() bool {
 	for _, c := range s.Clusters {
-		if !c.State.Settled() {
+		if !c.State.settled() {
 			return false
 		}
 	}

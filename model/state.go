@@ -20,8 +20,8 @@ const (
 	StateRemoved State = "removed"
 )
 
-// Settled is true for the states WaitSettled waits for.
-func (s State) Settled() bool {
+// settled is true for the states WaitSettled waits for.
+func (s State) settled() bool {
 	switch s {
 	case StateSynced, StateTimeout, StateError, StateRemoved:
 		return true

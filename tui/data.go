@@ -322,11 +322,7 @@ func viewpointsFor(feed Feed, snap *model.Snapshot) []xdsclient.Viewpoint {
 	if snap == nil {
 		return nil
 	}
-	var out []xdsclient.Viewpoint
-	for _, p := range explain.Viewpoints(snap) {
-		out = append(out, xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network})
-	}
-	return out
+	return explain.SidecarViewpoints(snap, "")
 }
 
 // sourceText renders where a cluster came from, never credentials.

@@ -3,8 +3,8 @@ package tui
 import (
 	"time"
 
-	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -43,24 +43,51 @@ func newDoctor(now func() time.Time) *doctor {
 // the feed serves them — what the live streams hold against the
 // prediction. It also lists the control planes it could not check.
 func (d *doctor) diagnose(snap *model.Snapshot, feed Feed, views []istiod.View) ([]explain.Problem, []string) {
-	in := explain.Inputs{Now: d.now(), Since: d.since, Istiod: views, Stale: d.stale}
-	in.Fleet = doctorFleet(snap, feed, views, in.Now)
-	if sf, ok := feed.(SentFeed); ok {
-		in.Sent = sf.Sent()
+	now := d.now()
+	in := explain.Gather(snap, explain.Inputs{Now: now, Since: d.since, Stale: d.stale}, feedAnswers{feed: feed, views: views, snap: snap, now: now})
+	return explain.Diagnose(snap, in), explain.UnknownControlPlanes(snap, views)
+}
+
+// feedAnswers are what the UI's feed holds, as a diagnosis reads it
+// (explain.Gather): istiod's views, and the streams' EDS and WDS when the
+// feed serves them.
+type feedAnswers struct {
+	feed  Feed
+	views []istiod.View
+	snap  *model.Snapshot
+	now   time.Time
+}
+
+func (a feedAnswers) Istiod() []istiod.View { return a.views }
+
+// Fleet is the fleet of the feed's last syncz poll (doctorFleet), when
+// istiod's views are read.
+func (a feedAnswers) Fleet() *fleet.Fleet { return doctorFleet(a.snap, a.feed, a.views, a.now) }
+
+func (a feedAnswers) Sent() []explain.Sent {
+	if sf, ok := a.feed.(SentFeed); ok {
+		return sf.Sent()
 	}
-	if af, ok := feed.(AmbientFeed); ok && ambient.InUse(snap) {
-		// The ztunnels that have had istiod's first response (the UI does
-		// not call a stream still connecting unreachable).
-		for _, cp := range af.Ztunnels() {
-			if _, ok := af.WDS(cp, ""); ok {
-				in.WDS = append(in.WDS, explain.SentWDS{ControlPlane: cp, Service: func(key string) xdsclient.WDSServiceView {
-					v, _ := af.WDS(cp, key)
-					return v
-				}})
-			}
+	return nil
+}
+
+// SentWDS are the ztunnels that have had istiod's first response (the UI
+// does not call a stream still connecting unreachable).
+func (a feedAnswers) SentWDS() []explain.SentWDS {
+	af, ok := a.feed.(AmbientFeed)
+	if !ok {
+		return nil
+	}
+	var out []explain.SentWDS
+	for _, cp := range af.Ztunnels() {
+		if _, ok := af.WDS(cp, ""); ok {
+			out = append(out, explain.SentWDS{ControlPlane: cp, Service: func(key string) xdsclient.WDSServiceView {
+				v, _ := af.WDS(cp, key)
+				return v
+			}})
 		}
 	}
-	return explain.Diagnose(snap, in), explain.UnknownControlPlanes(snap, views)
+	return out
 }
 
 // istiodViews are istiod's own views, when the feed serves them.

@@ -23,39 +23,70 @@ import (
 // cells.
 func (v *serviceView) ztunnelColumn(vc viewContext, i, w int) []string {
 	e := v.amb[i]
-	p := e.Prediction
 	name := fmt.Sprintf("ztunnel @ %s (%s)", e.ControlPlane, orDash(e.Network))
-	out := columnHead(vc, name, explain.Verdict(e.Verdict), len(e.Differences), i == v.focus, w)
-	para := func(st lipgloss.Style, indent, s string) {
-		for _, l := range wrap(s, max(w-len(indent), 1)) {
-			out = append(out, st.Render(indent+l))
-		}
-	}
-	para(vc.st.Muted, " ", ambient.PerIstiodNote(e.ControlPlane, e.Network))
+	z := &ztunnelLines{vc: vc, w: w, out: columnHead(vc, name, explain.Verdict(e.Verdict), len(e.Differences), i == v.focus, w)}
+	z.para(vc.st.Muted, " ", ambient.PerIstiodNote(e.ControlPlane, e.Network))
 	if e.Error != "" {
-		out = append(out, "")
-		para(vc.st.Warn, " ", e.Error)
+		z.out = append(z.out, "")
+		z.para(vc.st.Warn, " ", e.Error)
 	}
-
-	out = section(vc, out, "SERVICE", w)
-	switch {
-	case !p.Sent:
-		para(vc.st.Muted, " ", "none sent: no cluster this istiod reads has the service")
-	default:
-		state := "predicted"
-		if e.Actual != nil {
-			state = "sent"
-			if e.Actual.Service == nil {
-				state = "NOT SENT"
-			}
-		}
-		para(vc.st.Text, " ", fmt.Sprintf("%s, %s (from %s)", state, p.Scope, p.From))
-		para(vc.st.Muted, "   ", "VIPs "+strings.Join(p.VIPs, " "))
-		if w := p.Waypoint; w != nil {
-			para(vc.st.Muted, "   ", fmt.Sprintf("waypoint %s in %s (%s)", w.Source(), w.Cluster, cmp.Or(w.AddressString(), "no address")))
+	z.service(e)
+	z.workloads(e)
+	z.dropped(e.Prediction)
+	if notes := e.Prediction.Notes; len(notes) > 0 {
+		z.section(fmt.Sprintf("NOTES (%d)", len(notes)))
+		for _, n := range notes {
+			z.para(vc.st.Muted, " ", n)
 		}
 	}
+	z.differences(e.Differences)
+	return z.out
+}
 
+// ztunnelLines builds one ztunnel column, section by section.
+type ztunnelLines struct {
+	vc  viewContext
+	w   int
+	out []string
+}
+
+// para adds s wrapped to the column, every line indented.
+func (z *ztunnelLines) para(st lipgloss.Style, indent, s string) {
+	for _, l := range wrap(s, max(z.w-len(indent), 1)) {
+		z.out = append(z.out, st.Render(indent+l))
+	}
+}
+
+func (z *ztunnelLines) section(title string) { z.out = section(z.vc, z.out, title, z.w) }
+
+// service is the SERVICE section: whether istiod sends the service, its
+// scope, VIPs and waypoint.
+func (z *ztunnelLines) service(e ambient.Explanation) {
+	vc, p := z.vc, e.Prediction
+	z.section("SERVICE")
+	if !p.Sent {
+		z.para(vc.st.Muted, " ", "none sent: no cluster this istiod reads has the service")
+		return
+	}
+	state := "predicted"
+	if e.Actual != nil {
+		state = "sent"
+		if e.Actual.Service == nil {
+			state = "NOT SENT"
+		}
+	}
+	z.para(vc.st.Text, " ", fmt.Sprintf("%s, %s (from %s)", state, p.Scope, p.From))
+	z.para(vc.st.Muted, "   ", "VIPs "+strings.Join(p.VIPs, " "))
+	if w := p.Waypoint; w != nil {
+		z.para(vc.st.Muted, "   ", fmt.Sprintf("waypoint %s in %s (%s)", w.Source(), w.Cluster, cmp.Or(w.AddressString(), "no address")))
+	}
+}
+
+// workloads are the WORKLOADS SENT section (what the ztunnel holds, each
+// with the prediction that stands for it) and the predicted workloads not
+// sent (all of them, without a stream).
+func (z *ztunnelLines) workloads(e ambient.Explanation) {
+	vc, p := z.vc, e.Prediction
 	bad := map[string]bool{}
 	for _, d := range e.Differences {
 		bad[d.UID] = true
@@ -67,33 +98,9 @@ func (v *serviceView) ztunnelColumn(vc viewContext, i, w int) []string {
 			pred[c] = pw
 		}
 	}
-	workload := func(uid string, kind ambient.WorkloadKind, addr string, capacity uint32, status xdsclient.WorkloadStatus, tunnel xdsclient.TunnelProtocol, pw *ambient.Workload, st lipgloss.Style) {
-		mark := " "
-		if bad[uid] {
-			mark = vc.st.Error.Render("!")
-		}
-		line := mark + ztunnelKindStyle(vc, kind).Render(fit(shortKind(kind), 6)) + st.Render(addr) + vc.st.Muted.Render(fmt.Sprintf(" cap %d %s", capacity, tunnel))
-		if status != xdsclient.Healthy {
-			line += " " + vc.st.Error.Render(status.String())
-		}
-		out = append(out, line)
-		out = append(out, vc.st.Muted.Render(fit("   "+uid, w)))
-		if pw == nil {
-			para(vc.st.Warn, "   ", "not predicted")
-			return
-		}
-		para(vc.st.Muted, "   ", pw.Why)
-		for j, s := range pw.StandsFor {
-			if j == maxStands-1 && len(pw.StandsFor) > maxStands {
-				out = append(out, vc.st.Muted.Render(fmt.Sprintf("   … %d more", len(pw.StandsFor)-j)))
-				break
-			}
-			out = append(out, vc.st.Muted.Render(fit("   → "+s, w)))
-		}
-	}
 	seen := map[string]bool{}
 	if e.Actual != nil {
-		out = section(vc, out, fmt.Sprintf("WORKLOADS SENT (%d)", len(e.Actual.Workloads)), w)
+		z.section(fmt.Sprintf("WORKLOADS SENT (%d)", len(e.Actual.Workloads)))
 		for _, a := range e.Actual.Workloads {
 			var pw *ambient.Workload
 			kind := ambient.WorkloadKind("?")
@@ -101,7 +108,7 @@ func (v *serviceView) ztunnelColumn(vc viewContext, i, w int) []string {
 				pw, kind = &x, x.Kind
 				seen[x.UID] = true
 			}
-			workload(a.UID, kind, orDash(ambient.Reach(a)), a.EffectiveCapacity(), a.Status, a.TunnelProtocol, pw, vc.st.Text)
+			z.workload(bad[a.UID], a.UID, kind, orDash(ambient.Reach(a)), a.EffectiveCapacity(), a.Status, a.TunnelProtocol, pw, vc.st.Text)
 		}
 	}
 	var missing []ambient.Workload
@@ -114,41 +121,72 @@ func (v *serviceView) ztunnelColumn(vc viewContext, i, w int) []string {
 	if e.Actual == nil {
 		title, st = fmt.Sprintf("PREDICTED (%d)", len(missing)), vc.st.Text
 	}
-	out = section(vc, out, title, w)
+	z.section(title)
 	for _, pw := range missing {
-		workload(pw.UID, pw.Kind, orDash(pw.Reach()), max(pw.Capacity, 1), pw.Status, pw.TunnelProtocol, &pw, st)
+		z.workload(bad[pw.UID], pw.UID, pw.Kind, orDash(pw.Reach()), max(pw.Capacity, 1), pw.Status, pw.TunnelProtocol, &pw, st)
 	}
+}
 
+// workload is one workload's lines: kind, address, capacity, tunnel and
+// status, its UID, and why it is predicted (what it stands for).
+func (z *ztunnelLines) workload(bad bool, uid string, kind ambient.WorkloadKind, addr string, capacity uint32, status xdsclient.WorkloadStatus, tunnel xdsclient.TunnelProtocol, pw *ambient.Workload, st lipgloss.Style) {
+	vc, w := z.vc, z.w
+	mark := " "
+	if bad {
+		mark = vc.st.Error.Render("!")
+	}
+	line := mark + ztunnelKindStyle(vc, kind).Render(fit(shortKind(kind), 6)) + st.Render(addr) + vc.st.Muted.Render(fmt.Sprintf(" cap %d %s", capacity, tunnel))
+	if status != xdsclient.Healthy {
+		line += " " + vc.st.Error.Render(status.String())
+	}
+	z.out = append(z.out, line)
+	z.out = append(z.out, vc.st.Muted.Render(fit("   "+uid, w)))
+	if pw == nil {
+		z.para(vc.st.Warn, "   ", "not predicted")
+		return
+	}
+	z.para(vc.st.Muted, "   ", pw.Why)
+	for j, s := range pw.StandsFor {
+		if j == maxStands-1 && len(pw.StandsFor) > maxStands {
+			z.out = append(z.out, vc.st.Muted.Render(fmt.Sprintf("   … %d more", len(pw.StandsFor)-j)))
+			break
+		}
+		z.out = append(z.out, vc.st.Muted.Render(fit("   → "+s, w)))
+	}
+}
+
+// dropped is the DROPPED section: the pods istiod leaves out, and why.
+func (z *ztunnelLines) dropped(p ambient.Prediction) {
+	vc := z.vc
 	var dropped []ambient.Dropped
 	for _, d := range p.Dropped {
 		if len(d.Pods) > 0 {
 			dropped = append(dropped, d)
 		}
 	}
-	out = section(vc, out, fmt.Sprintf("DROPPED (%d)", len(dropped)), w)
+	z.section(fmt.Sprintf("DROPPED (%d)", len(dropped)))
 	for _, d := range dropped {
-		out = append(out, " "+vc.st.Dropped.Render(fmt.Sprintf("%d pod(s) in %s", len(d.Pods), strings.Join(d.Clusters, ",")))+" "+vc.st.Warn.Render(string(d.Reason)))
-		para(vc.st.Muted, "   ", d.Why)
+		z.out = append(z.out, " "+vc.st.Dropped.Render(fmt.Sprintf("%d pod(s) in %s", len(d.Pods), strings.Join(d.Clusters, ",")))+" "+vc.st.Warn.Render(string(d.Reason)))
+		z.para(vc.st.Muted, "   ", d.Why)
 	}
-	if len(p.Notes) > 0 {
-		out = section(vc, out, fmt.Sprintf("NOTES (%d)", len(p.Notes)), w)
-		for _, n := range p.Notes {
-			para(vc.st.Muted, " ", n)
-		}
+}
+
+// differences is the DIFFERENCES section: where what the ztunnel holds
+// differs from the prediction.
+func (z *ztunnelLines) differences(ds []ambient.Difference) {
+	if len(ds) == 0 {
+		return
 	}
-	if len(e.Differences) > 0 {
-		out = section(vc, out, fmt.Sprintf("DIFFERENCES (%d)", len(e.Differences)), w)
-		for _, d := range e.Differences {
-			for j, l := range wrap(d.Why, w-3) {
-				prefix := "   "
-				if j == 0 {
-					prefix = " ! "
-				}
-				out = append(out, vc.st.Error.Render(prefix+l))
+	z.section(fmt.Sprintf("DIFFERENCES (%d)", len(ds)))
+	for _, d := range ds {
+		for j, l := range wrap(d.Why, z.w-3) {
+			prefix := "   "
+			if j == 0 {
+				prefix = " ! "
 			}
+			z.out = append(z.out, z.vc.st.Error.Render(prefix+l))
 		}
 	}
-	return out
 }
 
 // shortKind is a workload kind in a few cells.

@@ -110,22 +110,13 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 	}
 	started := time.Now()
 	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
-		in := explain.Inputs{Since: started, SkewThreshold: o.skewThreshold, StaleAfter: o.staleAfter}
-		var extra []explain.Problem
-		in.Istiod, extra = istiodViews(ctx, m, snap)
-		if len(in.Istiod) > 0 {
-			// The proxies connected to each istiod whose debug endpoint
-			// answered (what cannot be read is istiod-unreachable above).
-			f, _ := readFleet(ctx, m, snap)
-			in.Fleet = &f
-		}
+		src := &doctorAnswers{ctx: ctx, m: m, snap: snap, mode: mode, timeout: o.timeout, offline: o.offline}
+		in := explain.Gather(snap, explain.Inputs{Since: started, SkewThreshold: o.skewThreshold, StaleAfter: o.staleAfter}, src)
 		if !o.offline {
-			in.Sent = collectSent(ctx, m, snap, in.Istiod, mode, o.timeout)
-			in.WDS = collectWDS(ctx, m, snap, o.timeout)
 			// Predict from the newest snapshot: it is at least as new as the EDS.
 			snap = m.Registry().Snapshot()
 		}
-		ps := append(explain.Diagnose(snap, in), extra...)
+		ps := append(explain.Diagnose(snap, in), src.extra...)
 		explain.SortProblems(ps)
 		if o.output == "json" {
 			if ps == nil {

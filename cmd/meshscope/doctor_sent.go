@@ -6,11 +6,56 @@ import (
 
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
+
+// doctorAnswers are doctor's one-shot reads, as a diagnosis takes them
+// (explain.Gather): istiod's views (the problems of reading them in
+// extra), the proxies connected to them, then — unless --offline — what
+// one sidecar per network and one ztunnel per control plane are sent.
+type doctorAnswers struct {
+	ctx     context.Context
+	m       *live.Session
+	snap    *model.Snapshot
+	mode    xdsclient.Mode
+	timeout time.Duration
+	offline bool
+	views   []istiod.View
+	extra   []explain.Problem
+}
+
+func (a *doctorAnswers) Istiod() []istiod.View {
+	a.views, a.extra = istiodViews(a.ctx, a.m, a.snap)
+	return a.views
+}
+
+// Fleet is the proxies connected to each istiod whose debug endpoint
+// answered (what cannot be read is istiod-unreachable in extra).
+func (a *doctorAnswers) Fleet() *fleet.Fleet {
+	if len(a.views) == 0 {
+		return nil
+	}
+	f, _ := readFleet(a.ctx, a.m, a.snap)
+	return &f
+}
+
+func (a *doctorAnswers) Sent() []explain.Sent {
+	if a.offline {
+		return nil
+	}
+	return collectSent(a.ctx, a.m, a.snap, a.views, a.mode, a.timeout)
+}
+
+func (a *doctorAnswers) SentWDS() []explain.SentWDS {
+	if a.offline {
+		return nil
+	}
+	return collectWDS(a.ctx, a.m, a.snap, a.timeout)
+}
 
 // collectSent impersonates one sidecar per network against each control
 // plane — the networks of the clusters that istiod reads — following CDS
@@ -20,9 +65,7 @@ import (
 func collectSent(ctx context.Context, m *live.Session, snap *model.Snapshot, views []istiod.View, mode xdsclient.Mode, timeout time.Duration) []explain.Sent {
 	var vps []xdsclient.Viewpoint
 	for _, cp := range m.ControlPlaneIDs(snap) {
-		for _, p := range explain.Viewpoints(explain.ViewFor(snap, cp, views)) {
-			vps = append(vps, xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar, ControlPlane: cp})
-		}
+		vps = append(vps, explain.SidecarViewpoints(explain.ViewFor(snap, cp, views), cp)...)
 	}
 	res := m.FetchAll(ctx, vps, mode, timeout)
 	out := make([]explain.Sent, len(vps))
@@ -32,13 +75,10 @@ func collectSent(ctx context.Context, m *live.Session, snap *model.Snapshot, vie
 	return out
 }
 
-// collectWDS impersonates a ztunnel against each control plane when the
-// mesh uses ambient mode, until istiod's first response (its whole state)
-// or timeout.
+// collectWDS impersonates a ztunnel against each control plane (the mesh
+// uses ambient mode: explain.Gather asks only then), until istiod's first
+// response (its whole state) or timeout.
 func collectWDS(ctx context.Context, m *live.Session, snap *model.Snapshot, timeout time.Duration) []explain.SentWDS {
-	if !ambient.InUse(snap) {
-		return nil
-	}
 	var out []explain.SentWDS
 	for _, r := range m.FetchWDS(ctx, ambient.Ztunnels(snap, m.ControlPlaneIDs(snap)), timeout) {
 		s := explain.SentWDS{ControlPlane: r.ControlPlane, Error: r.Why}

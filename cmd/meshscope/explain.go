@@ -290,9 +290,7 @@ func explainViewpoints(snap *model.Snapshot, from []string, allViews bool) ([]xd
 		}
 		return vps, nil
 	}
-	for _, p := range explain.Viewpoints(snap) {
-		vps = append(vps, xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar})
-	}
+	vps = append(vps, explain.SidecarViewpoints(snap, "")...)
 	if allViews || len(vps) == 0 {
 		c := ""
 		if len(snap.Clusters) > 0 {

@@ -20,13 +20,13 @@ func istiodViews(ctx context.Context, m *live.Session, snap *model.Snapshot) ([]
 	var ps []explain.Problem
 	reads, err := m.IstiodViews(ctx)
 	if err != nil {
-		ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: "istiod-unreachable",
+		ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: model.ProblemIstiodUnreachable,
 			Sentence: fmt.Sprintf("cannot read istiod's own view (give --istiod-debug-address to point at it): %v", err)})
 	}
 	for _, r := range reads {
 		cp := live.ContextClusterID(snap, r.ControlPlane)
 		if r.Err != nil {
-			ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: "istiod-unreachable", Cluster: cp,
+			ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: model.ProblemIstiodUnreachable, Cluster: cp,
 				Sentence: fmt.Sprintf("cannot read istiod's own view at %s: %v", r.Address, r.Err)})
 			continue
 		}

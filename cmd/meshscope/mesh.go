@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"slices"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/demo"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -40,7 +42,7 @@ func (o *meshOptions) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.revision, "revision", "", "istiod's revision: meshNetworks from ConfigMap istio-REVISION, and the istiod pod labelled istio.io/rev=REVISION to port-forward to")
 	f.BoolVar(&o.remoteSecrets, "remote-secrets", true, "also read the clusters declared by remote secrets (istio/multiCluster=true)")
 	f.StringArrayVar(&o.clusterIDs, "cluster-id", nil, "cluster ID of a context, CONTEXT=ID (repeatable)")
-	f.DurationVar(&o.syncTimeout, "sync-timeout", 30*time.Second, "how long a cluster may take to sync before it is shown as timeout")
+	f.DurationVar(&o.syncTimeout, "sync-timeout", collector.DefaultSyncTimeout, "how long a cluster may take to sync before it is shown as timeout")
 	f.BoolVar(&o.allowInsecureKubeconfig, "allow-insecure-kubeconfig", false, "accept remote-secret kubeconfigs with exec plugins, token files or cert/key files")
 	f.Int64Var(&o.seed, "seed", 1, "with --demo: seed of the demo mesh (pod names, IPs, churn)")
 	f.StringArrayVar(&o.istiodEnv, "istiod-env", nil, "an istiod setting meshscope predicts with, [CLUSTER=]KEY=VALUE (repeatable): PILOT_ENABLE_AMBIENT, AMBIENT_ENABLE_MULTI_NETWORK or RESOLVE_HOSTNAME_GATEWAYS for the istiod of CLUSTER or every one; wins over the istiod pod's env (read by default)")
@@ -106,11 +108,16 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 		}
 		env = append(env, e)
 	}
-	lo := live.Options{Demo: g.Demo, DemoSeed: o.seed, DemoChurn: churn, ControlPlanes: targets, IstiodDebug: debug}
+	lo := live.Options{ControlPlanes: targets, IstiodDebug: debug}
 	if g.Demo {
 		if len(env) > 0 {
 			return nil, fmt.Errorf("--istiod-env: the demo's control plane has fixed settings (ambient multi-network on); give it against a real mesh")
 		}
+		d, err := demo.Start(ctx, demo.Options{Seed: o.seed, Churn: churn, Logger: slog.Default()})
+		if err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+		lo.InProcess = d
 		return live.Open(ctx, lo)
 	}
 	ids, err := parseClusterIDs(o.clusterIDs)

@@ -134,7 +134,10 @@ type pod struct {
 func (p pod) uid() string { return p.cluster + "//Pod/" + p.namespace + "/" + p.name }
 
 // Predict is what the istiod of v should send for the service with that
-// hostname (see the package doc for the rules).
+// hostname (see the package doc for the rules): the clusters' services it
+// reads, merged into one Service (ports, waypoint, VIPs), then the
+// workloads: its own network's pods one by one, other networks' behind
+// their gateway.
 func (v *View) Predict(hostname string) Prediction {
 	svc := v.snap.Service(hostname)
 	p := Prediction{ControlPlane: v.ControlPlane, Network: v.Network, Hostname: hostname, Workloads: []Workload{}}
@@ -144,35 +147,7 @@ func (v *View) Predict(hostname string) Prediction {
 		return p
 	}
 	p.Service = svc.Namespace + "/" + hostname
-	// Each cluster's service as istiod reads it: its own cluster's always,
-	// another's only when global there (services.go serviceServiceBuilder);
-	// never an ExternalName service.
-	type clusterSvc struct {
-		id    string
-		sc    *model.ServiceInCluster
-		scope Scope
-	}
-	var read []clusterSvc
-	localIdx := -1
-	for _, id := range v.Clusters {
-		sc := svc.Clusters[id]
-		if sc == nil || sc.NoService || sc.Type == "ExternalName" {
-			continue
-		}
-		if a := v.snap.AmbientFor(id); a == nil || a.Namespaces == nil {
-			p.Notes = append(p.Notes, fmt.Sprintf("the namespace labels of %s are unknown: its services are taken as not global", id))
-		}
-		cs := clusterSvc{id: id, sc: sc, scope: v.ScopeIn(id, svc.Namespace, hostname)}
-		if id != v.ControlPlane && cs.scope != Global {
-			p.Dropped = append(p.Dropped, v.dropGroup(id, svc, DropNotGlobal,
-				fmt.Sprintf("%s is not global in %s: istiod reads only global services from other clusters", hostname, id)))
-			continue
-		}
-		if id == v.ControlPlane {
-			localIdx = len(read)
-		}
-		read = append(read, cs)
-	}
+	read, localIdx := v.servicesRead(&p, svc)
 	if len(read) == 0 {
 		return finish(p)
 	}
@@ -184,8 +159,51 @@ func (v *View) Predict(hostname string) Prediction {
 	}
 	p.Sent, p.Scope, p.From = true, base.scope, base.id
 	p.Ports = servicePorts(base.sc)
-	// Each cluster's Service is built with that cluster's waypoints; the
-	// merged one keeps its base's (mergeServiceInfosWithCluster).
+	v.mergeService(&p, svc, read, base)
+	v.addWorkloads(&p, svc, read)
+	return finish(p)
+}
+
+// clusterSvc is one cluster's service as istiod reads it.
+type clusterSvc struct {
+	id    string
+	sc    *model.ServiceInCluster
+	scope Scope
+}
+
+// servicesRead are the clusters' services istiod reads: its own cluster's
+// always, another's only when global there (services.go
+// serviceServiceBuilder); never an ExternalName service. localIdx is
+// istiod's own cluster's among them (-1: none).
+func (v *View) servicesRead(p *Prediction, svc *model.Service) (read []clusterSvc, localIdx int) {
+	localIdx = -1
+	for _, id := range v.Clusters {
+		sc := svc.Clusters[id]
+		if sc == nil || sc.NoService || sc.Type == "ExternalName" {
+			continue
+		}
+		if a := v.snap.AmbientFor(id); a == nil || a.Namespaces == nil {
+			p.Notes = append(p.Notes, fmt.Sprintf("the namespace labels of %s are unknown: its services are taken as not global", id))
+		}
+		cs := clusterSvc{id: id, sc: sc, scope: v.ScopeIn(id, svc.Namespace, svc.Hostname)}
+		if id != v.ControlPlane && cs.scope != Global {
+			p.Dropped = append(p.Dropped, v.dropGroup(id, svc, DropNotGlobal,
+				fmt.Sprintf("%s is not global in %s: istiod reads only global services from other clusters", svc.Hostname, id)))
+			continue
+		}
+		if id == v.ControlPlane {
+			localIdx = len(read)
+		}
+		read = append(read, cs)
+	}
+	return read, localIdx
+}
+
+// mergeService gives the merged Service its waypoint and VIPs: each
+// cluster's Service is built with that cluster's waypoints, and the merged
+// one keeps its base's (mergeServiceInfosWithCluster); a global service
+// has every cluster's VIPs.
+func (v *View) mergeService(p *Prediction, svc *model.Service, read []clusterSvc, base clusterSvc) {
 	for _, cs := range read {
 		u := v.waypointIn(cs.id, svc)
 		if u.Named == "" {
@@ -211,7 +229,15 @@ func (v *View) Predict(hostname string) Prediction {
 	}
 	slices.Sort(p.VIPs)
 	p.VIPs = slices.Compact(p.VIPs)
+}
 
+// addWorkloads adds the service's workloads: pods of istiod's network one
+// by one (the networkLocalWorkloads collection of buildGlobalCollections
+// in multicluster.go), pods of other networks behind their network's
+// gateway when the service is global (with their identities as subject
+// alt names), else dropped.
+func (v *View) addWorkloads(p *Prediction, svc *model.Service, read []clusterSvc) {
+	hostname := svc.Hostname
 	sans := map[string]bool{}
 	remote := map[string][]pod{} // network → pods of other networks, in cluster order
 	var remoteOrder []string
@@ -219,9 +245,6 @@ func (v *View) Predict(hostname string) Prediction {
 		net := v.networks[cs.id]
 		for _, pd := range v.pods(cs.id, svc.Namespace, cs.sc) {
 			if net == v.Network {
-				// Pods of istiod's network go one by one (the
-				// networkLocalWorkloads collection of buildGlobalCollections
-				// in multicluster.go).
 				p.Workloads = append(p.Workloads, v.podWorkload(pd, net, hostname))
 				continue
 			}
@@ -258,7 +281,6 @@ func (v *View) Predict(hostname string) Prediction {
 		}
 		slices.Sort(p.SubjectAltNames)
 	}
-	return finish(p)
 }
 
 func finish(p Prediction) Prediction {

@@ -33,7 +33,10 @@ type Part struct {
 // importantServiceLabels are the Service labels that make it a gateway.
 var importantServiceLabels = []string{model.LabelNetwork, model.LabelGatewayPort, "istio"}
 
-// BuildPart turns one cluster's caches into its share of a snapshot.
+// BuildPart turns one cluster's caches into its share of a snapshot: its
+// Services, the endpoints of their EndpointSlices (with what their pods
+// say) and of the WorkloadEntries they select, its gateways and its
+// ambient facts.
 func BuildPart(v Caches, id string, ix *NetworkIndex) *Part {
 	p := &Part{
 		ID:          id,
@@ -48,115 +51,8 @@ func BuildPart(v Caches, id string, ix *NetworkIndex) *Part {
 		p.Network = v.SystemNamespace.Labels[model.LabelNetwork]
 	}
 	p.Counts = model.Counts{Services: len(v.Services), EndpointSlices: len(v.Slices), Pods: v.PodCount, Nodes: v.NodeCount, RemoteSecrets: v.SecretCount}
-	serviceLabels := make(map[string]map[string]string, len(v.Services))
-	nsTD := namespaceTrafficDistribution(v)
-
-	for _, svc := range v.Services {
-		h := model.Hostname(svc.Name, svc.Namespace)
-		sc := &model.ServiceInCluster{
-			Cluster:   id,
-			Type:      string(svc.Spec.Type),
-			ClusterIP: svc.Spec.ClusterIP,
-			Ports:     servicePorts(svc),
-			Labels:    pick(svc.Labels, importantServiceLabels),
-			ExportTo:  exportToAnnotation(svc.Annotations),
-		}
-		serviceShape(sc, svc)
-		sc.TrafficDistribution = trafficDistribution(svc, nsTD[svc.Namespace])
-		p.Services[h] = sc
-		p.serviceMeta[h] = [3]string{svc.Namespace, svc.Name}
-		serviceLabels[h] = svc.Labels
-		p.gateways = append(p.gateways, serviceGateways(svc, id, h, ix, v.Nodes)...)
-	}
-
-	// Per-pod facts are shared by every service the pod backs.
-	type podInfo struct {
-		labels   map[string]string
-		tlsMode  string
-		netLabel string
-		node     string
-		locality string
-		missing  bool
-	}
-	pods := make(map[string]*podInfo, v.PodCount)
-	// Slices istiod reads (it ignores FQDN slices and slices of no
-	// Service), with each hostname's endpoint count, so every service's
-	// endpoints are allocated once at their final size.
-	hostOf := make([]string, len(v.Slices))
-	total := map[string]int{}
-	for i, sl := range v.Slices {
-		if sl.Service == "" || sl.AddressType == discoveryv1.AddressTypeFQDN {
-			continue
-		}
-		hostOf[i] = model.Hostname(sl.Service, sl.Namespace)
-		for _, ep := range sl.Endpoints {
-			total[hostOf[i]] += len(ep.Addresses)
-		}
-	}
-	slicesOf := map[string]int{} // hostname → slices seen; >1 needs de-duplication
-	for i, sl := range v.Slices {
-		h := hostOf[i]
-		if h == "" {
-			continue
-		}
-		sc := p.Services[h]
-		if sc == nil {
-			sc = &model.ServiceInCluster{Cluster: id, NoService: true}
-			p.Services[h] = sc
-			p.serviceMeta[h] = [3]string{sl.Namespace, sl.Service}
-		}
-		if sc.Endpoints == nil {
-			sc.Endpoints = make([]model.Endpoint, 0, total[h])
-		}
-		slicesOf[h]++
-		for j := range sl.Endpoints {
-			ep := &sl.Endpoints[j]
-			var pi *podInfo
-			if ep.Pod != "" {
-				key := ep.PodKey(sl.Namespace)
-				pi = pods[key]
-				if pi == nil {
-					pi = &podInfo{}
-					if pod := v.Pod(key); pod != nil {
-						pi.labels = pod.Labels // interned by the pod cache
-						pi.tlsMode = pod.Labels[model.LabelTLSMode]
-						pi.netLabel = pod.Labels[model.LabelNetwork]
-						pi.node = pod.NodeName
-						pi.locality = v.podLocality(pod.Labels, pod.NodeName)
-					} else {
-						pi.missing = true
-					}
-					pods[key] = pi
-				}
-			}
-			node := ep.Node
-			for _, addr := range ep.Addresses {
-				e := model.Endpoint{
-					Cluster:     id,
-					Address:     addr,
-					Ports:       sl.Ports,
-					Ready:       ep.Conditions.Ready(),
-					Serving:     ep.Conditions.Serving(),
-					Terminating: ep.Conditions.Terminating(),
-				}
-				netLabel := ""
-				if pi != nil {
-					e.Labels, e.TLSMode, netLabel, e.Locality = pi.labels, pi.tlsMode, pi.netLabel, pi.locality
-					if node == "" {
-						node = pi.node
-					}
-					e.Pod = ep.PodName()
-					e.PodMissing = pi.missing
-				}
-				e.Node = node
-				e.Network, e.NetworkFrom = resolveNetwork(netLabel, p.Network, ix, id, addr)
-				if e.Network != "" {
-					p.networks[e.Network] = true
-				}
-				sc.Endpoints = append(sc.Endpoints, e)
-			}
-		}
-	}
+	serviceLabels := p.addServices(v, ix)
+	slicesOf := p.addSliceEndpoints(v, ix)
 	for _, svc := range v.Services {
 		if eps := serviceWorkloadEntries(svc, v.WorkloadEntries); len(eps) > 0 {
 			sc := p.Services[model.Hostname(svc.Name, svc.Namespace)]
@@ -178,6 +74,146 @@ func BuildPart(v Caches, id string, ix *NetworkIndex) *Part {
 		p.gateways = append(p.gateways, GatewayAPIGateways(&g.K8sGateway, id)...)
 	}
 	return p
+}
+
+// addServices adds the cluster's Services and the gateways they are, and
+// returns every Service's labels by hostname (for the ambient facts).
+func (p *Part) addServices(v Caches, ix *NetworkIndex) map[string]map[string]string {
+	serviceLabels := make(map[string]map[string]string, len(v.Services))
+	nsTD := namespaceTrafficDistribution(v)
+	for _, svc := range v.Services {
+		h := model.Hostname(svc.Name, svc.Namespace)
+		sc := &model.ServiceInCluster{
+			Cluster:   p.ID,
+			Type:      string(svc.Spec.Type),
+			ClusterIP: svc.Spec.ClusterIP,
+			Ports:     servicePorts(svc),
+			Labels:    pick(svc.Labels, importantServiceLabels),
+			ExportTo:  exportToAnnotation(svc.Annotations),
+		}
+		serviceShape(sc, svc)
+		sc.TrafficDistribution = trafficDistribution(svc, nsTD[svc.Namespace])
+		p.Services[h] = sc
+		p.serviceMeta[h] = [3]string{svc.Namespace, svc.Name}
+		serviceLabels[h] = svc.Labels
+		p.gateways = append(p.gateways, serviceGateways(svc, p.ID, h, ix, v.Nodes)...)
+	}
+	return serviceLabels
+}
+
+// podInfo is what the endpoints of one pod take from it, read once and
+// shared by every service the pod backs.
+type podInfo struct {
+	labels   map[string]string
+	tlsMode  string
+	netLabel string
+	node     string
+	locality string
+	missing  bool
+}
+
+// podInfos reads each pod once.
+type podInfos struct {
+	v    Caches
+	byID map[string]*podInfo
+}
+
+func (ps *podInfos) get(key string) *podInfo {
+	pi := ps.byID[key]
+	if pi != nil {
+		return pi
+	}
+	pi = &podInfo{}
+	if pod := ps.v.Pod(key); pod != nil {
+		pi.labels = pod.Labels // interned by the pod cache
+		pi.tlsMode = pod.Labels[model.LabelTLSMode]
+		pi.netLabel = pod.Labels[model.LabelNetwork]
+		pi.node = pod.NodeName
+		pi.locality = ps.v.podLocality(pod.Labels, pod.NodeName)
+	} else {
+		pi.missing = true
+	}
+	ps.byID[key] = pi
+	return pi
+}
+
+// sliceHosts are the hostnames of the slices istiod reads ("" for the
+// FQDN slices and slices of no Service it ignores), and each hostname's
+// endpoint count, so every service's endpoints are allocated once at
+// their final size.
+func sliceHosts(v Caches) (hostOf []string, total map[string]int) {
+	hostOf = make([]string, len(v.Slices))
+	total = map[string]int{}
+	for i, sl := range v.Slices {
+		if sl.Service == "" || sl.AddressType == discoveryv1.AddressTypeFQDN {
+			continue
+		}
+		hostOf[i] = model.Hostname(sl.Service, sl.Namespace)
+		for _, ep := range sl.Endpoints {
+			total[hostOf[i]] += len(ep.Addresses)
+		}
+	}
+	return hostOf, total
+}
+
+// addSliceEndpoints adds the endpoints of the cluster's EndpointSlices to
+// their services (a slice whose Service is gone still makes one), each
+// with its pod's facts and its network, and returns how many slices each
+// hostname has (more than one needs de-duplication).
+func (p *Part) addSliceEndpoints(v Caches, ix *NetworkIndex) map[string]int {
+	pods := &podInfos{v: v, byID: make(map[string]*podInfo, v.PodCount)}
+	hostOf, total := sliceHosts(v)
+	slicesOf := map[string]int{}
+	for i, sl := range v.Slices {
+		h := hostOf[i]
+		if h == "" {
+			continue
+		}
+		sc := p.Services[h]
+		if sc == nil {
+			sc = &model.ServiceInCluster{Cluster: p.ID, NoService: true}
+			p.Services[h] = sc
+			p.serviceMeta[h] = [3]string{sl.Namespace, sl.Service}
+		}
+		if sc.Endpoints == nil {
+			sc.Endpoints = make([]model.Endpoint, 0, total[h])
+		}
+		slicesOf[h]++
+		for j := range sl.Endpoints {
+			ep := &sl.Endpoints[j]
+			var pi *podInfo
+			if ep.Pod != "" {
+				pi = pods.get(ep.PodKey(sl.Namespace))
+			}
+			node := ep.Node
+			for _, addr := range ep.Addresses {
+				e := model.Endpoint{
+					Cluster:     p.ID,
+					Address:     addr,
+					Ports:       sl.Ports,
+					Ready:       ep.Conditions.Ready(),
+					Serving:     ep.Conditions.Serving(),
+					Terminating: ep.Conditions.Terminating(),
+				}
+				netLabel := ""
+				if pi != nil {
+					e.Labels, e.TLSMode, netLabel, e.Locality = pi.labels, pi.tlsMode, pi.netLabel, pi.locality
+					if node == "" {
+						node = pi.node
+					}
+					e.Pod = ep.PodName()
+					e.PodMissing = pi.missing
+				}
+				e.Node = node
+				e.Network, e.NetworkFrom = resolveNetwork(netLabel, p.Network, ix, p.ID, addr)
+				if e.Network != "" {
+					p.networks[e.Network] = true
+				}
+				sc.Endpoints = append(sc.Endpoints, e)
+			}
+		}
+	}
+	return slicesOf
 }
 
 // sortEndpoints orders endpoints by IP (numerically), parsing each address

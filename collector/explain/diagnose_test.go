@@ -8,38 +8,15 @@ import (
 
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
 var testNow = time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 
-// mpSeed is the seed mesh in multi-primary, as meshscope sees it from both
-// contexts: each cluster runs an istiod and holds a remote secret for the
-// other; one shared root.
-func mpSeed() *model.Snapshot {
-	s := seed()
-	root := []model.RootCert{{Fingerprint: strings.Repeat("ab", 32), Subject: "CN=shared root", NotAfter: testNow.AddDate(5, 0, 0)}}
-	for i, id := range []string{"cluster1", "cluster2"} {
-		other := []string{"cluster2", "cluster1"}[i]
-		c := &s.Clusters[i]
-		c.Source = model.SourceRef{Kind: model.SourceContext, Name: id}
-		c.Sources = []model.SourceRef{c.Source, {Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-" + id, In: other, Key: id}}
-		c.SecretsRead = true
-		c.Server = "https://127.0.0.1:644" + fmt.Sprint(3+i)
-		c.Istiods = []model.IstiodPod{{Name: "istiod-" + id, ClusterID: id, Ready: true}}
-		c.RootCerts = root
-	}
-	for _, svc := range s.Services {
-		for _, sic := range svc.Clusters {
-			sic.Type = "ClusterIP"
-			sic.Selector = map[string]string{"app": svc.Name}
-		}
-	}
-	s.MeshConfigs = []model.MeshConfig{model.DefaultMeshConfig(), model.DefaultMeshConfig()}
-	s.MeshConfigs[0].Cluster, s.MeshConfigs[1].Cluster = "cluster1", "cluster2"
-	return s
-}
+// mpSeed is the seed mesh in multi-primary (meshtest.LabMultiPrimary).
+func mpSeed() *model.Snapshot { return meshtest.LabMultiPrimary(testNow) }
 
 func find(ps []Problem, kind string) []Problem {
 	var out []Problem

@@ -6,43 +6,15 @@ import (
 	"testing"
 
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-const hello = "helloworld.sample.svc.cluster.local"
+const hello = meshtest.Hello
 
-func seed() *model.Snapshot {
-	ep := func(c, n, ip, pod string, tls string) model.Endpoint {
-		return model.Endpoint{Cluster: c, Network: n, NetworkFrom: model.NetworkFromPodLabel, Address: ip, Pod: pod, TLSMode: tls,
-			Ready: true, Serving: true, Ports: []model.EndpointPort{{Name: "http", Port: 5000}}}
-	}
-	ports := []model.ServicePort{{Name: "http", Port: 5000}}
-	gwPorts := []model.ServicePort{{Name: "tls", Port: 15443}}
-	gwSvc := func(c, n string) *model.ServiceInCluster {
-		return &model.ServiceInCluster{Cluster: c, Ports: gwPorts, Labels: map[string]string{model.LabelNetwork: n},
-			Endpoints: []model.Endpoint{{Cluster: c, Network: n, Address: "10.0.0.2", Ready: true}}}
-	}
-	return &model.Snapshot{
-		Clusters: []model.Cluster{
-			{ID: "cluster1", Network: "network1", State: model.StateSynced, Source: model.SourceRef{Kind: model.SourceContext, Name: "cluster1"}},
-			{ID: "cluster2", Network: "network2", State: model.StateSynced, Source: model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2"}},
-		},
-		Networks: []model.Network{{Name: "network1", Clusters: []string{"cluster1"}, Gateways: 1}, {Name: "network2", Clusters: []string{"cluster2"}, Gateways: 1}},
-		Gateways: []model.Gateway{
-			{Network: "network1", Cluster: "cluster1", Address: "192.168.60.113", Port: 15443, From: model.GatewayFromService, Service: "istio-system/istio-eastwestgateway"},
-			{Network: "network2", Cluster: "cluster2", Address: "192.168.60.9", Port: 15443, From: model.GatewayFromService, Service: "istio-system/istio-eastwestgateway"},
-		},
-		Services: []*model.Service{
-			{Hostname: hello, Namespace: "sample", Name: "helloworld", Ports: ports, Clusters: map[string]*model.ServiceInCluster{
-				"cluster1": {Cluster: "cluster1", Ports: ports, Endpoints: []model.Endpoint{ep("cluster1", "network1", "10.44.0.13", "helloworld-v1", "istio")}},
-				"cluster2": {Cluster: "cluster2", Ports: ports, Endpoints: []model.Endpoint{ep("cluster2", "network2", "10.144.0.15", "helloworld-v2", "istio")}},
-			}},
-			{Hostname: "istio-eastwestgateway.istio-system.svc.cluster.local", Namespace: "istio-system", Name: "istio-eastwestgateway", Ports: gwPorts,
-				Clusters: map[string]*model.ServiceInCluster{"cluster1": gwSvc("cluster1", "network1"), "cluster2": gwSvc("cluster2", "network2")}},
-		},
-	}
-}
+// seed is the lab mesh (meshtest.Lab).
+func seed() *model.Snapshot { return meshtest.Lab() }
 
 // actualSeed is what the real istiod sends a network1 sidecar on the lab.
 func actualSeed() xdsclient.LoadAssignment {

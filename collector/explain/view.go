@@ -63,6 +63,19 @@ func ProxyOf(vp xdsclient.Viewpoint) horizon.Proxy {
 	return p
 }
 
+// SidecarViewpoints are the default viewpoints of snap (Viewpoints) as the
+// sidecars meshscope impersonates to see what a control plane sends them:
+// the one conversion from a default proxy to a viewpoint, for the UI's
+// streams, doctor and explain. controlPlane names the istiod to ask (""
+// for the session's default).
+func SidecarViewpoints(snap *model.Snapshot, controlPlane string) []xdsclient.Viewpoint {
+	var out []xdsclient.Viewpoint
+	for _, p := range Viewpoints(snap) {
+		out = append(out, xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar, ControlPlane: controlPlane})
+	}
+	return out
+}
+
 // InfoOf names a viewpoint for output.
 func InfoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
 	return ViewpointInfo{Name: vp.String(), Cluster: vp.Cluster, Network: vp.Network, NoNetwork: vp.NoNetwork, ControlPlane: controlPlane}

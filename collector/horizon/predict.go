@@ -61,144 +61,35 @@ func PredictSubset(snap *model.Snapshot, ix *Index, hostname, subset string, por
 	if t.noEndpoints != "" {
 		return p
 	}
-	portName := t.portName
 	ix = ix.forConfigCluster(t.cfg.cluster)
 	p.MultiNetwork = ix.multiNetwork()
 	p.ScaleFactor = 1
 	if p.MultiNetwork {
 		p.ScaleFactor = ix.scale
 	}
-	v4, v6 := ipFamily(proxy.IP)
-	clusterLocal := t.clusterLocal
-	sendUnhealthy, minHealth := t.sendsUnhealthy()
-	ownCluster := t.ownClusterOnly(hostname)
-
-	// Endpoints are grouped by locality like istiod's LocalityLbEndpoints;
-	// the gateway rewrite happens inside each group (groups.go).
-	total := 0
-	for _, src := range t.sources {
-		total += len(src.endpoints)
-	}
-	var groups groupSet
+	f := newEndpointFilter(&t, hostname, proxy)
 	var lbuf [16]string
-	groups.init(t.sources, total, lbuf[:0])
-	// One backing array for every endpoint's Ref: StandsFor of direct
-	// endpoints slices into it instead of allocating per endpoint.
-	refs := make([]Ref, 0, total)
-	var why sentences
 	var gwBuf [8]gatewaySentence
-	gwWhy := gatewaySentences(gwBuf[:0])
-	// Endpoints of one cluster share their gateways: look them up once.
-	var lastNC [2]string
-	var lastGws []gwKey
-
+	var h splitHorizon
+	h.init(&t, ix, hostname, port, proxy, lbuf[:0], gwBuf[:0])
 	for si := range t.sources {
 		src := &t.sources[si]
 		for ei, ep := range src.endpoints {
-			epPort, ok := endpointPort(ep, portName)
+			epPort, ok := endpointPort(ep, t.portName)
 			ref := Ref{Address: ep.Address, Port: epPort, Pod: ep.Pod, Workload: ep.Workload, Cluster: ep.Cluster, Network: ep.Network, Health: healthOf(ep)}
-			if !ok {
-				if len(ep.Ports) > 0 {
-					p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropPortName,
-						Why: fmt.Sprintf("it has no port named %q (its ports: %s): istiod matches endpoints to the port of the service it uses by name", portName, portNames(ep.Ports))})
+			if d, drop := f.drop(&t, src, &ep, ref, ok); drop {
+				if d.Reason != "" {
+					p.Dropped = append(p.Dropped, d)
 				}
-				continue
-			}
-			if ep.PodMissing {
-				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropPodMissing,
-					Why: fmt.Sprintf("its EndpointSlice names pod %s, which does not exist (yet): istiod skips the endpoint until the pod does", orNone(ep.Pod))})
-				continue
-			}
-			if reason, why := t.exclude(src, &ep); reason != "" {
-				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: reason, Why: why})
-				continue
-			}
-			// filterIstioEndpoint: network view, cluster-local, terminating.
-			if len(proxy.NetworkView) > 0 && ep.Network != "" && !slices.Contains(proxy.NetworkView, ep.Network) {
-				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNetworkView,
-					Why: fmt.Sprintf("the proxy's REQUESTED_NETWORK_VIEW (%s) does not include %s", strings.Join(proxy.NetworkView, ","), ep.Network)})
-				continue
-			}
-			if clusterLocal && ep.Cluster != proxy.Cluster {
-				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropClusterLocal,
-					Why: fmt.Sprintf("%s is cluster-local: only endpoints of the proxy's own cluster (%s) are sent", hostname, orNone(proxy.Cluster))})
-				continue
-			}
-			if ownCluster && ep.Cluster != proxy.Cluster {
-				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNotGlobal,
-					Why: fmt.Sprintf("%s is not global (ambient multi-network mode): istiod sends sidecars only the endpoints of their own cluster (%s)", hostname, orNone(proxy.Cluster))})
-				continue
-			}
-			if !ep.Ready && ep.Terminating {
-				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropTerminating,
-					Why: "the endpoint is terminating: istiod never sends terminating endpoints"})
-				continue
-			}
-			if !sendUnhealthy && ref.Health == Unhealthy {
-				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropUnhealthy,
-					Why: fmt.Sprintf("the endpoint is not ready, and %s sets outlierDetection.minHealthPercent %d: istiod then leaves unhealthy endpoints out (else Envoy's panic threshold would send them traffic)", ruleNames(t.rule), minHealth)})
 				continue
 			}
 			// Unhealthy (not ready, not terminating) endpoints ARE sent, as
 			// UNHEALTHY, by default (PILOT_AUTO_SEND_UNHEALTHY_ENDPOINTS=true),
 			// and count in gateway weights below like healthy ones.
-			refs = append(refs, ref)
-			self := refs[len(refs)-1 : len(refs) : len(refs)]
-			grp := groups.groupOf(si, ei)
-			direct := Endpoint{Address: ep.Address, Port: epPort, Weight: epWeight(ep), Health: ref.Health, Kind: Local,
-				Locality: ep.Locality, Cluster: ep.Cluster, Network: ep.Network, Pod: ep.Pod, Workload: ep.Workload, StandsFor: self}
-			if !p.MultiNetwork {
-				if ep.Address == "" {
-					p.Dropped = append(p.Dropped, noAddress(ref))
-					continue
-				}
-				direct.Why = "no network has a gateway: split horizon is off, every endpoint is sent directly"
-				groups.addDirect(grp, direct)
-				continue
-			}
-			// EndpointsByNetworkFilter.
-			weight := scaleWeight(epWeight(ep), p.ScaleFactor)
-			direct.Weight = weight
-			if ep.Network != lastNC[0] || ep.Cluster != lastNC[1] || lastGws == nil {
-				lastNC, lastGws = [2]string{ep.Network, ep.Cluster}, ix.forEndpoint(ep.Network, ep.Cluster)
-				if lastGws == nil {
-					lastGws = []gwKey{}
-				}
-			}
-			gws := lastGws
-			force := proxy.Network == "" && ep.Network != "" && len(gws) > 0
-			inNetwork := proxy.Network == "" || ep.Network == "" || proxy.Network == ep.Network
-			if !force && (inNetwork || len(gws) == 0) {
-				if ep.Address == "" {
-					p.Dropped = append(p.Dropped, noAddress(ref))
-					continue
-				}
-				direct.Kind, direct.Why = why.direct(proxy.Network, ep.Network)
-				groups.addDirect(grp, direct)
-				continue
-			}
-			reach := reachable(gws, v4, v6)
-			if len(reach) == 0 {
-				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropIPFamily,
-					Why: fmt.Sprintf("%s has gateways, but none of the proxy's IP family (%s)", ep.Network, family(v4, v6))})
-				continue
-			}
-			if ok, cause, why := t.mtlsFor(hostname, port, ep, epPort); !ok {
-				p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNoMTLS, Cause: cause,
-					Why: "cross-network endpoint without mTLS: " + why + "; the gateway routes by SNI, which needs mTLS"})
-				continue
-			}
-			per := weight / uint32(len(reach))
-			kind := Gateway
-			if proxy.Network == "" {
-				kind = Forced
-			}
-			for _, gk := range reach {
-				groups.addToGateway(grp, ep.Locality, gk, kind, len(refs)-1, per)
-			}
+			h.place(&p, &t, h.groups.groupOf(si, ei), ep, epPort, ref)
 		}
 	}
-	ends := groups.assemble(&p, refs, &gwWhy, proxy)
+	ends := h.groups.assemble(&p, h.refs, &h.gwWhy, proxy)
 	p.finishGroups(ends)
 	p.LB.PanicThreshold = t.panicThreshold()
 	if l, ok := t.effectiveLocalityLB(); ok {
@@ -207,6 +98,163 @@ func PredictSubset(snap *model.Snapshot, ix *Index, hostname, subset string, por
 	// Then what Envoy makes of them.
 	p.applyEffects()
 	return p
+}
+
+// endpointFilter decides which endpoints istiod sends a proxy at all,
+// before the split horizon: the port by name, the pod, the source's own
+// rules (exclude), then filterIstioEndpoint (network view, cluster-local,
+// terminating) and the rule's minHealthPercent.
+type endpointFilter struct {
+	hostname                                string
+	proxy                                   Proxy
+	clusterLocal, ownCluster, sendUnhealthy bool
+	minHealth                               int32
+}
+
+func newEndpointFilter(t *target, hostname string, proxy Proxy) endpointFilter {
+	f := endpointFilter{hostname: hostname, proxy: proxy, clusterLocal: t.clusterLocal, ownCluster: t.ownClusterOnly(hostname)}
+	f.sendUnhealthy, f.minHealth = t.sendsUnhealthy()
+	return f
+}
+
+// drop says whether istiod leaves ep out, and why (a Dropped without a
+// Reason: left out without a word, an endpoint with no ports at all).
+// portOK says the endpoint has the service port's name.
+func (f *endpointFilter) drop(t *target, src *source, ep *model.Endpoint, ref Ref, portOK bool) (Dropped, bool) {
+	proxy := f.proxy
+	if !portOK {
+		if len(ep.Ports) > 0 {
+			return Dropped{Ref: ref, Reason: DropPortName,
+				Why: fmt.Sprintf("it has no port named %q (its ports: %s): istiod matches endpoints to the port of the service it uses by name", t.portName, portNames(ep.Ports))}, true
+		}
+		return Dropped{}, true
+	}
+	if ep.PodMissing {
+		return Dropped{Ref: ref, Reason: DropPodMissing,
+			Why: fmt.Sprintf("its EndpointSlice names pod %s, which does not exist (yet): istiod skips the endpoint until the pod does", orNone(ep.Pod))}, true
+	}
+	if reason, why := t.exclude(src, ep); reason != "" {
+		return Dropped{Ref: ref, Reason: reason, Why: why}, true
+	}
+	// filterIstioEndpoint: network view, cluster-local, terminating.
+	if len(proxy.NetworkView) > 0 && ep.Network != "" && !slices.Contains(proxy.NetworkView, ep.Network) {
+		return Dropped{Ref: ref, Reason: DropNetworkView,
+			Why: fmt.Sprintf("the proxy's REQUESTED_NETWORK_VIEW (%s) does not include %s", strings.Join(proxy.NetworkView, ","), ep.Network)}, true
+	}
+	if f.clusterLocal && ep.Cluster != proxy.Cluster {
+		return Dropped{Ref: ref, Reason: DropClusterLocal,
+			Why: fmt.Sprintf("%s is cluster-local: only endpoints of the proxy's own cluster (%s) are sent", f.hostname, orNone(proxy.Cluster))}, true
+	}
+	if f.ownCluster && ep.Cluster != proxy.Cluster {
+		return Dropped{Ref: ref, Reason: DropNotGlobal,
+			Why: fmt.Sprintf("%s is not global (ambient multi-network mode): istiod sends sidecars only the endpoints of their own cluster (%s)", f.hostname, orNone(proxy.Cluster))}, true
+	}
+	if !ep.Ready && ep.Terminating {
+		return Dropped{Ref: ref, Reason: DropTerminating,
+			Why: "the endpoint is terminating: istiod never sends terminating endpoints"}, true
+	}
+	if !f.sendUnhealthy && ref.Health == Unhealthy {
+		return Dropped{Ref: ref, Reason: DropUnhealthy,
+			Why: fmt.Sprintf("the endpoint is not ready, and %s sets outlierDetection.minHealthPercent %d: istiod then leaves unhealthy endpoints out (else Envoy's panic threshold would send them traffic)", ruleNames(t.rule), f.minHealth)}, true
+	}
+	return Dropped{}, false
+}
+
+// splitHorizon is one prediction's split horizon (EndpointsByNetworkFilter):
+// every endpoint sent goes directly into its locality group, or behind
+// the gateways of its network (groups.go).
+type splitHorizon struct {
+	ix       *Index
+	hostname string
+	port     int32
+	proxy    Proxy
+	v4, v6   bool
+	// Endpoints are grouped by locality like istiod's LocalityLbEndpoints;
+	// the gateway rewrite happens inside each group.
+	groups groupSet
+	// refs is one backing array for every endpoint's Ref: StandsFor of
+	// direct endpoints slices into it instead of allocating per endpoint.
+	refs  []Ref
+	why   sentences
+	gwWhy gatewaySentences
+	// Endpoints of one cluster share their gateways: look them up once.
+	lastNC  [2]string
+	lastGws []gwKey
+}
+
+// init readies h for the endpoints of t, with buffers for the locality
+// names and gateway sentences of the prediction.
+func (h *splitHorizon) init(t *target, ix *Index, hostname string, port int32, proxy Proxy, lbuf []string, gwBuf []gatewaySentence) {
+	h.ix, h.hostname, h.port, h.proxy = ix, hostname, port, proxy
+	h.v4, h.v6 = ipFamily(proxy.IP)
+	total := 0
+	for _, src := range t.sources {
+		total += len(src.endpoints)
+	}
+	h.groups.init(t.sources, total, lbuf)
+	h.refs = make([]Ref, 0, total)
+	h.gwWhy = gatewaySentences(gwBuf)
+}
+
+// place puts an endpoint istiod sends into group grp: directly (one
+// network, or the proxy's own, or a network without gateways), or behind
+// each gateway of its network the proxy can reach, its weight shared
+// between them — unless it has no mTLS or no gateway of the proxy's IP
+// family, when it is dropped.
+func (h *splitHorizon) place(p *Prediction, t *target, grp int, ep model.Endpoint, epPort uint32, ref Ref) {
+	proxy := h.proxy
+	h.refs = append(h.refs, ref)
+	self := h.refs[len(h.refs)-1 : len(h.refs) : len(h.refs)]
+	direct := Endpoint{Address: ep.Address, Port: epPort, Weight: epWeight(ep), Health: ref.Health, Kind: Local,
+		Locality: ep.Locality, Cluster: ep.Cluster, Network: ep.Network, Pod: ep.Pod, Workload: ep.Workload, StandsFor: self}
+	if !p.MultiNetwork {
+		if ep.Address == "" {
+			p.Dropped = append(p.Dropped, noAddress(ref))
+			return
+		}
+		direct.Why = "no network has a gateway: split horizon is off, every endpoint is sent directly"
+		h.groups.addDirect(grp, direct)
+		return
+	}
+	weight := scaleWeight(epWeight(ep), p.ScaleFactor)
+	direct.Weight = weight
+	if ep.Network != h.lastNC[0] || ep.Cluster != h.lastNC[1] || h.lastGws == nil {
+		h.lastNC, h.lastGws = [2]string{ep.Network, ep.Cluster}, h.ix.forEndpoint(ep.Network, ep.Cluster)
+		if h.lastGws == nil {
+			h.lastGws = []gwKey{}
+		}
+	}
+	gws := h.lastGws
+	force := proxy.Network == "" && ep.Network != "" && len(gws) > 0
+	inNetwork := proxy.Network == "" || ep.Network == "" || proxy.Network == ep.Network
+	if !force && (inNetwork || len(gws) == 0) {
+		if ep.Address == "" {
+			p.Dropped = append(p.Dropped, noAddress(ref))
+			return
+		}
+		direct.Kind, direct.Why = h.why.direct(proxy.Network, ep.Network)
+		h.groups.addDirect(grp, direct)
+		return
+	}
+	reach := reachable(gws, h.v4, h.v6)
+	if len(reach) == 0 {
+		p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropIPFamily,
+			Why: fmt.Sprintf("%s has gateways, but none of the proxy's IP family (%s)", ep.Network, family(h.v4, h.v6))})
+		return
+	}
+	if ok, cause, why := t.mtlsFor(h.hostname, h.port, ep, epPort); !ok {
+		p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNoMTLS, Cause: cause,
+			Why: "cross-network endpoint without mTLS: " + why + "; the gateway routes by SNI, which needs mTLS"})
+		return
+	}
+	per := weight / uint32(len(reach))
+	kind := Gateway
+	if proxy.Network == "" {
+		kind = Forced
+	}
+	for _, gk := range reach {
+		h.groups.addToGateway(grp, ep.Locality, gk, kind, len(h.refs)-1, per)
+	}
 }
 
 // sentences caches the reason of direct endpoints per (proxy network,

@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 )
 
-const hello = "helloworld.sample.svc.cluster.local"
+const hello = meshtest.Hello
 
 // ep is a helloworld endpoint in the test mesh.
 type ep struct {
@@ -22,10 +23,7 @@ func gw(network, cluster, addr string, port uint32) model.Gateway {
 }
 
 // seedGateways are the lab's east-west gateways.
-var seedGateways = []model.Gateway{
-	gw("network1", "cluster1", "192.168.60.113", 15443),
-	gw("network2", "cluster2", "192.168.60.9", 15443),
-}
+var seedGateways = meshtest.LabGateways()
 
 var seedEndpoints = []ep{
 	{cluster: "cluster1", network: "network1", ip: "10.44.0.13", pod: "helloworld-v1"},

@@ -159,11 +159,70 @@ func stateOf(h Health) hostState {
 // overprovisioning is Envoy's default overprovisioning factor (percent).
 const overprovisioning = 140
 
-// spread returns each entry's share; kept == nil keeps every entry.
+// spread returns each entry's share; kept == nil keeps every entry. Like
+// Envoy: hosts by priority, each priority's health, the load each takes
+// (total panic: by host count), then each priority's load spread over its
+// hosts (by locality when locality-weighted, by weight otherwise).
 func spread(entries []LBEntry, kept []bool, cfg LBConfig) []float64 {
 	share := make([]float64, len(entries))
-	// Hosts per priority (Envoy creates empty host sets for gaps), in one
-	// backing array.
+	prios := byPriority(entries, kept)
+	n := len(prios)
+	state := make([]uint64, 4*n)
+	health, degr, load, dload := state[:n], state[n:2*n], state[2*n:3*n], state[3*n:]
+	avail := priorityHealth(entries, prios, health, degr)
+	if avail == 0 && cfg.PanicThreshold == 0 {
+		// Nothing healthy and panic off: Envoy finds no host, requests fail.
+		return share
+	}
+	if avail > 0 {
+		rest := distribute(load, health, 100, avail)
+		rest = distribute(dload, degr, rest, avail)
+		if rest > 0 {
+			if p := firstNonZero(health); p >= 0 {
+				load[p] += rest
+			} else if p := firstNonZero(degr); p >= 0 {
+				dload[p] += rest
+			}
+		}
+	}
+	panicked := make([]bool, n)
+	totalPanic := true
+	for p, idx := range prios {
+		if avail < 100 {
+			panicked[p] = inPanic(entries, idx, cfg.PanicThreshold)
+		}
+		totalPanic = totalPanic && panicked[p]
+	}
+	if totalPanic {
+		loadInTotalPanic(prios, load, dload)
+	}
+	for p, idx := range prios {
+		if panicked[p] {
+			byWeight(share, entries, idx, nil, float64(load[p]+dload[p])/100, cfg)
+			continue
+		}
+		for _, st := range []hostState{healthy, degraded} {
+			l := load[p]
+			if st == degraded {
+				l = dload[p]
+			}
+			if l == 0 {
+				continue
+			}
+			f := float64(l) / 100
+			want := func(i int) bool { return stateOf(entries[i].Health) == st }
+			if cfg.LocalityWeighted && byLocality(share, entries, idx, want, f, cfg) {
+				continue
+			}
+			byWeight(share, entries, idx, want, f, cfg)
+		}
+	}
+	return share
+}
+
+// byPriority lists the kept entries of each priority, up to the highest
+// (Envoy creates empty host sets for gaps), in one backing array.
+func byPriority(entries []LBEntry, kept []bool) [][]int {
 	maxP := uint32(0)
 	for i, e := range entries {
 		if (kept == nil || kept[i]) && e.Priority > maxP {
@@ -180,28 +239,33 @@ func spread(entries []LBEntry, kept []bool, cfg LBConfig) []float64 {
 			}
 		}
 		prios[0] = all
-	} else {
-		counts := make([]int, n+1)
-		for i, e := range entries {
-			if kept == nil || kept[i] {
-				counts[e.Priority+1]++
-			}
-		}
-		for p := 1; p <= n; p++ {
-			counts[p] += counts[p-1]
-		}
-		backing := make([]int, counts[n])
-		for p := range prios {
-			prios[p] = backing[counts[p]:counts[p]:counts[p+1]]
-		}
-		for i, e := range entries {
-			if kept == nil || kept[i] {
-				prios[e.Priority] = append(prios[e.Priority], i)
-			}
+		return prios
+	}
+	counts := make([]int, n+1)
+	for i, e := range entries {
+		if kept == nil || kept[i] {
+			counts[e.Priority+1]++
 		}
 	}
-	state := make([]uint64, 4*n)
-	health, degr, load, dload := state[:n], state[n:2*n], state[2*n:3*n], state[3*n:]
+	for p := 1; p <= n; p++ {
+		counts[p] += counts[p-1]
+	}
+	backing := make([]int, counts[n])
+	for p := range prios {
+		prios[p] = backing[counts[p]:counts[p]:counts[p+1]]
+	}
+	for i, e := range entries {
+		if kept == nil || kept[i] {
+			prios[e.Priority] = append(prios[e.Priority], i)
+		}
+	}
+	return prios
+}
+
+// priorityHealth fills each priority's healthy and degraded availability
+// (overprovisioned percent of its hosts, excluded ones left out) and
+// returns the total, at most 100.
+func priorityHealth(entries []LBEntry, prios [][]int, health, degr []uint64) uint64 {
 	var avail uint64
 	for p, idx := range prios {
 		if len(idx) == 0 {
@@ -226,70 +290,25 @@ func spread(entries []LBEntry, kept []bool, cfg LBConfig) []float64 {
 		degr[p] = min(100, overprovisioning*d/total)
 		avail += health[p] + degr[p]
 	}
-	avail = min(100, avail)
+	return min(100, avail)
+}
 
-	panicked := make([]bool, n)
-	if avail == 0 && cfg.PanicThreshold == 0 {
-		// Nothing healthy and panic off: Envoy finds no host, requests fail.
-		return share
+// loadInTotalPanic mirrors Envoy's recalculateLoadInTotalPanic: load by
+// host counts, all hosts.
+func loadInTotalPanic(prios [][]int, load, dload []uint64) {
+	hosts := 0
+	for _, idx := range prios {
+		hosts += len(idx)
 	}
-	if avail > 0 {
-		rest := distribute(load, health, 100, avail)
-		rest = distribute(dload, degr, rest, avail)
-		if rest > 0 {
-			if p := firstNonZero(health); p >= 0 {
-				load[p] += rest
-			} else if p := firstNonZero(degr); p >= 0 {
-				dload[p] += rest
-			}
-		}
-	}
-	totalPanic := true
+	rest, first := uint64(100), -1
 	for p, idx := range prios {
-		if avail < 100 {
-			panicked[p] = inPanic(entries, idx, cfg.PanicThreshold)
-		}
-		totalPanic = totalPanic && panicked[p]
-	}
-	if totalPanic {
-		// recalculateLoadInTotalPanic: load by host counts, all hosts.
-		hosts := 0
-		for _, idx := range prios {
-			hosts += len(idx)
-		}
-		rest, first := uint64(100), -1
-		for p, idx := range prios {
-			load[p], dload[p] = uint64(100*len(idx)/hosts), 0
-			rest -= load[p]
-			if first < 0 && len(idx) > 0 {
-				first = p
-			}
-		}
-		load[first] += rest
-	}
-
-	for p, idx := range prios {
-		if panicked[p] {
-			byWeight(share, entries, idx, nil, float64(load[p]+dload[p])/100, cfg)
-			continue
-		}
-		for _, st := range []hostState{healthy, degraded} {
-			l := load[p]
-			if st == degraded {
-				l = dload[p]
-			}
-			if l == 0 {
-				continue
-			}
-			f := float64(l) / 100
-			want := func(i int) bool { return stateOf(entries[i].Health) == st }
-			if cfg.LocalityWeighted && byLocality(share, entries, idx, want, f, cfg) {
-				continue
-			}
-			byWeight(share, entries, idx, want, f, cfg)
+		load[p], dload[p] = uint64(100*len(idx)/hosts), 0
+		rest -= load[p]
+		if first < 0 && len(idx) > 0 {
+			first = p
 		}
 	}
-	return share
+	load[first] += rest
 }
 
 // distribute mirrors Envoy's distributeLoad: each priority takes as much

@@ -143,58 +143,102 @@ type target struct {
 func resolveTarget(snap *model.Snapshot, ix *Index, svc *model.Service, subset string, port int32, proxy Proxy) (t target, ok bool) {
 	t.cfg = ix.configs.get(snap, configClusterOf(snap, proxy))
 	t.subset = subset
-	cc, mc := t.cfg.cluster, t.cfg.mc
 	proxyNS := proxy.Namespace
 	if proxyNS == "" {
 		proxyNS = "default"
 	}
-
-	// Candidates: the Kubernetes Service, and each ServiceEntry of the
-	// config cluster declaring the hostname, in namespaces istiod reads.
-	clusters := sortedClusters(svc)
-	kubeNS, kubeExport, kubeFound, anyKube, kubeTD := "", []string(nil), false, false, ""
-	for _, cid := range clusters {
-		sic := svc.Clusters[cid]
-		if sic.NoService {
-			continue
-		}
-		anyKube = true
-		if !mc.Discovered(cid, svc.Namespace) {
-			continue
-		}
-		if !kubeFound || cid == cc {
-			kubeNS, kubeExport, kubeFound, kubeTD = svc.Namespace, sic.ExportTo, true, sic.TrafficDistribution
-		}
-	}
+	c := kubeCandidate(svc, t.cfg)
+	// The ServiceEntries of the config cluster declaring the hostname, in
+	// namespaces istiod reads (a local slice: no allocation for a few).
 	var entries []*model.ServiceEntryHost
 	for _, e := range svc.ServiceEntries {
-		if (cc == "" || e.Cluster == cc) && mc.Discovered(e.Cluster, e.Namespace) {
+		if (t.cfg.cluster == "" || e.Cluster == t.cfg.cluster) && t.cfg.mc.Discovered(e.Cluster, e.Namespace) {
 			entries = append(entries, e)
 		}
 	}
-	if !kubeFound && len(entries) == 0 {
+	if !c.kubeFound && len(entries) == 0 {
 		switch {
-		case anyKube:
+		case c.anyKube:
 			t.noEndpoints = fmt.Sprintf("namespace %s is outside the mesh config's discoverySelectors in every cluster: istiod does not know %s and sends no endpoints", svc.Namespace, svc.Hostname)
 			return t, true
 		case len(svc.Clusters) == 0:
 			return t, false // only ServiceEntries of other control planes
 		}
 		// Only EndpointSlices without a Service: predict from them.
-		kubeNS, kubeFound = svc.Namespace, true
+		c.kubeNS, c.kubeFound = svc.Namespace, true
+	}
+	chosen, found, kubeFound, hiddenWhy := c.chooseNamespace(entries, t.cfg, svc, port, proxyNS, proxy.Labels)
+	if !found {
+		t.noEndpoints = hiddenWhy + ": istiod sends no endpoints"
+		return t, true
+	}
+	t.setSource(&c, entries, chosen, kubeFound)
+	name, found := t.findPort(snap, svc, port)
+	if !found {
+		return t, false
+	}
+	t.portName = name
+	t.clusterLocal = t.cfg.local.IsClusterLocal(svc.Hostname)
+	t.rule = forProxy(t.cfg.drs.lookup(svc.Hostname, chosen, proxyNS), proxyNS, proxy.Labels)
+	t.subsetLabels, _ = t.rule.subsetLabels(subset)
+	if t.rule != nil {
+		t.lb = t.rule.rule.LBFor(uint32(port), subset)
 	}
 
-	// The namespace: the proxy's own when it has the hostname, else a
-	// Kubernetes Service's, else the first ServiceEntry exported to the
-	// proxy explicitly, else the first public one (sidecar scope's
-	// selectServices with PILOT_UNIFIED_SIDECAR_SCOPE, over
-	// servicesExportedToNamespace).
+	if t.resolution == "DNS" || t.resolution == "DNS_ROUND_ROBIN" {
+		t.noEndpoints = fmt.Sprintf("%s has resolution %s (ServiceEntry %s/%s): Envoy resolves its hosts itself (a DNS cluster), and istiod sends no endpoints over EDS for it",
+			svc.Hostname, t.resolution, t.entries[0].Namespace, t.entries[0].Name)
+		return t, true
+	}
+	t.addSources(svc, c.clusters)
+	return t, true
+}
+
+// candidates are where istiod may take a hostname from besides the
+// ServiceEntries: the Kubernetes Service (its namespace, exportTo and
+// traffic distribution, from the config cluster when it has one).
+type candidates struct {
+	clusters           []string
+	kubeNS, kubeTD     string
+	kubeExport         []string
+	kubeFound, anyKube bool
+}
+
+func kubeCandidate(svc *model.Service, cfg *configView) candidates {
+	cc, mc := cfg.cluster, cfg.mc
+	c := candidates{clusters: sortedClusters(svc)}
+	for _, cid := range c.clusters {
+		sic := svc.Clusters[cid]
+		if sic.NoService {
+			continue
+		}
+		c.anyKube = true
+		if !mc.Discovered(cid, svc.Namespace) {
+			continue
+		}
+		if !c.kubeFound || cid == cc {
+			c.kubeNS, c.kubeExport, c.kubeFound, c.kubeTD = svc.Namespace, sic.ExportTo, true, sic.TrafficDistribution
+		}
+	}
+	return c
+}
+
+// chooseNamespace picks the namespace istiod takes the hostname from for
+// a proxy in proxyNS: the proxy's own when it has the hostname, else a
+// Kubernetes Service's, else the first ServiceEntry exported to the proxy
+// explicitly, else the first public one (sidecar scope's selectServices
+// with PILOT_UNIFIED_SIDECAR_SCOPE, over servicesExportedToNamespace),
+// among those exported to the proxy and imported by its Sidecar. found is
+// false when none is left, hiddenWhy the sentence saying why; kubeFound
+// says whether the Kubernetes Service is still a candidate.
+func (c *candidates) chooseNamespace(entries []*model.ServiceEntryHost, cfg *configView, svc *model.Service, port int32, proxyNS string, proxyLabels map[string]string) (chosen string, found, kubeFound bool, hiddenWhy string) {
+	mc := cfg.mc
 	visible := func(exportTo []string, ns string) bool {
 		return Visible(exportTo, mc.DefaultServiceExportTo, ns, proxyNS)
 	}
-	chosen, found, hiddenWhy := "", true, ""
-	if kubeFound && !visible(kubeExport, kubeNS) {
-		hiddenWhy = exportSentence(svc.Hostname, kubeNS, orDefault(kubeExport, mc.DefaultServiceExportTo), proxyNS)
+	kubeFound, kubeNS := c.kubeFound, c.kubeNS
+	if kubeFound && !visible(c.kubeExport, kubeNS) {
+		hiddenWhy = exportSentence(svc.Hostname, kubeNS, orDefault(c.kubeExport, mc.DefaultServiceExportTo), proxyNS)
 		kubeFound = false
 	}
 	var seen []*model.ServiceEntryHost
@@ -207,12 +251,12 @@ func resolveTarget(snap *model.Snapshot, ix *Index, svc *model.Service, subset s
 	}
 	// The proxy's Sidecar resource imports only the services its egress
 	// hosts name (sidecar.go).
-	if sc := t.cfg.sidecarFor(proxyNS, proxy.Labels); sc != nil {
+	if sc := cfg.sidecarFor(proxyNS, proxyLabels); sc != nil {
 		// A VirtualService the Sidecar selects imports its destinations
 		// too, from the proxy's namespace, else a Kubernetes Service's,
 		// else the oldest ServiceEntry's (pickBestVisibleNamespace).
 		vsNS := ""
-		if sc.vsImports(t.cfg, svc.Hostname, port, proxyNS) {
+		if sc.vsImports(cfg, svc.Hostname, port, proxyNS) {
 			switch {
 			case kubeFound && kubeNS == proxyNS, slices.ContainsFunc(seen, func(e *model.ServiceEntryHost) bool { return e.Namespace == proxyNS }):
 				vsNS = proxyNS
@@ -237,26 +281,28 @@ func resolveTarget(snap *model.Snapshot, ix *Index, svc *model.Service, subset s
 	}
 	switch {
 	case kubeFound && kubeNS == proxyNS:
-		chosen = kubeNS
+		return kubeNS, true, kubeFound, hiddenWhy
 	case slices.ContainsFunc(seen, func(e *model.ServiceEntryHost) bool { return e.Namespace == proxyNS }):
-		chosen = proxyNS
+		return proxyNS, true, kubeFound, hiddenWhy
 	case kubeFound:
-		chosen = kubeNS
+		return kubeNS, true, kubeFound, hiddenWhy
 	case len(seen) > 0:
-		chosen = firstExported(seen, mc.DefaultServiceExportTo).Namespace
-	default:
-		found = false
+		return firstExported(seen, mc.DefaultServiceExportTo).Namespace, true, kubeFound, hiddenWhy
 	}
-	if !found {
-		t.noEndpoints = hiddenWhy + ": istiod sends no endpoints"
-		return t, true
-	}
+	return "", false, kubeFound, hiddenWhy
+}
+
+// setSource records the chosen namespace and what istiod builds the
+// service from there: the Kubernetes Service (when it is a candidate in
+// that namespace) and every ServiceEntry of the namespace, which adds its
+// workloads.
+func (t *target) setSource(c *candidates, entries []*model.ServiceEntryHost, chosen string, kubeFound bool) {
 	t.namespace = chosen
-	t.kube = kubeFound && kubeNS == chosen
+	t.kube = kubeFound && c.kubeNS == chosen
 	if t.kube {
-		t.trafficDistribution = kubeTD
+		t.trafficDistribution = c.kubeTD
 	}
-	for _, e := range entries { // every ServiceEntry of the namespace adds its workloads
+	for _, e := range entries {
 		if e.Namespace == chosen {
 			t.entries = append(t.entries, e)
 		}
@@ -270,9 +316,11 @@ func resolveTarget(snap *model.Snapshot, ix *Index, svc *model.Service, subset s
 		t.source = model.SourceServiceEntry
 		t.resolution = t.entries[0].Resolution // the oldest's service
 	}
+}
 
-	// The port, by number, of the service: the Kubernetes Service's, else
-	// the ServiceEntries' (oldest first).
+// findPort finds the port, by number, of the service: the Kubernetes
+// Service's, else the ServiceEntries' (oldest first).
+func (t *target) findPort(snap *model.Snapshot, svc *model.Service, port int32) (string, bool) {
 	var ports []model.ServicePort
 	if t.kube {
 		ports = registryPorts(snap, svc, t.cfg.cluster)
@@ -281,30 +329,19 @@ func resolveTarget(snap *model.Snapshot, ix *Index, svc *model.Service, subset s
 			ports = append(ports, e.Ports...)
 		}
 	}
-	name := ""
-	found = false
 	for _, p := range ports {
 		if p.Port == port {
-			name, found = p.Name, true
-			break
+			return p.Name, true
 		}
 	}
-	if !found {
-		return t, false
-	}
-	t.portName = name
-	t.clusterLocal = t.cfg.local.IsClusterLocal(svc.Hostname)
-	t.rule = forProxy(t.cfg.drs.lookup(svc.Hostname, chosen, proxyNS), proxyNS, proxy.Labels)
-	t.subsetLabels, _ = t.rule.subsetLabels(subset)
-	if t.rule != nil {
-		t.lb = t.rule.rule.LBFor(uint32(port), subset)
-	}
+	return "", false
+}
 
-	if t.resolution == "DNS" || t.resolution == "DNS_ROUND_ROBIN" {
-		t.noEndpoints = fmt.Sprintf("%s has resolution %s (ServiceEntry %s/%s): Envoy resolves its hosts itself (a DNS cluster), and istiod sends no endpoints over EDS for it",
-			svc.Hostname, t.resolution, t.entries[0].Namespace, t.entries[0].Name)
-		return t, true
-	}
+// addSources lists where the endpoints come from: each cluster's part of
+// the Kubernetes Service (hidden where the mesh config's
+// discoverySelectors leave its namespace out), then each ServiceEntry.
+func (t *target) addSources(svc *model.Service, clusters []string) {
+	mc := t.cfg.mc
 	t.sources = make([]source, 0, len(clusters)+len(t.entries))
 	if t.kube {
 		for _, cid := range clusters {
@@ -318,7 +355,6 @@ func resolveTarget(snap *model.Snapshot, ix *Index, svc *model.Service, subset s
 	for _, e := range t.entries {
 		t.sources = append(t.sources, source{endpoints: e.Endpoints, workloads: true})
 	}
-	return t, true
 }
 
 // registryPorts are the ports of the Kubernetes Service istiod uses for a

@@ -159,12 +159,11 @@ func (f *Feed) follow(ctx context.Context, updates <-chan *model.Snapshot) {
 func (f *Feed) ensureStreams(s *model.Snapshot) {
 	want := map[string]bool{}
 	nets := map[string]bool{}
-	for _, p := range explain.Viewpoints(s) {
-		if mayComeFirst(s, p.Cluster) {
+	for _, base := range explain.SidecarViewpoints(s, "") {
+		if mayComeFirst(s, base.Cluster) {
 			continue // the network's streams, if any, stay until it is decided
 		}
-		nets[p.Network] = true
-		base := xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar}
+		nets[base.Network] = true
 		vps := []xdsclient.Viewpoint{base}
 		if cps := f.s.controlPlanes; len(cps) > 1 {
 			vps = vps[:0]

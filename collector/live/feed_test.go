@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/demo"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -21,7 +22,11 @@ const helloEDS = "outbound|5000||helloworld.sample.svc.cluster.local"
 // settles.
 func openDemo(t *testing.T, ctx context.Context, o Options) (*Session, *model.Snapshot) {
 	t.Helper()
-	o.Demo, o.DemoSeed = true, 1
+	d, err := demo.Start(ctx, demo.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.InProcess = d
 	s, err := Open(ctx, o)
 	if err != nil {
 		t.Fatal(err)

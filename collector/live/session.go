@@ -3,12 +3,10 @@ package live
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
-	"github.com/meshscope/meshscope/demo"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -21,18 +19,12 @@ type Target struct {
 
 // Options configure Open.
 type Options struct {
-	// Demo runs the built-in demo mesh (simulated clusters and an
-	// in-process control plane) instead of reading a kubeconfig.
-	Demo bool
-	// DemoSeed seeds the demo mesh (pod names, IPs, churn); DemoChurn
-	// turns on its live changes (for the UI and watch, not for one-shot
-	// commands), one every DemoInterval (default: the demo's, 2s; the soak
-	// runs it faster).
-	DemoSeed     int64
-	DemoChurn    bool
-	DemoInterval time.Duration
+	// InProcess, when set, is the mesh to read instead of kube contexts:
+	// one already running in this process with a control plane of its own
+	// (the demo, which the command offering --demo starts and passes).
+	InProcess InProcess
 
-	// Collector configures the Registry of a real mesh (not the demo).
+	// Collector configures the Registry of a real mesh (not InProcess).
 	// Its Kubeconfig, Contexts, SystemNamespace and Revision also say
 	// where the istiod pod to port-forward to is: in the first context.
 	Collector collector.Options
@@ -52,6 +44,24 @@ type Options struct {
 	RetryDelay time.Duration
 	// IstiodPoll is how often a Feed reads istiod's debug view. Default 5s.
 	IstiodPoll time.Duration
+}
+
+// InProcess is a mesh that runs in this process with a control plane of
+// its own — the demo (demo.Start) — which a Session reads as it reads a
+// real one. live does not link the demo: production sessions carry none of
+// it.
+type InProcess interface {
+	// Collector is its Registry, started.
+	Collector() *collector.Registry
+	// XDS names its control plane and gives its plaintext xDS address.
+	XDS() (controlPlane, address string)
+	// Debug gives its istiod debug endpoint (/debug/syncz, clusterz,
+	// networkz), read as --istiod-debug-address; "" for none.
+	Debug() (controlPlane, address string)
+	// WaitServed waits until the control plane serves a snapshot version.
+	WaitServed(ctx context.Context, version uint64) error
+	// Stop stops it.
+	Stop()
 }
 
 // Defaults of Options.
@@ -88,7 +98,7 @@ type Session struct {
 	stop func()
 }
 
-// Open starts the collector on the demo mesh (o.Demo) or on the kube
+// Open reads the in-process mesh (o.InProcess) or starts the collector on the kube
 // contexts of o.Collector and their remote secrets. It returns at once:
 // clusters sync in the background (see Settle). Close stops everything.
 func Open(ctx context.Context, o Options) (*Session, error) {
@@ -100,24 +110,21 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if s.istiodPoll <= 0 {
 		s.istiodPoll = DefaultIstiodPoll
 	}
-	if o.Demo {
-		d, err := demo.Start(ctx, demo.Options{Seed: o.DemoSeed, Churn: o.DemoChurn, Interval: o.DemoInterval, Logger: slog.Default()})
-		if err != nil {
-			return nil, fmt.Errorf("demo: %w", err)
-		}
+	if d := o.InProcess; d != nil {
 		if len(s.controlPlanes) == 0 {
-			s.controlPlanes = []Target{{Cluster: d.ControlPlane, Address: d.XDSAddress}}
+			cp, addr := d.XDS()
+			s.controlPlanes = []Target{{Cluster: cp, Address: addr}}
 		}
-		if len(s.istiodDebug) == 0 {
-			// The demo's istiod debug endpoint, as --istiod-debug-address.
-			s.istiodDebug = []Target{{Cluster: d.ControlPlane, Address: d.DebugAddress}}
+		if cp, addr := d.Debug(); len(s.istiodDebug) == 0 && addr != "" {
+			// Its istiod debug endpoint, as --istiod-debug-address.
+			s.istiodDebug = []Target{{Cluster: cp, Address: addr}}
 		}
-		s.reg, s.syncTimeout, s.stop = d.Registry, 5*time.Second, d.Stop
+		s.reg, s.syncTimeout, s.stop = d.Collector(), 5*time.Second, d.Stop
 		s.demoServed = d.WaitServed
 		return s, nil
 	}
 	if s.syncTimeout <= 0 {
-		s.syncTimeout = 30 * time.Second // the Registry's default
+		s.syncTimeout = collector.DefaultSyncTimeout
 	}
 	reg, err := collector.NewRegistry(o.Collector)
 	if err != nil {

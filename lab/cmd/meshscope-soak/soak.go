@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/demo"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -59,15 +61,21 @@ func soak(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 	goroutinesBefore := runtime.NumGoroutine()
 	start := time.Now()
 
-	lo := live.Options{Demo: true, DemoSeed: 1, DemoChurn: true, DemoInterval: cfg.demoInterval}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var lo live.Options
 	if cfg.mesh == meshLab {
 		lo = live.Options{Collector: collector.Options{Kubeconfig: cfg.kubeconfig, Contexts: []string{cfg.context}}}
 		if cfg.xdsAddress != "" {
 			lo.ControlPlanes = []live.Target{{Address: cfg.xdsAddress}}
 		}
+	} else {
+		d, err := demo.Start(runCtx, demo.Options{Seed: 1, Churn: true, Interval: cfg.demoInterval, Logger: slog.Default()})
+		if err != nil {
+			return false, fmt.Errorf("demo: %w", err)
+		}
+		lo.InProcess = d
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	s, err := live.Open(runCtx, lo)
 	if err != nil {
 		return false, err
