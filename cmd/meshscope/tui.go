@@ -1,9 +1,11 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,8 +31,27 @@ func runTUI(cmd *cobra.Command, g *globalOptions, o *meshOptions) error {
 	if err != nil {
 		return err
 	}
-	defer m.Close()
 	feed := m.Feed(ctx, xdsclient.ModeDelta)
-	defer feed.Close()
-	return tui.Run(ctx, feed, tui.Options{Theme: g.Theme, Contexts: g.Contexts})
+	err = tui.Run(ctx, feed, tui.Options{Theme: g.Theme, Contexts: g.Contexts})
+	closeWithin(quitGrace, func() { feed.Close(); m.Close() })
+	return err
+}
+
+// quitGrace bounds the teardown after the UI has quit: the streams, the
+// informers and the port-forwards stop in the background, and a user who
+// pressed q does not wait on a loaded machine or a port-forward still
+// dialling (the e2e fault matrix once waited over 5 s).
+const quitGrace = 2 * time.Second
+
+// closeWithin runs stop, and returns when it is done or after d; what is
+// still stopping then ends with the process (meshscope holds nothing that
+// must be flushed: it never writes to a cluster).
+func closeWithin(d time.Duration, stop func()) {
+	done := make(chan struct{})
+	go func() { stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		slog.Warn("teardown still running after the UI quit; exiting anyway", "after", d)
+	}
 }
