@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/fleet"
 )
 
@@ -243,6 +244,10 @@ func (v *proxiesView) detail(vc viewContext, r *proxyRow, w int) []string {
 	}
 	if len(types) == 0 {
 		types = []string{"-"}
+		if p.Kind == string(collector.ProxyAmbient) {
+			// Ambient mode: the pod runs no proxy; its node's ztunnel does.
+			types = []string{"none of its own: its node's ztunnel serves it, and its state is that ztunnel's"}
+		}
 	}
 	tl := wrap(strings.Join(types, " · "), max(w-12, 1))
 	for i, l := range tl[:min(len(tl), 2)] {
