@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
@@ -15,7 +16,7 @@ import (
 // proxiesView (:proxies) is `meshscope proxies` live: every real proxy of
 // the mesh from every istiod's /debug/syncz joined with the pods that run
 // one (fleetIndex, built off the update loop), in the CLI's order
-// (cluster, namespace, name); "/" filters with the CLI's flags as terms
+// (cluster, namespace, name); enter opens the proxy's cluster; "/" filters with the CLI's flags as terms
 // (state=STALE,NACK cluster=cluster2 ns=sample cp=none probes=no) and
 // words; below, the selected proxy's state per xDS type, its injected
 // identity against its pod's, and its versions.
@@ -74,7 +75,15 @@ func (v *proxiesView) setFilter(vc viewContext, q string) {
 }
 
 func (v *proxiesView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
-	return nil, v.list.scrollKey(vc.keys, k, v.rows(vc))
+	if !key.Matches(k, vc.keys.Enter) {
+		return nil, v.list.scrollKey(vc.keys, k, v.rows(vc))
+	}
+	// enter: the proxy's cluster in the clusters view (its sync state, its
+	// control plane, what reads it).
+	if id, ok := v.list.selected(); ok && vc.ix.snap != nil && vc.ix.snap.ClusterByID(v.fx.rows[id].p.Cluster) != nil {
+		return navigate(selectClusterMsg{id: v.fx.rows[id].p.Cluster}), true
+	}
+	return nil, true
 }
 
 func (v *proxiesView) scroll(vc viewContext, d int) { v.list.moveBy(d, v.rows(vc)) }
