@@ -1,6 +1,9 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
+
 	"context"
 	"testing"
 	"time"
@@ -18,8 +21,8 @@ func eastWestGatewayObj(network string, addrs ...string) *unstructured.Unstructu
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
 		"metadata": map[string]any{"name": "istio-eastwestgateway", "namespace": "istio-system",
-			"labels": map[string]any{LabelNetwork: network}},
-		"spec": map[string]any{"gatewayClassName": ClassEastWest, "listeners": []any{
+			"labels": map[string]any{model.LabelNetwork: network}},
+		"spec": map[string]any{"gatewayClassName": model.ClassEastWest, "listeners": []any{
 			map[string]any{"name": "mesh", "port": int64(15008), "protocol": "HBONE", "tls": map[string]any{"mode": "Terminate"}},
 		}},
 		"status": map[string]any{"addresses": as},
@@ -32,16 +35,16 @@ func eastWestGatewayObj(network string, addrs ...string) *unstructured.Unstructu
 // (followed as they change).
 func TestAmbientFacts(t *testing.T) {
 	w := newFakeWorld(t)
-	ns := nsObj("ambient", "")
-	ns.Labels = map[string]string{LabelDataplaneMode: "ambient"}
-	svc := svcObj("ambient", "helloworld", 5000)
+	ns := meshtest.Namespace("ambient", "")
+	ns.Labels = map[string]string{model.LabelDataplaneMode: "ambient"}
+	svc := meshtest.Service("ambient", "helloworld", 5000)
 	svc.Labels = map[string]string{"istio.io/global": "true", "team": "a"}
-	enrolled := podObj("ambient", "hw-1", "10.44.0.30", "", false)
-	enrolled.Annotations = map[string]string{AnnotationRedirection: "enabled"}
+	enrolled := meshtest.Pod("ambient", "hw-1", "10.44.0.30", "", false)
+	enrolled.Annotations = map[string]string{model.AnnotationRedirection: "enabled"}
 	enrolled.Spec.ServiceAccountName = "helloworld"
-	plain := podObj("ambient", "hw-2", "10.44.0.31", "", false)
+	plain := meshtest.Pod("ambient", "hw-2", "10.44.0.31", "", false)
 	plain.Spec.ServiceAccountName = "default"
-	objs := append(labCluster("network1", "192.168.60.113", "hw1", "10.44.0.13"), ns, svc, enrolled, plain)
+	objs := append(meshtest.LabCluster("network1", "192.168.60.113", "hw1", "10.44.0.13"), ns, svc, enrolled, plain)
 	dyn := fakeIstio()
 	// (This fake lists created objects of a custom list kind, not the ones
 	// given to its constructor.)
@@ -54,7 +57,7 @@ func TestAmbientFacts(t *testing.T) {
 	if a == nil {
 		t.Fatal("no ambient facts")
 	}
-	if a.NamespaceLabels("ambient")[LabelDataplaneMode] != "ambient" || a.NamespaceLabels("istio-system")[LabelNetwork] != "network1" {
+	if a.NamespaceLabels("ambient")[model.LabelDataplaneMode] != "ambient" || a.NamespaceLabels("istio-system")[model.LabelNetwork] != "network1" {
 		t.Errorf("namespaces: %v", a.Namespaces)
 	}
 	if l := a.ServiceLabels["helloworld.ambient.svc.cluster.local"]; l["team"] != "a" || l["istio.io/global"] != "true" {
@@ -73,16 +76,16 @@ func TestAmbientFacts(t *testing.T) {
 		t.Fatalf("gateways: %+v (api %v)", a.Gateways, a.GatewayAPI)
 	}
 	g := a.Gateways[0]
-	if g.Class != ClassEastWest || g.Network != "network1" || g.ServiceAccount != "istio-eastwestgateway" || g.Cluster != "cluster1" ||
-		len(g.Listeners) != 1 || g.Listeners[0] != (GatewayListener{Name: "mesh", Port: 15008, Protocol: "HBONE", TLSMode: "Terminate", TLS: true}) ||
-		len(g.Addresses) != 1 || g.Addresses[0] != (GatewayAddress{Type: "IPAddress", Value: "192.168.60.114"}) {
+	if g.Class != model.ClassEastWest || g.Network != "network1" || g.ServiceAccount != "istio-eastwestgateway" || g.Cluster != "cluster1" ||
+		len(g.Listeners) != 1 || g.Listeners[0] != (model.GatewayListener{Name: "mesh", Port: 15008, Protocol: "HBONE", TLSMode: "Terminate", TLS: true}) ||
+		len(g.Addresses) != 1 || g.Addresses[0] != (model.GatewayAddress{Type: "IPAddress", Value: "192.168.60.114"}) {
 		t.Errorf("gateway: %+v", g)
 	}
 	// The gateway loses its address.
 	if _, err := dyn.Resource(gvrGateways).Namespace("istio-system").Update(context.Background(), eastWestGatewayObj("network1"), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, r, 5*time.Second, "the gateway without its address", func(s *Snapshot) bool {
+	waitFor(t, r, 5*time.Second, "the gateway without its address", func(s *model.Snapshot) bool {
 		a := s.AmbientFor("cluster1")
 		return a != nil && len(a.Gateways) == 1 && len(a.Gateways[0].Addresses) == 0
 	})

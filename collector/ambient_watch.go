@@ -1,6 +1,9 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/model"
+
 	"context"
 	"errors"
 	"strconv"
@@ -106,29 +109,6 @@ func (q *quietWatch) Stop() {
 
 func (q *quietWatch) ResultChan() <-chan watch.Event { return q.ch }
 
-// cachedGateway is all the Gateway cache keeps of a Gateway.
-type cachedGateway struct {
-	K8sGateway
-	resourceVersion string
-}
-
-func (g *cachedGateway) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
-
-func (g *cachedGateway) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Name: g.Name, Namespace: g.Namespace, ResourceVersion: g.resourceVersion}
-}
-
-func (g *cachedGateway) DeepCopyObject() runtime.Object {
-	c := *g
-	c.Listeners = append([]GatewayListener(nil), g.Listeners...)
-	for i := range c.Listeners {
-		c.Listeners[i].AllowedSelector = c.Listeners[i].AllowedSelector.DeepCopy()
-	}
-	c.Addresses = append([]GatewayAddress(nil), g.Addresses...)
-	c.SpecAddresses = append([]GatewayAddress(nil), g.SpecAddresses...)
-	return &c
-}
-
 // transformGateway keeps what istiod reads of a Gateway: its ambient index
 // (pilot/pkg/serviceregistry/ambient/networks.go) class, network label,
 // listeners, status addresses and the service account it derives; as a
@@ -142,21 +122,21 @@ func transformGateway(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	g := &cachedGateway{resourceVersion: u.GetResourceVersion()}
+	g := &build.GatewayObject{ResourceVersion: u.GetResourceVersion()}
 	g.Namespace, g.Name = u.GetNamespace(), u.GetName()
 	g.Class, _, _ = unstructured.NestedString(u.Object, "spec", "gatewayClassName")
-	g.Network = u.GetLabels()[LabelNetwork]
-	g.WaypointFor = u.GetLabels()[LabelWaypointFor]
-	g.PassthroughPort = strconv.Itoa(DefaultGatewayPort)
-	if p, ok := u.GetLabels()[LabelGatewayPort]; ok {
+	g.Network = u.GetLabels()[model.LabelNetwork]
+	g.WaypointFor = u.GetLabels()[model.LabelWaypointFor]
+	g.PassthroughPort = strconv.Itoa(model.DefaultGatewayPort)
+	if p, ok := u.GetLabels()[model.LabelGatewayPort]; ok {
 		g.PassthroughPort = p
 	}
 	// kube.GatewaySA: the annotation, else name-class for istio-remote,
 	// else the name.
-	switch sa := u.GetAnnotations()[AnnotationGatewayServiceAccount]; {
+	switch sa := u.GetAnnotations()[model.AnnotationGatewayServiceAccount]; {
 	case sa != "":
 		g.ServiceAccount = sa
-	case g.Class == ClassRemote:
+	case g.Class == model.ClassRemote:
 		g.ServiceAccount = g.Name + "-" + g.Class
 	default:
 		g.ServiceAccount = g.Name
@@ -167,12 +147,12 @@ func transformGateway(obj any) (any, error) {
 		if !ok {
 			continue
 		}
-		gl := GatewayListener{}
+		gl := model.GatewayListener{}
 		gl.Name, _, _ = unstructured.NestedString(m, "name")
 		gl.Protocol, _, _ = unstructured.NestedString(m, "protocol")
 		gl.TLSMode, _, _ = unstructured.NestedString(m, "tls", "mode")
 		_, gl.TLS = m["tls"].(map[string]any)
-		gl.ListenerMode, _, _ = unstructured.NestedString(m, "tls", "options", optionListenerMode)
+		gl.ListenerMode, _, _ = unstructured.NestedString(m, "tls", "options", model.OptionListenerMode)
 		gl.AllowedFrom, _, _ = unstructured.NestedString(m, "allowedRoutes", "namespaces", "from")
 		gl.AllowedSelector = labelSelector(m)
 		if p, ok, _ := unstructured.NestedInt64(m, "port"); ok {
@@ -188,15 +168,15 @@ func transformGateway(obj any) (any, error) {
 }
 
 // gatewayAddresses reads a Gateway's spec or status addresses.
-func gatewayAddresses(u *unstructured.Unstructured, part string) []GatewayAddress {
+func gatewayAddresses(u *unstructured.Unstructured, part string) []model.GatewayAddress {
 	as, _, _ := unstructured.NestedSlice(u.Object, part, "addresses")
-	var out []GatewayAddress
+	var out []model.GatewayAddress
 	for _, a := range as {
 		m, ok := a.(map[string]any)
 		if !ok {
 			continue
 		}
-		ga := GatewayAddress{}
+		ga := model.GatewayAddress{}
 		ga.Type, _, _ = unstructured.NestedString(m, "type")
 		ga.Value, _, _ = unstructured.NestedString(m, "value")
 		out = append(out, ga)

@@ -1,6 +1,10 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
+
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -10,30 +14,30 @@ import (
 )
 
 // largeView is one cluster with nSvc services of nEp endpoints each.
-func largeView(nSvc, nEp int) cacheView {
-	v := cacheView{}
-	pods := map[string]*cachedPod{}
+func largeView(nSvc, nEp int) build.Caches {
+	v := build.Caches{}
+	pods := map[string]*build.Pod{}
 	in := newInterner()
 	for i := 0; i < nSvc; i++ {
 		ns := fmt.Sprintf("ns%d", i%50)
 		name := fmt.Sprintf("svc%d", i)
-		v.services = append(v.services, svcObj(ns, name, 8080))
+		v.Services = append(v.Services, meshtest.Service(ns, name, 8080))
 		m := map[string]string{}
 		for j := 0; j < nEp; j++ {
 			pod := fmt.Sprintf("%s-%d", name, j)
 			ip := fmt.Sprintf("10.%d.%d.%d", i/250, i%250, j)
 			m[pod] = ip
-			cp, _ := in.transformPod(podObj(ns, pod, ip, "network1", true))
-			pods[ns+"/"+pod] = cp.(*cachedPod)
+			cp, _ := in.transformPod(meshtest.Pod(ns, pod, ip, "network1", true))
+			pods[ns+"/"+pod] = cp.(*build.Pod)
 		}
-		cs, _ := in.transformEndpointSlice(sliceObj(ns, name, name+"-x", 8080, m))
-		v.slices = append(v.slices, cs.(*cachedSlice))
+		cs, _ := in.transformEndpointSlice(meshtest.EndpointSlice(ns, name, name+"-x", 8080, m))
+		v.Slices = append(v.Slices, cs.(*build.Slice))
 	}
-	v.pod = func(k string) *cachedPod { return pods[k] }
-	v.podCount = len(pods)
-	v.systemNS = nsObj("istio-system", "network1")
-	n, _ := transformNode(nodeObj("node1", "r", "z"))
-	v.node = func(string) *cachedNode { return n.(*cachedNode) }
+	v.Pod = func(k string) *build.Pod { return pods[k] }
+	v.PodCount = len(pods)
+	v.SystemNamespace = meshtest.Namespace("istio-system", "network1")
+	n, _ := transformNode(meshtest.Node("node1", "r", "z"))
+	v.Node = func(string) *build.Node { return n.(*build.Node) }
 	return v
 }
 
@@ -41,14 +45,14 @@ func largeView(nSvc, nEp int) cacheView {
 // (30,000 endpoints) turned into its snapshot share.
 func BenchmarkBuildPart(b *testing.B) {
 	v := largeView(2000, 15)
-	mn, _ := ParseMeshNetworks(meshNetworksYAML)
-	ix := newMeshNetworkIndex(mn, "k")
+	mn, _ := model.ParseMeshNetworks(meshtest.MeshNetworksYAML)
+	ix := build.NewNetworkIndex(mn, "k")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		p := buildPart(v, "cluster1", "cluster.local", ix)
-		if p.counts.Endpoints != 30000 {
-			b.Fatalf("endpoints = %d", p.counts.Endpoints)
+		p := build.BuildPart(v, "cluster1", ix)
+		if p.Counts.Endpoints != 30000 {
+			b.Fatalf("endpoints = %d", p.Counts.Endpoints)
 		}
 	}
 	b.ReportMetric(30000, "endpoints/op")
@@ -57,7 +61,7 @@ func BenchmarkBuildPart(b *testing.B) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	keep := buildPart(v, "cluster1", "cluster.local", ix)
+	keep := build.BuildPart(v, "cluster1", ix)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/30000, "retainedB/endpoint")
@@ -85,13 +89,13 @@ func benchRegistry(b *testing.B, nClusters, nSvc, nEp int) *Registry {
 				b.Fatal(err)
 			}
 		}
-		for _, s := range v.services {
+		for _, s := range v.Services {
 			add(w.services, s)
 		}
-		for _, s := range v.slices {
+		for _, s := range v.Slices {
 			// Each cluster has its own pod IPs.
-			for i := range s.endpoints {
-				s.endpoints[i].addresses = []string{fmt.Sprintf("%d.%s", ci+1, s.endpoints[i].addresses[0][3:])}
+			for i := range s.Endpoints {
+				s.Endpoints[i].Addresses = []string{fmt.Sprintf("%d.%s", ci+1, s.Endpoints[i].Addresses[0][3:])}
 			}
 			add(w.slices, s)
 		}
@@ -99,12 +103,12 @@ func benchRegistry(b *testing.B, nClusters, nSvc, nEp int) *Registry {
 		for i := 0; i < nSvc; i++ {
 			ns, name := fmt.Sprintf("ns%d", i%50), fmt.Sprintf("svc%d", i)
 			for j := 0; j < nEp; j++ {
-				p, _ := in.transformPod(podObj(ns, fmt.Sprintf("%s-%d", name, j), "", "network1", true))
+				p, _ := in.transformPod(meshtest.Pod(ns, fmt.Sprintf("%s-%d", name, j), "", "network1", true))
 				add(w.pods, p)
 			}
 		}
-		add(w.namespaces, nsObj("istio-system", fmt.Sprintf("network%d", ci+1)))
-		add(w.nodes, nodeObj("node1", "r", "z"))
+		add(w.namespaces, meshtest.Namespace("istio-system", fmt.Sprintf("network%d", ci+1)))
+		add(w.nodes, meshtest.Node("node1", "r", "z"))
 		e.w = w
 	}
 	return r

@@ -1,12 +1,14 @@
-// Package collector is meshscope's model of a multicluster Istio mesh: the
-// clusters it can reach (from kube contexts and from istiod-style remote
-// secrets), their sync and watch health, and every service, endpoint,
-// network and east-west gateway in them, resolved the way istiod resolves
-// them (docs/istiod-rules.md).
+// Package collector fills meshscope's model of a multicluster Istio mesh
+// (package model): it finds the clusters it can reach (from kube contexts
+// and from istiod-style remote secrets), watches them, tracks their sync
+// and watch health, and builds every service, endpoint, network and
+// east-west gateway in them into a model.Snapshot, resolved the way istiod
+// resolves them (docs/istiod-rules.md).
 //
-// Data flows one way: informers → Registry → immutable *Snapshot → readers.
-// The Registry only ever lists and watches; it never writes to a cluster.
-// Readers (the TUI, the CLI) get snapshots and never touch client-go.
+// Data flows one way: informers → Registry → immutable *model.Snapshot →
+// readers. The Registry only ever lists and watches; it never writes to a
+// cluster. Readers (the TUI, the CLI) get snapshots and never touch
+// client-go.
 //
 // Secrets stay secret: kubeconfig bodies, tokens and keys never leave the
 // informer caches and rest.Configs; errors are classified into sentences

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -18,7 +20,7 @@ import (
 // Problem is an error turned into data: a stable kind and a sentence a
 // person understands. It never carries credentials (see redactor).
 type Problem struct {
-	Kind   ErrorKind
+	Kind   model.ErrorKind
 	Reason string
 }
 
@@ -37,23 +39,23 @@ func classify(err error, what string) Problem {
 	}
 	switch {
 	case apierrors.IsUnauthorized(err):
-		return Problem{ErrUnauthorized, "unauthorized: the API server rejected the credentials (expired or revoked token?)"}
+		return Problem{model.ErrUnauthorized, "unauthorized: the API server rejected the credentials (expired or revoked token?)"}
 	case apierrors.IsForbidden(err):
 		if what == "" {
 			what = "the API server"
 		}
-		return Problem{ErrForbidden, "forbidden " + what + ": the user may not list/watch it"}
+		return Problem{model.ErrForbidden, "forbidden " + what + ": the user may not list/watch it"}
 	}
 	if k, msg, ok := classifyTLS(err); ok {
 		return Problem{k, msg}
 	}
 	if isUnreachable(err) {
-		return Problem{ErrUnreachable, "unreachable: " + shortNetError(err)}
+		return Problem{model.ErrUnreachable, "unreachable: " + shortNetError(err)}
 	}
-	return Problem{ErrOther, "error: " + oneLine(err.Error())}
+	return Problem{model.ErrOther, "error: " + oneLine(err.Error())}
 }
 
-func classifyTLS(err error) (ErrorKind, string, bool) {
+func classifyTLS(err error) (model.ErrorKind, string, bool) {
 	var ua x509.UnknownAuthorityError
 	var hn x509.HostnameError
 	var ci x509.CertificateInvalidError
@@ -61,23 +63,23 @@ func classifyTLS(err error) (ErrorKind, string, bool) {
 	var rh tls.RecordHeaderError
 	switch {
 	case errors.As(err, &ua):
-		return ErrTLS, "TLS/CA mismatch: the server's certificate is not signed by the kubeconfig's certificate authority", true
+		return model.ErrTLS, "TLS/CA mismatch: the server's certificate is not signed by the kubeconfig's certificate authority", true
 	case errors.As(err, &hn):
-		return ErrTLS, "TLS/CA mismatch: " + oneLine(hn.Error()), true
+		return model.ErrTLS, "TLS/CA mismatch: " + oneLine(hn.Error()), true
 	case errors.As(err, &ci):
-		return ErrTLS, "TLS/CA mismatch: " + oneLine(ci.Error()), true
+		return model.ErrTLS, "TLS/CA mismatch: " + oneLine(ci.Error()), true
 	case errors.As(err, &cv):
-		return ErrTLS, "TLS/CA mismatch: " + oneLine(cv.Err.Error()), true
+		return model.ErrTLS, "TLS/CA mismatch: " + oneLine(cv.Err.Error()), true
 	case errors.As(err, &rh):
-		return ErrTLS, "TLS/CA mismatch: the server does not speak TLS (http:// server behind https?)", true
+		return model.ErrTLS, "TLS/CA mismatch: the server does not speak TLS (http:// server behind https?)", true
 	}
 	// client-go sometimes flattens the chain into a string.
 	s := err.Error()
 	if strings.Contains(s, "x509: certificate signed by unknown authority") {
-		return ErrTLS, "TLS/CA mismatch: the server's certificate is not signed by the kubeconfig's certificate authority", true
+		return model.ErrTLS, "TLS/CA mismatch: the server's certificate is not signed by the kubeconfig's certificate authority", true
 	}
 	if strings.Contains(s, "x509:") || strings.Contains(s, "tls:") {
-		return ErrTLS, "TLS/CA mismatch: " + oneLine(s), true
+		return model.ErrTLS, "TLS/CA mismatch: " + oneLine(s), true
 	}
 	return "", "", false
 }
@@ -216,6 +218,6 @@ func (r redactor) problem(p Problem) Problem {
 }
 
 // problemf builds a Problem with a formatted sentence.
-func problemf(kind ErrorKind, format string, args ...any) Problem {
+func problemf(kind model.ErrorKind, format string, args ...any) Problem {
 	return Problem{Kind: kind, Reason: fmt.Sprintf(format, args...)}
 }

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"errors"
 	"strings"
 	"testing"
@@ -66,7 +68,7 @@ func FuzzUntrustedKubeconfig(f *testing.F) {
 			return
 		}
 		var p Problem
-		if !errors.As(err, &p) || (p.Kind != ErrBadKubeconfig && p.Kind != ErrRefusedConfig) {
+		if !errors.As(err, &p) || (p.Kind != model.ErrBadKubeconfig && p.Kind != model.ErrRefusedConfig) {
 			t.Fatalf("error is not a bad/refused-kubeconfig Problem: %#v", err)
 		}
 		if p.Reason == "" || strings.Contains(p.Reason, "\n") || len(p.Reason) > maxLine+len(ellipsis)+len(placeholder) {

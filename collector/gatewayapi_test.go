@@ -1,6 +1,11 @@
 package collector
 
 import (
+	"net/netip"
+
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/model"
+
 	"reflect"
 	"testing"
 
@@ -42,40 +47,40 @@ func listener(port int64, protocol string, tls map[string]any) map[string]any {
 // a Gateway (handleGatewayResource, IsAutoPassthrough), read through the
 // informer's transform.
 func TestGatewayAPIGateways(t *testing.T) {
-	net1 := map[string]any{LabelNetwork: "network1"}
+	net1 := map[string]any{model.LabelNetwork: "network1"}
 	passthrough := map[string]any{"mode": "Passthrough"}
 	hbone := listener(15008, "HBONE", map[string]any{"mode": "Terminate"})
 	sa := "istio-system/gw"
 	ref := "istio-system/gw"
-	g := func(addr string, port, hbonePort uint32) Gateway {
-		return Gateway{Network: "network1", Cluster: "c1", Address: addr, Port: port, HBONEPort: hbonePort, Hostname: !isIP(addr),
-			From: GatewayFromGatewayAPI, Gateway: ref, ServiceAccount: sa}
+	g := func(addr string, port, hbonePort uint32) model.Gateway {
+		return model.Gateway{Network: "network1", Cluster: "c1", Address: addr, Port: port, HBONEPort: hbonePort, Hostname: !addrIsIP(addr),
+			From: model.GatewayFromGatewayAPI, Gateway: ref, ServiceAccount: sa}
 	}
 	for _, tc := range []struct {
 		name string
 		obj  *unstructured.Unstructured
-		want []Gateway
+		want []model.Gateway
 	}{
 		{"no network label", gatewayObj(nil, "istio", [][2]string{{"IPAddress", "1.1.1.1"}}, listener(15443, "TLS", passthrough)), nil},
-		{"status addresses only: none", gatewayObj(net1, ClassEastWest, nil, hbone), nil},
+		{"status addresses only: none", gatewayObj(net1, model.ClassEastWest, nil, hbone), nil},
 		{"15443 TLS listener and HBONE, any class", gatewayObj(net1, "istio", [][2]string{{"IPAddress", "1.1.1.1"}}, listener(15443, "TLS", passthrough), hbone),
-			[]Gateway{g("1.1.1.1", 15443, 0), g("1.1.1.1", 15008, 15008)}},
+			[]model.Gateway{g("1.1.1.1", 15443, 0), g("1.1.1.1", 15008, 15008)}},
 		{"every IPAddress and Hostname address; others skipped", gatewayObj(net1, "istio", [][2]string{{"IPAddress", "1.1.1.1"}, {"Hostname", "ew.example.com"}, {"", "1.1.1.2"}, {"NamedAddress", "x"}}, hbone),
-			[]Gateway{g("1.1.1.1", 15008, 15008), g("ew.example.com", 15008, 15008)}},
+			[]model.Gateway{g("1.1.1.1", 15008, 15008), g("ew.example.com", 15008, 15008)}},
 		{"15443 without tls is no passthrough", gatewayObj(net1, "istio", [][2]string{{"IPAddress", "1.1.1.1"}}, listener(15443, "TCP", nil)), nil},
 		{"listener-protocol option on another port", gatewayObj(net1, "istio", [][2]string{{"IPAddress", "1.1.1.1"}},
-			listener(8443, "TLS", map[string]any{"mode": "Passthrough", "options": map[string]any{optionListenerMode: listenerAutoPassthrough}}), listener(15443, "TLS", passthrough)),
-			[]Gateway{g("1.1.1.1", 8443, 0), g("1.1.1.1", 15443, 0)}},
-		{"gatewayPort label moves the passthrough port", gatewayObj(map[string]any{LabelNetwork: "network1", LabelGatewayPort: "16443"}, "istio", [][2]string{{"IPAddress", "1.1.1.1"}},
+			listener(8443, "TLS", map[string]any{"mode": "Passthrough", "options": map[string]any{model.OptionListenerMode: model.ListenerAutoPassthrough}}), listener(15443, "TLS", passthrough)),
+			[]model.Gateway{g("1.1.1.1", 8443, 0), g("1.1.1.1", 15443, 0)}},
+		{"gatewayPort label moves the passthrough port", gatewayObj(map[string]any{model.LabelNetwork: "network1", model.LabelGatewayPort: "16443"}, "istio", [][2]string{{"IPAddress", "1.1.1.1"}},
 			listener(15443, "TLS", passthrough), listener(16443, "TLS", passthrough)),
-			[]Gateway{g("1.1.1.1", 16443, 0)}},
+			[]model.Gateway{g("1.1.1.1", 16443, 0)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := transformGateway(tc.obj)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := gatewayAPIGateways(&o.(*cachedGateway).K8sGateway, "c1")
+			got := build.GatewayAPIGateways(&o.(*build.GatewayObject).K8sGateway, "c1")
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)
 			}
@@ -83,8 +88,8 @@ func TestGatewayAPIGateways(t *testing.T) {
 	}
 	// istio-remote: only for the istiod of its cluster, under the
 	// name-istio-remote service account.
-	o, _ := transformGateway(gatewayObj(net1, ClassRemote, [][2]string{{"IPAddress", "1.1.1.1"}}, hbone))
-	got := gatewayAPIGateways(&o.(*cachedGateway).K8sGateway, "c1")
+	o, _ := transformGateway(gatewayObj(net1, model.ClassRemote, [][2]string{{"IPAddress", "1.1.1.1"}}, hbone))
+	got := build.GatewayAPIGateways(&o.(*build.GatewayObject).K8sGateway, "c1")
 	if len(got) != 1 || !got[0].ConfigClusterOnly || got[0].ServiceAccount != "istio-system/gw-istio-remote" || got[0].UsedBy("c2") || !got[0].UsedBy("c1") {
 		t.Errorf("istio-remote: %+v", got)
 	}
@@ -100,14 +105,19 @@ func TestWaypointGateway(t *testing.T) {
 	l := listener(15008, "HBONE", nil)
 	l["allowedRoutes"] = map[string]any{"namespaces": map[string]any{"from": "Selector",
 		"selector": map[string]any{"matchLabels": map[string]any{"team": "a"}}}}
-	o, err := transformGateway(gatewayObj(map[string]any{LabelWaypointFor: "all"}, "istio-waypoint", nil, l, listener(15021, "HTTP", nil)))
+	o, err := transformGateway(gatewayObj(map[string]any{model.LabelWaypointFor: "all"}, "istio-waypoint", nil, l, listener(15021, "HTTP", nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := o.(*cachedGateway).DeepCopyObject().(*cachedGateway)
-	o.(*cachedGateway).Listeners[0].AllowedSelector.MatchLabels["team"] = "changed"
+	g := o.(*build.GatewayObject).DeepCopyObject().(*build.GatewayObject)
+	o.(*build.GatewayObject).Listeners[0].AllowedSelector.MatchLabels["team"] = "changed"
 	if g.WaypointFor != "all" || g.Listeners[0].AllowedFrom != "Selector" || g.Listeners[0].AllowedSelector.MatchLabels["team"] != "a" ||
 		g.Listeners[1].AllowedFrom != "" || g.Listeners[1].AllowedSelector != nil {
 		t.Errorf("waypoint Gateway read as %+v", g.K8sGateway)
 	}
+}
+
+func addrIsIP(s string) bool {
+	_, err := netip.ParseAddr(s)
+	return err == nil
 }

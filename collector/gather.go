@@ -1,6 +1,9 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/model"
+
 	"strings"
 	"time"
 )
@@ -9,15 +12,15 @@ import (
 // gather reads every cluster's caches — rebuilding only the parts whose
 // caches changed — and assemble, which reads nothing but its input, puts
 // them together.
-func (r *Registry) build(version uint64) *Snapshot {
+func (r *Registry) build(version uint64) *model.Snapshot {
 	items := r.itemsLocked()
-	in := assembleInput{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace, IstiodEnv: r.opts.IstiodEnv}
-	in.MeshNetworks, in.mnIndex, in.mnWarnings = r.meshNetworksOf(items)
+	in := build.Input{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace, IstiodEnv: r.opts.IstiodEnv}
+	in.MeshNetworks, in.NetworkIndex, in.NetworkWarnings = r.meshNetworksOf(items)
 	in.ServiceEntries, in.WorkloadEntries = istioEntriesOf(items)
-	sel := selectorsOf(in.ServiceEntries)
+	sel := build.SelectorsOf(in.ServiceEntries)
 	var swapsDone []*entry
 	for _, it := range items {
-		sh, done := r.gatherCluster(it, in.mnIndex, sel, in.WorkloadEntries)
+		sh, done := r.gatherCluster(it, in.NetworkIndex, sel, in.WorkloadEntries)
 		if done {
 			swapsDone = append(swapsDone, it.ptr)
 		}
@@ -30,7 +33,7 @@ func (r *Registry) build(version uint64) *Snapshot {
 		}
 		r.mu.Unlock()
 	}
-	return assemble(in)
+	return build.Assemble(in)
 }
 
 // item is one registry entry as build sees it: a copy of its record, taken
@@ -47,7 +50,7 @@ func (r *Registry) itemsLocked() []item {
 	items := make([]item, 0, len(r.entries))
 	for _, e := range r.entries {
 		it := item{e: *e, ptr: e, w: e.w}
-		it.e.sources = append([]SourceRef(nil), e.sources...)
+		it.e.sources = append([]model.SourceRef(nil), e.sources...)
 		it.e.warnings = append([]string(nil), e.warnings...)
 		items = append(items, it)
 	}
@@ -57,8 +60,8 @@ func (r *Registry) itemsLocked() []item {
 // meshNetworksOf merges the meshNetworks of every cluster's ConfigMap in
 // cluster order (the first definition of a network wins), with a warning
 // for each cluster whose text does not parse (by entry key).
-func (r *Registry) meshNetworksOf(items []item) (*MeshNetworks, *meshNetworkIndex, map[string][]string) {
-	merged := &MeshNetworks{Networks: map[string]MeshNetwork{}}
+func (r *Registry) meshNetworksOf(items []item) (*model.MeshNetworks, *build.NetworkIndex, map[string][]string) {
+	merged := &model.MeshNetworks{Networks: map[string]model.MeshNetwork{}}
 	var keyParts []string
 	warnings := map[string][]string{}
 	for _, it := range items {
@@ -70,7 +73,7 @@ func (r *Registry) meshNetworksOf(items []item) (*MeshNetworks, *meshNetworkInde
 			continue
 		}
 		keyParts = append(keyParts, it.e.id+"\x00"+raw)
-		mn, err := ParseMeshNetworks(raw)
+		mn, err := model.ParseMeshNetworks(raw)
 		if err != nil {
 			warnings[it.e.key] = append(warnings[it.e.key], "meshNetworks in ConfigMap istio does not parse: "+oneLine(err.Error()))
 			continue
@@ -81,14 +84,14 @@ func (r *Registry) meshNetworksOf(items []item) (*MeshNetworks, *meshNetworkInde
 			}
 		}
 	}
-	return merged, newMeshNetworkIndex(merged, strings.Join(keyParts, "\x01")), warnings
+	return merged, build.NewNetworkIndex(merged, strings.Join(keyParts, "\x01")), warnings
 }
 
 // istioEntriesOf reads the ServiceEntries of the config (context) clusters
 // and the WorkloadEntries of every cluster.
-func istioEntriesOf(items []item) ([]ServiceEntry, []WorkloadEntry) {
-	var ses []ServiceEntry
-	var wes []WorkloadEntry
+func istioEntriesOf(items []item) ([]model.ServiceEntry, []model.WorkloadEntry) {
+	var ses []model.ServiceEntry
+	var wes []model.WorkloadEntry
 	for _, it := range items {
 		if it.w == nil || it.e.removed {
 			continue
@@ -106,48 +109,48 @@ func istioEntriesOf(items []item) ([]ServiceEntry, []WorkloadEntry) {
 // ServiceEntries' selectors pick, its Istio config, control-plane facts and
 // mesh config. wes are the WorkloadEntries of every cluster (its Services
 // select its own). done says a pending watcher swap is over.
-func (r *Registry) gatherCluster(it item, ix *meshNetworkIndex, sel selectorSet, wes []WorkloadEntry) (sh clusterShare, done bool) {
+func (r *Registry) gatherCluster(it item, ix *build.NetworkIndex, sel build.Selectors, wes []model.WorkloadEntry) (sh build.Share, done bool) {
 	e := it.e
-	c := Cluster{ID: e.id, IDFrom: e.idFrom, Source: e.source, Sources: e.sources, Server: e.server, Warnings: e.warnings}
+	c := model.Cluster{ID: e.id, IDFrom: e.idFrom, Source: e.source, Sources: e.sources, Server: e.server, Warnings: e.warnings}
 	if len(c.Sources) <= 1 {
 		c.Sources = nil
 	}
 	switch {
 	case e.removed:
-		c.State = StateRemoved
+		c.State = model.StateRemoved
 	case e.fixed.Kind != "":
-		c.State, c.ErrorKind, c.Reason = StateError, e.fixed.Kind, e.fixed.Reason
+		c.State, c.ErrorKind, c.Reason = model.StateError, e.fixed.Kind, e.fixed.Reason
 	case it.w == nil:
-		c.State = StateConnecting
+		c.State = model.StateConnecting
 	default:
 		it.w.status(&c)
 	}
-	sh.key, sh.fromContext = e.key, e.fromContext
+	sh.Key, sh.FromContext = e.key, e.fromContext
 	if it.w != nil && !e.removed {
 		w := it.w
 		part := w.part.Load()
-		if w.dirty.Swap(false) || part == nil || part.id != e.id || part.mnKey != ix.key || part.selKey != sel.key {
+		if w.dirty.Swap(false) || part == nil || part.ID != e.id || part.NetworksKey != ix.Key || part.SelectorsKey != sel.Key {
 			v := w.view(r.opts.SystemNamespace)
 			for _, we := range wes {
 				if we.Cluster == e.id {
-					v.workloadEntries = append(v.workloadEntries, we)
+					v.WorkloadEntries = append(v.WorkloadEntries, we)
 				}
 			}
-			part = buildPart(v, e.id, r.opts.DomainSuffix, ix)
-			part.selKey, part.selected = sel.key, selectPods(v, e.id, part.network, ix, sel)
-			part.nsLabels = namespaceLabels(v)
+			part = build.BuildPart(v, e.id, ix)
+			part.SelectorsKey, part.Selected = sel.Key, build.SelectPods(v, e.id, part.Network, ix, sel)
+			part.NamespaceLabels = build.NamespaceLabels(v)
 			w.part.Store(part)
 		}
 		part, done = e.swap.part(w, e.id, part)
 		w.controlPlaneFacts(&c, r.opts.SystemNamespace)
-		sh.part = part
-		sh.selectedNow = part.selKey == sel.key
-		sh.drs, sh.pas, sh.sidecars, sh.vss = w.policies(e.id)
+		sh.Part = part
+		sh.SelectedNow = part.SelectorsKey == sel.Key
+		sh.DestinationRules, sh.PeerAuthentications, sh.Sidecars, sh.VirtualServices = w.policies(e.id)
 	}
 	if e.fromContext && !e.removed {
 		mc := r.meshConfigOf(e.id, it.w)
-		sh.mesh = &mc
+		sh.MeshConfig = &mc
 	}
-	sh.cluster = c
+	sh.Cluster = c
 	return sh, done
 }

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"slices"
 	"sort"
 
@@ -12,25 +14,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// IstiodPod is an istiod running in a cluster (a Pod labelled app=istiod in
-// the system namespace, as istioctl finds it): the cluster is a primary,
-// its istiod reads this cluster's Istio config and remote secrets.
-type IstiodPod struct {
-	Name string `json:"name"`
-	// ClusterID is the pod's CLUSTER_ID environment variable: the ID istiod
-	// gives its own cluster ("" when not set in the pod spec; istiod's
-	// default is then "Kubernetes").
-	ClusterID string `json:"clusterID,omitempty"`
-	Revision  string `json:"revision,omitempty"`
-	// Version is the discovery container's image tag (1.28.0 of
-	// pilot:1.28.0-distroless), "" when the image has none.
-	Version string `json:"version,omitempty"`
-	// Env holds the discovery container's settings that meshscope models
-	// (SettingKeys), as literal values.
-	Env   map[string]string `json:"env,omitempty"`
-	Ready bool              `json:"ready"`
-}
-
 // istiodPodLabel is the label selector of istiod pods (istioctl's too).
 const istiodPodLabel = "app=istiod"
 
@@ -40,7 +23,7 @@ const resIstiodPods = "istiod pods"
 // cachedIstiod is what the cache keeps of an istiod Pod.
 type cachedIstiod struct {
 	name, namespace, resourceVersion string
-	pod                              IstiodPod // zero for a pod that is no istiod
+	pod                              model.IstiodPod // zero for a pod that is no istiod
 }
 
 func (c *cachedIstiod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
@@ -60,11 +43,11 @@ func transformIstiodPod(obj any) (any, error) {
 		return obj, nil
 	}
 	c := &cachedIstiod{name: p.Name, namespace: p.Namespace, resourceVersion: p.ResourceVersion,
-		pod: IstiodPod{Name: p.Name, Revision: p.Labels["istio.io/rev"]}}
+		pod: model.IstiodPod{Name: p.Name, Revision: p.Labels[model.LabelRev]}}
 	if p.Labels["app"] != "istiod" {
 		// Only a fake clientset, which ignores label selectors, gets here:
 		// keep the key, drop the pod.
-		c.pod = IstiodPod{}
+		c.pod = model.IstiodPod{}
 		return c, nil
 	}
 	// The discovery container's CLUSTER_ID (or --clusterID flag) wins
@@ -83,7 +66,7 @@ func transformIstiodPod(obj any) (any, error) {
 			c.pod.Version = v
 		}
 		if c.pod.Env == nil || ctr.Name == "discovery" {
-			for _, k := range SettingKeys {
+			for _, k := range model.SettingKeys {
 				if v, ok := env[k]; ok {
 					if c.pod.Env == nil {
 						c.pod.Env = map[string]string{}
@@ -112,19 +95,19 @@ func (w *watcher) addControlPlaneInformers(client kubernetes.Interface, ns strin
 	w.istiods = w.add(resIstiodPods, false, &corev1.Pod{}, transformIstiodPod,
 		listWatch[*corev1.PodList](core.Pods(ns), "", istiodPodLabel))
 	w.rootCerts = w.add(resRootCert, false, &corev1.ConfigMap{}, transformRootCert,
-		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), fields.OneTermEqualSelector("metadata.name", RootCertConfigMap).String(), ""))
+		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), fields.OneTermEqualSelector("metadata.name", model.RootCertConfigMap).String(), ""))
 	w.rootCerts.unchanged = unchangedRootCert
 }
 
 // controlPlaneFacts fills what the control-plane informers know into c.
-func (w *watcher) controlPlaneFacts(c *Cluster, ns string) {
+func (w *watcher) controlPlaneFacts(c *model.Cluster, ns string) {
 	c.RootCerts, c.RootCertError = w.rootCertsOf(ns)
 	w.mu.Lock()
 	if w.secrets != nil {
 		c.SecretsRead = w.secrets.inf.HasSynced() && w.secrets.lastErr.Kind == ""
 	}
 	for _, h := range w.infs {
-		if h.lastErr.Kind == ErrForbidden && !slices.Contains(c.Forbidden, h.name) {
+		if h.lastErr.Kind == model.ErrForbidden && !slices.Contains(c.Forbidden, h.name) {
 			c.Forbidden = append(c.Forbidden, h.name)
 		}
 	}

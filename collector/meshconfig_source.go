@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"context"
 	"fmt"
 	"os"
@@ -37,7 +39,7 @@ func newMeshFiles(paths map[string]string) (*meshFiles, error) {
 			}
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
-		if _, err := ParseMeshConfig(f.text); err != nil {
+		if _, err := model.ParseMeshConfig(f.text); err != nil {
 			return nil, fmt.Errorf("--mesh-config %s: %w", p, err)
 		}
 		m.files[cluster] = f
@@ -116,7 +118,7 @@ func (m *meshFiles) get(cluster string) (meshFile, bool) {
 // its file when one is given, else key "mesh" of its ConfigMap istio (or
 // istio-<revision>), else the defaults. Parsed texts are cached (the
 // snapshot is rebuilt far more often than mesh config changes).
-func (r *Registry) meshConfigOf(id string, w *watcher) MeshConfig {
+func (r *Registry) meshConfigOf(id string, w *watcher) model.MeshConfig {
 	var text, source, readErr string
 	if f, ok := r.meshFiles.get(id); ok {
 		text, source = f.text, "file "+f.path
@@ -124,7 +126,7 @@ func (r *Registry) meshConfigOf(id string, w *watcher) MeshConfig {
 			readErr = "cannot read the file again (using its last content): " + oneLine(f.err.Error())
 		}
 	} else {
-		name := r.opts.SystemNamespace + "/" + MeshConfigMapName(r.opts.Revision)
+		name := r.opts.SystemNamespace + "/" + model.MeshConfigMapName(r.opts.Revision)
 		source = "default (no ConfigMap " + name + ")"
 		if w != nil {
 			if t, found := w.meshConfigMapKey(r.opts.SystemNamespace, meshConfigKey); found {
@@ -135,7 +137,7 @@ func (r *Registry) meshConfigOf(id string, w *watcher) MeshConfig {
 	mc, ok := r.meshCache[text]
 	if !ok {
 		var err error
-		mc, err = ParseMeshConfig(text)
+		mc, err = model.ParseMeshConfig(text)
 		if err != nil {
 			mc.Error = oneLine(err.Error())
 		}

@@ -8,6 +8,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // Options configure a Registry. The zero value reads the current kube
@@ -60,11 +62,9 @@ type Options struct {
 	// PublishInterval is the least time between two snapshots; a change
 	// after a quiet period is published at once. Default 50ms.
 	PublishInterval time.Duration
-	// DomainSuffix of service hostnames. Default "cluster.local".
-	DomainSuffix string
 	// IstiodEnv states istiod settings (--istiod-env); they win over what
 	// the istiod pods' env says.
-	IstiodEnv []IstiodEnv
+	IstiodEnv []model.IstiodEnv
 
 	// NewClient builds a client for a cluster from its rest.Config (both
 	// for contexts and for remote-secret kubeconfigs). Default
@@ -105,9 +105,6 @@ func (o *Options) setDefaults() {
 	}
 	if o.PublishInterval <= 0 {
 		o.PublishInterval = 50 * time.Millisecond
-	}
-	if o.DomainSuffix == "" {
-		o.DomainSuffix = "cluster.local"
 	}
 	if o.NewDynamicClient == nil {
 		o.NewDynamicClient = func(_ string, cfg *rest.Config) (dynamic.Interface, error) {

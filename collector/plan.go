@@ -1,15 +1,14 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 )
 
 // The Registry keeps its clusters in three steps:
@@ -21,32 +20,10 @@ import (
 //     duplicate ID);
 //  2. apply (registry.go): start, restart (changed kubeconfig) and stop
 //     watchers until the running ones match the plan;
-//  3. assemble (build.go): build a Snapshot from every watcher's caches.
+//  3. gather (gather.go) every watcher's caches (watcher_view.go) and
+//     build (package collector/build, pure) a Snapshot from them.
 //
 // Planning touches no informer and no client, so it is table-tested.
-
-// IDSource says where a cluster's ID comes from.
-type IDSource string
-
-// Where a cluster ID comes from, in the order a context cluster takes them.
-const (
-	// IDFromFlag: --cluster-id CONTEXT=ID.
-	IDFromFlag IDSource = "cluster-id-flag"
-	// IDFromIstiod: the CLUSTER_ID of the istiod pod running in the cluster,
-	// which is what that istiod calls its own cluster.
-	IDFromIstiod IDSource = "istiod"
-	// IDFromRemoteSecret: the data key of a remote secret (in another
-	// cluster) whose kubeconfig points at the cluster's API server — what
-	// the istiod reading that secret calls it; for a cluster found only
-	// through a secret, its key.
-	IDFromRemoteSecret IDSource = "remote-secret"
-	// IDFromInjector: global.multiCluster.clusterName in the values of
-	// ConfigMap istio-sidecar-injector: the CLUSTER_ID injected sidecars
-	// of the cluster send.
-	IDFromInjector IDSource = "injector"
-	// IDFromContext: nothing else names the cluster: the context name.
-	IDFromContext IDSource = "context"
-)
 
 // contextIn is what planning knows of one context cluster.
 type contextIn struct {
@@ -63,9 +40,9 @@ type contextIn struct {
 type plannedCluster struct {
 	key         string
 	id          string
-	idFrom      IDSource
-	source      SourceRef
-	sources     []SourceRef
+	idFrom      model.IDSource
+	source      model.SourceRef
+	sources     []model.SourceRef
 	server      string
 	fromContext bool
 	// problem stops the cluster from being watched: a refused or broken
@@ -90,8 +67,8 @@ func planClusters(ctxs []contextIn, secs []secretEntry) []plannedCluster {
 	ctxByServer := map[string]int{} // API server → index in plan
 	for _, c := range ctxs {
 		p := plannedCluster{key: c.key, server: c.server, fromContext: true,
-			source: SourceRef{Kind: SourceContext, Name: c.name}}
-		p.sources = []SourceRef{p.source}
+			source: model.SourceRef{Kind: model.SourceContext, Name: c.name}}
+		p.sources = []model.SourceRef{p.source}
 		p.id, p.idFrom, p.warnings = contextID(c, secs)
 		ctxAt[c.key] = len(plan)
 		if c.server != "" {
@@ -139,7 +116,7 @@ func planClusters(ctxs []contextIn, secs []secretEntry) []plannedCluster {
 			plan[at].sources = append(plan[at].sources, se.Ref)
 			continue
 		}
-		p := plannedCluster{key: key, id: se.ID, idFrom: IDFromRemoteSecret, source: se.Ref, sources: []SourceRef{se.Ref},
+		p := plannedCluster{key: key, id: se.ID, idFrom: model.IDFromRemoteSecret, source: se.Ref, sources: []model.SourceRef{se.Ref},
 			server: se.Server, problem: se.Problem, config: se.Config, hash: se.Hash}
 		if se.Server != "" {
 			if other, seen := idsByServer[se.Server]; seen && other != se.ID {
@@ -159,29 +136,29 @@ func planClusters(ctxs []contextIn, secs []secretEntry) []plannedCluster {
 // CLUSTER_ID, else the ID the other clusters' remote secrets give its API
 // server, else the injector's clusterName, else the context name. Every
 // other source that names it differently is a warning.
-func contextID(c contextIn, secs []secretEntry) (string, IDSource, []string) {
+func contextID(c contextIn, secs []secretEntry) (string, model.IDSource, []string) {
 	type named struct {
 		id   string
-		from IDSource
+		from model.IDSource
 		what string
 	}
 	var names []named
 	if c.flagID != "" {
-		names = append(names, named{c.flagID, IDFromFlag, "--cluster-id"})
+		names = append(names, named{c.flagID, model.IDFromFlag, "--cluster-id"})
 	}
 	for _, id := range c.istiodIDs {
-		names = append(names, named{id, IDFromIstiod, "the istiod pod's CLUSTER_ID"})
+		names = append(names, named{id, model.IDFromIstiod, "the istiod pod's CLUSTER_ID"})
 	}
 	for _, se := range secs {
 		if se.Problem.Kind == "" && c.server != "" && se.Server == c.server && se.holderKey != c.key {
-			names = append(names, named{se.ID, IDFromRemoteSecret, fmt.Sprintf("remote secret %s (in %s)", se.Ref.Name, se.holderName)})
+			names = append(names, named{se.ID, model.IDFromRemoteSecret, fmt.Sprintf("remote secret %s (in %s)", se.Ref.Name, se.holderName)})
 		}
 	}
 	if c.injectorID != "" {
-		names = append(names, named{c.injectorID, IDFromInjector, "the sidecar injector's clusterName"})
+		names = append(names, named{c.injectorID, model.IDFromInjector, "the sidecar injector's clusterName"})
 	}
 	if len(names) == 0 {
-		return c.name, IDFromContext, nil
+		return c.name, model.IDFromContext, nil
 	}
 	chosen := names[0]
 	var warnings []string
@@ -212,10 +189,10 @@ func markDuplicateIDs(plan []plannedCluster) {
 			continue
 		}
 		what := "context " + plan[f].source.Name
-		if plan[f].source.Kind == SourceSecret {
+		if plan[f].source.Kind == model.SourceSecret {
 			what = "remote secret " + plan[f].source.Name + " in " + plan[f].source.In
 		}
-		p.problem = problemf(ErrDuplicateID, "duplicate cluster ID %q: already registered by %s", p.id, what)
+		p.problem = problemf(model.ErrDuplicateID, "duplicate cluster ID %q: already registered by %s", p.id, what)
 	}
 }
 
@@ -265,54 +242,4 @@ func injectorValuesClusterName(values string) string {
 		return ""
 	}
 	return v.Global.MultiCluster.ClusterName
-}
-
-// istiodClusterIDs are the distinct CLUSTER_IDs of the istiod pods (of the
-// revision, when one is given) in the system namespace, sorted.
-func (w *watcher) istiodClusterIDs(ns, revision string) []string {
-	if w.istiods == nil {
-		return nil
-	}
-	var ids []string
-	for _, o := range w.istiods.inf.GetStore().List() {
-		p, ok := o.(*cachedIstiod)
-		if !ok || p.pod.ClusterID == "" || p.namespace != ns {
-			continue
-		}
-		if revision != "" && revision != "default" && p.pod.Revision != revision {
-			continue
-		}
-		if !slices.Contains(ids, p.pod.ClusterID) {
-			ids = append(ids, p.pod.ClusterID)
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-// injectorClusterID is the clusterName of the sidecar injector's values
-// (ConfigMap istio-sidecar-injector, or -REV), "" when none.
-func (w *watcher) injectorClusterID(ns, revision string) string {
-	name := injectorConfigMap
-	if revision != "" && revision != "default" {
-		name += "-" + revision
-	}
-	o, ok, _ := w.configMaps.inf.GetStore().GetByKey(ns + "/" + name)
-	if !ok {
-		return ""
-	}
-	c, _ := o.(*corev1.ConfigMap)
-	if c == nil {
-		return ""
-	}
-	return c.Data[injectorValuesKey]
-}
-
-// unwrapDeleted returns the object of a delete event whose final state was
-// unknown to the informer.
-func unwrapDeleted(obj any) any {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		return d.Obj
-	}
-	return obj
 }

@@ -1,8 +1,9 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"sort"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,75 +15,6 @@ import (
 // whether it can cross networks through a gateway. istiod reads Istio
 // config only from its own config cluster, so meshscope watches it in the
 // context clusters (the primaries), not in clusters found through secrets.
-
-// DestinationRule is the part of an Istio DestinationRule that decides
-// which endpoints a proxy gets and whether they are reached with mTLS.
-type DestinationRule struct {
-	Cluster   string    `json:"cluster"`
-	Namespace string    `json:"namespace"`
-	Name      string    `json:"name"`
-	Created   time.Time `json:"created,omitzero"`
-	Host      string    `json:"host"`
-	// TLSMode is trafficPolicy.tls.mode (DISABLE, SIMPLE, MUTUAL,
-	// ISTIO_MUTUAL), "" when there is no tls (a tls without a mode is
-	// DISABLE, the enum's zero value, as istiod reads it); PortTLS the
-	// portLevelSettings' modes.
-	TLSMode string            `json:"tlsMode,omitempty"`
-	PortTLS map[uint32]string `json:"portTls,omitempty"`
-	// TrafficPolicy says the rule has a trafficPolicy: when rules for one
-	// host merge, the oldest one with a traffic policy gives it (and so
-	// the TLS mode).
-	TrafficPolicy bool `json:"trafficPolicy,omitempty"`
-	// ExportTo is spec.exportTo (empty: the mesh's
-	// defaultDestinationRuleExportTo).
-	ExportTo []string `json:"exportTo,omitempty"`
-	// WorkloadSelector limits the rule to proxies with these labels (in
-	// its own namespace).
-	WorkloadSelector map[string]string `json:"workloadSelector,omitempty"`
-	Subsets          []Subset          `json:"subsets,omitempty"`
-	// LocalityLb is trafficPolicy.loadBalancer.localityLbSetting (nil when
-	// unset); OutlierDetection says whether the rule sets outlierDetection
-	// (at the top or on any port): istiod turns locality failover on only
-	// with outlier detection (policy_traffic.go).
-	LocalityLb       *LocalityLbSetting `json:"localityLbSetting,omitempty"`
-	OutlierDetection bool               `json:"outlierDetection,omitempty"`
-	// LB is the locality load-balancing part of the traffic policy, with
-	// its portLevelSettings (nil: no trafficPolicy); LBFor resolves it for
-	// one port and subset as istiod does.
-	LB *TrafficLB `json:"lb,omitempty"`
-	// Fingerprint identifies the whole spec, to compare one rule as two
-	// control planes read it.
-	Fingerprint string `json:"fingerprint,omitempty"`
-}
-
-// Subset is one DestinationRule subset: the endpoints whose labels include
-// Labels, with its own TLS settings (falling back to the rule's).
-type Subset struct {
-	Name    string            `json:"name"`
-	Labels  map[string]string `json:"labels,omitempty"`
-	TLSMode string            `json:"tlsMode,omitempty"`
-	PortTLS map[uint32]string `json:"portTls,omitempty"`
-	// LB is the subset's trafficPolicy's locality load balancing (nil:
-	// the subset has no trafficPolicy).
-	LB *TrafficLB `json:"lb,omitempty"`
-}
-
-// PeerAuthentication is the mTLS part of an Istio PeerAuthentication.
-type PeerAuthentication struct {
-	Cluster   string    `json:"cluster"`
-	Namespace string    `json:"namespace"`
-	Name      string    `json:"name"`
-	Created   time.Time `json:"created,omitzero"`
-	// Selector is spec.selector.matchLabels (empty: the whole namespace,
-	// or the mesh when in the system namespace).
-	Selector map[string]string `json:"selector,omitempty"`
-	// Mode is spec.mtls.mode (UNSET, DISABLE, PERMISSIVE, STRICT), "" when
-	// unset; PortModes are portLevelMtls.
-	Mode      string            `json:"mode,omitempty"`
-	PortModes map[uint32]string `json:"portModes,omitempty"`
-	// Fingerprint identifies the whole spec (see DestinationRule).
-	Fingerprint string `json:"fingerprint,omitempty"`
-}
 
 var (
 	gvrDestinationRules    = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "destinationrules"}
@@ -152,7 +84,7 @@ func transformIstioConfig(obj any) (any, error) {
 }
 
 // policies reads the policy caches of one cluster.
-func (w *watcher) policies(cluster string) ([]DestinationRule, []PeerAuthentication, []Sidecar, []VirtualService) {
+func (w *watcher) policies(cluster string) ([]model.DestinationRule, []model.PeerAuthentication, []model.Sidecar, []model.VirtualService) {
 	return readIstioConfig(w.destinationRules, cluster, parseDestinationRule),
 		readIstioConfig(w.peerAuthentications, cluster, parsePeerAuthentication),
 		readIstioConfig(w.sidecars, cluster, parseSidecar),
@@ -185,8 +117,8 @@ func readIstioConfig[T any](h *informerHealth, cluster string, parse func(string
 	return out
 }
 
-func parseDestinationRule(cluster string, u *unstructured.Unstructured) DestinationRule {
-	d := DestinationRule{Cluster: cluster, Namespace: u.GetNamespace(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time}
+func parseDestinationRule(cluster string, u *unstructured.Unstructured) model.DestinationRule {
+	d := model.DestinationRule{Cluster: cluster, Namespace: u.GetNamespace(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time}
 	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
 	d.Host, _ = spec["host"].(string)
 	d.ExportTo = stringList(spec["exportTo"])
@@ -200,7 +132,7 @@ func parseDestinationRule(cluster string, u *unstructured.Unstructured) Destinat
 	if subsets, ok := spec["subsets"].([]any); ok {
 		for _, e := range subsets {
 			m, _ := e.(map[string]any)
-			ss := Subset{Labels: stringMap(m["labels"])}
+			ss := model.Subset{Labels: stringMap(m["labels"])}
 			ss.Name, _ = m["name"].(string)
 			stp, _ := m["trafficPolicy"].(map[string]any)
 			ss.TLSMode, ss.PortTLS = trafficPolicyTLS(stp)
@@ -239,8 +171,8 @@ func trafficPolicyTLS(tp map[string]any) (string, map[uint32]string) {
 	return top, ports
 }
 
-func parsePeerAuthentication(cluster string, u *unstructured.Unstructured) PeerAuthentication {
-	p := PeerAuthentication{Cluster: cluster, Namespace: u.GetNamespace(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time}
+func parsePeerAuthentication(cluster string, u *unstructured.Unstructured) model.PeerAuthentication {
+	p := model.PeerAuthentication{Cluster: cluster, Namespace: u.GetNamespace(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time}
 	p.Selector, _, _ = unstructured.NestedStringMap(u.Object, "spec", "selector", "matchLabels")
 	p.Mode, _, _ = unstructured.NestedString(u.Object, "spec", "mtls", "mode")
 	ports, _, _ := unstructured.NestedMap(u.Object, "spec", "portLevelMtls")

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,9 +16,9 @@ import (
 // outlierDetection (pilot/pkg/xds/endpoints endpoint_builder.go
 // getOutlierDetectionAndLoadBalancerSettings): without it Envoy never sees
 // an endpoint as failed and never drops to a lower priority.
-func parseTrafficPolicy(d *DestinationRule, u *unstructured.Unstructured) {
+func parseTrafficPolicy(d *model.DestinationRule, u *unstructured.Unstructured) {
 	if lb, ok, _ := unstructured.NestedMap(u.Object, "spec", "trafficPolicy", "loadBalancer", "localityLbSetting"); ok {
-		d.LocalityLb = decodeInto[LocalityLbSetting](lb)
+		d.LocalityLb = decodeInto[model.LocalityLbSetting](lb)
 	}
 	if _, ok, _ := unstructured.NestedMap(u.Object, "spec", "trafficPolicy", "outlierDetection"); ok {
 		d.OutlierDetection = true
@@ -32,35 +34,15 @@ func parseTrafficPolicy(d *DestinationRule, u *unstructured.Unstructured) {
 	d.Fingerprint = specFingerprint(u)
 }
 
-// LBPolicy is what one traffic policy (or one of its portLevelSettings)
-// says about locality load balancing: whether it sets outlierDetection,
-// and its loadBalancer's localityLbSetting or zoneAwareLbSetting
-// (LoadBalancer: a loadBalancer is set at all, which replaces the whole of
-// an outer one).
-type LBPolicy struct {
-	OutlierDetection bool `json:"outlierDetection,omitempty"`
-	// MinHealthPercent is outlierDetection.minHealthPercent (0: unset).
-	MinHealthPercent int32               `json:"minHealthPercent,omitempty"`
-	LoadBalancer     bool                `json:"loadBalancer,omitempty"`
-	LocalityLb       *LocalityLbSetting  `json:"localityLbSetting,omitempty"`
-	ZoneAware        *ZoneAwareLbSetting `json:"zoneAwareLbSetting,omitempty"`
-}
-
-// TrafficLB is a traffic policy's LBPolicy and its port-level ones.
-type TrafficLB struct {
-	LBPolicy
-	Ports map[uint32]LBPolicy `json:"ports,omitempty"`
-}
-
 // trafficPolicyLB reads a trafficPolicy (nil: none).
-func trafficPolicyLB(tp map[string]any) *TrafficLB {
+func trafficPolicyLB(tp map[string]any) *model.TrafficLB {
 	if tp == nil {
 		return nil
 	}
-	t := &TrafficLB{LBPolicy: lbPolicyOf(tp)}
+	t := &model.TrafficLB{LBPolicy: lbPolicyOf(tp)}
 	eachPortLevel(tp, func(num uint32, m map[string]any) {
 		if t.Ports == nil {
-			t.Ports = map[uint32]LBPolicy{}
+			t.Ports = map[uint32]model.LBPolicy{}
 		}
 		if _, dup := t.Ports[num]; !dup { // istiod takes the first
 			t.Ports[num] = lbPolicyOf(m)
@@ -85,8 +67,8 @@ func eachPortLevel(tp map[string]any, f func(port uint32, settings map[string]an
 	}
 }
 
-func lbPolicyOf(m map[string]any) LBPolicy {
-	var p LBPolicy
+func lbPolicyOf(m map[string]any) model.LBPolicy {
+	var p model.LBPolicy
 	var od map[string]any
 	od, p.OutlierDetection = m["outlierDetection"].(map[string]any)
 	p.MinHealthPercent = int32(min(toUint32(od["minHealthPercent"]), 100))
@@ -95,8 +77,8 @@ func lbPolicyOf(m map[string]any) LBPolicy {
 		return p
 	}
 	p.LoadBalancer = true
-	p.LocalityLb = decodeInto[LocalityLbSetting](lb["localityLbSetting"])
-	p.ZoneAware = decodeInto[ZoneAwareLbSetting](lb["zoneAwareLbSetting"])
+	p.LocalityLb = decodeInto[model.LocalityLbSetting](lb["localityLbSetting"])
+	p.ZoneAware = decodeInto[model.ZoneAwareLbSetting](lb["zoneAwareLbSetting"])
 	return p
 }
 
@@ -115,50 +97,6 @@ func decodeInto[T any](v any) *T {
 	return &out
 }
 
-// forPort is the policy for one port: its portLevelSettings entry, which
-// replaces the whole policy (hasPortLevel), else the policy itself.
-func (t *TrafficLB) forPort(port uint32) (p LBPolicy, hasPortLevel bool) {
-	if t == nil {
-		return LBPolicy{}, false
-	}
-	if pp, ok := t.Ports[port]; ok {
-		return pp, true
-	}
-	return t.LBPolicy, false
-}
-
-// LBFor mirrors getOutlierDetectionAndLoadBalancerSettings: the rule's
-// policy for the port, overridden by the subset's (for the port) field by
-// field — every field when the subset has port-level settings for it
-// (MergeSubsetTrafficPolicy, MergeTrafficPolicy). A nil rule has none.
-func (d *DestinationRule) LBFor(port uint32, subset string) LBPolicy {
-	if d == nil {
-		return LBPolicy{}
-	}
-	orig, _ := d.LB.forPort(port)
-	var sub *TrafficLB
-	for i := range d.Subsets {
-		if d.Subsets[i].Name == subset {
-			sub = d.Subsets[i].LB
-			break
-		}
-	}
-	if subset == "" || sub == nil {
-		return orig
-	}
-	sp, hasPortLevel := sub.forPort(port)
-	if d.LB == nil {
-		return sp
-	}
-	if sp.OutlierDetection || hasPortLevel {
-		orig.OutlierDetection, orig.MinHealthPercent = sp.OutlierDetection, sp.MinHealthPercent
-	}
-	if sp.LoadBalancer || hasPortLevel {
-		orig.LoadBalancer, orig.LocalityLb, orig.ZoneAware = sp.LoadBalancer, sp.LocalityLb, sp.ZoneAware
-	}
-	return orig
-}
-
 // specFingerprint is a short hash of an object's spec (encoding/json sorts
 // map keys, so equal specs hash alike whatever their field order).
 func specFingerprint(u *unstructured.Unstructured) string {
@@ -168,14 +106,4 @@ func specFingerprint(u *unstructured.Unstructured) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
-}
-
-// FailsOver reports whether a locality setting asks for failover: explicit
-// failover or failoverPriority, not turned off, and not a weighted
-// distribution (which istiod applies instead of failover).
-func (l *LocalityLbSetting) FailsOver() bool {
-	if l == nil || (l.Enabled != nil && !*l.Enabled) || len(l.Distribute) > 0 {
-		return false
-	}
-	return len(l.Failover) > 0 || len(l.FailoverPriority) > 0
 }

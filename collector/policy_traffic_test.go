@@ -1,9 +1,9 @@
 package collector
 
 import (
-	"testing"
+	"github.com/meshscope/meshscope/model"
 
-	corev1 "k8s.io/api/core/v1"
+	"testing"
 )
 
 // LBFor resolves a rule's locality load balancing for a port and subset
@@ -65,41 +65,9 @@ spec:
 			t.Errorf("port %d subset %q: outlier %v %s, want %v %s", c.port, c.subset, p.OutlierDetection, what, c.outlier, c.what)
 		}
 	}
-	var none *DestinationRule
+	var none *model.DestinationRule
 	if p := none.LBFor(5000, ""); p.OutlierDetection || p.LocalityLb != nil {
 		t.Fatal("no rule, no policy")
-	}
-}
-
-// trafficDistribution: spec first, then the Service's annotation, then the
-// namespace's; PreferClose is PreferSameZone; unknown values are none.
-func TestTrafficDistribution(t *testing.T) {
-	s := func(spec *string, ann string) *corev1.Service {
-		svc := svcObj("ns", "a", 80)
-		svc.Spec.TrafficDistribution = spec
-		if ann != "" {
-			svc.Annotations = map[string]string{AnnotationTrafficDistribution: ann}
-		}
-		return svc
-	}
-	str := func(v string) *string { return &v }
-	cases := []struct {
-		svc  *corev1.Service
-		ns   string
-		want string
-	}{
-		{s(str("PreferClose"), "PreferSameNode"), "", "PreferSameZone"},
-		{s(str("PreferSameNode"), ""), "", "PreferSameNode"},
-		{s(nil, "preferclose"), "PreferSameNode", "PreferSameZone"},
-		{s(nil, "bogus"), "PreferSameNode", ""},
-		{s(nil, ""), "PreferSameNode", "PreferSameNode"},
-		{s(str("Unknown"), ""), "PreferClose", "PreferSameZone"},
-		{s(nil, ""), "", ""},
-	}
-	for i, c := range cases {
-		if got := trafficDistribution(c.svc, c.ns); got != c.want {
-			t.Errorf("case %d: %q, want %q", i, got, c.want)
-		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -43,16 +45,16 @@ func TestDefaultProbeClassifiesRealErrors(t *testing.T) {
 	}
 	bad := rest.CopyConfig(good)
 	bad.BearerToken = "revoked-token-456"
-	if p := probe(bad); p.Kind != ErrUnauthorized || strings.Contains(p.Reason, "revoked-token-456") {
+	if p := probe(bad); p.Kind != model.ErrUnauthorized || strings.Contains(p.Reason, "revoked-token-456") {
 		t.Fatalf("revoked token: %+v", p)
 	}
 	wrongCA := rest.CopyConfig(good)
 	wrongCA.TLSClientConfig = rest.TLSClientConfig{} // system roots do not trust httptest's CA
-	if p := probe(wrongCA); p.Kind != ErrTLS || !strings.HasPrefix(p.Reason, "TLS/CA mismatch") {
+	if p := probe(wrongCA); p.Kind != model.ErrTLS || !strings.HasPrefix(p.Reason, "TLS/CA mismatch") {
 		t.Fatalf("wrong CA: %+v", p)
 	}
 	srv.Close()
-	if p := probe(good); p.Kind != ErrUnreachable || !strings.HasPrefix(p.Reason, "unreachable") {
+	if p := probe(good); p.Kind != model.ErrUnreachable || !strings.HasPrefix(p.Reason, "unreachable") {
 		t.Fatalf("dead server: %+v", p)
 	}
 }
@@ -77,7 +79,7 @@ func TestDefaultProbeBlackholed(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	p := classify(DefaultProbe(ctx, c), "")
-	if p.Kind != ErrUnreachable || time.Since(start) > 2*time.Second {
+	if p.Kind != model.ErrUnreachable || time.Since(start) > 2*time.Second {
 		t.Fatalf("blackholed: %+v after %s", p, time.Since(start))
 	}
 }

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"context"
 	"fmt"
 	"log/slog"
@@ -32,17 +34,17 @@ type Registry struct {
 	reconcileCh chan struct{}
 	changeCh    chan struct{}
 
-	snap    atomic.Pointer[Snapshot]
+	snap    atomic.Pointer[model.Snapshot]
 	version uint64 // only the builder touches it (under buildMu)
 	buildMu sync.Mutex
 
 	subMu sync.Mutex
-	subs  map[chan *Snapshot]struct{}
+	subs  map[chan *model.Snapshot]struct{}
 
 	// meshFiles are the mesh config files given instead of ConfigMaps;
 	// meshCache holds parsed mesh configs by text (used under buildMu).
 	meshFiles *meshFiles
-	meshCache map[string]MeshConfig
+	meshCache map[string]model.MeshConfig
 }
 
 // entry is one cluster: one API server, however many ways it is reached.
@@ -54,8 +56,8 @@ type entry struct {
 	key        string
 	id         string
 	explicitID bool // from Options.ClusterIDs: never renamed by secrets
-	source     SourceRef
-	sources    []SourceRef
+	source     model.SourceRef
+	sources    []model.SourceRef
 	server     string
 	warnings   []string
 	fixed      Problem // an error that no retry fixes (bad kubeconfig, duplicate ID, client)
@@ -67,7 +69,7 @@ type entry struct {
 	hash        [32]byte // of the remote-secret kubeconfig in use
 
 	// idFrom says where id comes from.
-	idFrom IDSource
+	idFrom model.IDSource
 
 	w *watcher
 	// swap, while the watchers are being replaced after a credentials
@@ -86,8 +88,8 @@ func NewRegistry(opts Options) (*Registry, error) {
 		parseCache:  map[string]secretEntry{},
 		reconcileCh: make(chan struct{}, 1),
 		changeCh:    make(chan struct{}, 1),
-		subs:        map[chan *Snapshot]struct{}{},
-		meshCache:   map[string]MeshConfig{},
+		subs:        map[chan *model.Snapshot]struct{}{},
+		meshCache:   map[string]model.MeshConfig{},
 	}
 	var err error
 	if r.meshFiles, err = newMeshFiles(opts.MeshConfigFiles); err != nil {
@@ -125,7 +127,7 @@ func NewRegistry(opts Options) (*Registry, error) {
 		e := &entry{
 			key:         key,
 			id:          s.Name,
-			source:      SourceRef{Kind: SourceContext, Name: s.Name},
+			source:      model.SourceRef{Kind: model.SourceContext, Name: s.Name},
 			server:      s.Server,
 			fromContext: true,
 			ctxSource:   s,
@@ -134,7 +136,7 @@ func NewRegistry(opts Options) (*Registry, error) {
 		if id, ok := opts.ClusterIDs[s.Name]; ok && id != "" {
 			e.id, e.explicitID = id, true
 		}
-		e.sources = []SourceRef{e.source}
+		e.sources = []model.SourceRef{e.source}
 		r.entries = append(r.entries, e)
 	}
 	// A --cluster-id for a context that is not read is a typo: say so.
@@ -192,13 +194,13 @@ func (r *Registry) Run(ctx context.Context) error {
 }
 
 // Snapshot returns the latest snapshot (never nil after NewRegistry).
-func (r *Registry) Snapshot() *Snapshot { return r.snap.Load() }
+func (r *Registry) Snapshot() *model.Snapshot { return r.snap.Load() }
 
 // Subscribe returns a channel that receives every new snapshot, latest
 // wins: a slow reader skips intermediate ones but always gets the newest.
 // The current snapshot is sent at once. Call cancel to stop.
-func (r *Registry) Subscribe() (ch <-chan *Snapshot, cancel func()) {
-	c := make(chan *Snapshot, 1)
+func (r *Registry) Subscribe() (ch <-chan *model.Snapshot, cancel func()) {
+	c := make(chan *model.Snapshot, 1)
 	c <- r.Snapshot()
 	r.subMu.Lock()
 	r.subs[c] = struct{}{}
@@ -212,7 +214,7 @@ func (r *Registry) Subscribe() (ch <-chan *Snapshot, cancel func()) {
 
 // WaitSettled blocks until every cluster is synced, timed out, in error or
 // removed, and returns that snapshot; or returns ctx's error.
-func (r *Registry) WaitSettled(ctx context.Context) (*Snapshot, error) {
+func (r *Registry) WaitSettled(ctx context.Context) (*model.Snapshot, error) {
 	ch, cancel := r.Subscribe()
 	defer cancel()
 	for {
@@ -278,7 +280,7 @@ func (r *Registry) publishLoop(ctx context.Context) {
 }
 
 // publish builds a snapshot and swaps it in, then hands it to subscribers.
-func (r *Registry) publish() *Snapshot {
+func (r *Registry) publish() *model.Snapshot {
 	r.buildMu.Lock()
 	r.version++
 	s := r.build(r.version)
@@ -314,7 +316,7 @@ func (r *Registry) startLocked(e *entry) {
 		var err error
 		client, err = r.newClient(e.id, e.config)
 		if err != nil {
-			e.fixed = redactorForConfig(e.config).problem(Problem{ErrClient, "cannot build a client: " + oneLine(err.Error())})
+			e.fixed = redactorForConfig(e.config).problem(Problem{model.ErrClient, "cannot build a client: " + oneLine(err.Error())})
 			return
 		}
 	}
@@ -409,7 +411,7 @@ func (r *Registry) secretInputsLocked() []secretEntry {
 			}
 			for _, obj := range e.w.secrets.inf.GetStore().List() {
 				s, ok := obj.(*corev1.Secret)
-				if !ok || s.Namespace != r.opts.SystemNamespace || s.Labels[MultiClusterSecretLabel] != "true" {
+				if !ok || s.Namespace != r.opts.SystemNamespace || s.Labels[model.MultiClusterSecretLabel] != "true" {
 					continue
 				}
 				for _, se := range parseRemoteSecretCached(s, e.key, r.opts.AllowInsecureKubeconfig, r.parseCache) {
@@ -454,7 +456,7 @@ func (r *Registry) applyLocked(plan []plannedCluster) {
 			// A context's only planned problem is a duplicate ID.
 			if p.problem.Kind != "" {
 				e.fixed = p.problem
-			} else if e.fixed.Kind == ErrDuplicateID {
+			} else if e.fixed.Kind == model.ErrDuplicateID {
 				e.fixed = Problem{}
 			}
 		default:

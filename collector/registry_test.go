@@ -1,6 +1,10 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,7 +39,7 @@ func startRegistry(t *testing.T, opts Options) *Registry {
 }
 
 // waitFor returns the first snapshot that satisfies ok, or fails.
-func waitFor(t *testing.T, r *Registry, d time.Duration, what string, ok func(*Snapshot) bool) *Snapshot {
+func waitFor(t *testing.T, r *Registry, d time.Duration, what string, ok func(*model.Snapshot) bool) *model.Snapshot {
 	t.Helper()
 	ch, cancel := r.Subscribe()
 	defer cancel()
@@ -53,7 +57,7 @@ func waitFor(t *testing.T, r *Registry, d time.Duration, what string, ok func(*S
 	}
 }
 
-func settled(ctx context.Context, t *testing.T, r *Registry) *Snapshot {
+func settled(ctx context.Context, t *testing.T, r *Registry) *model.Snapshot {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -69,15 +73,15 @@ func settled(ctx context.Context, t *testing.T, r *Registry) *Snapshot {
 // are in one snapshot.
 func TestLabShapeFromOneContext(t *testing.T) {
 	w := newFakeWorld(t)
-	c1 := fake.NewClientset(append(labCluster("network1", "192.168.60.113", "helloworld-v1-abc", "10.44.0.13"),
+	c1 := fake.NewClientset(append(meshtest.LabCluster("network1", "192.168.60.113", "helloworld-v1-abc", "10.44.0.13"),
 		remoteSecret("istio-remote-secret-cluster2", map[string][]byte{"cluster2": kubeconfigFor("https://127.0.0.1:6444", tokenCluster2)}))...)
-	c2 := fake.NewClientset(labCluster("network2", "192.168.60.9", "helloworld-v2-def", "10.144.0.15")...)
+	c2 := fake.NewClientset(meshtest.LabCluster("network2", "192.168.60.9", "helloworld-v2-def", "10.144.0.15")...)
 	w.clients["https://127.0.0.1:6444"] = c2
 	r, err := NewRegistry(fastOptions(w, Source{Name: "cluster1", Server: "https://127.0.0.1:6443", Client: c1}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := r.Snapshot(); s.Version != 1 || len(s.Clusters) != 1 || s.Clusters[0].State != StateConnecting || s.Settled() {
+	if s := r.Snapshot(); s.Version != 1 || len(s.Clusters) != 1 || s.Clusters[0].State != model.StateConnecting || s.Settled() {
 		t.Fatalf("before Run: %+v", s)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -89,12 +93,12 @@ func TestLabShapeFromOneContext(t *testing.T) {
 		t.Fatalf("want 2 clusters, got %+v", s.Clusters)
 	}
 	for _, c := range s.Clusters {
-		if c.State != StateSynced {
+		if c.State != model.StateSynced {
 			t.Fatalf("cluster %s: %s %s", c.ID, c.State, c.Reason)
 		}
 	}
 	c2s := s.ClusterByID("cluster2")
-	if c2s.Source.Kind != SourceSecret || c2s.Source.Name != "istio-system/istio-remote-secret-cluster2" || c2s.Source.In != "cluster1" || c2s.Network != "network2" {
+	if c2s.Source.Kind != model.SourceSecret || c2s.Source.Name != "istio-system/istio-remote-secret-cluster2" || c2s.Source.In != "cluster1" || c2s.Network != "network2" {
 		t.Fatalf("cluster2 = %+v", c2s)
 	}
 	if c := s.ClusterByID("cluster1"); c.Counts.RemoteSecrets != 1 || c.Counts.Endpoints != 1 || c.Counts.Nodes != 1 {
@@ -139,21 +143,21 @@ func itoa(p uint32) string { return fmt.Sprint(p) }
 // cluster, and the context takes the ID the secret uses.
 func TestContextAndSecretSameServerAreOneCluster(t *testing.T) {
 	w := newFakeWorld(t)
-	c2 := fake.NewClientset(labCluster("network2", "192.168.60.9", "hw2", "10.144.0.15")...)
-	c1 := fake.NewClientset(append(labCluster("network1", "192.168.60.113", "hw1", "10.44.0.13"),
+	c2 := fake.NewClientset(meshtest.LabCluster("network2", "192.168.60.9", "hw2", "10.144.0.15")...)
+	c1 := fake.NewClientset(append(meshtest.LabCluster("network1", "192.168.60.113", "hw1", "10.44.0.13"),
 		remoteSecret("istio-remote-secret-cluster2", map[string][]byte{"cluster2": kubeconfigFor("https://127.0.0.1:6444/", tokenCluster2)}))...)
 	r := startRegistry(t, fastOptions(w,
 		Source{Name: "kind-one", Server: "https://127.0.0.1:6443", Client: c1},
 		Source{Name: "kind-two", Server: "https://127.0.0.1:6444", Client: c2}))
-	s := waitFor(t, r, 10*time.Second, "kind-two renamed cluster2", func(s *Snapshot) bool {
+	s := waitFor(t, r, 10*time.Second, "kind-two renamed cluster2", func(s *model.Snapshot) bool {
 		c := s.ClusterByID("cluster2")
-		return s.Settled() && c != nil && c.State == StateSynced
+		return s.Settled() && c != nil && c.State == model.StateSynced
 	})
 	if len(s.Clusters) != 2 {
 		t.Fatalf("want 2 clusters, got %+v", s.Clusters)
 	}
 	c := s.ClusterByID("cluster2")
-	if c.Source.Kind != SourceContext || c.Source.Name != "kind-two" || len(c.Sources) != 2 {
+	if c.Source.Kind != model.SourceContext || c.Source.Name != "kind-two" || len(c.Sources) != 2 {
 		t.Fatalf("cluster2 = %+v", c)
 	}
 	if s.ClusterByID("kind-one") == nil {
@@ -202,21 +206,21 @@ func TestBadSecretsAreClusterErrors(t *testing.T) {
 	)
 	r := startRegistry(t, fastOptions(w, Source{Name: "cluster1", Server: "https://c1", Client: c1}))
 	s := settled(context.Background(), t, r)
-	byKind := map[ErrorKind]Cluster{}
+	byKind := map[model.ErrorKind]model.Cluster{}
 	for _, c := range s.Clusters {
 		byKind[c.ErrorKind] = c
 	}
-	if c := byKind[ErrBadKubeconfig]; c.ID != "garbage" || c.State != StateError {
+	if c := byKind[model.ErrBadKubeconfig]; c.ID != "garbage" || c.State != model.StateError {
 		t.Fatalf("garbage: %+v", s.Clusters)
 	}
-	if c := byKind[ErrRefusedConfig]; c.ID != "execy" || !strings.Contains(c.Reason, "refused exec plugin") {
+	if c := byKind[model.ErrRefusedConfig]; c.ID != "execy" || !strings.Contains(c.Reason, "refused exec plugin") {
 		t.Fatalf("exec: %+v", c)
 	}
-	if c := byKind[ErrDuplicateID]; c.ID != "cluster2" || c.Source.Name != "istio-system/d-dup" || !strings.Contains(c.Reason, "duplicate cluster ID") {
+	if c := byKind[model.ErrDuplicateID]; c.ID != "cluster2" || c.Source.Name != "istio-system/d-dup" || !strings.Contains(c.Reason, "duplicate cluster ID") {
 		t.Fatalf("duplicate: %+v", c)
 	}
 	good := s.Clusters[1]
-	if good.ID != "cluster2" || good.State != StateSynced || good.Source.Name != "istio-system/a-good" {
+	if good.ID != "cluster2" || good.State != model.StateSynced || good.Source.Name != "istio-system/a-good" {
 		t.Fatalf("good cluster: %+v", good)
 	}
 	if len(s.Clusters) != 5 {
@@ -225,7 +229,7 @@ func TestBadSecretsAreClusterErrors(t *testing.T) {
 	if !strings.Contains(strings.Join(s.Clusters[0].Warnings, ";"), `key "cluster1" equals this cluster's ID`) {
 		t.Fatalf("self key not noted: %v", s.Clusters[0].Warnings)
 	}
-	if s.Clusters[0].State != StateSynced {
+	if s.Clusters[0].State != model.StateSynced {
 		t.Fatalf("cluster1 broken by bad secrets: %+v", s.Clusters[0])
 	}
 	b, _ := json.Marshal(s)
@@ -237,7 +241,7 @@ func TestBadSecretsAreClusterErrors(t *testing.T) {
 // A user who may not read secrets: the cluster works, with a warning.
 func TestForbiddenSecretsIsAWarning(t *testing.T) {
 	w := newFakeWorld(t)
-	c1 := fake.NewClientset(labCluster("network1", "192.168.60.113", "hw1", "10.44.0.13")...)
+	c1 := fake.NewClientset(meshtest.LabCluster("network1", "192.168.60.113", "hw1", "10.44.0.13")...)
 	c1.PrependReactor("list", "secrets", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "", errors.New("RBAC: no"))
 	})
@@ -247,7 +251,7 @@ func TestForbiddenSecretsIsAWarning(t *testing.T) {
 	r := startRegistry(t, fastOptions(w, Source{Name: "cluster1", Server: "https://c1", Client: c1}))
 	s := settled(context.Background(), t, r)
 	c := s.Clusters[0]
-	if c.State != StateSynced {
+	if c.State != model.StateSynced {
 		t.Fatalf("state %s %s", c.State, c.Reason)
 	}
 	ws := strings.Join(c.Warnings, "; ")
@@ -268,7 +272,7 @@ func TestForbiddenPodsIsAnError(t *testing.T) {
 	})
 	r := startRegistry(t, fastOptions(w, Source{Name: "cluster1", Server: "https://c1", Client: c1}))
 	s := settled(context.Background(), t, r)
-	if c := s.Clusters[0]; c.State != StateError || c.ErrorKind != ErrForbidden || !strings.Contains(c.Reason, "forbidden pods") {
+	if c := s.Clusters[0]; c.State != model.StateError || c.ErrorKind != model.ErrForbidden || !strings.Contains(c.Reason, "forbidden pods") {
 		t.Fatalf("cluster = %+v", c)
 	}
 }
@@ -276,7 +280,7 @@ func TestForbiddenPodsIsAnError(t *testing.T) {
 // synced → error (probe fails) → synced again.
 func TestHealthProbeTransitions(t *testing.T) {
 	w := newFakeWorld(t)
-	c1 := fake.NewClientset(labCluster("network1", "192.168.60.113", "hw1", "10.44.0.13")...)
+	c1 := fake.NewClientset(meshtest.LabCluster("network1", "192.168.60.113", "hw1", "10.44.0.13")...)
 	var down atomicBool
 	c1.PrependReactor("get", "version", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if down.get() {
@@ -288,8 +292,8 @@ func TestHealthProbeTransitions(t *testing.T) {
 	settled(context.Background(), t, r)
 	down.set(true)
 	start := time.Now()
-	s := waitFor(t, r, 5*time.Second, "unreachable", func(s *Snapshot) bool { return s.Clusters[0].State == StateError })
-	if c := s.Clusters[0]; c.ErrorKind != ErrUnreachable || !strings.HasPrefix(c.Reason, "unreachable") {
+	s := waitFor(t, r, 5*time.Second, "unreachable", func(s *model.Snapshot) bool { return s.Clusters[0].State == model.StateError })
+	if c := s.Clusters[0]; c.ErrorKind != model.ErrUnreachable || !strings.HasPrefix(c.Reason, "unreachable") {
 		t.Fatalf("cluster = %+v", c)
 	}
 	if time.Since(start) > 2*time.Second {
@@ -299,7 +303,7 @@ func TestHealthProbeTransitions(t *testing.T) {
 		t.Fatal("endpoints dropped while unreachable")
 	}
 	down.set(false)
-	s = waitFor(t, r, 5*time.Second, "synced again", func(s *Snapshot) bool { return s.Clusters[0].State == StateSynced })
+	s = waitFor(t, r, 5*time.Second, "synced again", func(s *model.Snapshot) bool { return s.Clusters[0].State == model.StateSynced })
 	if s.Clusters[0].Reconnects != 1 {
 		t.Fatalf("reconnects = %d", s.Clusters[0].Reconnects)
 	}
@@ -309,7 +313,7 @@ func TestHealthProbeTransitions(t *testing.T) {
 // the cluster removed; an unchanged secret is not reloaded.
 func TestSecretRotationAndRemoval(t *testing.T) {
 	w := newFakeWorld(t)
-	w.clients["https://c2"] = fake.NewClientset(labCluster("network2", "192.168.60.9", "hw2", "10.144.0.15")...)
+	w.clients["https://c2"] = fake.NewClientset(meshtest.LabCluster("network2", "192.168.60.9", "hw2", "10.144.0.15")...)
 	// Reactors must be in place before the fake is used (PrependReactor
 	// is not synchronized with calls).
 	var slow atomicBool
@@ -354,15 +358,15 @@ func TestSecretRotationAndRemoval(t *testing.T) {
 			if hw == nil || hw.Clusters["cluster2"] == nil {
 				t.Fatalf("cluster2 emptied during the restart (version %d, state %s)", s.Version, s.ClusterByID("cluster2").State)
 			}
-			done = s.ClusterByID("cluster2").State == StateSynced && w2built(r, w) == 2
+			done = s.ClusterByID("cluster2").State == model.StateSynced && w2built(r, w) == 2
 		case <-deadline:
 			done = true
 		}
 	}
 	slow.set(false)
-	waitFor(t, r, 5*time.Second, "rebuilt client", func(s *Snapshot) bool {
+	waitFor(t, r, 5*time.Second, "rebuilt client", func(s *model.Snapshot) bool {
 		c := s.ClusterByID("cluster2")
-		return w2built(r, w) == 2 && c != nil && c.State == StateSynced
+		return w2built(r, w) == 2 && c != nil && c.State == model.StateSynced
 	})
 	if w.tokens[len(w.tokens)-1] != "rotated-token-987654321" {
 		t.Fatal("new token not used")
@@ -370,9 +374,9 @@ func TestSecretRotationAndRemoval(t *testing.T) {
 	if err := c1.CoreV1().Secrets("istio-system").Delete(ctx, sec.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s := waitFor(t, r, 5*time.Second, "removed", func(s *Snapshot) bool {
+	s := waitFor(t, r, 5*time.Second, "removed", func(s *model.Snapshot) bool {
 		c := s.ClusterByID("cluster2")
-		return c != nil && c.State == StateRemoved
+		return c != nil && c.State == model.StateRemoved
 	})
 	if hw := s.Service("helloworld.sample.svc.cluster.local"); hw != nil {
 		t.Fatalf("removed cluster's services remain: %+v", hw)
@@ -394,7 +398,7 @@ func TestUnreachableRemote(t *testing.T) {
 	r := startRegistry(t, fastOptions(w, Source{Name: "cluster1", Server: "https://c1", Client: c1}))
 	s := settled(context.Background(), t, r)
 	c := s.ClusterByID("cluster9")
-	if c == nil || c.State != StateError || c.ErrorKind != ErrClient {
+	if c == nil || c.State != model.StateError || c.ErrorKind != model.ErrClient {
 		t.Fatalf("cluster9 = %+v", c)
 	}
 }
@@ -413,7 +417,7 @@ func TestSyncTimeout(t *testing.T) {
 	opts.Probe = func(context.Context, kubernetes.Interface) error { return nil }
 	r := startRegistry(t, opts)
 	s := settled(context.Background(), t, r)
-	if c := s.Clusters[0]; c.State != StateTimeout || !strings.Contains(c.Reason, "endpointslices") {
+	if c := s.Clusters[0]; c.State != model.StateTimeout || !strings.Contains(c.Reason, "endpointslices") {
 		t.Fatalf("cluster = %+v", c)
 	}
 }
@@ -444,7 +448,7 @@ networks:
 				Data: map[string]string{"mesh": "big mesh config", "meshNetworks": netX}}
 			cmCanary := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio-canary", Namespace: "istio-system"},
 				Data: map[string]string{"meshNetworks": netY}}
-			objs := labCluster("", "", "hw1", "10.44.0.13")
+			objs := meshtest.LabCluster("", "", "hw1", "10.44.0.13")
 			objs = append(objs[:2], objs[3:]...) // no east-west gateway service
 			c1 := fake.NewClientset(append(objs, cm, cmCanary)...)
 			opts := fastOptions(w, Source{Name: "cluster1", Server: "https://c1", Client: c1})
@@ -452,10 +456,10 @@ networks:
 			r := startRegistry(t, opts)
 			s := settled(context.Background(), t, r)
 			ep := s.Service("helloworld.sample.svc.cluster.local").Clusters["cluster1"].Endpoints[0]
-			if ep.Network != tc.network || ep.NetworkFrom != NetworkFromRegistry {
+			if ep.Network != tc.network || ep.NetworkFrom != model.NetworkFromRegistry {
 				t.Fatalf("endpoint = %+v", ep)
 			}
-			if len(s.Gateways) != 1 || s.Gateways[0].Address != tc.gateway || s.Gateways[0].From != GatewayFromMeshNetworks || s.Gateways[0].Cluster != "" {
+			if len(s.Gateways) != 1 || s.Gateways[0].Address != tc.gateway || s.Gateways[0].From != model.GatewayFromMeshNetworks || s.Gateways[0].Cluster != "" {
 				t.Fatalf("gateways = %+v", s.Gateways)
 			}
 			if len(s.Networks) != 1 || s.Networks[0].Name != tc.network || s.Networks[0].FromRegistry[0] != "cluster1" {
@@ -466,27 +470,27 @@ networks:
 }
 
 func TestStripTransforms(t *testing.T) {
-	s := svcObj("a", "b", 80)
+	s := meshtest.Service("a", "b", 80)
 	s.Annotations["networking.istio.io/exportTo"] = "."
 	_, _ = transformService(s)
 	if s.ManagedFields != nil || len(s.Annotations) != 1 {
 		t.Fatalf("service not stripped: %+v", s.ObjectMeta)
 	}
-	// Pods are cached as cachedPod: identity, node, all labels (any label
+	// Pods are cached as build.Pod: identity, node, all labels (any label
 	// may be selected by Istio config), and pods with the same labels share
 	// one label map.
 	in := newInterner()
-	p1, p2, p3 := podObj("a", "p1", "1.1.1.1", "", true), podObj("a", "p2", "1.1.1.2", "", true), podObj("a", "p3", "1.1.1.3", "", true)
+	p1, p2, p3 := meshtest.Pod("a", "p1", "1.1.1.1", "", true), meshtest.Pod("a", "p2", "1.1.1.2", "", true), meshtest.Pod("a", "p3", "1.1.1.3", "", true)
 	p3.Labels["pod-template-hash"] = "y"
 	p1.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	o1, _ := in.transformPod(p1)
 	o2, _ := in.transformPod(p2)
 	o3, _ := in.transformPod(p3)
-	c1, c2, c3 := o1.(*cachedPod), o2.(*cachedPod), o3.(*cachedPod)
+	c1, c2, c3 := o1.(*build.Pod), o2.(*build.Pod), o3.(*build.Pod)
 	if c1.Name != "p1" || c1.Namespace != "a" || c1.NodeName != "node1" || c1.Labels["pod-template-hash"] != "abc" || c1.Labels["app"] == "" {
 		t.Fatalf("cached pod: %+v", c1)
 	}
-	if c1.IP.String() != "1.1.1.1" || !c1.inEndpoints || c2.inEndpoints {
+	if c1.IP.String() != "1.1.1.1" || !c1.InEndpoints || c2.InEndpoints {
 		t.Errorf("pod address and readiness: %+v / %+v", c1, c2)
 	}
 	if reflect.ValueOf(c1.Labels).Pointer() != reflect.ValueOf(c2.Labels).Pointer() {
@@ -512,7 +516,7 @@ func (a *atomicBool) set(v bool) { a.init(); <-a.ch; a.ch <- v }
 // clusters, as istiod sees them; a bad credential for it shows on its own.
 func TestTwoIDsForOneServer(t *testing.T) {
 	w := newFakeWorld(t)
-	w.clients["https://c2"] = fake.NewClientset(labCluster("network2", "192.168.60.9", "hw2", "10.144.0.15")...)
+	w.clients["https://c2"] = fake.NewClientset(meshtest.LabCluster("network2", "192.168.60.9", "hw2", "10.144.0.15")...)
 	c1 := fake.NewClientset(
 		remoteSecret("a", map[string][]byte{"cluster2": kubeconfigFor("https://c2", tokenCluster2)}),
 		remoteSecret("b", map[string][]byte{"other": kubeconfigFor("https://c2", "other-token-1234")}),
@@ -535,12 +539,12 @@ func TestTwoIDsForOneServer(t *testing.T) {
 // that new ID.
 func TestMultiPrimaryContextsRenamedBySecrets(t *testing.T) {
 	w := newFakeWorld(t)
-	a := fake.NewClientset(append(labCluster("network1", "192.168.60.113", "hw1", "10.44.0.13"),
+	a := fake.NewClientset(append(meshtest.LabCluster("network1", "192.168.60.113", "hw1", "10.44.0.13"),
 		remoteSecret("istio-remote-secret-cluster2", map[string][]byte{"cluster2": kubeconfigFor("https://b", tokenCluster2)}))...)
-	b := fake.NewClientset(append(labCluster("network2", "192.168.60.9", "hw2", "10.144.0.15"),
+	b := fake.NewClientset(append(meshtest.LabCluster("network2", "192.168.60.9", "hw2", "10.144.0.15"),
 		remoteSecret("istio-remote-secret-cluster1", map[string][]byte{"cluster1": kubeconfigFor("https://a", "token-for-a-123456")}))...)
 	r := startRegistry(t, fastOptions(w, Source{Name: "kind-a", Server: "https://a", Client: a}, Source{Name: "kind-b", Server: "https://b", Client: b}))
-	s := waitFor(t, r, 10*time.Second, "renamed", func(s *Snapshot) bool {
+	s := waitFor(t, r, 10*time.Second, "renamed", func(s *model.Snapshot) bool {
 		return s.Settled() && s.ClusterByID("cluster1") != nil && s.ClusterByID("cluster2") != nil
 	})
 	if len(s.Clusters) != 2 {
@@ -557,13 +561,13 @@ func TestMultiPrimaryContextsRenamedBySecrets(t *testing.T) {
 
 // An endpoint whose pod is not (yet) in the cache is marked: istiod skips it.
 func TestEndpointWithoutPod(t *testing.T) {
-	v := cacheView{
-		services: []*corev1.Service{svcObj("sample", "hw", 80)},
-		slices:   []*cachedSlice{cacheSlice(sliceObj("sample", "hw", "hw-1", 80, map[string]string{"ghost": "10.0.0.9"}))},
-		pod:      func(string) *cachedPod { return nil },
+	v := build.Caches{
+		Services: []*corev1.Service{meshtest.Service("sample", "hw", 80)},
+		Slices:   []*build.Slice{cacheSlice(meshtest.EndpointSlice("sample", "hw", "hw-1", 80, map[string]string{"ghost": "10.0.0.9"}))},
+		Pod:      func(string) *build.Pod { return nil },
 	}
-	p := buildPart(v, "c1", "cluster.local", nil)
-	eps := p.services["hw.sample.svc.cluster.local"].Endpoints
+	p := build.BuildPart(v, "c1", nil)
+	eps := p.Services["hw.sample.svc.cluster.local"].Endpoints
 	if len(eps) != 1 || !eps[0].PodMissing || eps[0].Pod != "ghost" || eps[0].Network != "" {
 		t.Fatalf("endpoints = %+v", eps)
 	}

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"crypto/sha256"
 	"fmt"
 	"maps"
@@ -14,21 +16,14 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// Remote secrets: Secrets labelled istio/multiCluster=true in the system
-// namespace. Every data key is a cluster ID and its value a kubeconfig
-// (istio pkg/kube/multicluster/secretcontroller.go).
-const (
-	MultiClusterSecretLabel = "istio/multiCluster"
-)
-
 // secretEntry is one data key of one remote secret, parsed. It holds the
 // rest.Config (with credentials) but nothing in it is ever printed: only
 // Server, ID, Ref and Problem reach a Snapshot.
 type secretEntry struct {
 	ID      string
-	Ref     SourceRef // kind secret, "ns/name", In = holding cluster, Key
-	Hash    [32]byte  // SHA-256 of the kubeconfig: unchanged → not reloaded
-	Server  string    // normalized
+	Ref     model.SourceRef // kind secret, "ns/name", In = holding cluster, Key
+	Hash    [32]byte        // SHA-256 of the kubeconfig: unchanged → not reloaded
+	Server  string          // normalized
 	Config  *rest.Config
 	Problem Problem // non-empty Kind: the kubeconfig was refused or unparsable
 	// holderKey and holderName are the registry key and the context name
@@ -53,7 +48,7 @@ func parseRemoteSecret(s *corev1.Secret, in string, allowInsecure bool) []secret
 		kc := s.Data[k]
 		e := secretEntry{
 			ID:    k,
-			Ref:   SourceRef{Kind: SourceSecret, Name: ref, In: in, Key: k},
+			Ref:   model.SourceRef{Kind: model.SourceSecret, Name: ref, In: in, Key: k},
 			Hash:  sha256.Sum256(kc),
 			Order: s.CreationTimestamp.UTC().Format("20060102T150405") + "/" + in + "/" + ref + "/" + k,
 		}
@@ -105,13 +100,13 @@ func parseRemoteSecretCached(s *corev1.Secret, holder string, allowInsecure bool
 // kubeconfig's secrets, whatever field a secret happens to equal.
 func NewUntrustedRestConfig(kubeconfig []byte, allowInsecure bool) (*rest.Config, error) {
 	if len(kubeconfig) == 0 {
-		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: the remote secret's kubeconfig is empty")
+		return nil, problemf(model.ErrBadKubeconfig, "bad kubeconfig: the remote secret's kubeconfig is empty")
 	}
 	raw, err := clientcmd.Load(kubeconfig)
 	if err != nil {
 		// The YAML error may quote a line of the input (and so a token):
 		// say only that it does not parse.
-		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: the remote secret's kubeconfig cannot be parsed")
+		return nil, problemf(model.ErrBadKubeconfig, "bad kubeconfig: the remote secret's kubeconfig cannot be parsed")
 	}
 	red := redactorFor(raw) // before sanitizing drops anything
 	cfg, p := untrustedRestConfig(raw, allowInsecure)
@@ -132,16 +127,16 @@ func untrustedRestConfig(raw *clientcmdapi.Config, allowInsecure bool) (*rest.Co
 		return nil, p
 	}
 	if err := clientcmd.Validate(*raw); err != nil {
-		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: %s", validationSummary(raw))
+		return nil, problemf(model.ErrBadKubeconfig, "bad kubeconfig: %s", validationSummary(raw))
 	}
 	cfg, err := clientcmd.NewDefaultClientConfig(*raw, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: %s", err.Error())
+		return nil, problemf(model.ErrBadKubeconfig, "bad kubeconfig: %s", err.Error())
 	}
 	// client-go parses the server URL only when it builds a client, and
 	// url.Parse quotes the whole URL, password included, in its error.
 	if _, _, err := rest.DefaultServerUrlFor(cfg); err != nil {
-		return nil, problemf(ErrBadKubeconfig, "bad kubeconfig: the server of context %q is not a valid URL", raw.CurrentContext)
+		return nil, problemf(model.ErrBadKubeconfig, "bad kubeconfig: the server of context %q is not a valid URL", raw.CurrentContext)
 	}
 	return cfg, Problem{}
 }
@@ -186,7 +181,7 @@ func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) Problem {
 	if !allowInsecure {
 		for _, n := range slices.Sorted(maps.Keys(raw.Clusters)) {
 			if raw.Clusters[n] != nil && raw.Clusters[n].CertificateAuthority != "" {
-				return problemf(ErrRefusedConfig, "refused certificate-authority file for cluster %q: a remote secret must not make meshscope read local files; use certificate-authority-data"+allow, n)
+				return problemf(model.ErrRefusedConfig, "refused certificate-authority file for cluster %q: a remote secret must not make meshscope read local files; use certificate-authority-data"+allow, n)
 			}
 		}
 	}
@@ -198,15 +193,15 @@ func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) Problem {
 		if !allowInsecure {
 			switch {
 			case a.Exec != nil:
-				return problemf(ErrRefusedConfig, "refused exec plugin: user %q runs the program %q; a remote secret must not make meshscope run programs"+allow, n, a.Exec.Command)
+				return problemf(model.ErrRefusedConfig, "refused exec plugin: user %q runs the program %q; a remote secret must not make meshscope run programs"+allow, n, a.Exec.Command)
 			case a.AuthProvider != nil && a.AuthProvider.Name != "oidc":
-				return problemf(ErrRefusedConfig, "refused auth provider %q for user %q: only oidc is allowed in a remote secret"+allow, a.AuthProvider.Name, n)
+				return problemf(model.ErrRefusedConfig, "refused auth provider %q for user %q: only oidc is allowed in a remote secret"+allow, a.AuthProvider.Name, n)
 			case a.TokenFile != "":
-				return problemf(ErrRefusedConfig, "refused tokenFile for user %q: a remote secret must not make meshscope read local files"+allow, n)
+				return problemf(model.ErrRefusedConfig, "refused tokenFile for user %q: a remote secret must not make meshscope read local files"+allow, n)
 			case a.ClientCertificate != "":
-				return problemf(ErrRefusedConfig, "refused client-certificate file for user %q: a remote secret must not make meshscope read local files"+allow, n)
+				return problemf(model.ErrRefusedConfig, "refused client-certificate file for user %q: a remote secret must not make meshscope read local files"+allow, n)
 			case a.ClientKey != "":
-				return problemf(ErrRefusedConfig, "refused client-key file for user %q: a remote secret must not make meshscope read local files"+allow, n)
+				return problemf(model.ErrRefusedConfig, "refused client-key file for user %q: a remote secret must not make meshscope read local files"+allow, n)
 			}
 		}
 		raw.AuthInfos[n] = &clientcmdapi.AuthInfo{

@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"errors"
 	"os"
 	"path/filepath"
@@ -30,28 +32,28 @@ users:
 		name     string
 		in       string
 		insecure bool
-		kind     ErrorKind
+		kind     model.ErrorKind
 		want     string // substring of the reason
 	}{
-		{"empty", "", false, ErrBadKubeconfig, "empty"},
-		{"garbage", "{{{not yaml: [" + tokenCluster2, false, ErrBadKubeconfig, "cannot be parsed"},
-		{"no context", "apiVersion: v1\nkind: Config\n", false, ErrBadKubeconfig, "bad kubeconfig"},
-		{"missing cluster", strings.Replace(head, "cluster: c,", "cluster: nope,", 1) + "    token: " + tokenCluster2 + "\n", false, ErrBadKubeconfig, "bad kubeconfig"},
-		{"exec plugin", head + "    exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/steal}\n", false, ErrRefusedConfig, "refused exec plugin"},
-		{"tokenFile", head + "    tokenFile: /var/run/secrets/token\n", false, ErrRefusedConfig, "refused tokenFile"},
-		{"cert file", head + "    client-certificate: /etc/cert.pem\n", false, ErrRefusedConfig, "refused client-certificate file"},
-		{"key file", head + "    client-key: /etc/key.pem\n", false, ErrRefusedConfig, "refused client-key file"},
-		{"gcp auth provider", head + "    auth-provider: {name: gcp, config: {access-token: " + tokenCluster2 + "}}\n", false, ErrRefusedConfig, `refused auth provider "gcp"`},
+		{"empty", "", false, model.ErrBadKubeconfig, "empty"},
+		{"garbage", "{{{not yaml: [" + tokenCluster2, false, model.ErrBadKubeconfig, "cannot be parsed"},
+		{"no context", "apiVersion: v1\nkind: Config\n", false, model.ErrBadKubeconfig, "bad kubeconfig"},
+		{"missing cluster", strings.Replace(head, "cluster: c,", "cluster: nope,", 1) + "    token: " + tokenCluster2 + "\n", false, model.ErrBadKubeconfig, "bad kubeconfig"},
+		{"exec plugin", head + "    exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/steal}\n", false, model.ErrRefusedConfig, "refused exec plugin"},
+		{"tokenFile", head + "    tokenFile: /var/run/secrets/token\n", false, model.ErrRefusedConfig, "refused tokenFile"},
+		{"cert file", head + "    client-certificate: /etc/cert.pem\n", false, model.ErrRefusedConfig, "refused client-certificate file"},
+		{"key file", head + "    client-key: /etc/key.pem\n", false, model.ErrRefusedConfig, "refused client-key file"},
+		{"gcp auth provider", head + "    auth-provider: {name: gcp, config: {access-token: " + tokenCluster2 + "}}\n", false, model.ErrRefusedConfig, `refused auth provider "gcp"`},
 		{"oidc auth provider", head + "    auth-provider: {name: oidc, config: {id-token: " + tokenCluster2 + ", client-id: x, idp-issuer-url: https://issuer}}\n", false, "", ""},
 		{"valid token", head + "    token: " + tokenCluster2 + "\n", false, "", ""},
 		{"exec allowed when insecure", head + "    exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/true, interactiveMode: Never}\n", true, "", ""},
 		{"tokenFile allowed when insecure", head + "    tokenFile: " + tokenFile + "\n", true, "", ""},
-		{"certificate-authority file", strings.Replace(head, `server: "https://10.0.0.1:6443"`, `server: "https://10.0.0.1:6443", certificate-authority: /etc/ca.pem`, 1) + "    token: " + tokenCluster2 + "\n", false, ErrRefusedConfig, "refused certificate-authority file"},
+		{"certificate-authority file", strings.Replace(head, `server: "https://10.0.0.1:6443"`, `server: "https://10.0.0.1:6443", certificate-authority: /etc/ca.pem`, 1) + "    token: " + tokenCluster2 + "\n", false, model.ErrRefusedConfig, "refused certificate-authority file"},
 		{"certificate-authority file allowed when insecure", strings.Replace(head, `server: "https://10.0.0.1:6443"`, `server: "https://10.0.0.1:6443", certificate-authority: `+tokenFile, 1) + "    token: " + tokenCluster2 + "\n", true, "", ""},
 		// A secret that happens to equal a name the sentence quotes is still not shown.
-		{"token named as the user", strings.NewReplacer("user: u}", "user: "+tokenCluster2+"}", "- name: u\n", "- name: "+tokenCluster2+"\n").Replace(head) + "    exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/x, args: [" + tokenCluster2 + "]}\n", false, ErrRefusedConfig, `user "<redacted>" runs`},
-		{"exec argument as the command", head + "    exec: {apiVersion: client.authentication.k8s.io/v1, command: " + tokenCluster2 + ", args: [" + tokenCluster2 + "]}\n", false, ErrRefusedConfig, "runs the program \"<redacted>\""},
-		{"URL password", strings.Replace(head, "https://10.0.0.1:6443", "https://admin:"+tokenCluster2+"@10.0.0.1:bad", 1) + "    token: t\n", false, ErrBadKubeconfig, "is not a valid URL"},
+		{"token named as the user", strings.NewReplacer("user: u}", "user: "+tokenCluster2+"}", "- name: u\n", "- name: "+tokenCluster2+"\n").Replace(head) + "    exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/x, args: [" + tokenCluster2 + "]}\n", false, model.ErrRefusedConfig, `user "<redacted>" runs`},
+		{"exec argument as the command", head + "    exec: {apiVersion: client.authentication.k8s.io/v1, command: " + tokenCluster2 + ", args: [" + tokenCluster2 + "]}\n", false, model.ErrRefusedConfig, "runs the program \"<redacted>\""},
+		{"URL password", strings.Replace(head, "https://10.0.0.1:6443", "https://admin:"+tokenCluster2+"@10.0.0.1:bad", 1) + "    token: t\n", false, model.ErrBadKubeconfig, "is not a valid URL"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,7 +99,7 @@ func TestParseRemoteSecretKeysAndHash(t *testing.T) {
 	if es[0].Ref.Name != "istio-system/istio-remote-secret-multi" || es[0].Ref.In != "cluster1" || es[0].Ref.Key != "cluster2" {
 		t.Fatalf("ref = %+v", es[0].Ref)
 	}
-	if es[1].ID != "cluster3" || es[1].Problem.Kind != ErrBadKubeconfig {
+	if es[1].ID != "cluster3" || es[1].Problem.Kind != model.ErrBadKubeconfig {
 		t.Fatalf("cluster3 entry: %+v", es[1].Problem)
 	}
 	// Same bytes, same hash; rotated token, different hash.
@@ -114,11 +116,11 @@ func TestParseRemoteSecretKeysAndHash(t *testing.T) {
 func TestClassify(t *testing.T) {
 	cases := []struct {
 		err  error
-		kind ErrorKind
+		kind model.ErrorKind
 	}{
-		{errors.New(`Get "https://127.0.0.1:6444/version": dial tcp 127.0.0.1:6444: connect: connection refused`), ErrUnreachable},
-		{errors.New(`Get "https://x/api": tls: failed to verify certificate: x509: certificate signed by unknown authority`), ErrTLS},
-		{errors.New("something odd"), ErrOther},
+		{errors.New(`Get "https://127.0.0.1:6444/version": dial tcp 127.0.0.1:6444: connect: connection refused`), model.ErrUnreachable},
+		{errors.New(`Get "https://x/api": tls: failed to verify certificate: x509: certificate signed by unknown authority`), model.ErrTLS},
+		{errors.New("something odd"), model.ErrOther},
 	}
 	for _, tc := range cases {
 		if got := classify(tc.err, "pods"); got.Kind != tc.kind {

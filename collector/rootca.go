@@ -1,12 +1,9 @@
 package collector
 
 import (
-	"crypto/sha256"
-	"crypto/x509"
-	"encoding/hex"
-	"encoding/pem"
+	"github.com/meshscope/meshscope/model"
+
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,46 +11,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// The root certificate istiod publishes: its namespace controller writes the
-// CA bundle its workloads must trust into ConfigMap istio-ca-root-cert (key
-// root-cert.pem) of every namespace of its config cluster
-// (pilot/pkg/serviceregistry/kube/controller/namespacecontroller.go
-// reconcileCACertAndCRL). Two clusters whose bundles share no root cannot
-// verify each other's workload certificates: cross-cluster mTLS fails. The
-// bundle is public data; meshscope reads only this one ConfigMap of the
-// system namespace, never a Secret.
-const (
-	RootCertConfigMap = "istio-ca-root-cert"
-	RootCertKey       = "root-cert.pem"
-)
-
-// RootCert is one certificate of the root bundle a cluster's istiod publishes.
-type RootCert struct {
-	// Fingerprint is the SHA-256 of the certificate (DER), in hex.
-	Fingerprint string    `json:"fingerprint"`
-	Subject     string    `json:"subject"`
-	NotBefore   time.Time `json:"notBefore"`
-	NotAfter    time.Time `json:"notAfter"`
-}
-
-// ShortFingerprint is the first 16 hex digits, enough to tell roots apart
-// in a sentence.
-func (c RootCert) ShortFingerprint() string {
-	if len(c.Fingerprint) > 16 {
-		return c.Fingerprint[:16]
-	}
-	return c.Fingerprint
-}
-
 // resRootCert names the informer in sentences ("cannot read configmap
 // istio-ca-root-cert: forbidden").
-const resRootCert = "configmap " + RootCertConfigMap
+const resRootCert = "configmap " + model.RootCertConfigMap
 
 // cachedRootCert is all the cache keeps of the ConfigMap: the parsed
 // certificates (or why they do not parse), not the PEM text.
 type cachedRootCert struct {
 	name, namespace, resourceVersion string
-	certs                            []RootCert
+	certs                            []model.RootCert
 	err                              string
 }
 
@@ -65,7 +31,7 @@ func (c *cachedRootCert) GetObjectMeta() metav1.Object {
 
 func (c *cachedRootCert) DeepCopyObject() runtime.Object {
 	out := *c
-	out.certs = append([]RootCert(nil), c.certs...)
+	out.certs = append([]model.RootCert(nil), c.certs...)
 	return &out
 }
 
@@ -75,50 +41,22 @@ func transformRootCert(obj any) (any, error) {
 		return obj, nil
 	}
 	c := &cachedRootCert{name: cm.Name, namespace: cm.Namespace, resourceVersion: cm.ResourceVersion}
-	pemText, found := cm.Data[RootCertKey]
+	pemText, found := cm.Data[model.RootCertKey]
 	if !found {
-		c.err = fmt.Sprintf("ConfigMap %s has no key %s", RootCertConfigMap, RootCertKey)
+		c.err = fmt.Sprintf("ConfigMap %s has no key %s", model.RootCertConfigMap, model.RootCertKey)
 		return c, nil
 	}
-	c.certs, c.err = ParseRootCerts([]byte(pemText))
+	c.certs, c.err = model.ParseRootCerts([]byte(pemText))
 	return c, nil
-}
-
-// ParseRootCerts reads every certificate of a PEM bundle; the error text
-// says what does not parse (the certificates before it are kept).
-func ParseRootCerts(pemText []byte) ([]RootCert, string) {
-	var out []RootCert
-	rest := pemText
-	for {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
-		if b == nil {
-			break
-		}
-		if b.Type != "CERTIFICATE" {
-			continue
-		}
-		cert, err := x509.ParseCertificate(b.Bytes)
-		if err != nil {
-			return out, fmt.Sprintf("%s: a certificate does not parse: %v", RootCertKey, err)
-		}
-		sum := sha256.Sum256(cert.Raw)
-		out = append(out, RootCert{Fingerprint: hex.EncodeToString(sum[:]), Subject: cert.Subject.String(),
-			NotBefore: cert.NotBefore.UTC(), NotAfter: cert.NotAfter.UTC()})
-	}
-	if len(out) == 0 {
-		return nil, fmt.Sprintf("%s holds no PEM certificate", RootCertKey)
-	}
-	return out, ""
 }
 
 // rootCerts reads the cached bundle of the system namespace (fakes ignore
 // field selectors, so it is looked up by name).
-func (w *watcher) rootCertsOf(ns string) ([]RootCert, string) {
+func (w *watcher) rootCertsOf(ns string) ([]model.RootCert, string) {
 	if w.rootCerts == nil {
 		return nil, ""
 	}
-	o, ok, _ := w.rootCerts.inf.GetStore().GetByKey(ns + "/" + RootCertConfigMap)
+	o, ok, _ := w.rootCerts.inf.GetStore().GetByKey(ns + "/" + model.RootCertConfigMap)
 	if !ok {
 		return nil, ""
 	}
@@ -127,17 +65,4 @@ func (w *watcher) rootCertsOf(ns string) ([]RootCert, string) {
 		return nil, ""
 	}
 	return c.certs, c.err
-}
-
-// SharesRoot reports whether two bundles have a certificate in common:
-// workloads of the two clusters then trust each other's certificates.
-func SharesRoot(a, b []RootCert) bool {
-	for _, x := range a {
-		for _, y := range b {
-			if x.Fingerprint == y.Fingerprint {
-				return true
-			}
-		}
-	}
-	return false
 }

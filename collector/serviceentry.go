@@ -1,8 +1,9 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/model"
+
 	"strconv"
-	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,54 +17,6 @@ import (
 // every cluster are offered to the config cluster's workloadSelectors
 // (PILOT_ENABLE_SERVICEENTRY_SELECT_PODS, on by default).
 
-// ServiceEntry is an Istio ServiceEntry as istiod's registry reads it.
-type ServiceEntry struct {
-	// Cluster is the config cluster it was read from.
-	Cluster   string    `json:"cluster"`
-	Namespace string    `json:"namespace"`
-	Name      string    `json:"name"`
-	Created   time.Time `json:"created,omitzero"`
-	Hosts     []string  `json:"hosts"`
-	Addresses []string  `json:"addresses,omitempty"`
-	// Ports: name, number (port) and targetPort.
-	Ports []ServicePort `json:"ports,omitempty"`
-	// Location is MESH_EXTERNAL (the default) or MESH_INTERNAL.
-	Location string `json:"location"`
-	// Resolution is NONE (the default), STATIC, DNS, DNS_ROUND_ROBIN or
-	// DYNAMIC_DNS.
-	Resolution string   `json:"resolution"`
-	ExportTo   []string `json:"exportTo,omitempty"`
-	// WorkloadSelector picks WorkloadEntries and Pods of its namespace;
-	// without one, Endpoints are the inline endpoints.
-	WorkloadSelector map[string]string `json:"workloadSelector,omitempty"`
-	Endpoints        []WorkloadEntry   `json:"endpoints,omitempty"`
-}
-
-// WorkloadEntry is an Istio WorkloadEntry (or a ServiceEntry's inline
-// endpoint): a workload outside Kubernetes, e.g. a VM.
-type WorkloadEntry struct {
-	// Cluster is the cluster it was read from (for an inline endpoint, its
-	// ServiceEntry's).
-	Cluster   string `json:"cluster"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	// Address is an IP, a DNS name (DNS ServiceEntries only), "unix://..."
-	// or empty (reached only through its network's gateway).
-	Address string            `json:"address,omitempty"`
-	Ports   map[string]uint32 `json:"ports,omitempty"`
-	// Labels are spec.labels merged with metadata.labels, metadata winning
-	// (istiod's ConvertWorkloadEntry).
-	Labels         map[string]string `json:"labels,omitempty"`
-	Network        string            `json:"network,omitempty"`
-	Locality       string            `json:"locality,omitempty"`
-	Weight         uint32            `json:"weight,omitempty"`
-	ServiceAccount string            `json:"serviceAccount,omitempty"`
-	// Unhealthy: health checks are on for it (annotation
-	// proxy.istio.io/health-checks-enabled) and its status has no
-	// Healthy=True condition: istiod leaves it out (isHealthy).
-	Unhealthy bool `json:"unhealthy,omitempty"`
-}
-
 var (
 	gvrServiceEntries  = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "serviceentries"}
 	gvrWorkloadEntries = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "workloadentries"}
@@ -76,43 +29,18 @@ const (
 	healthChecksAnnotation = "proxy.istio.io/health-checks-enabled"
 )
 
-// TLSModeOf mirrors istiod's getTLSModeFromWorkloadEntry: the
-// security.istio.io/tlsMode label when present, else "istio" when the entry
-// names a service account (its proxy then has an Istio certificate), else
-// "disabled".
-func (we WorkloadEntry) TLSModeOf() string {
-	if v, ok := we.Labels[LabelTLSMode]; ok {
-		return v
-	}
-	if we.ServiceAccount != "" {
-		return "istio"
-	}
-	return "disabled"
-}
-
-// LocalityOf is the entry's locality, else its topology.istio.io/locality
-// or istio-locality label with "." read as "/" (istiod's
-// convertWorkloadEntryToWorkloadInstance with GetLocalityLabel and
-// SanitizeLocalityLabel).
-func (we WorkloadEntry) LocalityOf() string {
-	if we.Locality != "" {
-		return we.Locality
-	}
-	return podLabelLocality(we.Labels)
-}
-
 // serviceEntries reads the ServiceEntry cache of one (config) cluster.
-func (w *watcher) serviceEntries(cluster string) []ServiceEntry {
+func (w *watcher) serviceEntries(cluster string) []model.ServiceEntry {
 	return readIstioConfig(w.serviceEntriesInf, cluster, parseServiceEntry)
 }
 
 // workloadEntries reads the WorkloadEntry cache of one cluster.
-func (w *watcher) workloadEntries(cluster string) []WorkloadEntry {
+func (w *watcher) workloadEntries(cluster string) []model.WorkloadEntry {
 	return readIstioConfig(w.workloadEntriesInf, cluster, parseWorkloadEntry)
 }
 
-func parseServiceEntry(cluster string, u *unstructured.Unstructured) ServiceEntry {
-	se := ServiceEntry{Cluster: cluster, Namespace: u.GetNamespace(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time,
+func parseServiceEntry(cluster string, u *unstructured.Unstructured) model.ServiceEntry {
+	se := model.ServiceEntry{Cluster: cluster, Namespace: u.GetNamespace(), Name: u.GetName(), Created: u.GetCreationTimestamp().Time,
 		Location: "MESH_EXTERNAL", Resolution: "NONE"}
 	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
 	se.Hosts = stringList(spec["hosts"])
@@ -127,7 +55,7 @@ func parseServiceEntry(cluster string, u *unstructured.Unstructured) ServiceEntr
 	if ports, ok := spec["ports"].([]any); ok {
 		for _, p := range ports {
 			m, _ := p.(map[string]any)
-			sp := ServicePort{Port: int32(toUint32(m["number"]))}
+			sp := model.ServicePort{Port: int32(toUint32(m["number"]))}
 			sp.Name, _ = m["name"].(string)
 			sp.Protocol, _ = m["protocol"].(string)
 			if t := toUint32(m["targetPort"]); t != 0 {
@@ -153,7 +81,7 @@ func parseServiceEntry(cluster string, u *unstructured.Unstructured) ServiceEntr
 	return se
 }
 
-func parseWorkloadEntry(cluster string, u *unstructured.Unstructured) WorkloadEntry {
+func parseWorkloadEntry(cluster string, u *unstructured.Unstructured) model.WorkloadEntry {
 	spec, _, _ := unstructured.NestedMap(u.Object, "spec")
 	we := workloadEntrySpec(spec)
 	we.Cluster, we.Namespace, we.Name = cluster, u.GetNamespace(), u.GetName()
@@ -182,8 +110,8 @@ func parseWorkloadEntry(cluster string, u *unstructured.Unstructured) WorkloadEn
 	return we
 }
 
-func workloadEntrySpec(m map[string]any) WorkloadEntry {
-	var we WorkloadEntry
+func workloadEntrySpec(m map[string]any) model.WorkloadEntry {
+	var we model.WorkloadEntry
 	we.Address, _ = m["address"].(string)
 	we.Network, _ = m["network"].(string)
 	we.Locality, _ = m["locality"].(string)

@@ -1,9 +1,12 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
+
 	"context"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/yaml"
@@ -62,15 +64,15 @@ spec: {address: "` + addr + `", network: "` + network + `", serviceAccount: "` +
 // match, and the hostname shows which source declares it.
 func TestServiceEntryWorkloads(t *testing.T) {
 	w := newFakeWorld(t)
-	vmPod := podObj("sample", "vm-pod", "10.144.0.80", "network2", true)
-	vmPod.Labels = map[string]string{"app": "vm", LabelTLSMode: "istio", LabelNetwork: "network2"}
+	vmPod := meshtest.Pod("sample", "vm-pod", "10.144.0.80", "network2", true)
+	vmPod.Labels = map[string]string{"app": "vm", model.LabelTLSMode: "istio", model.LabelNetwork: "network2"}
 	vmPod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	vmPod.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 7070}}
-	notReady := podObj("sample", "vm-pod-2", "10.144.0.81", "network2", true)
+	notReady := meshtest.Pod("sample", "vm-pod-2", "10.144.0.81", "network2", true)
 	notReady.Labels = vmPod.Labels
-	c1 := fake.NewClientset(append(labCluster("network1", "192.168.60.113", "helloworld-v1-abc", "10.44.0.13"),
+	c1 := fake.NewClientset(append(meshtest.LabCluster("network1", "192.168.60.113", "helloworld-v1-abc", "10.44.0.13"),
 		remoteSecret("istio-remote-secret-cluster2", map[string][]byte{"cluster2": kubeconfigFor("https://127.0.0.1:6444", tokenCluster2)}))...)
-	c2 := fake.NewClientset(append(labCluster("network2", "192.168.60.9", "helloworld-v2-def", "10.144.0.15"), vmPod, notReady)...)
+	c2 := fake.NewClientset(append(meshtest.LabCluster("network2", "192.168.60.9", "helloworld-v2-def", "10.144.0.15"), vmPod, notReady)...)
 	w.clients["https://127.0.0.1:6444"] = c2
 	dyn := fakeIstio(
 		istioObj(t, vmServiceEntry),
@@ -93,19 +95,19 @@ spec:
 `),
 	)
 	r := startRegistry(t, fastOptions(w, Source{Name: "cluster1", Server: "https://127.0.0.1:6443", Client: c1, Dynamic: dyn}))
-	s := waitFor(t, r, 10*time.Second, "the VM service", func(s *Snapshot) bool {
+	s := waitFor(t, r, 10*time.Second, "the VM service", func(s *model.Snapshot) bool {
 		svc := s.Service("vm.sample.svc.cluster.local")
 		return s.Settled() && svc != nil && len(svc.ServiceEntries) == 1 && len(svc.ServiceEntries[0].Endpoints) == 3
 	})
 	vm := s.Service("vm.sample.svc.cluster.local")
-	if vm.Source != SourceServiceEntry || vm.Namespace != "sample" || vm.Name != "vm" || len(vm.Ports) != 1 || vm.Ports[0].Port != 8080 {
+	if vm.Source != model.SourceServiceEntry || vm.Namespace != "sample" || vm.Name != "vm" || len(vm.Ports) != 1 || vm.Ports[0].Port != 8080 {
 		t.Fatalf("vm service = %+v", vm)
 	}
-	got := map[string]Endpoint{}
+	got := map[string]model.Endpoint{}
 	for _, e := range vm.ServiceEntries[0].Endpoints {
 		got[e.Address] = e
 	}
-	if e := got["10.44.0.80"]; e.Cluster != "cluster1" || e.Network != "network1" || e.NetworkFrom != NetworkFromWorkloadEntry ||
+	if e := got["10.44.0.80"]; e.Cluster != "cluster1" || e.Network != "network1" || e.NetworkFrom != model.NetworkFromWorkloadEntry ||
 		e.TLSMode != "istio" || e.Workload != "WorkloadEntry/vm-1" || e.Ports[0].Port != 9090 {
 		t.Errorf("vm-1 (serviceAccount: tlsMode istio; SE targetPort) = %+v", e)
 	}
@@ -120,7 +122,7 @@ spec:
 	}
 	// A ServiceEntry host that is also a Kubernetes Service: both.
 	hw := s.Service("helloworld.sample.svc.cluster.local")
-	if hw.Source != SourceBoth || len(hw.Clusters) != 2 || len(hw.ServiceEntries) != 1 || hw.ServiceEntries[0].Resolution != "DNS" {
+	if hw.Source != model.SourceBoth || len(hw.Clusters) != 2 || len(hw.ServiceEntries) != 1 || hw.ServiceEntries[0].Resolution != "DNS" {
 		t.Errorf("helloworld = %+v", hw)
 	}
 	if len(hw.Ports) != 2 {
@@ -136,7 +138,7 @@ spec:
 	if _, err := c2.CoreV1().Pods("sample").UpdateStatus(context.Background(), vmPod, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, r, 10*time.Second, "the pod to leave the VM service", func(s *Snapshot) bool {
+	waitFor(t, r, 10*time.Second, "the pod to leave the VM service", func(s *model.Snapshot) bool {
 		svc := s.Service("vm.sample.svc.cluster.local")
 		return svc != nil && len(svc.ServiceEntries[0].Endpoints) == 2
 	})
@@ -174,113 +176,39 @@ spec:
 }
 
 func TestLabelValueAugmented(t *testing.T) {
-	ep := Endpoint{Cluster: "cluster2", Network: "network2", Node: "n1", Locality: "r/z/s", Labels: map[string]string{"app": "a", "topology.kubernetes.io/zone": "mine"}}
+	ep := model.Endpoint{Cluster: "cluster2", Network: "network2", Node: "n1", Locality: "r/z/s", Labels: map[string]string{"app": "a", "topology.kubernetes.io/zone": "mine"}}
 	for k, want := range map[string]string{"app": "a", "topology.istio.io/cluster": "cluster2", "topology.istio.io/network": "network2",
 		"topology.kubernetes.io/region": "r", "topology.kubernetes.io/zone": "z", "topology.istio.io/subzone": "s", "kubernetes.io/hostname": "n1"} {
-		if v, _ := LabelValue(&ep, k); v != want {
+		if v, _ := model.LabelValue(&ep, k); v != want {
 			t.Errorf("%s = %q, want %q (istiod's AugmentLabels)", k, v, want)
 		}
 	}
-	if !SelectsEndpoint(map[string]string{"topology.istio.io/cluster": "cluster2", "app": "a"}, &ep) || SelectsEndpoint(map[string]string{"app": "b"}, &ep) {
+	if !model.SelectsEndpoint(map[string]string{"topology.istio.io/cluster": "cluster2", "app": "a"}, &ep) || model.SelectsEndpoint(map[string]string{"app": "b"}, &ep) {
 		t.Error("selector on augmented labels")
 	}
 }
 
-func TestDiscoveryNamespaces(t *testing.T) {
-	mc, err := ParseMeshConfig("discoverySelectors: [{matchLabels: {istio-discovery: enabled}}]")
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc.DiscoveryNamespaces = discoveryNamespaces(mc, map[string]map[string]map[string]string{
-		"c1": {"sample": {"istio-discovery": "enabled"}, "other": nil},
-	})
-	if !mc.Discovered("c1", "sample") || mc.Discovered("c1", "other") || !mc.Discovered("c9", "other") {
-		t.Errorf("discovery namespaces = %v", mc.DiscoveryNamespaces)
-	}
-	if strings.Join(mc.DiscoveryNamespaces["c1"], ",") != "sample" {
-		t.Errorf("c1 = %v", mc.DiscoveryNamespaces["c1"])
-	}
-}
-
-// A Kubernetes Service selects the WorkloadEntries of its cluster and
-// namespace as istiod's kube registry does: by labels (augmented), healthy
-// and with an IP (or no) address, each port to the numeric targetPort or
-// the entry's port named by a named targetPort.
-func TestServiceSelectsWorkloadEntries(t *testing.T) {
-	svc := svcObj("sample", "vm", 8080)
-	svc.Spec.Selector = map[string]string{"app": "vm"}
-	svc.Spec.Ports = []corev1.ServicePort{
-		{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(9080), Protocol: corev1.ProtocolTCP},
-		{Name: "grpc", Port: 7070, TargetPort: intstr.FromString("grpc-web")},
-	}
-	we := func(name, addr string, mod func(*WorkloadEntry)) WorkloadEntry {
-		w := WorkloadEntry{Cluster: "cluster1", Namespace: "sample", Name: name, Address: addr,
-			Labels: map[string]string{"app": "vm"}, Network: "network2", ServiceAccount: "vm"}
-		if mod != nil {
-			mod(&w)
-		}
-		return w
-	}
-	wes := []WorkloadEntry{
-		we("vm-a", "10.1.0.1", func(w *WorkloadEntry) { w.Ports = map[string]uint32{"grpc-web": 17070} }),
-		we("vm-b", "10.1.0.2", nil), // no grpc-web port: http only
-		we("vm-other-ns", "10.1.0.3", func(w *WorkloadEntry) { w.Namespace = "other" }),
-		we("vm-other-app", "10.1.0.4", func(w *WorkloadEntry) { w.Labels = map[string]string{"app": "db"} }),
-		we("vm-sick", "10.1.0.5", func(w *WorkloadEntry) { w.Unhealthy = true }),
-		we("vm-dns", "vm.example.com", nil),
-		we("vm-unix", "unix:///var/run/vm.sock", nil),
-	}
-	got := serviceWorkloadEntries(svc, wes)
-	if len(got) != 2 {
-		t.Fatalf("got %d endpoints, want vm-a and vm-b: %+v", len(got), got)
-	}
-	a, b := got[0], got[1]
-	if a.Workload != "WorkloadEntry/vm-a" || a.Address != "10.1.0.1" || a.Network != "network2" || a.NetworkFrom != NetworkFromWorkloadEntry ||
-		a.TLSMode != "istio" || !a.Ready || a.Cluster != "cluster1" {
-		t.Fatalf("vm-a = %+v", a)
-	}
-	wantA := []EndpointPort{{Name: "http", Port: 9080, Protocol: "TCP"}, {Name: "grpc", Port: 17070}}
-	if !reflect.DeepEqual(a.Ports, wantA) {
-		t.Fatalf("vm-a ports = %+v, want %+v", a.Ports, wantA)
-	}
-	if len(b.Ports) != 1 || b.Ports[0].Name != "http" {
-		t.Fatalf("vm-b ports = %+v, want http only", b.Ports)
-	}
-	// Services istiod does not give WorkloadEntries to.
-	for name, mod := range map[string]func(*corev1.Service){
-		"headless":     func(s *corev1.Service) { s.Spec.ClusterIP = corev1.ClusterIPNone },
-		"externalName": func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeExternalName },
-		"no selector":  func(s *corev1.Service) { s.Spec.Selector = nil },
-	} {
-		s := svc.DeepCopy()
-		mod(s)
-		if got := serviceWorkloadEntries(s, wes); len(got) != 0 {
-			t.Errorf("%s Service selects %+v", name, got)
-		}
-	}
-}
-
-// buildPart gives a Service without pods the WorkloadEntries it selects,
+// build.BuildPart gives a Service without pods the WorkloadEntries it selects,
 // next to the pods of a Service that has both.
 func TestBuildPartServiceWorkloadEntries(t *testing.T) {
-	svc := svcObj("sample", "helloworld", 5000)
+	svc := meshtest.Service("sample", "helloworld", 5000)
 	svc.Spec.Selector = map[string]string{"app": "helloworld"}
-	vm := svcObj("sample", "vm", 5000)
+	vm := meshtest.Service("sample", "vm", 5000)
 	vm.Spec.Selector = map[string]string{"app": "vm"}
-	pod := podObj("sample", "hw-1", "10.0.0.1", "", true)
+	pod := meshtest.Pod("sample", "hw-1", "10.0.0.1", "", true)
 	cp, _ := newInterner().transformPod(pod)
-	v := cacheView{
-		services: []*corev1.Service{svc, vm},
-		slices:   []*cachedSlice{cacheSlice(sliceObj("sample", "helloworld", "hw-abc", 5000, map[string]string{"hw-1": "10.0.0.1"}))},
-		pod:      func(string) *cachedPod { return cp.(*cachedPod) },
-		workloadEntries: []WorkloadEntry{
+	v := build.Caches{
+		Services: []*corev1.Service{svc, vm},
+		Slices:   []*build.Slice{cacheSlice(meshtest.EndpointSlice("sample", "helloworld", "hw-abc", 5000, map[string]string{"hw-1": "10.0.0.1"}))},
+		Pod:      func(string) *build.Pod { return cp.(*build.Pod) },
+		WorkloadEntries: []model.WorkloadEntry{
 			{Cluster: "c1", Namespace: "sample", Name: "vm-1", Address: "10.9.0.1", Labels: map[string]string{"app": "vm"}},
 			{Cluster: "c1", Namespace: "sample", Name: "hw-vm", Address: "10.9.0.2", Labels: map[string]string{"app": "helloworld"}},
 		},
 	}
-	p := buildPart(v, "c1", "cluster.local", nil)
+	p := build.BuildPart(v, "c1", nil)
 	addrs := func(h string) (out []string) {
-		for _, e := range p.services[h].Endpoints {
+		for _, e := range p.Services[h].Endpoints {
 			out = append(out, e.Address+" "+e.Workload+e.Pod)
 		}
 		return out
@@ -291,7 +219,7 @@ func TestBuildPartServiceWorkloadEntries(t *testing.T) {
 	if got := addrs("helloworld.sample.svc.cluster.local"); !reflect.DeepEqual(got, []string{"10.0.0.1 hw-1", "10.9.0.2 WorkloadEntry/hw-vm"}) {
 		t.Fatalf("helloworld endpoints = %v", got)
 	}
-	if p.counts.Endpoints != 3 {
-		t.Fatalf("counted %d endpoints, want 3", p.counts.Endpoints)
+	if p.Counts.Endpoints != 3 {
+		t.Fatalf("counted %d endpoints, want 3", p.Counts.Endpoints)
 	}
 }

@@ -1,6 +1,9 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/model"
+
 	"fmt"
 	"hash/maphash"
 	"maps"
@@ -13,8 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // Informer transforms strip what meshscope never reads before objects enter
@@ -62,123 +63,6 @@ func transformService(obj any) (any, error) {
 	return obj, nil
 }
 
-// cachedSlice is all the EndpointSlice cache keeps of an EndpointSlice:
-// its identity, the Service it belongs to, its address type, its ports
-// (decoded once here, shared by every endpoint of the snapshot) and, per
-// endpoint, what buildPart reads. A decoded discoveryv1.EndpointSlice
-// costs about 330 B per endpoint even stripped (the Endpoint struct, three
-// *bool conditions, a TargetRef of seven strings, a *string node name);
-// this about 100 B plus the address and pod name.
-type cachedSlice struct {
-	name, namespace, resourceVersion string
-	// service is the kubernetes.io/service-name label ("" for a slice
-	// that belongs to no Service, which istiod ignores).
-	service     string
-	addressType discoveryv1.AddressType
-	ports       []EndpointPort
-	endpoints   []cachedEndpoint
-}
-
-// cachedEndpoint is one endpoint of a cachedSlice.
-type cachedEndpoint struct {
-	addresses []string
-	// pod is the targetRef's name when it is a Pod, as "namespace/name"
-	// when its namespace is not the slice's (rare; pod names hold no "/"):
-	// one string field less per endpoint (podKey, podName).
-	pod string
-	// node is interned (few distinct values per cluster). The slice's
-	// zone is not kept: istiod takes localities from pods and nodes only.
-	node       string
-	conditions endpointConditions
-}
-
-// podKey is the pod cache's key of the endpoint's pod ("" for none).
-func (e *cachedEndpoint) podKey(sliceNamespace string) string {
-	if e.pod == "" || strings.Contains(e.pod, "/") {
-		return e.pod
-	}
-	return sliceNamespace + "/" + e.pod
-}
-
-// podName is the name of the endpoint's pod.
-func (e *cachedEndpoint) podName() string {
-	_, name, found := strings.Cut(e.pod, "/")
-	if !found {
-		return e.pod
-	}
-	return name
-}
-
-// endpointConditions packs the three optional conditions of an endpoint:
-// for each, whether it is set and its value.
-type endpointConditions uint8
-
-const (
-	condReadySet endpointConditions = 1 << iota
-	condReady
-	condServingSet
-	condServing
-	condTerminatingSet
-	condTerminating
-)
-
-func packConditions(c discoveryv1.EndpointConditions) endpointConditions {
-	var out endpointConditions
-	pack := func(b *bool, set, val endpointConditions) {
-		if b != nil {
-			out |= set
-			if *b {
-				out |= val
-			}
-		}
-	}
-	pack(c.Ready, condReadySet, condReady)
-	pack(c.Serving, condServingSet, condServing)
-	pack(c.Terminating, condTerminatingSet, condTerminating)
-	return out
-}
-
-// ready, serving and terminating read the conditions as the EndpointSlice
-// API defines them — a missing ready means ready, a missing serving means
-// "same as ready" — and as istiod reads terminating: missing means
-// terminating for a not-ready endpoint.
-func (c endpointConditions) ready() bool { return c&condReadySet == 0 || c&condReady != 0 }
-
-func (c endpointConditions) serving() bool {
-	if c&condServingSet == 0 {
-		return c.ready()
-	}
-	return c&condServing != 0
-}
-
-func (c endpointConditions) terminating() bool {
-	if c&condTerminatingSet == 0 {
-		// istiod (endpointHealthStatus) reads a not-ready endpoint without
-		// the condition as terminating, and never sends it.
-		return !c.ready()
-	}
-	return c&condTerminating != 0
-}
-
-func (s *cachedSlice) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
-
-// GetObjectMeta gives the informer's store its key (namespace/name) and
-// resource version; the ObjectMeta is built on demand, not kept.
-func (s *cachedSlice) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Name: s.name, Namespace: s.namespace, ResourceVersion: s.resourceVersion}
-}
-
-func (s *cachedSlice) DeepCopyObject() runtime.Object {
-	c := *s
-	c.ports = slices.Clone(s.ports)
-	c.endpoints = make([]cachedEndpoint, len(s.endpoints))
-	for i, e := range s.endpoints {
-		e.addresses = slices.Clone(e.addresses)
-		c.endpoints[i] = e
-	}
-	return &c
-}
-
 func (in *interner) transformEndpointSlice(obj any) (any, error) {
 	s, ok := obj.(*discoveryv1.EndpointSlice)
 	if !ok {
@@ -186,87 +70,38 @@ func (in *interner) transformEndpointSlice(obj any) (any, error) {
 	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	c := &cachedSlice{
-		name: s.Name, namespace: in.str(s.Namespace), resourceVersion: s.ResourceVersion,
-		service:     s.Labels[discoveryv1.LabelServiceName],
-		addressType: s.AddressType,
-		ports:       slicePorts(s.Ports),
-		endpoints:   make([]cachedEndpoint, len(s.Endpoints)),
+	c := &build.Slice{
+		Name: s.Name, Namespace: in.str(s.Namespace), ResourceVersion: s.ResourceVersion,
+		Service:     s.Labels[discoveryv1.LabelServiceName],
+		AddressType: s.AddressType,
+		Ports:       build.SlicePorts(s.Ports),
+		Endpoints:   make([]build.SliceEndpoint, len(s.Endpoints)),
 	}
 	for i := range s.Endpoints {
 		e := &s.Endpoints[i]
-		ce := cachedEndpoint{addresses: e.Addresses, conditions: packConditions(e.Conditions)}
+		ce := build.SliceEndpoint{Addresses: e.Addresses, Conditions: build.PackConditions(e.Conditions)}
 		if r := e.TargetRef; r != nil && r.Kind == "Pod" {
-			ce.pod = r.Name
+			ce.Pod = r.Name
 			if r.Namespace != "" && r.Namespace != s.Namespace {
-				ce.pod = r.Namespace + "/" + r.Name
+				ce.Pod = r.Namespace + "/" + r.Name
 			}
 		}
 		if e.NodeName != nil {
-			ce.node = in.str(*e.NodeName)
+			ce.Node = in.str(*e.NodeName)
 		}
-		c.endpoints[i] = ce
+		c.Endpoints[i] = ce
 	}
 	return c, nil
 }
 
-// cachedPod is all the Pod cache keeps of a Pod: its identity (for the
-// store's key), its node, its address and readiness, and — shared with the
-// other pods of its workload — its labels, service account and named
-// ports. A full corev1.Pod, even stripped, costs over 1 KiB per pod, and
-// pods are the bulk of a mesh's objects; an embedded ObjectMeta alone is
-// 248 B. This is 96 B (TestCachedPodSize).
-type cachedPod struct {
-	Name, Namespace string
-	// podTemplate holds what replicas share (interned, never nil).
-	*podTemplate
-	NodeName string
-	// IP is the pod's (first) IP; inEndpoints says istiod's pod controller
-	// would make it a workload instance (shouldPodBeInEndpoints and
-	// IsPodReady): not terminal, not deleting, ready, with an IP.
-	IP netip.Addr
-	// rv is the resource version, which the informer compares to tell an
-	// update from a resync (resourceVersion).
-	rv uint64
-	// redirected is istio-cni's ambient enrollment annotation.
-	inEndpoints, redirected bool
-}
-
-// podTemplate is the part of a cachedPod that the pods of one workload (in
-// one zone: Kubernetes 1.33+ copies the node's topology labels onto pods)
-// have in common; the interner shares one per distinct value.
-type podTemplate struct {
-	// Labels are all the pod's labels: Istio config selects pods on any
-	// label (PeerAuthentication and ServiceEntry selectors, DestinationRule
-	// subsets).
-	Labels map[string]string
-	// ServiceAccount is what istiod's ambient workloads take from a pod.
-	ServiceAccount string
-	// ports are the named TCP container ports, which a ServiceEntry port
-	// of the same name targets (getPortMap).
-	ports *[]EndpointPort
-	// injected is what the pod's istio-proxy container was started with
-	// (proxypod.go), nil without one; interned with the template.
-	injected *InjectedIdentity
-}
-
-// templateKey identifies a podTemplate: its label set by the interner's
+// templateKey identifies a build.PodTemplate: its label set by the interner's
 // hash (labelSet), the interned service account and port list.
 type templateKey struct {
 	labels uint64
 	sa     string
-	ports  *[]EndpointPort
+	ports  *[]model.EndpointPort
 	// injected by value: the replicas of one workload share one.
-	injected InjectedIdentity
-}
-
-func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
-
-// GetObjectMeta gives the informer's store its key (namespace/name) and
-// resource version (which tells updates from resyncs); the ObjectMeta is
-// built on demand, not kept.
-func (p *cachedPod) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, ResourceVersion: resourceVersionText(p.rv), Labels: p.Labels}
+	injected model.InjectedIdentity
 }
 
 // resourceVersionNumber keeps a resource version in 8 bytes instead of a
@@ -280,16 +115,6 @@ func (in *interner) resourceVersionNumber(rv string) uint64 {
 	return maphash.String(in.seed, rv) | 1<<63
 }
 
-func resourceVersionText(n uint64) string { return strconv.FormatUint(n, 10) }
-
-func (p *cachedPod) DeepCopyObject() runtime.Object {
-	c := *p
-	t := *p.podTemplate
-	t.Labels = maps.Clone(t.Labels)
-	c.podTemplate = &t
-	return &c
-}
-
 // interner shares strings (namespaces, node names, zones), label maps and
 // port lists between the cached objects of one cluster: a few hundred
 // distinct values stand for tens of thousands of copies.
@@ -300,14 +125,14 @@ type interner struct {
 	// keys and values are interned strings too.
 	labels    map[uint64]map[string]string
 	seed      maphash.Seed
-	ports     map[string]*[]EndpointPort
-	templates map[templateKey]*podTemplate
+	ports     map[string]*[]model.EndpointPort
+	templates map[templateKey]*build.PodTemplate
 }
 
 func newInterner() *interner {
 	return &interner{
 		strings: map[string]string{}, labels: map[uint64]map[string]string{},
-		seed: maphash.MakeSeed(), ports: map[string]*[]EndpointPort{}, templates: map[templateKey]*podTemplate{},
+		seed: maphash.MakeSeed(), ports: map[string]*[]model.EndpointPort{}, templates: map[templateKey]*build.PodTemplate{},
 	}
 }
 
@@ -365,20 +190,20 @@ func (in *interner) labelSet(labels map[string]string) (set map[string]string, h
 	return m, sum, true
 }
 
-// template returns the shared podTemplate of a pod. The caller holds in.mu.
-func (in *interner) template(p *corev1.Pod) *podTemplate {
+// template returns the shared build.PodTemplate of a pod. The caller holds in.mu.
+func (in *interner) template(p *corev1.Pod) *build.PodTemplate {
 	labels, hash, shared := in.labelSet(p.Labels)
-	t := &podTemplate{Labels: labels, ServiceAccount: in.str(p.Spec.ServiceAccountName), ports: in.podPorts(p)}
+	t := &build.PodTemplate{Labels: labels, ServiceAccount: in.str(p.Spec.ServiceAccountName), Ports: in.podPorts(p)}
 	if id := injectedIdentity(p); id != nil {
 		id.Network, id.ClusterID, id.Image, id.Version = in.str(id.Network), in.str(id.ClusterID), in.str(id.Image), in.str(id.Version)
-		t.injected = id
+		t.Injected = id
 	}
 	if !shared {
 		return t
 	}
-	k := templateKey{labels: hash, sa: t.ServiceAccount, ports: t.ports}
-	if t.injected != nil {
-		k.injected = *t.injected
+	k := templateKey{labels: hash, sa: t.ServiceAccount, ports: t.Ports}
+	if t.Injected != nil {
+		k.injected = *t.Injected
 	}
 	if v, ok := in.templates[k]; ok {
 		return v
@@ -404,20 +229,20 @@ func (in *interner) transformPod(obj any) (any, error) {
 	defer in.mu.Unlock()
 	if len(in.labels) >= internerLimit || len(in.templates) >= internerLimit {
 		in.labels = map[uint64]map[string]string{}
-		in.templates = map[templateKey]*podTemplate{}
+		in.templates = map[templateKey]*build.PodTemplate{}
 	}
 	if len(in.ports) >= internerLimit {
-		in.ports = map[string]*[]EndpointPort{}
-		in.templates = map[templateKey]*podTemplate{}
+		in.ports = map[string]*[]model.EndpointPort{}
+		in.templates = map[templateKey]*build.PodTemplate{}
 	}
-	c := &cachedPod{
-		Name: p.Name, Namespace: in.str(p.Namespace), rv: in.resourceVersionNumber(p.ResourceVersion),
-		podTemplate: in.template(p),
+	c := &build.Pod{
+		Name: p.Name, Namespace: in.str(p.Namespace), ResourceVersion: in.resourceVersionNumber(p.ResourceVersion),
+		PodTemplate: in.template(p),
 		NodeName:    in.str(p.Spec.NodeName),
-		redirected:  podRedirected(p),
+		Redirected:  podRedirected(p),
 	}
 	c.IP, _ = netip.ParseAddr(p.Status.PodIP)
-	c.inEndpoints = c.IP.IsValid() && p.DeletionTimestamp == nil &&
+	c.InEndpoints = c.IP.IsValid() && p.DeletionTimestamp == nil &&
 		p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded && podReady(p)
 	return c, nil
 }
@@ -434,18 +259,18 @@ func podReady(p *corev1.Pod) bool {
 // podPorts mirrors istiod's getPortMap: the named TCP ports of the
 // containers and of native sidecar init containers, the first of a name
 // winning; interned (replicas share one list). The caller holds in.mu.
-func (in *interner) podPorts(p *corev1.Pod) *[]EndpointPort {
-	var out []EndpointPort
+func (in *interner) podPorts(p *corev1.Pod) *[]model.EndpointPort {
+	var out []model.EndpointPort
 	add := func(cs []corev1.Container, sidecarsOnly bool) {
 		for _, c := range cs {
 			if sidecarsOnly && (c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways) {
 				continue
 			}
 			for _, cp := range c.Ports {
-				if cp.Name == "" || (cp.Protocol != "" && cp.Protocol != corev1.ProtocolTCP) || slices.ContainsFunc(out, func(e EndpointPort) bool { return e.Name == cp.Name }) {
+				if cp.Name == "" || (cp.Protocol != "" && cp.Protocol != corev1.ProtocolTCP) || slices.ContainsFunc(out, func(e model.EndpointPort) bool { return e.Name == cp.Name }) {
 					continue
 				}
-				out = append(out, EndpointPort{Name: cp.Name, Port: cp.ContainerPort})
+				out = append(out, model.EndpointPort{Name: cp.Name, Port: cp.ContainerPort})
 			}
 		}
 	}
@@ -467,10 +292,10 @@ func (in *interner) podPorts(p *corev1.Pod) *[]EndpointPort {
 
 func transformNamespace(obj any) (any, error) {
 	if n, ok := obj.(*corev1.Namespace); ok {
-		td, hasTD := n.Annotations[AnnotationTrafficDistribution]
+		td, hasTD := n.Annotations[model.AnnotationTrafficDistribution]
 		stripMeta(&n.ObjectMeta, false)
 		if hasTD { // the default of the namespace's Services
-			n.Annotations = map[string]string{AnnotationTrafficDistribution: td}
+			n.Annotations = map[string]string{model.AnnotationTrafficDistribution: td}
 		}
 		n.Spec = corev1.NamespaceSpec{}
 		n.Status = corev1.NamespaceStatus{Phase: n.Status.Phase}
@@ -514,6 +339,26 @@ func transformConfigMap(obj any) (any, error) {
 			if v, ok := data[k]; ok {
 				keep(k, v)
 			}
+		}
+	}
+	return c, nil
+}
+
+// podRedirected reads istio-cni's enrollment annotation.
+func podRedirected(p *corev1.Pod) bool {
+	return p.Annotations[model.AnnotationRedirection] == "enabled"
+}
+
+func transformNode(obj any) (any, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	c := &build.Node{Name: n.Name, ResourceVersion: n.ResourceVersion, Labels: n.Labels, Locality: model.NodeLocality(n.Labels)}
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeExternalIP && a.Address != "" {
+			c.ExternalIP = a.Address
+			break
 		}
 	}
 	return c, nil

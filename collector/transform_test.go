@@ -1,6 +1,10 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
+
 	"reflect"
 	"strconv"
 	"testing"
@@ -13,15 +17,15 @@ import (
 )
 
 // cacheSlice is what the EndpointSlice informer caches for sl.
-func cacheSlice(sl *discoveryv1.EndpointSlice) *cachedSlice {
+func cacheSlice(sl *discoveryv1.EndpointSlice) *build.Slice {
 	o, _ := newInterner().transformEndpointSlice(sl)
-	return o.(*cachedSlice)
+	return o.(*build.Slice)
 }
 
 func TestCachedSliceKeepsWhatBuildReads(t *testing.T) {
 	yes, no := true, false
 	node, zone := "node-a", "zone-1"
-	sl := sliceObj("sample", "hw", "hw-abc", 5000, nil)
+	sl := meshtest.EndpointSlice("sample", "hw", "hw-abc", 5000, nil)
 	sl.ResourceVersion = "42"
 	sl.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
 	sl.Endpoints = []discoveryv1.Endpoint{
@@ -33,11 +37,11 @@ func TestCachedSliceKeepsWhatBuildReads(t *testing.T) {
 			TargetRef: &corev1.ObjectReference{Kind: "Node", Name: "vm-1"}},
 	}
 	c := cacheSlice(sl)
-	if c.name != "hw-abc" || c.namespace != "sample" || c.service != "hw" || c.resourceVersion != "42" || c.addressType != discoveryv1.AddressTypeIPv4 {
+	if c.Name != "hw-abc" || c.Namespace != "sample" || c.Service != "hw" || c.ResourceVersion != "42" || c.AddressType != discoveryv1.AddressTypeIPv4 {
 		t.Fatalf("identity = %+v", c)
 	}
-	if len(c.ports) != 1 || c.ports[0] != (EndpointPort{Name: "http", Port: 5000, Protocol: "TCP"}) {
-		t.Fatalf("ports = %+v", c.ports)
+	if len(c.Ports) != 1 || c.Ports[0] != (model.EndpointPort{Name: "http", Port: 5000, Protocol: "TCP"}) {
+		t.Fatalf("ports = %+v", c.Ports)
 	}
 	type cond struct{ ready, serving, terminating bool }
 	want := []struct {
@@ -49,9 +53,9 @@ func TestCachedSliceKeepsWhatBuildReads(t *testing.T) {
 		{"", "", "", cond{false, false, true}},                     // not a Pod: no pod; serving follows ready; not ready and terminating unset: terminating, as istiod reads it
 	}
 	for i, w := range want {
-		e := c.endpoints[i]
-		got := cond{e.conditions.ready(), e.conditions.serving(), e.conditions.terminating()}
-		if e.podKey(c.namespace) != w.podKey || e.podName() != w.podName || e.node != w.node || got != w.cond || e.addresses[0] != sl.Endpoints[i].Addresses[0] {
+		e := c.Endpoints[i]
+		got := cond{e.Conditions.Ready(), e.Conditions.Serving(), e.Conditions.Terminating()}
+		if e.PodKey(c.Namespace) != w.podKey || e.PodName() != w.podName || e.Node != w.node || got != w.cond || e.Addresses[0] != sl.Endpoints[i].Addresses[0] {
 			t.Errorf("endpoint %d = %+v %+v, want %+v", i, e, got, w)
 		}
 	}
@@ -59,18 +63,18 @@ func TestCachedSliceKeepsWhatBuildReads(t *testing.T) {
 	if k, err := cache.MetaNamespaceKeyFunc(c); err != nil || k != "sample/hw-abc" {
 		t.Fatalf("key = %q, %v", k, err)
 	}
-	cp := c.DeepCopyObject().(*cachedSlice)
-	cp.endpoints[0].addresses[0] = "x"
-	if c.endpoints[0].addresses[0] != "10.0.0.1" {
+	cp := c.DeepCopyObject().(*build.Slice)
+	cp.Endpoints[0].Addresses[0] = "x"
+	if c.Endpoints[0].Addresses[0] != "10.0.0.1" {
 		t.Fatal("DeepCopyObject shares addresses")
 	}
 }
 
 func TestCachedPodKey(t *testing.T) {
-	p := podObj("sample", "hw-1", "10.0.0.1", "network1", true)
+	p := meshtest.Pod("sample", "hw-1", "10.0.0.1", "network1", true)
 	p.ResourceVersion = "9"
 	o, _ := newInterner().transformPod(p)
-	c := o.(*cachedPod)
+	c := o.(*build.Pod)
 	if k, err := cache.MetaNamespaceKeyFunc(c); err != nil || k != "sample/hw-1" {
 		t.Fatalf("key = %q, %v", k, err)
 	}
@@ -83,18 +87,18 @@ func TestCachedPodKey(t *testing.T) {
 // FQDN slices are ignored, as istiod does (istio#34995), and so are slices
 // that belong to no Service.
 func TestBuildSkipsFQDNAndOrphanSlices(t *testing.T) {
-	fqdn := sliceObj("sample", "hw", "hw-fqdn", 80, map[string]string{"p": "example.com"})
+	fqdn := meshtest.EndpointSlice("sample", "hw", "hw-fqdn", 80, map[string]string{"p": "example.com"})
 	fqdn.AddressType = discoveryv1.AddressTypeFQDN
-	orphan := sliceObj("sample", "hw", "hw-orphan", 80, map[string]string{"q": "10.0.0.8"})
+	orphan := meshtest.EndpointSlice("sample", "hw", "hw-orphan", 80, map[string]string{"q": "10.0.0.8"})
 	delete(orphan.Labels, discoveryv1.LabelServiceName)
-	ok := sliceObj("sample", "hw", "hw-1", 80, map[string]string{"r": "10.0.0.9"})
-	v := cacheView{
-		services: []*corev1.Service{svcObj("sample", "hw", 80)},
-		slices:   []*cachedSlice{cacheSlice(fqdn), cacheSlice(orphan), cacheSlice(ok)},
-		pod:      func(string) *cachedPod { return nil },
+	ok := meshtest.EndpointSlice("sample", "hw", "hw-1", 80, map[string]string{"r": "10.0.0.9"})
+	v := build.Caches{
+		Services: []*corev1.Service{meshtest.Service("sample", "hw", 80)},
+		Slices:   []*build.Slice{cacheSlice(fqdn), cacheSlice(orphan), cacheSlice(ok)},
+		Pod:      func(string) *build.Pod { return nil },
 	}
-	p := buildPart(v, "c1", "cluster.local", nil)
-	eps := p.services["hw.sample.svc.cluster.local"].Endpoints
+	p := build.BuildPart(v, "c1", nil)
+	eps := p.Services["hw.sample.svc.cluster.local"].Endpoints
 	if len(eps) != 1 || eps[0].Address != "10.0.0.9" {
 		t.Fatalf("endpoints = %+v", eps)
 	}
@@ -156,11 +160,11 @@ func TestLabelSetShared(t *testing.T) {
 	}
 }
 
-// Replicas share one podTemplate; a pod whose labels, service account or
+// Replicas share one build.PodTemplate; a pod whose labels, service account or
 // named ports differ gets its own; and the cached pod reads as the Pod did.
 func TestPodTemplateShared(t *testing.T) {
 	in := newInterner()
-	pod := func(name, sa, zone string, port int32) *cachedPod {
+	pod := func(name, sa, zone string, port int32) *build.Pod {
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", ResourceVersion: "12345",
 				Labels: map[string]string{"app": "web", "topology.kubernetes.io/zone": zone}},
@@ -172,26 +176,44 @@ func TestPodTemplateShared(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return c.(*cachedPod)
+		return c.(*build.Pod)
 	}
 	a, b := pod("a", "web", "z1", 8080), pod("b", "web", "z1", 8080)
-	if a.podTemplate != b.podTemplate {
+	if a.PodTemplate != b.PodTemplate {
 		t.Fatal("replicas do not share a template")
 	}
-	for _, other := range []*cachedPod{pod("c", "other", "z1", 8080), pod("d", "web", "z2", 8080), pod("e", "web", "z1", 9090)} {
-		if other.podTemplate == a.podTemplate {
+	for _, other := range []*build.Pod{pod("c", "other", "z1", 8080), pod("d", "web", "z2", 8080), pod("e", "web", "z1", 9090)} {
+		if other.PodTemplate == a.PodTemplate {
 			t.Fatalf("pod %s shares a template it differs from", other.Name)
 		}
 	}
 	if a.Name != "a" || a.NodeName != "node-a" || a.ServiceAccount != "web" || a.Labels["app"] != "web" ||
-		a.ports == nil || (*a.ports)[0].Port != 8080 || !a.inEndpoints || a.GetObjectMeta().GetResourceVersion() != "12345" {
-		t.Fatalf("cached pod = %+v %+v", a, a.podTemplate)
+		a.Ports == nil || (*a.Ports)[0].Port != 8080 || !a.InEndpoints || a.GetObjectMeta().GetResourceVersion() != "12345" {
+		t.Fatalf("cached pod = %+v %+v", a, a.PodTemplate)
 	}
 	// A deep copy owns its labels.
-	c := a.DeepCopyObject().(*cachedPod)
+	c := a.DeepCopyObject().(*build.Pod)
 	c.Labels["app"] = "changed"
 	if a.Labels["app"] != "web" {
 		t.Fatal("DeepCopyObject shares the labels")
+	}
+}
+
+// A build.Pod is held per pod of every cluster: a field added must be
+// worth its bytes at 30,000 pods (docs/benchmarks.md).
+func TestCachedPodSize(t *testing.T) {
+	if got := unsafe.Sizeof(build.Pod{}); got > 96 {
+		t.Fatalf("cachedPod is %d B, want ≤ 96 (one allocator size class); keep the bools together", got)
+	}
+	if got := unsafe.Sizeof(build.SliceEndpoint{}); got > 64 {
+		t.Fatalf("cachedEndpoint is %d B, want ≤ 64", got)
+	}
+}
+
+// Every snapshot holds one Endpoint per endpoint of the mesh.
+func TestEndpointSize(t *testing.T) {
+	if got := unsafe.Sizeof(model.Endpoint{}); got > 176 {
+		t.Fatalf("Endpoint is %d B, want ≤ 176; keep the small fields together", got)
 	}
 }
 
@@ -199,29 +221,11 @@ func TestPodTemplateShared(t *testing.T) {
 // equal, different ones differ, and a numeric one reads back the same.
 func TestResourceVersionNumber(t *testing.T) {
 	in := newInterner()
-	if n := in.resourceVersionNumber("987654321"); resourceVersionText(n) != "987654321" {
-		t.Fatalf("numeric version reads back as %q", resourceVersionText(n))
+	if n := in.resourceVersionNumber("987654321"); strconv.FormatUint(n, 10) != "987654321" {
+		t.Fatalf("numeric version reads back as %q", strconv.FormatUint(n, 10))
 	}
 	x, y := in.resourceVersionNumber("abc"), in.resourceVersionNumber("abd")
 	if x == y || x != in.resourceVersionNumber("abc") || x < 1<<63 {
 		t.Fatalf("opaque versions: %d %d", x, y)
-	}
-}
-
-// A cachedPod is held per pod of every cluster: a field added must be
-// worth its bytes at 30,000 pods (docs/benchmarks.md).
-func TestCachedPodSize(t *testing.T) {
-	if got := unsafe.Sizeof(cachedPod{}); got > 96 {
-		t.Fatalf("cachedPod is %d B, want ≤ 96 (one allocator size class); keep the bools together", got)
-	}
-	if got := unsafe.Sizeof(cachedEndpoint{}); got > 64 {
-		t.Fatalf("cachedEndpoint is %d B, want ≤ 64", got)
-	}
-}
-
-// Every snapshot holds one Endpoint per endpoint of the mesh.
-func TestEndpointSize(t *testing.T) {
-	if got := unsafe.Sizeof(Endpoint{}); got > 176 {
-		t.Fatalf("Endpoint is %d B, want ≤ 176; keep the small fields together", got)
 	}
 }

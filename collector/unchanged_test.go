@@ -1,6 +1,9 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
+
 	"context"
 	"fmt"
 	"testing"
@@ -17,7 +20,7 @@ import (
 // reads (meshNetworks of ConfigMap istio) still publishes.
 func TestLeaderElectionIsNoChange(t *testing.T) {
 	w := newFakeWorld(t)
-	c1 := fake.NewClientset(labCluster("network1", "192.168.60.113", "hw1", "10.44.0.13")...)
+	c1 := fake.NewClientset(meshtest.LabCluster("network1", "192.168.60.113", "hw1", "10.44.0.13")...)
 	opts := fastOptions(w, Source{Name: "cluster1", Server: "https://c1", Client: c1})
 	opts.HealthInterval = time.Hour // no probe-driven publishes in this test
 	r := startRegistry(t, opts)
@@ -55,5 +58,5 @@ func TestLeaderElectionIsNoChange(t *testing.T) {
 	if _, err := cms.Create(ctx, mesh, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, r, 2*time.Second, "a snapshot for ConfigMap istio", func(*Snapshot) bool { return r.versionNow() > v0 })
+	waitFor(t, r, 2*time.Second, "a snapshot for ConfigMap istio", func(*model.Snapshot) bool { return r.versionNow() > v0 })
 }

@@ -1,6 +1,9 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/model"
+
 	"context"
 	"fmt"
 	"log/slog"
@@ -20,15 +23,6 @@ import (
 )
 
 const meshNetworksKey = "meshNetworks"
-
-// MeshConfigMapName is the ConfigMap istiod of that revision reads its mesh
-// config and meshNetworks from (pilot/pkg/bootstrap getMeshConfigMapName).
-func MeshConfigMapName(revision string) string {
-	if revision == "" || revision == "default" {
-		return "istio"
-	}
-	return "istio-" + revision
-}
 
 // resource names, used in sentences ("forbidden services").
 const (
@@ -85,7 +79,7 @@ type watcher struct {
 	// dirty is set by every event and cleared by the snapshot builder
 	// before it reads the caches; part is that builder's cached result.
 	dirty atomic.Bool
-	part  atomic.Pointer[clusterPart]
+	part  atomic.Pointer[build.Part]
 
 	mu          sync.Mutex
 	startedAt   time.Time
@@ -147,7 +141,7 @@ func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, re
 	}
 	if withSecrets {
 		w.secrets = w.add(resSecrets, false, &corev1.Secret{}, transformSecret,
-			listWatch[*corev1.SecretList](core.Secrets(ns), "", MultiClusterSecretLabel+"=true"))
+			listWatch[*corev1.SecretList](core.Secrets(ns), "", model.MultiClusterSecretLabel+"=true"))
 	}
 	return w
 }
@@ -372,7 +366,7 @@ func (w *watcher) recordProbe(err error) {
 	var p Problem
 	if err != nil {
 		p = w.redact.problem(classify(err, "the API server"))
-		if p.Kind == ErrForbidden {
+		if p.Kind == model.ErrForbidden {
 			// /version is open to everyone by default; a 403 here still
 			// means the server answers, so it is not a health failure.
 			p = Problem{}
@@ -389,7 +383,7 @@ func (w *watcher) recordProbe(err error) {
 		// informers are over (their reflectors relist on their own).
 		// Forbidden stays until the informer sees an event.
 		for _, h := range w.infs {
-			if h.inf.HasSynced() && h.lastErr.Kind != ErrForbidden {
+			if h.inf.HasSynced() && h.lastErr.Kind != model.ErrForbidden {
 				h.lastErr = Problem{}
 			}
 		}
@@ -407,7 +401,7 @@ func (w *watcher) recordProbe(err error) {
 }
 
 // status derives the cluster's state from the facts gathered so far.
-func (w *watcher) status(c *Cluster) {
+func (w *watcher) status(c *model.Cluster) {
 	settled := w.settled()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -424,42 +418,42 @@ func (w *watcher) status(c *Cluster) {
 		if h.required || h.lastErr.Kind == "" || w.probeErr.Kind != "" {
 			continue
 		}
-		if h.lastErr.Kind == ErrForbidden || h.lastErr.Kind == ErrUnauthorized || !h.inf.HasSynced() {
+		if h.lastErr.Kind == model.ErrForbidden || h.lastErr.Kind == model.ErrUnauthorized || !h.inf.HasSynced() {
 			c.Warnings = append(c.Warnings, optionalWarning(h))
 		}
 	}
 	switch {
 	case w.probeErr.Kind != "":
-		c.State, c.ErrorKind, c.Reason = StateError, w.probeErr.Kind, w.probeErr.Reason
+		c.State, c.ErrorKind, c.Reason = model.StateError, w.probeErr.Kind, w.probeErr.Reason
 		return
 	case !settled:
 		for _, h := range w.infs {
-			if h.required && !h.inf.HasSynced() && h.lastErr.Kind != "" && h.lastErr.Kind != ErrUnreachable {
-				c.State, c.ErrorKind, c.Reason = StateError, h.lastErr.Kind, h.lastErr.Reason
+			if h.required && !h.inf.HasSynced() && h.lastErr.Kind != "" && h.lastErr.Kind != model.ErrUnreachable {
+				c.State, c.ErrorKind, c.Reason = model.StateError, h.lastErr.Kind, h.lastErr.Reason
 				return
 			}
 		}
 		if w.timedOut {
-			c.State, c.ErrorKind = StateTimeout, ""
+			c.State, c.ErrorKind = model.StateTimeout, ""
 			c.Reason = fmt.Sprintf("not synced after %s (waiting for %s)", w.opts.SyncTimeout, strings.Join(w.unsyncedLocked(), ", "))
 			return
 		}
 		// Connecting until the API server has answered: the probe, or
 		// any informer that already listed.
-		c.State = StateConnecting
+		c.State = model.StateConnecting
 		if w.probed {
-			c.State = StateSyncing
+			c.State = model.StateSyncing
 		}
 		for _, h := range w.infs {
 			if h.inf.HasSynced() {
-				c.State = StateSyncing
+				c.State = model.StateSyncing
 				break
 			}
 		}
 	default:
-		c.State = StateSynced
+		c.State = model.StateSynced
 		for _, h := range w.infs {
-			if h.required && h.lastErr.Kind == ErrForbidden {
+			if h.required && h.lastErr.Kind == model.ErrForbidden {
 				c.Warnings = append(c.Warnings, "lost access to "+h.name+": "+h.lastErr.Reason)
 			}
 		}
@@ -489,8 +483,21 @@ func optionalWarning(h *informerHealth) string {
 		what = "cannot read " + h.name
 	}
 	reason := string(h.lastErr.Kind)
-	if h.lastErr.Kind != ErrForbidden && h.lastErr.Kind != ErrUnauthorized {
+	if h.lastErr.Kind != model.ErrForbidden && h.lastErr.Kind != model.ErrUnauthorized {
 		reason = h.lastErr.Reason
 	}
 	return what + ": " + reason
+}
+
+// meshConfigKey is the ConfigMap key istiod reads its MeshConfig from
+// (pkg/config/mesh/kubemesh MeshConfigKey).
+const meshConfigKey = "mesh"
+
+// unwrapDeleted returns the object of a delete event whose final state was
+// unknown to the informer.
+func unwrapDeleted(obj any) any {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return d.Obj
+	}
+	return obj
 }

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/internal/kubesim"
+	"github.com/meshscope/meshscope/model"
 )
 
 // The demo's ambient part: namespace ambient runs in ambient mode, the
@@ -53,7 +53,7 @@ func newDynamic() *dynamicfake.FakeDynamicClient {
 // the cluster's ambient east-west Gateway.
 func (c *cluster) seedAmbient(ctx context.Context) error {
 	if c.def.ID == "cluster1" {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: collector.MeshConfigMapName(""), Namespace: systemNamespace},
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: model.MeshConfigMapName(""), Namespace: systemNamespace},
 			Data: map[string]string{"mesh": ambientMeshConfig}}
 		if _, err := c.client.CoreV1().ConfigMaps(systemNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 			return err
@@ -69,9 +69,9 @@ func (c *cluster) seedAmbient(ctx context.Context) error {
 func namespaceLabels(def clusterDef, ns string) map[string]string {
 	switch ns {
 	case systemNamespace:
-		return map[string]string{networkLabel: def.Network}
+		return map[string]string{model.LabelNetwork: def.Network}
 	case ambientNamespace:
-		return map[string]string{collector.LabelDataplaneMode: "ambient"}
+		return map[string]string{model.LabelDataplaneMode: "ambient"}
 	}
 	return nil
 }

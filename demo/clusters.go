@@ -20,8 +20,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/internal/kubesim"
+	"github.com/meshscope/meshscope/model"
 )
 
 // cluster is one simulated cluster: a fake clientset and the state the
@@ -125,7 +125,7 @@ func (c *cluster) seed(ctx context.Context, rnd *rand.Rand) error {
 		if err := kubesim.CreatePod(ctx, c.client, kubesim.Pod{Namespace: systemNamespace, Name: "istiod-7c9d8b5f4-k2x9p",
 			IP: c.allocIP(), Labels: map[string]string{"app": "istiod", "istio.io/rev": "default"}, Container: "discovery",
 			Image: "docker.io/istio/pilot:1.29.1-distroless",
-			Env:   map[string]string{"CLUSTER_ID": c.def.ID, collector.SettingAmbient: "true", collector.SettingAmbientMultiNetwork: "true"}}); err != nil {
+			Env:   map[string]string{"CLUSTER_ID": c.def.ID, model.SettingAmbient: "true", model.SettingAmbientMultiNetwork: "true"}}); err != nil {
 			return err
 		}
 	}
@@ -205,7 +205,7 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 	}
 	labels := map[string]string{
 		"app": s.Name, "version": version,
-		networkLabel:                          c.def.Network,
+		model.LabelNetwork:                    c.def.Network,
 		"service.istio.io/canonical-name":     s.Name,
 		"service.istio.io/canonical-revision": version,
 	}
@@ -214,16 +214,16 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 	switch {
 	case s.ambientPod(c.def.ID):
 		// No sidecar: istio-cni's node agent marks the pod it redirects.
-		annotations = map[string]string{collector.AnnotationRedirection: "enabled"}
+		annotations = map[string]string{model.AnnotationRedirection: "enabled"}
 	case !s.NoMTLS[c.def.ID]:
-		labels[tlsModeLabel] = "istio"
+		labels[model.LabelTLSMode] = "istio"
 		sidecar = true
 	}
 	c.mu.Lock()
 	key := s.Namespace + "/" + s.Name
 	n := len(c.pods[key])
 	if locs := s.Localities[c.def.ID]; len(locs) > 0 {
-		labels[localityLabel] = locs[n%len(locs)]
+		labels[model.LabelLocality] = locs[n%len(locs)]
 	}
 	name := fmt.Sprintf("%s-%s-%s-%s", s.Name, version, hash, suffix(n, hash))
 	c.pods[key] = append(c.pods[key], name)

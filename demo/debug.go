@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 )
 
 // debugServer is the demo control plane's istiod debug endpoint, on a
@@ -34,7 +34,7 @@ func newDebugServer(d *Demo) (*debugServer, error) {
 	// Until the control plane serves a settled snapshot it answers 503,
 	// as an istiod that has not synced its clusters would not be asked:
 	// a half-synced clusterz would read as istiod disagreeing.
-	handle := func(path string, body func(*collector.Snapshot) any) {
+	handle := func(path string, body func(*model.Snapshot) any) {
 		mux.HandleFunc(path, func(w http.ResponseWriter, _ *http.Request) {
 			snap := d.xds.snapshot()
 			if snap == nil || !snap.Settled() {
@@ -44,11 +44,11 @@ func newDebugServer(d *Demo) (*debugServer, error) {
 			reply(w, body(snap))
 		})
 	}
-	handle("/debug/syncz", func(snap *collector.Snapshot) any {
+	handle("/debug/syncz", func(snap *model.Snapshot) any {
 		return d.xds.conns.syncz(snap, d.ControlPlane, d.planted(), s.started)
 	})
-	handle("/debug/clusterz", func(snap *collector.Snapshot) any { return clusterz(snap, d.ControlPlane) })
-	handle("/debug/networkz", func(snap *collector.Snapshot) any { return networkz(snap, d.ControlPlane) })
+	handle("/debug/clusterz", func(snap *model.Snapshot) any { return clusterz(snap, d.ControlPlane) })
+	handle("/debug/networkz", func(snap *model.Snapshot) any { return networkz(snap, d.ControlPlane) })
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = s.srv.Serve(lis) }()
 	return s, nil
@@ -66,7 +66,7 @@ func reply(w http.ResponseWriter, v any) {
 // clusterz lists the control plane's config cluster, then every cluster
 // of a remote secret held in it, synced or not as the collector (which
 // reads the same secrets) found it.
-func clusterz(snap *collector.Snapshot, cp string) []istiod.Cluster {
+func clusterz(snap *model.Snapshot, cp string) []istiod.Cluster {
 	out := []istiod.Cluster{}
 	if snap == nil {
 		return out
@@ -74,11 +74,11 @@ func clusterz(snap *collector.Snapshot, cp string) []istiod.Cluster {
 	out = append(out, istiod.Cluster{ID: cp, SyncStatus: "synced"})
 	for _, c := range snap.Clusters {
 		secrets := c.SecretsFrom(cp)
-		if c.ID == cp || c.State == collector.StateRemoved || len(secrets) == 0 {
+		if c.ID == cp || c.State == model.StateRemoved || len(secrets) == 0 {
 			continue
 		}
 		status := "synced"
-		if c.State != collector.StateSynced {
+		if c.State != model.StateSynced {
 			status = "timeout"
 		}
 		out = append(out, istiod.Cluster{ID: c.ID, SecretName: secrets[0].Name, SyncStatus: status})
@@ -87,7 +87,7 @@ func clusterz(snap *collector.Snapshot, cp string) []istiod.Cluster {
 }
 
 // networkz lists the gateways the control plane uses.
-func networkz(snap *collector.Snapshot, cp string) []istiod.Gateway {
+func networkz(snap *model.Snapshot, cp string) []istiod.Gateway {
 	out := []istiod.Gateway{}
 	if snap == nil {
 		return out

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -49,16 +49,16 @@ func TestDemoSettlesWithinOneSecond(t *testing.T) {
 		t.Fatalf("demo not settled within 1s: %v", err)
 	}
 	t.Logf("settled in %s", time.Since(begin))
-	states := map[string]collector.State{}
+	states := map[string]model.State{}
 	for _, c := range snap.Clusters {
 		states[c.ID] = c.State
 	}
 	for _, id := range []string{"cluster1", "cluster2", "cluster3"} {
-		if states[id] != collector.StateSynced {
+		if states[id] != model.StateSynced {
 			t.Errorf("%s is %s, want synced", id, states[id])
 		}
 	}
-	if states["cluster4"] != collector.StateError {
+	if states["cluster4"] != model.StateError {
 		t.Errorf("cluster4 (bad CA) is %s, want error", states["cluster4"])
 	}
 	if c := snap.ClusterByID("cluster4"); c == nil || !strings.Contains(strings.ToLower(c.Reason), "certificate") && !strings.Contains(c.Reason, "CA") {
@@ -138,12 +138,12 @@ func TestDemoPlantedProblems(t *testing.T) {
 	}
 	deadline := time.Now().Add(3 * time.Second)
 	for time.Now().Before(deadline) {
-		if has(explain.Problems(d.Registry.Snapshot()), "leak", "no gateway is known for network2") {
+		if has(explain.Diagnose(d.Registry.Snapshot(), explain.Inputs{}), "leak", "no gateway is known for network2") {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Errorf("no leak while network2's gateway has no address: %+v", explain.Problems(d.Registry.Snapshot()))
+	t.Errorf("no leak while network2's gateway has no address: %+v", explain.Diagnose(d.Registry.Snapshot(), explain.Inputs{}))
 }
 
 // TestDemoChurnPushes: churn reaches the xdsclient as EDS push events.
@@ -179,7 +179,7 @@ func TestDemoChurnPushes(t *testing.T) {
 
 func has(ps []explain.Problem, kind, text string) bool {
 	for _, p := range ps {
-		if p.Kind == kind && strings.Contains(p.Sentence, text) {
+		if string(p.Kind) == kind && strings.Contains(p.Sentence, text) {
 			return true
 		}
 	}

@@ -7,9 +7,6 @@ package demo
 
 const (
 	systemNamespace = "istio-system"
-	networkLabel    = "topology.istio.io/network"
-	tlsModeLabel    = "security.istio.io/tlsMode"
-	localityLabel   = "topology.istio.io/locality"
 	gatewayService  = "istio-eastwestgateway"
 )
 

@@ -9,9 +9,9 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/internal/kubesim"
+	"github.com/meshscope/meshscope/model"
 )
 
 // The demo's fleet: every pod with a sidecar runs an istio-proxy container
@@ -132,7 +132,7 @@ func (c *connections) closed(stream int64, _ *corev3.Node) {
 // syncz is what the demo's istiod lists: the open streams, then every
 // proxy pod of the clusters it reads (planted: by "cluster/namespace/name"),
 // each with its plant's state.
-func (c *connections) syncz(snap *collector.Snapshot, cp string, planted map[string]plant, started time.Time) []istiod.SyncStatus {
+func (c *connections) syncz(snap *model.Snapshot, cp string, planted map[string]plant, started time.Time) []istiod.SyncStatus {
 	var out []istiod.SyncStatus
 	c.mu.Lock()
 	for _, s := range c.streams {
@@ -151,7 +151,7 @@ func (c *connections) syncz(snap *collector.Snapshot, cp string, planted map[str
 	}
 	reads, _ := snap.ClustersReadBy(cp)
 	for _, p := range snap.Proxies {
-		if p.Kind == collector.ProxyAmbient || !slices.Contains(reads, p.Cluster) {
+		if p.Kind == model.ProxyAmbient || !slices.Contains(reads, p.Cluster) {
 			continue // an ambient pod's proxy is its node's ztunnel
 		}
 		pl := planted[p.Key()]
@@ -160,7 +160,7 @@ func (c *connections) syncz(snap *collector.Snapshot, cp string, planted map[str
 		}
 		at := started
 		types := []string{istiod.TypeCDS, istiod.TypeLDS, istiod.TypeEDS, istiod.TypeRDS}
-		if p.Kind == collector.ProxyZtunnel {
+		if p.Kind == model.ProxyZtunnel {
 			types = []string{istiod.TypeWDS}
 		}
 		res := map[string]istiod.ResourceStatus{}

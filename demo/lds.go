@@ -22,12 +22,11 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/envoyproxy/go-control-plane/pkg/wellknown"
+	"github.com/meshscope/meshscope/model"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
-
-	"github.com/meshscope/meshscope/collector"
 )
 
 // The demo's LDS and RDS, shaped like what istiod sends a sidecar
@@ -76,7 +75,7 @@ const (
 // (pkg/config/kube ConvertProtocol): UDP, else appProtocol, else the port
 // name's prefix before '-'; unknown names are sniffed, except on the
 // well-known TCP ports. tls reports TLS/HTTPS (matched by SNI without a VIP).
-func protocolOf(p collector.ServicePort) (lp listenerProtocol, tls bool) {
+func protocolOf(p model.ServicePort) (lp listenerProtocol, tls bool) {
 	if strings.EqualFold(p.Protocol, "UDP") {
 		return protoNone, false
 	}
@@ -118,8 +117,8 @@ func protocolOf(p collector.ServicePort) (lp listenerProtocol, tls bool) {
 // proxy in cluster (model.Service.GetAddressForProxy): the ClusterIP in the
 // proxy's own cluster, else the merged service's default address (the
 // first cluster's ClusterIP), else 0.0.0.0.
-func serviceAddress(svc *collector.Service, cluster string) string {
-	vip := func(sic *collector.ServiceInCluster) string {
+func serviceAddress(svc *model.Service, cluster string) string {
+	vip := func(sic *model.ServiceInCluster) string {
 		if sic == nil || sic.NoService || net.ParseIP(sic.ClusterIP) == nil {
 			return "" // none, or headless ("None")
 		}
@@ -188,7 +187,7 @@ next:
 // "<hostname>:<port>"), virtualOutbound and virtualInbound; and the route
 // configurations those listeners name. Output is sorted by name, so the same
 // snapshot and view give the same resources.
-func listenersAndRoutes(snap *collector.Snapshot, v view) (lds, rds []types.Resource) {
+func listenersAndRoutes(snap *model.Snapshot, v view) (lds, rds []types.Resource) {
 	entries := map[string]*outboundEntry{}
 	for _, svc := range snap.Services {
 		for _, port := range svc.Ports {
@@ -231,7 +230,7 @@ func listenersAndRoutes(snap *collector.Snapshot, v view) (lds, rds []types.Reso
 // virtual hosts of one route); a TCP chain joins an existing listener unless
 // one with the same match is there; HTTP and TCP on one listener make it
 // sniffed.
-func addOutbound(entries map[string]*outboundEntry, svc *collector.Service, port collector.ServicePort, addr string) {
+func addOutbound(entries map[string]*outboundEntry, svc *model.Service, port model.ServicePort, addr string) {
 	lp, tls := protocolOf(port)
 	if lp == protoNone {
 		return
@@ -411,7 +410,7 @@ func virtualInboundListener() *listenerv3.Listener {
 // HTTP or sniffed service on the port and istiod's catch-all "allow_any";
 // for a sniffed "<hostname>:<port>", that service's host alone, for any
 // domain.
-func routeConfig(snap *collector.Snapshot, v view, name string) *routev3.RouteConfiguration {
+func routeConfig(snap *model.Snapshot, v view, name string) *routev3.RouteConfiguration {
 	rc := &routev3.RouteConfiguration{
 		Name:                           name,
 		ValidateClusters:               wrapperspb.Bool(false),

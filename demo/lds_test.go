@@ -17,8 +17,8 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/tui"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -221,20 +221,20 @@ func TestDemoListenersDeterministic(t *testing.T) {
 // a VIP is told apart by SNI; a sniffed port gets its own route; UDP gets
 // nothing.
 func TestListenerShapes(t *testing.T) {
-	svc := func(host, ip string, ports ...collector.ServicePort) *collector.Service {
+	svc := func(host, ip string, ports ...model.ServicePort) *model.Service {
 		name, rest, _ := strings.Cut(host, ".")
 		ns, _, _ := strings.Cut(rest, ".")
-		return &collector.Service{Hostname: host, Namespace: ns, Name: name, Ports: ports,
-			Clusters: map[string]*collector.ServiceInCluster{"c1": {Cluster: "c1", ClusterIP: ip}}}
+		return &model.Service{Hostname: host, Namespace: ns, Name: name, Ports: ports,
+			Clusters: map[string]*model.ServiceInCluster{"c1": {Cluster: "c1", ClusterIP: ip}}}
 	}
-	port := func(name string, p int32) collector.ServicePort {
-		return collector.ServicePort{Name: name, Port: p, Protocol: "TCP"}
+	port := func(name string, p int32) model.ServicePort {
+		return model.ServicePort{Name: name, Port: p, Protocol: "TCP"}
 	}
-	snap := &collector.Snapshot{Services: []*collector.Service{
+	snap := &model.Snapshot{Services: []*model.Service{
 		svc("a.x.svc.cluster.local", "10.0.0.1", port("http", 80), port("tcp-db", 5432)),
 		svc("b.y.svc.cluster.local", "10.0.0.2", port("http-web", 80), port("web", 8000)),
-		svc("c.y.svc.cluster.local", "", port("tls", 443), collector.ServicePort{Name: "dns", Port: 53, Protocol: "UDP"}),
-		svc("d.y.svc.cluster.local", "None", port("grpc", 9000), collector.ServicePort{Name: "x", Port: 9001, AppProtocol: "kubernetes.io/h2c"}),
+		svc("c.y.svc.cluster.local", "", port("tls", 443), model.ServicePort{Name: "dns", Port: 53, Protocol: "UDP"}),
+		svc("d.y.svc.cluster.local", "None", port("grpc", 9000), model.ServicePort{Name: "x", Port: 9001, AppProtocol: "kubernetes.io/h2c"}),
 	}}
 	lds, rds := listenersAndRoutes(snap, view{proxy: horizon.Proxy{Cluster: "c1"}, dnsDomain: "x.svc.cluster.local"})
 	ls := map[string]*listenerv3.Listener{}

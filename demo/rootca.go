@@ -3,10 +3,9 @@ package demo
 import (
 	"context"
 
+	"github.com/meshscope/meshscope/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/meshscope/meshscope/collector"
 )
 
 // The root each simulated cluster's istiod publishes (ConfigMap
@@ -48,8 +47,8 @@ func (c *cluster) seedRootCert(ctx context.Context) error {
 		root = ownRootPEM
 	}
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: collector.RootCertConfigMap, Namespace: systemNamespace, Labels: map[string]string{"istio.io/config": "true"}},
-		Data:       map[string]string{collector.RootCertKey: root},
+		ObjectMeta: metav1.ObjectMeta{Name: model.RootCertConfigMap, Namespace: systemNamespace, Labels: map[string]string{"istio.io/config": "true"}},
+		Data:       map[string]string{model.RootCertKey: root},
 	}
 	_, err := c.client.CoreV1().ConfigMaps(systemNamespace).Create(ctx, cm, metav1.CreateOptions{})
 	return err

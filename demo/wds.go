@@ -10,8 +10,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -54,7 +54,7 @@ func newWDSResource(name string, b []byte) types.Resource {
 // update serves the prediction of a new snapshot. Without ambient in the
 // mesh it serves what istiod would too: the services and pods, with no
 // split-horizon workloads unless some service is global.
-func (s *wdsServer) update(snap *collector.Snapshot) {
+func (s *wdsServer) update(snap *model.Snapshot) {
 	res := ambient.NewView(snap, s.controlPlane).Resources()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -20,8 +20,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -43,7 +43,7 @@ type xdsServer struct {
 
 	mu    sync.Mutex
 	nodes map[string]view // viewHash ID -> what decides its resources
-	snap  *collector.Snapshot
+	snap  *model.Snapshot
 	// served is the version of the last snapshot every resource was
 	// computed from; servedCh is closed (and replaced) at each update, so
 	// waiters (WaitServed) wake up.
@@ -124,14 +124,14 @@ func (s *xdsServer) register(node *corev3.Node) {
 }
 
 // snapshot is the collector snapshot the server serves now.
-func (s *xdsServer) snapshot() *collector.Snapshot {
+func (s *xdsServer) snapshot() *model.Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.snap
 }
 
 // update recomputes every known proxy's resources for a new snapshot.
-func (s *xdsServer) update(snap *collector.Snapshot) {
+func (s *xdsServer) update(snap *model.Snapshot) {
 	s.mu.Lock()
 	s.snap = snap
 	nodes := make(map[string]view, len(s.nodes))
@@ -173,7 +173,7 @@ func (s *xdsServer) waitServed(ctx context.Context, v uint64) error {
 
 // push sets a proxy's snapshot: every type (CDS, EDS, LDS, RDS) at the
 // collector snapshot's version, like istiod's full push.
-func (s *xdsServer) push(nodeID string, v view, snap *collector.Snapshot, ix *horizon.Index) {
+func (s *xdsServer) push(nodeID string, v view, snap *model.Snapshot, ix *horizon.Index) {
 	res := resources(snap, ix, v)
 	cs, err := cachev3.NewSnapshot(strconv.FormatUint(snap.Version, 10), res)
 	if err == nil {
@@ -186,7 +186,7 @@ func (s *xdsServer) push(nodeID string, v view, snap *collector.Snapshot, ix *ho
 
 // resources builds CDS, EDS, LDS and RDS for one proxy from a collector
 // snapshot.
-func resources(snap *collector.Snapshot, ix *horizon.Index, v view) map[resource.Type][]types.Resource {
+func resources(snap *model.Snapshot, ix *horizon.Index, v view) map[resource.Type][]types.Resource {
 	cds, eds := defaultClusters(), []types.Resource(nil)
 	for _, svc := range snap.Services {
 		// The whole service, and each subset of its DestinationRules (the
@@ -209,7 +209,7 @@ func resources(snap *collector.Snapshot, ix *horizon.Index, v view) map[resource
 
 // loadAssignment renders a prediction the way istiod renders EDS: locality
 // groups, weights, health, and the istio.workload / tlsMode metadata.
-func loadAssignment(p horizon.Prediction, svc *collector.Service) *endpointv3.ClusterLoadAssignment {
+func loadAssignment(p horizon.Prediction, svc *model.Service) *endpointv3.ClusterLoadAssignment {
 	cla := &endpointv3.ClusterLoadAssignment{ClusterName: p.EDSCluster}
 	var group *endpointv3.LocalityLbEndpoints
 	for _, e := range p.Endpoints {
@@ -258,7 +258,7 @@ func loadAssignment(p horizon.Prediction, svc *collector.Service) *endpointv3.Cl
 	return cla
 }
 
-func mtls(svc *collector.Service, e horizon.Endpoint) bool {
+func mtls(svc *model.Service, e horizon.Endpoint) bool {
 	if sic := svc.Clusters[e.Cluster]; sic != nil {
 		for _, ep := range sic.Endpoints {
 			if ep.Address == e.Address {

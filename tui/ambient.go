@@ -1,9 +1,9 @@
 package tui
 
 import (
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -15,18 +15,18 @@ import (
 // ztunnelPlanes are the control planes to show ztunnel views for: the
 // feed's ztunnels, else (no feed, or none yet) the control planes whose
 // mesh config meshscope reads, prediction only.
-func ztunnelPlanes(feed Feed, snap *collector.Snapshot) []string {
+func ztunnelPlanes(feed Feed, snap *model.Snapshot) []string {
 	if f, ok := feed.(AmbientFeed); ok {
 		if zs := f.Ztunnels(); len(zs) > 0 {
 			return zs
 		}
 	}
-	return ambient.ControlPlanes(snap)
+	return snap.ControlPlanes()
 }
 
 // explainZtunnels is, for one service, each control plane's WDS next to
 // its prediction (views built once per index and reused).
-func explainZtunnels(feed Feed, snap *collector.Snapshot, views map[string]*ambient.View, status []StreamStatus, svc *collector.Service) []ambient.Explanation {
+func explainZtunnels(feed Feed, snap *model.Snapshot, views map[string]*ambient.View, status []StreamStatus, svc *model.Service) []ambient.Explanation {
 	af, _ := feed.(AmbientFeed)
 	var out []ambient.Explanation
 	for _, cp := range ztunnelPlanes(feed, snap) {
@@ -64,13 +64,13 @@ func ztunnelStreamText(status []StreamStatus, cp string) string {
 // ambientVerdicts folds each control plane's ztunnel verdict into the
 // services' rows.
 type ambientVerdicts struct {
-	snap   *collector.Snapshot
+	snap   *model.Snapshot
 	feed   Feed
 	views  map[string]*ambient.View
 	status []StreamStatus
 }
 
-func newAmbientVerdicts(snap *collector.Snapshot, feed Feed) *ambientVerdicts {
+func newAmbientVerdicts(snap *model.Snapshot, feed Feed) *ambientVerdicts {
 	a := &ambientVerdicts{snap: snap, feed: feed, views: map[string]*ambient.View{}}
 	if feed != nil {
 		a.status = feed.Status()
@@ -81,7 +81,7 @@ func newAmbientVerdicts(snap *collector.Snapshot, feed Feed) *ambientVerdicts {
 // merge adds the ztunnel verdicts of a service with pods in ambient mode
 // to its sidecar verdict: a mismatch anywhere is a mismatch; a match
 // needs some actual view; stale when a ztunnel's stream is down.
-func (a *ambientVerdicts) merge(svc *collector.Service, mode ambient.Mode, v explain.Verdict, stale bool, staleVPs map[string]bool) (explain.Verdict, bool) {
+func (a *ambientVerdicts) merge(svc *model.Service, mode ambient.Mode, v explain.Verdict, stale bool, staleVPs map[string]bool) (explain.Verdict, bool) {
 	if mode != ambient.ModeAmbient && mode != ambient.ModeMixed {
 		return v, stale
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -20,16 +20,16 @@ const echoHost = "echo.ambient.svc.cluster.local"
 // Gateway (Gateway API) is at 192.168.60.10; the istiod of cluster1 reads
 // cluster2 through a remote secret, runs ambient multi-network mode and
 // makes istio.io/global=true services global.
-func ambientSnapshot(t *testing.T) *collector.Snapshot {
+func ambientSnapshot(t *testing.T) *model.Snapshot {
 	t.Helper()
 	s := testSnapshot()
-	mc, err := collector.ParseMeshConfig("serviceScopeConfigs:\n- servicesSelector: {matchLabels: {istio.io/global: \"true\"}}\n  scope: GLOBAL\n")
+	mc, err := model.ParseMeshConfig("serviceScopeConfigs:\n- servicesSelector: {matchLabels: {istio.io/global: \"true\"}}\n  scope: GLOBAL\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	mc.Cluster = "cluster1"
-	s.MeshConfigs = []collector.MeshConfig{mc}
-	echo := svc("ambient", "echo", httpPort, map[string][]collector.Endpoint{
+	s.MeshConfigs = []model.MeshConfig{mc}
+	echo := svc("ambient", "echo", httpPort, map[string][]model.Endpoint{
 		"cluster1": {ep("cluster1", "network1", "10.10.0.30", "echo-1", false)},
 		"cluster2": {ep("cluster2", "network2", "10.20.0.30", "echo-2a", false), ep("cluster2", "network2", "10.20.0.31", "echo-2b", false)},
 	})
@@ -37,20 +37,20 @@ func ambientSnapshot(t *testing.T) *collector.Snapshot {
 	s.Services = append(s.Services, echo)
 	sortServices(s.Services)
 	// cluster1's istiod runs ambient multi-network mode (its pod's env).
-	s.Clusters[0].Istiods[0].Env = map[string]string{collector.SettingAmbient: "true", collector.SettingAmbientMultiNetwork: "true"}
-	redirected := collector.AmbientPod{ServiceAccount: "default", Redirected: true}
+	s.Clusters[0].Istiods[0].Env = map[string]string{model.SettingAmbient: "true", model.SettingAmbientMultiNetwork: "true"}
+	redirected := model.AmbientPod{ServiceAccount: "default", Redirected: true}
 	global := map[string]map[string]string{echoHost: {"app": "echo", "istio.io/global": "true"}}
-	s.Ambient = []collector.AmbientCluster{
+	s.Ambient = []model.AmbientCluster{
 		{Cluster: "cluster1", GatewayAPI: true, ServiceLabels: global,
-			Namespaces: map[string]map[string]string{"istio-system": {collector.LabelNetwork: "network1"}, "ambient": {collector.LabelDataplaneMode: "ambient"}},
-			Pods:       map[string]collector.AmbientPod{"ambient/echo-1": redirected}},
+			Namespaces: map[string]map[string]string{"istio-system": {model.LabelNetwork: "network1"}, "ambient": {model.LabelDataplaneMode: "ambient"}},
+			Pods:       map[string]model.AmbientPod{"ambient/echo-1": redirected}},
 		{Cluster: "cluster2", GatewayAPI: true, ServiceLabels: global,
-			Namespaces: map[string]map[string]string{"istio-system": {collector.LabelNetwork: "network2"}, "ambient": {collector.LabelDataplaneMode: "ambient"}},
-			Pods:       map[string]collector.AmbientPod{"ambient/echo-2a": redirected, "ambient/echo-2b": redirected},
-			Gateways: []collector.K8sGateway{{Cluster: "cluster2", Namespace: "istio-system", Name: "istio-eastwestgateway", Class: collector.ClassEastWest,
+			Namespaces: map[string]map[string]string{"istio-system": {model.LabelNetwork: "network2"}, "ambient": {model.LabelDataplaneMode: "ambient"}},
+			Pods:       map[string]model.AmbientPod{"ambient/echo-2a": redirected, "ambient/echo-2b": redirected},
+			Gateways: []model.K8sGateway{{Cluster: "cluster2", Namespace: "istio-system", Name: "istio-eastwestgateway", Class: model.ClassEastWest,
 				Network: "network2", ServiceAccount: "istio-eastwestgateway",
-				Listeners: []collector.GatewayListener{{Name: "mesh", Port: 15008, Protocol: "HBONE", TLSMode: "Terminate"}},
-				Addresses: []collector.GatewayAddress{{Type: "IPAddress", Value: "192.168.60.10"}}}}},
+				Listeners: []model.GatewayListener{{Name: "mesh", Port: 15008, Protocol: "HBONE", TLSMode: "Terminate"}},
+				Addresses: []model.GatewayAddress{{Type: "IPAddress", Value: "192.168.60.10"}}}}},
 	}
 	return s
 }
@@ -72,7 +72,7 @@ func (f *ambientFeed) WDS(cp, key string) (xdsclient.WDSServiceView, bool) {
 	return ambient.ServiceView(f.res, key), true
 }
 
-func newAmbientFeed(snap *collector.Snapshot) *ambientFeed {
+func newAmbientFeed(snap *model.Snapshot) *ambientFeed {
 	f := &ambientFeed{fakeFeed: testFeed(snap), res: ambient.NewView(snap, "cluster1").Resources()}
 	f.status = append(f.status, StreamStatus{Viewpoint: "ztunnel@cluster1", ControlPlane: "cluster1", State: "connected", LastPush: ago(2 * time.Second)})
 	return f

@@ -8,8 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
-
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 func selectedHost(m *Model) string {
@@ -34,7 +33,7 @@ func TestCursorStaysOnHostnameWhenServicesAreInserted(t *testing.T) {
 	next := testSnapshot()
 	next.Version++
 	for _, name := range []string{"aaa", "abc", "httpbin", "kiali"} {
-		next.Services = append(next.Services, svc("sample", name, httpPort, map[string][]collector.Endpoint{"cluster1": nil}))
+		next.Services = append(next.Services, svc("sample", name, httpPort, map[string][]model.Endpoint{"cluster1": nil}))
 	}
 	sortServices(next.Services)
 	m.snap = next
@@ -154,7 +153,7 @@ func TestEscBackStack(t *testing.T) {
 
 func TestServiceViewKeys(t *testing.T) {
 	snap := testSnapshot()
-	snap.Service(helloHost).Ports = append(snap.Service(helloHost).Ports, collector.ServicePort{Name: "grpc", Port: 9000})
+	snap.Service(helloHost).Ports = append(snap.Service(helloHost).Ports, model.ServicePort{Name: "grpc", Port: 9000})
 	m := newTestModel(t, "default", 120, 40, snap, testFeed(snap))
 	m.openService(helloHost)
 	if m.service.focus != 0 || len(m.service.views) != 2 {
@@ -217,7 +216,7 @@ func TestProblemsJump(t *testing.T) {
 	}
 	// A cluster without problems says so (the view asks the root, by a
 	// message, to show it).
-	m = newTestModel(t, "default", 120, 40, &collector.Snapshot{Time: testNow, Clusters: []collector.Cluster{{ID: "quiet", State: collector.StateSynced}}}, nil)
+	m = newTestModel(t, "default", 120, 40, &model.Snapshot{Time: testNow, Clusters: []model.Cluster{{ID: "quiet", State: model.StateSynced}}}, nil)
 	press(m, "enter")
 	if m.currentID() != viewClusters || m.flash != "no problems for cluster quiet" {
 		t.Fatalf("enter on a quiet cluster: view %d, flash %q", m.currentID(), m.flash)
@@ -291,7 +290,7 @@ func TestWithoutFeedAndEmptySnapshot(t *testing.T) {
 		t.Fatalf("prediction-only service view:\n%s", out)
 	}
 	// An empty snapshot draws every view.
-	m = newTestModel(t, "default", 80, 24, &collector.Snapshot{Time: testNow}, nil)
+	m = newTestModel(t, "default", 80, 24, &model.Snapshot{Time: testNow}, nil)
 	for _, id := range []viewID{viewClusters, viewServices, viewProblems, viewEvents} {
 		m.push(id)
 		checkSize(t, m.View().Content, 80, 24)

@@ -81,6 +81,11 @@ func (m *Model) statusParts() (left, right []string) {
 	if len(m.opts.Contexts) > 0 {
 		left = append(left, "ctx "+strings.Join(m.opts.Contexts, ","))
 	}
+	if w := m.waitingText(); w != "" {
+		// Before the counts: the one thing a person at an unsettled
+		// screen needs, and the part a narrow terminal cuts last.
+		left = append(left, w)
+	}
 	if m.ix.snap == nil {
 		left = append(left, "waiting for clusters…")
 	} else {

@@ -7,9 +7,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/themes"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -84,13 +84,13 @@ func (vc viewContext) sel(st lipgloss.Style, selected bool) lipgloss.Style {
 }
 
 // clusterStateStyle colours a cluster's sync state.
-func (vc viewContext) clusterStateStyle(s collector.State) lipgloss.Style {
+func (vc viewContext) clusterStateStyle(s model.State) lipgloss.Style {
 	switch s {
-	case collector.StateSynced:
+	case model.StateSynced:
 		return vc.st.OK
-	case collector.StateSyncing, collector.StateConnecting:
+	case model.StateSyncing, model.StateConnecting:
 		return vc.st.Warn
-	case collector.StateError, collector.StateTimeout:
+	case model.StateError, model.StateTimeout:
 		return vc.st.Error
 	}
 	return vc.st.Muted

@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -18,7 +18,7 @@ import (
 // the update loop (in a tea.Cmd) so that Update and View stay cheap.
 // It is immutable once built.
 type index struct {
-	snap       *collector.Snapshot
+	snap       *model.Snapshot
 	clusterIDs []string // column order of presence marks
 	networks   []string // column order of endpoint counts
 	services   []svcRow // in snapshot order (sorted by hostname)
@@ -48,7 +48,7 @@ type index struct {
 
 // svcRow is one row of the services view, pre-rendered to plain strings.
 type svcRow struct {
-	svc       *collector.Service
+	svc       *model.Service
 	hostname  string
 	namespace string
 	name      string
@@ -89,7 +89,7 @@ func (r *svcRow) badge() string {
 // services whose actual EDS is known get a match/mismatch verdict, and the
 // diagnosis compares what its streams hold with the prediction. doc is the
 // doctor of this run (nil: a fresh one on the wall clock).
-func buildIndex(snap *collector.Snapshot, feed Feed, doc *doctor) *index {
+func buildIndex(snap *model.Snapshot, feed Feed, doc *doctor) *index {
 	ix := &index{snap: snap, byHost: map[string]int{}, standsFor: map[string]int{}}
 	if snap == nil {
 		return ix
@@ -99,7 +99,7 @@ func buildIndex(snap *collector.Snapshot, feed Feed, doc *doctor) *index {
 	}
 	for _, c := range snap.Clusters {
 		ix.clusterIDs = append(ix.clusterIDs, c.ID)
-		if c.State == collector.StateSynced {
+		if c.State == model.StateSynced {
 			ix.synced++
 		}
 	}
@@ -156,7 +156,7 @@ func buildIndex(snap *collector.Snapshot, feed Feed, doc *doctor) *index {
 		}
 		pres.WriteString(sourceMark(s.Source))
 		row.presence = pres.String()
-		count := func(eps []collector.Endpoint) {
+		count := func(eps []model.Endpoint) {
 			for _, e := range eps {
 				row.total++
 				if p, ok := netPos[e.Network]; ok {
@@ -213,7 +213,7 @@ func (ix *index) verdictsKnown() int {
 // CDS cluster whose load balancing decides the shares, and istiod's own
 // views; actual is false when there is no EDS yet (the view is then
 // prediction only).
-func explainFor(feed Feed, snap *collector.Snapshot, views []istiod.View, host, subset string, port int32, vp xdsclient.Viewpoint) (v explain.View, actual bool) {
+func explainFor(feed Feed, snap *model.Snapshot, views []istiod.View, host, subset string, port int32, vp xdsclient.Viewpoint) (v explain.View, actual bool) {
 	var la *xdsclient.LoadAssignment
 	cp := vp.ControlPlane
 	x := explain.Extra{Subset: subset, Istiod: views}
@@ -234,7 +234,7 @@ func explainFor(feed Feed, snap *collector.Snapshot, views []istiod.View, host, 
 
 // serviceVerdict is match when every known actual EDS of the service matches
 // the prediction, mismatch when one does not, pending when none is known.
-func serviceVerdict(snap *collector.Snapshot, s *collector.Service, vps []xdsclient.Viewpoint, feed Feed, views []istiod.View, staleVPs map[string]bool) (v explain.Verdict, stale bool) {
+func serviceVerdict(snap *model.Snapshot, s *model.Service, vps []xdsclient.Viewpoint, feed Feed, views []istiod.View, staleVPs map[string]bool) (v explain.Verdict, stale bool) {
 	v = explain.Pending
 	for _, p := range s.Ports {
 		for _, vp := range vps {
@@ -280,7 +280,7 @@ func staleKey(status []StreamStatus) string {
 	return b.String()
 }
 
-func portsText(ps []collector.ServicePort) string {
+func portsText(ps []model.ServicePort) string {
 	var b strings.Builder
 	for i, p := range ps {
 		if i > 0 {
@@ -313,7 +313,7 @@ func contains(ss []string, s string) bool {
 
 // viewpointsFor are the feed's viewpoints, or (without a feed or before it
 // knows any) the default one per network of the snapshot.
-func viewpointsFor(feed Feed, snap *collector.Snapshot) []xdsclient.Viewpoint {
+func viewpointsFor(feed Feed, snap *model.Snapshot) []xdsclient.Viewpoint {
 	if feed != nil {
 		if vps := feed.Viewpoints(); len(vps) > 0 {
 			return vps
@@ -330,14 +330,14 @@ func viewpointsFor(feed Feed, snap *collector.Snapshot) []xdsclient.Viewpoint {
 }
 
 // sourceText renders where a cluster came from, never credentials.
-func sourceText(s collector.SourceRef) string {
+func sourceText(s model.SourceRef) string {
 	switch s.Kind {
-	case collector.SourceSecret:
+	case model.SourceSecret:
 		if s.In != "" {
 			return fmt.Sprintf("secret %s (in %s)", s.Name, s.In)
 		}
 		return "secret " + s.Name
-	case collector.SourceContext:
+	case model.SourceContext:
 		return "context " + s.Name
 	}
 	if s.Name == "" {

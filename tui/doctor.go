@@ -3,10 +3,10 @@ package tui
 import (
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -42,7 +42,7 @@ func newDoctor(now func() time.Time) *doctor {
 // diagnose is doctor's diagnosis of snap: istiod's own views, and — when
 // the feed serves them — what the live streams hold against the
 // prediction. It also lists the control planes it could not check.
-func (d *doctor) diagnose(snap *collector.Snapshot, feed Feed, views []istiod.View) ([]explain.Problem, []string) {
+func (d *doctor) diagnose(snap *model.Snapshot, feed Feed, views []istiod.View) ([]explain.Problem, []string) {
 	in := explain.Inputs{Now: d.now(), Since: d.since, Istiod: views, Stale: d.stale}
 	in.Fleet = doctorFleet(snap, feed, views, in.Now)
 	if sf, ok := feed.(SentFeed); ok {
@@ -76,13 +76,13 @@ func istiodViews(feed Feed) []istiod.View {
 // ("secrets", "clusterz"; known false when it cannot tell).
 type cpRow struct {
 	id      string
-	istiods []collector.IstiodPod
+	istiods []model.IstiodPod
 	reads   []string
 	from    string
 	known   bool
 }
 
-func controlPlaneRows(snap *collector.Snapshot, views []istiod.View) []cpRow {
+func controlPlaneRows(snap *model.Snapshot, views []istiod.View) []cpRow {
 	var out []cpRow
 	for _, cp := range snap.ControlPlanes() {
 		r := cpRow{id: cp}
@@ -98,22 +98,22 @@ func controlPlaneRows(snap *collector.Snapshot, views []istiod.View) []cpRow {
 // rootInfo is the root bundle a cluster's istiod publishes, and the
 // clusters whose bundles share no root with it (mTLS between them fails).
 type rootInfo struct {
-	certs    []collector.RootCert
+	certs    []model.RootCert
 	err      string
 	mismatch []string
 }
 
-func rootInfos(snap *collector.Snapshot) map[string]rootInfo {
+func rootInfos(snap *model.Snapshot) map[string]rootInfo {
 	out := map[string]rootInfo{}
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
-		if c.State == collector.StateRemoved || (len(c.RootCerts) == 0 && c.RootCertError == "") {
+		if c.State == model.StateRemoved || (len(c.RootCerts) == 0 && c.RootCertError == "") {
 			continue
 		}
 		ri := rootInfo{certs: c.RootCerts, err: c.RootCertError}
 		for j := range snap.Clusters {
 			o := &snap.Clusters[j]
-			if j != i && o.State != collector.StateRemoved && len(o.RootCerts) > 0 && len(c.RootCerts) > 0 && !collector.SharesRoot(c.RootCerts, o.RootCerts) {
+			if j != i && o.State != model.StateRemoved && len(o.RootCerts) > 0 && len(c.RootCerts) > 0 && !model.SharesRoot(c.RootCerts, o.RootCerts) {
 				ri.mismatch = append(ri.mismatch, o.ID)
 			}
 		}
@@ -125,40 +125,40 @@ func rootInfos(snap *collector.Snapshot) map[string]rootInfo {
 // badgeNames shortens the problem kinds whose names do not fit a service
 // row's VERDICT cell (the problems view and the service view say them in
 // full); "" is no badge.
-var badgeNames = map[string]string{
-	"duplicate-gateway":    "dup-gw",
-	"missing-service":      "missing",
-	"inconsistent-service": "inconsistent",
-	"stale-endpoint":       "stale-ep",
-	"xds-differs":          "", // the row's verdict (mismatch) says it
-	"wds-differs":          "", // the row's verdict (mismatch) says it
+var badgeNames = map[model.ProblemKind]string{
+	model.ProblemDuplicateGateway:    "dup-gw",
+	model.ProblemMissingService:      "missing",
+	model.ProblemInconsistentService: "inconsistent",
+	model.ProblemStaleEndpoint:       "stale-ep",
+	model.ProblemXDSDiffers:          "", // the row's verdict (mismatch) says it
+	model.ProblemWDSDiffers:          "", // the row's verdict (mismatch) says it
 	// Every service in ambient mode has its pods left out of other
 	// networks' sidecars (information): the MODE column says as much.
-	"ambient-sidecar-drop":      "",
-	"ambient-scope-mismatch":    "scope",
-	"waypoint-cross-network":    "waypoint-net",
-	"waypoint-unresolved":       "waypoint",
-	"config-skew":               "cfg-skew",
-	"locality-failover":         "failover",
-	"serviceentry-no-workloads": "se-empty",
-	"serviceentry-port-name":    "se-port",
-	"workloadentry-unhealthy":   "we-unhealthy",
+	model.ProblemAmbientSidecarDrop:      "",
+	model.ProblemAmbientScopeMismatch:    "scope",
+	model.ProblemWaypointCrossNetwork:    "waypoint-net",
+	model.ProblemWaypointUnresolved:      "waypoint",
+	model.ProblemConfigSkew:              "cfg-skew",
+	model.ProblemLocalityFailover:        "failover",
+	model.ProblemServiceEntryNoWorkloads: "se-empty",
+	model.ProblemServiceEntryPortName:    "se-port",
+	model.ProblemWorkloadEntryUnhealthy:  "we-unhealthy",
 }
 
-func badgeName(kind string) string {
+func badgeName(kind model.ProblemKind) string {
 	if b, ok := badgeNames[kind]; ok {
 		return b
 	}
-	return kind
+	return string(kind)
 }
 
 // sourceMark follows a service row's cluster marks: where istiod learns
 // the hostname from when not only from Kubernetes Services.
-func sourceMark(s collector.ServiceSource) string {
+func sourceMark(s model.ServiceSource) string {
 	switch s {
-	case collector.SourceServiceEntry:
+	case model.SourceServiceEntry:
 		return " SE"
-	case collector.SourceBoth:
+	case model.SourceBoth:
 		return " +SE"
 	}
 	return ""

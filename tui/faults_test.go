@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // faultModel is the golden model with network2's stream down since 40 s:
 // what network2 holds is what it got before.
-func faultModel(t *testing.T, w, h int, edit func(*collector.Snapshot)) *Model {
+func faultModel(t *testing.T, w, h int, edit func(*model.Snapshot)) *Model {
 	t.Helper()
 	snap := testSnapshot()
 	if edit != nil {
@@ -58,9 +58,9 @@ func TestTooSmallSaysWhatIsWrong(t *testing.T) {
 // A cluster that synced once and is out of touch now: the services list
 // says its presence marks are as last seen.
 func TestServicesLegendLastSeen(t *testing.T) {
-	m := faultModel(t, 120, 40, func(s *collector.Snapshot) {
+	m := faultModel(t, 120, 40, func(s *model.Snapshot) {
 		c := &s.Clusters[1]
-		c.State, c.ErrorKind, c.Reason = collector.StateError, collector.ErrUnreachable, "API server unreachable"
+		c.State, c.ErrorKind, c.Reason = model.StateError, model.ErrUnreachable, "API server unreachable"
 	})
 	press(m, ":")
 	typeText(m, "svc")

@@ -1,7 +1,7 @@
 package tui
 
 import (
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -19,7 +19,7 @@ import (
 // (they read in-memory copies).
 type Feed interface {
 	// Snapshots delivers collector snapshots, latest wins.
-	Snapshots() <-chan *collector.Snapshot
+	Snapshots() <-chan *model.Snapshot
 	// Events delivers xDS push and stream events, bounded.
 	Events() <-chan xdsclient.Event
 	// Actual returns the EDS istiod last sent to a viewpoint (named by

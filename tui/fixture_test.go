@@ -9,9 +9,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -20,11 +20,11 @@ var testNow = time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 
 func ago(d time.Duration) time.Time { return testNow.Add(-d) }
 
-var httpPort = []collector.ServicePort{{Name: "http", Port: 5000, TargetPort: "5000", Protocol: "TCP"}}
+var httpPort = []model.ServicePort{{Name: "http", Port: 5000, TargetPort: "5000", Protocol: "TCP"}}
 
-func ep(cluster, network, addr, pod string, mtls bool) collector.Endpoint {
-	e := collector.Endpoint{Cluster: cluster, Network: network, NetworkFrom: collector.NetworkFromNamespaceLabel,
-		Address: addr, Ports: []collector.EndpointPort{{Name: "http", Port: 5000, Protocol: "TCP"}},
+func ep(cluster, network, addr, pod string, mtls bool) model.Endpoint {
+	e := model.Endpoint{Cluster: cluster, Network: network, NetworkFrom: model.NetworkFromNamespaceLabel,
+		Address: addr, Ports: []model.EndpointPort{{Name: "http", Port: 5000, Protocol: "TCP"}},
 		Pod: pod, Ready: true, Serving: true, Labels: map[string]string{"app": "x"}}
 	if mtls {
 		e.TLSMode = "istio"
@@ -33,11 +33,11 @@ func ep(cluster, network, addr, pod string, mtls bool) collector.Endpoint {
 	return e
 }
 
-func svc(ns, name string, ports []collector.ServicePort, eps map[string][]collector.Endpoint) *collector.Service {
-	s := &collector.Service{Hostname: name + "." + ns + ".svc.cluster.local", Namespace: ns, Name: name, Ports: ports,
-		Clusters: map[string]*collector.ServiceInCluster{}}
+func svc(ns, name string, ports []model.ServicePort, eps map[string][]model.Endpoint) *model.Service {
+	s := &model.Service{Hostname: name + "." + ns + ".svc.cluster.local", Namespace: ns, Name: name, Ports: ports,
+		Clusters: map[string]*model.ServiceInCluster{}}
 	for cl, es := range eps {
-		s.Clusters[cl] = &collector.ServiceInCluster{Cluster: cl, Type: "ClusterIP", Ports: ports, Endpoints: es}
+		s.Clusters[cl] = &model.ServiceInCluster{Cluster: cl, Type: "ClusterIP", Ports: ports, Endpoints: es}
 	}
 	return s
 }
@@ -45,8 +45,8 @@ func svc(ns, name string, ports []collector.ServicePort, eps map[string][]collec
 // Root CAs of the test mesh: cluster1 publishes the mesh's shared root,
 // cluster2 a self-signed one of its own (mTLS between them fails).
 var (
-	sharedRoot = collector.RootCert{Fingerprint: "5f1c0a7e93b2d4c6aa01", Subject: "CN=mesh root CA", NotAfter: testNow.AddDate(10, 0, 0)}
-	ownRoot    = collector.RootCert{Fingerprint: "9a0e44d1c3b85e2f7701", Subject: "O=cluster.local", NotAfter: testNow.AddDate(10, 0, 0)}
+	sharedRoot = model.RootCert{Fingerprint: "5f1c0a7e93b2d4c6aa01", Subject: "CN=mesh root CA", NotAfter: testNow.AddDate(10, 0, 0)}
+	ownRoot    = model.RootCert{Fingerprint: "9a0e44d1c3b85e2f7701", Subject: "O=cluster.local", NotAfter: testNow.AddDate(10, 0, 0)}
 )
 
 // testSnapshot is the mesh of every golden test: three clusters in two
@@ -57,44 +57,44 @@ var (
 // primary (an istiod runs there; meshscope reads its remote secrets: it
 // reads cluster2, not the unreachable cluster3); cluster2 publishes a root
 // CA of its own.
-func testSnapshot() *collector.Snapshot {
-	s := &collector.Snapshot{
+func testSnapshot() *model.Snapshot {
+	s := &model.Snapshot{
 		Version: 7,
 		Time:    testNow,
-		Clusters: []collector.Cluster{
-			{ID: "cluster1", Source: collector.SourceRef{Kind: collector.SourceContext, Name: "kind-cluster1"}, Server: "https://10.0.0.1:6443",
-				Network: "network1", State: collector.StateSynced, SyncedAt: ago(2 * time.Minute), LastEventAt: ago(5 * time.Second),
-				Counts: collector.Counts{Services: 12, EndpointSlices: 14, Endpoints: 31, Pods: 28, Nodes: 1, RemoteSecrets: 1},
-				IDFrom: collector.IDFromIstiod, Istiods: []collector.IstiodPod{{Name: "istiod-5d8f7c9b4-x2k4q", ClusterID: "cluster1", Revision: "default", Ready: true}},
-				RootCerts: []collector.RootCert{sharedRoot}, SecretsRead: true},
-			{ID: "cluster2", Source: collector.SourceRef{Kind: collector.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2", In: "cluster1"},
-				Server: "https://10.0.0.2:6443", Network: "network2", State: collector.StateSynced, SyncedAt: ago(90 * time.Second), LastEventAt: ago(12 * time.Second),
-				Counts: collector.Counts{Services: 9, EndpointSlices: 10, Endpoints: 22, Pods: 20, Nodes: 1},
-				IDFrom: collector.IDFromRemoteSecret, RootCerts: []collector.RootCert{ownRoot}},
-			{ID: "cluster3", Source: collector.SourceRef{Kind: collector.SourceContext, Name: "kind-cluster3"}, Server: "https://10.0.0.3:6443",
-				Network: "network1", State: collector.StateError, ErrorKind: collector.ErrUnreachable, Reason: "API server unreachable: dial tcp 10.0.0.3:6443: connection refused"},
+		Clusters: []model.Cluster{
+			{ID: "cluster1", Source: model.SourceRef{Kind: model.SourceContext, Name: "kind-cluster1"}, Server: "https://10.0.0.1:6443",
+				Network: "network1", State: model.StateSynced, SyncedAt: ago(2 * time.Minute), LastEventAt: ago(5 * time.Second),
+				Counts: model.Counts{Services: 12, EndpointSlices: 14, Endpoints: 31, Pods: 28, Nodes: 1, RemoteSecrets: 1},
+				IDFrom: model.IDFromIstiod, Istiods: []model.IstiodPod{{Name: "istiod-5d8f7c9b4-x2k4q", ClusterID: "cluster1", Revision: "default", Ready: true}},
+				RootCerts: []model.RootCert{sharedRoot}, SecretsRead: true},
+			{ID: "cluster2", Source: model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2", In: "cluster1"},
+				Server: "https://10.0.0.2:6443", Network: "network2", State: model.StateSynced, SyncedAt: ago(90 * time.Second), LastEventAt: ago(12 * time.Second),
+				Counts: model.Counts{Services: 9, EndpointSlices: 10, Endpoints: 22, Pods: 20, Nodes: 1},
+				IDFrom: model.IDFromRemoteSecret, RootCerts: []model.RootCert{ownRoot}},
+			{ID: "cluster3", Source: model.SourceRef{Kind: model.SourceContext, Name: "kind-cluster3"}, Server: "https://10.0.0.3:6443",
+				Network: "network1", State: model.StateError, ErrorKind: model.ErrUnreachable, Reason: "API server unreachable: dial tcp 10.0.0.3:6443: connection refused"},
 		},
-		Networks: []collector.Network{
+		Networks: []model.Network{
 			{Name: "network1", Clusters: []string{"cluster1", "cluster3"}},
 			{Name: "network2", Clusters: []string{"cluster2"}, Gateways: 1},
 		},
-		Gateways: []collector.Gateway{
-			{Network: "network2", Cluster: "cluster2", Address: "192.168.60.9", Port: 15443, From: collector.GatewayFromService, Service: "istio-system/istio-eastwestgateway"},
+		Gateways: []model.Gateway{
+			{Network: "network2", Cluster: "cluster2", Address: "192.168.60.9", Port: 15443, From: model.GatewayFromService, Service: "istio-system/istio-eastwestgateway"},
 		},
 	}
-	s.Services = []*collector.Service{
-		svc("sample", "helloworld", httpPort, map[string][]collector.Endpoint{
+	s.Services = []*model.Service{
+		svc("sample", "helloworld", httpPort, map[string][]model.Endpoint{
 			"cluster1": {ep("cluster1", "network1", "10.10.0.5", "helloworld-v1-7c8d9", true)},
 			"cluster2": {ep("cluster2", "network2", "10.20.0.7", "helloworld-v2-5f6b8", true), ep("cluster2", "network2", "10.20.0.8", "helloworld-v2-9a1c2", true)},
 		}),
-		svc("legacy", "legacy", httpPort, map[string][]collector.Endpoint{
+		svc("legacy", "legacy", httpPort, map[string][]model.Endpoint{
 			"cluster1": {ep("cluster1", "network1", "10.10.0.9", "legacy-0", true)},
 			"cluster2": {ep("cluster2", "network2", "10.20.0.9", "legacy-1", false)},
 		}),
-		svc("sample", "sleep", []collector.ServicePort{{Name: "http", Port: 80, TargetPort: "80"}}, map[string][]collector.Endpoint{
+		svc("sample", "sleep", []model.ServicePort{{Name: "http", Port: 80, TargetPort: "80"}}, map[string][]model.Endpoint{
 			"cluster1": {},
 		}),
-		svc("münchen", "straße", httpPort, map[string][]collector.Endpoint{
+		svc("münchen", "straße", httpPort, map[string][]model.Endpoint{
 			"cluster1": {ep("cluster1", "network1", "10.10.0.11", "strasse-0", true)},
 		}),
 	}
@@ -102,7 +102,7 @@ func testSnapshot() *collector.Snapshot {
 	return s
 }
 
-func sortServices(ss []*collector.Service) {
+func sortServices(ss []*model.Service) {
 	for i := 1; i < len(ss); i++ {
 		for j := i; j > 0 && ss[j].Hostname < ss[j-1].Hostname; j-- {
 			ss[j], ss[j-1] = ss[j-1], ss[j]
@@ -142,7 +142,7 @@ func loadAssignmentOf(p horizon.Prediction) *xdsclient.LoadAssignment {
 
 // fakeFeed is a Feed for tests.
 type fakeFeed struct {
-	snaps  chan *collector.Snapshot
+	snaps  chan *model.Snapshot
 	events chan xdsclient.Event
 
 	mu     sync.Mutex
@@ -153,12 +153,12 @@ type fakeFeed struct {
 }
 
 func newFakeFeed() *fakeFeed {
-	return &fakeFeed{snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, 64), actual: map[string]*xdsclient.LoadAssignment{},
+	return &fakeFeed{snaps: make(chan *model.Snapshot, 1), events: make(chan xdsclient.Event, 64), actual: map[string]*xdsclient.LoadAssignment{},
 		cds: map[string]*xdsclient.Cluster{}}
 }
 
-func (f *fakeFeed) Snapshots() <-chan *collector.Snapshot { return f.snaps }
-func (f *fakeFeed) Events() <-chan xdsclient.Event        { return f.events }
+func (f *fakeFeed) Snapshots() <-chan *model.Snapshot { return f.snaps }
+func (f *fakeFeed) Events() <-chan xdsclient.Event    { return f.events }
 func (f *fakeFeed) Actual(vp, eds string) (*xdsclient.LoadAssignment, string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -215,7 +215,7 @@ func (f *fakeFeed) setActual(vp xdsclient.Viewpoint, la *xdsclient.LoadAssignmen
 // testFeed is the fake feed of the golden tests: network1's viewpoint got
 // exactly the predicted EDS for helloworld; network2's viewpoint got an EDS
 // without the leaked network1 pod (a mismatch explain must describe).
-func testFeed(snap *collector.Snapshot) *fakeFeed {
+func testFeed(snap *model.Snapshot) *fakeFeed {
 	f := newFakeFeed()
 	f.vps = []xdsclient.Viewpoint{vp1, vp2}
 	// Every other service port: exactly what istiod is predicted to send.
@@ -248,7 +248,7 @@ func testFeed(snap *collector.Snapshot) *fakeFeed {
 }
 
 // newTestModel is a model at w×h with the snapshot already indexed.
-func newTestModel(tb interface{ Fatal(...any) }, theme string, w, h int, snap *collector.Snapshot, feed Feed) *Model {
+func newTestModel(tb interface{ Fatal(...any) }, theme string, w, h int, snap *model.Snapshot, feed Feed) *Model {
 	m, err := New(feed, Options{Theme: theme, Contexts: []string{"kind-cluster1", "kind-cluster3"}, now: func() time.Time { return testNow }})
 	if err != nil {
 		tb.Fatal(err)
@@ -266,13 +266,13 @@ func newTestModel(tb interface{ Fatal(...any) }, theme string, w, h int, snap *c
 
 // bigSnapshot has n services with eps endpoints each over 3 clusters and
 // 2 networks (for benchmarks).
-func bigSnapshot(n, eps int) *collector.Snapshot {
+func bigSnapshot(n, eps int) *model.Snapshot {
 	s := testSnapshot()
-	s.Services = make([]*collector.Service, 0, n)
+	s.Services = make([]*model.Service, 0, n)
 	clusters := []string{"cluster1", "cluster2"}
 	nets := []string{"network1", "network2"}
 	for i := 0; i < n; i++ {
-		byCl := map[string][]collector.Endpoint{}
+		byCl := map[string][]model.Endpoint{}
 		for j := 0; j < eps; j++ {
 			c := j % 2
 			byCl[clusters[c]] = append(byCl[clusters[c]], ep(clusters[c], nets[c], fmt.Sprintf("10.%d.%d.%d", c, i/250, j), fmt.Sprintf("app%d-%d", i, j), true))

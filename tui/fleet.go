@@ -8,10 +8,10 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/collector/meshmap"
+	"github.com/meshscope/meshscope/model"
 )
 
 // FleetFeed is the optional part of a Feed that serves the last reads of
@@ -22,7 +22,7 @@ import (
 // use; a returned slice is never changed afterwards, so a new poll is a
 // new slice.
 type FleetFeed interface {
-	Syncz() ([]fleet.Read, *collector.Snapshot)
+	Syncz() ([]fleet.Read, *model.Snapshot)
 }
 
 // fleetIndex is the fleet (collector/fleet) of one snapshot and one poll
@@ -32,7 +32,7 @@ type fleetIndex struct {
 	ix *index // the index it was built with (its snapshot, problems, istiod views)
 	// snap is the snapshot the fleet joins the reads with (the poll's, else
 	// the index's).
-	snap  *collector.Snapshot
+	snap  *model.Snapshot
 	reads []fleet.Read
 	// mesh is the :map view's model (collector/meshmap), built with the
 	// fleet because it reads the same index.
@@ -69,7 +69,7 @@ var proxyTypes = [4]string{"CDS", "LDS", "EDS", "RDS"}
 
 // buildFleet joins the reads with the snapshot's proxy pods at now and
 // renders the rows.
-func buildFleet(ix *index, reads []fleet.Read, pollSnap *collector.Snapshot, served bool, now time.Time) *fleetIndex {
+func buildFleet(ix *index, reads []fleet.Read, pollSnap *model.Snapshot, served bool, now time.Time) *fleetIndex {
 	start := time.Now()
 	snap := ix.snap
 	if pollSnap != nil {
@@ -158,7 +158,7 @@ func (fx *fleetIndex) notInSync() (all, off int) {
 type fleetMsg struct{ fx *fleetIndex }
 
 // fleetCmd builds the fleet off the update loop.
-func fleetCmd(ix *index, reads []fleet.Read, pollSnap *collector.Snapshot, served bool, now time.Time) tea.Cmd {
+func fleetCmd(ix *index, reads []fleet.Read, pollSnap *model.Snapshot, served bool, now time.Time) tea.Cmd {
 	return func() tea.Msg { return fleetMsg{fx: buildFleet(ix, reads, pollSnap, served, now)} }
 }
 
@@ -177,7 +177,7 @@ func (m *Model) requestFleet() tea.Cmd {
 		return nil
 	}
 	var reads []fleet.Read
-	var pollSnap *collector.Snapshot
+	var pollSnap *model.Snapshot
 	ff, served := m.feed.(FleetFeed)
 	if served {
 		reads, pollSnap = ff.Syncz()
@@ -216,7 +216,7 @@ func (m *Model) onFleet(msg tea.Msg) bool {
 // proxy-stale, proxy-identity-drift, version-skew), as `meshscope doctor`
 // has it: only when istiod's own views could be read (the same endpoints
 // serve syncz), else nil. It runs in deriveCmd, off the update loop.
-func doctorFleet(snap *collector.Snapshot, feed Feed, views []istiod.View, now time.Time) *fleet.Fleet {
+func doctorFleet(snap *model.Snapshot, feed Feed, views []istiod.View, now time.Time) *fleet.Fleet {
 	ff, ok := feed.(FleetFeed)
 	if !ok || len(views) == 0 || snap == nil {
 		return nil

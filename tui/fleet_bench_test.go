@@ -5,18 +5,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 )
 
 // bigFleet is 1,000 proxies across two istiods (cluster1 and cluster2,
 // both primaries, 500 each), every tenth STALE, and the 1,000 pods they
 // run in (every 50th injected with no network: drift), plus 20 pods no
 // istiod lists.
-func bigFleet(n int) (*collector.Snapshot, []fleet.Read) {
+func bigFleet(n int) (*model.Snapshot, []fleet.Read) {
 	s := testSnapshot()
-	s.Clusters[1].Istiods = []collector.IstiodPod{{Name: "istiod-2", ClusterID: "cluster2", Ready: true, Version: "1.29.1"}}
+	s.Clusters[1].Istiods = []model.IstiodPod{{Name: "istiod-2", ClusterID: "cluster2", Ready: true, Version: "1.29.1"}}
 	s.Clusters[0].Istiods[0].Version = "1.29.1"
 	at := testNow.Add(-time.Minute)
 	reads := []fleet.Read{{ControlPlane: "cluster1", Address: "127.0.0.1:8080"}, {ControlPlane: "cluster2", Address: "127.0.0.1:8090"}}
@@ -24,11 +24,11 @@ func bigFleet(n int) (*collector.Snapshot, []fleet.Read) {
 		c := i % 2
 		cluster, network := fmt.Sprintf("cluster%d", c+1), fmt.Sprintf("network%d", c+1)
 		ns, name := fmt.Sprintf("ns%02d", i%40), fmt.Sprintf("app%04d-7c9d8b5f4-x2k4q", i)
-		in := &collector.InjectedIdentity{Kind: collector.ProxySidecar, Network: network, ClusterID: cluster, Image: "proxyv2:1.29.1", Version: "1.29.1"}
+		in := &model.InjectedIdentity{Kind: model.ProxySidecar, Network: network, ClusterID: cluster, Image: "proxyv2:1.29.1", Version: "1.29.1"}
 		if i%50 == 0 {
 			in.Network = ""
 		}
-		s.Proxies = append(s.Proxies, collector.ProxyPod{Cluster: cluster, Namespace: ns, Name: name, Node: cluster + "-node", Kind: collector.ProxySidecar, Network: network, Ready: true, Injected: in})
+		s.Proxies = append(s.Proxies, model.ProxyPod{Cluster: cluster, Namespace: ns, Name: name, Node: cluster + "-node", Kind: model.ProxySidecar, Network: network, Ready: true, Injected: in})
 		if i >= n {
 			continue // connected nowhere
 		}

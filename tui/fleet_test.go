@@ -7,9 +7,9 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 )
 
 // fleetFeed is the golden tests' feed with istiod's /debug/syncz.
@@ -17,10 +17,10 @@ type fleetFeed struct {
 	*fakeFeed
 	reads []fleet.Read
 	// pollSnap is the snapshot the reads were taken with (nil: the latest).
-	pollSnap *collector.Snapshot
+	pollSnap *model.Snapshot
 }
 
-func (f *fleetFeed) Syncz() ([]fleet.Read, *collector.Snapshot) { return f.reads, f.pollSnap }
+func (f *fleetFeed) Syncz() ([]fleet.Read, *model.Snapshot) { return f.reads, f.pollSnap }
 
 // synced is a type istiod sent and the proxy acknowledged.
 func synced(at time.Time) istiod.ResourceStatus {
@@ -31,16 +31,16 @@ func synced(at time.Time) istiod.ResourceStatus {
 // helloworld pods in sync (one of them injected before cluster2 had a
 // network: drift), one STALE for 45s, one that NACKs, legacy-0 connected
 // nowhere (DISCONNECTED), and one of meshscope's probes.
-func fleetSnapshot() (*collector.Snapshot, []fleet.Read) {
+func fleetSnapshot() (*model.Snapshot, []fleet.Read) {
 	s := testSnapshot()
 	s.Clusters[0].Istiods[0].Version = "1.29.1"
-	injected := func(network, cluster string) *collector.InjectedIdentity {
-		return &collector.InjectedIdentity{Kind: collector.ProxySidecar, Network: network, ClusterID: cluster, Image: "proxyv2:1.29.1", Version: "1.29.1"}
+	injected := func(network, cluster string) *model.InjectedIdentity {
+		return &model.InjectedIdentity{Kind: model.ProxySidecar, Network: network, ClusterID: cluster, Image: "proxyv2:1.29.1", Version: "1.29.1"}
 	}
-	pod := func(cluster, network, ns, name string, in *collector.InjectedIdentity) collector.ProxyPod {
-		return collector.ProxyPod{Cluster: cluster, Namespace: ns, Name: name, Node: cluster + "-node", Kind: collector.ProxySidecar, Network: network, Ready: true, Injected: in}
+	pod := func(cluster, network, ns, name string, in *model.InjectedIdentity) model.ProxyPod {
+		return model.ProxyPod{Cluster: cluster, Namespace: ns, Name: name, Node: cluster + "-node", Kind: model.ProxySidecar, Network: network, Ready: true, Injected: in}
 	}
-	s.Proxies = []collector.ProxyPod{
+	s.Proxies = []model.ProxyPod{
 		pod("cluster1", "network1", "legacy", "legacy-0", injected("network1", "cluster1")),
 		pod("cluster1", "network1", "münchen", "strasse-0", injected("network1", "cluster1")),
 		pod("cluster1", "network1", "sample", "helloworld-v1-7c8d9", injected("network1", "cluster1")),

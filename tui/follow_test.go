@@ -6,17 +6,17 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // followSnapshot is the next snapshot of the test mesh: a new service whose
 // only pod (in cluster2, network2) has no sidecar, so network1 drops it and
 // network2 reaches it — a new row of ":diff network1 network2".
-func followSnapshot() *collector.Snapshot {
+func followSnapshot() *model.Snapshot {
 	next := testSnapshot()
 	next.Version++
-	next.Services = append(next.Services, svc("sample", "plain", httpPort, map[string][]collector.Endpoint{
+	next.Services = append(next.Services, svc("sample", "plain", httpPort, map[string][]model.Endpoint{
 		"cluster2": {ep("cluster2", "network2", "10.20.0.30", "plain-0", false)},
 	}))
 	sortServices(next.Services)

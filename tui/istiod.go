@@ -1,8 +1,8 @@
 package tui
 
 import (
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 )
 
 // IstiodFeed is the optional part of a Feed that serves istiod's own view
@@ -13,7 +13,7 @@ type IstiodFeed interface {
 
 // istiodOpinion is what istiod says of a cluster when that disagrees with
 // meshscope ("istiod (cluster1) says synced"), else "".
-func istiodOpinion(feed Feed, c collector.Cluster) string {
+func istiodOpinion(feed Feed, c model.Cluster) string {
 	f, ok := feed.(IstiodFeed)
 	if !ok {
 		return ""
@@ -23,7 +23,7 @@ func istiodOpinion(feed Feed, c collector.Cluster) string {
 			if ic.ID != c.ID {
 				continue
 			}
-			ours := c.State == collector.StateSynced
+			ours := c.State == model.StateSynced
 			theirs := ic.SyncStatus == "synced"
 			if ours != theirs {
 				return "istiod (" + v.ControlPlane + ") says " + ic.SyncStatus

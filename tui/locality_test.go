@@ -6,8 +6,8 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 )
 
 const vmHost = "vm.mesh.internal"
@@ -18,7 +18,7 @@ const vmHost = "vm.mesh.internal"
 // Envoy keeps only the first (istio/istio#56355); a DestinationRule with
 // subsets v1 and v2 for helloworld; and a VM service from a ServiceEntry
 // whose WorkloadEntries sit on both networks.
-func localitySnapshot() *collector.Snapshot {
+func localitySnapshot() *model.Snapshot {
 	s := testSnapshot()
 	hello := s.Service(helloHost)
 	eps := hello.Clusters["cluster2"].Endpoints
@@ -30,26 +30,26 @@ func localitySnapshot() *collector.Snapshot {
 	eps[0].Locality = "region2/zone-b/"
 	hello.Clusters["cluster2"].Endpoints = eps
 	hello.Clusters["cluster1"].Endpoints[0].Labels["version"] = "v1"
-	s.DestinationRules = []collector.DestinationRule{{Cluster: "cluster1", Namespace: "sample", Name: "helloworld", Host: "helloworld",
-		Subsets: []collector.Subset{{Name: "v1", Labels: map[string]string{"version": "v1"}}, {Name: "v2", Labels: map[string]string{"version": "v2"}}}}}
-	vmPort := []collector.ServicePort{{Name: "http", Port: 8080, Protocol: "HTTP"}}
-	vm := func(cluster, network, addr, name string) collector.Endpoint {
+	s.DestinationRules = []model.DestinationRule{{Cluster: "cluster1", Namespace: "sample", Name: "helloworld", Host: "helloworld",
+		Subsets: []model.Subset{{Name: "v1", Labels: map[string]string{"version": "v1"}}, {Name: "v2", Labels: map[string]string{"version": "v2"}}}}}
+	vmPort := []model.ServicePort{{Name: "http", Port: 8080, Protocol: "HTTP"}}
+	vm := func(cluster, network, addr, name string) model.Endpoint {
 		e := ep(cluster, network, addr, "", true)
 		e.Workload, e.Labels["app"] = "WorkloadEntry/"+name, "vm"
-		e.Ports = []collector.EndpointPort{{Name: "http", Port: 8080}}
+		e.Ports = []model.EndpointPort{{Name: "http", Port: 8080}}
 		return e
 	}
-	s.Services = append(s.Services, &collector.Service{Hostname: vmHost, Namespace: "sample", Name: "vm", Ports: vmPort,
-		Source: collector.SourceServiceEntry, Clusters: map[string]*collector.ServiceInCluster{},
-		ServiceEntries: []*collector.ServiceEntryHost{{Cluster: "cluster1", Namespace: "sample", Name: "vm", Resolution: "STATIC", Location: "MESH_INTERNAL",
+	s.Services = append(s.Services, &model.Service{Hostname: vmHost, Namespace: "sample", Name: "vm", Ports: vmPort,
+		Source: model.SourceServiceEntry, Clusters: map[string]*model.ServiceInCluster{},
+		ServiceEntries: []*model.ServiceEntryHost{{Cluster: "cluster1", Namespace: "sample", Name: "vm", Resolution: "STATIC", Location: "MESH_INTERNAL",
 			Ports: vmPort, WorkloadSelector: map[string]string{"app": "vm"},
-			Endpoints: []collector.Endpoint{vm("cluster1", "network1", "10.10.0.80", "vm-net1"), vm("cluster1", "network2", "10.20.0.80", "vm-net2")}}}})
+			Endpoints: []model.Endpoint{vm("cluster1", "network1", "10.10.0.80", "vm-net1"), vm("cluster1", "network2", "10.20.0.80", "vm-net2")}}}})
 	sortServices(s.Services)
 	return s
 }
 
 // localityFeed sends exactly the prediction, subsets included.
-func localityFeed(snap *collector.Snapshot) *fakeFeed {
+func localityFeed(snap *model.Snapshot) *fakeFeed {
 	f := testFeed(snap)
 	for _, vp := range f.vps {
 		proxy := horizon.Proxy{Cluster: vp.Cluster, Network: vp.Network}

@@ -8,8 +8,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/internal/uiprobe"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/themes"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -61,9 +61,9 @@ type Model struct {
 	isDark    bool
 	st        themes.Styles
 
-	doc      *doctor             // the diagnoses of this run
-	snap     *collector.Snapshot // latest received
-	ix       *index              // derived from snap (or an earlier one while deriving)
+	doc      *doctor         // the diagnoses of this run
+	snap     *model.Snapshot // latest received
+	ix       *index          // derived from snap (or an earlier one while deriving)
 	deriving bool
 	dirty    bool
 	// verdictsStale: an EDS push arrived since the index was built.
@@ -102,6 +102,9 @@ type Model struct {
 
 	status   []StreamStatus
 	lastPush time.Time
+	// waitingSince is when the UI last stopped being settled (zero: it is
+	// settled); past settleHint the status bar says what it waits for.
+	waitingSince time.Time
 
 	snapsClosed, eventsClosed bool
 }
@@ -120,6 +123,7 @@ func New(feed Feed, opts Options) (*Model, error) {
 		return nil, err
 	}
 	m.doc = newDoctor(m.now)
+	m.waitingSince = m.now() // nothing is known yet
 	m.ix = buildIndex(nil, nil, nil)
 	m.stack = []viewID{viewClusters}
 	m.clusters = newClustersView()
@@ -277,7 +281,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.ix = msg.ix
 		m.refreshAll(update{index: true, entries: kubeEntries(msg.kube)})
 		if h := uiprobe.Get(); h != nil && h.IndexApplied != nil {
-			h.IndexApplied(len(m.ix.services), m.ix.verdictsKnown())
+			h.IndexApplied(m.ix.snap, len(m.ix.services), m.ix.verdictsKnown())
 		}
 		if pause := pauseAfter(msg.took); pause != nil {
 			// Still deriving, as far as new requests go: they wait.
@@ -295,6 +299,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.feed != nil {
 			m.status = m.feed.Status()
 		}
+		m.noteWaiting()
 		if k := staleKey(m.status); k != m.staleSeen {
 			m.staleSeen, m.verdictsStale = k, true
 		}

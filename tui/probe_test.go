@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/meshscope/meshscope/internal/uiprobe"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -17,7 +18,7 @@ func TestProbeHooks(t *testing.T) {
 	var services, known []int
 	restore := uiprobe.Set(&uiprobe.Hooks{
 		EventsApplied: func(evs []xdsclient.Event) { batches = append(batches, evs) },
-		IndexApplied:  func(n, k int) { services, known = append(services, n), append(known, k) },
+		IndexApplied:  func(_ *model.Snapshot, n, k int) { services, known = append(services, n), append(known, k) },
 	})
 	m := newTestModel(t, "default", 120, 40, snap, feed)
 	evs := []xdsclient.Event{{Seq: 7, Type: xdsclient.EventEDS, Viewpoint: vp1.String()}, {Seq: 8, Type: xdsclient.EventCDS, Viewpoint: vp2.String()}}

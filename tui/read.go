@@ -5,13 +5,13 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // Messages from the feed and the background work.
 type (
-	snapshotMsg        struct{ snap *collector.Snapshot }
+	snapshotMsg        struct{ snap *model.Snapshot }
 	snapshotsClosedMsg struct{}
 	eventsMsg          struct{ events []xdsclient.Event }
 	eventsClosedMsg    struct{}
@@ -19,7 +19,7 @@ type (
 	// snapshot derived before it.
 	indexMsg struct {
 		ix   *index
-		kube []collector.KubeChange
+		kube []model.KubeChange
 		// took is how long the derivation ran.
 		took time.Duration
 	}
@@ -52,14 +52,14 @@ func receive[T any](ch <-chan T, more func(T) bool) (closed bool) {
 	return false
 }
 
-func waitSnapshot(ch <-chan *collector.Snapshot) tea.Cmd {
+func waitSnapshot(ch <-chan *model.Snapshot) tea.Cmd {
 	if ch == nil {
 		return nil
 	}
 	return func() tea.Msg {
-		var s *collector.Snapshot
+		var s *model.Snapshot
 		// Latest wins: skip snapshots already superseded.
-		if receive(ch, func(x *collector.Snapshot) bool { s = x; return true }) {
+		if receive(ch, func(x *model.Snapshot) bool { s = x; return true }) {
 			return snapshotsClosedMsg{}
 		}
 		return snapshotMsg{s}
@@ -96,7 +96,7 @@ func (m *Model) nextEvents() tea.Cmd {
 // deriveCmd builds the index of snap off the update loop, with the kube
 // changes since prev (the snapshot derived before). The initial sync is
 // not news: changes count only once prev had settled.
-func deriveCmd(prev, snap *collector.Snapshot, feed Feed, doc *doctor) tea.Cmd {
+func deriveCmd(prev, snap *model.Snapshot, feed Feed, doc *doctor) tea.Cmd {
 	return func() tea.Msg {
 		start := time.Now()
 		ix := buildIndex(snap, feed, doc)
@@ -120,11 +120,11 @@ func pauseAfter(took time.Duration) tea.Cmd {
 }
 
 // kubeChanges are the changes from prev to next worth a timeline entry.
-func kubeChanges(prev, next *collector.Snapshot) []collector.KubeChange {
+func kubeChanges(prev, next *model.Snapshot) []model.KubeChange {
 	if prev == nil || prev == next || !prev.Settled() {
 		return nil
 	}
-	return collector.DiffSnapshots(prev, next)
+	return model.DiffSnapshots(prev, next)
 }
 
 func tick() tea.Cmd {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -14,7 +14,7 @@ import (
 // of xds and kube is set.
 type entry struct {
 	xds  *xdsclient.Event
-	kube *collector.KubeChange
+	kube *model.KubeChange
 	// eps counts the endpoint changes of an xDS push by kind; once the
 	// entry is kept (compact), xds.Endpoints holds only the first few.
 	eps epCounts
@@ -90,7 +90,7 @@ func cloneAll(ss []string) []string {
 }
 
 // kubeEntries are the timeline entries of kube changes.
-func kubeEntries(cs []collector.KubeChange) []entry {
+func kubeEntries(cs []model.KubeChange) []entry {
 	out := make([]entry, len(cs))
 	for i := range cs {
 		out[i] = entry{kube: &cs[i]}
@@ -208,9 +208,9 @@ func wdsHosts(e *xdsclient.Event) []string {
 // cause links an EDS (or WDS) push to the latest kube change of one of its
 // services (or of a gateway) within causeWindow before it, with the delay.
 // lastKube holds the latest change per subject.
-func cause(e *xdsclient.Event, lastKube map[string]*collector.KubeChange) (*collector.KubeChange, time.Duration, bool) {
-	var best *collector.KubeChange
-	consider := func(k *collector.KubeChange) {
+func cause(e *xdsclient.Event, lastKube map[string]*model.KubeChange) (*model.KubeChange, time.Duration, bool) {
+	var best *model.KubeChange
+	consider := func(k *model.KubeChange) {
 		d := e.Time.Sub(k.Time)
 		// A little negative slack: meshscope may publish its snapshot a few
 		// milliseconds after istiod already pushed.
@@ -235,7 +235,7 @@ func cause(e *xdsclient.Event, lastKube map[string]*collector.KubeChange) (*coll
 	return best, e.Time.Sub(best.Time), true
 }
 
-func causeText(k *collector.KubeChange, d time.Duration) string {
+func causeText(k *model.KubeChange, d time.Duration) string {
 	return fmt.Sprintf("← %s %+dms", k.Cluster, d.Milliseconds())
 }
 

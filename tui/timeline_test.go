@@ -8,8 +8,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -29,8 +29,8 @@ func entryByID(v *eventsView, id uint64) entry {
 func TestPushLinkedToKubeChange(t *testing.T) {
 	t0 := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 	host := "helloworld.sample.svc.cluster.local"
-	kube := collector.KubeChange{Time: t0, Cluster: "cluster2", Service: host, Added: []string{"10.144.0.20", "10.144.0.21"}}
-	other := collector.KubeChange{Time: t0.Add(50 * time.Millisecond), Cluster: "cluster1", Service: "sleep.sample.svc.cluster.local", Added: []string{"10.44.0.30"}}
+	kube := model.KubeChange{Time: t0, Cluster: "cluster2", Service: host, Added: []string{"10.144.0.20", "10.144.0.21"}}
+	other := model.KubeChange{Time: t0.Add(50 * time.Millisecond), Cluster: "cluster1", Service: "sleep.sample.svc.cluster.local", Added: []string{"10.44.0.30"}}
 	push := xdsclient.Event{Seq: 7, Time: t0.Add(125 * time.Millisecond), ControlPlane: "cluster1", Viewpoint: "cluster1/network1", Type: "eds",
 		Changed:   []string{"outbound|5000||" + host},
 		Endpoints: []xdsclient.EndpointChange{{Cluster: "outbound|5000||" + host, Change: xdsclient.EndpointWeight, Address: "192.168.60.9", Port: 15443, Weight: 3, OldWeight: 1}}}
@@ -76,9 +76,9 @@ func TestPushLinkedToKubeChange(t *testing.T) {
 // is not news), and puts them on the timeline.
 func TestKubeChangesFromSnapshots(t *testing.T) {
 	first := testSnapshot()
-	first.Clusters[0].State = collector.StateSyncing // not settled
+	first.Clusters[0].State = model.StateSyncing // not settled
 	m := newTestModel(t, "mono", 120, 40, first, nil)
-	derive := func(next *collector.Snapshot) {
+	derive := func(next *model.Snapshot) {
 		t.Helper()
 		m.Update(snapshotMsg{next})
 		if !m.deriving {
@@ -96,7 +96,7 @@ func TestKubeChangesFromSnapshots(t *testing.T) {
 	next := testSnapshot()
 	next.Version = 9
 	hw := next.Service(helloHost)
-	hw.Clusters["cluster2"] = &collector.ServiceInCluster{Cluster: "cluster2", Ports: httpPort,
+	hw.Clusters["cluster2"] = &model.ServiceInCluster{Cluster: "cluster2", Ports: httpPort,
 		Endpoints: append(hw.Clusters["cluster2"].Endpoints, ep("cluster2", "network2", "10.20.0.10", "helloworld-v2-new", true))}
 	derive(next)
 	if len(m.events.all) != 1 || m.events.all[0].kube == nil || m.events.all[0].kube.Service != helloHost ||
@@ -170,7 +170,7 @@ func TestEventsFilterByServiceAndViewpoint(t *testing.T) {
 		{Seq: 2, Time: testNow, ControlPlane: "cluster1", Viewpoint: "cluster2/network2", Type: "eds", Changed: []string{"outbound|80||sleep.sample.svc.cluster.local"}},
 		{Seq: 3, Time: testNow, ControlPlane: "cluster1", Viewpoint: "cluster2/network2", Type: "nack"},
 	}
-	es := []entry{{kube: &collector.KubeChange{Time: testNow, Cluster: "cluster2", Service: host, Added: []string{"10.144.0.20"}}}}
+	es := []entry{{kube: &model.KubeChange{Time: testNow, Cluster: "cluster2", Service: host, Added: []string{"10.144.0.20"}}}}
 	for i := range evs {
 		es = append(es, entry{xds: &evs[i]})
 	}

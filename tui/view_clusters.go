@@ -7,8 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // clustersView is the first screen: every cluster with its sync state
@@ -21,8 +20,8 @@ type clustersView struct {
 	cp    listState // rows: indexes into ix.cps
 	gw    listState // rows: indexes into gws
 	gws   []gwRow
-	ix    *index              // what the rows were built from
-	snap  *collector.Snapshot // ix.snap: what cl's rows index
+	ix    *index          // what the rows were built from
+	snap  *model.Snapshot // ix.snap: what cl's rows index
 }
 
 type gwRow struct {
@@ -282,7 +281,7 @@ func (v *clustersView) table(vc viewContext, cols []column, w, h int, wide bool)
 			state += " (" + fmt.Sprint(len(c.Warnings)) + " warnings)"
 		}
 		stst := vc.clusterStateStyle(c.State)
-		if c.State == collector.StateSynced && len(c.Warnings) > 0 {
+		if c.State == model.StateSynced && len(c.Warnings) > 0 {
 			stst = vc.st.Warn
 		}
 		if op := istiodOpinion(vc.feed, c); op != "" {

@@ -6,8 +6,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // The clusters view's control-plane facts: the selected cluster's detail
@@ -38,17 +37,17 @@ func rootCell(vc viewContext, id string) (string, lipgloss.Style) {
 }
 
 // idFromText says where a cluster's ID comes from.
-func idFromText(c collector.Cluster) string {
+func idFromText(c model.Cluster) string {
 	switch c.IDFrom {
-	case collector.IDFromFlag:
+	case model.IDFromFlag:
 		return "ID from --cluster-id"
-	case collector.IDFromIstiod:
+	case model.IDFromIstiod:
 		return "ID from its istiod's CLUSTER_ID"
-	case collector.IDFromRemoteSecret:
+	case model.IDFromRemoteSecret:
 		return "ID from a remote secret's key"
-	case collector.IDFromInjector:
+	case model.IDFromInjector:
 		return "ID from the injector's clusterName"
-	case collector.IDFromContext:
+	case model.IDFromContext:
 		return "ID is the context name (nothing else names it)"
 	}
 	return ""
@@ -73,7 +72,7 @@ func (v *clustersView) detail(vc viewContext, w int) []string {
 		parts = append(parts, t)
 	}
 	st := vc.st.Muted
-	if c.State == collector.StateError {
+	if c.State == model.StateError {
 		st = vc.st.Error
 	}
 	out := []string{st.Render(fit("  "+strings.Join(parts, " · "), w))}

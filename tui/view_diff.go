@@ -10,6 +10,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -171,7 +172,7 @@ func (v *diffView) render(vc viewContext, w, h int) string {
 	lines := vc.table(cols, &v.list, w, h, true, func(i int32, sel bool) []string {
 		r := v.diffs[i]
 		return []string{
-			cell(strings.TrimSuffix(r.host, ".svc.cluster.local"), cols[0].w, vc.sel(vc.st.Text, sel)),
+			cell(model.ShortHost(r.host), cols[0].w, vc.sel(vc.st.Text, sel)),
 			vc.sel(vc.st.Muted, sel).Render(fitRight(fmt.Sprint(r.port), cols[1].w)),
 			cell(orDash(strings.Join(r.onlyA, ", ")), cols[2].w, vc.sel(vc.st.Warn, sel)),
 			cell(orDash(strings.Join(r.onlyB, ", ")), cols[3].w, vc.sel(vc.st.Warn, sel)),

@@ -9,8 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/internal/humanize"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -29,7 +29,7 @@ type eventsView struct {
 	// lastKube is the latest kube change per subject (service hostname,
 	// or "gateway"); causes links an EDS push (by entry id) to the kube
 	// change that caused it.
-	lastKube map[string]*collector.KubeChange
+	lastKube map[string]*model.KubeChange
 	causes   map[uint64]causeInfo
 }
 
@@ -38,7 +38,7 @@ type eventsView struct {
 type causeInfo struct{ short, long string }
 
 func newEventsView() *eventsView {
-	v := &eventsView{lastKube: map[string]*collector.KubeChange{}, causes: map[uint64]causeInfo{}}
+	v := &eventsView{lastKube: map[string]*model.KubeChange{}, causes: map[uint64]causeInfo{}}
 	v.list.keyOf = func(i int32) string { return strconv.FormatUint(v.all[i].id, 10) }
 	return v
 }

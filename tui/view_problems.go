@@ -35,7 +35,7 @@ func problemKey(p explain.Problem) string {
 		}
 		return r
 	}, p.Sentence)
-	return string(p.Severity) + "|" + p.Kind + "|" + p.Cluster + "|" + p.Service + "|" + noDigits
+	return string(p.Severity) + "|" + string(p.Kind) + "|" + p.Cluster + "|" + p.Service + "|" + noDigits
 }
 
 // kindText is a problem's kind, with the count of a grouped row: "drop ×40".
@@ -43,7 +43,7 @@ func kindText(p explain.Problem) string {
 	if p.Count > 1 {
 		return fmt.Sprintf("%s ×%d", p.Kind, p.Count)
 	}
-	return p.Kind
+	return string(p.Kind)
 }
 
 func (v *problemsView) title(vc viewContext) string {

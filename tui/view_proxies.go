@@ -9,8 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/fleet"
+	"github.com/meshscope/meshscope/model"
 )
 
 // proxiesView (:proxies) is `meshscope proxies` live: every real proxy of
@@ -253,7 +253,7 @@ func (v *proxiesView) detail(vc viewContext, r *proxyRow, w int) []string {
 	}
 	if len(types) == 0 {
 		types = []string{"-"}
-		if p.Kind == string(collector.ProxyAmbient) {
+		if p.Kind == string(model.ProxyAmbient) {
 			// Ambient mode: the pod runs no proxy; its node's ztunnel does.
 			types = []string{"none of its own: its node's ztunnel serves it, and its state is that ztunnel's"}
 		}

@@ -10,10 +10,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -39,7 +39,7 @@ type serviceView struct {
 	ix       *index
 	vps      []xdsclient.Viewpoint
 	views    []explain.View
-	svc      *collector.Service
+	svc      *model.Service
 	// ztunnel shows the ztunnel view (ambient mode: one column per control
 	// plane, view_ambient.go) instead of the sidecar viewpoints; amb holds
 	// its columns. A service whose pods all run in ambient mode opens so.
@@ -353,7 +353,7 @@ func (v *serviceView) portLine(vc viewContext, w int) string {
 		b.WriteString(" ")
 	}
 	what := v.svc.Namespace
-	if v.svc.Source != "" && v.svc.Source != collector.SourceKube {
+	if v.svc.Source != "" && v.svc.Source != model.SourceKube {
 		what += " · " + string(v.svc.Source)
 	}
 	hint := fmt.Sprintf(" %s · %d viewpoints · [ ] port · ", what, len(v.views))

@@ -7,8 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // sortKey orders the services view; s cycles through them.
@@ -227,7 +226,7 @@ func (v *servicesView) legend() string {
 			b.WriteString(" ")
 		}
 		fmt.Fprintf(&b, "%d=%s", i+1, id)
-		if c := v.ix.snap.Clusters[i]; c.State != collector.StateSynced && c.State != collector.StateRemoved && !c.SyncedAt.IsZero() {
+		if c := v.ix.snap.Clusters[i]; c.State != model.StateSynced && c.State != model.StateRemoved && !c.SyncedAt.IsZero() {
 			// It synced once and is out of touch now: its marks and
 			// endpoints are as last seen.
 			fmt.Fprintf(&b, " (%s: as last seen)", c.State)

@@ -124,6 +124,17 @@ func New(opts Options) (*Client, error) {
 	return c, nil
 }
 
+// Progress says how much of what it follows the client holds (see
+// Progress); cheap, for a status line refreshed every second.
+func (c *Client) Progress() Progress {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cds, eds := c.types[CDS], c.types[EDS]
+	// EDS resources are kept only under wanted names (apply,
+	// dropUnwanted): what is held is a part of what is wanted.
+	return Progress{FollowsCDS: cds.enabled && !eds.explicit, CDS: cds.first, EDS: len(eds.res), EDSWanted: len(eds.names)}
+}
+
 // FollowsCDS says whether the client subscribes CDS (and so will hold the
 // clusters of the EDS names it asks for).
 func (c *Client) FollowsCDS() bool {

@@ -55,7 +55,28 @@ type StreamStatus struct {
 	Stale bool
 	// LastPush is when the last response arrived (zero: never).
 	LastPush time.Time
+	// Progress is how much of what it follows the stream holds (a
+	// sidecar's: zero for a ztunnel).
+	Progress Progress
 }
+
+// Progress is how far a sidecar stream is with the state it follows:
+// whether istiod's CDS came on the current stream, and how many of the EDS
+// resources the stream asks for it holds. A reader tells "still loading"
+// from "done" with it without copying the resources.
+type Progress struct {
+	// FollowsCDS: the stream asks EDS for what CDS names (not a fixed
+	// list of names).
+	FollowsCDS bool
+	// CDS: istiod's CDS arrived on the current stream.
+	CDS bool
+	// EDS is how many of the EDSWanted resources the stream holds.
+	EDS, EDSWanted int
+}
+
+// Full says the stream holds everything it follows: CDS, and the EDS of
+// every cluster CDS names.
+func (p Progress) Full() bool { return p.CDS && p.EDS >= p.EDSWanted }
 
 // Text is the state in a few words for a person: "connected", or "no
 // stream: " and why.

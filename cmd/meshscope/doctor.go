@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -109,7 +109,7 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 		return fmt.Errorf("--skew-threshold %d: want 1 to 100 percentage points", o.skewThreshold)
 	}
 	started := time.Now()
-	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *collector.Snapshot) error {
+	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
 		in := explain.Inputs{Since: started, SkewThreshold: o.skewThreshold, StaleAfter: o.staleAfter}
 		var extra []explain.Problem
 		in.Istiod, extra = istiodViews(ctx, m, snap)
@@ -157,14 +157,11 @@ func writeProblems(w io.Writer, ps []explain.Problem) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SEVERITY\tKIND\tCLUSTER\tSERVICE\tPROBLEM")
 	for _, p := range ps {
-		kind := p.Kind
+		kind := string(p.Kind)
 		if p.Count > 1 {
 			kind = fmt.Sprintf("%s ×%d", kind, p.Count)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", strings.ToUpper(string(p.Severity)), kind, dash(p.Cluster), dash(shortHost(p.Service)), p.Sentence)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", strings.ToUpper(string(p.Severity)), kind, dash(p.Cluster), dash(model.ShortHost(p.Service)), p.Sentence)
 	}
 	tw.Flush()
 }
-
-// shortHost drops the cluster domain for tables.
-func shortHost(h string) string { return strings.TrimSuffix(h, ".svc.cluster.local") }

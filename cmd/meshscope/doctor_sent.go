@@ -4,11 +4,11 @@ import (
 	"context"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -17,7 +17,7 @@ import (
 // and every EDS (live.Session.FetchAll, through the port-forward or
 // --xds-address), until every EDS cluster CDS names has arrived or timeout
 // passes.
-func collectSent(ctx context.Context, m *live.Session, snap *collector.Snapshot, views []istiod.View, mode xdsclient.Mode, timeout time.Duration) []explain.Sent {
+func collectSent(ctx context.Context, m *live.Session, snap *model.Snapshot, views []istiod.View, mode xdsclient.Mode, timeout time.Duration) []explain.Sent {
 	var vps []xdsclient.Viewpoint
 	for _, cp := range m.ControlPlaneIDs(snap) {
 		for _, p := range explain.Viewpoints(explain.ViewFor(snap, cp, views)) {
@@ -35,7 +35,7 @@ func collectSent(ctx context.Context, m *live.Session, snap *collector.Snapshot,
 // collectWDS impersonates a ztunnel against each control plane when the
 // mesh uses ambient mode, until istiod's first response (its whole state)
 // or timeout.
-func collectWDS(ctx context.Context, m *live.Session, snap *collector.Snapshot, timeout time.Duration) []explain.SentWDS {
+func collectWDS(ctx context.Context, m *live.Session, snap *model.Snapshot, timeout time.Duration) []explain.SentWDS {
 	if !ambient.InUse(snap) {
 		return nil
 	}

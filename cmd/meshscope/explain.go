@@ -13,12 +13,12 @@ import (
 	"github.com/sahilm/fuzzy"
 	"github.com/spf13/cobra"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -37,6 +37,8 @@ type explainOptions struct {
 	// (its locality: topology.kubernetes.io/region, zone).
 	namespace string
 	labels    map[string]string
+	// kube reads the pods of pod:NS/NAME@CONTEXT viewpoints.
+	kube istiod.Kube
 }
 
 func newExplainCmd(g *globalOptions) *cobra.Command {
@@ -99,12 +101,13 @@ func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, query s
 	if err := checkOutput(o.output, "table", "json"); err != nil {
 		return err
 	}
-	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *collector.Snapshot) error {
+	o.kube = istiod.Kube{Kubeconfig: g.Kubeconfig, Contexts: g.Contexts, Revision: o.mesh.revision}
+	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
 		return explainService(ctx, cmd, m, snap, o, query)
 	})
 }
 
-func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, snap *collector.Snapshot, o *explainOptions, query string) error {
+func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, snap *model.Snapshot, o *explainOptions, query string) error {
 	host, err := resolveService(snap, query)
 	if err != nil {
 		return err
@@ -147,7 +150,7 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, sn
 
 // explainSidecars is explain's sidecar part: each viewpoint's EDS for every
 // port of the service next to the prediction.
-func explainSidecars(ctx context.Context, m *live.Session, snap *collector.Snapshot, host string, from []string, o *explainOptions) ([]explain.View, error) {
+func explainSidecars(ctx context.Context, m *live.Session, snap *model.Snapshot, host string, from []string, o *explainOptions) ([]explain.View, error) {
 	svc := snap.Service(host)
 	ports := []int32{}
 	for _, p := range svc.Ports {
@@ -163,6 +166,19 @@ func explainSidecars(ctx context.Context, m *live.Session, snap *collector.Snaps
 		return nil, err
 	}
 	for i := range vps {
+		if vps[i].Pod != nil {
+			// A real pod as it is: the identity its proxy was injected
+			// with (its ISTIO_META_* env), its namespace and labels.
+			ref := *vps[i].Pod
+			vp, err := o.kube.ViewpointFromPod(ctx, ref)
+			if err != nil {
+				return nil, fmt.Errorf("--from %s: %w", ref, err)
+			}
+			vp.Cluster = live.ContextClusterID(snap, vp.Cluster)
+			vp.Pod.Cluster = live.ContextClusterID(snap, ref.Cluster)
+			vps[i] = vp
+			continue
+		}
 		vps[i].Namespace = o.namespace
 		if len(o.labels) > 0 {
 			vps[i].Labels = maps.Clone(o.labels)
@@ -204,13 +220,16 @@ func explainSidecars(ctx context.Context, m *live.Session, snap *collector.Snaps
 			if !ok {
 				v.Error = actual[i].Why
 			}
+			if n := explain.DriftNote(snap, host, p, vp, actual[i].ControlPlane, o.subset); n != "" {
+				v.Notes = append(v.Notes, n)
+			}
 			out = append(out, v)
 		}
 	}
 	return out, nil
 }
 
-func portList(svc *collector.Service) string {
+func portList(svc *model.Service) string {
 	var s []string
 	for _, p := range svc.Ports {
 		s = append(s, fmt.Sprint(p.Port))
@@ -220,13 +239,13 @@ func portList(svc *collector.Service) string {
 
 // resolveService accepts a full hostname, name.namespace, or a fuzzy query
 // over every hostname (the best match wins; ties are reported).
-func resolveService(snap *collector.Snapshot, q string) (string, error) {
+func resolveService(snap *model.Snapshot, q string) (string, error) {
 	q = strings.TrimSpace(q)
 	if snap.Service(q) != nil {
 		return q, nil
 	}
-	if snap.Service(q+".svc.cluster.local") != nil {
-		return q + ".svc.cluster.local", nil
+	if name, ns, ok := strings.Cut(q, "."); ok && !strings.Contains(ns, ".") && snap.Service(model.Hostname(name, ns)) != nil {
+		return model.Hostname(name, ns), nil
 	}
 	hosts := make([]string, len(snap.Services))
 	for i, s := range snap.Services {
@@ -247,7 +266,7 @@ func resolveService(snap *collector.Snapshot, q string) (string, error) {
 }
 
 // knownOf tells ParseViewpoint which names are clusters and networks.
-func knownOf(snap *collector.Snapshot) xdsclient.Known {
+func knownOf(snap *model.Snapshot) xdsclient.Known {
 	k := xdsclient.Known{Clusters: map[string]string{}, Networks: map[string][]string{}}
 	for _, c := range snap.Clusters {
 		k.Clusters[c.ID] = c.Network
@@ -258,7 +277,7 @@ func knownOf(snap *collector.Snapshot) xdsclient.Known {
 	return k
 }
 
-func explainViewpoints(snap *collector.Snapshot, from []string, allViews bool) ([]xdsclient.Viewpoint, error) {
+func explainViewpoints(snap *model.Snapshot, from []string, allViews bool) ([]xdsclient.Viewpoint, error) {
 	var vps []xdsclient.Viewpoint
 	if len(from) > 0 {
 		known := knownOf(snap)
@@ -266,9 +285,6 @@ func explainViewpoints(snap *collector.Snapshot, from []string, allViews bool) (
 			vp, err := xdsclient.ParseViewpoint(f, known)
 			if err != nil {
 				return nil, err
-			}
-			if vp.Pod != nil {
-				return nil, fmt.Errorf("--from %s: pod viewpoints are for watch (--as-pod); explain takes NETWORK, CLUSTER, CLUSTER/NETWORK or CLUSTER/none", f)
 			}
 			vps = append(vps, vp)
 		}
@@ -296,7 +312,7 @@ func writeExplainTable(w io.Writer, res explainResult) {
 		if v.Subset != "" {
 			what += " subset " + v.Subset
 		}
-		if v.Source != "" && v.Source != collector.SourceKube {
+		if v.Source != "" && v.Source != model.SourceKube {
 			what += fmt.Sprintf(" (%s in %s)", v.Source, v.Namespace)
 		}
 		fmt.Fprintf(w, "%s from %s (control plane %s): %s\n", what, v.Viewpoint.Name, dash(v.Viewpoint.ControlPlane), strings.ToUpper(string(v.Verdict)))

@@ -9,9 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -21,7 +21,7 @@ import (
 // ambient) is explained from a ztunnel on every control plane, and a
 // service with sidecars (sidecar, mixed, or no meshed pod) from the default
 // sidecar viewpoints; --all-views always adds those.
-func explainTargets(m *live.Session, snap *collector.Snapshot, host string, from []string, allViews bool) (side []string, sidecars bool, ztunnels []string, err error) {
+func explainTargets(m *live.Session, snap *model.Snapshot, host string, from []string, allViews bool) (side []string, sidecars bool, ztunnels []string, err error) {
 	asked := false
 	for _, f := range from {
 		cp, ok := xdsclient.ParseZtunnel(f)

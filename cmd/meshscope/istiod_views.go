@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/model"
 )
 
 // istiodViews reads each istiod's own view (/debug/clusterz,
@@ -15,7 +15,7 @@ import (
 // the port-forward to the istiod pod's 8080), labelled with the cluster ID
 // of its control plane. What cannot be read is an istiod-unreachable
 // warning; the rest of a report stands without it.
-func istiodViews(ctx context.Context, m *live.Session, snap *collector.Snapshot) ([]istiod.View, []explain.Problem) {
+func istiodViews(ctx context.Context, m *live.Session, snap *model.Snapshot) ([]istiod.View, []explain.Problem) {
 	var views []istiod.View
 	var ps []explain.Problem
 	reads, err := m.IstiodViews(ctx)

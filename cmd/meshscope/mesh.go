@@ -16,6 +16,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/model"
 )
 
 // meshOptions are the flags of every command that reads the mesh.
@@ -97,9 +98,9 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 	if err != nil {
 		return nil, err
 	}
-	var env []collector.IstiodEnv
+	var env []model.IstiodEnv
 	for _, v := range o.istiodEnv {
-		e, err := collector.ParseIstiodEnv(v)
+		e, err := model.ParseIstiodEnv(v)
 		if err != nil {
 			return nil, err
 		}
@@ -147,7 +148,7 @@ func noClusterHint(err error) error {
 
 // withSettledMesh is the shape of every one-shot command: open the mesh,
 // wait until it settles (Ctrl-C interrupts), run fn, close.
-func withSettledMesh(cmd *cobra.Command, g *globalOptions, o *meshOptions, fn func(ctx context.Context, m *live.Session, snap *collector.Snapshot) error) error {
+func withSettledMesh(cmd *cobra.Command, g *globalOptions, o *meshOptions, fn func(ctx context.Context, m *live.Session, snap *model.Snapshot) error) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
 	m, err := openMesh(ctx, g, o, false)

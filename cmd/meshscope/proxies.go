@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/model"
 )
 
 func init() { subcommands = append(subcommands, newProxiesCmd) }
@@ -83,7 +83,7 @@ func runProxies(cmd *cobra.Command, g *globalOptions, o *proxiesOptions) error {
 		}
 		o.states[i] = string(st)
 	}
-	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *collector.Snapshot) error {
+	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
 		f, warnings := readFleet(ctx, m, snap)
 		f.Proxies = slices.DeleteFunc(f.Proxies, func(p fleet.Proxy) bool { return !o.keep(p) })
 		if o.output == "json" {
@@ -105,7 +105,7 @@ func runProxies(cmd *cobra.Command, g *globalOptions, o *proxiesOptions) error {
 
 // readFleet reads every istiod's syncz and joins it with the snapshot;
 // what could not be read is a warning sentence.
-func readFleet(ctx context.Context, m *live.Session, snap *collector.Snapshot) (fleet.Fleet, []string) {
+func readFleet(ctx context.Context, m *live.Session, snap *model.Snapshot) (fleet.Fleet, []string) {
 	var warnings []string
 	reads, err := m.IstiodSyncz(ctx)
 	if err != nil {

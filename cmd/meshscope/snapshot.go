@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/model"
 )
 
 func init() { subcommands = append(subcommands, newSnapshotCmd) }
@@ -67,7 +67,7 @@ func runSnapshot(cmd *cobra.Command, g *globalOptions, o *snapshotOptions) error
 	if err := checkOutput(o.output, "json", "yaml", "table", "dot"); err != nil {
 		return err
 	}
-	return withSettledMesh(cmd, g, &o.mesh, func(_ context.Context, _ *live.Session, snap *collector.Snapshot) error {
+	return withSettledMesh(cmd, g, &o.mesh, func(_ context.Context, _ *live.Session, snap *model.Snapshot) error {
 		if o.output == "dot" {
 			return writeSnapshotDot(cmd.OutOrStdout(), snap)
 		}
@@ -75,7 +75,7 @@ func runSnapshot(cmd *cobra.Command, g *globalOptions, o *snapshotOptions) error
 	})
 }
 
-func writeSnapshot(w io.Writer, s *collector.Snapshot, format string) error {
+func writeSnapshot(w io.Writer, s *model.Snapshot, format string) error {
 	switch format {
 	case "json":
 		return writeJSON(w, s)
@@ -91,7 +91,7 @@ func writeSnapshot(w io.Writer, s *collector.Snapshot, format string) error {
 	}
 }
 
-func writeSnapshotTable(w io.Writer, s *collector.Snapshot) error {
+func writeSnapshotTable(w io.Writer, s *model.Snapshot) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLUSTER\tSTATE\tNETWORK\tSOURCE\tSERVER\tSERVICES\tENDPOINTS\tREASON")
 	for _, c := range s.Clusters {
@@ -166,7 +166,7 @@ func writeSnapshotTable(w io.Writer, s *collector.Snapshot) error {
 
 // endpointList is the first three endpoints (address, network, not-ready)
 // and how many more there are.
-func endpointList(all []collector.Endpoint) string {
+func endpointList(all []model.Endpoint) string {
 	var eps []string
 	for i, e := range all {
 		if i == 3 {
@@ -194,7 +194,7 @@ func dash(s string) string {
 
 // orGateway names what a gateway comes from: its Service, else its Gateway
 // API Gateway.
-func orGateway(g collector.Gateway) string {
+func orGateway(g model.Gateway) string {
 	if g.Service != "" {
 		return g.Service
 	}

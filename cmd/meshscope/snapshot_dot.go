@@ -4,16 +4,16 @@ import (
 	"io"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/meshmap"
+	"github.com/meshscope/meshscope/model"
 )
 
 // writeSnapshotDot writes the map of the snapshot (the UI's :map) as
 // Graphviz dot, with the problems doctor --offline finds placed on its
 // boxes and arrows: the snapshot alone, no stream and no istiod read, so
 // the command stays as quick and as read-only as the other formats.
-func writeSnapshotDot(w io.Writer, snap *collector.Snapshot) error {
+func writeSnapshotDot(w io.Writer, snap *model.Snapshot) error {
 	ps := explain.Diagnose(snap, explain.Inputs{Now: time.Now()})
 	return meshmap.Dot(w, meshmap.Build(snap, nil, ps))
 }

@@ -7,26 +7,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshscope/meshscope/model"
 	"sigs.k8s.io/yaml"
-
-	"github.com/meshscope/meshscope/collector"
 )
 
-func sampleSnapshot() *collector.Snapshot {
-	return &collector.Snapshot{
+func sampleSnapshot() *model.Snapshot {
+	return &model.Snapshot{
 		Version: 7,
 		Time:    time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC),
-		Clusters: []collector.Cluster{
-			{ID: "cluster1", Source: collector.SourceRef{Kind: collector.SourceContext, Name: "cluster1"}, Server: "https://127.0.0.1:6443", Network: "network1", State: collector.StateSynced},
-			{ID: "cluster2", Source: collector.SourceRef{Kind: collector.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2", In: "cluster1", Key: "cluster2"},
-				State: collector.StateError, ErrorKind: collector.ErrUnreachable, Reason: "unreachable: connection refused", Warnings: []string{"cannot read nodes (no localities): forbidden"}},
+		Clusters: []model.Cluster{
+			{ID: "cluster1", Source: model.SourceRef{Kind: model.SourceContext, Name: "cluster1"}, Server: "https://127.0.0.1:6443", Network: "network1", State: model.StateSynced},
+			{ID: "cluster2", Source: model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2", In: "cluster1", Key: "cluster2"},
+				State: model.StateError, ErrorKind: model.ErrUnreachable, Reason: "unreachable: connection refused", Warnings: []string{"cannot read nodes (no localities): forbidden"}},
 		},
-		Networks: []collector.Network{{Name: "network1", Clusters: []string{"cluster1"}, Gateways: 1}, {Name: "network2", Clusters: []string{"cluster2"}}},
-		Gateways: []collector.Gateway{{Network: "network1", Cluster: "cluster1", Address: "192.168.60.113", Port: 15443, From: collector.GatewayFromService, Service: "istio-system/istio-eastwestgateway"}},
-		Services: []*collector.Service{{Hostname: "helloworld.sample.svc.cluster.local", Namespace: "sample", Name: "helloworld",
-			Ports: []collector.ServicePort{{Name: "http", Port: 5000}},
-			Clusters: map[string]*collector.ServiceInCluster{
-				"cluster1": {Cluster: "cluster1", Endpoints: []collector.Endpoint{{Cluster: "cluster1", Network: "network1", Address: "10.44.0.13", Ready: true}}},
+		Networks: []model.Network{{Name: "network1", Clusters: []string{"cluster1"}, Gateways: 1}, {Name: "network2", Clusters: []string{"cluster2"}}},
+		Gateways: []model.Gateway{{Network: "network1", Cluster: "cluster1", Address: "192.168.60.113", Port: 15443, From: model.GatewayFromService, Service: "istio-system/istio-eastwestgateway"}},
+		Services: []*model.Service{{Hostname: "helloworld.sample.svc.cluster.local", Namespace: "sample", Name: "helloworld",
+			Ports: []model.ServicePort{{Name: "http", Port: 5000}},
+			Clusters: map[string]*model.ServiceInCluster{
+				"cluster1": {Cluster: "cluster1", Endpoints: []model.Endpoint{{Cluster: "cluster1", Network: "network1", Address: "10.44.0.13", Ready: true}}},
 			}}},
 	}
 }
@@ -117,13 +116,13 @@ func TestSnapshotDemoJSON(t *testing.T) {
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	var snap collector.Snapshot
+	var snap model.Snapshot
 	if err := json.Unmarshal(out.Bytes(), &snap); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out.String())
 	}
 	synced, nets := 0, map[string]bool{}
 	for _, c := range snap.Clusters {
-		if c.State == collector.StateSynced {
+		if c.State == model.StateSynced {
 			synced++
 			nets[c.Network] = true
 		}

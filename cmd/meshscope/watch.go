@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -126,7 +126,7 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 			return err
 		}
 	}
-	var snap *collector.Snapshot
+	var snap *model.Snapshot
 	if g.Demo {
 		// The demo mesh, with churn so there is something to watch; its
 		// collector also says which names are clusters and networks.

@@ -6,14 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 )
-
-// defaultDomain is the hostname suffix of a Service given as NAME.NAMESPACE
-// (istiod's default --domain / the collector's DomainSuffix).
-const defaultDomain = "cluster.local"
 
 // serviceHost splits a Service given as NAME.NAMESPACE or as its hostname
 // NAME.NAMESPACE.svc.DOMAIN.
@@ -21,7 +17,7 @@ func serviceHost(s string) (name, namespace, host string, err error) {
 	parts := strings.Split(strings.TrimSpace(s), ".")
 	switch {
 	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
-		return parts[0], parts[1], parts[0] + "." + parts[1] + ".svc." + defaultDomain, nil
+		return parts[0], parts[1], model.Hostname(parts[0], parts[1]), nil
 	case len(parts) > 3 && parts[2] == "svc" && parts[0] != "" && parts[1] != "":
 		return parts[0], parts[1], strings.Join(parts, "."), nil
 	}
@@ -32,7 +28,7 @@ func serviceHost(s string) (name, namespace, host string, err error) {
 // when not 0): from the snapshot when there is one (the demo), else from
 // the Service read in the kube contexts (get only: watch does not sync the
 // mesh for one service).
-func serviceEDSNames(ctx context.Context, kube istiod.Kube, snap *collector.Snapshot, service string, port int32) ([]string, error) {
+func serviceEDSNames(ctx context.Context, kube istiod.Kube, snap *model.Snapshot, service string, port int32) ([]string, error) {
 	name, ns, host, err := serviceHost(service)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -127,7 +127,7 @@ type pod struct {
 	cluster, namespace, name string
 	addresses                []string
 	ready                    bool
-	facts                    collector.AmbientPod
+	facts                    model.AmbientPod
 	tunnel                   bool
 }
 
@@ -149,7 +149,7 @@ func (v *View) Predict(hostname string) Prediction {
 	// never an ExternalName service.
 	type clusterSvc struct {
 		id    string
-		sc    *collector.ServiceInCluster
+		sc    *model.ServiceInCluster
 		scope Scope
 	}
 	var read []clusterSvc
@@ -271,7 +271,7 @@ func finish(p Prediction) Prediction {
 // selector istiod applies would (workloads.go podWorkloadBuilder). Pods
 // not (or no longer) in the cache are left out, as istiod builds workloads
 // from pods.
-func (v *View) pods(cluster, namespace string, sc *collector.ServiceInCluster) []pod {
+func (v *View) pods(cluster, namespace string, sc *model.ServiceInCluster) []pod {
 	a := v.snap.AmbientFor(cluster)
 	var out []pod
 	idx := map[string]int{}
@@ -297,7 +297,7 @@ func (v *View) pods(cluster, namespace string, sc *collector.ServiceInCluster) [
 // supportsHTTPTunnel reads networking.istio.io/tunnel, a comma-separated
 // list (model.SupportsTunnel).
 func supportsHTTPTunnel(labels map[string]string) bool {
-	return slices.Contains(strings.Split(labels[collector.LabelTunnel], ","), "http")
+	return slices.Contains(strings.Split(labels[model.LabelTunnel], ","), "http")
 }
 
 // podWorkload is a pod's workload (workloads.go podWorkloadBuilder and
@@ -360,7 +360,7 @@ func (v *View) splitHorizon(net, serviceKey string, pods []pod) (w Workload, not
 
 // dropGroup drops the pods of one cluster's service (named even when it
 // has none).
-func (v *View) dropGroup(cluster string, svc *collector.Service, reason DropReason, why string) Dropped {
+func (v *View) dropGroup(cluster string, svc *model.Service, reason DropReason, why string) Dropped {
 	d := dropped(v.pods(cluster, svc.Namespace, svc.Clusters[cluster]), v.networks[cluster], reason, why)
 	d.Clusters = []string{cluster}
 	return d
@@ -380,7 +380,7 @@ func dropped(pods []pod, net string, reason DropReason, why string) Dropped {
 	return d
 }
 
-func servicePorts(sc *collector.ServiceInCluster) []Port {
+func servicePorts(sc *model.ServiceInCluster) []Port {
 	out := make([]Port, 0, len(sc.Ports))
 	for _, sp := range sc.Ports {
 		// A named target port is 0 in WDS (resolved per pod).

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -28,35 +28,35 @@ const ambientMesh = `serviceScopeConfigs:
 // another through remote secrets, each with its system namespace's network
 // and an ambient namespace.
 type testMesh struct {
-	s *collector.Snapshot
+	s *model.Snapshot
 }
 
 func newTestMesh(t *testing.T, clusters ...[2]string) *testMesh {
 	t.Helper()
-	m := &testMesh{s: &collector.Snapshot{}}
-	mc, err := collector.ParseMeshConfig(ambientMesh)
+	m := &testMesh{s: &model.Snapshot{}}
+	mc, err := model.ParseMeshConfig(ambientMesh)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range clusters {
 		id, net := c[0], c[1]
-		cl := collector.Cluster{ID: id, Network: net, State: collector.StateSynced, Source: collector.SourceRef{Kind: collector.SourceContext, Name: id}}
+		cl := model.Cluster{ID: id, Network: net, State: model.StateSynced, Source: model.SourceRef{Kind: model.SourceContext, Name: id}}
 		for _, o := range clusters {
 			if o[0] != id {
-				cl.Sources = append(cl.Sources, collector.SourceRef{Kind: collector.SourceSecret, In: o[0], Key: id})
+				cl.Sources = append(cl.Sources, model.SourceRef{Kind: model.SourceSecret, In: o[0], Key: id})
 			}
 		}
-		cl.Sources = append([]collector.SourceRef{cl.Source}, cl.Sources...)
+		cl.Sources = append([]model.SourceRef{cl.Source}, cl.Sources...)
 		m.s.Clusters = append(m.s.Clusters, cl)
 		c := mc
 		c.Cluster = id
 		m.s.MeshConfigs = append(m.s.MeshConfigs, c)
-		m.s.Ambient = append(m.s.Ambient, collector.AmbientCluster{Cluster: id,
+		m.s.Ambient = append(m.s.Ambient, model.AmbientCluster{Cluster: id,
 			Namespaces: map[string]map[string]string{
-				"istio-system": {collector.LabelNetwork: net},
-				"ambient":      {collector.LabelDataplaneMode: "ambient"},
+				"istio-system": {model.LabelNetwork: net},
+				"ambient":      {model.LabelDataplaneMode: "ambient"},
 			},
-			ServiceLabels: map[string]map[string]string{}, Pods: map[string]collector.AmbientPod{}, GatewayAPI: true})
+			ServiceLabels: map[string]map[string]string{}, Pods: map[string]model.AmbientPod{}, GatewayAPI: true})
 	}
 	return m
 }
@@ -74,23 +74,23 @@ type testPod struct {
 func (m *testMesh) service(cluster, clusterIP string, global bool, pods ...testPod) {
 	svc := m.s.Service(hello)
 	if svc == nil {
-		svc = &collector.Service{Hostname: hello, Namespace: "ambient", Name: "helloworld", Clusters: map[string]*collector.ServiceInCluster{}}
+		svc = &model.Service{Hostname: hello, Namespace: "ambient", Name: "helloworld", Clusters: map[string]*model.ServiceInCluster{}}
 		m.s.Services = append(m.s.Services, svc)
 	}
-	sc := &collector.ServiceInCluster{Cluster: cluster, Type: "ClusterIP", ClusterIP: clusterIP,
-		Ports: []collector.ServicePort{{Name: "http", Port: 5000, TargetPort: "5000"}}}
+	sc := &model.ServiceInCluster{Cluster: cluster, Type: "ClusterIP", ClusterIP: clusterIP,
+		Ports: []model.ServicePort{{Name: "http", Port: 5000, TargetPort: "5000"}}}
 	a := m.s.AmbientFor(cluster)
 	a.ServiceLabels[hello] = map[string]string{"app": "helloworld"}
 	if global {
 		a.ServiceLabels[hello]["istio.io/global"] = "true"
 	}
 	for _, p := range pods {
-		ep := collector.Endpoint{Cluster: cluster, Address: p.ip, Pod: p.name, Ready: !p.notReady, PodMissing: p.missingInPod}
+		ep := model.Endpoint{Cluster: cluster, Address: p.ip, Pod: p.name, Ready: !p.notReady, PodMissing: p.missingInPod}
 		if p.tunnelLabel {
-			ep.Labels = map[string]string{collector.LabelTunnel: "http"}
+			ep.Labels = map[string]string{model.LabelTunnel: "http"}
 		}
 		sc.Endpoints = append(sc.Endpoints, ep)
-		facts := collector.AmbientPod{ServiceAccount: p.serviceAcc, Redirected: !p.notRedirect}
+		facts := model.AmbientPod{ServiceAccount: p.serviceAcc, Redirected: !p.notRedirect}
 		if facts.ServiceAccount == "" {
 			facts.ServiceAccount = "default"
 		}
@@ -101,14 +101,14 @@ func (m *testMesh) service(cluster, clusterIP string, global bool, pods ...testP
 
 // gateway adds a Gateway API Gateway.
 func (m *testMesh) gateway(cluster, name, class, network string, port uint32, tls string, addrs ...string) {
-	g := collector.K8sGateway{Cluster: cluster, Namespace: "istio-system", Name: name, Class: class, Network: network, ServiceAccount: name,
-		Listeners: []collector.GatewayListener{{Name: "mesh", Port: port, Protocol: "HBONE", TLSMode: tls}}}
+	g := model.K8sGateway{Cluster: cluster, Namespace: "istio-system", Name: name, Class: class, Network: network, ServiceAccount: name,
+		Listeners: []model.GatewayListener{{Name: "mesh", Port: port, Protocol: "HBONE", TLSMode: tls}}}
 	for _, a := range addrs {
 		typ := "IPAddress"
 		if strings.HasPrefix(a, "host:") {
 			typ, a = "Hostname", strings.TrimPrefix(a, "host:")
 		}
-		g.Addresses = append(g.Addresses, collector.GatewayAddress{Type: typ, Value: a})
+		g.Addresses = append(g.Addresses, model.GatewayAddress{Type: typ, Value: a})
 	}
 	amb := m.s.AmbientFor(cluster)
 	amb.Gateways = append(amb.Gateways, g)
@@ -146,8 +146,8 @@ func TestPredict(t *testing.T) {
 	lab := func(m *testMesh, global1, global2 bool) {
 		m.service("cluster1", "10.96.0.10", global1, testPod{name: "hw-1", ip: "10.44.0.30"})
 		m.service("cluster2", "10.97.0.10", global2, testPod{name: "hw-2a", ip: "10.144.0.30"}, testPod{name: "hw-2b", ip: "10.144.0.32"})
-		m.gateway("cluster1", "istio-eastwestgateway", collector.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
-		m.gateway("cluster2", "istio-eastwestgateway", collector.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
+		m.gateway("cluster1", "istio-eastwestgateway", model.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
+		m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
 	}
 	cases := []struct {
 		name     string
@@ -212,8 +212,8 @@ func TestPredict(t *testing.T) {
 			build: func(m *testMesh) {
 				m.service("cluster1", "10.96.0.10", true, testPod{name: "hw-1", ip: "10.44.0.30"})
 				m.service("cluster2", "10.97.0.10", true, testPod{name: "hw-2a", ip: "10.144.0.30"})
-				m.gateway("cluster1", "istio-eastwestgateway", collector.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
-				m.gateway("cluster2", "istio-eastwestgateway", collector.ClassEastWest, "network2", 15008, "Passthrough", "192.168.60.10")
+				m.gateway("cluster1", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
+				m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Passthrough", "192.168.60.10")
 			},
 			want: []string{
 				"service global from cluster1 vips=network1/10.96.0.10,network2/10.97.0.10 sans=spiffe://cluster.local/ns/ambient/sa/default",
@@ -226,7 +226,7 @@ func TestPredict(t *testing.T) {
 			build: func(m *testMesh) {
 				m.service("cluster1", "10.96.0.10", true, testPod{name: "hw-1", ip: "10.44.0.30"})
 				m.service("cluster2", "10.97.0.10", true, testPod{name: "hw-2a", ip: "10.144.0.30"})
-				m.gateway("cluster1", "net2-gw", collector.ClassRemote, "network2", 15009, "", "host:gw.example.com")
+				m.gateway("cluster1", "net2-gw", model.ClassRemote, "network2", 15009, "", "host:gw.example.com")
 			},
 			want: []string{
 				"service global from cluster1 vips=network1/10.96.0.10,network2/10.97.0.10 sans=spiffe://cluster.local/ns/ambient/sa/default",
@@ -238,7 +238,7 @@ func TestPredict(t *testing.T) {
 			name: "several gateways in one network: any of them, flagged", clusters: two, cp: "cluster1",
 			build: func(m *testMesh) {
 				lab(m, true, true)
-				m.gateway("cluster2", "istio-eastwestgateway-b", collector.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.11")
+				m.gateway("cluster2", "istio-eastwestgateway-b", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.11")
 			},
 			want: []string{
 				"service global from cluster1 vips=network1/10.96.0.10,network2/10.97.0.10 sans=spiffe://cluster.local/ns/ambient/sa/default",
@@ -282,7 +282,7 @@ func TestPredict(t *testing.T) {
 			name: "only a remote cluster has the service, global there", clusters: two, cp: "cluster1",
 			build: func(m *testMesh) {
 				m.service("cluster2", "10.97.0.10", true, testPod{name: "hw-2a", ip: "10.144.0.30", serviceAcc: "hw"})
-				m.gateway("cluster2", "istio-eastwestgateway", collector.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
+				m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
 			},
 			want: []string{
 				"service global from cluster2 vips=network2/10.97.0.10 sans=spiffe://cluster.local/ns/ambient/sa/hw",
@@ -293,7 +293,7 @@ func TestPredict(t *testing.T) {
 			name: "a cluster istiod holds no secret for is not read", clusters: two, cp: "cluster1",
 			build: func(m *testMesh) {
 				lab(m, true, true)
-				m.s.Clusters[1].Sources = []collector.SourceRef{{Kind: collector.SourceContext, Name: "cluster2"}}
+				m.s.Clusters[1].Sources = []model.SourceRef{{Kind: model.SourceContext, Name: "cluster2"}}
 			},
 			want: []string{
 				"service global from cluster1 vips=network1/10.96.0.10 sans=",
@@ -328,7 +328,7 @@ func TestPredict(t *testing.T) {
 func TestScope(t *testing.T) {
 	m := newTestMesh(t, [2]string{"cluster1", "network1"})
 	m.service("cluster1", "10.96.0.10", false)
-	mc, err := collector.ParseMeshConfig(`serviceScopeConfigs:
+	mc, err := model.ParseMeshConfig(`serviceScopeConfigs:
 - namespaceSelector: {matchLabels: {team: a}}
   servicesSelector: {matchLabels: {app: helloworld}}
   scope: GLOBAL
@@ -339,7 +339,7 @@ func TestScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	mc.Cluster = "cluster1"
-	m.s.MeshConfigs = []collector.MeshConfig{mc}
+	m.s.MeshConfigs = []model.MeshConfig{mc}
 	a := m.s.AmbientFor("cluster1")
 	scope := func() Scope { return NewView(m.s, "cluster1").ScopeIn("cluster1", "ambient", hello) }
 	if s := scope(); s != Local {
@@ -364,9 +364,9 @@ func TestScope(t *testing.T) {
 // knows, with the port it holds (0 for another cluster's east-west gateway).
 func TestGatewayWorkloads(t *testing.T) {
 	m := newTestMesh(t, [2]string{"cluster1", "network1"}, [2]string{"cluster2", "network2"})
-	m.gateway("cluster1", "istio-eastwestgateway", collector.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
-	m.gateway("cluster2", "istio-eastwestgateway", collector.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
-	m.gateway("cluster1", "net3", collector.ClassRemote, "network3", 15008, "", "192.168.70.1")
+	m.gateway("cluster1", "istio-eastwestgateway", model.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
+	m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
+	m.gateway("cluster1", "net3", model.ClassRemote, "network3", 15008, "", "192.168.70.1")
 	var got []string
 	for _, w := range NewView(m.s, "cluster1").GatewayWorkloads() {
 		got = append(got, w.UID+" "+strings.Join(w.Addresses, ","))
@@ -383,7 +383,7 @@ func TestCompare(t *testing.T) {
 	m := newTestMesh(t, [2]string{"cluster1", "network1"}, [2]string{"cluster2", "network2"})
 	m.service("cluster1", "10.96.0.10", true, testPod{name: "hw-1", ip: "10.44.0.30"})
 	m.service("cluster2", "10.97.0.10", true, testPod{name: "hw-2a", ip: "10.144.0.30"}, testPod{name: "hw-2b", ip: "10.144.0.32"})
-	m.gateway("cluster2", "istio-eastwestgateway", collector.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
+	m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
 	p := NewView(m.s, "cluster1").Predict(hello)
 	actual := func() xdsclient.WDSServiceView {
 		return xdsclient.WDSServiceView{Key: helloKey,

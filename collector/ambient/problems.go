@@ -2,50 +2,35 @@ package ambient
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Problem is one ambient multi-network problem, as one istiod sees it.
 type Problem struct {
 	// Severity is error, warning or info.
 	Severity string `json:"severity"`
-	// Kind is a stable code: ambient-no-gateway, ambient-several-gateways,
-	// ambient-gateway-ignored, ambient-scope-mismatch,
-	// waypoint-cross-network, waypoint-unresolved.
-	Kind         string `json:"kind"`
-	ControlPlane string `json:"controlPlane"`
-	Cluster      string `json:"cluster,omitempty"`
-	Network      string `json:"network,omitempty"`
-	Service      string `json:"service,omitempty"`
-	Sentence     string `json:"sentence"`
-}
-
-// ControlPlanes are the clusters whose istiod meshscope knows the mesh
-// config of (the context clusters), in snapshot order.
-func ControlPlanes(snap *collector.Snapshot) []string {
-	var out []string
-	for _, mc := range snap.MeshConfigs {
-		if mc.Cluster != "" && !slices.Contains(out, mc.Cluster) {
-			out = append(out, mc.Cluster)
-		}
-	}
-	return out
+	// Kind is a stable code (model/problems.go lists them).
+	Kind         model.ProblemKind `json:"kind"`
+	ControlPlane string            `json:"controlPlane"`
+	Cluster      string            `json:"cluster,omitempty"`
+	Network      string            `json:"network,omitempty"`
+	Service      string            `json:"service,omitempty"`
+	Sentence     string            `json:"sentence"`
 }
 
 // InUse reports whether any cluster runs ambient mode: a pod istio-cni
 // redirects, a namespace in ambient data-plane mode, or a Gateway of an
 // ambient class (Snapshot.AmbientInUse). Problems is quiet for a mesh without.
-func InUse(snap *collector.Snapshot) bool { return snap.AmbientInUse() }
+func InUse(snap *model.Snapshot) bool { return snap.AmbientInUse() }
 
 // Ztunnels are the control planes among cps whose istiod runs ambient
 // multi-network mode (its settings): the ones meshscope impersonates a
 // ztunnel on and predicts WDS for. An istiod without ambient refuses
 // ztunnels; one with ambient but not multi-network builds its workloads
 // from its own cluster alone, which meshscope does not model yet.
-func Ztunnels(snap *collector.Snapshot, cps []string) []string {
+func Ztunnels(snap *model.Snapshot, cps []string) []string {
 	var out []string
 	for _, cp := range cps {
 		if snap.SettingsFor(cp).AmbientMultiNetwork() {
@@ -63,12 +48,12 @@ func Ztunnels(snap *collector.Snapshot, cps []string) []string {
 // the Service resource istiod sends does not carry although the service
 // names one (see waypointProblems). Services that are
 // global nowhere are taken as meant to stay local and not reported.
-func Problems(snap *collector.Snapshot) []Problem {
+func Problems(snap *model.Snapshot) []Problem {
 	if !InUse(snap) {
 		return nil
 	}
 	var out []Problem
-	for _, cp := range Ztunnels(snap, ControlPlanes(snap)) {
+	for _, cp := range Ztunnels(snap, snap.ControlPlanes()) {
 		v := NewView(snap, cp)
 		out = append(out, v.gatewayProblems()...)
 		for _, svc := range snap.Services {
@@ -94,7 +79,7 @@ func (v *View) gatewayProblems() []Problem {
 			for _, g := range gws {
 				names = append(names, g.Source+" "+g.Address+" ("+g.Cluster+")")
 			}
-			out = append(out, Problem{Severity: "warning", Kind: "ambient-several-gateways", ControlPlane: v.ControlPlane, Network: n,
+			out = append(out, Problem{Severity: "warning", Kind: model.ProblemAmbientSeveralGateways, ControlPlane: v.ControlPlane, Network: n,
 				Sentence: fmt.Sprintf("istiod of %s knows %d east-west gateways for network %s (%s): it sends ztunnels the first it finds, in no fixed order (istio/istio#59273)",
 					v.ControlPlane, len(gws), n, strings.Join(names, ", "))})
 		}
@@ -106,7 +91,7 @@ func (v *View) gatewayProblems() []Problem {
 		}
 		for _, g := range a.Gateways {
 			if why := v.ignored(id, g); why != "" {
-				out = append(out, Problem{Severity: "warning", Kind: "ambient-gateway-ignored", ControlPlane: v.ControlPlane, Cluster: id, Network: g.Network,
+				out = append(out, Problem{Severity: "warning", Kind: model.ProblemAmbientGatewayIgnored, ControlPlane: v.ControlPlane, Cluster: id, Network: g.Network,
 					Sentence: fmt.Sprintf("istiod of %s ignores Gateway %s in %s: %s", v.ControlPlane, g.Source(), id, why)})
 			}
 		}
@@ -116,17 +101,17 @@ func (v *View) gatewayProblems() []Problem {
 
 // ignored says why an east-west Gateway of cluster yields no network
 // gateway for istiod ("" when it yields one, or is not meant to).
-func (v *View) ignored(cluster string, g collector.K8sGateway) string {
+func (v *View) ignored(cluster string, g model.K8sGateway) string {
 	local := cluster == v.ControlPlane
 	switch {
-	case g.Class == collector.ClassEastWest && local:
+	case g.Class == model.ClassEastWest && local:
 		return "" // used by the other clusters' istiods, not by its own
-	case g.Class == collector.ClassRemote && !local:
+	case g.Class == model.ClassRemote && !local:
 		return "" // read only in the cluster that declares it
-	case g.Class != collector.ClassEastWest && g.Class != collector.ClassRemote:
+	case g.Class != model.ClassEastWest && g.Class != model.ClassRemote:
 		return ""
 	case g.Network == "":
-		return "it has no label " + collector.LabelNetwork
+		return "it has no label " + model.LabelNetwork
 	}
 	if _, ok := hboneListener(g, !local); !ok {
 		if local {
@@ -142,7 +127,7 @@ func (v *View) ignored(cluster string, g collector.K8sGateway) string {
 	return "it has no status address of type IPAddress or Hostname (its gateway controller or load balancer has not given it one)"
 }
 
-func (v *View) serviceProblems(svc *collector.Service) []Problem {
+func (v *View) serviceProblems(svc *model.Service) []Problem {
 	p := v.Predict(svc.Hostname)
 	out := v.waypointProblems(svc, p)
 	for _, d := range p.Dropped {
@@ -151,14 +136,14 @@ func (v *View) serviceProblems(svc *collector.Service) []Problem {
 		}
 		switch d.Reason {
 		case DropNoGateway:
-			out = append(out, Problem{Severity: "error", Kind: "ambient-no-gateway", ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
+			out = append(out, Problem{Severity: "error", Kind: model.ProblemAmbientNoGateway, ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
 				Network: d.Network, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("ztunnels of %s's istiod cannot reach the %d pod(s) of %s in network %s: %s", v.ControlPlane, len(d.Pods), svc.Hostname, orNone(d.Network), d.Why)})
 		case DropNotGlobal, DropLocalNotGlobal:
 			if !v.globalSomewhere(svc) {
 				continue // local everywhere: meant to be
 			}
-			out = append(out, Problem{Severity: "warning", Kind: "ambient-scope-mismatch", ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
+			out = append(out, Problem{Severity: "warning", Kind: model.ProblemAmbientScopeMismatch, ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
 				Network: d.Network, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("%s is global in some clusters but not in others: ztunnels of %s's istiod do not get its %d pod(s) in %s (%s)",
 					svc.Hostname, v.ControlPlane, len(d.Pods), strings.Join(d.Clusters, ","), d.Why)})
@@ -167,7 +152,7 @@ func (v *View) serviceProblems(svc *collector.Service) []Problem {
 	return out
 }
 
-func (v *View) globalSomewhere(svc *collector.Service) bool {
+func (v *View) globalSomewhere(svc *model.Service) bool {
 	for _, id := range v.Clusters {
 		if sc := svc.Clusters[id]; sc != nil && !sc.NoService && v.ScopeIn(id, svc.Namespace, svc.Hostname) == Global {
 			return true
@@ -189,7 +174,7 @@ const (
 // DataplaneMode says how a service's pods are meshed, in every cluster: a
 // pod is ambient when istio-cni redirects it, sidecar when it carries a
 // sidecar (label security.istio.io/tlsMode=istio), else unmeshed.
-func DataplaneMode(snap *collector.Snapshot, hostname string) Mode {
+func DataplaneMode(snap *model.Snapshot, hostname string) Mode {
 	svc := snap.Service(hostname)
 	if svc == nil {
 		return ModeNone

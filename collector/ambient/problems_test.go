@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 func kinds(ps []Problem) []string {
 	var out []string
 	for _, p := range ps {
-		out = append(out, p.Severity+" "+p.Kind+" "+p.ControlPlane+" "+p.Network)
+		out = append(out, p.Severity+" "+string(p.Kind)+" "+p.ControlPlane+" "+p.Network)
 	}
 	slices.Sort(out)
 	return out
@@ -27,20 +27,20 @@ func TestProblems(t *testing.T) {
 		{"the lab: nothing wrong", func(m *testMesh) {
 			m.service("cluster1", "10.96.0.10", true, testPod{name: "hw-1", ip: "10.44.0.30"})
 			m.service("cluster2", "10.97.0.10", true, testPod{name: "hw-2", ip: "10.144.0.30"})
-			m.gateway("cluster1", "istio-eastwestgateway", collector.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
-			m.gateway("cluster2", "istio-eastwestgateway", collector.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
+			m.gateway("cluster1", "istio-eastwestgateway", model.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
+			m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
 		}, nil},
 		{"a gateway without address: its network is unreachable, the Gateway ignored", func(m *testMesh) {
 			m.service("cluster1", "10.96.0.10", true, testPod{name: "hw-1", ip: "10.44.0.30"})
 			m.service("cluster2", "10.97.0.10", true, testPod{name: "hw-2", ip: "10.144.0.30"})
-			m.gateway("cluster1", "istio-eastwestgateway", collector.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
-			m.gateway("cluster2", "istio-eastwestgateway", collector.ClassEastWest, "network2", 15008, "Terminate")
+			m.gateway("cluster1", "istio-eastwestgateway", model.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
+			m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate")
 		}, []string{"error ambient-no-gateway cluster1 network2", "warning ambient-gateway-ignored cluster1 network2"}},
 		{"several gateways; a global service not global in one cluster", func(m *testMesh) {
 			m.service("cluster1", "10.96.0.10", true, testPod{name: "hw-1", ip: "10.44.0.30"})
 			m.service("cluster2", "10.97.0.10", false, testPod{name: "hw-2", ip: "10.144.0.30"})
-			m.gateway("cluster1", "istio-eastwestgateway", collector.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
-			m.gateway("cluster2", "istio-eastwestgateway", collector.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10", "192.168.60.11")
+			m.gateway("cluster1", "istio-eastwestgateway", model.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
+			m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10", "192.168.60.11")
 		}, []string{"warning ambient-scope-mismatch cluster1 network2", "warning ambient-scope-mismatch cluster2 network1", "warning ambient-several-gateways cluster1 network2"}},
 		{"a service local everywhere is meant to be", func(m *testMesh) {
 			m.service("cluster1", "10.96.0.10", false, testPod{name: "hw-1", ip: "10.44.0.30"})

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -23,7 +23,7 @@ import (
 func (v *View) Resources() []xdsclient.WDSAddress {
 	byName := map[string]*xdsclient.WDSAddress{}
 	for _, svc := range v.snap.Services {
-		if svc.Source == collector.SourceServiceEntry {
+		if svc.Source == model.SourceServiceEntry {
 			continue // ServiceEntries in ambient mode are not modelled
 		}
 		p := v.Predict(svc.Hostname)
@@ -76,7 +76,7 @@ func ServiceView(res []xdsclient.WDSAddress, key string) xdsclient.WDSServiceVie
 }
 
 // wdsService is the Service resource of a prediction.
-func (v *View) wdsService(svc *collector.Service, p Prediction) *xdsclient.WDSService {
+func (v *View) wdsService(svc *model.Service, p Prediction) *xdsclient.WDSService {
 	s := &xdsclient.WDSService{Name: svc.Name, Namespace: svc.Namespace, Hostname: svc.Hostname,
 		Ports: wdsPorts(p.Ports), SubjectAltNames: p.SubjectAltNames, IPFamilies: "IPV4_ONLY", Canonical: true}
 	if p.Waypoint != nil {
@@ -91,7 +91,7 @@ func (v *View) wdsService(svc *collector.Service, p Prediction) *xdsclient.WDSSe
 
 // wdsWorkload is a predicted pod or split-horizon workload in istiod's
 // shape (its services are added by the caller).
-func (v *View) wdsWorkload(svc *collector.Service, w Workload) *xdsclient.WDSWorkload {
+func (v *View) wdsWorkload(svc *model.Service, w Workload) *xdsclient.WDSWorkload {
 	out := &xdsclient.WDSWorkload{UID: w.UID, Name: w.UID, Namespace: svc.Namespace, Addresses: w.Addresses, Network: w.Network,
 		ServiceAccount: w.ServiceAccount, ClusterID: w.Cluster, TunnelProtocol: w.TunnelProtocol, Status: w.Status, WorkloadType: xdsclient.WorkloadPod}
 	switch w.Kind {
@@ -115,7 +115,7 @@ func (v *View) wdsWorkload(svc *collector.Service, w Workload) *xdsclient.WDSWor
 // derives them from its labels (labels.CanonicalService): the
 // service.istio.io labels, else app and version, else the workload name and
 // "latest".
-func canonical(svc *collector.Service, cluster, pod string) (name, revision string) {
+func canonical(svc *model.Service, cluster, pod string) (name, revision string) {
 	name, revision = pod, "latest"
 	sc := svc.Clusters[cluster]
 	if sc == nil {

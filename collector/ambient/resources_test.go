@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -17,13 +17,13 @@ func TestResources(t *testing.T) {
 	m := newTestMesh(t, [2]string{"cluster1", "network1"}, [2]string{"cluster2", "network2"})
 	m.service("cluster1", "10.96.0.10", true, testPod{name: "hw-1", ip: "10.44.0.30", serviceAcc: "helloworld"})
 	m.service("cluster2", "10.97.0.10", true, testPod{name: "hw-2a", ip: "10.144.0.30"}, testPod{name: "hw-2b", ip: "10.144.0.32", notReady: true})
-	m.gateway("cluster1", "istio-eastwestgateway", collector.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
-	m.gateway("cluster2", "istio-eastwestgateway", collector.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
+	m.gateway("cluster1", "istio-eastwestgateway", model.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
+	m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
 	// A second service backed by the same pod in cluster1.
 	other := *m.s.Service(hello)
 	other.Hostname, other.Name = "hello-alias.ambient.svc.cluster.local", "hello-alias"
-	other.Clusters = map[string]*collector.ServiceInCluster{"cluster1": m.s.Service(hello).Clusters["cluster1"]}
-	m.s.Services = append([]*collector.Service{&other}, m.s.Services...) // by hostname
+	other.Clusters = map[string]*model.ServiceInCluster{"cluster1": m.s.Service(hello).Clusters["cluster1"]}
+	m.s.Services = append([]*model.Service{&other}, m.s.Services...) // by hostname
 
 	v := NewView(m.s, "cluster1")
 	res := v.Resources()

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -27,8 +27,8 @@ type View struct {
 	// address.
 	Gateways []NetworkGateway `json:"gateways,omitempty"`
 
-	snap     *collector.Snapshot
-	mesh     collector.MeshConfig
+	snap     *model.Snapshot
+	mesh     model.MeshConfig
 	networks map[string]string // cluster → network
 }
 
@@ -59,13 +59,13 @@ const DefaultHBONEPort = 15008
 func (g NetworkGateway) key() string { return g.Source + "/" + g.Address }
 
 // NewView builds the view of the istiod of cluster controlPlane.
-func NewView(snap *collector.Snapshot, controlPlane string) *View {
+func NewView(snap *model.Snapshot, controlPlane string) *View {
 	v := &View{ControlPlane: controlPlane, snap: snap, mesh: snap.MeshConfigFor(controlPlane), networks: map[string]string{}}
 	if c := snap.ClusterByID(controlPlane); c != nil {
 		v.Network = c.Network
 	}
 	for _, c := range snap.Clusters {
-		if c.State == collector.StateRemoved || !readBy(c, controlPlane) {
+		if c.State == model.StateRemoved || !readBy(c, controlPlane) {
 			continue
 		}
 		v.Clusters = append(v.Clusters, c.ID)
@@ -80,16 +80,16 @@ func NewView(snap *collector.Snapshot, controlPlane string) *View {
 
 // readBy reports whether the istiod of cp reads cluster c: its own
 // cluster, or one of the remote secrets it holds.
-func readBy(c collector.Cluster, cp string) bool {
+func readBy(c model.Cluster, cp string) bool {
 	if c.ID == cp {
 		return true
 	}
 	srcs := c.Sources
 	if len(srcs) == 0 {
-		srcs = []collector.SourceRef{c.Source}
+		srcs = []model.SourceRef{c.Source}
 	}
 	for _, s := range srcs {
-		if s.Kind == collector.SourceSecret && s.In == cp {
+		if s.Kind == model.SourceSecret && s.In == cp {
 			return true
 		}
 	}
@@ -123,7 +123,7 @@ func (v *View) networkGateways() []NetworkGateway {
 			if g.Network == "" {
 				continue
 			}
-			if local && g.Class != collector.ClassRemote || !local && g.Class != collector.ClassEastWest {
+			if local && g.Class != model.ClassRemote || !local && g.Class != model.ClassEastWest {
 				continue
 			}
 			l, ok := hboneListener(g, !local)
@@ -162,13 +162,13 @@ func (v *View) networkGateways() []NetworkGateway {
 	return out
 }
 
-func hboneListener(g collector.K8sGateway, needTerminate bool) (collector.GatewayListener, bool) {
+func hboneListener(g model.K8sGateway, needTerminate bool) (model.GatewayListener, bool) {
 	for _, l := range g.Listeners {
 		if l.Protocol == "HBONE" && (!needTerminate || l.TLSMode == "Terminate") {
 			return l, true
 		}
 	}
-	return collector.GatewayListener{}, false
+	return model.GatewayListener{}, false
 }
 
 // GatewaysFor returns istiod's gateways of one network.
@@ -224,7 +224,7 @@ func (v *View) ScopeIn(cluster, namespace, hostname string) Scope {
 		if !nsKnown {
 			continue
 		}
-		if collector.Selects(sc.NamespaceSelector, nsLabels) && collector.Selects(sc.ServicesSelector, svcLabels) &&
+		if model.Selects(sc.NamespaceSelector, nsLabels) && model.Selects(sc.ServicesSelector, svcLabels) &&
 			strings.EqualFold(sc.Scope, "GLOBAL") {
 			return Global
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -79,14 +79,14 @@ const (
 //     unset);
 //   - its traffic type (istio.io/waypoint-for on the Gateway, else on its
 //     GatewayClass, else service) must be service or all.
-func (v *View) waypointIn(cluster string, svc *collector.Service) WaypointUse {
+func (v *View) waypointIn(cluster string, svc *model.Service) WaypointUse {
 	u := WaypointUse{Cluster: cluster}
 	a := v.snap.AmbientFor(cluster)
 	if a == nil {
 		return u
 	}
 	sl := a.ServiceLabels[svc.Hostname]
-	switch sl[collector.LabelGatewayManaged] {
+	switch sl[model.LabelGatewayManaged] {
 	case "istio.io-mesh-controller", "istio.io-eastwest-controller":
 		return u
 	}
@@ -104,7 +104,7 @@ func (v *View) waypointIn(cluster string, svc *collector.Service) WaypointUse {
 		return WaypointUse{Cluster: cluster}
 	}
 	u.Named = named
-	var gw *collector.K8sGateway
+	var gw *model.K8sGateway
 	for i := range a.Gateways {
 		if g := &a.Gateways[i]; g.Source() == named && len(g.Addresses) > 0 {
 			gw = g
@@ -134,7 +134,7 @@ func (v *View) waypointIn(cluster string, svc *collector.Service) WaypointUse {
 // useWaypoint reads istio.io/use-waypoint(-namespace) (waypoints.go
 // GetUseWaypoint): "namespace/name", or none when the value is "none".
 func useWaypoint(l map[string]string, defaultNamespace string) (named string, none bool) {
-	name, ok := l[collector.LabelUseWaypoint]
+	name, ok := l[model.LabelUseWaypoint]
 	if !ok {
 		return "", false
 	}
@@ -142,7 +142,7 @@ func useWaypoint(l map[string]string, defaultNamespace string) (named string, no
 		return "", true
 	}
 	ns := defaultNamespace
-	if o, ok := l[collector.LabelUseWaypointNamespace]; ok {
+	if o, ok := l[model.LabelUseWaypointNamespace]; ok {
 		ns = o
 	}
 	return ns + "/" + name, false
@@ -152,7 +152,7 @@ func useWaypoint(l map[string]string, defaultNamespace string) (named string, no
 // on 15008 (makeAllowedRoutes, makeWaypointSelector): From defaults to Same;
 // a Gateway without that listener admits its own namespace only. An inbound
 // binding annotation that picks another listener is not modelled.
-func allowsAttachment(g collector.K8sGateway, namespace string, nsLabels map[string]string) bool {
+func allowsAttachment(g model.K8sGateway, namespace string, nsLabels map[string]string) bool {
 	from := "Same"
 	var sel *metav1.LabelSelector
 	for _, l := range g.Listeners {
@@ -178,7 +178,7 @@ func allowsAttachment(g collector.K8sGateway, namespace string, nsLabels map[str
 // (getGatewayAddress): the first Hostname status address, in the Gateway's
 // namespace, else the first IPAddress one on the cluster's network; always
 // port 15008. nil when there is neither.
-func waypointAddress(g collector.K8sGateway, network string) *xdsclient.WDSGateway {
+func waypointAddress(g model.K8sGateway, network string) *xdsclient.WDSGateway {
 	for _, a := range g.Addresses {
 		if a.Type == "Hostname" {
 			return &xdsclient.WDSGateway{Namespace: g.Namespace, Hostname: a.Value, HBONEPort: waypointPort}
@@ -210,11 +210,11 @@ func waypointAddress(g collector.K8sGateway, network string) *xdsclient.WDSGatew
 //     networks;
 //   - waypoint-unresolved (warning): the service names a waypoint that no
 //     cluster istiod reads it in can resolve: no waypoint is sent.
-func (v *View) waypointProblems(svc *collector.Service, p Prediction) []Problem {
+func (v *View) waypointProblems(svc *model.Service, p Prediction) []Problem {
 	if !p.Sent || len(p.WaypointUses) == 0 {
 		return nil
 	}
-	prob := func(sev, kind, cluster, network, format string, a ...any) []Problem {
+	prob := func(sev string, kind model.ProblemKind, cluster, network, format string, a ...any) []Problem {
 		return []Problem{{Severity: sev, Kind: kind, ControlPlane: v.ControlPlane, Cluster: cluster, Network: network, Service: svc.Hostname,
 			Sentence: fmt.Sprintf(format, a...)}}
 	}
@@ -222,7 +222,7 @@ func (v *View) waypointProblems(svc *collector.Service, p Prediction) []Problem 
 		if w.Network == v.Network {
 			return nil
 		}
-		return prob("warning", "waypoint-cross-network", w.Cluster, w.Network,
+		return prob("warning", model.ProblemWaypointCrossNetwork, w.Cluster, w.Network,
 			"ztunnels of %s's istiod (network %s) get %s with waypoint %s of %s on network %s (%s), because %s has no %s of its own and the Service resource comes from %s: they must reach the waypoint across networks; deploy the service (and its waypoint) in %s too",
 			v.ControlPlane, orNone(v.Network), svc.Hostname, w.Source(), w.Cluster, orNone(w.Network), orText(w.AddressString(), "no address"),
 			v.ControlPlane, svc.Hostname, p.From, v.ControlPlane)
@@ -239,7 +239,7 @@ func (v *View) waypointProblems(svc *collector.Service, p Prediction) []Problem 
 			if base != nil {
 				why = base.Error
 			}
-			return prob("error", "waypoint-cross-network", u.Cluster, w.Network,
+			return prob("error", model.ProblemWaypointCrossNetwork, u.Cluster, w.Network,
 				"%s uses waypoint %s in %s (network %s) but ztunnels of %s's istiod (network %s) get the Service from %s without a waypoint (%s), so they send its traffic straight to the pods, through the east-west gateway to network %s too, never through the waypoint or its policies; deploy the waypoint in %s as well and label the Service there alike, or remove the label",
 				svc.Hostname, u.Named, u.Cluster, orNone(w.Network), v.ControlPlane, orNone(v.Network), p.From, why, orNone(w.Network), p.From)
 		}
@@ -247,7 +247,7 @@ func (v *View) waypointProblems(svc *collector.Service, p Prediction) []Problem 
 	if base == nil || base.Error == "" {
 		return nil
 	}
-	return prob("warning", "waypoint-unresolved", p.From, v.networks[p.From],
+	return prob("warning", model.ProblemWaypointUnresolved, p.From, v.networks[p.From],
 		"%s names waypoint %s (label %s on the %s) but ztunnels of %s's istiod get it without a waypoint: %s; deploy the waypoint or fix the label",
-		svc.Hostname, base.Named, collector.LabelUseWaypoint, base.From, v.ControlPlane, base.Error)
+		svc.Hostname, base.Named, model.LabelUseWaypoint, base.From, v.ControlPlane, base.Error)
 }

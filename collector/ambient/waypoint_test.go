@@ -5,22 +5,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // waypoint adds a waypoint Gateway (class istio-waypoint, HBONE on 15008)
 // to a cluster, in namespace ambient, with these status addresses.
-func (m *testMesh) waypoint(cluster, name string, l collector.GatewayListener, addrs ...string) {
+func (m *testMesh) waypoint(cluster, name string, l model.GatewayListener, addrs ...string) {
 	m.gateway(cluster, name, "istio-waypoint", "", 15008, "", addrs...)
 	g := m.last(cluster)
 	g.Namespace = "ambient"
 	l.Name, l.Port, l.Protocol = "mesh", 15008, "HBONE"
-	g.Listeners = []collector.GatewayListener{l}
+	g.Listeners = []model.GatewayListener{l}
 }
 
 // last is the Gateway added last to a cluster.
-func (m *testMesh) last(cluster string) *collector.K8sGateway {
+func (m *testMesh) last(cluster string) *model.K8sGateway {
 	gws := m.s.AmbientFor(cluster).Gateways
 	return &gws[len(gws)-1]
 }
@@ -34,7 +34,7 @@ func (m *testMesh) label(cluster string, kv ...string) {
 
 func TestWaypointResolution(t *testing.T) {
 	two := [][2]string{{"cluster1", "network1"}, {"cluster2", "network2"}}
-	use := []string{collector.LabelUseWaypoint, "waypoint"}
+	use := []string{model.LabelUseWaypoint, "waypoint"}
 	cases := []struct {
 		name  string
 		build func(m *testMesh)
@@ -47,42 +47,42 @@ func TestWaypointResolution(t *testing.T) {
 	}{
 		{"the service in cluster2 only: cluster1's istiod sends cluster2's waypoint, on network2", func(m *testMesh) {
 			m.label("cluster2", use...)
-			m.waypoint("cluster2", "waypoint", collector.GatewayListener{}, "10.144.0.90")
+			m.waypoint("cluster2", "waypoint", model.GatewayListener{}, "10.144.0.90")
 		}, "network2/10.144.0.90:15008", "network2/10.144.0.90:15008", []string{"warning waypoint-cross-network cluster1 network2"}, true},
 		{"the waypoint in one cluster only: the other network's ztunnels bypass it", func(m *testMesh) {
 			m.label("cluster1", use...)
 			m.label("cluster2", use...)
-			m.waypoint("cluster2", "waypoint", collector.GatewayListener{}, "10.144.0.90")
+			m.waypoint("cluster2", "waypoint", model.GatewayListener{}, "10.144.0.90")
 		}, "", "network2/10.144.0.90:15008", []string{"error waypoint-cross-network cluster1 network2"}, false},
 		{"a waypoint in each cluster: each network uses its own", func(m *testMesh) {
 			m.label("cluster1", use...)
 			m.label("cluster2", use...)
-			m.waypoint("cluster1", "waypoint", collector.GatewayListener{}, "host:waypoint.ambient.svc.cluster.local")
-			m.waypoint("cluster2", "waypoint", collector.GatewayListener{}, "10.144.0.90")
+			m.waypoint("cluster1", "waypoint", model.GatewayListener{}, "host:waypoint.ambient.svc.cluster.local")
+			m.waypoint("cluster2", "waypoint", model.GatewayListener{}, "10.144.0.90")
 		}, "ambient/waypoint.ambient.svc.cluster.local:15008", "network2/10.144.0.90:15008", nil, false},
 		{"labelled in cluster2 only", func(m *testMesh) {
 			m.label("cluster2", use...)
-			m.waypoint("cluster1", "waypoint", collector.GatewayListener{}, "10.44.0.90")
-			m.waypoint("cluster2", "waypoint", collector.GatewayListener{}, "10.144.0.90")
+			m.waypoint("cluster1", "waypoint", model.GatewayListener{}, "10.44.0.90")
+			m.waypoint("cluster2", "waypoint", model.GatewayListener{}, "10.144.0.90")
 		}, "", "network2/10.144.0.90:15008", []string{"error waypoint-cross-network cluster1 network2"}, false},
 		{"the namespace names it; a Gateway without a status address is not ready", func(m *testMesh) {
-			m.s.AmbientFor("cluster1").Namespaces["ambient"][collector.LabelUseWaypoint] = "waypoint"
-			m.waypoint("cluster1", "waypoint", collector.GatewayListener{})
+			m.s.AmbientFor("cluster1").Namespaces["ambient"][model.LabelUseWaypoint] = "waypoint"
+			m.waypoint("cluster1", "waypoint", model.GatewayListener{})
 		}, "", "", []string{"warning waypoint-unresolved cluster1 network1"}, false},
 		{"none opts out; another namespace needs allowedRoutes", func(m *testMesh) {
-			m.s.AmbientFor("cluster1").Namespaces["ambient"][collector.LabelUseWaypoint] = "waypoint"
-			m.label("cluster1", collector.LabelUseWaypoint, "none")
-			m.label("cluster2", collector.LabelUseWaypoint, "shared", collector.LabelUseWaypointNamespace, "istio-system")
-			m.waypoint("cluster2", "shared", collector.GatewayListener{AllowedFrom: "Selector",
-				AllowedSelector: &metav1.LabelSelector{MatchLabels: map[string]string{collector.LabelDataplaneMode: "ambient"}}}, "10.144.0.91")
+			m.s.AmbientFor("cluster1").Namespaces["ambient"][model.LabelUseWaypoint] = "waypoint"
+			m.label("cluster1", model.LabelUseWaypoint, "none")
+			m.label("cluster2", model.LabelUseWaypoint, "shared", model.LabelUseWaypointNamespace, "istio-system")
+			m.waypoint("cluster2", "shared", model.GatewayListener{AllowedFrom: "Selector",
+				AllowedSelector: &metav1.LabelSelector{MatchLabels: map[string]string{model.LabelDataplaneMode: "ambient"}}}, "10.144.0.91")
 			m.last("cluster2").Namespace = "istio-system"
 		}, "", "network2/10.144.0.91:15008", []string{"error waypoint-cross-network cluster1 network2"}, false},
 		{"same namespace only by default; a waypoint for workloads is not a service's", func(m *testMesh) {
-			m.label("cluster1", collector.LabelUseWaypoint, "shared", collector.LabelUseWaypointNamespace, "istio-system")
+			m.label("cluster1", model.LabelUseWaypoint, "shared", model.LabelUseWaypointNamespace, "istio-system")
 			m.label("cluster2", use...)
-			m.waypoint("cluster1", "shared", collector.GatewayListener{}, "10.44.0.91")
+			m.waypoint("cluster1", "shared", model.GatewayListener{}, "10.44.0.91")
 			m.last("cluster1").Namespace = "istio-system"
-			m.waypoint("cluster2", "waypoint", collector.GatewayListener{}, "10.144.0.90")
+			m.waypoint("cluster2", "waypoint", model.GatewayListener{}, "10.144.0.90")
 			m.last("cluster2").WaypointFor = "workload"
 		}, "", "", []string{"warning waypoint-unresolved cluster1 network1", "warning waypoint-unresolved cluster2 network2"}, false},
 	}
@@ -94,8 +94,8 @@ func TestWaypointResolution(t *testing.T) {
 				delete(m.s.Service(hello).Clusters, "cluster1")
 			}
 			m.service("cluster2", "10.97.0.10", true, testPod{name: "hw-2", ip: "10.144.0.30"})
-			m.gateway("cluster1", "istio-eastwestgateway", collector.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
-			m.gateway("cluster2", "istio-eastwestgateway", collector.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
+			m.gateway("cluster1", "istio-eastwestgateway", model.ClassEastWest, "network1", 15008, "Terminate", "192.168.60.114")
+			m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
 			tc.build(m)
 			for cp, want := range map[string]string{"cluster1": tc.want1, "cluster2": tc.want2} {
 				v := NewView(m.s, cp)

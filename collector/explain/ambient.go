@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -23,7 +23,7 @@ type SentWDS struct {
 // ambientProblems are collector/ambient's problems (what keeps each
 // istiod's ztunnels from reaching a service's pods across networks) as
 // doctor rows: the cluster is the one concerned, else the control plane.
-func ambientProblems(snap *collector.Snapshot) []Problem {
+func ambientProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for _, p := range ambient.Problems(snap) {
 		cluster := p.Cluster
@@ -39,11 +39,11 @@ func ambientProblems(snap *collector.Snapshot) []Problem {
 // what it is predicted to send, for every service with pods in ambient
 // mode (ambient or mixed): each service that differs is one error row with
 // the differences.
-func wdsProblems(snap *collector.Snapshot, in Inputs) []Problem {
+func wdsProblems(snap *model.Snapshot, in Inputs) []Problem {
 	var ps []Problem
 	for _, s := range in.WDS {
 		if s.Service == nil {
-			ps = append(ps, Problem{Severity: Warning, Kind: "istiod-unreachable", Cluster: s.ControlPlane,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemIstiodUnreachable, Cluster: s.ControlPlane,
 				Sentence: fmt.Sprintf("cannot compare what istiod %s sends ztunnels with the prediction: %s", s.ControlPlane, orText(s.Error, "nothing arrived"))})
 			continue
 		}
@@ -61,9 +61,9 @@ func wdsProblems(snap *collector.Snapshot, in Inputs) []Problem {
 			for i, d := range e.Differences {
 				why[i] = d.Why
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: "wds-differs", Cluster: s.ControlPlane, Service: svc.Hostname,
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemWDSDiffers, Cluster: s.ControlPlane, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("what istiod %s sends ztunnels for %s differs from the prediction (meshscope explain %s --from ztunnel@%s): %s",
-					s.ControlPlane, shortHost(svc.Hostname), shortHost(svc.Hostname), s.ControlPlane, strings.Join(why, "; "))})
+					s.ControlPlane, model.ShortHost(svc.Hostname), model.ShortHost(svc.Hostname), s.ControlPlane, strings.Join(why, "; "))})
 		}
 	}
 	return ps

@@ -3,8 +3,8 @@ package explain
 import (
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -39,7 +39,7 @@ type Actual struct {
 // Attribute names the pod or gateway behind every endpoint of an actual
 // EDS response. The `istio.workload` metadata says the cluster (and the pod);
 // the snapshot supplies networks and gateway addresses.
-func Attribute(snap *collector.Snapshot, hostname string, la xdsclient.LoadAssignment, proxy horizon.Proxy, pred horizon.Prediction) []Actual {
+func Attribute(snap *model.Snapshot, hostname string, la xdsclient.LoadAssignment, proxy horizon.Proxy, pred horizon.Prediction) []Actual {
 	svc := snap.Service(hostname)
 	out := make([]Actual, 0, len(la.Endpoints))
 	// Gateway entries pair with predicted ones by address, port, locality
@@ -109,7 +109,7 @@ func LBOf(c xdsclient.Cluster) horizon.LBConfig {
 	return horizon.LBConfig{Policy: c.LBPolicy, LocalityWeighted: c.LocalityWeighted, PanicThreshold: c.PanicThreshold}
 }
 
-func findGateway(snap *collector.Snapshot, addr string, port uint32) *collector.Gateway {
+func findGateway(snap *model.Snapshot, addr string, port uint32) *model.Gateway {
 	if snap == nil {
 		return nil
 	}
@@ -124,11 +124,11 @@ func findGateway(snap *collector.Snapshot, addr string, port uint32) *collector.
 // findEndpoint looks the address up in the service, in the named cluster
 // first (addresses of different clusters may overlap), then anywhere, then
 // among its ServiceEntries' workloads (those of the named cluster first).
-func findEndpoint(svc *collector.Service, cluster, addr string) *collector.Endpoint {
+func findEndpoint(svc *model.Service, cluster, addr string) *model.Endpoint {
 	if svc == nil {
 		return nil
 	}
-	find := func(eps []collector.Endpoint, cluster string) *collector.Endpoint {
+	find := func(eps []model.Endpoint, cluster string) *model.Endpoint {
 		for i := range eps {
 			if eps[i].Address == addr && (cluster == "" || eps[i].Cluster == cluster) {
 				return &eps[i]

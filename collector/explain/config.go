@@ -6,22 +6,22 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 )
 
 // localityProblems reports locality failover that is silently off
 // (istio/istio#33024): istiod applies failover and failoverPriority only
 // when the DestinationRule also sets outlierDetection (see
-// collector.DestinationRule.OutlierDetection), for a rule's own
+// model.DestinationRule.OutlierDetection), for a rule's own
 // localityLbSetting and for the mesh-wide one alike.
-func localityProblems(snap *collector.Snapshot) []Problem {
+func localityProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for _, d := range snap.DestinationRules {
 		if !d.LocalityLb.FailsOver() || d.OutlierDetection {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Warning, Kind: "locality-failover", Cluster: d.Cluster, Service: fqdn(d.Host, d.Namespace),
+		ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemLocalityFailover, Cluster: d.Cluster, Service: model.FQDN(d.Host, d.Namespace),
 			Sentence: fmt.Sprintf("DestinationRule %s/%s (config cluster %s) sets locality %s for %s but no outlierDetection: istiod turns failover off without it, so traffic never fails over to another locality — add trafficPolicy.outlierDetection",
 				d.Namespace, d.Name, d.Cluster, failoverWhat(d.LocalityLb), d.Host)})
 	}
@@ -41,17 +41,17 @@ func localityProblems(snap *collector.Snapshot) []Problem {
 			if d != nil {
 				why = fmt.Sprintf("its DestinationRule %s/%s sets no outlierDetection", d.Namespace, d.Name)
 			}
-			ps = append(ps, Problem{Severity: Warning, Kind: "locality-failover", Cluster: mc.Cluster, Service: svc.Hostname,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemLocalityFailover, Cluster: mc.Cluster, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("the mesh config of istiod %s sets locality %s, but %s %s: istiod turns failover off without outlierDetection — add a DestinationRule with trafficPolicy.outlierDetection",
-					mc.Cluster, failoverWhat(mc.LocalityLbSetting), shortHost(svc.Hostname), why),
-				group: &grouping{key: "mesh-failover|" + mc.Cluster, subject: shortHost(svc.Hostname),
+					mc.Cluster, failoverWhat(mc.LocalityLbSetting), model.ShortHost(svc.Hostname), why),
+				group: &grouping{key: "mesh-failover|" + mc.Cluster, subject: model.ShortHost(svc.Hostname),
 					format: fmt.Sprintf("the mesh config of istiod %s sets locality %s, but {n} services have no DestinationRule with outlierDetection ({examples}): istiod turns failover off for them — add trafficPolicy.outlierDetection", mc.Cluster, failoverWhat(mc.LocalityLbSetting))}})
 		}
 	}
 	return ps
 }
 
-func failoverWhat(l *collector.LocalityLbSetting) string {
+func failoverWhat(l *model.LocalityLbSetting) string {
 	if len(l.FailoverPriority) > 0 {
 		return "failoverPriority (" + strings.Join(l.FailoverPriority, ", ") + ")"
 	}
@@ -62,21 +62,13 @@ func failoverWhat(l *collector.LocalityLbSetting) string {
 	return "failover (" + strings.Join(parts, ", ") + ")"
 }
 
-// fqdn expands a DestinationRule host the way istiod does for short names.
-func fqdn(host, ns string) string {
-	if host == "" || strings.Contains(host, ".") || host == "*" {
-		return host
-	}
-	return host + "." + ns + ".svc.cluster.local"
-}
-
 // configSkewProblems compares, between every two primaries whose Istio
 // config meshscope reads (multi-primary: each istiod reads its own config
 // cluster; istio/istio#33253), the config that applies to each service —
 // its DestinationRule, the PeerAuthentications of its namespace and the
 // mesh-wide ones — and the mesh config. A difference means the two control
 // planes' proxies treat the service differently.
-func configSkewProblems(snap *collector.Snapshot) []Problem {
+func configSkewProblems(snap *model.Snapshot) []Problem {
 	var cps []string
 	for _, cp := range snap.ControlPlanes() {
 		if c := snap.ClusterByID(cp); c != nil && c.IsContext() {
@@ -94,7 +86,7 @@ func configSkewProblems(snap *collector.Snapshot) []Problem {
 }
 
 // meshConfigSkew compares the mesh settings that change what proxies get.
-func meshConfigSkew(snap *collector.Snapshot, a, b string) []Problem {
+func meshConfigSkew(snap *model.Snapshot, a, b string) []Problem {
 	ma, mb := snap.MeshConfigFor(a), snap.MeshConfigFor(b)
 	fields := []struct {
 		name string
@@ -117,7 +109,7 @@ func meshConfigSkew(snap *collector.Snapshot, a, b string) []Problem {
 		if x == y {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Warning, Kind: "config-skew", Cluster: b,
+		ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemConfigSkew, Cluster: b,
 			Sentence: fmt.Sprintf("mesh setting %s differs between istiod %s (%s, %s) and istiod %s (%s, %s): the two primaries treat every service differently — give them the same mesh config",
 				f.name, a, x, ma.Source, b, y, mb.Source)})
 	}
@@ -135,7 +127,7 @@ func jsonText(v any) string {
 // serviceConfigSkew compares the DestinationRule and PeerAuthentications
 // that apply to each service as istiod a and istiod b read them; one
 // differing object over many services is one row.
-func serviceConfigSkew(snap *collector.Snapshot, a, b string) []Problem {
+func serviceConfigSkew(snap *model.Snapshot, a, b string) []Problem {
 	var ps []Problem
 	for _, svc := range snap.Services {
 		if IsGatewayService(svc) {
@@ -161,9 +153,9 @@ func serviceConfigSkew(snap *collector.Snapshot, a, b string) []Problem {
 			}
 		}
 		for _, d := range diffs {
-			ps = append(ps, Problem{Severity: Warning, Kind: "config-skew", Cluster: b, Service: svc.Hostname,
-				Sentence: fmt.Sprintf("%s: %s, so proxies of the two primaries treat it differently — apply the same Istio config in every primary's config cluster", shortHost(svc.Hostname), d),
-				group: &grouping{key: "skew|" + a + "|" + b + "|" + d, subject: shortHost(svc.Hostname),
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemConfigSkew, Cluster: b, Service: svc.Hostname,
+				Sentence: fmt.Sprintf("%s: %s, so proxies of the two primaries treat it differently — apply the same Istio config in every primary's config cluster", model.ShortHost(svc.Hostname), d),
+				group: &grouping{key: "skew|" + a + "|" + b + "|" + d, subject: model.ShortHost(svc.Hostname),
 					format: fmt.Sprintf("%s for {n} services ({examples}), so proxies of the two primaries treat them differently — apply the same Istio config in every primary's config cluster", d)}})
 		}
 	}
@@ -173,7 +165,7 @@ func serviceConfigSkew(snap *collector.Snapshot, a, b string) []Problem {
 // objRef names one Istio object and its spec's fingerprint ("" when absent).
 type objRef struct{ name, fingerprint string }
 
-func drRef(d *collector.DestinationRule) objRef {
+func drRef(d *model.DestinationRule) objRef {
 	if d == nil {
 		return objRef{}
 	}
@@ -183,7 +175,7 @@ func drRef(d *collector.DestinationRule) objRef {
 // seRefs names the ServiceEntries that declare svc's hostname in the
 // config cluster cp, each with a fingerprint of what decides its endpoints
 // (hosts, ports, resolution, location, exportTo, selector).
-func seRefs(svc *collector.Service, cp string) map[string]objRef {
+func seRefs(svc *model.Service, cp string) map[string]objRef {
 	m := map[string]objRef{}
 	for _, h := range svc.ServiceEntries {
 		if h.Cluster != cp {
@@ -192,7 +184,7 @@ func seRefs(svc *collector.Service, cp string) map[string]objRef {
 		n := h.Namespace + "/" + h.Name
 		spec := struct {
 			Resolution, Location string
-			Ports                []collector.ServicePort
+			Ports                []model.ServicePort
 			ExportTo             []string
 			Selector             map[string]string
 		}{h.Resolution, h.Location, h.Ports, h.ExportTo, h.WorkloadSelector}
@@ -201,7 +193,7 @@ func seRefs(svc *collector.Service, cp string) map[string]objRef {
 	return m
 }
 
-func paRefs(pas []collector.PeerAuthentication) map[string]objRef {
+func paRefs(pas []model.PeerAuthentication) map[string]objRef {
 	m := map[string]objRef{}
 	for _, p := range pas {
 		n := p.Namespace + "/" + p.Name

@@ -5,16 +5,16 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 )
 
 // controlPlaneProblems reports, for each primary whose set of clusters is
 // known, every cluster of the mesh its istiod does not read: that istiod's
 // proxies never get the endpoints there ("only local endpoints", the most
 // reported multicluster symptom).
-func controlPlaneProblems(snap *collector.Snapshot, views []istiod.View) []Problem {
+func controlPlaneProblems(snap *model.Snapshot, views []istiod.View) []Problem {
 	var ps []Problem
 	for _, cp := range snap.ControlPlanes() {
 		reads, from, known := ReadsOf(snap, cp, views)
@@ -26,7 +26,7 @@ func controlPlaneProblems(snap *collector.Snapshot, views []istiod.View) []Probl
 			if slices.Contains(reads, c.ID) || !meshMember(c) {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: "control-plane-missing-cluster", Cluster: cp,
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemControlPlaneMissingCluster, Cluster: cp,
 				Sentence: missingClusterSentence(snap, cp, c, reads, from)})
 		}
 	}
@@ -35,18 +35,18 @@ func controlPlaneProblems(snap *collector.Snapshot, views []istiod.View) []Probl
 
 // meshMember: a cluster that really is part of the mesh (not one whose
 // remote secret was deleted, nor a secret that never named a usable cluster).
-func meshMember(c *collector.Cluster) bool {
-	if c.State == collector.StateRemoved {
+func meshMember(c *model.Cluster) bool {
+	if c.State == model.StateRemoved {
 		return false
 	}
 	switch c.ErrorKind {
-	case collector.ErrBadKubeconfig, collector.ErrRefusedConfig, collector.ErrDuplicateID:
+	case model.ErrBadKubeconfig, model.ErrRefusedConfig, model.ErrDuplicateID:
 		return false
 	}
 	return true
 }
 
-func missingClusterSentence(snap *collector.Snapshot, cp string, c *collector.Cluster, reads []string, from string) string {
+func missingClusterSentence(snap *model.Snapshot, cp string, c *model.Cluster, reads []string, from string) string {
 	ns := snap.SystemNamespace
 	if ns == "" {
 		ns = "istio-system"
@@ -76,11 +76,11 @@ func missingClusterSentence(snap *collector.Snapshot, cp string, c *collector.Cl
 	mc := snap.MeshConfigFor(cp)
 	var hosts []string
 	for _, svc := range snap.Services {
-		if IsGatewayService(svc) || mc.ClusterLocal(svc.Hostname, "") {
+		if IsGatewayService(svc) || mc.ClusterLocal(svc.Hostname) {
 			continue
 		}
 		if sic := svc.Clusters[c.ID]; sic != nil && len(sic.Endpoints) > 0 {
-			hosts = append(hosts, shortHost(svc.Hostname))
+			hosts = append(hosts, model.ShortHost(svc.Hostname))
 		}
 	}
 	lose := fmt.Sprintf("its proxies (in %s) lose every endpoint of %s (%s): %d service(s) with endpoints there%s",
@@ -106,7 +106,7 @@ func examples(items []string) string {
 // clusters and Istio config), and reports leaks, mTLS drops and skew that
 // endpoint counts do not explain. Identical findings of two primaries are
 // one row.
-func controlPlaneServiceProblems(snap *collector.Snapshot, threshold int) []Problem {
+func controlPlaneServiceProblems(snap *model.Snapshot, threshold int) []Problem {
 	var cps []string
 	for _, cp := range snap.ControlPlanes() {
 		if c := snap.ClusterByID(cp); c != nil && c.IsContext() {
@@ -157,7 +157,7 @@ func controlPlaneServiceProblems(snap *collector.Snapshot, threshold int) []Prob
 // predictionKey identifies what a control plane's predictions depend on:
 // the clusters it reads and its Istio and mesh config (by content, not by
 // the cluster that holds it).
-func predictionKey(view *collector.Snapshot, cp string) string {
+func predictionKey(view *model.Snapshot, cp string) string {
 	var b strings.Builder
 	for _, c := range view.Clusters {
 		b.WriteString(c.ID + ",")

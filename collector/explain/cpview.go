@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // cpViews memoizes the per-control-plane cut of the latest snapshot: a
@@ -13,16 +13,16 @@ import (
 // services view), and the cut is the same for all of them.
 var cpViews struct {
 	sync.Mutex
-	snap  *collector.Snapshot
-	views map[string]*collector.Snapshot
+	snap  *model.Snapshot
+	views map[string]*model.Snapshot
 }
 
 // forControlPlane is snap.ForControlPlane(cp), computed once per snapshot.
-func forControlPlane(snap *collector.Snapshot, cp string) *collector.Snapshot {
+func forControlPlane(snap *model.Snapshot, cp string) *model.Snapshot {
 	cpViews.Lock()
 	defer cpViews.Unlock()
 	if cpViews.snap != snap {
-		cpViews.snap, cpViews.views = snap, map[string]*collector.Snapshot{}
+		cpViews.snap, cpViews.views = snap, map[string]*model.Snapshot{}
 	}
 	v, ok := cpViews.views[cp]
 	if !ok {
@@ -36,7 +36,7 @@ func forControlPlane(snap *collector.Snapshot, cp string) *collector.Snapshot {
 // plane cp (which reads the clusters reads, learned from its remote secrets
 // or its clusterz), which of its endpoints that istiod never sends because
 // it does not read their cluster, and why.
-func unreadNotes(full, view *collector.Snapshot, cp, host string, reads []string, from string) []string {
+func unreadNotes(full, view *model.Snapshot, cp, host string, reads []string, from string) []string {
 	if view == full {
 		return nil
 	}
@@ -60,7 +60,7 @@ func unreadNotes(full, view *collector.Snapshot, cp, host string, reads []string
 			net = c.Network
 		}
 		notes = append(notes, fmt.Sprintf("istiod %s does not read cluster %s: %s, so the %d endpoint(s) of %s in %s (%s) never reach this control plane's proxies — add the remote secret for %s to %s",
-			cp, cid, why, len(sic.Endpoints), shortHost(host), cid, net, cid, cp))
+			cp, cid, why, len(sic.Endpoints), model.ShortHost(host), cid, net, cid, cp))
 	}
 	return notes
 }

@@ -3,9 +3,9 @@ package explain
 import (
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Inputs are what a diagnosis knows beyond one snapshot: istiod's own views,
@@ -76,7 +76,7 @@ func (in *Inputs) defaults() {
 // mode: networks without an HBONE gateway, several gateways per network,
 // services global in some clusters only, and, with in.WDS, where what each
 // control plane sends ztunnels differs from its prediction.
-func Diagnose(snap *collector.Snapshot, in Inputs) []Problem {
+func Diagnose(snap *model.Snapshot, in Inputs) []Problem {
 	if snap == nil {
 		return nil
 	}
@@ -121,7 +121,7 @@ func istiodViewOf(views []istiod.View, cp string) *istiod.View {
 // learned it: "secrets" (the remote secrets in cp), else "clusterz"
 // (istiod's /debug/clusterz among views); known is false when neither is
 // at hand.
-func ReadsOf(snap *collector.Snapshot, cp string, views []istiod.View) (ids []string, from string, known bool) {
+func ReadsOf(snap *model.Snapshot, cp string, views []istiod.View) (ids []string, from string, known bool) {
 	if ids, known := snap.ClustersReadBy(cp); known {
 		return ids, "secrets", true
 	}
@@ -137,7 +137,7 @@ func ReadsOf(snap *collector.Snapshot, cp string, views []istiod.View) (ids []st
 // ViewFor is the mesh as the istiod of cp sees it: the clusters its remote
 // secrets declare, else those its /debug/clusterz lists (views), else —
 // when neither is known — the whole snapshot.
-func ViewFor(snap *collector.Snapshot, cp string, views []istiod.View) *collector.Snapshot {
+func ViewFor(snap *model.Snapshot, cp string, views []istiod.View) *model.Snapshot {
 	ids, _, known := ReadsOf(snap, cp, views)
 	if !known {
 		return snap
@@ -148,7 +148,7 @@ func ViewFor(snap *collector.Snapshot, cp string, views []istiod.View) *collecto
 // UnknownControlPlanes are the control planes whose set of clusters
 // meshscope cannot tell (their remote secrets are not read and their
 // clusterz is not at hand): a diagnosis cannot say whether they miss one.
-func UnknownControlPlanes(snap *collector.Snapshot, views []istiod.View) []string {
+func UnknownControlPlanes(snap *model.Snapshot, views []istiod.View) []string {
 	var out []string
 	for _, cp := range snap.ControlPlanes() {
 		if _, _, known := ReadsOf(snap, cp, views); !known {

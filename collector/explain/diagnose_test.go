@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -17,17 +17,17 @@ var testNow = time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 // mpSeed is the seed mesh in multi-primary, as meshscope sees it from both
 // contexts: each cluster runs an istiod and holds a remote secret for the
 // other; one shared root.
-func mpSeed() *collector.Snapshot {
+func mpSeed() *model.Snapshot {
 	s := seed()
-	root := []collector.RootCert{{Fingerprint: strings.Repeat("ab", 32), Subject: "CN=shared root", NotAfter: testNow.AddDate(5, 0, 0)}}
+	root := []model.RootCert{{Fingerprint: strings.Repeat("ab", 32), Subject: "CN=shared root", NotAfter: testNow.AddDate(5, 0, 0)}}
 	for i, id := range []string{"cluster1", "cluster2"} {
 		other := []string{"cluster2", "cluster1"}[i]
 		c := &s.Clusters[i]
-		c.Source = collector.SourceRef{Kind: collector.SourceContext, Name: id}
-		c.Sources = []collector.SourceRef{c.Source, {Kind: collector.SourceSecret, Name: "istio-system/istio-remote-secret-" + id, In: other, Key: id}}
+		c.Source = model.SourceRef{Kind: model.SourceContext, Name: id}
+		c.Sources = []model.SourceRef{c.Source, {Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-" + id, In: other, Key: id}}
 		c.SecretsRead = true
 		c.Server = "https://127.0.0.1:644" + fmt.Sprint(3+i)
-		c.Istiods = []collector.IstiodPod{{Name: "istiod-" + id, ClusterID: id, Ready: true}}
+		c.Istiods = []model.IstiodPod{{Name: "istiod-" + id, ClusterID: id, Ready: true}}
 		c.RootCerts = root
 	}
 	for _, svc := range s.Services {
@@ -36,7 +36,7 @@ func mpSeed() *collector.Snapshot {
 			sic.Selector = map[string]string{"app": svc.Name}
 		}
 	}
-	s.MeshConfigs = []collector.MeshConfig{collector.DefaultMeshConfig(), collector.DefaultMeshConfig()}
+	s.MeshConfigs = []model.MeshConfig{model.DefaultMeshConfig(), model.DefaultMeshConfig()}
 	s.MeshConfigs[0].Cluster, s.MeshConfigs[1].Cluster = "cluster1", "cluster2"
 	return s
 }
@@ -44,7 +44,7 @@ func mpSeed() *collector.Snapshot {
 func find(ps []Problem, kind string) []Problem {
 	var out []Problem
 	for _, p := range ps {
-		if p.Kind == kind {
+		if string(p.Kind) == kind {
 			out = append(out, p)
 		}
 	}
@@ -108,7 +108,7 @@ func TestDiagnoseMissingRemoteSecret(t *testing.T) {
 func TestDiagnoseMissingClusterFromClusterz(t *testing.T) {
 	s := mpSeed()
 	s.Clusters[1].Sources = nil
-	s.Clusters[1].Source = collector.SourceRef{Kind: collector.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2", In: "cluster1", Key: "cluster2"}
+	s.Clusters[1].Source = model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2", In: "cluster1", Key: "cluster2"}
 	s.Clusters[1].SecretsRead = false
 	s.Clusters[0].Sources = s.Clusters[0].Sources[:1]
 	if ps := find(Diagnose(s, Inputs{Now: testNow}), "control-plane-missing-cluster"); len(ps) != 0 {
@@ -132,7 +132,7 @@ func TestDiagnoseMissingClusterFromClusterz(t *testing.T) {
 
 func TestDiagnoseRootCA(t *testing.T) {
 	s := mpSeed()
-	s.Clusters[1].RootCerts = []collector.RootCert{{Fingerprint: strings.Repeat("cd", 32), Subject: "O=cluster.local", NotAfter: testNow.AddDate(0, 0, 10)}}
+	s.Clusters[1].RootCerts = []model.RootCert{{Fingerprint: strings.Repeat("cd", 32), Subject: "O=cluster.local", NotAfter: testNow.AddDate(0, 0, 10)}}
 	ps := Diagnose(s, Inputs{Now: testNow})
 	want(t, ps, "root-ca-mismatch", Error, "cluster cluster1 trusts root", "cluster cluster2 trusts root", "sha256 abababab", "sha256 cdcdcdcd", "share no root", "33554536")
 	want(t, ps, "root-ca-expiry", Warning, "expires on 2026-12-02 (in 10 days)", "cluster2")
@@ -148,11 +148,11 @@ func TestDiagnoseRootCA(t *testing.T) {
 func TestDiagnoseMissingService(t *testing.T) {
 	s := mpSeed()
 	// sleep exists only in cluster1; cluster2 runs sidecars in sample.
-	sleepPorts := []collector.ServicePort{{Name: "http", Port: 80}}
-	ep := collector.Endpoint{Cluster: "cluster1", Network: "network1", Address: "10.44.0.14", Pod: "sleep-1", TLSMode: "istio", Ready: true,
-		Ports: []collector.EndpointPort{{Name: "http", Port: 80}}}
-	s.Services = append(s.Services, &collector.Service{Hostname: "sleep.sample.svc.cluster.local", Namespace: "sample", Name: "sleep", Ports: sleepPorts,
-		Clusters: map[string]*collector.ServiceInCluster{"cluster1": {Cluster: "cluster1", Ports: sleepPorts, Endpoints: []collector.Endpoint{ep}}}})
+	sleepPorts := []model.ServicePort{{Name: "http", Port: 80}}
+	ep := model.Endpoint{Cluster: "cluster1", Network: "network1", Address: "10.44.0.14", Pod: "sleep-1", TLSMode: "istio", Ready: true,
+		Ports: []model.EndpointPort{{Name: "http", Port: 80}}}
+	s.Services = append(s.Services, &model.Service{Hostname: "sleep.sample.svc.cluster.local", Namespace: "sample", Name: "sleep", Ports: sleepPorts,
+		Clusters: map[string]*model.ServiceInCluster{"cluster1": {Cluster: "cluster1", Ports: sleepPorts, Endpoints: []model.Endpoint{ep}}}})
 	sortServices(s)
 	ps := Diagnose(s, Inputs{Now: testNow})
 	want(t, ps, "missing-service", Error, "sleep.sample exists in cluster1 but not in cluster2", "helloworld-v2", "ISTIO_META_DNS_CAPTURE")
@@ -165,7 +165,7 @@ func TestDiagnoseMissingService(t *testing.T) {
 	}
 }
 
-func sortServices(s *collector.Snapshot) {
+func sortServices(s *model.Snapshot) {
 	for i := 1; i < len(s.Services); i++ {
 		for j := i; j > 0 && s.Services[j].Hostname < s.Services[j-1].Hostname; j-- {
 			s.Services[j], s.Services[j-1] = s.Services[j-1], s.Services[j]
@@ -176,7 +176,7 @@ func sortServices(s *collector.Snapshot) {
 func TestDiagnoseInconsistentService(t *testing.T) {
 	s := mpSeed()
 	c2 := s.Services[0].Clusters["cluster2"]
-	c2.Ports = []collector.ServicePort{{Name: "tcp-web", Port: 5000}, {Name: "metrics", Port: 9090}}
+	c2.Ports = []model.ServicePort{{Name: "tcp-web", Port: 5000}, {Name: "metrics", Port: 9090}}
 	c2.Headless = true
 	ps := Diagnose(s, Inputs{Now: testNow})
 	want(t, ps, "inconsistent-service", Warning, "helloworld.sample differs between cluster1 and cluster2", `port 5000 is "http"/TCP in cluster1 but "tcp-web"/TCP in cluster2`, "port(s) 9090 only in cluster2", "headless in cluster2")
@@ -189,12 +189,12 @@ func TestDiagnoseInconsistentService(t *testing.T) {
 
 func TestDiagnoseLocalityFailover(t *testing.T) {
 	s := mpSeed()
-	fo := &collector.LocalityLbSetting{Failover: []struct {
+	fo := &model.LocalityLbSetting{Failover: []struct {
 		From string `json:"from"`
 		To   string `json:"to"`
 	}{{From: "region1", To: "region2"}}}
-	dr := collector.DestinationRule{Cluster: "cluster1", Namespace: "sample", Name: "hello-failover", Host: "helloworld", LocalityLb: fo, Fingerprint: "1"}
-	s.DestinationRules = []collector.DestinationRule{dr, dr}
+	dr := model.DestinationRule{Cluster: "cluster1", Namespace: "sample", Name: "hello-failover", Host: "helloworld", LocalityLb: fo, Fingerprint: "1"}
+	s.DestinationRules = []model.DestinationRule{dr, dr}
 	s.DestinationRules[1].Cluster = "cluster2"
 	ps := Diagnose(s, Inputs{Now: testNow})
 	got := find(ps, "locality-failover")
@@ -215,7 +215,7 @@ func TestDiagnoseLocalityFailover(t *testing.T) {
 
 func TestDiagnoseConfigSkew(t *testing.T) {
 	s := mpSeed()
-	s.DestinationRules = []collector.DestinationRule{{Cluster: "cluster1", Namespace: "sample", Name: "helloworld-plain", Host: "helloworld", TLSMode: "DISABLE", Fingerprint: "f1"}}
+	s.DestinationRules = []model.DestinationRule{{Cluster: "cluster1", Namespace: "sample", Name: "helloworld-plain", Host: "helloworld", TLSMode: "DISABLE", Fingerprint: "f1"}}
 	ps := Diagnose(s, Inputs{Now: testNow})
 	want(t, ps, "config-skew", Warning, "helloworld.sample: istiod cluster1 applies DestinationRule sample/helloworld-plain, istiod cluster2 has none")
 	s.DestinationRules = append(s.DestinationRules, s.DestinationRules[0])
@@ -226,7 +226,7 @@ func TestDiagnoseConfigSkew(t *testing.T) {
 	s.DestinationRules[1].Fingerprint = "f2"
 	want(t, Diagnose(s, Inputs{Now: testNow}), "config-skew", Warning, "DestinationRule sample/helloworld-plain differs between istiod cluster1 and istiod cluster2")
 	s.DestinationRules = nil
-	s.PeerAuthentications = []collector.PeerAuthentication{{Cluster: "cluster2", Namespace: "istio-system", Name: "default", Mode: "STRICT", Fingerprint: "p"}}
+	s.PeerAuthentications = []model.PeerAuthentication{{Cluster: "cluster2", Namespace: "istio-system", Name: "default", Mode: "STRICT", Fingerprint: "p"}}
 	want(t, Diagnose(s, Inputs{Now: testNow}), "config-skew", Warning, "istiod cluster2 applies PeerAuthentication istio-system/default, istiod cluster1 has none")
 	s.PeerAuthentications = nil
 	s.MeshConfigs[1].TrustDomain = "other.local"
@@ -234,11 +234,11 @@ func TestDiagnoseConfigSkew(t *testing.T) {
 }
 
 func TestDiagnoseEastWestGateways(t *testing.T) {
-	gw := func(s *collector.Snapshot, c string) *collector.ServiceInCluster {
+	gw := func(s *model.Snapshot, c string) *model.ServiceInCluster {
 		return s.Service("istio-eastwestgateway.istio-system.svc.cluster.local").Clusters[c]
 	}
 	s := mpSeed()
-	gw(s, "cluster2").Labels[collector.LabelGatewayPort] = "15444"
+	gw(s, "cluster2").Labels[model.LabelGatewayPort] = "15444"
 	s.Gateways = s.Gateways[:1]
 	want(t, Diagnose(s, Inputs{Now: testNow}), "gateway-port", Error, "exposes neither port 15444", "networking.istio.io/gatewayPort", "15443 tls")
 
@@ -262,7 +262,7 @@ func TestDiagnoseRemoteSecrets(t *testing.T) {
 	s := mpSeed()
 	// cluster1 holds a second secret for cluster2's API server, "cluster2-b".
 	dup := s.Clusters[1]
-	dup.ID, dup.Source = "cluster2-b", collector.SourceRef{Kind: collector.SourceSecret, Name: "istio-system/istio-remote-secret-b", In: "cluster1", Key: "cluster2-b"}
+	dup.ID, dup.Source = "cluster2-b", model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-b", In: "cluster1", Key: "cluster2-b"}
 	dup.Sources, dup.SecretsRead = nil, false
 	dup.Forbidden = []string{"nodes", "istiod pods"}
 	s.Clusters = append(s.Clusters, dup)
@@ -276,15 +276,15 @@ func TestDiagnoseRemoteSecrets(t *testing.T) {
 	// A second secret in cluster1 for cluster2's API server, under another
 	// key, merged into the context cluster2.
 	s = mpSeed()
-	s.Clusters[1].Sources = append(s.Clusters[1].Sources, collector.SourceRef{Kind: collector.SourceSecret, Name: "istio-system/alias", In: "cluster1", Key: "cluster2-alias"})
+	s.Clusters[1].Sources = append(s.Clusters[1].Sources, model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/alias", In: "cluster1", Key: "cluster2-alias"})
 	want(t, Diagnose(s, Inputs{Now: testNow}), "remote-secret-duplicate", Error, `istiod cluster1 reads the API server https://127.0.0.1:6444 (cluster cluster2) twice, as "cluster2" from remote secret istio-system/istio-remote-secret-cluster2 and "cluster2-alias" from remote secret istio-system/alias`)
 	// A secret in cluster1 for cluster1 itself under another ID.
 	s = mpSeed()
-	s.Clusters[0].Sources = append(s.Clusters[0].Sources, collector.SourceRef{Kind: collector.SourceSecret, Name: "istio-system/self", In: "cluster1", Key: "c1-again"})
+	s.Clusters[0].Sources = append(s.Clusters[0].Sources, model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/self", In: "cluster1", Key: "c1-again"})
 	want(t, Diagnose(s, Inputs{Now: testNow}), "remote-secret-duplicate", Error, `declares cluster "c1-again" for cluster1's own API server`)
 }
 
-func addPods(sic *collector.ServiceInCluster, n int, ready bool) {
+func addPods(sic *model.ServiceInCluster, n int, ready bool) {
 	for i := 0; i < n; i++ {
 		e := sic.Endpoints[0]
 		e.Address = fmt.Sprintf("10.144.1.%d", i)
@@ -346,7 +346,7 @@ func TestGroupRepeatedCauses(t *testing.T) {
 }
 
 // sentFor is what a control plane that sends exactly the prediction sends.
-func sentFor(s *collector.Snapshot, cp string, vp xdsclient.Viewpoint) Sent {
+func sentFor(s *model.Snapshot, cp string, vp xdsclient.Viewpoint) Sent {
 	p := horizon.Predict(s.ForControlPlane(cp), hello, 5000, ProxyOf(vp))
 	la := xdsclient.LoadAssignment{Cluster: p.EDSCluster}
 	for _, e := range p.Endpoints {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 )
 
 // duplicateProblems finds the entries of one predicted EDS that Envoy drops
@@ -82,11 +83,11 @@ func duplicateProblems(host string, port int32, v horizon.Proxy, p horizon.Predi
 		if v.Network != "" {
 			proxy = "a " + v.Network + " proxy"
 		}
-		ps = append(ps, Problem{Severity: Error, Kind: "duplicate-gateway", Service: host,
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemDuplicateGateway, Service: host,
 			Sentence: fmt.Sprintf("%s port %d: %s gets %d %% of %s's requests instead of %d %%%s: Envoy keeps only the first of %d %s for %s:%d (one per locality: %s) — istio#56355. "+
 				"Workaround until istiod sends one entry per gateway (istio/istio#60835): give the pods of %s %s one locality (the same topology.istio.io/locality label on all of them)",
-				shortHost(host), port, orNoNetwork(d.network), pct(got), proxy, pct(want), also, d.entries, what, d.addr, d.port, strings.Join(d.locs, ", "),
-				shortHost(host), behind)})
+				model.ShortHost(host), port, orNoNetwork(d.network), pct(got), proxy, pct(want), also, d.entries, what, d.addr, d.port, strings.Join(d.locs, ", "),
+				model.ShortHost(host), behind)})
 	}
 	return ps
 }

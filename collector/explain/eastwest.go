@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // eastWestProblems are the east-west gateway Services that cannot work:
@@ -16,12 +16,12 @@ import (
 // pending longer than pendingAfter); no address at all; no ready pod behind
 // it; and one address used by the gateways of two networks. Hostname
 // gateways are reported as in Problems.
-func eastWestProblems(snap *collector.Snapshot, now time.Time, pendingAfter time.Duration) []Problem {
+func eastWestProblems(snap *model.Snapshot, now time.Time, pendingAfter time.Duration) []Problem {
 	ps := hostnameGatewayProblems(snap)
 	for _, svc := range snap.Services {
 		for _, cid := range sortedKeys(svc.Clusters) {
 			sic := svc.Clusters[cid]
-			nw := sic.Labels[networkLabel]
+			nw := sic.Labels[model.LabelNetwork]
 			if nw == "" || sic.NoService {
 				continue
 			}
@@ -33,38 +33,38 @@ func eastWestProblems(snap *collector.Snapshot, now time.Time, pendingAfter time
 	return ps
 }
 
-func gatewayServiceProblems(snap *collector.Snapshot, svc *collector.Service, sic *collector.ServiceInCluster, name, nw string, now time.Time, pendingAfter time.Duration) []Problem {
+func gatewayServiceProblems(snap *model.Snapshot, svc *model.Service, sic *model.ServiceInCluster, name, nw string, now time.Time, pendingAfter time.Duration) []Problem {
 	var ps []Problem
 	cid := sic.Cluster
-	gwPort, portFrom := int32(collector.DefaultGatewayPort), "the default mTLS port"
-	if s := sic.Labels[collector.LabelGatewayPort]; s != "" {
+	gwPort, portFrom := int32(model.DefaultGatewayPort), "the default mTLS port"
+	if s := sic.Labels[model.LabelGatewayPort]; s != "" {
 		if p, err := strconv.Atoi(s); err == nil {
-			gwPort, portFrom = int32(p), fmt.Sprintf("the port its label %s names", collector.LabelGatewayPort)
+			gwPort, portFrom = int32(p), fmt.Sprintf("the port its label %s names", model.LabelGatewayPort)
 		} else {
-			portFrom = fmt.Sprintf("the default mTLS port (its label %s=%q is no number, which istiod ignores)", collector.LabelGatewayPort, s)
+			portFrom = fmt.Sprintf("the default mTLS port (its label %s=%q is no number, which istiod ignores)", model.LabelGatewayPort, s)
 		}
 	}
 	found := gatewayFound(snap, name, cid)
 	switch {
-	case !exposesPort(sic, gwPort) && !exposesPort(sic, collector.DefaultGatewayHBONEPort):
-		ps = append(ps, Problem{Severity: Error, Kind: "gateway-port", Cluster: cid, Service: svc.Hostname,
+	case !exposesPort(sic, gwPort) && !exposesPort(sic, model.DefaultGatewayHBONEPort):
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayPort, Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but exposes neither port %d (%s) nor HBONE %d (its ports: %s): istiod does not take it as %s's gateway — expose port %d (named tls) or fix the label",
-				name, cid, networkLabel, nw, gwPort, portFrom, collector.DefaultGatewayHBONEPort, portsOf(sic), nw, gwPort)})
+				name, cid, model.LabelNetwork, nw, gwPort, portFrom, model.DefaultGatewayHBONEPort, portsOf(sic), nw, gwPort)})
 	case !found && sic.LBPending:
 		age := now.Sub(sic.Created)
 		sev, what := Info, "is still waiting for its load balancer"
 		if sic.Created.IsZero() || age > pendingAfter {
 			sev, what = Error, "has been waiting for its load balancer"
 		}
-		ps = append(ps, Problem{Severity: sev, Kind: "gateway-lb-pending", Cluster: cid, Service: svc.Hostname,
+		ps = append(ps, Problem{Severity: sev, Kind: model.ProblemGatewayLBPending, Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s (type LoadBalancer) %s for %s (error after %s): without an ingress address it is no gateway for %s, so other networks reach %s's endpoints directly or not at all — check the cloud load balancer controller and its events",
 				name, cid, what, ageText(sic.Created, now), pendingAfter, nw, nw)})
 	case !found:
-		ps = append(ps, Problem{Severity: Error, Kind: "gateway-no-address", Cluster: cid, Service: svc.Hostname,
-			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but has no usable address (load-balancer ingress IP/hostname or externalIP): it is no gateway for %s", name, cid, networkLabel, nw, nw)})
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayNoAddress, Cluster: cid, Service: svc.Hostname,
+			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but has no usable address (load-balancer ingress IP/hostname or externalIP): it is no gateway for %s", name, cid, model.LabelNetwork, nw, nw)})
 	}
 	if readyEndpoints(sic) == 0 {
-		ps = append(ps, Problem{Severity: Error, Kind: "gateway-not-ready", Cluster: cid, Service: svc.Hostname,
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayNotReady, Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s has no ready pod behind it (%d endpoint(s), none ready): traffic other networks send to %s's gateway in %s has nowhere to go — check the gateway Deployment", name, cid, len(sic.Endpoints), nw, cid)})
 	}
 	return ps
@@ -73,9 +73,9 @@ func gatewayServiceProblems(snap *collector.Snapshot, svc *collector.Service, si
 // gatewayAddressConflicts: one address used by gateways of two networks.
 // Proxies send both networks' traffic to the same place; the load balancer
 // there can only be one network's gateway.
-func gatewayAddressConflicts(snap *collector.Snapshot) []Problem {
+func gatewayAddressConflicts(snap *model.Snapshot) []Problem {
 	var ps []Problem
-	byAddr := map[string][]collector.Gateway{}
+	byAddr := map[string][]model.Gateway{}
 	var addrs []string
 	for _, g := range snap.Gateways {
 		if byAddr[g.Address] == nil {
@@ -96,14 +96,14 @@ func gatewayAddressConflicts(snap *collector.Snapshot) []Problem {
 		if len(nets) < 2 {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Error, Kind: "gateway-address-conflict", Cluster: gs[len(gs)-1].Cluster,
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayAddressConflict, Cluster: gs[len(gs)-1].Cluster,
 			Sentence: fmt.Sprintf("gateways of %d networks share address %s: %s — proxies send every one of those networks' traffic to one load balancer, which can only be one network's gateway; give each network's gateway its own address",
 				len(nets), a, strings.Join(who, ", "))})
 	}
 	return ps
 }
 
-func exposesPort(sic *collector.ServiceInCluster, port int32) bool {
+func exposesPort(sic *model.ServiceInCluster, port int32) bool {
 	for _, p := range sic.Ports {
 		if p.Port == port {
 			return true
@@ -112,7 +112,7 @@ func exposesPort(sic *collector.ServiceInCluster, port int32) bool {
 	return false
 }
 
-func portsOf(sic *collector.ServiceInCluster) string {
+func portsOf(sic *model.ServiceInCluster) string {
 	var out []string
 	for _, p := range sic.Ports {
 		out = append(out, fmt.Sprintf("%d %s", p.Port, orText(p.Name, "unnamed")))

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/collector/fleet"
+	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // DefaultStaleAfter is how long a proxy may leave istiod's last push
@@ -32,27 +34,27 @@ func fleetProblems(f *fleet.Fleet, staleAfter time.Duration) []Problem {
 		where := p.Namespace + "/" + p.Name
 		switch {
 		case p.State == fleet.Disconnected:
-			ps = append(ps, Problem{Severity: Error, Kind: "proxy-disconnected", Cluster: p.Cluster,
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemProxyDisconnected, Cluster: p.Cluster,
 				Sentence: fmt.Sprintf("%s %s in %s is connected to no istiod meshscope reads: it runs on the last config it got, and gets no endpoint change until it reconnects (in primary-remote, through the east-west gateway to its primary)", p.Kind, where, p.Cluster),
 				group: &grouping{key: "proxy-disconnected|" + p.Cluster, subject: where,
 					format: fmt.Sprintf("{n} proxies in %s are connected to no istiod meshscope reads ({examples}): they get no endpoint change until they reconnect", p.Cluster)}})
 		case p.State == fleet.Rejected:
-			ps = append(ps, Problem{Severity: Error, Kind: "proxy-stale", Cluster: p.Cluster,
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemProxyStale, Cluster: p.Cluster,
 				Sentence: fmt.Sprintf("%s %s rejected (NACK) istiod %s's last push: %s — it keeps the config it had before", p.Kind, where, p.ControlPlane, nackError(p))})
 		case p.State == fleet.Stale && p.StaleFor >= staleAfter:
-			ps = append(ps, Problem{Severity: Warning, Kind: "proxy-stale", Cluster: p.Cluster,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemProxyStale, Cluster: p.Cluster,
 				Sentence: fmt.Sprintf("%s %s has not acknowledged istiod %s's last push of %s for %s: it may not have applied it (overloaded, or stuck)", p.Kind, where, p.ControlPlane, staleTypes(p), p.StaleFor.Round(time.Second).String()),
 				group: &grouping{key: "proxy-stale|" + p.ControlPlane, subject: where,
 					format: fmt.Sprintf("{n} proxies have not acknowledged istiod %s's last push for %s or more ({examples})", p.ControlPlane, staleAfter.String())}})
 		}
 		for _, d := range p.Drift {
-			ps = append(ps, Problem{Severity: Error, Kind: "proxy-identity-drift", Cluster: p.Cluster,
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemProxyIdentityDrift, Cluster: p.Cluster,
 				Sentence: driftSentence(p, d),
 				group: &grouping{key: "drift|" + p.Cluster + "|" + d.Field + "|" + d.Injected + "|" + d.Derived, subject: where,
 					format: fmt.Sprintf("{n} proxies in %s were injected with %s %s, but their pods are on %s %s now ({examples}): %s — restart their workloads", p.Cluster, d.Field, orText(d.Injected, "none"), d.Field, orText(d.Derived, "none"), driftCost(d))}})
 		}
 		if why := proxySkew(p.Version, p.IstiodVersion); why != "" && p.ControlPlane != "" {
-			ps = append(ps, Problem{Severity: Warning, Kind: "version-skew", Cluster: p.Cluster,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemVersionSkew, Cluster: p.Cluster,
 				Sentence: fmt.Sprintf("%s %s runs Istio %s against istiod %s %s: %s", p.Kind, where, p.Version, p.ControlPlane, p.IstiodVersion, why),
 				group: &grouping{key: "skew|" + p.ControlPlane + "|" + minorOf(p.Version), subject: where,
 					format: fmt.Sprintf("{n} proxies run Istio %s against istiod %s %s ({examples}): %s", minorOf(p.Version), p.ControlPlane, p.IstiodVersion, why)}})
@@ -148,6 +150,42 @@ func primarySkew(versions map[string]string) []Problem {
 		all = append(all, l...)
 	}
 	slices.Sort(all)
-	return []Problem{{Severity: Warning, Kind: "version-skew",
+	return []Problem{{Severity: Warning, Kind: model.ProblemVersionSkew,
 		Sentence: fmt.Sprintf("the primaries' istiods run different minor versions (%s): finish the upgrade, a mesh is supported on one minor version (or two during a canary)", strings.Join(all, ", "))}}
+}
+
+// DriftNote is, for a viewpoint that copies a real pod whose proxy was
+// injected with a network other than the one the mesh gives the pod today,
+// what istiod would send it once restarted (the prediction for its derived
+// identity), next to what it really gets as injected. "" for any other
+// viewpoint, or a pod without drift.
+func DriftNote(snap *model.Snapshot, host string, port int32, vp xdsclient.Viewpoint, controlPlane, subset string) string {
+	if vp.Pod == nil {
+		return ""
+	}
+	var pp *model.ProxyPod
+	for i := range snap.Proxies {
+		p := &snap.Proxies[i]
+		if p.Namespace == vp.Pod.Namespace && p.Name == vp.Pod.Name && (vp.Pod.Cluster == "" || p.Cluster == vp.Pod.Cluster) {
+			pp = p
+			break
+		}
+	}
+	injected := vp.Network
+	if pp == nil || injected == pp.Network {
+		return ""
+	}
+	derived := vp
+	derived.Network, derived.NoNetwork = pp.Network, pp.Network == ""
+	d := ExplainWith(snap, host, port, derived, controlPlane, nil, Extra{Subset: subset})
+	var eps []string
+	for _, e := range d.Predicted {
+		eps = append(eps, fmt.Sprintf("%s:%d w=%d", e.Address, e.Port, e.Weight))
+	}
+	sent := strings.Join(eps, ", ")
+	if sent == "" {
+		sent = "no endpoints"
+	}
+	return fmt.Sprintf("this pod's proxy was injected with NETWORK %s, but the mesh gives its pod %s today: istiod sends it the %s side of the split horizon above; restarted (re-injected), it would get %s",
+		orText(injected, "none"), orText(pp.Network, "none"), orText(injected, "forced-gateway"), sent)
 }

@@ -3,6 +3,8 @@ package explain
 import (
 	"fmt"
 	"strings"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // grouping says how a problem merges with others of the same cause: the
@@ -36,7 +38,7 @@ func Group(ps []Problem) []Problem {
 			out = append(out, p)
 			continue
 		}
-		k := string(p.Severity) + "\x00" + p.Kind + "\x00" + p.group.key
+		k := string(p.Severity) + "\x00" + string(p.Kind) + "\x00" + p.group.key
 		a := byKey[k]
 		if a == nil {
 			a = &acc{at: len(out), clusters: map[string]bool{}, services: map[string]bool{}}
@@ -57,7 +59,7 @@ func Group(ps []Problem) []Problem {
 		p := &out[a.at]
 		if len(a.services) == 1 && p.Service != "" {
 			// One service throughout: its name need not start every example.
-			prefix := shortHost(p.Service) + " "
+			prefix := model.ShortHost(p.Service) + " "
 			for i, s := range a.subjects {
 				a.subjects[i] = strings.TrimPrefix(s, prefix)
 			}

@@ -3,24 +3,24 @@ package explain
 import (
 	"testing"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
 const vmHost = "vm.sample.svc.cluster.local"
 
 // withVM adds a ServiceEntry VM service with a WorkloadEntry on each network.
-func withVM(s *collector.Snapshot, net2TLS string) *collector.Snapshot {
-	we := func(network, ip, name, tls string) collector.Endpoint {
-		return collector.Endpoint{Cluster: "cluster1", Network: network, Address: ip, Workload: "WorkloadEntry/" + name, TLSMode: tls,
-			Ready: true, Ports: []collector.EndpointPort{{Name: "http", Port: 8080}}}
+func withVM(s *model.Snapshot, net2TLS string) *model.Snapshot {
+	we := func(network, ip, name, tls string) model.Endpoint {
+		return model.Endpoint{Cluster: "cluster1", Network: network, Address: ip, Workload: "WorkloadEntry/" + name, TLSMode: tls,
+			Ready: true, Ports: []model.EndpointPort{{Name: "http", Port: 8080}}}
 	}
-	ports := []collector.ServicePort{{Name: "http", Port: 8080}}
-	s.Services = append(s.Services, &collector.Service{Hostname: vmHost, Namespace: "sample", Name: "vm", Ports: ports, Source: collector.SourceServiceEntry,
-		Clusters: map[string]*collector.ServiceInCluster{}, ServiceEntries: []*collector.ServiceEntryHost{{Cluster: "cluster1", Namespace: "sample", Name: "vm",
+	ports := []model.ServicePort{{Name: "http", Port: 8080}}
+	s.Services = append(s.Services, &model.Service{Hostname: vmHost, Namespace: "sample", Name: "vm", Ports: ports, Source: model.SourceServiceEntry,
+		Clusters: map[string]*model.ServiceInCluster{}, ServiceEntries: []*model.ServiceEntryHost{{Cluster: "cluster1", Namespace: "sample", Name: "vm",
 			Resolution: "STATIC", Ports: ports, WorkloadSelector: map[string]string{"app": "vm"},
-			Endpoints: []collector.Endpoint{we("network1", "10.44.0.80", "vm-1", "istio"), we("network2", "10.144.0.80", "vm-2", net2TLS)}}}})
+			Endpoints: []model.Endpoint{we("network1", "10.44.0.80", "vm-1", "istio"), we("network2", "10.144.0.80", "vm-2", net2TLS)}}}})
 	return s
 }
 
@@ -32,7 +32,7 @@ func TestExplainServiceEntry(t *testing.T) {
 		{Address: "192.168.60.9", Port: 15443, Weight: 1, Health: "UNKNOWN", TLSMode: "istio", Workload: xdsclient.Workload{Cluster: "cluster2"}},
 	}}
 	v := Explain(s, vmHost, 8080, vp, "cluster1", &la)
-	if v.Verdict != Match || v.Source != collector.SourceServiceEntry {
+	if v.Verdict != Match || v.Source != model.SourceServiceEntry {
 		t.Fatalf("verdict %s (%s): %+v", v.Verdict, v.Source, v.Differences)
 	}
 	if a := v.Actual[0]; a.Kind != horizon.Local || a.Workload != "WorkloadEntry/vm-1" || a.Pod != "" || a.Network != "network1" {
@@ -43,19 +43,19 @@ func TestExplainServiceEntry(t *testing.T) {
 	}
 }
 
-func TestProblemsServiceEntries(t *testing.T) {
+func TestDiagnoseServiceEntries(t *testing.T) {
 	s := withVM(seed(), "disabled")
-	ps := Problems(s)
+	ps := Diagnose(s, Inputs{})
 	if !hasProblem(ps, "drop", "give WorkloadEntry/vm-2 a serviceAccount") {
 		t.Errorf("no drop for the WorkloadEntry without mTLS: %+v", ps)
 	}
 	s = withVM(seed(), "istio")
 	s.Services[2].ServiceEntries[0].Endpoints = nil
-	s.MeshConfigs = []collector.MeshConfig{{Cluster: "cluster1", Source: "configmap istio-system/istio", Error: "mesh config: bad yaml"}}
+	s.MeshConfigs = []model.MeshConfig{{Cluster: "cluster1", Source: "configmap istio-system/istio", Error: "mesh config: bad yaml"}}
 	// A ServiceEntry for helloworld's host with another port name.
-	s.Services[0].ServiceEntries = []*collector.ServiceEntryHost{{Cluster: "cluster1", Namespace: "sample", Name: "hw-extra", Resolution: "STATIC",
-		Ports: []collector.ServicePort{{Name: "web", Port: 5000}}, Endpoints: []collector.Endpoint{{Address: "10.44.0.90"}}}}
-	ps = Problems(s)
+	s.Services[0].ServiceEntries = []*model.ServiceEntryHost{{Cluster: "cluster1", Namespace: "sample", Name: "hw-extra", Resolution: "STATIC",
+		Ports: []model.ServicePort{{Name: "web", Port: 5000}}, Endpoints: []model.Endpoint{{Address: "10.44.0.90"}}}}
+	ps = Diagnose(s, Inputs{})
 	for _, want := range [][2]string{
 		{"serviceentry-no-workloads", "ServiceEntry sample/vm selects no WorkloadEntry"},
 		{"mesh-config", "bad yaml"},

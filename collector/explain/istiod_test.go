@@ -3,8 +3,8 @@ package explain
 import (
 	"testing"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 )
 
 func labIstiodView() istiod.View {
@@ -14,7 +14,7 @@ func labIstiodView() istiod.View {
 	}
 }
 
-func secretIn(s *collector.Snapshot, id, in string) {
+func secretIn(s *model.Snapshot, id, in string) {
 	for i := range s.Clusters {
 		if s.Clusters[i].ID == id {
 			s.Clusters[i].Source.In = in
@@ -35,7 +35,7 @@ func TestIstiodAgrees(t *testing.T) {
 func TestIstiodStaleSynced(t *testing.T) {
 	s := seed()
 	secretIn(s, "cluster2", "cluster1")
-	s.Clusters[1].State, s.Clusters[1].Reason = collector.StateError, "unreachable: connection refused"
+	s.Clusters[1].State, s.Clusters[1].Reason = model.StateError, "unreachable: connection refused"
 	ps := IstiodDisagreements(s, labIstiodView())
 	if !HasErrors(ps) || !hasProblem(ps, "istiod-disagrees", "33799") {
 		t.Errorf("stale synced not reported: %+v", ps)
@@ -63,8 +63,8 @@ func TestIstiodDifferentGatewaysAndClusters(t *testing.T) {
 func TestIstiodRemoteGatewayPerControlPlane(t *testing.T) {
 	s := seed()
 	secretIn(s, "cluster2", "cluster1")
-	s.Gateways = append(s.Gateways, collector.Gateway{Network: "network3", Cluster: "cluster2", Address: "203.0.113.8", Port: 15008, HBONEPort: 15008,
-		From: collector.GatewayFromGatewayAPI, Gateway: "istio-system/remote", ConfigClusterOnly: true})
+	s.Gateways = append(s.Gateways, model.Gateway{Network: "network3", Cluster: "cluster2", Address: "203.0.113.8", Port: 15008, HBONEPort: 15008,
+		From: model.GatewayFromGatewayAPI, Gateway: "istio-system/remote", ConfigClusterOnly: true})
 	if ps := IstiodDisagreements(s, labIstiodView()); len(ps) != 0 {
 		t.Errorf("cluster1's istiod does not read cluster2's istio-remote Gateway, got %+v", ps)
 	}

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Severity orders problems: errors first.
@@ -32,15 +32,8 @@ func (s Severity) rank() int {
 // reader (the TUI) can jump to it.
 type Problem struct {
 	Severity Severity `json:"severity"`
-	// Kind is a stable code: leak, drop, skew, duplicate-gateway, gateway-no-address,
-	// gateway-hostname, gateway-not-ready, network-label, cluster-state,
-	// cluster-warning, remote-secret, istiod-disagrees, mesh-config,
-	// serviceentry-no-workloads, serviceentry-port-name,
-	// workloadentry-unhealthy; in ambient mode ambient-no-gateway,
-	// ambient-several-gateways, ambient-gateway-ignored,
-	// ambient-scope-mismatch, ambient-sidecar-drop, waypoint-cross-network,
-	// waypoint-unresolved, wds-differs.
-	Kind string `json:"kind"`
+	// Kind is a stable code (model.ProblemKind: model/problems.go lists them).
+	Kind model.ProblemKind `json:"kind"`
 	// Cluster and Service name what the problem concerns (either may be empty).
 	Cluster  string `json:"cluster,omitempty"`
 	Service  string `json:"service,omitempty"`
@@ -59,12 +52,10 @@ type Problem struct {
 	group *grouping
 }
 
-const networkLabel = "topology.istio.io/network"
-
 // Viewpoints are the default viewpoints: one sidecar per network, in the
 // first cluster of that network, served by that cluster's istiod when it
 // is a context cluster (a primary), else by the first context cluster's.
-func Viewpoints(snap *collector.Snapshot) []horizon.Proxy {
+func Viewpoints(snap *model.Snapshot) []horizon.Proxy {
 	var out []horizon.Proxy
 	for _, n := range snap.Networks {
 		if n.Name == "" {
@@ -82,26 +73,6 @@ func Viewpoints(snap *collector.Snapshot) []horizon.Proxy {
 		out = append(out, p)
 	}
 	return out
-}
-
-// Problems lists what the first release of doctor found wrong in a
-// snapshot, errors first, predicting every service from every default
-// viewpoint over the whole mesh. The UI's problems view still shows it;
-// Diagnose is doctor's fuller list (per control plane, grouped, with skew
-// only beyond endpoint counts).
-func Problems(snap *collector.Snapshot) []Problem {
-	if snap == nil {
-		return nil
-	}
-	var ps []Problem
-	ps = append(ps, clusterProblems(snap)...)
-	ps = append(ps, gatewayProblems(snap)...)
-	ps = append(ps, labelProblems(snap)...)
-	ps = append(ps, serviceProblems(snap)...)
-	ps = append(ps, istioConfigProblems(snap)...)
-	ps = append(ps, ambientProblems(snap)...)
-	SortProblems(ps)
-	return ps
 }
 
 // SortProblems orders problems errors first, then by kind and subject.
@@ -127,68 +98,44 @@ func HasErrors(ps []Problem) bool {
 	return false
 }
 
-func clusterProblems(snap *collector.Snapshot) []Problem {
+func clusterProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for _, c := range snap.Clusters {
 		via := ""
-		if c.Source.Kind == collector.SourceSecret {
+		if c.Source.Kind == model.SourceSecret {
 			via = fmt.Sprintf(" (remote secret %s)", c.Source.Name)
 		}
 		switch c.State {
-		case collector.StateSynced:
-		case collector.StateError:
-			kind := "cluster-state"
-			if c.Source.Kind == collector.SourceSecret {
-				kind = "remote-secret"
+		case model.StateSynced:
+		case model.StateError:
+			kind := model.ProblemClusterState
+			if c.Source.Kind == model.SourceSecret {
+				kind = model.ProblemRemoteSecret
 			}
 			ps = append(ps, Problem{Severity: Error, Kind: kind, Cluster: c.ID,
 				Sentence: fmt.Sprintf("cluster %s%s: %s", c.ID, via, orText(c.Reason, "error"))})
-		case collector.StateRemoved:
+		case model.StateRemoved:
 		default:
 			sev := Warning
-			if c.State == collector.StateTimeout {
+			if c.State == model.StateTimeout {
 				sev = Error
 			}
-			ps = append(ps, Problem{Severity: sev, Kind: "cluster-state", Cluster: c.ID,
+			ps = append(ps, Problem{Severity: sev, Kind: model.ProblemClusterState, Cluster: c.ID,
 				Sentence: fmt.Sprintf("cluster %s%s is %s%s: its services and endpoints may be incomplete", c.ID, via, c.State, withReason(c.Reason))})
 		}
 		for _, w := range c.Warnings {
-			ps = append(ps, Problem{Severity: Warning, Kind: "cluster-warning", Cluster: c.ID, Sentence: fmt.Sprintf("cluster %s: %s", c.ID, w)})
-		}
-	}
-	return ps
-}
-
-func gatewayProblems(snap *collector.Snapshot) []Problem {
-	ps := hostnameGatewayProblems(snap)
-	// Gateway Services: labelled with a network, but giving no gateway, or
-	// with no ready endpoint behind them.
-	for _, svc := range snap.Services {
-		for cid, sic := range svc.Clusters {
-			nw := sic.Labels[networkLabel]
-			if nw == "" || sic.NoService {
-				continue
-			}
-			name := svc.Namespace + "/" + svc.Name
-			if !gatewayFound(snap, name, cid) {
-				ps = append(ps, Problem{Severity: Error, Kind: "gateway-no-address", Cluster: cid, Service: svc.Hostname,
-					Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but has no usable address (load-balancer ingress IP/hostname or externalIP) or no mTLS port: it is no gateway for %s", name, cid, networkLabel, nw, nw)})
-			}
-			if readyEndpoints(sic) == 0 {
-				ps = append(ps, Problem{Severity: Warning, Kind: "gateway-not-ready", Cluster: cid, Service: svc.Hostname,
-					Sentence: fmt.Sprintf("gateway Service %s in %s has no ready endpoint: traffic sent to %s's gateway has nowhere to go", name, cid, nw)})
-			}
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemClusterWarning, Cluster: c.ID, Sentence: fmt.Sprintf("cluster %s: %s", c.ID, w)})
 		}
 	}
 	return ps
 }
 
 // hostnameGatewayProblems: gateways whose address is a DNS name.
-func hostnameGatewayProblems(snap *collector.Snapshot) []Problem {
+func hostnameGatewayProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for _, g := range snap.Gateways {
 		if g.Hostname {
-			ps = append(ps, Problem{Severity: Warning, Kind: "gateway-hostname", Cluster: g.Cluster,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemGatewayHostname, Cluster: g.Cluster,
 				Sentence: fmt.Sprintf("gateway of %s at %s is a hostname: istiod must resolve it (RESOLVE_HOSTNAME_GATEWAYS) and drops it if it cannot; meshscope does not use it in predictions", g.Network, g.Address)})
 		}
 	}
@@ -196,7 +143,7 @@ func hostnameGatewayProblems(snap *collector.Snapshot) []Problem {
 }
 
 // gatewayFound: the gateway Service ns/name of cluster gives a gateway.
-func gatewayFound(snap *collector.Snapshot, name, cluster string) bool {
+func gatewayFound(snap *model.Snapshot, name, cluster string) bool {
 	for _, g := range snap.Gateways {
 		if g.Service == name && g.Cluster == cluster {
 			return true
@@ -205,7 +152,7 @@ func gatewayFound(snap *collector.Snapshot, name, cluster string) bool {
 	return false
 }
 
-func readyEndpoints(sic *collector.ServiceInCluster) int {
+func readyEndpoints(sic *model.ServiceInCluster) int {
 	n := 0
 	for _, e := range sic.Endpoints {
 		if e.Ready {
@@ -215,7 +162,7 @@ func readyEndpoints(sic *collector.ServiceInCluster) int {
 	return n
 }
 
-func labelProblems(snap *collector.Snapshot) []Problem {
+func labelProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	seen := map[string]bool{}
 	for _, svc := range snap.Services {
@@ -225,7 +172,7 @@ func labelProblems(snap *collector.Snapshot) []Problem {
 				continue
 			}
 			for _, e := range sic.Endpoints {
-				if e.NetworkFrom != collector.NetworkFromPodLabel || e.Network == c.Network || e.Pod == "" {
+				if e.NetworkFrom != model.NetworkFromPodLabel || e.Network == c.Network || e.Pod == "" {
 					continue
 				}
 				k := cid + "/" + e.Pod
@@ -233,56 +180,10 @@ func labelProblems(snap *collector.Snapshot) []Problem {
 					continue
 				}
 				seen[k] = true
-				ps = append(ps, Problem{Severity: Warning, Kind: "network-label", Cluster: cid, Service: svc.Hostname,
-					Sentence: fmt.Sprintf("pod %s in %s is labelled %s=%s, but its cluster's network (label on the system namespace) is %s: the pod label wins — check which is right", e.Pod, cid, networkLabel, e.Network, c.Network)})
+				ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemNetworkLabel, Cluster: cid, Service: svc.Hostname,
+					Sentence: fmt.Sprintf("pod %s in %s is labelled %s=%s, but its cluster's network (label on the system namespace) is %s: the pod label wins — check which is right", e.Pod, cid, model.LabelNetwork, e.Network, c.Network)})
 			}
 		}
-	}
-	return ps
-}
-
-// serviceProblems predicts every service from every network's viewpoint and
-// reports leaks, mTLS drops and cross-network skew.
-func serviceProblems(snap *collector.Snapshot) []Problem {
-	var ps []Problem
-	ix := horizon.NewIndex(snap)
-	views := Viewpoints(snap)
-	for _, svc := range snap.Services {
-		if IsGatewayService(svc) {
-			continue // the gateways themselves are not traffic destinations
-		}
-		for _, port := range svc.Ports {
-			for _, v := range views {
-				p := horizon.PredictWith(snap, ix, svc.Hostname, port.Port, v)
-				ps = append(ps, predictionProblems(snap, svc.Hostname, port.Port, v, p)...)
-				ps = append(ps, duplicateProblems(svc.Hostname, port.Port, v, p)...)
-			}
-		}
-	}
-	return dedupe(ps)
-}
-
-func predictionProblems(snap *collector.Snapshot, host string, port int32, v horizon.Proxy, p horizon.Prediction) []Problem {
-	ps := leakDropProblems(snap, host, v, p)
-	var local, cross uint64
-	for _, e := range p.Endpoints {
-		switch e.Kind {
-		case horizon.Local:
-			local += uint64(e.Weight)
-		case horizon.Gateway:
-			cross += uint64(e.Weight)
-		}
-	}
-	if local > 0 && cross > local {
-		share := (200*cross/(local+cross) + 1) / 2 // rounded percent
-		// Above half is skew; from three quarters on it is worth a warning
-		// (e.g. 1 local pod against 3 remote ones).
-		sev := Info
-		if share >= 75 {
-			sev = Warning
-		}
-		ps = append(ps, Problem{Severity: sev, Kind: "skew", Service: host,
-			Sentence: fmt.Sprintf("%s port %d: %d%% of a %s proxy's traffic crosses networks (gateway weight %d vs %d local): most endpoints are in other networks", host, port, share, v.Network, cross, local)})
 	}
 	return ps
 }
@@ -293,16 +194,16 @@ func predictionProblems(snap *collector.Snapshot, host string, port int32, v hor
 // only information: in an ambient mesh its callers are ztunnels, which reach
 // it over HBONE (a sidecar of another network cannot: istiod leaves it out
 // of the sidecar's EDS, as for any pod without tlsMode=istio).
-func leakDropProblems(snap *collector.Snapshot, host string, v horizon.Proxy, p horizon.Prediction) []Problem {
+func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p horizon.Prediction) []Problem {
 	var ps []Problem
 	for _, e := range p.Endpoints {
 		if e.Kind != horizon.Leaked {
 			continue
 		}
-		fix := fmt.Sprintf("no gateway is known for %s — label the east-west gateway Service %s=%s and give it an external IP", e.Network, networkLabel, e.Network)
-		ps = append(ps, Problem{Severity: Error, Kind: "leak", Cluster: e.Cluster, Service: host,
+		fix := fmt.Sprintf("no gateway is known for %s — label the east-west gateway Service %s=%s and give it an external IP", e.Network, model.LabelNetwork, e.Network)
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemLeak, Cluster: e.Cluster, Service: host,
 			Sentence: fmt.Sprintf("%s: %s:%d%s goes to %s directly: %s", host, e.Address, e.Port, describe(orText(e.Pod, e.Workload), e.Cluster, e.Network), v.Network, fix),
-			group: &grouping{key: "leak|" + e.Network + "|" + v.Network, subject: shortHost(host) + " " + e.Address,
+			group: &grouping{key: "leak|" + e.Network + "|" + v.Network, subject: model.ShortHost(host) + " " + e.Address,
 				format: fmt.Sprintf("{n} endpoints of %s are sent to %s proxies with their pod IPs ({examples}): %s", e.Network, v.Network, fix)}})
 	}
 	for _, d := range p.Dropped {
@@ -311,7 +212,7 @@ func leakDropProblems(snap *collector.Snapshot, host string, v horizon.Proxy, p 
 		}
 		fix := fmt.Sprintf("inject the sidecar (or label the pod) in %s", d.Cluster)
 		if d.Workload != "" {
-			fix = fmt.Sprintf("give %s a serviceAccount, or the label %s=istio once its proxy accepts mTLS", d.Workload, horizon.TLSModeLabel)
+			fix = fmt.Sprintf("give %s a serviceAccount, or the label %s=istio once its proxy accepts mTLS", d.Workload, model.LabelTLSMode)
 		}
 		switch d.Cause {
 		case horizon.CausePeerAuthentication:
@@ -325,15 +226,15 @@ func leakDropProblems(snap *collector.Snapshot, host string, v horizon.Proxy, p 
 		}
 		why := strings.TrimPrefix(d.Why, "cross-network endpoint without mTLS: ")
 		key := "drop|" + d.Cause + "|" + d.Cluster + "|" + v.Network
-		groupWhy := fmt.Sprintf("their pods lack %s=istio (no sidecar)", horizon.TLSModeLabel)
+		groupWhy := fmt.Sprintf("their pods lack %s=istio (no sidecar)", model.LabelTLSMode)
 		if d.Cause != horizon.CausePodLabel {
 			key += "|" + why
 			groupWhy = why
 		}
-		ps = append(ps, Problem{Severity: Error, Kind: "drop", Cluster: d.Cluster, Service: host,
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemDrop, Cluster: d.Cluster, Service: host,
 			Sentence: fmt.Sprintf("%s: %s:%d%s is dropped for %s: %s — %s",
 				host, d.Address, d.Port, describe(orText(d.Pod, d.Workload), d.Cluster, d.Network), v.Network, why, fix),
-			group: &grouping{key: key, subject: shortHost(host) + " " + orText(orText(d.Pod, d.Workload), d.Address),
+			group: &grouping{key: key, subject: model.ShortHost(host) + " " + orText(orText(d.Pod, d.Workload), d.Address),
 				format: fmt.Sprintf("{n} endpoints in %s are dropped for %s proxies ({examples}): %s; the gateway routes by SNI, which needs mTLS — %s", d.Cluster, v.Network, groupWhy, fix)}})
 	}
 	return ps
@@ -341,7 +242,7 @@ func leakDropProblems(snap *collector.Snapshot, host string, v horizon.Proxy, p 
 
 // ambientPod reports whether istio-cni redirects the pod of a service's
 // endpoint to ztunnel (the pod is in the service's namespace).
-func ambientPod(snap *collector.Snapshot, host, cluster, pod string) bool {
+func ambientPod(snap *model.Snapshot, host, cluster, pod string) bool {
 	svc := snap.Service(host)
 	return svc != nil && snap.AmbientFor(cluster).Pod(svc.Namespace, pod).Redirected
 }
@@ -349,21 +250,18 @@ func ambientPod(snap *collector.Snapshot, host, cluster, pod string) bool {
 // ambientSidecarDrop is the information that an ambient pod is not sent to
 // another network's sidecars.
 func ambientSidecarDrop(host string, v horizon.Proxy, d horizon.Dropped) Problem {
-	why := fmt.Sprintf("their pods run in ambient mode (istio-cni redirects them to ztunnel; no sidecar) and a sidecar reaches another network only through the mTLS gateway, so istiod leaves them out of its EDS — ztunnels reach them over HBONE (meshscope explain %s --from ztunnel)", shortHost(host))
-	return Problem{Severity: Info, Kind: "ambient-sidecar-drop", Cluster: d.Cluster, Service: host,
+	why := fmt.Sprintf("their pods run in ambient mode (istio-cni redirects them to ztunnel; no sidecar) and a sidecar reaches another network only through the mTLS gateway, so istiod leaves them out of its EDS — ztunnels reach them over HBONE (meshscope explain %s --from ztunnel)", model.ShortHost(host))
+	return Problem{Severity: Info, Kind: model.ProblemAmbientSidecarDrop, Cluster: d.Cluster, Service: host,
 		Sentence: fmt.Sprintf("%s: %s:%d%s is not sent to %s sidecars: %s", host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, why),
-		group: &grouping{key: "ambient-sidecar-drop|" + d.Cluster + "|" + v.Network, subject: shortHost(host) + " " + d.Pod,
+		group: &grouping{key: "ambient-sidecar-drop|" + d.Cluster + "|" + v.Network, subject: model.ShortHost(host) + " " + d.Pod,
 			format: fmt.Sprintf("{n} endpoints in %s are not sent to %s sidecars ({examples}): %s", d.Cluster, v.Network, why)}}
 }
 
-// shortHost drops the cluster domain of a service hostname.
-func shortHost(h string) string { return strings.TrimSuffix(h, ".svc.cluster.local") }
-
 // IsGatewayService reports whether a service is a network gateway (labelled
 // with a network in some cluster).
-func IsGatewayService(svc *collector.Service) bool {
+func IsGatewayService(svc *model.Service) bool {
 	for _, sic := range svc.Clusters {
-		if sic.Labels[networkLabel] != "" {
+		if sic.Labels[model.LabelNetwork] != "" {
 			return true
 		}
 	}
@@ -374,7 +272,7 @@ func dedupe(ps []Problem) []Problem {
 	seen := map[string]bool{}
 	out := ps[:0]
 	for _, p := range ps {
-		k := p.Kind + "\x00" + p.Sentence
+		k := string(p.Kind) + "\x00" + p.Sentence
 		if seen[k] {
 			continue
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // rootExpiryWarning is how close to its expiry a root is worth a warning.
@@ -17,26 +17,26 @@ const rootExpiryWarning = 30 * 24 * time.Hour
 // cannot verify each other's workload certificates, so mTLS between them
 // fails (istio/istio#40891, #45010: "TLS error 33554536"). Roots that
 // expire within 30 days are a warning, expired ones an error.
-func rootCAProblems(snap *collector.Snapshot, now time.Time) []Problem {
+func rootCAProblems(snap *model.Snapshot, now time.Time) []Problem {
 	var ps []Problem
 	type class struct {
-		certs    []collector.RootCert
+		certs    []model.RootCert
 		clusters []string
 	}
 	var classes []*class
 	byKey := map[string]*class{}
 	type expiring struct {
-		cert     collector.RootCert
+		cert     model.RootCert
 		clusters []string
 	}
 	byFP := map[string]*expiring{}
 	var fps []string
 	for _, c := range snap.Clusters {
-		if c.State == collector.StateRemoved {
+		if c.State == model.StateRemoved {
 			continue
 		}
 		if c.RootCertError != "" {
-			ps = append(ps, Problem{Severity: Warning, Kind: "root-ca", Cluster: c.ID,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemRootCA, Cluster: c.ID,
 				Sentence: fmt.Sprintf("cluster %s: the root bundle its istiod publishes cannot be read: %s — meshscope cannot compare its root CA with the other clusters'", c.ID, c.RootCertError)})
 		}
 		if len(c.RootCerts) == 0 {
@@ -65,10 +65,10 @@ func rootCAProblems(snap *collector.Snapshot, now time.Time) []Problem {
 	}
 	for i, a := range classes {
 		for _, b := range classes[i+1:] {
-			if collector.SharesRoot(a.certs, b.certs) {
+			if model.SharesRoot(a.certs, b.certs) {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: "root-ca-mismatch", Cluster: b.clusters[0],
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRootCAMismatch, Cluster: b.clusters[0],
 				Sentence: fmt.Sprintf("%s trust%s %s, but %s trust%s %s: the bundles share no root, so workloads in one cannot verify the other's certificates and mTLS between them fails (TLS error 33554536, CERTIFICATE_VERIFY_FAILED) — give every cluster's istiod certificates from one shared root (plug-in CA: secret cacerts in %s)",
 					clusterList(a.clusters), verbS(a.clusters), describeRoots(a.certs), clusterList(b.clusters), verbS(b.clusters), describeRoots(b.certs), "istio-system")})
 		}
@@ -78,11 +78,11 @@ func rootCAProblems(snap *collector.Snapshot, now time.Time) []Problem {
 		left := e.cert.NotAfter.Sub(now)
 		switch {
 		case left <= 0:
-			ps = append(ps, Problem{Severity: Error, Kind: "root-ca-expiry", Cluster: e.clusters[0],
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRootCAExpiry, Cluster: e.clusters[0],
 				Sentence: fmt.Sprintf("root CA %s, published in %s, expired on %s: no workload certificate it signed verifies — rotate the root (plug-in CA or istiod's self-signed root) now",
 					describeRoot(e.cert), strings.Join(e.clusters, ", "), e.cert.NotAfter.Format("2006-01-02"))})
 		case left < rootExpiryWarning:
-			ps = append(ps, Problem{Severity: Warning, Kind: "root-ca-expiry", Cluster: e.clusters[0],
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemRootCAExpiry, Cluster: e.clusters[0],
 				Sentence: fmt.Sprintf("root CA %s, published in %s, expires on %s (in %d days): rotate it before then, or mTLS fails everywhere it is the only root",
 					describeRoot(e.cert), strings.Join(e.clusters, ", "), e.cert.NotAfter.Format("2006-01-02"), int(left.Hours()/24))})
 		}
@@ -90,7 +90,7 @@ func rootCAProblems(snap *collector.Snapshot, now time.Time) []Problem {
 	return ps
 }
 
-func describeRoots(certs []collector.RootCert) string {
+func describeRoots(certs []model.RootCert) string {
 	parts := make([]string, len(certs))
 	for i, c := range certs {
 		parts[i] = describeRoot(c)
@@ -101,7 +101,7 @@ func describeRoots(certs []collector.RootCert) string {
 	return "roots " + strings.Join(parts, " and ")
 }
 
-func describeRoot(c collector.RootCert) string {
+func describeRoot(c model.RootCert) string {
 	return fmt.Sprintf("%q (sha256 %s…, expires %s)", c.Subject, c.ShortFingerprint(), c.NotAfter.Format("2006-01-02"))
 }
 

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // istiodNeeds are the resources istiod lists and watches in every cluster
@@ -20,7 +20,7 @@ var istiodNeeds = []string{"services", "endpointslices", "pods", "nodes", "names
 //   - a secret's cluster ID that differs from the CLUSTER_ID of the istiod
 //     running in that cluster;
 //   - the secret's user lacking a permission istiod needs there.
-func secretProblems(snap *collector.Snapshot) []Problem {
+func secretProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	ps = append(ps, duplicateServerProblems(snap)...)
 	ps = append(ps, clusterIDProblems(snap)...)
@@ -32,9 +32,9 @@ func secretProblems(snap *collector.Snapshot) []Problem {
 // clusters. Either two clusters share a server and one holder reads both,
 // or a secret held in a cluster names that cluster's own server under
 // another ID (istiod only skips a key equal to its own ID).
-func duplicateServerProblems(snap *collector.Snapshot) []Problem {
+func duplicateServerProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
-	byServer := map[string][]*collector.Cluster{}
+	byServer := map[string][]*model.Cluster{}
 	var servers []string
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
@@ -47,7 +47,7 @@ func duplicateServerProblems(snap *collector.Snapshot) []Problem {
 		byServer[c.Server] = append(byServer[c.Server], c)
 		for _, s := range c.SecretsFrom(c.ID) {
 			if s.Key != "" && s.Key != c.ID {
-				ps = append(ps, Problem{Severity: Error, Kind: "remote-secret-duplicate", Cluster: c.ID,
+				ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretDuplicate, Cluster: c.ID,
 					Sentence: fmt.Sprintf("remote secret %s in %s declares cluster %q for %s's own API server (%s): istiod %s reads itself a second time, so every endpoint of %s is sent twice — delete that secret (or its key %q)",
 						s.Name, c.ID, s.Key, c.ID, c.Server, c.ID, c.ID, s.Key)})
 			}
@@ -75,7 +75,7 @@ func duplicateServerProblems(snap *collector.Snapshot) []Problem {
 			if len(both) < 2 {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: "remote-secret-duplicate", Cluster: both[1],
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretDuplicate, Cluster: both[1],
 				Sentence: fmt.Sprintf("istiod %s reads the API server %s twice, as clusters %s (%s): every endpoint there is counted twice (doubled gateway weights, duplicate endpoints) — keep one remote secret per API server, under the cluster's real ID",
 					holder, srv, strings.Join(both, " and "), strings.Join(how, "; "))})
 		}
@@ -86,18 +86,18 @@ func duplicateServerProblems(snap *collector.Snapshot) []Problem {
 // twoKeysProblems: one holder with secrets that declare the same API server
 // (one cluster for meshscope, which merges sources by server) under two
 // different keys: that holder's istiod registers it twice.
-func twoKeysProblems(c *collector.Cluster) []Problem {
+func twoKeysProblems(c *model.Cluster) []Problem {
 	var ps []Problem
-	byHolder := map[string][]collector.SourceRef{}
+	byHolder := map[string][]model.SourceRef{}
 	var holders []string
 	for _, s := range c.Sources {
-		if s.Kind != collector.SourceSecret || s.In == c.ID || s.Key == "" {
+		if s.Kind != model.SourceSecret || s.In == c.ID || s.Key == "" {
 			continue
 		}
 		if byHolder[s.In] == nil {
 			holders = append(holders, s.In)
 		}
-		if !slices.ContainsFunc(byHolder[s.In], func(o collector.SourceRef) bool { return o.Key == s.Key }) {
+		if !slices.ContainsFunc(byHolder[s.In], func(o model.SourceRef) bool { return o.Key == s.Key }) {
 			byHolder[s.In] = append(byHolder[s.In], s)
 		}
 	}
@@ -110,7 +110,7 @@ func twoKeysProblems(c *collector.Cluster) []Problem {
 		for _, s := range srcs {
 			how = append(how, fmt.Sprintf("%q from remote secret %s", s.Key, s.Name))
 		}
-		ps = append(ps, Problem{Severity: Error, Kind: "remote-secret-duplicate", Cluster: c.ID,
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretDuplicate, Cluster: c.ID,
 			Sentence: fmt.Sprintf("istiod %s reads the API server %s (cluster %s) twice, as %s: every endpoint there is counted twice (doubled gateway weights, duplicate endpoints) — keep one remote secret per API server, under the cluster's real ID",
 				h, orText(c.Server, "of "+c.ID), c.ID, strings.Join(how, " and "))})
 	}
@@ -118,7 +118,7 @@ func twoKeysProblems(c *collector.Cluster) []Problem {
 }
 
 // sourceOf says how holder's istiod reads c.
-func sourceOf(c *collector.Cluster, holder string) string {
+func sourceOf(c *model.Cluster, holder string) string {
 	if c.ID == holder {
 		return c.ID + ": its own cluster"
 	}
@@ -134,7 +134,7 @@ func sourceOf(c *collector.Cluster, holder string) string {
 // while the reading istiod files their endpoints under the secret's key:
 // cluster-local services, locality and the istio.workload metadata then
 // disagree between the two control planes.
-func clusterIDProblems(snap *collector.Snapshot) []Problem {
+func clusterIDProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
@@ -150,13 +150,13 @@ func clusterIDProblems(snap *collector.Snapshot) []Problem {
 		}
 		srcs := c.Sources
 		if len(srcs) == 0 {
-			srcs = []collector.SourceRef{c.Source}
+			srcs = []model.SourceRef{c.Source}
 		}
 		for _, s := range srcs {
-			if s.Kind != collector.SourceSecret || s.Key == "" || s.Key == own || s.In == c.ID {
+			if s.Kind != model.SourceSecret || s.Key == "" || s.Key == own || s.In == c.ID {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: "remote-secret-cluster-id", Cluster: c.ID,
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretClusterID, Cluster: c.ID,
 				Sentence: fmt.Sprintf("remote secret %s in %s calls the API server %s %q, but the istiod running there (pod %s) has CLUSTER_ID %q: istiod %s files that cluster's endpoints under another ID than its own proxies send, so cluster-local services, locality and multi-primary config disagree — recreate the secret with --name=%s",
 					s.Name, s.In, c.Server, s.Key, pod, own, s.In, own)})
 		}
@@ -168,11 +168,11 @@ func clusterIDProblems(snap *collector.Snapshot) []Problem {
 // own credentials, each resource istiod needs that the secret's user may
 // not list or watch. (A missing required resource already puts the cluster
 // in error; this names what istiod will miss.)
-func secretRBACProblems(snap *collector.Snapshot) []Problem {
+func secretRBACProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
-		if c.Source.Kind != collector.SourceSecret || c.IsContext() || !meshMember(c) {
+		if c.Source.Kind != model.SourceSecret || c.IsContext() || !meshMember(c) {
 			continue
 		}
 		var missing []string
@@ -184,7 +184,7 @@ func secretRBACProblems(snap *collector.Snapshot) []Problem {
 		if len(missing) == 0 {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Error, Kind: "remote-secret-rbac", Cluster: c.ID,
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretRBAC, Cluster: c.ID,
 			Sentence: fmt.Sprintf("the user of remote secret %s (in %s) may not list/watch %s in %s, which istiod needs there: its informers for them never sync, so istiod %s marks %s timed out after PILOT_REMOTE_CLUSTER_TIMEOUT and works without them — grant get/list/watch on %s to that user (istio-reader-clusterrole)",
 				c.Source.Name, c.Source.In, strings.Join(missing, ", "), c.ID, c.Source.In, c.ID, strings.Join(missing, ", "))})
 	}

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // dnsCaptureKey is the proxy metadata that turns on the sidecar's DNS proxy,
@@ -19,7 +19,7 @@ const dnsCaptureKey = "ISTIO_META_DNS_CAPTURE"
 // DNS, which knows only Services of that cluster, so the lookup fails there
 // even though istiod would route the traffic — unless DNS proxying is on in
 // every control plane's mesh config.
-func missingServiceProblems(snap *collector.Snapshot) []Problem {
+func missingServiceProblems(snap *model.Snapshot) []Problem {
 	if dnsProxyEverywhere(snap) {
 		return nil
 	}
@@ -42,7 +42,7 @@ func missingServiceProblems(snap *collector.Snapshot) []Problem {
 	}
 	var ps []Problem
 	for _, svc := range snap.Services {
-		if IsGatewayService(svc) || svc.Namespace == "kube-system" || svc.Hostname == "kubernetes.default.svc.cluster.local" {
+		if IsGatewayService(svc) || svc.Namespace == "kube-system" || svc.Hostname == model.Hostname("kubernetes", "default") {
 			continue
 		}
 		var have []string
@@ -55,7 +55,7 @@ func missingServiceProblems(snap *collector.Snapshot) []Problem {
 			continue
 		}
 		for _, c := range snap.Clusters {
-			if c.State != collector.StateSynced {
+			if c.State != model.StateSynced {
 				continue // its Services are not (all) known
 			}
 			if sic := svc.Clusters[c.ID]; sic != nil && !sic.NoService {
@@ -65,10 +65,10 @@ func missingServiceProblems(snap *collector.Snapshot) []Problem {
 			if !ok {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: "missing-service", Cluster: c.ID, Service: svc.Hostname,
+			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemMissingService, Cluster: c.ID, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("%s exists in %s but not in %s, where pods with sidecars run in namespace %s (e.g. %s): their DNS lookups of %s fail there (no Service, no ClusterIP), although istiod would route the traffic — create the Service in %s too (its selector may match nothing), or turn on DNS proxying (%s=true)",
-					shortHost(svc.Hostname), strings.Join(have, ", "), c.ID, svc.Namespace, pod, svc.Hostname, c.ID, dnsCaptureKey),
-				group: &grouping{key: "missing|" + c.ID + "|" + svc.Namespace, subject: shortHost(svc.Hostname),
+					model.ShortHost(svc.Hostname), strings.Join(have, ", "), c.ID, svc.Namespace, pod, svc.Hostname, c.ID, dnsCaptureKey),
+				group: &grouping{key: "missing|" + c.ID + "|" + svc.Namespace, subject: model.ShortHost(svc.Hostname),
 					format: fmt.Sprintf("{n} services of namespace %s exist in other clusters but not in %s, where pods with sidecars run in %s (e.g. %s): their DNS lookups fail there ({examples}) — create the Services in %s too, or turn on DNS proxying (%s=true)", svc.Namespace, c.ID, svc.Namespace, pod, c.ID, dnsCaptureKey)}})
 		}
 	}
@@ -76,7 +76,7 @@ func missingServiceProblems(snap *collector.Snapshot) []Problem {
 }
 
 // dnsProxyEverywhere: every control plane's mesh config turns DNS proxying on.
-func dnsProxyEverywhere(snap *collector.Snapshot) bool {
+func dnsProxyEverywhere(snap *model.Snapshot) bool {
 	if len(snap.MeshConfigs) == 0 {
 		return false
 	}
@@ -94,7 +94,7 @@ func dnsProxyEverywhere(snap *collector.Snapshot) bool {
 // protocol, type or headless difference means proxies treat it one way
 // while one cluster's copy says another; a selector difference that leaves
 // one cluster without endpoints while another has them is usually a typo.
-func inconsistentServiceProblems(snap *collector.Snapshot) []Problem {
+func inconsistentServiceProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	for _, svc := range snap.Services {
 		if IsGatewayService(svc) {
@@ -116,15 +116,15 @@ func inconsistentServiceProblems(snap *collector.Snapshot) []Problem {
 			if len(diffs) == 0 {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Warning, Kind: "inconsistent-service", Cluster: cid, Service: svc.Hostname,
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemInconsistentService, Cluster: cid, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("%s differs between %s and %s: %s — istiod merges the copies into one service, so make them the same in every cluster",
-					shortHost(svc.Hostname), ref.Cluster, cid, strings.Join(diffs, "; "))})
+					model.ShortHost(svc.Hostname), ref.Cluster, cid, strings.Join(diffs, "; "))})
 		}
 	}
 	return ps
 }
 
-func serviceDiffs(a, b *collector.ServiceInCluster) []string {
+func serviceDiffs(a, b *model.ServiceInCluster) []string {
 	var out []string
 	pa, pb := portsByNumber(a), portsByNumber(b)
 	var onlyA, onlyB []string
@@ -172,15 +172,15 @@ func serviceDiffs(a, b *collector.ServiceInCluster) []string {
 	return out
 }
 
-func portsByNumber(s *collector.ServiceInCluster) map[int32]collector.ServicePort {
-	m := make(map[int32]collector.ServicePort, len(s.Ports))
+func portsByNumber(s *model.ServiceInCluster) map[int32]model.ServicePort {
+	m := make(map[int32]model.ServicePort, len(s.Ports))
 	for _, p := range s.Ports {
 		m[p.Port] = p
 	}
 	return m
 }
 
-func sortedPorts(m map[int32]collector.ServicePort) []int32 {
+func sortedPorts(m map[int32]model.ServicePort) []int32 {
 	out := make([]int32, 0, len(m))
 	for n := range m {
 		out = append(out, n)
@@ -189,7 +189,7 @@ func sortedPorts(m map[int32]collector.ServicePort) []int32 {
 	return out
 }
 
-func portText(p collector.ServicePort) string {
+func portText(p model.ServicePort) string {
 	s := fmt.Sprintf("%q/%s", p.Name, orText(p.Protocol, "TCP"))
 	if p.AppProtocol != "" {
 		s += " appProtocol " + p.AppProtocol

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/model"
 )
 
 // skewProblem reports cross-network skew only where the split a proxy makes
@@ -68,7 +69,7 @@ func skewProblem(host string, port int32, v horizon.Proxy, p horizon.Prediction,
 	if len(causes) == 0 {
 		causes = append(causes, "the endpoint weights are uneven")
 	}
-	return Problem{Severity: Warning, Kind: "skew", Service: host,
+	return Problem{Severity: Warning, Kind: model.ProblemSkew, Service: host,
 		Sentence: fmt.Sprintf("%s port %d: a %s proxy sends %d%% of its traffic across networks, but its endpoint counts give %d%% (%d of %d healthy endpoints are remote): %s — threshold ±%d points",
 			host, port, v.Network, got, want, remoteOK, localOK+remoteOK, strings.Join(causes, "; "), threshold)}, true
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -28,8 +28,8 @@ type View struct {
 	EDSCluster string        `json:"edsCluster"`
 	// Source says what the service istiod uses merges (kube,
 	// ServiceEntry, both); Namespace is its namespace.
-	Source    collector.ServiceSource `json:"source,omitempty"`
-	Namespace string                  `json:"namespace,omitempty"`
+	Source    model.ServiceSource `json:"source,omitempty"`
+	Namespace string              `json:"namespace,omitempty"`
 	// NoEndpoints says why istiod is predicted to send no endpoints at all
 	// (a DNS ServiceEntry, a service not exported to the proxy's
 	// namespace, a namespace istiod does not read).
@@ -84,9 +84,9 @@ type NetworkSplit struct {
 // EDS istiod sent, or nil when none has arrived (verdict pending). The
 // prediction is made from what the istiod of controlPlane reads (its own
 // cluster and its remote secrets' clusters, when meshscope knows them;
-// see collector.Snapshot.ForControlPlane), and Notes say which endpoints it
+// see model.Snapshot.ForControlPlane), and Notes say which endpoints it
 // cannot send for that reason.
-func Explain(snap *collector.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
+func Explain(snap *model.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
 	return ExplainWith(snap, hostname, port, vp, controlPlane, la, Extra{})
 }
 
@@ -106,7 +106,7 @@ type Extra struct {
 }
 
 // ExplainWith is Explain with what else is known (Extra).
-func ExplainWith(snap *collector.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment, x Extra) View {
+func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment, x Extra) View {
 	full, views, subset, cl := snap, x.Istiod, x.Subset, x.Cluster
 	proxy := ProxyOf(vp)
 	var reads []string
@@ -204,12 +204,12 @@ func split(actual []Actual, pred []horizon.Endpoint, received bool) []NetworkSpl
 // each came from, where they matter: in a mesh with ambient objects,
 // whether the istiod runs ambient multi-network mode decides whether a
 // sidecar loses the remote endpoints of services that are not global.
-func settingsNote(snap *collector.Snapshot, controlPlane string) string {
+func settingsNote(snap *model.Snapshot, controlPlane string) string {
 	if controlPlane == "" || !snap.AmbientInUse() {
 		return ""
 	}
 	st := snap.SettingsFor(controlPlane)
-	amb, multi := st.Get(collector.SettingAmbient), st.Get(collector.SettingAmbientMultiNetwork)
+	amb, multi := st.Get(model.SettingAmbient), st.Get(model.SettingAmbientMultiNetwork)
 	mode := "runs ambient multi-network mode: a sidecar gets only its own cluster's endpoints of a service that is not global"
 	if !st.AmbientMultiNetwork() {
 		mode = "does not run ambient multi-network mode: sidecars get the classic split horizon, global or not"
@@ -218,8 +218,8 @@ func settingsNote(snap *collector.Snapshot, controlPlane string) string {
 		amb.Key, amb.Value, fromText(amb), multi.Key, multi.Value, fromText(multi))
 }
 
-func fromText(s collector.Setting) string {
-	if s.Note != "" && s.From == collector.FromPod {
+func fromText(s model.Setting) string {
+	if s.Note != "" && s.From == model.FromPod {
 		return "istiod pod " + s.Note
 	}
 	if s.Note != "" {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -83,7 +83,7 @@ type Proxy struct {
 	Probe bool `json:"probe,omitempty"`
 	// Pod is the watched pod the proxy runs in (nil when meshscope knows
 	// no such pod: a VM, a cluster it does not watch, a probe).
-	Pod *collector.ProxyPod `json:"pod,omitempty"`
+	Pod *model.ProxyPod `json:"pod,omitempty"`
 	// Drift lists where the identity the proxy was injected with differs
 	// from what the mesh gives its pod today.
 	Drift []Drift `json:"drift,omitempty"`
@@ -111,7 +111,7 @@ type Fleet struct {
 
 // Build joins the control planes' syncz with the snapshot's proxy pods at
 // time now. A control plane whose read failed makes the fleet incomplete.
-func Build(snap *collector.Snapshot, reads []Read, now time.Time) Fleet {
+func Build(snap *model.Snapshot, reads []Read, now time.Time) Fleet {
 	f := Fleet{}
 	read := map[string]bool{}
 	for _, r := range reads {
@@ -170,7 +170,7 @@ func Build(snap *collector.Snapshot, reads []Read, now time.Time) Fleet {
 
 // matchPod picks, among the pods of that namespace and name, the one in
 // the cluster the proxy claims; else the only one.
-func matchPod(snap *collector.Snapshot, idx []int, claimed string) (int, bool) {
+func matchPod(snap *model.Snapshot, idx []int, claimed string) (int, bool) {
 	for _, i := range idx {
 		if snap.Proxies[i].Cluster == claimed {
 			return i, true
@@ -184,16 +184,16 @@ func matchPod(snap *collector.Snapshot, idx []int, claimed string) (int, bool) {
 
 // unconnected lists the proxy pods that no istiod lists. An ambient pod
 // is served by a ztunnel on its node: it is connected when one is.
-func unconnected(snap *collector.Snapshot, connected map[int]bool, rows []Proxy, complete bool) []Proxy {
+func unconnected(snap *model.Snapshot, connected map[int]bool, rows []Proxy, complete bool) []Proxy {
 	ztunnels := map[[2]string]*Proxy{} // cluster, node → a connected ztunnel
 	for i := range rows {
-		if r := &rows[i]; r.Pod != nil && r.Pod.Kind == collector.ProxyZtunnel {
+		if r := &rows[i]; r.Pod != nil && r.Pod.Kind == model.ProxyZtunnel {
 			ztunnels[[2]string{r.Pod.Cluster, r.Pod.Node}] = r
 		}
 	}
 	ztunnelPods := map[[2]string]bool{} // cluster, node → a ztunnel pod runs there
 	for _, pp := range snap.Proxies {
-		if pp.Kind == collector.ProxyZtunnel {
+		if pp.Kind == model.ProxyZtunnel {
 			ztunnelPods[[2]string{pp.Cluster, pp.Node}] = true
 		}
 	}
@@ -208,9 +208,9 @@ func unconnected(snap *collector.Snapshot, connected map[int]bool, rows []Proxy,
 		}
 		node := [2]string{pp.Cluster, pp.Node}
 		switch zt := ztunnels[node]; {
-		case pp.Kind == collector.ProxyAmbient && zt != nil:
+		case pp.Kind == model.ProxyAmbient && zt != nil:
 			p.ControlPlane, p.State, p.IstiodVersion = zt.ControlPlane, zt.State, zt.IstiodVersion
-		case pp.Kind == collector.ProxyAmbient && !ztunnelPods[node]:
+		case pp.Kind == model.ProxyAmbient && !ztunnelPods[node]:
 			// No ztunnel pod meshscope sees on its node: whether one
 			// serves it is not known (ztunnel may run where meshscope
 			// does not look).
@@ -278,7 +278,7 @@ func shortType(url string) string {
 
 // IstiodVersions is each control plane's istiod version (its ready pod's
 // image tag), by cluster ID.
-func IstiodVersions(snap *collector.Snapshot) map[string]string {
+func IstiodVersions(snap *model.Snapshot) map[string]string {
 	m := map[string]string{}
 	if snap == nil {
 		return m
@@ -299,7 +299,7 @@ func IstiodVersions(snap *collector.Snapshot) map[string]string {
 // its pod is on a network gets istiod's forceGateway view: every endpoint
 // of a network with a gateway through that gateway, its own network's too.
 func drift(p Proxy) []Drift {
-	if p.Pod == nil || p.Pod.Injected == nil || p.Pod.Kind != collector.ProxySidecar && p.Pod.Kind != collector.ProxyGateway {
+	if p.Pod == nil || p.Pod.Injected == nil || p.Pod.Kind != model.ProxySidecar && p.Pod.Kind != model.ProxyGateway {
 		return nil
 	}
 	var out []Drift

@@ -4,30 +4,30 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 )
 
 func TestBuild(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	sent := now.Add(-time.Minute)
-	inj := func(network, cluster string) *collector.InjectedIdentity {
-		return &collector.InjectedIdentity{Kind: collector.ProxySidecar, Network: network, ClusterID: cluster, Version: "1.28.0"}
+	inj := func(network, cluster string) *model.InjectedIdentity {
+		return &model.InjectedIdentity{Kind: model.ProxySidecar, Network: network, ClusterID: cluster, Version: "1.28.0"}
 	}
-	snap := &collector.Snapshot{
-		Clusters: []collector.Cluster{
-			{ID: "c1", Istiods: []collector.IstiodPod{{Name: "istiod-1", Version: "1.29.1", Ready: true}}},
-			{ID: "c2", Istiods: []collector.IstiodPod{{Name: "istiod-2", Version: "1.29.1", Ready: true}}},
+	snap := &model.Snapshot{
+		Clusters: []model.Cluster{
+			{ID: "c1", Istiods: []model.IstiodPod{{Name: "istiod-1", Version: "1.29.1", Ready: true}}},
+			{ID: "c2", Istiods: []model.IstiodPod{{Name: "istiod-2", Version: "1.29.1", Ready: true}}},
 		},
-		Proxies: []collector.ProxyPod{
-			{Cluster: "c1", Namespace: "a", Name: "synced", Kind: collector.ProxySidecar, Network: "n1", Injected: inj("n1", "c1")},
-			{Cluster: "c1", Namespace: "a", Name: "stale", Kind: collector.ProxySidecar, Network: "n1", Injected: inj("n1", "c1")},
-			{Cluster: "c1", Namespace: "a", Name: "nack", Kind: collector.ProxySidecar, Network: "n1", Injected: inj("n1", "c1")},
-			{Cluster: "c1", Namespace: "a", Name: "orphan", Kind: collector.ProxySidecar, Network: "n1", Injected: inj("n1", "c1")},
-			{Cluster: "c2", Namespace: "a", Name: "drift", Kind: collector.ProxySidecar, Network: "n2", Injected: inj("", "c1")},
-			{Cluster: "c2", Namespace: "istio-system", Name: "ztunnel-x", Node: "node-a", Kind: collector.ProxyZtunnel},
-			{Cluster: "c2", Namespace: "b", Name: "amb", Node: "node-a", Kind: collector.ProxyAmbient},
-			{Cluster: "c2", Namespace: "b", Name: "amb-elsewhere", Node: "node-z", Kind: collector.ProxyAmbient},
+		Proxies: []model.ProxyPod{
+			{Cluster: "c1", Namespace: "a", Name: "synced", Kind: model.ProxySidecar, Network: "n1", Injected: inj("n1", "c1")},
+			{Cluster: "c1", Namespace: "a", Name: "stale", Kind: model.ProxySidecar, Network: "n1", Injected: inj("n1", "c1")},
+			{Cluster: "c1", Namespace: "a", Name: "nack", Kind: model.ProxySidecar, Network: "n1", Injected: inj("n1", "c1")},
+			{Cluster: "c1", Namespace: "a", Name: "orphan", Kind: model.ProxySidecar, Network: "n1", Injected: inj("n1", "c1")},
+			{Cluster: "c2", Namespace: "a", Name: "drift", Kind: model.ProxySidecar, Network: "n2", Injected: inj("", "c1")},
+			{Cluster: "c2", Namespace: "istio-system", Name: "ztunnel-x", Node: "node-a", Kind: model.ProxyZtunnel},
+			{Cluster: "c2", Namespace: "b", Name: "amb", Node: "node-a", Kind: model.ProxyAmbient},
+			{Cluster: "c2", Namespace: "b", Name: "amb-elsewhere", Node: "node-z", Kind: model.ProxyAmbient},
 		},
 	}
 	st := func(proxy, cluster, version string, res map[string]istiod.ResourceStatus) istiod.SyncStatus {

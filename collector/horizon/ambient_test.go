@@ -4,21 +4,20 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/meshscope/meshscope/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/meshscope/meshscope/collector"
 )
 
 // ambientSeed is the seed mesh run in ambient multi-network mode: both
 // clusters primary and read by each other, namespace sample in ambient
 // mode, and the ambient profile's scope (istio.io/global=true is global).
 // global labels helloworld global in the given clusters.
-func ambientSeed(global ...string) *collector.Snapshot {
-	return ambientSeedWith(map[string]string{collector.SettingAmbient: "true", collector.SettingAmbientMultiNetwork: "true"}, global...)
+func ambientSeed(global ...string) *model.Snapshot {
+	return ambientSeedWith(map[string]string{model.SettingAmbient: "true", model.SettingAmbientMultiNetwork: "true"}, global...)
 }
 
 // ambientSeedWith is ambientSeed with each istiod pod's settings env.
-func ambientSeedWith(env map[string]string, global ...string) *collector.Snapshot {
+func ambientSeedWith(env map[string]string, global ...string) *model.Snapshot {
 	s := mesh(seedGateways, seedEndpoints)
 	globalSel := &metav1.LabelSelector{MatchLabels: map[string]string{"istio.io/global": "true"}}
 	for _, id := range []string{"cluster1", "cluster2"} {
@@ -26,12 +25,12 @@ func ambientSeedWith(env map[string]string, global ...string) *collector.Snapsho
 		if id == "cluster2" {
 			other = "cluster1"
 		}
-		s.Clusters = append(s.Clusters, collector.Cluster{ID: id, Sources: []collector.SourceRef{{Kind: collector.SourceSecret, In: other}},
-			Istiods: []collector.IstiodPod{{Name: "istiod-" + id, Ready: true, Env: env}}})
-		s.MeshConfigs = append(s.MeshConfigs, collector.MeshConfig{Cluster: id,
-			ServiceScopeConfigs: []collector.ServiceScopeConfig{{ServicesSelector: globalSel, Scope: "GLOBAL"}}})
-		a := collector.AmbientCluster{Cluster: id,
-			Namespaces:    map[string]map[string]string{"sample": {collector.LabelDataplaneMode: "ambient"}},
+		s.Clusters = append(s.Clusters, model.Cluster{ID: id, Sources: []model.SourceRef{{Kind: model.SourceSecret, In: other}},
+			Istiods: []model.IstiodPod{{Name: "istiod-" + id, Ready: true, Env: env}}})
+		s.MeshConfigs = append(s.MeshConfigs, model.MeshConfig{Cluster: id,
+			ServiceScopeConfigs: []model.ServiceScopeConfig{{ServicesSelector: globalSel, Scope: "GLOBAL"}}})
+		a := model.AmbientCluster{Cluster: id,
+			Namespaces:    map[string]map[string]string{"sample": {model.LabelDataplaneMode: "ambient"}},
 			ServiceLabels: map[string]map[string]string{hello: {}}}
 		if slices.Contains(global, id) {
 			a.ServiceLabels[hello] = map[string]string{"istio.io/global": "true"}
@@ -49,7 +48,7 @@ func TestPredictAmbientScope(t *testing.T) {
 	from2 := Proxy{Cluster: "cluster2", Network: "network2", ConfigCluster: "cluster2"}
 	for _, tc := range []struct {
 		name string
-		snap *collector.Snapshot
+		snap *model.Snapshot
 		want []string
 	}{
 		{"not ambient", mesh(seedGateways, seedEndpoints),
@@ -63,9 +62,9 @@ func TestPredictAmbientScope(t *testing.T) {
 		// An istiod without ambient multi-network mode (its default) sends
 		// sidecars the classic split horizon, however the mesh's namespaces
 		// are labelled (issue 23: 2 of 12 views matched before).
-		{"ambient namespace, istiod without multi-network", ambientSeedWith(map[string]string{collector.SettingAmbient: "true"}),
+		{"ambient namespace, istiod without multi-network", ambientSeedWith(map[string]string{model.SettingAmbient: "true"}),
 			[]string{"10.144.0.15:5000 local w=1 HEALTHY", "192.168.60.113:15443 gateway w=1 UNKNOWN"}},
-		{"ambient namespace, istiod without ambient", ambientSeedWith(map[string]string{collector.SettingAmbientMultiNetwork: "true"}),
+		{"ambient namespace, istiod without ambient", ambientSeedWith(map[string]string{model.SettingAmbientMultiNetwork: "true"}),
 			[]string{"10.144.0.15:5000 local w=1 HEALTHY", "192.168.60.113:15443 gateway w=1 UNKNOWN"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,10 +80,10 @@ func TestPredictAmbientScope(t *testing.T) {
 // differs), and an istio-remote one counts only for its config cluster's
 // istiod.
 func TestGatewayAPIGatewaysInIndex(t *testing.T) {
-	fromGW := collector.Gateway{Network: "network1", Cluster: "cluster1", Address: "192.168.60.113", Port: 15443,
-		From: collector.GatewayFromGatewayAPI, Gateway: "istio-system/ew", ServiceAccount: "istio-system/ew"}
-	remote := collector.Gateway{Network: "network1", Cluster: "cluster2", Address: "192.168.70.1", Port: 15443,
-		From: collector.GatewayFromGatewayAPI, Gateway: "istio-system/r", ServiceAccount: "istio-system/r-istio-remote", ConfigClusterOnly: true}
+	fromGW := model.Gateway{Network: "network1", Cluster: "cluster1", Address: "192.168.60.113", Port: 15443,
+		From: model.GatewayFromGatewayAPI, Gateway: "istio-system/ew", ServiceAccount: "istio-system/ew"}
+	remote := model.Gateway{Network: "network1", Cluster: "cluster2", Address: "192.168.70.1", Port: 15443,
+		From: model.GatewayFromGatewayAPI, Gateway: "istio-system/r", ServiceAccount: "istio-system/r-istio-remote", ConfigClusterOnly: true}
 	s := mesh(append(slices.Clone(seedGateways), fromGW, remote), seedEndpoints)
 	ix := NewIndex(s)
 	// The istiod of cluster1 does not read cluster2's istio-remote Gateway:

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // DestinationRules as istiod's push context indexes them (setDestinationRules,
@@ -17,7 +17,7 @@ import (
 // in one namespace index merged into one (the oldest's traffic policy, the
 // subsets of all, the first subset of a name winning).
 type mergedRule struct {
-	rule     collector.DestinationRule
+	rule     model.DestinationRule
 	from     []string // namespace/name of every rule merged in
 	exportTo []string // normalised (sorted, deduplicated)
 	selector map[string]string
@@ -36,7 +36,7 @@ type drIndexes struct {
 
 // indexDestinationRules mirrors setDestinationRules for the rules an istiod
 // reads (its config cluster, discovered namespaces).
-func indexDestinationRules(drs []collector.DestinationRule, mc collector.MeshConfig, domain string) drIndexes {
+func indexDestinationRules(drs []model.DestinationRule, mc model.MeshConfig) drIndexes {
 	ix := drIndexes{namespaceLocal: map[string]drIndex{}, exportedByNS: map[string]drIndex{}, rootNamespaceLocal: drIndex{}, root: mc.RootNamespace}
 	if len(drs) == 0 {
 		return ix
@@ -59,7 +59,7 @@ func indexDestinationRules(drs []collector.DestinationRule, mc collector.MeshCon
 	})
 	privateDefault := slices.Contains(mc.DefaultDestinationRuleExportTo, ".")
 	for _, d := range sorted {
-		d.Host = fqdn(d.Host, d.Namespace, domain)
+		d.Host = model.FQDN(d.Host, d.Namespace)
 		exportTo := normalise(d.ExportTo)
 		if d.WorkloadSelector != nil {
 			// Rules with a workloadSelector are never exported.
@@ -80,7 +80,7 @@ func indexDestinationRules(drs []collector.DestinationRule, mc collector.MeshCon
 	return ix
 }
 
-func addRule(m map[string]drIndex, ns string, d collector.DestinationRule, exportTo []string) {
+func addRule(m map[string]drIndex, ns string, d model.DestinationRule, exportTo []string) {
 	if m[ns] == nil {
 		m[ns] = drIndex{}
 	}
@@ -90,7 +90,7 @@ func addRule(m map[string]drIndex, ns string, d collector.DestinationRule, expor
 // merge mirrors mergeDestinationRule with ENABLE_ENHANCED_DESTINATIONRULE_MERGE
 // (istiod's default): rules with equal exportTo (or a wider one) and both
 // without a selector, or with equal selectors, merge; others stay apart.
-func (ix drIndex) merge(d collector.DestinationRule, exportTo []string) {
+func (ix drIndex) merge(d model.DestinationRule, exportTo []string) {
 	list := ix[d.Host]
 	appendSeparately := true
 	for _, m := range list {
@@ -116,7 +116,7 @@ func (ix drIndex) merge(d collector.DestinationRule, exportTo []string) {
 		merged := m.rule
 		merged.Subsets = slices.Clone(merged.Subsets)
 		for _, ss := range d.Subsets {
-			if !slices.ContainsFunc(merged.Subsets, func(e collector.Subset) bool { return e.Name == ss.Name }) {
+			if !slices.ContainsFunc(merged.Subsets, func(e model.Subset) bool { return e.Name == ss.Name }) {
 				merged.Subsets = append(merged.Subsets, ss)
 			}
 		}
@@ -244,14 +244,6 @@ func portMode(mode string, ports map[uint32]string, port uint32) (string, bool) 
 		return m, true
 	}
 	return mode, mode != ""
-}
-
-// fqdn mirrors ResolveShortnameToFQDN for a rule's host.
-func fqdn(h, ns, domain string) string {
-	if h == "" || h == "*" || strings.Contains(h, ".") {
-		return h
-	}
-	return h + "." + ns + ".svc." + domain
 }
 
 func normalise(l []string) []string {

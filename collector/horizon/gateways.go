@@ -5,7 +5,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // gwKey identifies one gateway the way istiod's model.NetworkGateway does
@@ -32,28 +32,28 @@ type gatewayIndex struct {
 	// gws are the snapshot's gateways; when some are used by one istiod
 	// only (istio-remote Gateways), byCC holds the index of each config
 	// cluster (see forConfigCluster).
-	gws    []collector.Gateway
+	gws    []model.Gateway
 	ccOnly bool
 	mu     sync.Mutex
 	byCC   map[string]*gatewayIndex
 	// pods holds the pod endpoints by (cluster, address), built the first
 	// time a prediction needs a proxy's pod (localitylb.go podAt).
 	podsMu   sync.Mutex
-	podsSnap *collector.Snapshot
-	pods     map[[2]string]*collector.Endpoint
+	podsSnap *model.Snapshot
+	pods     map[[2]string]*model.Endpoint
 }
 
 // newGatewayIndex indexes the snapshot's gateways. Hostname gateways are
 // left out: istiod resolves them by DNS at push time (RESOLVE_HOSTNAME_GATEWAYS)
 // and drops those it cannot resolve, which meshscope cannot predict; doctor
 // reports them separately.
-func newGatewayIndex(gws []collector.Gateway) *gatewayIndex {
+func newGatewayIndex(gws []model.Gateway) *gatewayIndex {
 	return newGatewayIndexFor(gws, "")
 }
 
 // newGatewayIndexFor indexes the gateways the istiod of config cluster cc
 // uses ("": all of them).
-func newGatewayIndexFor(gws []collector.Gateway, cc string) *gatewayIndex {
+func newGatewayIndexFor(gws []model.Gateway, cc string) *gatewayIndex {
 	ix := &gatewayIndex{byNetwork: map[string][]gwKey{}, byNC: map[[2]string][]gwKey{}, gws: gws}
 	seen := map[gwKey]bool{}
 	for _, g := range gws {

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Locality load balancing: what istiod does to the locality groups of one
@@ -27,11 +27,11 @@ import (
 
 // localityLB is the effective setting of one prediction.
 type localityLB struct {
-	setting  *collector.LocalityLbSetting
+	setting  *model.LocalityLbSetting
 	failover bool   // outlier detection, or forced by trafficDistribution
 	from     string // what gives the setting, for sentences
 	// zone is a zoneAwareLbSetting, which wins over setting.
-	zone *collector.ZoneAwareLbSetting
+	zone *model.ZoneAwareLbSetting
 }
 
 // effectiveLocalityLB mirrors getOutlierDetectionAndLoadBalancerSettings
@@ -49,12 +49,12 @@ func (t *target) effectiveLocalityLB() (l localityLB, ok bool) {
 		}
 		l.setting, l.from = pol.LocalityLb, ruleName
 	case t.trafficDistribution != "":
-		prio := []string{collector.LabelNetwork, collector.LabelRegion, collector.LabelZone}
+		prio := []string{model.LabelNetwork, model.LabelRegion, model.LabelZone}
 		if t.trafficDistribution == "PreferSameNode" {
-			prio = append(prio, collector.LabelSubzone, "kubernetes.io/hostname")
+			prio = append(prio, model.LabelSubzone, "kubernetes.io/hostname")
 		}
 		enabled := true
-		l.setting = &collector.LocalityLbSetting{Enabled: &enabled, FailoverPriority: prio}
+		l.setting = &model.LocalityLbSetting{Enabled: &enabled, FailoverPriority: prio}
 		l.failover, l.from = true, "trafficDistribution "+t.trafficDistribution
 	case t.cfg.mc.ZoneAwareLbSetting != nil:
 		l.zone, l.from = t.cfg.mc.ZoneAwareLbSetting, "the mesh config's zoneAwareLbSetting"
@@ -124,24 +124,24 @@ func lbPriority(proxy, ep [3]string) int {
 // (region, zone, subzone labels, else topology.istio.io/locality or
 // istio-locality); meshscope's probe
 // sends no node locality. The labels are augmented as AugmentLabels does.
-func proxyTopology(ix *gatewayIndex, snap *collector.Snapshot, proxy Proxy) (loc [3]string, self collector.Endpoint) {
-	self = collector.Endpoint{Cluster: proxy.Cluster, Network: proxy.Network, Labels: proxy.Labels}
+func proxyTopology(ix *gatewayIndex, snap *model.Snapshot, proxy Proxy) (loc [3]string, self model.Endpoint) {
+	self = model.Endpoint{Cluster: proxy.Cluster, Network: proxy.Network, Labels: proxy.Labels}
 	if pod := ix.podAt(snap, proxy.Cluster, proxy.IP); pod != nil {
 		self.Labels, self.Locality, self.Node = pod.Labels, pod.Locality, pod.Node
 		return splitLocality(EnvoyLocality(pod.Locality)), self
 	}
-	r, hr := proxy.Labels[collector.LabelRegion]
-	z, hz := proxy.Labels[collector.LabelZone]
-	sz, hs := proxy.Labels[collector.LabelSubzone]
+	r, hr := proxy.Labels[model.LabelRegion]
+	z, hz := proxy.Labels[model.LabelZone]
+	sz, hs := proxy.Labels[model.LabelSubzone]
 	switch {
 	case hr || hz || hs:
 		loc = [3]string{r, z, sz}
 	default:
 		// GetLocalityLabel, then ConvertLocality: no dots turned into
 		// slashes here, unlike for a pod's endpoints.
-		if v, ok := proxy.Labels[collector.LabelLocality]; ok {
+		if v, ok := proxy.Labels[model.LabelLocality]; ok {
 			loc = splitLocality(v)
-		} else if v, ok := proxy.Labels[collector.LabelLocalityLegacy]; ok {
+		} else if v, ok := proxy.Labels[model.LabelLocalityLegacy]; ok {
 			loc = splitLocality(v)
 		}
 	}
@@ -155,14 +155,14 @@ func proxyTopology(ix *gatewayIndex, snap *collector.Snapshot, proxy Proxy) (loc
 // podAt finds the pod endpoint with address ip in cluster, if any. The
 // index is built once per snapshot: locality failover asks for every
 // service the proxy's pod.
-func (ix *gatewayIndex) podAt(snap *collector.Snapshot, cluster, ip string) *collector.Endpoint {
+func (ix *gatewayIndex) podAt(snap *model.Snapshot, cluster, ip string) *model.Endpoint {
 	if ip == "" || snap == nil {
 		return nil
 	}
 	ix.podsMu.Lock()
 	defer ix.podsMu.Unlock()
 	if ix.pods == nil || ix.podsSnap != snap {
-		ix.pods, ix.podsSnap = map[[2]string]*collector.Endpoint{}, snap
+		ix.pods, ix.podsSnap = map[[2]string]*model.Endpoint{}, snap
 		for _, svc := range snap.Services {
 			for cid, sc := range svc.Clusters {
 				for i := range sc.Endpoints {
@@ -182,7 +182,7 @@ func (ix *gatewayIndex) podAt(snap *collector.Snapshot, cluster, ip string) *col
 // weights and priorities istiod's setting gives them for the proxy, and
 // sets the cluster's locality weighting. srcOf finds the real endpoint of
 // a direct entry (failoverPriority matches its labels).
-func (p *Prediction) applyLocalityLB(l localityLB, ends []int, ix *gatewayIndex, snap *collector.Snapshot, proxy Proxy, srcOf func(e *Endpoint) *collector.Endpoint) {
+func (p *Prediction) applyLocalityLB(l localityLB, ends []int, ix *gatewayIndex, snap *model.Snapshot, proxy Proxy, srcOf func(e *Endpoint) *model.Endpoint) {
 	p.LB.LocalityWeighted = l.weighted()
 	if l.zone != nil {
 		p.applyZoneAware(l.zone, ends, ix, snap, proxy, srcOf)
@@ -253,7 +253,7 @@ func (p *Prediction) setGroups(groups []lbGroup, why func(e *Endpoint) string) {
 // failoverPriority, then applyZoneAwareRegionalFailover — 0 for the
 // proxy's region, 1 for the region its failover rule names, 2 for the
 // others, on top of the failoverPriority ranks, made contiguous.
-func (p *Prediction) applyZoneAware(z *collector.ZoneAwareLbSetting, ends []int, ix *gatewayIndex, snap *collector.Snapshot, proxy Proxy, srcOf func(e *Endpoint) *collector.Endpoint) {
+func (p *Prediction) applyZoneAware(z *model.ZoneAwareLbSetting, ends []int, ix *gatewayIndex, snap *model.Snapshot, proxy Proxy, srcOf func(e *Endpoint) *model.Endpoint) {
 	if (z.Enabled != nil && !*z.Enabled) || len(p.Endpoints) == 0 {
 		return
 	}
@@ -288,7 +288,7 @@ func (p *Prediction) applyZoneAware(z *collector.ZoneAwareLbSetting, ends []int,
 // destination takes lose their endpoints. istiod walks the destinations
 // in map order: with overlapping wildcards the outcome varies, meshscope
 // takes them sorted.
-func (p *Prediction) distribute(groups []lbGroup, loc [3]string, s *collector.LocalityLbSetting, from string) {
+func (p *Prediction) distribute(groups []lbGroup, loc [3]string, s *model.LocalityLbSetting, from string) {
 	for _, d := range s.Distribute {
 		if !localityMatch(loc, d.From) {
 			continue
@@ -328,7 +328,7 @@ func (p *Prediction) distribute(groups []lbGroup, loc [3]string, s *collector.Lo
 // the proxy's locality a group shares (0 all, 1 region and zone, 2 region,
 // 3 none; 4 for a region the proxy's failover rule does not name), on top
 // of any failoverPriority ranks, then made contiguous.
-func localityFailover(groups []lbGroup, loc [3]string, s *collector.LocalityLbSetting) {
+func localityFailover(groups []lbGroup, loc [3]string, s *model.LocalityLbSetting) {
 	for i := range groups {
 		pr := lbPriority(loc, groups[i].locality)
 		if pr == 3 {
@@ -367,7 +367,7 @@ func compactPriorities(groups []lbGroup) {
 // that differs only pushes the entry below all others. A gateway entry
 // has only its cluster and network labels. It reorders p.Endpoints group by
 // group, by priority, and returns the new groups.
-func (p *Prediction) failoverPriority(groups []lbGroup, self *collector.Endpoint, labels []string, srcOf func(e *Endpoint) *collector.Endpoint) []lbGroup {
+func (p *Prediction) failoverPriority(groups []lbGroup, self *model.Endpoint, labels []string, srcOf func(e *Endpoint) *model.Endpoint) []lbGroup {
 	keys := make([]string, len(labels))
 	overrides := map[string]string{}
 	for i, l := range labels {
@@ -377,15 +377,15 @@ func (p *Prediction) failoverPriority(groups []lbGroup, self *collector.Endpoint
 			overrides[parts[0]] = parts[1]
 		}
 	}
-	includesNetwork := labels[0] == collector.LabelNetwork
-	value := func(e *collector.Endpoint, k string) string {
-		v, _ := collector.LabelValue(e, k)
+	includesNetwork := labels[0] == model.LabelNetwork
+	value := func(e *model.Endpoint, k string) string {
+		v, _ := model.LabelValue(e, k)
 		return v
 	}
 	prioOf := func(e *Endpoint) int {
 		src := srcOf(e)
 		if e.Kind != Local || src == nil {
-			src = &collector.Endpoint{Cluster: e.Cluster, Network: e.Network}
+			src = &model.Endpoint{Cluster: e.Cluster, Network: e.Network}
 		}
 		prio, adjust := 0, 0
 		for j, k := range keys {

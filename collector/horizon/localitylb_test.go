@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // groupsOf renders groups as "locality:weight/priority" (x: dropped).
@@ -34,12 +34,12 @@ func testGroups(locs ...string) []lbGroup {
 func TestLocalityFailover(t *testing.T) {
 	proxy := splitLocality("r1/z1/s1")
 	gs := testGroups("r1/z1/s1", "r1/z1/s2", "r1/z2", "r2/z9", "r3/z9", "")
-	localityFailover(gs, proxy, &collector.LocalityLbSetting{})
+	localityFailover(gs, proxy, &model.LocalityLbSetting{})
 	if got := groupsOf(gs); got != "r1/z1/s1:2/0 r1/z1/s2:2/1 r1/z2/:2/2 r2/z9/:2/3 r3/z9/:2/3 //:2/3" {
 		t.Fatalf("default failover: %s", got)
 	}
 	gs = testGroups("r1/z1/s1", "r2/z9", "r3/z9")
-	s := &collector.LocalityLbSetting{}
+	s := &model.LocalityLbSetting{}
 	s.Failover = append(s.Failover, struct {
 		From string `json:"from"`
 		To   string `json:"to"`
@@ -54,7 +54,7 @@ func TestLocalityFailover(t *testing.T) {
 // each destination's weight over the groups it takes (rounded up); the
 // groups no destination takes lose their endpoints.
 func TestDistribute(t *testing.T) {
-	s := &collector.LocalityLbSetting{}
+	s := &model.LocalityLbSetting{}
 	s.Distribute = append(s.Distribute, struct {
 		From string            `json:"from"`
 		To   map[string]uint32 `json:"to"`
@@ -85,16 +85,16 @@ func TestFailoverPriority(t *testing.T) {
 		mk("192.168.0.1", "c2", "n2", "r1/z1", Gateway),
 		mk("10.0.0.3", "c1", "n1", "r2/z1", Local),
 	}}
-	srcs := map[string]*collector.Endpoint{}
+	srcs := map[string]*model.Endpoint{}
 	for _, e := range p.Endpoints {
 		if e.Kind == Local {
-			srcs[e.Address] = &collector.Endpoint{Address: e.Address, Cluster: e.Cluster, Network: e.Network, Locality: e.Locality}
+			srcs[e.Address] = &model.Endpoint{Address: e.Address, Cluster: e.Cluster, Network: e.Network, Locality: e.Locality}
 		}
 	}
-	self := &collector.Endpoint{Cluster: "c1", Network: "n1", Locality: "r1/z1"}
+	self := &model.Endpoint{Cluster: "c1", Network: "n1", Locality: "r1/z1"}
 	gs := []lbGroup{{start: 0, end: 4, weight: 4}}
-	out := p.failoverPriority(gs, self, []string{collector.LabelNetwork, "topology.kubernetes.io/region", "topology.kubernetes.io/zone"},
-		func(e *Endpoint) *collector.Endpoint { return srcs[e.Address] })
+	out := p.failoverPriority(gs, self, []string{model.LabelNetwork, "topology.kubernetes.io/region", "topology.kubernetes.io/zone"},
+		func(e *Endpoint) *model.Endpoint { return srcs[e.Address] })
 	var got []string
 	for _, g := range out {
 		var addrs []string
@@ -131,7 +131,7 @@ func TestZoneAware(t *testing.T) {
 		return p
 	}
 	ends := []int{1, 2, 3, 4}
-	z := &collector.ZoneAwareLbSetting{}
+	z := &model.ZoneAwareLbSetting{}
 	z.Failover = append(z.Failover, struct {
 		From string `json:"from"`
 		To   string `json:"to"`
@@ -149,7 +149,7 @@ func TestZoneAware(t *testing.T) {
 	}
 	off := false
 	p = mk()
-	p.applyZoneAware(&collector.ZoneAwareLbSetting{Enabled: &off}, ends, ix, nil, proxy, nil)
+	p.applyZoneAware(&model.ZoneAwareLbSetting{Enabled: &off}, ends, ix, nil, proxy, nil)
 	for _, e := range p.Endpoints {
 		if e.Priority != 0 {
 			t.Fatalf("disabled zone-aware routing changed priorities: %+v", p.Endpoints)

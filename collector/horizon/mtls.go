@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Causes of a no-mTLS drop.
@@ -22,13 +22,13 @@ const (
 // without the tlsMode label (its metadata stays "disabled"); otherwise the
 // tlsMode must be "istio" and the PeerAuthentication for the endpoint's
 // port must not DISABLE mTLS.
-func (t *target) mtlsFor(host string, svcPort int32, ep collector.Endpoint, epPort uint32) (ok bool, cause, why string) {
+func (t *target) mtlsFor(host string, svcPort int32, ep model.Endpoint, epPort uint32) (ok bool, cause, why string) {
 	labelled := ep.TLSMode == "istio"
 	noLabel := func() string {
 		if ep.Workload != "" {
-			return fmt.Sprintf("%s has no %s=istio label and names no serviceAccount", ep.Workload, TLSModeLabel)
+			return fmt.Sprintf("%s has no %s=istio label and names no serviceAccount", ep.Workload, model.LabelTLSMode)
 		}
-		return fmt.Sprintf("pod %s lacks %s=istio (no sidecar)", orNone(ep.Pod), TLSModeLabel)
+		return fmt.Sprintf("pod %s lacks %s=istio (no sidecar)", orNone(ep.Pod), model.LabelTLSMode)
 	}
 	if mode, set := t.rule.tlsModeFor(t.subset, uint32(svcPort)); set {
 		if mode != "ISTIO_MUTUAL" {
@@ -52,7 +52,7 @@ func (t *target) mtlsFor(host string, svcPort int32, ep collector.Endpoint, epPo
 	return true, "", ""
 }
 
-func endpointName(ep collector.Endpoint) string {
+func endpointName(ep model.Endpoint) string {
 	if ep.Workload != "" {
 		return ep.Workload
 	}
@@ -65,17 +65,17 @@ func endpointName(ep collector.Endpoint) string {
 // augments them; port-level first), else the namespace policy, else the
 // mesh policy (the mesh config's root namespace); the oldest of a scope
 // wins; UNSET inherits; the default is PERMISSIVE.
-func (c *configView) peerAuthentication(ns string, ep *collector.Endpoint, port uint32) (*collector.PeerAuthentication, string) {
+func (c *configView) peerAuthentication(ns string, ep *model.Endpoint, port uint32) (*model.PeerAuthentication, string) {
 	if len(c.pas) == 0 {
 		return nil, "PERMISSIVE"
 	}
 	root := c.mc.RootNamespace
-	var workload, namespace, mesh *collector.PeerAuthentication
+	var workload, namespace, mesh *model.PeerAuthentication
 	if ns != root {
 		for _, a := range c.pasByNS[ns] { // oldest first
 			switch {
 			case len(a.Selector) > 0:
-				if workload == nil && collector.SelectsEndpoint(a.Selector, ep) {
+				if workload == nil && model.SelectsEndpoint(a.Selector, ep) {
 					workload = a
 				}
 			case namespace == nil:
@@ -97,7 +97,7 @@ func (c *configView) peerAuthentication(ns string, ep *collector.Endpoint, port 
 			return workload, workload.Mode
 		}
 	}
-	for _, a := range []*collector.PeerAuthentication{namespace, mesh} {
+	for _, a := range []*model.PeerAuthentication{namespace, mesh} {
 		if a != nil && a.Mode != "" && a.Mode != "UNSET" {
 			return a, a.Mode
 		}
@@ -108,7 +108,7 @@ func (c *configView) peerAuthentication(ns string, ep *collector.Endpoint, port 
 // indexPeerAuthentications sorts a config view's PeerAuthentications by
 // namespace, oldest first (the oldest of a scope wins).
 func (c *configView) indexPeerAuthentications() {
-	c.pasByNS = map[string][]*collector.PeerAuthentication{}
+	c.pasByNS = map[string][]*model.PeerAuthentication{}
 	for i := range c.pas {
 		a := &c.pas[i]
 		c.pasByNS[a.Namespace] = append(c.pasByNS[a.Namespace], a)

@@ -4,53 +4,53 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // TestMTLSPolicies: which setting turns mTLS off for a cross-network
 // endpoint, as istiod's mtlsChecker decides it.
 func TestMTLSPolicies(t *testing.T) {
 	net1 := Proxy{Cluster: "cluster1", Network: "network1", Namespace: "sample"}
-	pa := func(ns, name string, sel map[string]string, mode string, ports map[uint32]string) collector.PeerAuthentication {
-		return collector.PeerAuthentication{Cluster: "cluster1", Namespace: ns, Name: name, Selector: sel, Mode: mode, PortModes: ports}
+	pa := func(ns, name string, sel map[string]string, mode string, ports map[uint32]string) model.PeerAuthentication {
+		return model.PeerAuthentication{Cluster: "cluster1", Namespace: ns, Name: name, Selector: sel, Mode: mode, PortModes: ports}
 	}
-	dr := func(ns, name, host, mode string, ports map[uint32]string) collector.DestinationRule {
-		return collector.DestinationRule{Cluster: "cluster1", Namespace: ns, Name: name, Host: host, TLSMode: mode, PortTLS: ports}
+	dr := func(ns, name, host, mode string, ports map[uint32]string) model.DestinationRule {
+		return model.DestinationRule{Cluster: "cluster1", Namespace: ns, Name: name, Host: host, TLSMode: mode, PortTLS: ports}
 	}
 	app := map[string]string{"app": "helloworld"}
 	cases := []struct {
 		name, istiod string
-		pas          []collector.PeerAuthentication
-		drs          []collector.DestinationRule
+		pas          []model.PeerAuthentication
+		drs          []model.DestinationRule
 		noLabel      bool
 		proxy        Proxy
 		cause        string // "" = sent through the gateway
 	}{
 		{name: "no policies", istiod: "default PERMISSIVE"},
-		{name: "workload PA DISABLE", istiod: "authn workload policy", pas: []collector.PeerAuthentication{pa("sample", "off", app, "DISABLE", nil)}, cause: CausePeerAuthentication},
-		{name: "namespace PA DISABLE", istiod: "authn namespace policy", pas: []collector.PeerAuthentication{pa("sample", "default", nil, "DISABLE", nil)}, cause: CausePeerAuthentication},
-		{name: "mesh PA DISABLE", istiod: "authn mesh policy in the root namespace", pas: []collector.PeerAuthentication{pa("istio-system", "default", nil, "DISABLE", nil)}, cause: CausePeerAuthentication},
+		{name: "workload PA DISABLE", istiod: "authn workload policy", pas: []model.PeerAuthentication{pa("sample", "off", app, "DISABLE", nil)}, cause: CausePeerAuthentication},
+		{name: "namespace PA DISABLE", istiod: "authn namespace policy", pas: []model.PeerAuthentication{pa("sample", "default", nil, "DISABLE", nil)}, cause: CausePeerAuthentication},
+		{name: "mesh PA DISABLE", istiod: "authn mesh policy in the root namespace", pas: []model.PeerAuthentication{pa("istio-system", "default", nil, "DISABLE", nil)}, cause: CausePeerAuthentication},
 		{name: "namespace STRICT over mesh DISABLE", istiod: "namespace policy wins over mesh",
-			pas: []collector.PeerAuthentication{pa("istio-system", "default", nil, "DISABLE", nil), pa("sample", "default", nil, "STRICT", nil)}},
+			pas: []model.PeerAuthentication{pa("istio-system", "default", nil, "DISABLE", nil), pa("sample", "default", nil, "STRICT", nil)}},
 		{name: "workload UNSET inherits namespace DISABLE", istiod: "UNSET inherits",
-			pas: []collector.PeerAuthentication{pa("sample", "wl", app, "UNSET", nil), pa("sample", "default", nil, "DISABLE", nil)}, cause: CausePeerAuthentication},
+			pas: []model.PeerAuthentication{pa("sample", "wl", app, "UNSET", nil), pa("sample", "default", nil, "DISABLE", nil)}, cause: CausePeerAuthentication},
 		{name: "port-level PERMISSIVE on the endpoint port", istiod: "portLevelMtls for the target port",
-			pas: []collector.PeerAuthentication{pa("sample", "wl", app, "DISABLE", map[uint32]string{5000: "PERMISSIVE"})}},
-		{name: "PA in another namespace does not apply", istiod: "PA namespace = endpoint namespace", pas: []collector.PeerAuthentication{pa("other", "default", nil, "DISABLE", nil)}},
-		{name: "DR DISABLE", istiod: "tlsModeForDestinationRule", drs: []collector.DestinationRule{dr("sample", "hw", "helloworld", "DISABLE", nil)}, cause: CauseDestinationRule},
-		{name: "DR SIMPLE", istiod: "only ISTIO_MUTUAL is mTLS", drs: []collector.DestinationRule{dr("sample", "hw", "helloworld.sample.svc.cluster.local", "SIMPLE", nil)}, cause: CauseDestinationRule},
-		{name: "DR port-level DISABLE", istiod: "portLevelSettings override", drs: []collector.DestinationRule{dr("sample", "hw", "helloworld", "ISTIO_MUTUAL", map[uint32]string{5000: "DISABLE"})}, cause: CauseDestinationRule},
+			pas: []model.PeerAuthentication{pa("sample", "wl", app, "DISABLE", map[uint32]string{5000: "PERMISSIVE"})}},
+		{name: "PA in another namespace does not apply", istiod: "PA namespace = endpoint namespace", pas: []model.PeerAuthentication{pa("other", "default", nil, "DISABLE", nil)}},
+		{name: "DR DISABLE", istiod: "tlsModeForDestinationRule", drs: []model.DestinationRule{dr("sample", "hw", "helloworld", "DISABLE", nil)}, cause: CauseDestinationRule},
+		{name: "DR SIMPLE", istiod: "only ISTIO_MUTUAL is mTLS", drs: []model.DestinationRule{dr("sample", "hw", "helloworld.sample.svc.cluster.local", "SIMPLE", nil)}, cause: CauseDestinationRule},
+		{name: "DR port-level DISABLE", istiod: "portLevelSettings override", drs: []model.DestinationRule{dr("sample", "hw", "helloworld", "ISTIO_MUTUAL", map[uint32]string{5000: "DISABLE"})}, cause: CauseDestinationRule},
 		{name: "DR ISTIO_MUTUAL beats PA DISABLE", istiod: "a DR mode decides when present",
-			drs: []collector.DestinationRule{dr("sample", "hw", "helloworld", "ISTIO_MUTUAL", nil)}, pas: []collector.PeerAuthentication{pa("sample", "default", nil, "DISABLE", nil)}},
+			drs: []model.DestinationRule{dr("sample", "hw", "helloworld", "ISTIO_MUTUAL", nil)}, pas: []model.PeerAuthentication{pa("sample", "default", nil, "DISABLE", nil)}},
 		{name: "DR ISTIO_MUTUAL cannot rescue a pod without label", istiod: "tlsMode metadata stays disabled", noLabel: true,
-			drs: []collector.DestinationRule{dr("sample", "hw", "helloworld", "ISTIO_MUTUAL", nil)}, cause: CausePodLabel},
+			drs: []model.DestinationRule{dr("sample", "hw", "helloworld", "ISTIO_MUTUAL", nil)}, cause: CausePodLabel},
 		{name: "DR in the proxy namespace first", istiod: "SidecarScope DR lookup: proxy namespace, service namespace, root",
 			proxy: Proxy{Cluster: "cluster1", Network: "network1", Namespace: "client"},
-			drs:   []collector.DestinationRule{dr("client", "mine", "helloworld.sample.svc.cluster.local", "DISABLE", nil), dr("sample", "hw", "helloworld", "ISTIO_MUTUAL", nil)}, cause: CauseDestinationRule},
+			drs:   []model.DestinationRule{dr("client", "mine", "helloworld.sample.svc.cluster.local", "DISABLE", nil), dr("sample", "hw", "helloworld", "ISTIO_MUTUAL", nil)}, cause: CauseDestinationRule},
 		{name: "wildcard DR in the root namespace", istiod: "root namespace DR, wildcard host",
-			drs: []collector.DestinationRule{dr("istio-system", "all", "*.sample.svc.cluster.local", "DISABLE", nil)}, cause: CauseDestinationRule},
+			drs: []model.DestinationRule{dr("istio-system", "all", "*.sample.svc.cluster.local", "DISABLE", nil)}, cause: CauseDestinationRule},
 		{name: "DR without TLS mode falls through to PA", istiod: "nil DR mode → label and PA",
-			drs: []collector.DestinationRule{dr("sample", "hw", "helloworld", "", nil)}, pas: []collector.PeerAuthentication{pa("sample", "default", nil, "DISABLE", nil)}, cause: CausePeerAuthentication},
+			drs: []model.DestinationRule{dr("sample", "hw", "helloworld", "", nil)}, pas: []model.PeerAuthentication{pa("sample", "default", nil, "DISABLE", nil)}, cause: CausePeerAuthentication},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -9,11 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
-
-// TLSModeLabel is the pod label saying its sidecar accepts Istio mTLS.
-const TLSModeLabel = "security.istio.io/tlsMode"
 
 // Health of a gateway LbEndpoint: istiod sets none on it.
 const Unknown Health = "UNKNOWN"
@@ -24,11 +21,11 @@ func EDSClusterName(hostname string, port int32) string {
 }
 
 // Predict computes the EDS istiod sends proxy for hostname:port in snap.
-func Predict(snap *collector.Snapshot, hostname string, port int32, proxy Proxy) Prediction {
+func Predict(snap *model.Snapshot, hostname string, port int32, proxy Proxy) Prediction {
 	return PredictWith(snap, newGatewayIndex(snapGateways(snap)), hostname, port, proxy)
 }
 
-func snapGateways(snap *collector.Snapshot) []collector.Gateway {
+func snapGateways(snap *model.Snapshot) []model.Gateway {
 	if snap == nil {
 		return nil
 	}
@@ -40,16 +37,16 @@ func snapGateways(snap *collector.Snapshot) []collector.Gateway {
 type Index = gatewayIndex
 
 // NewIndex indexes a snapshot's gateways for PredictWith.
-func NewIndex(snap *collector.Snapshot) *Index { return newGatewayIndex(snapGateways(snap)) }
+func NewIndex(snap *model.Snapshot) *Index { return newGatewayIndex(snapGateways(snap)) }
 
 // PredictWith is Predict with a prebuilt gateway index.
-func PredictWith(snap *collector.Snapshot, ix *Index, hostname string, port int32, proxy Proxy) Prediction {
+func PredictWith(snap *model.Snapshot, ix *Index, hostname string, port int32, proxy Proxy) Prediction {
 	return PredictSubset(snap, ix, hostname, "", port, proxy)
 }
 
 // PredictSubset is PredictWith for the EDS cluster of a DestinationRule
 // subset (outbound|PORT|SUBSET|HOST; "" for the whole service).
-func PredictSubset(snap *collector.Snapshot, ix *Index, hostname, subset string, port int32, proxy Proxy) Prediction {
+func PredictSubset(snap *model.Snapshot, ix *Index, hostname, subset string, port int32, proxy Proxy) Prediction {
 	p := Prediction{Service: hostname, Port: port, Subset: subset, EDSCluster: SubsetClusterName(hostname, subset, port), Endpoints: []Endpoint{}}
 	svc := snap.Service(hostname)
 	if svc == nil {
@@ -267,7 +264,7 @@ func scaleWeight(w, scale uint32) uint32 {
 	return math.MaxUint32
 }
 
-func endpointPort(ep collector.Endpoint, name string) (uint32, bool) {
+func endpointPort(ep model.Endpoint, name string) (uint32, bool) {
 	for _, p := range ep.Ports {
 		if p.Name == name {
 			return uint32(p.Port), true
@@ -276,7 +273,7 @@ func endpointPort(ep collector.Endpoint, name string) (uint32, bool) {
 	return 0, false
 }
 
-func sortedClusters(svc *collector.Service) []string {
+func sortedClusters(svc *model.Service) []string {
 	ids := make([]string, 0, len(svc.Clusters))
 	for id := range svc.Clusters {
 		ids = append(ids, id)
@@ -314,7 +311,7 @@ func orNone(s string) string {
 }
 
 // portNames lists ports as name=number for a sentence.
-func portNames(ps []collector.EndpointPort) string {
+func portNames(ps []model.EndpointPort) string {
 	parts := make([]string, 0, len(ps))
 	for _, p := range ps {
 		parts = append(parts, fmt.Sprintf("%s=%d", orNone(p.Name), p.Port))

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 const hello = "helloworld.sample.svc.cluster.local"
@@ -17,12 +17,12 @@ type ep struct {
 	noMTLS, notReady, terminating       bool
 }
 
-func gw(network, cluster, addr string, port uint32) collector.Gateway {
-	return collector.Gateway{Network: network, Cluster: cluster, Address: addr, Port: port, From: collector.GatewayFromService}
+func gw(network, cluster, addr string, port uint32) model.Gateway {
+	return model.Gateway{Network: network, Cluster: cluster, Address: addr, Port: port, From: model.GatewayFromService}
 }
 
 // seedGateways are the lab's east-west gateways.
-var seedGateways = []collector.Gateway{
+var seedGateways = []model.Gateway{
 	gw("network1", "cluster1", "192.168.60.113", 15443),
 	gw("network2", "cluster2", "192.168.60.9", 15443),
 }
@@ -32,26 +32,26 @@ var seedEndpoints = []ep{
 	{cluster: "cluster2", network: "network2", ip: "10.144.0.15", pod: "helloworld-v2"},
 }
 
-func mesh(gws []collector.Gateway, eps []ep) *collector.Snapshot {
-	svc := &collector.Service{Hostname: hello, Namespace: "sample", Name: "helloworld",
-		Ports: []collector.ServicePort{{Name: "http", Port: 5000}}, Clusters: map[string]*collector.ServiceInCluster{}}
+func mesh(gws []model.Gateway, eps []ep) *model.Snapshot {
+	svc := &model.Service{Hostname: hello, Namespace: "sample", Name: "helloworld",
+		Ports: []model.ServicePort{{Name: "http", Port: 5000}}, Clusters: map[string]*model.ServiceInCluster{}}
 	for _, e := range eps {
 		sic := svc.Clusters[e.cluster]
 		if sic == nil {
-			sic = &collector.ServiceInCluster{Cluster: e.cluster, Ports: svc.Ports}
+			sic = &model.ServiceInCluster{Cluster: e.cluster, Ports: svc.Ports}
 			svc.Clusters[e.cluster] = sic
 		}
 		tls := "istio"
 		if e.noMTLS {
 			tls = ""
 		}
-		sic.Endpoints = append(sic.Endpoints, collector.Endpoint{
+		sic.Endpoints = append(sic.Endpoints, model.Endpoint{
 			Cluster: e.cluster, Network: e.network, Address: e.ip, Pod: e.pod, Locality: e.locality,
-			Ports: []collector.EndpointPort{{Name: "http", Port: 5000}}, TLSMode: tls,
+			Ports: []model.EndpointPort{{Name: "http", Port: 5000}}, TLSMode: tls,
 			Ready: !e.notReady, Serving: !e.notReady, Terminating: e.terminating,
 		})
 	}
-	return &collector.Snapshot{Gateways: gws, Services: []*collector.Service{svc}}
+	return &model.Snapshot{Gateways: gws, Services: []*model.Service{svc}}
 }
 
 // render is "address:port kind weight health" per endpoint, sorted, and
@@ -78,7 +78,7 @@ func TestPredict(t *testing.T) {
 	cases := []struct {
 		name   string
 		istiod string // the istiod behaviour mirrored
-		gws    []collector.Gateway
+		gws    []model.Gateway
 		eps    []ep
 		proxy  Proxy
 		want   []string
@@ -147,12 +147,12 @@ func TestPredict(t *testing.T) {
 		},
 		{
 			name: "gateway without mTLS port is useless to a sidecar", istiod: "selectNetworkGateways for sidecars skips gw.Port == 0",
-			gws: []collector.Gateway{seedGateways[0], gw("network2", "cluster2", "192.168.60.9", 0)}, eps: seedEndpoints, proxy: net1,
+			gws: []model.Gateway{seedGateways[0], gw("network2", "cluster2", "192.168.60.9", 0)}, eps: seedEndpoints, proxy: net1,
 			want: []string{"10.144.0.15:5000 leaked w=1 HEALTHY", "10.44.0.13:5000 local w=1 HEALTHY"},
 		},
 		{
 			name: "hostname gateway is not used", istiod: "only IP gateways are used (hostnames resolved by DNS or dropped)",
-			gws: []collector.Gateway{seedGateways[0], {Network: "network2", Cluster: "cluster2", Address: "a1.elb.example.com", Port: 15443, Hostname: true}},
+			gws: []model.Gateway{seedGateways[0], {Network: "network2", Cluster: "cluster2", Address: "a1.elb.example.com", Port: 15443, Hostname: true}},
 			eps: seedEndpoints, proxy: net1,
 			want: []string{"10.144.0.15:5000 leaked w=1 HEALTHY", "10.44.0.13:5000 local w=1 HEALTHY"},
 		},

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // groups renders a prediction as istiod's LocalityLbEndpoints: one
@@ -160,7 +160,7 @@ func TestEnvoyLocality(t *testing.T) {
 // holds both gateways (sorted as istiod sorts them), each with half the
 // zone's weight (scaled by the LCM of gateway counts, 2).
 func TestPredictLocalitiesSeveralGateways(t *testing.T) {
-	gws := append(append([]collector.Gateway{}, seedGateways...), gw("network2", "cluster2", "192.168.60.8", 15443))
+	gws := append(append([]model.Gateway{}, seedGateways...), gw("network2", "cluster2", "192.168.60.8", 15443))
 	eps := []ep{
 		{cluster: "cluster1", network: "network1", ip: "10.44.0.13", pod: "a", locality: "r1/z1/"},
 		{cluster: "cluster2", network: "network2", ip: "10.144.0.15", pod: "b", locality: "r2/zb/"},

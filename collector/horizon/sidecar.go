@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Sidecar resources narrow the services a proxy gets: istiod builds the
@@ -19,19 +19,19 @@ import (
 // indexSidecars keeps the Sidecars of the config cluster, per namespace,
 // those with a workloadSelector first, then oldest first
 // (sortConfigBySelectorAndCreationTime).
-func (v *configView) indexSidecars(all []collector.Sidecar, ours func(cluster, ns string) bool) {
+func (v *configView) indexSidecars(all []model.Sidecar, ours func(cluster, ns string) bool) {
 	for i := range all {
 		s := &all[i]
 		if !ours(s.Cluster, s.Namespace) {
 			continue
 		}
 		if v.sidecars == nil {
-			v.sidecars = map[string][]*collector.Sidecar{}
+			v.sidecars = map[string][]*model.Sidecar{}
 		}
 		v.sidecars[s.Namespace] = append(v.sidecars[s.Namespace], s)
 	}
 	for _, list := range v.sidecars {
-		slices.SortStableFunc(list, func(a, b *collector.Sidecar) int {
+		slices.SortStableFunc(list, func(a, b *model.Sidecar) int {
 			if (a.WorkloadSelector != nil) != (b.WorkloadSelector != nil) {
 				if a.WorkloadSelector != nil {
 					return -1
@@ -65,7 +65,7 @@ func (v *configView) sidecarFor(ns string, labels map[string]string) *sidecarSco
 }
 
 // sidecarScope is the Sidecar that applies to a proxy.
-type sidecarScope struct{ s *collector.Sidecar }
+type sidecarScope struct{ s *model.Sidecar }
 
 // imports mirrors convertIstioListenerToWrapper and selectServices: a
 // listener imports the service of namespace ns under hostname for the
@@ -163,7 +163,7 @@ func (sc *sidecarScope) sentence(hostname, ns string, port int32) string {
 func (sc *sidecarScope) vsImports(v *configView, hostname string, port int32, proxyNS string) bool {
 	egress := sc.s.Egress
 	if len(egress) == 0 {
-		egress = []collector.SidecarEgress{{Hosts: []string{"*/*"}}}
+		egress = []model.SidecarEgress{{Hosts: []string{"*/*"}}}
 	}
 	for _, l := range egress {
 		matchPort := l.Port != 0 && !strings.EqualFold(l.Protocol, "HTTP_PROXY")
@@ -179,7 +179,7 @@ func (sc *sidecarScope) vsImports(v *configView, hostname string, port int32, pr
 				if len(d.SourceNamespaces) > 0 && !slices.Contains(d.SourceNamespaces, proxyNS) {
 					continue
 				}
-				if fqdn(d.Host, vs.Namespace, "cluster.local") != hostname {
+				if model.FQDN(d.Host, vs.Namespace) != hostname {
 					continue
 				}
 				if matchPort || d.Port == 0 || d.Port == uint32(port) {
@@ -193,9 +193,9 @@ func (sc *sidecarScope) vsImports(v *configView, hostname string, port int32, pr
 
 // selects says whether listener l selects vs (a host of vs matches one of
 // l's hosts of vs's namespace or of "*", and is not excluded).
-func (sc *sidecarScope) selects(l collector.SidecarEgress, vs *collector.VirtualService, proxyNS string) bool {
+func (sc *sidecarScope) selects(l model.SidecarEgress, vs *model.VirtualService, proxyNS string) bool {
 	for _, vh := range vs.Hosts {
-		h := fqdn(vh, vs.Namespace, "cluster.local")
+		h := model.FQDN(vh, vs.Namespace)
 		matched, excluded := false, false
 		for _, eh := range l.Hosts {
 			hns, name, exclude, ok := egressHost(eh, proxyNS)

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 // SubsetNames lists the subsets that the DestinationRules of any config
@@ -14,10 +14,10 @@ import (
 // given proxy uses is PredictSubset's business (an unknown subset gets
 // every endpoint, as in istiod); this only says which subsets exist to look
 // at.
-func SubsetNames(snap *collector.Snapshot, hostname string) []string {
+func SubsetNames(snap *model.Snapshot, hostname string) []string {
 	var out []string
 	for _, d := range snap.DestinationRules {
-		h := fqdn(d.Host, d.Namespace, "cluster.local")
+		h := model.FQDN(d.Host, d.Namespace)
 		if h != hostname && !(strings.HasPrefix(h, "*") && strings.HasSuffix(hostname, h[1:])) {
 			continue
 		}

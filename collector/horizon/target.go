@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
+	"github.com/meshscope/meshscope/model"
 )
 
 // SubsetClusterName is the Envoy cluster name istiod uses for a subset of a
@@ -23,15 +23,15 @@ func SubsetClusterName(hostname, subset string, port int32) string {
 // config and the Istio config of its cluster in the namespaces it reads.
 type configView struct {
 	cluster string // "" when the snapshot has no config cluster: all config
-	mc      collector.MeshConfig
-	local   collector.ClusterLocalHosts
+	mc      model.MeshConfig
+	local   model.ClusterLocalHosts
 	drs     drIndexes
-	pas     []collector.PeerAuthentication
-	pasByNS map[string][]*collector.PeerAuthentication
+	pas     []model.PeerAuthentication
+	pasByNS map[string][]*model.PeerAuthentication
 	// sidecars are the Sidecar resources by namespace, each list as
 	// istiod orders it (sidecarFor); vss the VirtualServices.
-	sidecars map[string][]*collector.Sidecar
-	vss      []collector.VirtualService
+	sidecars map[string][]*model.Sidecar
+	vss      []model.VirtualService
 	// ambient is the istiod's ambient view when it runs ambient
 	// multi-network mode (its settings say so: see ownClusterOnly).
 	ambient *ambient.View
@@ -46,7 +46,7 @@ type configCache struct {
 // configClusterOf is the cluster whose istiod serves the proxy: its
 // ConfigCluster, else the first context cluster (the first mesh config);
 // "" when the snapshot knows none.
-func configClusterOf(snap *collector.Snapshot, proxy Proxy) string {
+func configClusterOf(snap *model.Snapshot, proxy Proxy) string {
 	if proxy.ConfigCluster != "" {
 		return proxy.ConfigCluster
 	}
@@ -56,22 +56,22 @@ func configClusterOf(snap *collector.Snapshot, proxy Proxy) string {
 	return ""
 }
 
-func (c *configCache) get(snap *collector.Snapshot, cluster string) *configView {
+func (c *configCache) get(snap *model.Snapshot, cluster string) *configView {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if v := c.views[cluster]; v != nil {
 		return v
 	}
 	v := &configView{cluster: cluster, mc: snap.MeshConfigFor(cluster)}
-	v.local = v.mc.ClusterLocalHosts("")
+	v.local = v.mc.ClusterLocalHosts()
 	ours := func(c, ns string) bool { return (cluster == "" || c == cluster) && v.mc.Discovered(c, ns) }
-	var drs []collector.DestinationRule
+	var drs []model.DestinationRule
 	for _, d := range snap.DestinationRules {
 		if ours(d.Cluster, d.Namespace) {
 			drs = append(drs, d)
 		}
 	}
-	v.drs = indexDestinationRules(drs, v.mc, "cluster.local")
+	v.drs = indexDestinationRules(drs, v.mc)
 	for _, a := range snap.PeerAuthentications {
 		if ours(a.Cluster, a.Namespace) {
 			v.pas = append(v.pas, a)
@@ -100,7 +100,7 @@ func (c *configCache) get(snap *collector.Snapshot, cluster string) *configView 
 // source is one list of endpoints istiod merges for a service: a cluster's
 // EndpointSlices, or a ServiceEntry's workloads.
 type source struct {
-	endpoints []collector.Endpoint
+	endpoints []model.Endpoint
 	// hidden, when set, says why istiod does not read these endpoints
 	// (their namespace is outside discoverySelectors).
 	hidden string
@@ -117,17 +117,17 @@ type target struct {
 	cfg       *configView
 	namespace string // the namespace istiod uses for the hostname
 	kube      bool   // a Kubernetes Service is the service (its ports win)
-	entries   []*collector.ServiceEntryHost
+	entries   []*model.ServiceEntryHost
 	// source says what the namespace's service merges: kube,
 	// ServiceEntry or both.
-	source       collector.ServiceSource
+	source       model.ServiceSource
 	resolution   string
 	portName     string
 	clusterLocal bool
 	rule         *mergedRule
 	// lb is the rule's load-balancing policy for the port and subset
 	// (outlier detection, locality and zone-aware settings).
-	lb collector.LBPolicy
+	lb model.LBPolicy
 	// trafficDistribution is the Kubernetes Service's preference for near
 	// endpoints when it is the service ("": none).
 	trafficDistribution string
@@ -140,7 +140,7 @@ type target struct {
 
 // resolveTarget finds what istiod uses for hostname:port (and subset) for
 // proxy. ok is false when the service or the port is unknown.
-func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, subset string, port int32, proxy Proxy) (t target, ok bool) {
+func resolveTarget(snap *model.Snapshot, ix *Index, svc *model.Service, subset string, port int32, proxy Proxy) (t target, ok bool) {
 	t.cfg = ix.configs.get(snap, configClusterOf(snap, proxy))
 	t.subset = subset
 	cc, mc := t.cfg.cluster, t.cfg.mc
@@ -166,7 +166,7 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 			kubeNS, kubeExport, kubeFound, kubeTD = svc.Namespace, sic.ExportTo, true, sic.TrafficDistribution
 		}
 	}
-	var entries []*collector.ServiceEntryHost
+	var entries []*model.ServiceEntryHost
 	for _, e := range svc.ServiceEntries {
 		if (cc == "" || e.Cluster == cc) && mc.Discovered(e.Cluster, e.Namespace) {
 			entries = append(entries, e)
@@ -197,7 +197,7 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 		hiddenWhy = exportSentence(svc.Hostname, kubeNS, orDefault(kubeExport, mc.DefaultServiceExportTo), proxyNS)
 		kubeFound = false
 	}
-	var seen []*collector.ServiceEntryHost
+	var seen []*model.ServiceEntryHost
 	for _, e := range entries {
 		if visible(e.ExportTo, e.Namespace) {
 			seen = append(seen, e)
@@ -214,7 +214,7 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 		vsNS := ""
 		if sc.vsImports(t.cfg, svc.Hostname, port, proxyNS) {
 			switch {
-			case kubeFound && kubeNS == proxyNS, slices.ContainsFunc(seen, func(e *collector.ServiceEntryHost) bool { return e.Namespace == proxyNS }):
+			case kubeFound && kubeNS == proxyNS, slices.ContainsFunc(seen, func(e *model.ServiceEntryHost) bool { return e.Namespace == proxyNS }):
 				vsNS = proxyNS
 			case kubeFound:
 				vsNS = kubeNS
@@ -225,7 +225,7 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 		if kubeFound && !sc.imports(kubeNS, svc.Hostname, port, proxyNS) && vsNS != kubeNS {
 			hiddenWhy, kubeFound = sc.sentence(svc.Hostname, kubeNS, port), false
 		}
-		seen = slices.DeleteFunc(seen, func(e *collector.ServiceEntryHost) bool {
+		seen = slices.DeleteFunc(seen, func(e *model.ServiceEntryHost) bool {
 			if sc.imports(e.Namespace, svc.Hostname, port, proxyNS) || e.Namespace == vsNS {
 				return false
 			}
@@ -238,7 +238,7 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 	switch {
 	case kubeFound && kubeNS == proxyNS:
 		chosen = kubeNS
-	case slices.ContainsFunc(seen, func(e *collector.ServiceEntryHost) bool { return e.Namespace == proxyNS }):
+	case slices.ContainsFunc(seen, func(e *model.ServiceEntryHost) bool { return e.Namespace == proxyNS }):
 		chosen = proxyNS
 	case kubeFound:
 		chosen = kubeNS
@@ -263,17 +263,17 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 	}
 	switch {
 	case t.kube && len(t.entries) > 0:
-		t.source = collector.SourceBoth
+		t.source = model.SourceBoth
 	case t.kube:
-		t.source = collector.SourceKube
+		t.source = model.SourceKube
 	default:
-		t.source = collector.SourceServiceEntry
+		t.source = model.SourceServiceEntry
 		t.resolution = t.entries[0].Resolution // the oldest's service
 	}
 
 	// The port, by number, of the service: the Kubernetes Service's, else
 	// the ServiceEntries' (oldest first).
-	var ports []collector.ServicePort
+	var ports []model.ServicePort
 	if t.kube {
 		ports = registryPorts(snap, svc, t.cfg.cluster)
 	} else {
@@ -329,7 +329,7 @@ func resolveTarget(snap *collector.Snapshot, ix *Index, svc *collector.Service, 
 // snapshot's cluster order. A port only another cluster's Service has gets
 // no cluster, and endpoints whose port name differs from the first
 // Service's are not sent (doctor: inconsistent-service).
-func registryPorts(snap *collector.Snapshot, svc *collector.Service, configCluster string) []collector.ServicePort {
+func registryPorts(snap *model.Snapshot, svc *model.Service, configCluster string) []model.ServicePort {
 	if sic := svc.Clusters[configCluster]; sic != nil && !sic.NoService {
 		return sic.Ports
 	}
@@ -346,7 +346,7 @@ func registryPorts(snap *collector.Snapshot, svc *collector.Service, configClust
 // namespace istiod does not read, an address that is not an IP (a DNS
 // name of a ServiceEntry endpoint), and the subset's labels. It returns the
 // reason and sentence of a drop, or "".
-func (t *target) exclude(src *source, ep *collector.Endpoint) (DropReason, string) {
+func (t *target) exclude(src *source, ep *model.Endpoint) (DropReason, string) {
 	if src.hidden != "" {
 		return DropNotDiscovered, src.hidden
 	}
@@ -355,7 +355,7 @@ func (t *target) exclude(src *source, ep *collector.Endpoint) (DropReason, strin
 			return DropNotIP, fmt.Sprintf("%s is not an IP address: istiod sends only IP endpoints over EDS", ep.Address)
 		}
 	}
-	if len(t.subsetLabels) > 0 && !collector.SelectsEndpoint(t.subsetLabels, ep) {
+	if len(t.subsetLabels) > 0 && !model.SelectsEndpoint(t.subsetLabels, ep) {
 		return DropSubset, fmt.Sprintf("not in subset %s (%s)", t.subset, labelList(t.subsetLabels))
 	}
 	return "", ""
@@ -381,7 +381,7 @@ func Visible(exportTo, defaults []string, ns, proxyNS string) bool {
 // firstExported is the ServiceEntry a proxy sees first among several of
 // other namespaces: those exported to it by name first, then public ones,
 // oldest first within each (servicesExportedToNamespace).
-func firstExported(seen []*collector.ServiceEntryHost, defaults []string) *collector.ServiceEntryHost {
+func firstExported(seen []*model.ServiceEntryHost, defaults []string) *model.ServiceEntryHost {
 	for _, e := range seen {
 		if !slices.Contains(orDefault(e.ExportTo, defaults), "*") {
 			return e
@@ -415,7 +415,7 @@ func labelList(m map[string]string) string {
 
 // epWeight is an endpoint's load-balancing weight before scaling
 // (IstioEndpoint.GetLoadBalancingWeight: a WorkloadEntry's weight, else 1).
-func epWeight(ep collector.Endpoint) uint32 {
+func epWeight(ep model.Endpoint) uint32 {
 	if ep.Weight > 0 {
 		return ep.Weight
 	}
@@ -447,7 +447,7 @@ func noAddress(ref Ref) Dropped {
 // readiness (HEALTHY or UNHEALTHY); a WorkloadEntry's or inline endpoint's
 // none (convertWorkloadEntryToWorkloadInstance sets no health status, which
 // Envoy reads as UNKNOWN).
-func healthOf(ep collector.Endpoint) Health {
+func healthOf(ep model.Endpoint) Health {
 	switch {
 	case ep.Workload != "":
 		return Unknown
@@ -460,11 +460,11 @@ func healthOf(ep collector.Endpoint) Health {
 // directSources gives a lookup of the real endpoint a direct entry of the
 // prediction is sent for (by cluster and address among the target's
 // sources), indexed on first use.
-func (t *target) directSources() func(e *Endpoint) *collector.Endpoint {
-	var m map[[2]string]*collector.Endpoint
-	return func(e *Endpoint) *collector.Endpoint {
+func (t *target) directSources() func(e *Endpoint) *model.Endpoint {
+	var m map[[2]string]*model.Endpoint
+	return func(e *Endpoint) *model.Endpoint {
 		if m == nil {
-			m = map[[2]string]*collector.Endpoint{}
+			m = map[[2]string]*model.Endpoint{}
 			for si := range t.sources {
 				eps := t.sources[si].endpoints
 				for i := range eps {

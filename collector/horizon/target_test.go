@@ -5,34 +5,34 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 )
 
 const vmHost = "vm.sample.svc.cluster.local"
 
 // vmWorkload is a WorkloadEntry-like endpoint of the VM ServiceEntry.
-func vmWorkload(cluster, network, ip, name string, weight uint32, tls string) collector.Endpoint {
-	return collector.Endpoint{Cluster: cluster, Network: network, Address: ip, Workload: "WorkloadEntry/" + name, TLSMode: tls,
+func vmWorkload(cluster, network, ip, name string, weight uint32, tls string) model.Endpoint {
+	return model.Endpoint{Cluster: cluster, Network: network, Address: ip, Workload: "WorkloadEntry/" + name, TLSMode: tls,
 		Labels: map[string]string{"app": "vm"}, Weight: weight, Ready: true, Serving: true,
-		Ports: []collector.EndpointPort{{Name: "http", Port: 8080}}}
+		Ports: []model.EndpointPort{{Name: "http", Port: 8080}}}
 }
 
 // vmMesh is the seed mesh plus a VM service: a ServiceEntry of cluster1
 // selecting WorkloadEntries on two networks (cluster1 is their cluster, as
 // istiod's ServiceEntry registry of cluster1 gives them).
-func vmMesh(eps ...collector.Endpoint) *collector.Snapshot {
+func vmMesh(eps ...model.Endpoint) *model.Snapshot {
 	s := mesh(seedGateways, seedEndpoints)
-	s.MeshConfigs = []collector.MeshConfig{meshConfig("cluster1", "")}
-	ports := []collector.ServicePort{{Name: "http", Port: 8080}}
-	s.Services = append(s.Services, &collector.Service{Hostname: vmHost, Namespace: "sample", Name: "vm", Ports: ports,
-		Source: collector.SourceServiceEntry, Clusters: map[string]*collector.ServiceInCluster{},
-		ServiceEntries: []*collector.ServiceEntryHost{{Cluster: "cluster1", Namespace: "sample", Name: "vm", Resolution: "STATIC",
+	s.MeshConfigs = []model.MeshConfig{meshConfig("cluster1", "")}
+	ports := []model.ServicePort{{Name: "http", Port: 8080}}
+	s.Services = append(s.Services, &model.Service{Hostname: vmHost, Namespace: "sample", Name: "vm", Ports: ports,
+		Source: model.SourceServiceEntry, Clusters: map[string]*model.ServiceInCluster{},
+		ServiceEntries: []*model.ServiceEntryHost{{Cluster: "cluster1", Namespace: "sample", Name: "vm", Resolution: "STATIC",
 			Location: "MESH_INTERNAL", Ports: ports, WorkloadSelector: map[string]string{"app": "vm"}, Endpoints: eps}}})
 	return s
 }
 
-func meshConfig(cluster, text string) collector.MeshConfig {
-	mc, err := collector.ParseMeshConfig(text)
+func meshConfig(cluster, text string) model.MeshConfig {
+	mc, err := model.ParseMeshConfig(text)
 	if err != nil {
 		panic(err)
 	}
@@ -48,36 +48,36 @@ func TestPredictServiceEntry(t *testing.T) {
 	vm2 := vmWorkload("cluster1", "network2", "10.144.0.80", "vm-2", 0, "istio")
 	cases := []struct {
 		name, istiod string
-		eps          []collector.Endpoint
+		eps          []model.Endpoint
 		proxy        Proxy
 		want         []string
 	}{
 		{name: "VM on each network from network1", istiod: "WorkloadEntry network; its cluster is the config cluster, so network2's gateway of any cluster (selectNetworkGateways)",
-			eps: []collector.Endpoint{vm1, vm2}, proxy: net1, want: []string{"10.44.0.80:8080 local w=1 UNKNOWN", "192.168.60.9:15443 gateway w=1 UNKNOWN"}},
+			eps: []model.Endpoint{vm1, vm2}, proxy: net1, want: []string{"10.44.0.80:8080 local w=1 UNKNOWN", "192.168.60.9:15443 gateway w=1 UNKNOWN"}},
 		{name: "VM on each network from network2", istiod: "EndpointsByNetworkFilter",
-			eps: []collector.Endpoint{vm1, vm2}, proxy: net2, want: []string{"10.144.0.80:8080 local w=1 UNKNOWN", "192.168.60.113:15443 gateway w=1 UNKNOWN"}},
+			eps: []model.Endpoint{vm1, vm2}, proxy: net2, want: []string{"10.144.0.80:8080 local w=1 UNKNOWN", "192.168.60.113:15443 gateway w=1 UNKNOWN"}},
 		{name: "VM from a proxy without NETWORK", istiod: "forceGateway",
-			eps: []collector.Endpoint{vm1, vm2}, proxy: none, want: []string{"192.168.60.113:15443 forced w=1 UNKNOWN", "192.168.60.9:15443 forced w=1 UNKNOWN"}},
+			eps: []model.Endpoint{vm1, vm2}, proxy: none, want: []string{"192.168.60.113:15443 forced w=1 UNKNOWN", "192.168.60.9:15443 forced w=1 UNKNOWN"}},
 		{name: "WorkloadEntry weights", istiod: "GetLoadBalancingWeight, scaled, summed on the gateway",
-			eps:   []collector.Endpoint{vmWorkload("cluster1", "network1", "10.44.0.80", "vm-1", 4, "istio"), vmWorkload("cluster1", "network2", "10.144.0.80", "vm-2", 3, "istio"), vmWorkload("cluster1", "network2", "10.144.0.81", "vm-3", 0, "istio")},
+			eps:   []model.Endpoint{vmWorkload("cluster1", "network1", "10.44.0.80", "vm-1", 4, "istio"), vmWorkload("cluster1", "network2", "10.144.0.80", "vm-2", 3, "istio"), vmWorkload("cluster1", "network2", "10.144.0.81", "vm-3", 0, "istio")},
 			proxy: net1, want: []string{"10.44.0.80:8080 local w=4 UNKNOWN", "192.168.60.9:15443 gateway w=4 UNKNOWN"}},
 		{name: "WorkloadEntry without mTLS across networks", istiod: "getTLSModeFromWorkloadEntry: disabled without label or serviceAccount",
-			eps: []collector.Endpoint{vm1, vmWorkload("cluster1", "network2", "10.144.0.80", "vm-2", 0, "disabled")}, proxy: net1,
+			eps: []model.Endpoint{vm1, vmWorkload("cluster1", "network2", "10.144.0.80", "vm-2", 0, "disabled")}, proxy: net1,
 			want: []string{"10.44.0.80:8080 local w=1 UNKNOWN", "drop 10.144.0.80 no-mtls"}},
 		{name: "WorkloadEntry without network", istiod: "Endpoint.Network = we.Network only: \"\" is every network",
-			eps: []collector.Endpoint{vmWorkload("cluster1", "", "10.99.0.1", "vm-x", 0, "istio")}, proxy: net2,
+			eps: []model.Endpoint{vmWorkload("cluster1", "", "10.99.0.1", "vm-x", 0, "istio")}, proxy: net2,
 			want: []string{"10.99.0.1:8080 local w=1 UNKNOWN"}},
 		{name: "WorkloadEntry without address", istiod: "only a gateway can stand for it; direct endpoints need an address",
-			eps: []collector.Endpoint{vmWorkload("cluster1", "network2", "", "vm-2", 0, "istio")}, proxy: net1,
+			eps: []model.Endpoint{vmWorkload("cluster1", "network2", "", "vm-2", 0, "istio")}, proxy: net1,
 			want: []string{"192.168.60.9:15443 gateway w=1 UNKNOWN"}},
 		{name: "WorkloadEntry without address on the proxy's network", istiod: "GetEndpointHost(lbEp) == \"\": not sent",
-			eps: []collector.Endpoint{vmWorkload("cluster1", "network2", "", "vm-2", 0, "istio")}, proxy: net2,
+			eps: []model.Endpoint{vmWorkload("cluster1", "network2", "", "vm-2", 0, "istio")}, proxy: net2,
 			want: []string{"drop  no-address"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := Predict(vmMesh(c.eps...), vmHost, 8080, c.proxy)
-			if !p.Found || p.Source != collector.SourceServiceEntry || p.Namespace != "sample" {
+			if !p.Found || p.Source != model.SourceServiceEntry || p.Namespace != "sample" {
 				t.Fatalf("prediction %+v", p)
 			}
 			if got := render(p); strings.Join(got, "|") != strings.Join(c.want, "|") {
@@ -103,13 +103,13 @@ func TestPredictDNSServiceEntry(t *testing.T) {
 func TestPredictKubeAndServiceEntry(t *testing.T) {
 	net1 := Proxy{Cluster: "cluster1", Network: "network1", Namespace: "sample"}
 	s := mesh(seedGateways, seedEndpoints)
-	s.MeshConfigs = []collector.MeshConfig{meshConfig("cluster1", "")}
+	s.MeshConfigs = []model.MeshConfig{meshConfig("cluster1", "")}
 	vm := vmWorkload("cluster1", "network1", "10.44.0.80", "vm-1", 0, "istio")
 	vm.Ports[0].Port = 5000
-	s.Services[0].ServiceEntries = []*collector.ServiceEntryHost{{Cluster: "cluster1", Namespace: "sample", Name: "extra", Resolution: "STATIC",
-		Ports: []collector.ServicePort{{Name: "http", Port: 5000}}, Endpoints: []collector.Endpoint{vm}}}
+	s.Services[0].ServiceEntries = []*model.ServiceEntryHost{{Cluster: "cluster1", Namespace: "sample", Name: "extra", Resolution: "STATIC",
+		Ports: []model.ServicePort{{Name: "http", Port: 5000}}, Endpoints: []model.Endpoint{vm}}}
 	p := Predict(s, hello, 5000, net1)
-	if p.Source != collector.SourceBoth || strings.Join(render(p), "|") != "10.44.0.13:5000 local w=1 HEALTHY|10.44.0.80:5000 local w=1 UNKNOWN|192.168.60.9:15443 gateway w=1 UNKNOWN" {
+	if p.Source != model.SourceBoth || strings.Join(render(p), "|") != "10.44.0.13:5000 local w=1 HEALTHY|10.44.0.80:5000 local w=1 UNKNOWN|192.168.60.9:15443 gateway w=1 UNKNOWN" {
 		t.Errorf("merged by port name: %s %q", p.Source, render(p))
 	}
 	s.Services[0].ServiceEntries[0].Endpoints[0].Ports[0].Name = "web"
@@ -119,12 +119,12 @@ func TestPredictKubeAndServiceEntry(t *testing.T) {
 	s.Services[0].ServiceEntries[0].Endpoints[0].Ports[0].Name = "http"
 	// In namespace "other": only proxies of "other" use it.
 	s.Services[0].ServiceEntries[0].Namespace = "other"
-	if p := Predict(s, hello, 5000, net1); p.Source != collector.SourceKube || len(p.Endpoints) != 2 {
+	if p := Predict(s, hello, 5000, net1); p.Source != model.SourceKube || len(p.Endpoints) != 2 {
 		t.Errorf("proxy in sample: the Kubernetes Service wins: %s %q", p.Source, render(p))
 	}
 	other := net1
 	other.Namespace = "other"
-	if p := Predict(s, hello, 5000, other); p.Source != collector.SourceServiceEntry || p.Namespace != "other" || strings.Join(render(p), "|") != "10.44.0.80:5000 local w=1 UNKNOWN" {
+	if p := Predict(s, hello, 5000, other); p.Source != model.SourceServiceEntry || p.Namespace != "other" || strings.Join(render(p), "|") != "10.44.0.80:5000 local w=1 UNKNOWN" {
 		t.Errorf("proxy in other: its own namespace's ServiceEntry: %s %s %q", p.Source, p.Namespace, render(p))
 	}
 }
@@ -146,7 +146,7 @@ func TestPredictExportTo(t *testing.T) {
 	for _, sic := range s.Services[0].Clusters {
 		sic.ExportTo = nil
 	}
-	s.MeshConfigs = []collector.MeshConfig{meshConfig("cluster1", `defaultServiceExportTo: ["~"]`)}
+	s.MeshConfigs = []model.MeshConfig{meshConfig("cluster1", `defaultServiceExportTo: ["~"]`)}
 	if p := Predict(s, hello, 5000, inSample); len(p.Endpoints) != 0 || p.NoEndpoints == "" {
 		t.Errorf("defaultServiceExportTo ~ hides every service: %q", render(p))
 	}
@@ -163,7 +163,7 @@ func TestPredictExportTo(t *testing.T) {
 
 func TestPredictClusterLocalFromMeshConfig(t *testing.T) {
 	s := mesh(seedGateways, seedEndpoints)
-	s.MeshConfigs = []collector.MeshConfig{meshConfig("cluster1", `serviceSettings: [{settings: {clusterLocal: true}, hosts: ["*.sample.svc.cluster.local"]}]`)}
+	s.MeshConfigs = []model.MeshConfig{meshConfig("cluster1", `serviceSettings: [{settings: {clusterLocal: true}, hosts: ["*.sample.svc.cluster.local"]}]`)}
 	for _, c := range []struct {
 		proxy Proxy
 		want  string
@@ -183,15 +183,15 @@ func TestPredictClusterLocalFromMeshConfig(t *testing.T) {
 	}
 }
 
-func subsetRule(mode string) collector.DestinationRule {
-	return collector.DestinationRule{Cluster: "cluster1", Namespace: "sample", Name: "hw", Host: "helloworld", Subsets: []collector.Subset{
+func subsetRule(mode string) model.DestinationRule {
+	return model.DestinationRule{Cluster: "cluster1", Namespace: "sample", Name: "hw", Host: "helloworld", Subsets: []model.Subset{
 		{Name: "v1", Labels: map[string]string{"version": "v1"}},
 		{Name: "v2", Labels: map[string]string{"version": "v2"}, TLSMode: mode},
 		{Name: "c2", Labels: map[string]string{"topology.istio.io/cluster": "cluster2"}},
 	}}
 }
 
-func versioned() *collector.Snapshot {
+func versioned() *model.Snapshot {
 	s := mesh(seedGateways, seedEndpoints)
 	for _, sic := range s.Services[0].Clusters {
 		for i := range sic.Endpoints {
@@ -207,7 +207,7 @@ func versioned() *collector.Snapshot {
 
 func TestPredictSubset(t *testing.T) {
 	s := versioned()
-	s.DestinationRules = []collector.DestinationRule{subsetRule("")}
+	s.DestinationRules = []model.DestinationRule{subsetRule("")}
 	net1, net2 := Proxy{Cluster: "cluster1", Network: "network1"}, Proxy{Cluster: "cluster2", Network: "network2"}
 	ix := NewIndex(s)
 	for _, c := range []struct {
@@ -230,7 +230,7 @@ func TestPredictSubset(t *testing.T) {
 		}
 	}
 	// The subset's own TLS mode.
-	s.DestinationRules = []collector.DestinationRule{subsetRule("DISABLE")}
+	s.DestinationRules = []model.DestinationRule{subsetRule("DISABLE")}
 	p := PredictSubset(s, NewIndex(s), hello, "v2", 5000, net1)
 	if len(p.Endpoints) != 0 || len(p.Dropped) != 2 || p.Dropped[1].Cause != CauseDestinationRule || !strings.Contains(p.Dropped[1].Why, "subset v2") {
 		t.Errorf("subset TLS DISABLE (tlsModeForDestinationRule): %q %+v", render(p), p.Dropped)
@@ -242,22 +242,22 @@ func TestPredictSubset(t *testing.T) {
 
 func TestDestinationRuleIndex(t *testing.T) {
 	old, young := time.Unix(100, 0), time.Unix(200, 0)
-	dr := func(ns, name, host string, created time.Time, exportTo []string, mode string, subsets ...string) collector.DestinationRule {
-		d := collector.DestinationRule{Cluster: "cluster1", Namespace: ns, Name: name, Host: host, Created: created, ExportTo: exportTo}
+	dr := func(ns, name, host string, created time.Time, exportTo []string, mode string, subsets ...string) model.DestinationRule {
+		d := model.DestinationRule{Cluster: "cluster1", Namespace: ns, Name: name, Host: host, Created: created, ExportTo: exportTo}
 		if mode != "" {
 			d.TrafficPolicy, d.TLSMode = true, mode
 		}
 		for _, s := range subsets {
-			d.Subsets = append(d.Subsets, collector.Subset{Name: s})
+			d.Subsets = append(d.Subsets, model.Subset{Name: s})
 		}
 		return d
 	}
 	mc := meshConfig("cluster1", "")
-	ix := indexDestinationRules([]collector.DestinationRule{
+	ix := indexDestinationRules([]model.DestinationRule{
 		dr("sample", "b", "helloworld", young, nil, "DISABLE", "v2"),
 		dr("sample", "a", "helloworld", old, nil, "SIMPLE", "v1"),
 		dr("sample", "private", "sleep", old, []string{"."}, "DISABLE"),
-	}, mc, "cluster.local")
+	}, mc)
 	m := forProxy(ix.lookup(hello, "sample", "sample"), "sample", nil)
 	if m == nil || m.rule.TLSMode != "SIMPLE" || len(m.rule.Subsets) != 2 || strings.Join(m.from, ",") != "sample/a,sample/b" {
 		t.Fatalf("merged rule (oldest's policy, all subsets): %+v", m)
@@ -282,7 +282,7 @@ func TestDestinationRuleIndex(t *testing.T) {
 func TestPeerAuthenticationAnyLabel(t *testing.T) {
 	for _, sel := range []map[string]string{{"team": "blue-v2"}, {"topology.istio.io/cluster": "cluster2"}} {
 		s := versioned()
-		s.PeerAuthentications = []collector.PeerAuthentication{{Cluster: "cluster1", Namespace: "sample", Name: "off", Selector: sel, Mode: "DISABLE"}}
+		s.PeerAuthentications = []model.PeerAuthentication{{Cluster: "cluster1", Namespace: "sample", Name: "off", Selector: sel, Mode: "DISABLE"}}
 		p := Predict(s, hello, 5000, Proxy{Cluster: "cluster1", Network: "network1"})
 		if got := strings.Join(render(p), "|"); got != "10.44.0.13:5000 local w=1 HEALTHY|drop 10.144.0.15 no-mtls" {
 			t.Errorf("PeerAuthentication selector %v: %s", sel, got)
@@ -294,13 +294,13 @@ func TestPredictDiscoverySelectors(t *testing.T) {
 	s := mesh(seedGateways, seedEndpoints)
 	mc := meshConfig("cluster1", `discoverySelectors: [{matchLabels: {mesh: "on"}}]`)
 	mc.DiscoveryNamespaces = map[string][]string{"cluster1": {"sample"}, "cluster2": {}}
-	s.MeshConfigs = []collector.MeshConfig{mc}
+	s.MeshConfigs = []model.MeshConfig{mc}
 	got := strings.Join(render(Predict(s, hello, 5000, Proxy{Cluster: "cluster1", Network: "network1"})), "|")
 	if got != "10.44.0.13:5000 local w=1 HEALTHY|drop 10.144.0.15 not-discovered" {
 		t.Errorf("cluster2's sample namespace is not read by istiod: %s", got)
 	}
 	mc.DiscoveryNamespaces["cluster1"] = nil
-	s.MeshConfigs = []collector.MeshConfig{mc}
+	s.MeshConfigs = []model.MeshConfig{mc}
 	if p := Predict(s, hello, 5000, Proxy{Cluster: "cluster1", Network: "network1"}); len(p.Endpoints) != 0 || p.NoEndpoints == "" {
 		t.Errorf("no cluster's namespace is read: %q", render(p))
 	}
@@ -313,12 +313,12 @@ func TestPredictDiscoverySelectors(t *testing.T) {
 // mergeService); a port only the other cluster has gets no cluster at all.
 func TestFirstRegistryPorts(t *testing.T) {
 	s := mesh(seedGateways, seedEndpoints)
-	s.Clusters = []collector.Cluster{{ID: "cluster1"}, {ID: "cluster2"}}
-	s.MeshConfigs = []collector.MeshConfig{meshConfig("cluster1", ""), meshConfig("cluster2", "")}
+	s.Clusters = []model.Cluster{{ID: "cluster1"}, {ID: "cluster2"}}
+	s.MeshConfigs = []model.MeshConfig{meshConfig("cluster1", ""), meshConfig("cluster2", "")}
 	sic2 := s.Services[0].Clusters["cluster2"]
-	sic2.Ports = []collector.ServicePort{{Name: "tcp-web", Port: 5000}, {Name: "metrics", Port: 9090}}
+	sic2.Ports = []model.ServicePort{{Name: "tcp-web", Port: 5000}, {Name: "metrics", Port: 9090}}
 	for i := range sic2.Endpoints {
-		sic2.Endpoints[i].Ports = []collector.EndpointPort{{Name: "tcp-web", Port: 5000}, {Name: "metrics", Port: 9090}}
+		sic2.Endpoints[i].Ports = []model.EndpointPort{{Name: "tcp-web", Port: 5000}, {Name: "metrics", Port: 9090}}
 	}
 	from1 := Proxy{Cluster: "cluster1", Network: "network1", ConfigCluster: "cluster1"}
 	got := render(Predict(s, hello, 5000, from1))

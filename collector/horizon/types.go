@@ -1,6 +1,6 @@
 package horizon
 
-import "github.com/meshscope/meshscope/collector"
+import "github.com/meshscope/meshscope/model"
 
 // Kind says why a predicted endpoint is what it is.
 type Kind string
@@ -156,9 +156,9 @@ type Prediction struct {
 	// Namespace is the namespace whose service istiod uses for the
 	// hostname; Source what that service merges (kube, ServiceEntry,
 	// both); Resolution a ServiceEntry's resolution.
-	Namespace  string                  `json:"namespace,omitempty"`
-	Source     collector.ServiceSource `json:"source,omitempty"`
-	Resolution string                  `json:"resolution,omitempty"`
+	Namespace  string              `json:"namespace,omitempty"`
+	Source     model.ServiceSource `json:"source,omitempty"`
+	Resolution string              `json:"resolution,omitempty"`
 	// NoEndpoints says why istiod sends no endpoints at all for this
 	// cluster name (a DNS ServiceEntry, a service not exported to the
 	// proxy's namespace, a namespace istiod does not read).

@@ -3,16 +3,17 @@ package live
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -35,7 +36,7 @@ import (
 type Feed struct {
 	s      *Session
 	mode   xdsclient.Mode
-	snaps  chan *collector.Snapshot
+	snaps  chan *model.Snapshot
 	events chan xdsclient.Event
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -52,12 +53,15 @@ type Feed struct {
 	// failed says, per viewpoint without a stream, why and when its start
 	// last failed.
 	failed map[string]streamFailure
+	// stops ends one stream, by key (a sidecar stream is stopped when its
+	// network's default viewpoint changes, see ensureStreams).
+	stops  map[string]context.CancelFunc
 	conns  map[string]*grpc.ClientConn // by control plane address
 	istiod []istiod.View               // the last views read
 	// syncz are the last reads of every istiod's /debug/syncz (the
 	// fleet view builds on them off the UI's update loop).
 	syncz     []fleet.Read
-	synczSnap *collector.Snapshot // the snapshot when syncz was read
+	synczSnap *model.Snapshot // the snapshot when syncz was read
 	// shared holds the decoded EDS the streams share: a resource pushed
 	// identically to several viewpoints (the same network on two control
 	// planes) is decoded and kept once.
@@ -86,13 +90,13 @@ func (s *Session) Feed(ctx context.Context, mode xdsclient.Mode) *Feed {
 func newFeed(ctx context.Context, s *Session, mode xdsclient.Mode) *Feed {
 	ctx, cancel := context.WithCancel(ctx)
 	return &Feed{s: s, mode: mode, ctx: ctx, cancel: cancel,
-		snaps: make(chan *collector.Snapshot, 1), events: make(chan xdsclient.Event, eventBuffer),
-		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, failed: map[string]streamFailure{}, conns: map[string]*grpc.ClientConn{},
+		snaps: make(chan *model.Snapshot, 1), events: make(chan xdsclient.Event, eventBuffer),
+		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, failed: map[string]streamFailure{}, stops: map[string]context.CancelFunc{}, conns: map[string]*grpc.ClientConn{},
 		ztunnels: map[string]*xdsclient.WDSClient{}, shared: xdsclient.NewShared()}
 }
 
 // start follows updates (and polls istiod) until the feed is closed.
-func (f *Feed) start(updates <-chan *collector.Snapshot, unsubscribe func()) {
+func (f *Feed) start(updates <-chan *model.Snapshot, unsubscribe func()) {
 	if f.s.readsIstiodView() {
 		f.wg.Add(1)
 		go func() { defer f.wg.Done(); f.pollIstiod(f.ctx) }()
@@ -107,8 +111,8 @@ func (f *Feed) start(updates <-chan *collector.Snapshot, unsubscribe func()) {
 
 // follow starts the streams each new snapshot calls for and hands the
 // snapshot on, latest wins.
-func (f *Feed) follow(ctx context.Context, updates <-chan *collector.Snapshot) {
-	var last *collector.Snapshot
+func (f *Feed) follow(ctx context.Context, updates <-chan *model.Snapshot) {
+	var last *model.Snapshot
 	retry := time.NewTicker(f.s.retry)
 	defer retry.Stop()
 	for {
@@ -137,9 +141,29 @@ func (f *Feed) follow(ctx context.Context, updates <-chan *collector.Snapshot) {
 // ensureStreams starts a sidecar stream for every network's default
 // viewpoint that has none yet — with several control planes, one per
 // control plane, so that what two istiods send the same proxy can be
-// compared.
-func (f *Feed) ensureStreams(s *collector.Snapshot) {
+// compared — and stops the stream of a viewpoint that is no longer its
+// network's default.
+//
+// A network's default viewpoint is a sidecar in its first cluster (by ID),
+// and while clusters sync that can change: a snapshot taken while
+// cluster3's caches were filled but cluster2's not yet has network2 in
+// cluster3 only, the next one in cluster2 and cluster3. Without the stop,
+// the feed kept the first stream beside the new one (issue 26: six streams
+// instead of four, one network fetched twice from each istiod, and a
+// reader waiting for "every default viewpoint" never done).
+//
+// To spare istiod the full push of a stream that is about to be replaced,
+// a network's streams wait while a cluster that sorts before its first
+// one is still connecting or syncing with its network unknown: it may be
+// the network's default-to-be.
+func (f *Feed) ensureStreams(s *model.Snapshot) {
+	want := map[string]bool{}
+	nets := map[string]bool{}
 	for _, p := range explain.Viewpoints(s) {
+		if mayComeFirst(s, p.Cluster) {
+			continue // the network's streams, if any, stay until it is decided
+		}
+		nets[p.Network] = true
 		base := xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar}
 		vps := []xdsclient.Viewpoint{base}
 		if cps := f.s.controlPlanes; len(cps) > 1 {
@@ -151,8 +175,23 @@ func (f *Feed) ensureStreams(s *collector.Snapshot) {
 			}
 		}
 		for _, vp := range vps {
+			want[vp.String()] = true
 			f.ensureStream(vp)
 		}
+	}
+	// A network that left the snapshot keeps its stream (a cluster that
+	// is away for a while); one whose default moved to another cluster
+	// does not.
+	f.mu.Lock()
+	var gone []xdsclient.Viewpoint
+	for _, vp := range f.order {
+		if nets[vp.Network] && !want[vp.String()] {
+			gone = append(gone, vp)
+		}
+	}
+	f.mu.Unlock()
+	for _, vp := range gone {
+		f.stopStream(vp)
 	}
 	if ambient.InUse(s) {
 		for _, cp := range ambient.Ztunnels(s, f.s.ControlPlaneIDs(s)) {
@@ -177,6 +216,35 @@ func (f *Feed) ensureStream(vp xdsclient.Viewpoint) {
 		f.mu.Unlock()
 		return c.Run, nil
 	})
+}
+
+// mayComeFirst says whether a cluster that sorts before cluster is still
+// connecting or syncing without a known network (its system namespace not
+// read yet), so that it may yet be the first cluster of cluster's network.
+func mayComeFirst(s *model.Snapshot, cluster string) bool {
+	for _, c := range s.Clusters {
+		if c.ID < cluster && c.Network == "" && (c.State == model.StateConnecting || c.State == model.StateSyncing) {
+			return true
+		}
+	}
+	return false
+}
+
+// stopStream ends the stream of a viewpoint and forgets it: it is no
+// longer in Viewpoints or Status, and a reader asking for its EDS gets
+// none.
+func (f *Feed) stopStream(vp xdsclient.Viewpoint) {
+	key := vp.String()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if stop := f.stops[key]; stop != nil {
+		stop()
+	}
+	delete(f.stops, key)
+	delete(f.clients, key)
+	delete(f.cps, key)
+	delete(f.failed, key)
+	f.order = slices.DeleteFunc(f.order, func(v xdsclient.Viewpoint) bool { return v.String() == key })
 }
 
 // launch starts the stream named key on the control plane serving vp,
@@ -212,11 +280,13 @@ func (f *Feed) launch(key string, vp xdsclient.Viewpoint, have func() bool, fres
 		f.fail(key, err.Error())
 		return
 	}
+	ctx, stop := context.WithCancel(f.ctx)
 	f.mu.Lock()
 	delete(f.failed, key)
+	f.stops[key] = stop
 	f.mu.Unlock()
 	f.wg.Add(1)
-	go func() { defer f.wg.Done(); _ = run(f.ctx) }()
+	go func() { defer f.wg.Done(); defer stop(); _ = run(ctx) }()
 }
 
 // conn is the shared connection to a control plane's address.

@@ -1,8 +1,8 @@
 package live
 
 import (
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/fleet"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Syncz is the last poll of every istiod's /debug/syncz (tui.FleetFeed):
@@ -12,7 +12,7 @@ import (
 // snap is the collector's snapshot taken just before the reads: joined
 // with them, a pod that started after the poll is not taken for one that
 // no istiod lists.
-func (f *Feed) Syncz() (reads []fleet.Read, snap *collector.Snapshot) {
+func (f *Feed) Syncz() (reads []fleet.Read, snap *model.Snapshot) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.syncz, f.synczSnap

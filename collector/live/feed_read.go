@@ -1,13 +1,13 @@
 package live
 
 import (
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // Snapshots delivers collector snapshots, latest wins.
-func (f *Feed) Snapshots() <-chan *collector.Snapshot { return f.snaps }
+func (f *Feed) Snapshots() <-chan *model.Snapshot { return f.snaps }
 
 // Events delivers every stream's xDS events, bounded: when the reader
 // falls behind, new events are dropped.
@@ -52,7 +52,8 @@ func (f *Feed) Status() []xdsclient.StreamStatus {
 		k := vp.String()
 		if c := f.clients[k]; c != nil {
 			st := c.Status()
-			out = append(out, xdsclient.StreamStatus{Viewpoint: k, ControlPlane: f.cps[k], State: st.State, Stale: st.Stale, LastPush: st.LastResponse})
+			out = append(out, xdsclient.StreamStatus{Viewpoint: k, ControlPlane: f.cps[k], State: st.State, Stale: st.Stale, LastPush: st.LastResponse,
+				Progress: c.Progress()})
 			continue
 		}
 		out = append(out, xdsclient.StreamStatus{Viewpoint: k, State: xdsclient.StateNoStream, Reason: f.failed[k].why, Stale: true})

@@ -1,8 +1,8 @@
 package live
 
 import (
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -89,7 +89,7 @@ func (f *Feed) Cluster(viewpoint, name string) (*xdsclient.Cluster, bool) {
 // clusterIDOf names a control plane by the ID of the cluster it is primary
 // of: cp itself when it is one, else (an address given without a cluster)
 // the first context cluster.
-func clusterIDOf(snap *collector.Snapshot, cp string) string {
+func clusterIDOf(snap *model.Snapshot, cp string) string {
 	if snap == nil || snap.ClusterByID(cp) != nil {
 		return cp
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -67,7 +67,7 @@ func TestFeedSentNoStream(t *testing.T) {
 	s.fwd = newForwarder(ctx, time.Hour, fake.start)
 	f := newFeed(ctx, s, xdsclient.ModeDelta)
 	defer f.Close()
-	updates := make(chan *collector.Snapshot, 1)
+	updates := make(chan *model.Snapshot, 1)
 	updates <- snap
 	f.start(updates, func() {})
 	waitFor(t, ctx, "both viewpoints without a stream", func() bool { return len(f.Sent()) == 2 })

@@ -3,14 +3,15 @@ package live
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -18,7 +19,7 @@ const helloEDS = "outbound|5000||helloworld.sample.svc.cluster.local"
 
 // openDemo opens a session on the demo mesh (no churn) and waits until it
 // settles.
-func openDemo(t *testing.T, ctx context.Context, o Options) (*Session, *collector.Snapshot) {
+func openDemo(t *testing.T, ctx context.Context, o Options) (*Session, *model.Snapshot) {
 	t.Helper()
 	o.Demo, o.DemoSeed = true, 1
 	s, err := Open(ctx, o)
@@ -94,6 +95,120 @@ func TestFeedTwoControlPlanes(t *testing.T) {
 	}
 }
 
+// TestFeedFollowsNetworkDefault: while clusters sync, a network's first
+// cluster can change — a snapshot taken when cluster3's caches were filled
+// but cluster2's not yet puts network2 in cluster3 only — and the feed
+// then moves the network's streams to the new default viewpoint instead of
+// keeping the first ones beside them (issue 26: six streams, not four, and
+// a reader waiting for every default viewpoint's EDS waited for ever). The
+// old streams end.
+func TestFeedFollowsNetworkDefault(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	s, settled := openDemo(t, ctx, Options{})
+	addr := s.ControlPlanes()[0].Address
+	s.controlPlanes = []Target{{Cluster: "cluster1", Address: addr}, {Cluster: "cluster2", Address: addr}}
+
+	// The same mesh as seen before cluster2's caches were filled: network2
+	// is only in cluster3.
+	early := *settled
+	early.Networks = slices.Clone(settled.Networks)
+	for i, n := range early.Networks {
+		if n.Name == "network2" {
+			early.Networks[i].Clusters = []string{"cluster3"}
+		}
+	}
+	f := newFeed(ctx, s, xdsclient.ModeDelta)
+	defer f.Close()
+	updates := make(chan *model.Snapshot)
+	f.start(updates, func() {})
+	names := func() string {
+		var out []string
+		for _, vp := range f.Viewpoints() {
+			out = append(out, vp.String())
+		}
+		sort.Strings(out)
+		return strings.Join(out, ",")
+	}
+
+	updates <- &early
+	waitFor(t, ctx, "4 streams with helloworld's EDS", func() bool { return withEDS(f) == 4 })
+	if got, want := names(), "cluster1/network1@cluster1,cluster1/network1@cluster2,cluster3/network2@cluster1,cluster3/network2@cluster2"; got != want {
+		t.Fatalf("early viewpoints %s, want %s", got, want)
+	}
+	old, _ := f.client("cluster3/network2@cluster1")
+
+	updates <- settled
+	want := "cluster1/network1@cluster1,cluster1/network1@cluster2,cluster2/network2@cluster1,cluster2/network2@cluster2"
+	waitFor(t, ctx, "the cluster2 streams", func() bool {
+		_, _, ok := f.Actual("cluster2/network2@cluster1", helloEDS)
+		_, _, ok2 := f.Actual("cluster2/network2@cluster2", helloEDS)
+		return ok && ok2
+	})
+	if got := names(); got != want {
+		t.Fatalf("viewpoints once synced %s, want %s", got, want)
+	}
+	for _, st := range f.Status() {
+		if strings.HasPrefix(st.Viewpoint, "cluster3/") {
+			t.Errorf("status still lists %s", st.Viewpoint)
+		}
+	}
+	waitFor(t, ctx, "the cluster3 stream stopped", func() bool { return old.Status().State == xdsclient.StateStopped })
+	// Another snapshot changes nothing.
+	updates <- settled
+	if got := names(); got != want {
+		t.Fatalf("viewpoints after another snapshot %s, want %s", got, want)
+	}
+}
+
+// TestFeedWaitsForNetworkDefault: while a cluster that sorts before a
+// network's first cluster is still syncing with its network unknown, the
+// network gets no stream yet (it may be the network's default-to-be: a
+// stream now would cost istiod a full push for nothing); the other
+// networks' streams start at once, and the waiting network's once the
+// cluster's network is known.
+func TestFeedWaitsForNetworkDefault(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	s, settled := openDemo(t, ctx, Options{})
+	addr := s.ControlPlanes()[0].Address
+
+	early := *settled
+	early.Networks = slices.Clone(settled.Networks)
+	for i, n := range early.Networks {
+		if n.Name == "network2" {
+			early.Networks[i].Clusters = []string{"cluster3"}
+		}
+	}
+	early.Clusters = slices.Clone(settled.Clusters)
+	for i, c := range early.Clusters {
+		if c.ID == "cluster2" {
+			early.Clusters[i].State, early.Clusters[i].Network = model.StateSyncing, ""
+		}
+	}
+	s.controlPlanes = []Target{{Cluster: "cluster1", Address: addr}}
+	f := newFeed(ctx, s, xdsclient.ModeDelta)
+	defer f.Close()
+	updates := make(chan *model.Snapshot)
+	f.start(updates, func() {})
+	updates <- &early
+	waitFor(t, ctx, "network1's stream", func() bool {
+		_, _, ok := f.Actual("cluster1/network1", helloEDS)
+		return ok
+	})
+	if vps := f.Viewpoints(); len(vps) != 1 || vps[0].Network != "network1" {
+		t.Fatalf("viewpoints while cluster2 syncs: %v, want network1's only", vps)
+	}
+	updates <- settled
+	waitFor(t, ctx, "network2's stream in cluster2", func() bool {
+		_, _, ok := f.Actual("cluster2/network2", helloEDS)
+		return ok
+	})
+	if vps := f.Viewpoints(); len(vps) != 2 {
+		t.Fatalf("viewpoints once synced: %v", vps)
+	}
+}
+
 // fakeForwards stands in for port-forwards to istiod: the xDS port fails
 // until allowed, then forwards to addr; the debug port always fails.
 type fakeForwards struct {
@@ -130,7 +245,7 @@ func TestFeedRetriesFailedStart(t *testing.T) {
 
 	f := newFeed(ctx, s, xdsclient.ModeDelta)
 	defer f.Close()
-	updates := make(chan *collector.Snapshot, 1)
+	updates := make(chan *model.Snapshot, 1)
 	updates <- snap // one snapshot, never another
 	f.start(updates, func() {})
 

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -128,7 +128,7 @@ func (s *Session) forwarded(ctx context.Context, port int) (Target, error) {
 		return t, err
 	}
 	for _, c := range s.reg.Snapshot().Clusters {
-		if c.Source.Kind == collector.SourceContext && c.Source.Name == t.Cluster {
+		if c.Source.Kind == model.SourceContext && c.Source.Name == t.Cluster {
 			t.Cluster = c.ID
 			break
 		}

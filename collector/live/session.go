@@ -9,6 +9,7 @@ import (
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/demo"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Target is one control plane to talk to: the cluster it is primary of
@@ -153,7 +154,7 @@ func (s *Session) ControlPlanes() []Target { return append([]Target(nil), s.cont
 // its own deadline (twice the sync timeout and a margin) it returns what
 // there is: unsettled clusters show their state. It fails only when ctx
 // ends first.
-func (s *Session) Settle(ctx context.Context) (*collector.Snapshot, error) {
+func (s *Session) Settle(ctx context.Context) (*model.Snapshot, error) {
 	// The margin covers clusters found late through remote secrets.
 	waitCtx, cancel := context.WithTimeout(ctx, 2*s.syncTimeout+5*time.Second)
 	defer cancel()

@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -20,7 +20,7 @@ import (
 // cluster ID: every one given (an address given without a cluster is the
 // first context's istiod), else the istiod of the first context, reached
 // through the port-forward.
-func (s *Session) ControlPlaneIDs(snap *collector.Snapshot) []string {
+func (s *Session) ControlPlaneIDs(snap *model.Snapshot) []string {
 	first := firstContextCluster(snap)
 	if len(s.controlPlanes) == 0 {
 		if first == "" {
@@ -40,7 +40,7 @@ func (s *Session) ControlPlaneIDs(snap *collector.Snapshot) []string {
 }
 
 // firstContextCluster is the ID of the first cluster read through a context.
-func firstContextCluster(snap *collector.Snapshot) string {
+func firstContextCluster(snap *model.Snapshot) string {
 	for i := range snap.Clusters {
 		if snap.Clusters[i].IsContext() {
 			return snap.Clusters[i].ID
@@ -51,13 +51,13 @@ func firstContextCluster(snap *collector.Snapshot) string {
 
 // ContextClusterID maps a kube context name to the ID of its cluster (they
 // differ when a remote secret or --cluster-id names it otherwise).
-func ContextClusterID(snap *collector.Snapshot, name string) string {
+func ContextClusterID(snap *model.Snapshot, name string) string {
 	if snap.ClusterByID(name) != nil {
 		return name
 	}
 	for _, c := range snap.Clusters {
-		for _, s := range append([]collector.SourceRef{c.Source}, c.Sources...) {
-			if s.Kind == collector.SourceContext && s.Name == name {
+		for _, s := range append([]model.SourceRef{c.Source}, c.Sources...) {
+			if s.Kind == model.SourceContext && s.Name == name {
 				return c.ID
 			}
 		}

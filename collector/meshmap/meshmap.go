@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Map is the whole drawing.
@@ -37,8 +37,8 @@ type Network struct {
 
 // Cluster is a box inside its network's.
 type Cluster struct {
-	ID    string          `json:"id"`
-	State collector.State `json:"state"`
+	ID    string      `json:"id"`
+	State model.State `json:"state"`
 	// Mode is the cluster's data plane: sidecar, ambient, mixed (both), or
 	// "" when it runs no proxy meshscope sees.
 	Mode string `json:"mode,omitempty"`
@@ -92,7 +92,7 @@ func arrowKind(kind string) bool {
 // control plane reads when its remote secrets are not read), problems a
 // diagnosis of snap (explain.Diagnose) whose errors and warnings it
 // places.
-func Build(snap *collector.Snapshot, views []istiod.View, problems []explain.Problem) Map {
+func Build(snap *model.Snapshot, views []istiod.View, problems []explain.Problem) Map {
 	var m Map
 	if snap == nil {
 		return m
@@ -113,7 +113,7 @@ func Build(snap *collector.Snapshot, views []istiod.View, problems []explain.Pro
 	clusterAt := map[string][2]int{} // cluster ID → network, cluster index
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
-		if c.State == collector.StateRemoved {
+		if c.State == model.StateRemoved {
 			continue
 		}
 		ni := addNet(c.Network)
@@ -171,7 +171,7 @@ func reindex(m *Map, at map[string][2]int) {
 // controlPlane is cp's arrows: one per cluster it reads, broken when the
 // cluster cannot be read through its secret; and a broken one per cluster
 // of the mesh it does not read (no remote secret, or one refused).
-func controlPlane(snap *collector.Snapshot, cp string, views []istiod.View) ControlPlane {
+func controlPlane(snap *model.Snapshot, cp string, views []istiod.View) ControlPlane {
 	reads, from, known := explain.ReadsOf(snap, cp, views)
 	out := ControlPlane{ID: cp, Known: known, From: from}
 	if !known {
@@ -179,19 +179,19 @@ func controlPlane(snap *collector.Snapshot, cp string, views []istiod.View) Cont
 	}
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
-		if c.ID == cp || c.State == collector.StateRemoved {
+		if c.ID == cp || c.State == model.StateRemoved {
 			continue
 		}
 		viaSecret := len(c.SecretsFrom(cp)) > 0
 		refused := false
 		switch c.ErrorKind {
-		case collector.ErrBadKubeconfig, collector.ErrRefusedConfig, collector.ErrDuplicateID:
+		case model.ErrBadKubeconfig, model.ErrRefusedConfig, model.ErrDuplicateID:
 			refused = true
 		}
 		a := Arrow{To: c.ID}
 		switch {
 		case slices.Contains(reads, c.ID) && !refused:
-			if viaSecret && (c.State == collector.StateError || c.State == collector.StateTimeout) {
+			if viaSecret && (c.State == model.StateError || c.State == model.StateTimeout) {
 				a.Broken, a.Why = true, "secret fails: "+string(c.State)
 			}
 		case viaSecret:
@@ -207,7 +207,7 @@ func controlPlane(snap *collector.Snapshot, cp string, views []istiod.View) Cont
 }
 
 // place puts a problem on the box or arrow it concerns.
-func place(m *Map, snap *collector.Snapshot, at map[string][2]int, p explain.Problem) {
+func place(m *Map, snap *model.Snapshot, at map[string][2]int, p explain.Problem) {
 	kind := string(p.Kind)
 	switch {
 	case kind == "control-plane-missing-cluster":
@@ -263,7 +263,7 @@ func place(m *Map, snap *collector.Snapshot, at map[string][2]int, p explain.Pro
 // gatewayOf is the gateway of n a gateway problem concerns: the one of its
 // cluster whose Service is the problem's (a gateway Service without an
 // address is no gateway at all: the problem then sits on the network).
-func gatewayOf(n *Network, snap *collector.Snapshot, p explain.Problem) *Gateway {
+func gatewayOf(n *Network, snap *model.Snapshot, p explain.Problem) *Gateway {
 	for i := range n.Gateways {
 		g := &n.Gateways[i]
 		if g.Cluster != p.Cluster {
@@ -315,16 +315,16 @@ func (m *Map) controlPlane(id string) *ControlPlane {
 // mode is a cluster's data plane, from the proxies meshscope sees there:
 // sidecars (and gateways) make "sidecar", pods captured by ambient mode
 // "ambient", both "mixed". A ztunnel alone says nothing of the workloads.
-func mode(snap *collector.Snapshot, cluster string) string {
+func mode(snap *model.Snapshot, cluster string) string {
 	var sidecar, amb bool
 	for _, p := range snap.Proxies {
 		if p.Cluster != cluster {
 			continue
 		}
 		switch p.Kind {
-		case collector.ProxySidecar:
+		case model.ProxySidecar:
 			sidecar = true
-		case collector.ProxyAmbient:
+		case model.ProxyAmbient:
 			amb = true
 		}
 	}

@@ -4,31 +4,31 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 )
 
 // mesh: cluster1 (network1, istiod, reads its remote secrets), cluster2
 // (network2, through a secret in cluster1, with a gateway), cluster3
 // (network2, a context).
-func mesh() *collector.Snapshot {
-	return &collector.Snapshot{
-		Clusters: []collector.Cluster{
-			{ID: "cluster1", Network: "network1", State: collector.StateSynced, Source: collector.SourceRef{Kind: collector.SourceContext, Name: "c1"},
-				Istiods: []collector.IstiodPod{{Name: "istiod-0", ClusterID: "cluster1", Ready: true}}, SecretsRead: true},
-			{ID: "cluster2", Network: "network2", State: collector.StateSynced,
-				Source: collector.SourceRef{Kind: collector.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2", In: "cluster1", Key: "cluster2"}},
-			{ID: "cluster3", Network: "network2", State: collector.StateSynced, Source: collector.SourceRef{Kind: collector.SourceContext, Name: "c3"}},
+func mesh() *model.Snapshot {
+	return &model.Snapshot{
+		Clusters: []model.Cluster{
+			{ID: "cluster1", Network: "network1", State: model.StateSynced, Source: model.SourceRef{Kind: model.SourceContext, Name: "c1"},
+				Istiods: []model.IstiodPod{{Name: "istiod-0", ClusterID: "cluster1", Ready: true}}, SecretsRead: true},
+			{ID: "cluster2", Network: "network2", State: model.StateSynced,
+				Source: model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2", In: "cluster1", Key: "cluster2"}},
+			{ID: "cluster3", Network: "network2", State: model.StateSynced, Source: model.SourceRef{Kind: model.SourceContext, Name: "c3"}},
 		},
-		Networks: []collector.Network{{Name: "network1", Clusters: []string{"cluster1"}}, {Name: "network2", Clusters: []string{"cluster2", "cluster3"}, Gateways: 1}},
-		Gateways: []collector.Gateway{{Network: "network2", Cluster: "cluster2", Address: "192.168.60.9", Port: 15443, From: collector.GatewayFromService, Service: "istio-system/istio-eastwestgateway"}},
-		Proxies: []collector.ProxyPod{
-			{Cluster: "cluster1", Namespace: "a", Name: "p", Kind: collector.ProxySidecar},
-			{Cluster: "cluster2", Namespace: "a", Name: "q", Kind: collector.ProxyAmbient},
-			{Cluster: "cluster2", Namespace: "a", Name: "r", Kind: collector.ProxySidecar},
-			{Cluster: "cluster3", Namespace: "istio-system", Name: "ztunnel-x", Kind: collector.ProxyZtunnel},
-			{Cluster: "cluster3", Namespace: "a", Name: "s", Kind: collector.ProxyAmbient},
+		Networks: []model.Network{{Name: "network1", Clusters: []string{"cluster1"}}, {Name: "network2", Clusters: []string{"cluster2", "cluster3"}, Gateways: 1}},
+		Gateways: []model.Gateway{{Network: "network2", Cluster: "cluster2", Address: "192.168.60.9", Port: 15443, From: model.GatewayFromService, Service: "istio-system/istio-eastwestgateway"}},
+		Proxies: []model.ProxyPod{
+			{Cluster: "cluster1", Namespace: "a", Name: "p", Kind: model.ProxySidecar},
+			{Cluster: "cluster2", Namespace: "a", Name: "q", Kind: model.ProxyAmbient},
+			{Cluster: "cluster2", Namespace: "a", Name: "r", Kind: model.ProxySidecar},
+			{Cluster: "cluster3", Namespace: "istio-system", Name: "ztunnel-x", Kind: model.ProxyZtunnel},
+			{Cluster: "cluster3", Namespace: "a", Name: "s", Kind: model.ProxyAmbient},
 		},
 	}
 }
@@ -37,7 +37,7 @@ func TestBuild(t *testing.T) {
 	gwHost := "istio-eastwestgateway.istio-system.svc.cluster.local"
 	for _, tc := range []struct {
 		name     string
-		change   func(*collector.Snapshot)
+		change   func(*model.Snapshot)
 		views    []istiod.View
 		problems []explain.Problem
 		// want is the map in a few words (see describe).
@@ -45,25 +45,25 @@ func TestBuild(t *testing.T) {
 	}{
 		{name: "healthy", want: "network1[cluster1*:synced:sidecar] network2[cluster2:synced:mixed cluster3:synced:ambient gw 192.168.60.9:15443 ok] cp cluster1(secrets): ->cluster2 -x>cluster3(no remote secret)"},
 		{name: "a second secret: every arrow whole",
-			change: func(s *collector.Snapshot) {
-				s.Clusters[2].Sources = []collector.SourceRef{s.Clusters[2].Source, {Kind: collector.SourceSecret, Name: "istio-system/istio-remote-secret-cluster3", In: "cluster1"}}
+			change: func(s *model.Snapshot) {
+				s.Clusters[2].Sources = []model.SourceRef{s.Clusters[2].Source, {Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-cluster3", In: "cluster1"}}
 			},
 			want: "network1[cluster1*:synced:sidecar] network2[cluster2:synced:mixed cluster3:synced:ambient gw 192.168.60.9:15443 ok] cp cluster1(secrets): ->cluster2 ->cluster3"},
 		{name: "a failing secret: broken arrow, its problem on it",
-			change: func(s *collector.Snapshot) {
-				s.Clusters[1].State, s.Clusters[1].Reason = collector.StateError, "x509: certificate signed by unknown authority"
+			change: func(s *model.Snapshot) {
+				s.Clusters[1].State, s.Clusters[1].Reason = model.StateError, "x509: certificate signed by unknown authority"
 			},
 			problems: []explain.Problem{{Severity: explain.Error, Kind: "remote-secret", Cluster: "cluster2", Sentence: "cluster cluster2 (secret): x509"}},
 			want:     "network1[cluster1*:synced:sidecar] network2[cluster2:error:mixed cluster3:synced:ambient gw 192.168.60.9:15443 ok] cp cluster1(secrets): -x>cluster2(secret fails: error){remote-secret} -x>cluster3(no remote secret)"},
 		{name: "a refused secret: broken, not missing",
-			change: func(s *collector.Snapshot) {
-				s.Clusters[1].State, s.Clusters[1].ErrorKind = collector.StateError, collector.ErrRefusedConfig
+			change: func(s *model.Snapshot) {
+				s.Clusters[1].State, s.Clusters[1].ErrorKind = model.StateError, model.ErrRefusedConfig
 			},
 			want: "network1[cluster1*:synced:sidecar] network2[cluster2:error:mixed cluster3:synced:ambient gw 192.168.60.9:15443 ok] cp cluster1(secrets): -x>cluster2(secret refused) -x>cluster3(no remote secret)"},
 		{name: "a missing cluster's problem on its arrow, not cluster30's",
-			change: func(s *collector.Snapshot) {
-				s.Clusters = append(s.Clusters, collector.Cluster{ID: "cluster30", Network: "network2", State: collector.StateSynced,
-					Source: collector.SourceRef{Kind: collector.SourceSecret, Name: "istio-system/istio-remote-secret-cluster30", In: "cluster1"}})
+			change: func(s *model.Snapshot) {
+				s.Clusters = append(s.Clusters, model.Cluster{ID: "cluster30", Network: "network2", State: model.StateSynced,
+					Source: model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-cluster30", In: "cluster1"}})
 			},
 			problems: []explain.Problem{{Severity: explain.Error, Kind: "control-plane-missing-cluster", Cluster: "cluster1", Sentence: "istiod cluster1 does not read cluster cluster3: no secret"}},
 			want:     "network1[cluster1*:synced:sidecar] network2[cluster2:synced:mixed cluster3:synced:ambient cluster30:synced gw 192.168.60.9:15443 ok] cp cluster1(secrets): ->cluster2 -x>cluster3(no remote secret){control-plane-missing-cluster} ->cluster30"},
@@ -75,23 +75,23 @@ func TestBuild(t *testing.T) {
 			},
 			want: "network1[cluster1*:synced:sidecar] network2[cluster2:synced:mixed cluster3:synced:ambient{cluster-warning} gw 192.168.60.9:15443 gateway-not-ready{gateway-not-ready}] cp cluster1(secrets): ->cluster2 -x>cluster3(no remote secret) off{leak}"},
 		{name: "a gateway Service without an address: its problem on the network",
-			change: func(s *collector.Snapshot) { s.Gateways = nil },
+			change: func(s *model.Snapshot) { s.Gateways = nil },
 			problems: []explain.Problem{
 				{Severity: explain.Error, Kind: "gateway-no-address", Cluster: "cluster2", Service: gwHost, Sentence: "no address"},
 			},
 			want: "network1[cluster1*:synced:sidecar] network2[cluster2:synced:mixed cluster3:synced:ambient]{gateway-no-address} cp cluster1(secrets): ->cluster2 -x>cluster3(no remote secret)"},
 		{name: "secrets not read, clusterz known",
-			change: func(s *collector.Snapshot) { s.Clusters[0].SecretsRead = false; s.Clusters[1].Source.In = "" },
+			change: func(s *model.Snapshot) { s.Clusters[0].SecretsRead = false; s.Clusters[1].Source.In = "" },
 			views:  []istiod.View{{ControlPlane: "cluster1", Clusters: []istiod.Cluster{{ID: "cluster1"}, {ID: "cluster2"}, {ID: "cluster3"}}}},
 			want:   "network1[cluster1*:synced:sidecar] network2[cluster2:synced:mixed cluster3:synced:ambient gw 192.168.60.9:15443 ok] cp cluster1(clusterz): ->cluster2 ->cluster3"},
 		{name: "reads unknown: no arrows",
-			change: func(s *collector.Snapshot) { s.Clusters[0].SecretsRead = false; s.Clusters[1].Source.In = "" },
+			change: func(s *model.Snapshot) { s.Clusters[0].SecretsRead = false; s.Clusters[1].Source.In = "" },
 			want:   "network1[cluster1*:synced:sidecar] network2[cluster2:synced:mixed cluster3:synced:ambient gw 192.168.60.9:15443 ok] cp cluster1(unknown):"},
 		{name: "removed clusters and a cluster without a network",
-			change: func(s *collector.Snapshot) {
-				s.Clusters[2].State = collector.StateRemoved
-				s.Clusters = append(s.Clusters, collector.Cluster{ID: "cluster4", State: collector.StateTimeout,
-					Source: collector.SourceRef{Kind: collector.SourceSecret, Name: "istio-system/istio-remote-secret-cluster4", In: "cluster1"}})
+			change: func(s *model.Snapshot) {
+				s.Clusters[2].State = model.StateRemoved
+				s.Clusters = append(s.Clusters, model.Cluster{ID: "cluster4", State: model.StateTimeout,
+					Source: model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-cluster4", In: "cluster1"}})
 			},
 			want: "network1[cluster1*:synced:sidecar] network2[cluster2:synced:mixed gw 192.168.60.9:15443 ok] [cluster4:timeout] cp cluster1(secrets): ->cluster2 -x>cluster4(secret fails: timeout)"},
 	} {
@@ -163,7 +163,7 @@ func describe(m Map) string {
 
 func TestDot(t *testing.T) {
 	s := mesh()
-	s.Clusters[1].State = collector.StateError
+	s.Clusters[1].State = model.StateError
 	var b strings.Builder
 	if err := Dot(&b, Build(s, nil, []explain.Problem{{Severity: explain.Error, Kind: "remote-secret", Cluster: "cluster2", Sentence: `a "quoted" \ sentence`}})); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ package uiprobe
 import (
 	"sync/atomic"
 
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -19,10 +20,12 @@ type Hooks struct {
 	// EventsApplied hears each batch of xDS events once the model has
 	// applied it (timeline and views refreshed).
 	EventsApplied func(events []xdsclient.Event)
-	// IndexApplied hears of each new index once it is current: how many
-	// services it lists and how many of them have a verdict (match or
-	// mismatch, not pending).
-	IndexApplied func(services, verdictsKnown int)
+	// IndexApplied hears of each new index once it is current: the
+	// snapshot it was derived from, how many services it lists and how
+	// many of them have a verdict (match or mismatch, not pending). The
+	// snapshot lets a caller tell an index of the complete mesh from one
+	// of a partial snapshot that happened to have every verdict too.
+	IndexApplied func(snap *model.Snapshot, services, verdictsKnown int)
 }
 
 var current atomic.Pointer[Hooks]

@@ -71,7 +71,13 @@ func (p *Plan) NewChurner(seed uint64) (*Churner, error) {
 // Run churns at rate changes per second for d (or until ctx ends), and
 // returns what it changed. Errors are counted, not fatal: a benchmark
 // reports them.
+//
+// The deadline d stops new steps, not one under way: a step cut between
+// creating its pod and rewriting the slice left a pod the Churner did not
+// know, which a later rewrite of that slice counted and Restore never
+// removed (the mesh one endpoint bigger than the Plan's; issue 26).
 func (ch *Churner) Run(ctx context.Context, rate float64, d time.Duration) ChurnResult {
+	stepCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	jobs := make([]chan int, churnWorkers)
@@ -86,10 +92,13 @@ func (ch *Churner) Run(ctx context.Context, rate float64, d time.Duration) Churn
 		go func() {
 			defer wg.Done()
 			for i := range jobs[w] {
-				c, err := ch.step(ctx, i)
+				if ctx.Err() != nil {
+					continue // queued before the deadline: skip
+				}
+				c, err := ch.step(stepCtx, i)
 				mu.Lock()
 				if err != nil {
-					if ctx.Err() == nil {
+					if stepCtx.Err() == nil {
 						res.Errors++
 					}
 				} else {
@@ -134,6 +143,11 @@ func (ch *Churner) step(ctx context.Context, i int) (Change, error) {
 	k := ch.next[s.Cluster]
 	if !had {
 		ch.next[s.Cluster]++
+		// Known before it is written: should the create or the slice
+		// rewrite fail half-way, the next step on i or Restore removes it
+		// (a delete of a pod that is not there is fine).
+		pod = fmt.Sprintf("%s-churn-%05d", s.Name, k)
+		ch.extra[i] = pod
 	}
 	ch.mu.Unlock()
 	if had {
@@ -142,7 +156,6 @@ func (ch *Churner) step(ctx context.Context, i int) (Change, error) {
 			return Change{}, err
 		}
 	} else {
-		pod = fmt.Sprintf("%s-churn-%05d", s.Name, k)
 		p := kubesim.Pod{Namespace: s.Namespace, Name: pod, IP: churnIP(s.Cluster, k), Labels: lab.AppLabels(s.Name, "v1", c.Network)}
 		if err := kubesim.CreatePod(ctx, cs, p); err != nil {
 			return Change{}, err
@@ -151,13 +164,11 @@ func (ch *Churner) step(ctx context.Context, i int) (Change, error) {
 	if err := kubesim.Sync(ctx, cs, s.Namespace, s.Name); err != nil {
 		return Change{}, err
 	}
-	ch.mu.Lock()
 	if had {
+		ch.mu.Lock()
 		delete(ch.extra, i)
-	} else {
-		ch.extra[i] = pod
+		ch.mu.Unlock()
 	}
-	ch.mu.Unlock()
 	return Change{Time: time.Now(), Cluster: c.Name, Service: s.Hostname(), Added: !had}, nil
 }
 

@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshscope/meshscope/model"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-
-	"github.com/meshscope/meshscope/collector"
 )
 
 // TestContextNamedUnlikeClusterID: with a kubeconfig whose only context is
@@ -29,7 +28,7 @@ func TestContextNamedUnlikeClusterID(t *testing.T) {
 	if err != nil {
 		t.Fatalf("snapshot: %v\n%s", err, out)
 	}
-	var snap collector.Snapshot
+	var snap model.Snapshot
 	if err := json.Unmarshal(out, &snap); err != nil {
 		t.Fatal(err)
 	}
@@ -37,10 +36,10 @@ func TestContextNamedUnlikeClusterID(t *testing.T) {
 	if c1 == nil || c2 == nil || snap.ClusterByID(arn) != nil {
 		t.Fatalf("clusters: %+v", snap.Clusters)
 	}
-	if c1.IDFrom != collector.IDFromIstiod || c1.Source.Name != arn {
+	if c1.IDFrom != model.IDFromIstiod || c1.Source.Name != arn {
 		t.Errorf("cluster1: id from %q, source %+v; want from istiod, context %s", c1.IDFrom, c1.Source, arn)
 	}
-	if c2.State != collector.StateSynced {
+	if c2.State != model.StateSynced {
 		t.Errorf("cluster2 (its remote secret) not synced: %+v", c2)
 	}
 

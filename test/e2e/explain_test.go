@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -167,7 +167,7 @@ spec:
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			withChange(t, sc.apply, sc.undo)
-			var snap *collector.Snapshot
+			var snap *model.Snapshot
 			eventually(t, 20*time.Second, func() string {
 				snap = reg.Snapshot()
 				for i, vp := range vps {
@@ -194,7 +194,7 @@ spec:
 			ps := explain.Diagnose(snap, explain.Inputs{})
 			if sc.doctorNot != "" {
 				for _, p := range ps {
-					if p.Kind == sc.doctorNot {
+					if string(p.Kind) == sc.doctorNot {
 						t.Errorf("doctor reports %s: %s", p.Kind, p.Sentence)
 					}
 				}
@@ -206,7 +206,7 @@ spec:
 				kind, text, _ := strings.Cut(sc.doctor, "|")
 				found := false
 				for _, p := range ps {
-					if p.Kind == kind && strings.Contains(p.Sentence, text) {
+					if string(p.Kind) == kind && strings.Contains(p.Sentence, text) {
 						found = true
 					}
 				}

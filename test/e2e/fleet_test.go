@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -214,13 +215,37 @@ func TestFleet(t *testing.T) {
 		t.Errorf("fleet-nack carries no NACK error: %+v", p.Types)
 	}
 
+	// explain as the drifted pod really is: what istiod sends its injected
+	// identity (network0: even its own network's pod through network2's
+	// gateway) matches the prediction for that identity, and a note says
+	// what it would get with the network the mesh gives it today.
+	out, code := runMeshscope(t, "explain", "helloworld.sample", "--from", "pod:"+ns+"/fleet-drift@cluster2", "-o", "json", "--xds-address", xdsAll())
+	var res struct {
+		Views []explain.View `json:"views"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || len(res.Views) != 1 {
+		t.Fatalf("explain --from pod: exit %d, %v\n%s", code, err, out)
+	}
+	v := res.Views[0]
+	var actual []string
+	for _, a := range v.Actual {
+		actual = append(actual, fmt.Sprintf("%s:%d", a.Address, a.Port))
+	}
+	if v.Verdict != explain.Match || strings.Join(actual, ",") != "192.168.60.113:15443,192.168.60.9:15443" {
+		t.Errorf("the drifted pod: verdict %s, actual %v; want MATCH with both gateways (its own network's pod too)", v.Verdict, actual)
+	}
+	if n := strings.Join(v.Notes, "\n"); !strings.Contains(n, "injected with NETWORK network0, but the mesh gives its pod network2") ||
+		!strings.Contains(n, "10.144.0.15:5000 w=1") {
+		t.Errorf("the drifted pod's notes: %s", n)
+	}
+
 	// doctor reports each, and nothing for the healthy ones or the probe.
 	doctor := func() map[string][]string {
 		ps, _ := doctorJSON(t, "--istiod-debug-address", debugAll(), "--xds-address", xdsAll(), "--offline", "--stale-after", "3s")
 		got := map[string][]string{}
 		for _, p := range ps {
-			if strings.HasPrefix(p.Kind, "proxy-") {
-				got[p.Kind] = append(got[p.Kind], p.Sentence+strings.Join(p.Examples, ","))
+			if strings.HasPrefix(string(p.Kind), "proxy-") {
+				got[string(p.Kind)] = append(got[string(p.Kind)], p.Sentence+strings.Join(p.Examples, ","))
 			}
 		}
 		return got

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -179,7 +179,7 @@ spec:
 		noEndpoints string
 		// ready, if set, says when meshscope has seen the change (for a
 		// want that equals the fixture's).
-		ready func(*collector.Snapshot) bool
+		ready func(*model.Snapshot) bool
 		// scoped: the change moves the service in or out of the proxy's
 		// scope, which istiod tells a connected proxy through CDS only (an
 		// Envoy then subscribes to the new cluster's EDS; the probe is
@@ -243,7 +243,7 @@ spec:
 			name: "Sidecar importing the service by name", apply: apply(byName), undo: remove(byName), scoped: true,
 			host: hello, port: 5000,
 			want:  [3]string{seedEDSNetwork1, seedEDSNetwork2, "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
-			ready: func(s *collector.Snapshot) bool { return len(s.Sidecars) == 1 },
+			ready: func(s *model.Snapshot) bool { return len(s.Sidecars) == 1 },
 		},
 		{
 			name: "Sidecar listener on another port", apply: apply(otherPort), undo: remove(otherPort), scoped: true,
@@ -253,17 +253,17 @@ spec:
 			name: "Sidecar importing only its namespace, and a VirtualService there routing to the service", apply: apply(viaVS...), undo: remove(viaVS...), scoped: true,
 			host: hello, port: 5000,
 			want:  [3]string{seedEDSNetwork1, seedEDSNetwork2, "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
-			ready: func(s *collector.Snapshot) bool { return len(s.Sidecars) == 1 && len(s.VirtualServices) == 1 },
+			ready: func(s *model.Snapshot) bool { return len(s.Sidecars) == 1 && len(s.VirtualServices) == 1 },
 		},
 		{
 			name: "the same VirtualService route for another source namespace", apply: apply(viaVSOtherSource...), undo: remove(viaVSOtherSource...), scoped: true,
 			host: hello, port: 5000, noEndpoints: "does not import",
-			ready: func(s *collector.Snapshot) bool { return len(s.VirtualServices) == 1 },
+			ready: func(s *model.Snapshot) bool { return len(s.VirtualServices) == 1 },
 		},
 		{
 			name: "a VirtualService in a namespace the Sidecar does not import", apply: apply(viaVSOtherNS...), undo: remove(viaVSOtherNS...), scoped: true,
 			host: hello, port: 5000, noEndpoints: "does not import",
-			ready: func(s *collector.Snapshot) bool { return len(s.VirtualServices) == 1 },
+			ready: func(s *model.Snapshot) bool { return len(s.VirtualServices) == 1 },
 		},
 		{
 			name: "Sidecar excluding the service", apply: apply(excluding), undo: remove(excluding), scoped: true,
@@ -315,7 +315,7 @@ spec:
 			name: "exportTo . seen from namespace sample", apply: exportTo(str(".")), undo: exportTo(nil),
 			host: hello, port: 5000, namespace: lab.SampleNamespace,
 			want: [3]string{seedEDSNetwork1, seedEDSNetwork2, "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
-			ready: func(s *collector.Snapshot) bool {
+			ready: func(s *model.Snapshot) bool {
 				svc := s.Service(hello)
 				return svc != nil && len(svc.Clusters["cluster1"].ExportTo) == 1 && len(svc.Clusters["cluster2"].ExportTo) == 1
 			},
@@ -386,7 +386,7 @@ func TestServiceEntryInSnapshot(t *testing.T) {
 	}
 	eventually(t, 15*time.Second, func() string {
 		svc := reg.Snapshot().Service("vm.mesh.internal")
-		if svc == nil || svc.Source != collector.SourceServiceEntry || len(svc.ServiceEntries) != 1 || len(svc.ServiceEntries[0].Endpoints) != 1 {
+		if svc == nil || svc.Source != model.SourceServiceEntry || len(svc.ServiceEntries) != 1 || len(svc.ServiceEntries[0].Endpoints) != 1 {
 			return fmt.Sprintf("vm.mesh.internal = %+v", svc)
 		}
 		e := svc.ServiceEntries[0].Endpoints[0]
@@ -410,7 +410,7 @@ func TestServiceEntryInSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 15*time.Second, func() string {
-		for _, p := range explain.Problems(reg.Snapshot()) {
+		for _, p := range explain.Diagnose(reg.Snapshot(), explain.Inputs{}) {
 			if p.Kind == "serviceentry-no-workloads" && strings.Contains(p.Sentence, "sample/vm") {
 				return ""
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -35,7 +36,7 @@ func TestLiveSessionOnLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := cluster(snap, "cluster2"); c.State != collector.StateSynced {
+	if c := cluster(snap, "cluster2"); c.State != model.StateSynced {
 		t.Fatalf("cluster2 is %s (%s)", c.State, c.Reason)
 	}
 	feed := s.Feed(ctx, xdsclient.ModeDelta)

@@ -28,6 +28,7 @@ import (
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/model"
 )
 
 // xdsAll and debugAll name both istiods, for --xds-address and
@@ -86,7 +87,7 @@ func doctorJSON(t *testing.T, args ...string) ([]explain.Problem, int) {
 func problemOf(ps []explain.Problem, kind string, sev explain.Severity, texts ...string) (explain.Problem, string) {
 	var seen []string
 	for _, p := range ps {
-		if p.Kind != kind {
+		if string(p.Kind) != kind {
 			continue
 		}
 		seen = append(seen, string(p.Severity)+": "+p.Sentence)
@@ -103,7 +104,7 @@ func problemOf(ps []explain.Problem, kind string, sev explain.Severity, texts ..
 
 func absent(ps []explain.Problem, kind string) string {
 	for _, p := range ps {
-		if p.Kind == kind {
+		if string(p.Kind) == kind {
 			return fmt.Sprintf("still %s: %s", kind, p.Sentence)
 		}
 	}
@@ -374,7 +375,7 @@ spec:
 	}
 	eventually(t, 20*time.Second, func() string {
 		s := reg.Snapshot()
-		if !slices.ContainsFunc(s.DestinationRules, func(d collector.DestinationRule) bool { return d.OutlierDetection }) {
+		if !slices.ContainsFunc(s.DestinationRules, func(d model.DestinationRule) bool { return d.OutlierDetection }) {
 			return "the rule with outlierDetection is not read yet"
 		}
 		return absent(diagnosis(reg, time.Now()), "locality-failover")
@@ -436,11 +437,11 @@ func TestDoctorEastWestGateway(t *testing.T) {
 	gwPod := lab.GatewayService + "-7b9c5d6f8-k2x4p"
 
 	t.Run("port", func(t *testing.T) {
-		if err := theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, lab.GatewayService, collector.LabelGatewayPort, str("15444")); err != nil {
+		if err := theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, lab.GatewayService, model.LabelGatewayPort, str("15444")); err != nil {
 			t.Fatal(err)
 		}
 		defer func() {
-			_ = theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, lab.GatewayService, collector.LabelGatewayPort, nil)
+			_ = theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, lab.GatewayService, model.LabelGatewayPort, nil)
 		}()
 		eventually(t, 20*time.Second, func() string {
 			if got := networkz(); strings.Contains(got, "network2") {
@@ -450,7 +451,7 @@ func TestDoctorEastWestGateway(t *testing.T) {
 				"gateway Service istio-system/istio-eastwestgateway in cluster2 is labelled topology.istio.io/network=network2 but exposes neither port 15444", "15443 tls")
 			return why
 		})
-		if err := theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, lab.GatewayService, collector.LabelGatewayPort, nil); err != nil {
+		if err := theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, lab.GatewayService, model.LabelGatewayPort, nil); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 20*time.Second, func() string { return absent(diagnosis(reg, time.Now()), "gateway-port") })
@@ -668,7 +669,7 @@ func TestDoctorGroupsRepeatedCauses(t *testing.T) {
 func find(ps []explain.Problem, kind string) []explain.Problem {
 	var out []explain.Problem
 	for _, p := range ps {
-		if p.Kind == kind {
+		if string(p.Kind) == kind {
 			out = append(out, p)
 		}
 	}

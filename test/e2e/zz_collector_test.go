@@ -27,15 +27,16 @@ import (
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/model"
 )
 
 const helloHost = "helloworld.sample.svc.cluster.local"
 
-func cluster(s *collector.Snapshot, id string) collector.Cluster {
+func cluster(s *model.Snapshot, id string) model.Cluster {
 	if c := s.ClusterByID(id); c != nil {
 		return *c
 	}
-	return collector.Cluster{ID: id, State: "absent"}
+	return model.Cluster{ID: id, State: "absent"}
 }
 
 // TestCollectorFromOneContext: from the cluster1 context alone, cluster2
@@ -44,11 +45,11 @@ func cluster(s *collector.Snapshot, id string) collector.Cluster {
 func TestCollectorFromOneContext(t *testing.T) {
 	s := startRegistry(t).Snapshot()
 	for _, id := range []string{"cluster1", "cluster2"} {
-		if c := cluster(s, id); c.State != collector.StateSynced {
+		if c := cluster(s, id); c.State != model.StateSynced {
 			t.Errorf("%s is %s (%s), want synced", id, c.State, c.Reason)
 		}
 	}
-	if c := cluster(s, "cluster2"); c.Source.Kind != collector.SourceSecret || c.Source.Name != "istio-system/istio-remote-secret-cluster2" {
+	if c := cluster(s, "cluster2"); c.Source.Kind != model.SourceSecret || c.Source.Name != "istio-system/istio-remote-secret-cluster2" {
 		t.Errorf("cluster2 source = %+v, want the remote secret", c.Source)
 	}
 	var gws []string
@@ -79,7 +80,7 @@ func TestCollectorFromOneContext(t *testing.T) {
 	}
 }
 
-func helloEndpoints(s *collector.Snapshot) string {
+func helloEndpoints(s *model.Snapshot) string {
 	svc := s.Service(helloHost)
 	if svc == nil {
 		return "(no helloworld)"
@@ -112,13 +113,13 @@ func TestCollectorAPIServerDown(t *testing.T) {
 	stopped := time.Now()
 	eventually(t, 15*time.Second, func() string {
 		c := cluster(reg.Snapshot(), "cluster2")
-		if c.State == collector.StateSynced || c.ErrorKind != collector.ErrUnreachable {
+		if c.State == model.StateSynced || c.ErrorKind != model.ErrUnreachable {
 			return fmt.Sprintf("cluster2 is %s (%s: %s)", c.State, c.ErrorKind, c.Reason)
 		}
 		return ""
 	})
 	t.Logf("cluster2 unreachable %s after its apiserver stopped: %s", time.Since(stopped).Round(time.Millisecond), cluster(reg.Snapshot(), "cluster2").Reason)
-	if c := cluster(reg.Snapshot(), "cluster1"); c.State != collector.StateSynced {
+	if c := cluster(reg.Snapshot(), "cluster1"); c.State != model.StateSynced {
 		t.Errorf("cluster1 is %s while cluster2 is down", c.State)
 	}
 	// istiod still calls cluster2 synced (istio/istio#33799); meshscope says
@@ -138,7 +139,7 @@ func TestCollectorAPIServerDown(t *testing.T) {
 	restarted = true
 	eventually(t, 30*time.Second, func() string {
 		s := reg.Snapshot()
-		if c := cluster(s, "cluster2"); c.State != collector.StateSynced {
+		if c := cluster(s, "cluster2"); c.State != model.StateSynced {
 			return fmt.Sprintf("cluster2 is %s (%s)", c.State, c.Reason)
 		}
 		if got := helloEndpoints(s); !strings.Contains(got, "cluster2 10.144.0.15 network2") {
@@ -196,22 +197,22 @@ func TestCollectorBrokenSecrets(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = theLab.DeleteRemoteSecret(context.Background(), "cluster1", name) })
 	}
-	want := map[string]collector.ErrorKind{
-		"garbage":    collector.ErrBadKubeconfig,
-		"execplugin": collector.ErrRefusedConfig,
-		"wrongca":    collector.ErrTLS,
-		"revoked":    collector.ErrUnauthorized,
+	want := map[string]model.ErrorKind{
+		"garbage":    model.ErrBadKubeconfig,
+		"execplugin": model.ErrRefusedConfig,
+		"wrongca":    model.ErrTLS,
+		"revoked":    model.ErrUnauthorized,
 	}
 	eventually(t, 20*time.Second, func() string {
 		s := reg.Snapshot()
 		for id, kind := range want {
 			c := cluster(s, id)
-			if c.State != collector.StateError || c.ErrorKind != kind || c.Reason == "" {
+			if c.State != model.StateError || c.ErrorKind != kind || c.Reason == "" {
 				return fmt.Sprintf("%s is %s (%s: %q), want error %s", id, c.State, c.ErrorKind, c.Reason, kind)
 			}
 		}
 		for _, id := range []string{"cluster1", "cluster2"} {
-			if c := cluster(s, id); c.State != collector.StateSynced {
+			if c := cluster(s, id); c.State != model.StateSynced {
 				return fmt.Sprintf("%s is %s while broken secrets are around", id, c.State)
 			}
 		}
@@ -247,7 +248,7 @@ func TestCollectorTokenRotation(t *testing.T) {
 	defer func() { _ = theLab.RemovePod(context.Background(), "cluster2", lab.SampleNamespace, pod.Name) }()
 	eventually(t, 20*time.Second, func() string {
 		s := reg.Snapshot()
-		if c := cluster(s, "cluster2"); c.State != collector.StateSynced {
+		if c := cluster(s, "cluster2"); c.State != model.StateSynced {
 			return fmt.Sprintf("cluster2 is %s (%s) after the rotation", c.State, c.Reason)
 		}
 		if !strings.Contains(helloEndpoints(s), "10.144.0.77") {
@@ -274,7 +275,7 @@ func TestCollectorReadOnlyUser(t *testing.T) {
 			return fmt.Sprintf("clusters %+v, want only the context's", s.Clusters)
 		}
 		c := s.Clusters[0]
-		if c.State != collector.StateSynced {
+		if c.State != model.StateSynced {
 			return fmt.Sprintf("%s is %s (%s)", c.ID, c.State, c.Reason)
 		}
 		if !strings.Contains(strings.Join(c.Warnings, ";"), "remote secrets") {

@@ -25,6 +25,8 @@ type bench struct {
 	res        *result
 	cpuProfile *os.File
 	churner    *scale.Churner
+	// dumps is the default folder for goroutine dumps (-dump-dir).
+	dumps string
 
 	// idleCPU is the istiods' CPU rate with no client (cores).
 	idleCPU float64
@@ -346,7 +348,7 @@ func (b *bench) ui(ctx context.Context) error {
 	}
 	defer u.close()
 	wantVPs := 2 * len(cps) // one per network (2) and control plane
-	t, err := u.waitReady(ctx, wantVPs, b.f.readyTimeout)
+	t, err := u.waitReady(ctx, wantVPs, b.f.readyTimeout, b.dumpDir())
 	if err != nil {
 		return err
 	}
@@ -406,9 +408,10 @@ func (b *bench) ui(ctx context.Context) error {
 
 // sidecars connects as many sidecar-shaped streams as the UI has (each
 // network's sidecar on each control plane, a connection each, as real
-// sidecars), then churns. It runs before the UI and after it (i = 0, 1):
-// the UI is compared with the mean of the two, so a drift of the machine's
-// load over the run does not land on one side.
+// sidecars), then churns. It runs -sidecar-runs times (at least 3), before
+// the UI and after it (i counts them): the UI is judged against their mean
+// and spread, so a drift of the machine's load over the run does not land
+// on one side, and noise is measured, not guessed.
 func (b *bench) sidecars(ctx context.Context, i int) error {
 	settle(3 * time.Second)
 	before, err := scrapeWithHeap(ctx, b.l, opening)
@@ -467,7 +470,8 @@ func (b *bench) sidecars(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	ph := &b.res.Sidecars[i]
+	b.res.Sidecars = append(b.res.Sidecars, sidecarPhase{})
+	ph := &b.res.Sidecars[len(b.res.Sidecars)-1]
 	ph.Connect = b.connectCost(before, after)
 	say("%d sidecar-shaped streams: istiods at connect %.2f CPU s, %+.1f MiB", len(scs), ph.Connect.CPUSeconds, ph.Connect.HeapMiB)
 	name := fmt.Sprintf("sidecars-%d", i+1)

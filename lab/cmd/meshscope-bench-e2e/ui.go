@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/internal/uiprobe"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/tui"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -33,11 +37,16 @@ type uiSession struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
 	restore func()
+	// wantClusters and wantEndpoints make the mesh complete.
+	wantClusters, wantEndpoints int
 
 	mu sync.Mutex
 	// synced: every cluster synced and every endpoint in the snapshot.
-	synced   time.Time
-	snap     *collector.Snapshot
+	synced time.Time
+	snap   *model.Snapshot
+	// last is the latest snapshot seen before synced (progress lines say
+	// what it still lacks).
+	last     *model.Snapshot
 	services int // in the UI's index
 	known    int // services with a verdict
 	indexes  int // indexes applied so far
@@ -54,7 +63,7 @@ type uiSession struct {
 // the given control planes and debug addresses, and starts the UI on its
 // feed. wantEndpoints is the mesh's endpoint count ("synced" waits for it).
 func startUI(ctx context.Context, kubeconfig string, cps, debug []live.Target, wantClusters, wantEndpoints int) (*uiSession, error) {
-	u := &uiSession{}
+	u := &uiSession{wantClusters: wantClusters, wantEndpoints: wantEndpoints}
 	u.restore = uiprobe.Set(&uiprobe.Hooks{EventsApplied: u.eventsApplied, IndexApplied: u.indexApplied})
 	ctx, u.cancel = context.WithCancel(ctx)
 	u.t0 = time.Now()
@@ -77,6 +86,9 @@ func startUI(ctx context.Context, kubeconfig string, cps, debug []live.Target, w
 			case <-ctx.Done():
 				return
 			case snap := <-updates:
+				u.mu.Lock()
+				u.last = snap
+				u.mu.Unlock()
 				if complete(snap, wantClusters, wantEndpoints) {
 					u.mu.Lock()
 					if u.synced.IsZero() {
@@ -110,19 +122,19 @@ func startUI(ctx context.Context, kubeconfig string, cps, debug []live.Target, w
 }
 
 // complete: every cluster synced and every endpoint in the snapshot.
-func complete(s *collector.Snapshot, clusters, endpoints int) bool {
+func complete(s *model.Snapshot, clusters, endpoints int) bool {
 	if s == nil || len(s.Clusters) != clusters {
 		return false
 	}
 	for _, c := range s.Clusters {
-		if c.State != collector.StateSynced {
+		if c.State != model.StateSynced {
 			return false
 		}
 	}
 	return countEndpoints(s) == endpoints
 }
 
-func countEndpoints(s *collector.Snapshot) int {
+func countEndpoints(s *model.Snapshot) int {
 	n := 0
 	for _, svc := range s.Services {
 		for _, sc := range svc.Clusters {
@@ -146,12 +158,18 @@ func (u *uiSession) eventsApplied(evs []xdsclient.Event) {
 	}
 }
 
-func (u *uiSession) indexApplied(services, known int) {
+// indexApplied records the UI's latest index. Every verdict is known
+// when an index of the complete mesh has them all: judged on the index's
+// own snapshot, not on whether the subscriber above has seen a complete
+// one yet (which it might see only after the UI's last index, and then
+// wait for another that a quiet mesh never brings).
+func (u *uiSession) indexApplied(snap *model.Snapshot, services, known int) {
+	whole := complete(snap, u.wantClusters, u.wantEndpoints)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.services, u.known = services, known
 	u.indexes++
-	if u.allKnown.IsZero() && services > 0 && known == services && !u.synced.IsZero() {
+	if u.allKnown.IsZero() && services > 0 && known == services && whole {
 		u.allKnown = time.Now()
 	}
 }
@@ -164,20 +182,30 @@ func (u *uiSession) fullEDS() (bool, int) {
 		return false, 0
 	}
 	for _, vp := range vps {
-		cfg, ok := u.feed.Config(vp.String())
-		if !ok {
+		if have, want := u.edsOf(vp.String()); want == 0 || have < want {
 			return false, len(vps)
-		}
-		for _, c := range cfg.Clusters {
-			if c.Type != "EDS" {
-				continue
-			}
-			if _, _, ok := u.feed.Actual(vp.String(), c.EDSName()); !ok {
-				return false, len(vps)
-			}
 		}
 	}
 	return true, len(vps)
+}
+
+// edsOf is how many of the EDS clusters its CDS names a viewpoint holds
+// the EDS of (want 0: no CDS yet).
+func (u *uiSession) edsOf(vp string) (have, want int) {
+	cfg, ok := u.feed.Config(vp)
+	if !ok {
+		return 0, 0
+	}
+	for _, c := range cfg.Clusters {
+		if c.Type != "EDS" {
+			continue
+		}
+		want++
+		if _, _, ok := u.feed.Actual(vp, c.EDSName()); ok {
+			have++
+		}
+	}
+	return have, want
 }
 
 // uiTimes are the session's milestones, from live.Open.
@@ -187,11 +215,82 @@ type uiTimes struct {
 	services, known           int
 }
 
+// progress says where the session is: synced or what is missing, each
+// viewpoint's EDS held of its CDS's, the verdicts known, and every
+// stream's state and last push.
+func (u *uiSession) progress() string {
+	var b strings.Builder
+	u.mu.Lock()
+	synced, last, services, known, indexes := !u.synced.IsZero(), u.last, u.services, u.known, u.indexes
+	u.mu.Unlock()
+	if synced {
+		b.WriteString("synced")
+	} else {
+		b.WriteString("not synced (")
+		if last == nil {
+			b.WriteString("no snapshot yet")
+		} else {
+			for i, c := range last.Clusters {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%s %s", c.ID, c.State)
+			}
+			fmt.Fprintf(&b, "; %d endpoints", countEndpoints(last))
+		}
+		b.WriteString(")")
+	}
+	vps := u.feed.Viewpoints()
+	full := 0
+	eds := map[string]string{}
+	for _, vp := range vps {
+		have, want := u.edsOf(vp.String())
+		if want > 0 && have == want {
+			full++
+		}
+		eds[vp.String()] = fmt.Sprintf(", EDS %d of %d", have, want)
+	}
+	fmt.Fprintf(&b, "; full EDS at %d of %d viewpoints; verdicts known %d of %d (%d indexes applied); streams:", full, len(vps), known, services, indexes)
+	for _, st := range u.feed.Status() {
+		push := "never"
+		if !st.LastPush.IsZero() {
+			push = time.Since(st.LastPush).Round(time.Millisecond).String() + " ago"
+		}
+		fmt.Fprintf(&b, " [%s %s%s, last push %s]", st.Viewpoint, st.Text(), eds[st.Viewpoint], push)
+	}
+	return b.String()
+}
+
+// dumpGoroutines writes every goroutine's stack to a file in dir and
+// returns its path.
+func dumpGoroutines(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, "goroutines-*.txt")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return f.Name(), pprof.Lookup("goroutine").WriteTo(f, 2)
+}
+
+// Progress lines while waiting, and a goroutine dump once it is long.
+const (
+	progressEvery = 15 * time.Second
+	dumpAfter     = time.Minute
+)
+
 // waitReady waits until the mesh is synced, every viewpoint (want of them)
-// has its full EDS and every service's verdict is known, or timeout.
-func (u *uiSession) waitReady(ctx context.Context, wantViewpoints int, timeout time.Duration) (uiTimes, error) {
+// has its full EDS and every service's verdict is known, or timeout. Every
+// 15 s it says where it is; past a minute it dumps the goroutines to a
+// file in dumpDir (once).
+func (u *uiSession) waitReady(ctx context.Context, wantViewpoints int, timeout time.Duration, dumpDir string) (uiTimes, error) {
 	var t uiTimes
-	deadline := time.Now().Add(timeout)
+	start := time.Now()
+	deadline := start.Add(timeout)
+	nextProgress := start.Add(progressEvery)
+	dumped := false
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -216,10 +315,21 @@ func (u *uiSession) waitReady(ctx context.Context, wantViewpoints int, timeout t
 		if t.synced > 0 && t.fullEDS > 0 && t.verdicts > 0 {
 			return t, nil
 		}
-		if time.Now().After(deadline) {
-			_, n := u.fullEDS()
-			return t, fmt.Errorf("not ready after %s: synced %v, full EDS %v (%d viewpoints), verdicts known for %d of %d services; streams %+v",
-				timeout, t.synced > 0, t.fullEDS > 0, n, t.known, t.services, u.feed.Status())
+		now := time.Now()
+		if now.After(nextProgress) {
+			nextProgress = now.Add(progressEvery)
+			say("UI after %s: %s", now.Sub(start).Round(time.Second), u.progress())
+		}
+		if !dumped && dumpDir != "" && now.Sub(start) > dumpAfter {
+			dumped = true
+			if path, err := dumpGoroutines(dumpDir); err != nil {
+				say("goroutine dump: %v", err)
+			} else {
+				say("UI not ready after %s: goroutines dumped to %s", now.Sub(start).Round(time.Second), path)
+			}
+		}
+		if now.After(deadline) {
+			return t, fmt.Errorf("not ready after %s: %s", timeout, u.progress())
 		}
 		select {
 		case <-ctx.Done():

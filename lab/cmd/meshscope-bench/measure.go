@@ -16,6 +16,7 @@ import (
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/lab/scale"
+	"github.com/meshscope/meshscope/model"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -214,12 +215,12 @@ func measureCollector(ctx context.Context, l *lab.Lab, p *scale.Plan, f flags, p
 	// Settled means every cluster ended its initial sync one way or
 	// another; the benchmark wants every cluster synced and every
 	// endpoint in the snapshot.
-	complete := func(s *collector.Snapshot) bool {
+	complete := func(s *model.Snapshot) bool {
 		if len(s.Clusters) != wantClusters {
 			return false
 		}
 		for _, c := range s.Clusters {
-			if c.State != collector.StateSynced {
+			if c.State != model.StateSynced {
 				return false
 			}
 		}
@@ -274,7 +275,7 @@ func measureCollector(ctx context.Context, l *lab.Lab, p *scale.Plan, f flags, p
 
 // countEndpoints counts every endpoint of the snapshot, and those of the
 // benchmark's namespaces.
-func countEndpoints(s *collector.Snapshot) (all, bench int) {
+func countEndpoints(s *model.Snapshot) (all, bench int) {
 	for _, svc := range s.Services {
 		for _, sc := range svc.Clusters {
 			all += len(sc.Endpoints)
@@ -287,7 +288,7 @@ func countEndpoints(s *collector.Snapshot) (all, bench int) {
 }
 
 // locatedEndpoints counts the benchmark's endpoints with a locality.
-func locatedEndpoints(s *collector.Snapshot) int {
+func locatedEndpoints(s *model.Snapshot) int {
 	n := 0
 	for _, svc := range s.Services {
 		if !strings.HasPrefix(svc.Namespace, "bench-") {
@@ -304,7 +305,7 @@ func locatedEndpoints(s *collector.Snapshot) int {
 	return n
 }
 
-func describe(s *collector.Snapshot) string {
+func describe(s *model.Snapshot) string {
 	if s == nil {
 		return "no snapshot"
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -209,7 +210,7 @@ func firstLine(screen string) string {
 }
 
 // sizeOf counts the mesh a snapshot holds.
-func sizeOf(snap *collector.Snapshot) meshSize {
+func sizeOf(snap *model.Snapshot) meshSize {
 	if snap == nil {
 		return meshSize{}
 	}

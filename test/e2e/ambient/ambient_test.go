@@ -224,7 +224,7 @@ func (m *mesh) agree(z *ztunnel, key string) (string, ambient.Prediction) {
 func hasProblem(m *mesh, kind, cp string) string {
 	ps := ambient.Problems(m.reg.Snapshot())
 	for _, p := range ps {
-		if p.Kind == kind && p.ControlPlane == cp {
+		if string(p.Kind) == kind && p.ControlPlane == cp {
 			return ""
 		}
 	}

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/model"
 )
 
 // waypointIP is the status address the lab writes for the waypoint, as a
@@ -48,7 +48,7 @@ func doctorJSON(t *testing.T, kinds ...string) []explain.Problem {
 	var ps []explain.Problem
 	for _, p := range res.Problems {
 		for _, k := range kinds {
-			if p.Kind == k {
+			if string(p.Kind) == k {
 				ps = append(ps, p)
 			}
 		}
@@ -90,7 +90,7 @@ func TestAmbientWaypointCrossNetwork(t *testing.T) {
 	name := "waypoint"
 	undo := func() {
 		for _, c := range []string{"cluster1", "cluster2"} {
-			_ = theLab.SetLabel(ctx, c, lab.KindService, lab.AmbientNamespace, "helloworld", collector.LabelUseWaypoint, nil)
+			_ = theLab.SetLabel(ctx, c, lab.KindService, lab.AmbientNamespace, "helloworld", model.LabelUseWaypoint, nil)
 		}
 		_ = theLab.DeleteIstioConfig(ctx, "cluster2", waypointGateway)
 	}
@@ -102,7 +102,7 @@ func TestAmbientWaypointCrossNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []string{"cluster1", "cluster2"} {
-		if err := theLab.SetLabel(ctx, c, lab.KindService, lab.AmbientNamespace, "helloworld", collector.LabelUseWaypoint, &name); err != nil {
+		if err := theLab.SetLabel(ctx, c, lab.KindService, lab.AmbientNamespace, "helloworld", model.LabelUseWaypoint, &name); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,0 +1,152 @@
+package model
+
+// ProblemKind is the stable code of a problem doctor and the UI report
+// (collector/explain Diagnose, with collector/ambient's problems). Scripts
+// read it in doctor's JSON: a code, once released, keeps its meaning. This
+// is the one list; the UI's badges are keyed on it (tui/doctor.go).
+type ProblemKind string
+
+// Problems of the clusters and their credentials.
+const (
+	// ProblemClusterState: a cluster is not watched (error, timeout).
+	ProblemClusterState ProblemKind = "cluster-state"
+	// ProblemClusterWarning: a cluster is watched with a warning (a
+	// permission missing).
+	ProblemClusterWarning ProblemKind = "cluster-warning"
+	// ProblemRemoteSecret: a cluster known only from a remote secret
+	// cannot be reached with that secret's kubeconfig.
+	ProblemRemoteSecret ProblemKind = "remote-secret"
+	// ProblemRemoteSecretDuplicate: two remote secrets declare one cluster
+	// (or one ID twice).
+	ProblemRemoteSecretDuplicate ProblemKind = "remote-secret-duplicate"
+	// ProblemRemoteSecretClusterID: a remote secret's key is not the ID
+	// the cluster's own istiod uses.
+	ProblemRemoteSecretClusterID ProblemKind = "remote-secret-cluster-id"
+	// ProblemRemoteSecretRBAC: a remote secret's user may not read what
+	// istiod reads.
+	ProblemRemoteSecretRBAC ProblemKind = "remote-secret-rbac"
+)
+
+// Problems of the control planes.
+const (
+	// ProblemControlPlaneMissingCluster: a primary's istiod does not read
+	// a cluster of the mesh (no remote secret for it).
+	ProblemControlPlaneMissingCluster ProblemKind = "control-plane-missing-cluster"
+	// ProblemIstiodDisagrees: istiod's own view (/debug/clusterz,
+	// networkz) differs from what meshscope reads.
+	ProblemIstiodDisagrees ProblemKind = "istiod-disagrees"
+	// ProblemIstiodUnreachable: meshscope could not reach a control plane
+	// to compare what it sends.
+	ProblemIstiodUnreachable ProblemKind = "istiod-unreachable"
+	// ProblemRootCA: a cluster's root bundle cannot be read.
+	ProblemRootCA ProblemKind = "root-ca"
+	// ProblemRootCAExpiry: a root certificate expires soon, or has.
+	ProblemRootCAExpiry ProblemKind = "root-ca-expiry"
+	// ProblemRootCAMismatch: two clusters' bundles share no root:
+	// cross-cluster mTLS fails.
+	ProblemRootCAMismatch ProblemKind = "root-ca-mismatch"
+	// ProblemConfigSkew: primaries hold different Istio config for the
+	// same service.
+	ProblemConfigSkew ProblemKind = "config-skew"
+	// ProblemMeshConfig: a mesh config (or meshNetworks) does not parse.
+	ProblemMeshConfig ProblemKind = "mesh-config"
+)
+
+// Problems of the east-west gateways and networks.
+const (
+	// ProblemGatewayNoAddress: a gateway Service has no address.
+	ProblemGatewayNoAddress ProblemKind = "gateway-no-address"
+	// ProblemGatewayNotReady: a gateway Service has no ready endpoint.
+	ProblemGatewayNotReady ProblemKind = "gateway-not-ready"
+	// ProblemGatewayLBPending: a gateway's load balancer stays pending.
+	ProblemGatewayLBPending ProblemKind = "gateway-lb-pending"
+	// ProblemGatewayPort: a gateway Service does not expose the port its
+	// network label asks for.
+	ProblemGatewayPort ProblemKind = "gateway-port"
+	// ProblemGatewayHostname: a gateway has a hostname, which proxies
+	// resolve with DNS (or istiod drops).
+	ProblemGatewayHostname ProblemKind = "gateway-hostname"
+	// ProblemGatewayAddressConflict: gateways of several networks share an
+	// address.
+	ProblemGatewayAddressConflict ProblemKind = "gateway-address-conflict"
+	// ProblemDuplicateGateway: Envoy keeps only the first of several
+	// entries istiod sends for one gateway (istio#56355).
+	ProblemDuplicateGateway ProblemKind = "duplicate-gateway"
+	// ProblemNetworkLabel: a pod's network label disagrees with its
+	// cluster's.
+	ProblemNetworkLabel ProblemKind = "network-label"
+)
+
+// Problems of services and their endpoints.
+const (
+	// ProblemLeak: a proxy gets another network's pod IP directly.
+	ProblemLeak ProblemKind = "leak"
+	// ProblemDrop: istiod leaves an endpoint out for a proxy.
+	ProblemDrop ProblemKind = "drop"
+	// ProblemSkew: the share of traffic that crosses networks is beyond
+	// what endpoint counts explain.
+	ProblemSkew ProblemKind = "skew"
+	// ProblemMissingService: a service exists in some clusters only.
+	ProblemMissingService ProblemKind = "missing-service"
+	// ProblemInconsistentService: a service's clusters disagree on its
+	// ports or shape.
+	ProblemInconsistentService ProblemKind = "inconsistent-service"
+	// ProblemLocalityFailover: locality failover is silently off.
+	ProblemLocalityFailover ProblemKind = "locality-failover"
+	// ProblemServiceEntryNoWorkloads: a ServiceEntry selects no workload.
+	ProblemServiceEntryNoWorkloads ProblemKind = "serviceentry-no-workloads"
+	// ProblemServiceEntryPortName: a ServiceEntry port's name differs from
+	// the Kubernetes Service's for the same host and port.
+	ProblemServiceEntryPortName ProblemKind = "serviceentry-port-name"
+	// ProblemWorkloadEntryUnhealthy: istiod leaves an unhealthy
+	// WorkloadEntry out.
+	ProblemWorkloadEntryUnhealthy ProblemKind = "workloadentry-unhealthy"
+	// ProblemXDSDiffers: what a control plane sends differs from the
+	// prediction.
+	ProblemXDSDiffers ProblemKind = "xds-differs"
+	// ProblemStaleEndpoint: a control plane still sends an endpoint that
+	// is gone.
+	ProblemStaleEndpoint ProblemKind = "stale-endpoint"
+)
+
+// Problems of ambient mode.
+const (
+	// ProblemAmbientNoGateway: a network has no HBONE gateway.
+	ProblemAmbientNoGateway ProblemKind = "ambient-no-gateway"
+	// ProblemAmbientSeveralGateways: a network has several gateways; one
+	// is used.
+	ProblemAmbientSeveralGateways ProblemKind = "ambient-several-gateways"
+	// ProblemAmbientGatewayIgnored: a gateway istiod does not use.
+	ProblemAmbientGatewayIgnored ProblemKind = "ambient-gateway-ignored"
+	// ProblemAmbientScopeMismatch: a service is global in some clusters
+	// only.
+	ProblemAmbientScopeMismatch ProblemKind = "ambient-scope-mismatch"
+	// ProblemAmbientSidecarDrop: ambient pods are left out of other
+	// networks' sidecars (information).
+	ProblemAmbientSidecarDrop ProblemKind = "ambient-sidecar-drop"
+	// ProblemWaypointCrossNetwork: a service's waypoint is in another
+	// network.
+	ProblemWaypointCrossNetwork ProblemKind = "waypoint-cross-network"
+	// ProblemWaypointUnresolved: a service names a waypoint istiod cannot
+	// resolve.
+	ProblemWaypointUnresolved ProblemKind = "waypoint-unresolved"
+	// ProblemWDSDiffers: what a control plane sends ztunnels differs from
+	// the prediction.
+	ProblemWDSDiffers ProblemKind = "wds-differs"
+)
+
+// Problems of the mesh's real proxies (collector/fleet, read from every
+// istiod's /debug/syncz).
+const (
+	// ProblemProxyDisconnected: a pod with a proxy that no istiod lists.
+	ProblemProxyDisconnected ProblemKind = "proxy-disconnected"
+	// ProblemProxyStale: a proxy NACKed istiod's last push, or has not
+	// acknowledged it for a while.
+	ProblemProxyStale ProblemKind = "proxy-stale"
+	// ProblemProxyIdentityDrift: a sidecar injected with a network or
+	// cluster its pod no longer has.
+	ProblemProxyIdentityDrift ProblemKind = "proxy-identity-drift"
+	// ProblemVersionSkew: a proxy outside the skew its istiod supports, or
+	// primaries on different minor versions.
+	ProblemVersionSkew ProblemKind = "version-skew"
+)

@@ -1,0 +1,68 @@
+package model
+
+// The fleet: the pods that run an Istio proxy, or that ambient mode
+// captures, with the identity their proxy was started with. istiod's
+// injector writes ISTIO_META_NETWORK and ISTIO_META_CLUSTER_ID into the
+// istio-proxy container's env once, at injection (pkg/kube/inject
+// extractClusterAndNetwork): a pod keeps them until it is recreated, so a
+// network label added after its pods started, or a wrong clusterName at
+// install, leaves proxies that tell istiod an identity the mesh no longer
+// gives them. The pod cache keeps that identity (interned per workload in
+// the podTemplate), and the snapshot lists every such pod (ProxyPod).
+
+// ProxyKind is what kind of proxy a pod runs.
+type ProxyKind string
+
+const (
+	// ProxySidecar is an injected istio-proxy container next to an app.
+	ProxySidecar ProxyKind = "sidecar"
+	// ProxyGateway is a gateway deployment (istio-proxy started as "router").
+	ProxyGateway ProxyKind = "router"
+	// ProxyZtunnel is a ztunnel pod (ambient's node proxy).
+	ProxyZtunnel ProxyKind = "ztunnel"
+	// ProxyAmbient is an application pod captured by ambient mode: its
+	// node's ztunnel is its proxy.
+	ProxyAmbient ProxyKind = "ambient"
+)
+
+// IstioProxyContainer is the container name the injector (and the gateway
+// and ztunnel charts) give the proxy.
+const IstioProxyContainer = "istio-proxy"
+
+// InjectedIdentity is what a pod's istio-proxy container was started with.
+type InjectedIdentity struct {
+	Kind ProxyKind `json:"kind"`
+	// Network and ClusterID are the container's ISTIO_META_NETWORK and
+	// ISTIO_META_CLUSTER_ID ("" when not set: the proxy then sends no
+	// NETWORK, and istiod takes its cluster as its own).
+	Network   string `json:"network,omitempty"`
+	ClusterID string `json:"clusterId,omitempty"`
+	// Image is the proxy image; Version its tag up to the first '-'
+	// (1.28.0 of proxyv2:1.28.0-distroless).
+	Image   string `json:"image,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// ProxyPod is one pod of the fleet: where it is, the network istiod gives
+// its endpoints today, and what its proxy was started with.
+type ProxyPod struct {
+	Cluster   string    `json:"cluster"`
+	Namespace string    `json:"namespace"`
+	Name      string    `json:"name"`
+	IP        string    `json:"ip,omitempty"`
+	Node      string    `json:"node,omitempty"`
+	Kind      ProxyKind `json:"kind"`
+	// Network is the network istiod derives for the pod today (its
+	// label, else its cluster's default network, else meshNetworks).
+	Network string `json:"network,omitempty"`
+	Ready   bool   `json:"ready"`
+	// Injected is nil for an ambient pod (it runs no proxy of its own).
+	Injected *InjectedIdentity `json:"injected,omitempty"`
+}
+
+// Key is "cluster/namespace/name".
+func (p ProxyPod) Key() string { return p.Cluster + "/" + p.Namespace + "/" + p.Name }
+
+// ProxyID is the proxy ID istiod shows for the pod's proxy (NAME.NAMESPACE,
+// the third field of the node ID).
+func (p ProxyPod) ProxyID() string { return p.Name + "." + p.Namespace }
