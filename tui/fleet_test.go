@@ -123,6 +123,16 @@ func TestGoldenProxies80x24Filtered(t *testing.T) {
 	golden.RequireEqual(t, out)
 }
 
+// enter on a proxy opens its cluster.
+func TestProxiesEnterOpensCluster(t *testing.T) {
+	m := fleetModel(t, 120, 40)
+	m.push(viewProxies)
+	press(m, "G", "enter")
+	if m.currentID() != viewClusters || m.clusters.cl.key != "cluster2" {
+		t.Fatalf("enter on the last proxy (cluster2): view %d, cluster %q", m.currentID(), m.clusters.cl.key)
+	}
+}
+
 // The cursor stays on its proxy when a new poll reorders the rows.
 func TestProxiesSelectByKey(t *testing.T) {
 	m := fleetModel(t, 120, 40)

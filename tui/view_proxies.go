@@ -5,16 +5,18 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
 	"github.com/meshscope/meshscope/collector/fleet"
+	"github.com/meshscope/meshscope/model"
 )
 
 // proxiesView (:proxies) is `meshscope proxies` live: every real proxy of
 // the mesh from every istiod's /debug/syncz joined with the pods that run
 // one (fleetIndex, built off the update loop), in the CLI's order
-// (cluster, namespace, name); "/" filters with the CLI's flags as terms
+// (cluster, namespace, name); enter opens the proxy's cluster; "/" filters with the CLI's flags as terms
 // (state=STALE,NACK cluster=cluster2 ns=sample cp=none probes=no) and
 // words; below, the selected proxy's state per xDS type, its injected
 // identity against its pod's, and its versions.
@@ -73,7 +75,15 @@ func (v *proxiesView) setFilter(vc viewContext, q string) {
 }
 
 func (v *proxiesView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
-	return nil, v.list.scrollKey(vc.keys, k, v.rows(vc))
+	if !key.Matches(k, vc.keys.Enter) {
+		return nil, v.list.scrollKey(vc.keys, k, v.rows(vc))
+	}
+	// enter: the proxy's cluster in the clusters view (its sync state, its
+	// control plane, what reads it).
+	if id, ok := v.list.selected(); ok && vc.ix.snap != nil && vc.ix.snap.ClusterByID(v.fx.rows[id].p.Cluster) != nil {
+		return navigate(selectClusterMsg{id: v.fx.rows[id].p.Cluster}), true
+	}
+	return nil, true
 }
 
 func (v *proxiesView) scroll(vc viewContext, d int) { v.list.moveBy(d, v.rows(vc)) }
@@ -243,6 +253,10 @@ func (v *proxiesView) detail(vc viewContext, r *proxyRow, w int) []string {
 	}
 	if len(types) == 0 {
 		types = []string{"-"}
+		if p.Kind == string(model.ProxyAmbient) {
+			// Ambient mode: the pod runs no proxy; its node's ztunnel does.
+			types = []string{"none of its own: its node's ztunnel serves it, and its state is that ztunnel's"}
+		}
 	}
 	tl := wrap(strings.Join(types, " · "), max(w-12, 1))
 	for i, l := range tl[:min(len(tl), 2)] {
@@ -256,9 +270,9 @@ func (v *proxiesView) detail(vc viewContext, r *proxyRow, w int) []string {
 	case len(p.Drift) > 0:
 		var ds []string
 		for _, d := range p.Drift {
-			ds = append(ds, fmt.Sprintf("injected with %s %s, its pod is on %s %s now", d.Field, quoteEmpty(d.Injected), d.Field, quoteEmpty(d.Derived)))
+			ds = append(ds, fmt.Sprintf("injected with %s %s, its pod is on %s now", d.Field, quoteEmpty(d.Injected), quoteEmpty(d.Derived)))
 		}
-		line("identity", strings.Join(ds, "; ")+": it gets the wrong split horizon until it restarts", vc.st.Error)
+		line("identity", strings.Join(ds, "; ")+": it gets the wrong split horizon until restarted", vc.st.Error)
 	case p.Pod != nil && p.Pod.Injected != nil:
 		in := p.Pod.Injected
 		line("identity", fmt.Sprintf("injected with network %s, cluster %s: as its pod's today", quoteEmpty(in.Network), quoteEmpty(in.ClusterID)), vc.st.OK)

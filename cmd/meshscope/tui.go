@@ -20,6 +20,7 @@ var (
 	_ tui.ConfigFeed  = (*live.Feed)(nil)
 	_ tui.IstiodFeed  = (*live.Feed)(nil)
 	_ tui.AmbientFeed = (*live.Feed)(nil)
+	_ tui.FleetFeed   = (*live.Feed)(nil)
 )
 
 // runTUI opens the terminal UI on the mesh (the demo mesh with --demo). The
