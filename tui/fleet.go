@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -85,23 +84,12 @@ func buildFleet(ix *index, reads []fleet.Read, pollSnap *model.Snapshot, served 
 	for i := range fx.f.Proxies {
 		p := &fx.f.Proxies[i]
 		r := proxyRow{p: p, key: p.Cluster + "|" + p.Namespace + "|" + p.Name + "|" + p.ControlPlane}
-		r.state = string(p.State)
-		if p.StaleFor > 0 && (p.State == fleet.Stale || p.State == fleet.Rejected) {
-			r.state += " " + p.StaleFor.Round(time.Second).String()
-		}
+		r.state = p.StateText()
 		for j, t := range proxyTypes {
-			r.types[j] = "-"
-			for _, ts := range p.Types {
-				if ts.Type == t {
-					r.types[j] = string(ts.State)
-				}
-			}
+			r.types[j] = p.TypeText(t)
 		}
-		r.version = orDash(p.Version)
-		if p.IstiodVersion != "" && p.Version != "" {
-			r.version += " / " + p.IstiodVersion
-		}
-		r.identity = identityText(p)
+		r.version = p.VersionText()
+		r.identity = p.IdentityText()
 		kind := p.Kind
 		if p.Probe {
 			kind += " probe"
@@ -119,30 +107,6 @@ func buildFleet(ix *index, reads []fleet.Read, pollSnap *model.Snapshot, served 
 	}
 	fx.took = time.Since(start)
 	return fx
-}
-
-// identityText is the IDENTITY cell: where the identity the proxy was
-// injected with differs from its pod's today, "ok" when it does not, "-"
-// when there is nothing to compare (no injected sidecar).
-func identityText(p *fleet.Proxy) string {
-	if len(p.Drift) == 0 {
-		if p.Pod != nil && p.Pod.Injected != nil {
-			return "ok"
-		}
-		return "-"
-	}
-	var l []string
-	for _, d := range p.Drift {
-		l = append(l, fmt.Sprintf("%s %s≠%s", d.Field, quoteEmpty(d.Injected), quoteEmpty(d.Derived)))
-	}
-	return strings.Join(l, ", ")
-}
-
-func quoteEmpty(s string) string {
-	if s == "" {
-		return `""`
-	}
-	return s
 }
 
 // notInSync counts the proxies (probes left out) whose state is not SYNCED.

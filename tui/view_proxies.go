@@ -270,12 +270,12 @@ func (v *proxiesView) detail(vc viewContext, r *proxyRow, w int) []string {
 	case len(p.Drift) > 0:
 		var ds []string
 		for _, d := range p.Drift {
-			ds = append(ds, fmt.Sprintf("injected with %s %s, its pod is on %s now", d.Field, quoteEmpty(d.Injected), quoteEmpty(d.Derived)))
+			ds = append(ds, fmt.Sprintf("injected with %s %s, its pod is on %s now", d.Field, fleet.QuoteEmpty(d.Injected), fleet.QuoteEmpty(d.Derived)))
 		}
 		line("identity", strings.Join(ds, "; ")+": it gets the wrong split horizon until restarted", vc.st.Error)
 	case p.Pod != nil && p.Pod.Injected != nil:
 		in := p.Pod.Injected
-		line("identity", fmt.Sprintf("injected with network %s, cluster %s: as its pod's today", quoteEmpty(in.Network), quoteEmpty(in.ClusterID)), vc.st.OK)
+		line("identity", fmt.Sprintf("injected with network %s, cluster %s: as its pod's today", fleet.QuoteEmpty(in.Network), fleet.QuoteEmpty(in.ClusterID)), vc.st.OK)
 	default:
 		line("identity", "-", vc.st.Muted)
 	}

@@ -147,16 +147,8 @@ func writeFleet(w io.Writer, f fleet.Fleet) {
 		if p.Probe {
 			kind += " (probe)"
 		}
-		state := string(p.State)
-		if p.StaleFor > 0 && (p.State == fleet.Stale || p.State == fleet.Rejected) {
-			state += " " + p.StaleFor.Round(time.Second).String()
-		}
-		version := dash(p.Version)
-		if p.IstiodVersion != "" && p.Version != "" {
-			version += " / " + p.IstiodVersion
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, dash(p.Cluster), kind, dash(p.ControlPlane), state,
-			typeState(p, "CDS"), typeState(p, "LDS"), typeState(p, "EDS"), typeState(p, "RDS"), version, identity(p))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, dash(p.Cluster), kind, dash(p.ControlPlane), p.StateText(),
+			p.TypeText("CDS"), p.TypeText("LDS"), p.TypeText("EDS"), p.TypeText("RDS"), p.VersionText(), p.IdentityText())
 	}
 	tw.Flush()
 	var n, off int
@@ -169,34 +161,4 @@ func writeFleet(w io.Writer, f fleet.Fleet) {
 		}
 	}
 	fmt.Fprintf(w, "%d proxies (probes not counted), %d not in sync.\n", n, off)
-}
-
-func typeState(p fleet.Proxy, t string) string {
-	for _, ts := range p.Types {
-		if ts.Type == t {
-			return string(ts.State)
-		}
-	}
-	return "-"
-}
-
-func identity(p fleet.Proxy) string {
-	if len(p.Drift) == 0 {
-		if p.Pod != nil && p.Pod.Injected != nil {
-			return "ok"
-		}
-		return "-"
-	}
-	var l []string
-	for _, d := range p.Drift {
-		l = append(l, fmt.Sprintf("%s %s≠%s", d.Field, orDash(d.Injected), orDash(d.Derived)))
-	}
-	return strings.Join(l, ", ")
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return `""`
-	}
-	return s
 }

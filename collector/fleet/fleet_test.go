@@ -103,3 +103,22 @@ func TestBuild(t *testing.T) {
 		}
 	}
 }
+
+func TestTexts(t *testing.T) {
+	inj := &model.InjectedIdentity{Kind: model.ProxySidecar}
+	cases := []struct {
+		p                             Proxy
+		state, cds, version, identity string
+	}{
+		{Proxy{State: Synced, Types: []TypeSync{{Type: "CDS", State: Synced}}, Version: "1.28.0", IstiodVersion: "1.29.1", Pod: &model.ProxyPod{Injected: inj}},
+			"SYNCED", "SYNCED", "1.28.0 / 1.29.1", "ok"},
+		{Proxy{State: Stale, StaleFor: 61500 * time.Millisecond, Version: "1.28.0"}, "STALE 1m2s", "-", "1.28.0", "-"},
+		{Proxy{State: Disconnected, StaleFor: time.Minute, Drift: []Drift{{Field: "network", Injected: "", Derived: "network2"}}},
+			"DISCONNECTED", "-", "-", `network ""≠network2`},
+	}
+	for _, c := range cases {
+		if got := [4]string{c.p.StateText(), c.p.TypeText("CDS"), c.p.VersionText(), c.p.IdentityText()}; got != [4]string{c.state, c.cds, c.version, c.identity} {
+			t.Errorf("%+v: got %q", c.p, got)
+		}
+	}
+}
