@@ -23,14 +23,14 @@ func istiodViews(ctx context.Context, m *live.Session, snap *model.Snapshot) ([]
 		ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: model.ProblemIstiodUnreachable,
 			Sentence: fmt.Sprintf("cannot read istiod's own view (give --istiod-debug-address to point at it): %v", err)})
 	}
+	// Each read is already labelled with its control plane's cluster ID
+	// (live.Session.IstiodViews).
 	for _, r := range reads {
-		cp := live.ContextClusterID(snap, r.ControlPlane)
 		if r.Err != nil {
-			ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: model.ProblemIstiodUnreachable, Cluster: cp,
+			ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: model.ProblemIstiodUnreachable, Cluster: r.ControlPlane,
 				Sentence: fmt.Sprintf("cannot read istiod's own view at %s: %v", r.Address, r.Err)})
 			continue
 		}
-		r.View.ControlPlane = cp
 		views = append(views, r.View)
 	}
 	return views, ps
