@@ -7,22 +7,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// injectedIdentity reads the istio-proxy container of a pod (a container,
-// or a native sidecar init container), or nil.
+// injectedIdentity reads the istio-proxy container of a pod
+// (xdsclient.ProxyContainer, which a pod: viewpoint copies too), or nil.
 func injectedIdentity(p *corev1.Pod) *model.InjectedIdentity {
-	var c *corev1.Container
-	for i := range p.Spec.Containers {
-		if p.Spec.Containers[i].Name == model.IstioProxyContainer {
-			c = &p.Spec.Containers[i]
-		}
-	}
-	for i := range p.Spec.InitContainers {
-		if p.Spec.InitContainers[i].Name == model.IstioProxyContainer {
-			c = &p.Spec.InitContainers[i]
-		}
-	}
+	c := xdsclient.ProxyContainer(p)
 	if c == nil {
 		return nil
 	}

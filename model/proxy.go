@@ -25,10 +25,6 @@ const (
 	ProxyAmbient ProxyKind = "ambient"
 )
 
-// IstioProxyContainer is the container name the injector (and the gateway
-// and ztunnel charts) give the proxy.
-const IstioProxyContainer = "istio-proxy"
-
 // InjectedIdentity is what a pod's istio-proxy container was started with.
 type InjectedIdentity struct {
 	Kind ProxyKind `json:"kind"`

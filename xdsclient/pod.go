@@ -48,19 +48,7 @@ func ViewpointFromPod(pod *corev1.Pod, clusterID string) (Viewpoint, error) {
 	if len(ips) > 0 {
 		vp.Metadata["INSTANCE_IPS"] = strings.Join(ips, ",")
 	}
-	var proxy *corev1.Container
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == proxyContainerName {
-			proxy = &pod.Spec.Containers[i]
-		}
-	}
-	if proxy == nil {
-		for i := range pod.Spec.InitContainers { // native sidecar
-			if pod.Spec.InitContainers[i].Name == proxyContainerName {
-				proxy = &pod.Spec.InitContainers[i]
-			}
-		}
-	}
+	proxy := ProxyContainer(pod)
 	if proxy == nil {
 		return vp, nil // not injected: identity without the agent's env
 	}
@@ -133,4 +121,21 @@ func envValue(pod *corev1.Pod, e corev1.EnvVar) (string, bool) {
 		return pod.Annotations[strings.TrimSuffix(k, "']")], true
 	}
 	return "", false
+}
+
+// ProxyContainer is a pod's istio-proxy container (the name the injector,
+// and the gateway and ztunnel charts, give the proxy): a container, else a
+// native sidecar init container; nil when the pod runs none.
+func ProxyContainer(pod *corev1.Pod) *corev1.Container {
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == proxyContainerName {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == proxyContainerName {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	return nil
 }
