@@ -196,9 +196,6 @@ func doctorFleet(snap *model.Snapshot, feed Feed, views []istiod.View, now time.
 	return &f
 }
 
-// proxyStates are the states a "state=" filter takes, as the CLI's --state.
-var proxyStates = []fleet.State{fleet.Synced, fleet.Stale, fleet.Rejected, fleet.NotSent, fleet.Disconnected, fleet.Unknown}
-
 // proxyFilter is the proxies view's filter: key=value terms as the CLI's
 // flags (cluster=, ns=, cp= with "none", state=, probes=no), each a comma
 // list; other words must all appear in the row.
@@ -231,7 +228,7 @@ func parseProxyFilter(q string) proxyFilter {
 				if st == "NOTSENT" || st == "NOT-SENT" || st == "NOT_SENT" {
 					st = string(fleet.NotSent)
 				}
-				if !slices.Contains(proxyStates, fleet.State(st)) && f.bad == "" {
+				if !slices.Contains(fleet.States, fleet.State(st)) && f.bad == "" {
 					f.bad = t
 				}
 				f.states = append(f.states, st)

@@ -78,7 +78,7 @@ func runProxies(cmd *cobra.Command, g *globalOptions, o *proxiesOptions) error {
 		if st == "NOTSENT" || st == "NOT-SENT" {
 			st = fleet.NotSent
 		}
-		if !slices.Contains([]fleet.State{fleet.Synced, fleet.Stale, fleet.Rejected, fleet.NotSent, fleet.Disconnected, fleet.Unknown}, st) {
+		if !slices.Contains(fleet.States, st) {
 			return fmt.Errorf("--state %q: want SYNCED, STALE, NACK, NOT SENT, DISCONNECTED or UNKNOWN", s)
 		}
 		o.states[i] = string(st)

@@ -32,6 +32,9 @@ const (
 	Unknown State = "UNKNOWN"
 )
 
+// States are every state, in the order filters list them.
+var States = []State{Synced, Stale, Rejected, NotSent, Disconnected, Unknown}
+
 // rank orders states from best to worst, for a proxy's overall state.
 var rank = map[State]int{NotSent: 0, Synced: 1, Stale: 2, Rejected: 3}
 
