@@ -8,6 +8,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
@@ -28,6 +29,11 @@ type index struct {
 	// of clusters meshscope cannot tell (doctor's "Not checked").
 	problems   []explain.Problem
 	unknownCPs []string
+	// fleet is the fleet the diagnosis checked, joined from the syncz
+	// poll fleetReads (nil when istiod's views were not read); the
+	// :proxies view reuses it for the same poll.
+	fleet      *fleet.Fleet
+	fleetReads []fleet.Read
 	// cps are the control planes (clusters view); roots the root CA of
 	// every cluster that publishes one.
 	cps   []cpRow
@@ -110,7 +116,7 @@ func buildIndex(snap *model.Snapshot, feed Feed, doc *doctor) *index {
 	}
 	views := istiodViews(feed)
 	ix.istiod = views
-	ix.problems, ix.unknownCPs = doc.diagnose(snap, feed, views)
+	ix.problems, ix.unknownCPs, ix.fleet, ix.fleetReads = doc.diagnose(snap, feed, views)
 	ix.cps, ix.roots = controlPlaneRows(snap, views), rootInfos(snap)
 	ix.ambient = ambient.InUse(snap)
 	var amb *ambientVerdicts

@@ -41,11 +41,13 @@ func newDoctor(now func() time.Time) *doctor {
 
 // diagnose is doctor's diagnosis of snap: istiod's own views, and — when
 // the feed serves them — what the live streams hold against the
-// prediction. It also lists the control planes it could not check.
-func (d *doctor) diagnose(snap *model.Snapshot, feed Feed, views []istiod.View) ([]explain.Problem, []string) {
+// prediction. It also lists the control planes it could not check, and
+// gives the fleet it checked with the syncz poll it joined (nil when none).
+func (d *doctor) diagnose(snap *model.Snapshot, feed Feed, views []istiod.View) ([]explain.Problem, []string, *fleet.Fleet, []fleet.Read) {
 	now := d.now()
-	in := explain.Gather(snap, explain.Inputs{Now: now, Since: d.since, Stale: d.stale}, feedAnswers{feed: feed, views: views, snap: snap, now: now})
-	return explain.Diagnose(snap, in), explain.UnknownControlPlanes(snap, views)
+	a := &feedAnswers{feed: feed, views: views, snap: snap, now: now}
+	in := explain.Gather(snap, explain.Inputs{Now: now, Since: d.since, Stale: d.stale}, a)
+	return explain.Diagnose(snap, in), explain.UnknownControlPlanes(snap, views), in.Fleet, a.fleetReads
 }
 
 // feedAnswers are what the UI's feed holds, as a diagnosis reads it
@@ -56,15 +58,21 @@ type feedAnswers struct {
 	views []istiod.View
 	snap  *model.Snapshot
 	now   time.Time
+	// fleetReads is the syncz poll Fleet joined.
+	fleetReads []fleet.Read
 }
 
-func (a feedAnswers) Istiod() []istiod.View { return a.views }
+func (a *feedAnswers) Istiod() []istiod.View { return a.views }
 
 // Fleet is the fleet of the feed's last syncz poll (doctorFleet), when
 // istiod's views are read.
-func (a feedAnswers) Fleet() *fleet.Fleet { return doctorFleet(a.snap, a.feed, a.views, a.now) }
+func (a *feedAnswers) Fleet() *fleet.Fleet {
+	f, reads := doctorFleet(a.snap, a.feed, a.views, a.now)
+	a.fleetReads = reads
+	return f
+}
 
-func (a feedAnswers) Sent() []explain.Sent {
+func (a *feedAnswers) Sent() []explain.Sent {
 	if sf, ok := a.feed.(SentFeed); ok {
 		return sf.Sent()
 	}
@@ -73,7 +81,7 @@ func (a feedAnswers) Sent() []explain.Sent {
 
 // SentWDS are the ztunnels that have had istiod's first response (the UI
 // does not call a stream still connecting unreachable).
-func (a feedAnswers) SentWDS() []explain.SentWDS {
+func (a *feedAnswers) SentWDS() []explain.SentWDS {
 	af, ok := a.feed.(AmbientFeed)
 	if !ok {
 		return nil

@@ -79,7 +79,11 @@ func buildFleet(ix *index, reads []fleet.Read, pollSnap *model.Snapshot, served 
 		return fx
 	}
 	fx.mesh = meshmap.Build(ix.snap, ix.istiod, ix.problems)
-	fx.f = fleet.Build(snap, reads, now)
+	if ix.fleet != nil && sameReads(ix.fleetReads, reads) {
+		fx.f = *ix.fleet // the diagnosis joined this poll already
+	} else {
+		fx.f = fleet.Build(snap, reads, now)
+	}
 	fx.rows = make([]proxyRow, len(fx.f.Proxies))
 	for i := range fx.f.Proxies {
 		p := &fx.f.Proxies[i]
@@ -179,21 +183,23 @@ func (m *Model) onFleet(msg tea.Msg) bool {
 // doctorFleet is the fleet doctor's diagnosis checks (proxy-disconnected,
 // proxy-stale, proxy-identity-drift, version-skew), as `meshscope doctor`
 // has it: only when istiod's own views could be read (the same endpoints
-// serve syncz), else nil. It runs in deriveCmd, off the update loop.
-func doctorFleet(snap *model.Snapshot, feed Feed, views []istiod.View, now time.Time) *fleet.Fleet {
+// serve syncz), else nil, with the poll it joined. It runs in deriveCmd,
+// off the update loop; the index keeps it, so that the :proxies view's
+// build of the same poll (buildFleet) takes it instead of joining again.
+func doctorFleet(snap *model.Snapshot, feed Feed, views []istiod.View, now time.Time) (*fleet.Fleet, []fleet.Read) {
 	ff, ok := feed.(FleetFeed)
 	if !ok || len(views) == 0 || snap == nil {
-		return nil
+		return nil, nil
 	}
 	reads, pollSnap := ff.Syncz()
 	if len(reads) == 0 {
-		return nil
+		return nil, nil
 	}
 	if pollSnap != nil {
 		snap = pollSnap
 	}
 	f := fleet.Build(snap, reads, now)
-	return &f
+	return &f, reads
 }
 
 // proxyFilter is the proxies view's filter: key=value terms as the CLI's

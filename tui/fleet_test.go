@@ -264,3 +264,23 @@ func TestFleetJoinsThePollsSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// The :proxies view takes the fleet the diagnosis joined for the same
+// syncz poll instead of joining it again; a new poll is joined anew.
+func TestFleetReusesTheDiagnosisJoin(t *testing.T) {
+	snap, reads := fleetSnapshot()
+	ff := &fleetFeed{fakeFeed: testFeed(snap), reads: reads}
+	m := newTestModel(t, "default", 120, 40, snap, istiodFleetFeed{ff})
+	m.Update(m.requestFleet()())
+	if m.ix.fleet == nil || len(m.ix.fleet.Proxies) == 0 {
+		t.Fatal("the diagnosis joined no fleet although istiod's views are read")
+	}
+	if &m.fleet.fx.f.Proxies[0] != &m.ix.fleet.Proxies[0] {
+		t.Fatal("the proxies view joined again the poll the diagnosis had joined")
+	}
+	ff.reads = append([]fleet.Read(nil), ff.reads...)
+	m.Update(m.requestFleet()())
+	if &m.fleet.fx.f.Proxies[0] == &m.ix.fleet.Proxies[0] {
+		t.Fatal("a new poll took the diagnosis's fleet of the old one")
+	}
+}
