@@ -84,7 +84,7 @@ func runProxies(cmd *cobra.Command, g *globalOptions, o *proxiesOptions) error {
 		o.states[i] = string(st)
 	}
 	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
-		f, warnings := readFleet(ctx, m, snap)
+		f, warnings := readFleet(ctx, m)
 		f.Proxies = slices.DeleteFunc(f.Proxies, func(p fleet.Proxy) bool { return !o.keep(p) })
 		if o.output == "json" {
 			if f.Proxies == nil {
@@ -103,9 +103,9 @@ func runProxies(cmd *cobra.Command, g *globalOptions, o *proxiesOptions) error {
 	})
 }
 
-// readFleet reads every istiod's syncz and joins it with the snapshot;
-// what could not be read is a warning sentence.
-func readFleet(ctx context.Context, m *live.Session, snap *model.Snapshot) (fleet.Fleet, []string) {
+// readFleet reads every istiod's syncz and joins it with the collector's
+// newest snapshot; what could not be read is a warning sentence.
+func readFleet(ctx context.Context, m *live.Session) (fleet.Fleet, []string) {
 	var warnings []string
 	reads, err := m.IstiodSyncz(ctx)
 	if err != nil {
