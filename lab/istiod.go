@@ -37,7 +37,7 @@ func (l *Lab) startIstiod(is *Istiod) error {
 		return err
 	}
 	netFile := filepath.Join(dir, "meshNetworks.yaml")
-	if err := os.WriteFile(netFile, nil, 0o644); err != nil {
+	if err := os.WriteFile(netFile, []byte(is.meshNetworks), 0o644); err != nil {
 		return err
 	}
 	ca := CAShared
@@ -73,7 +73,7 @@ func (l *Lab) startIstiod(is *Istiod) error {
 		Dir:     dir,
 		LogPath: filepath.Join(l.cfg.Dir, "logs", "istiod-"+is.Cluster+".log"),
 	}
-	is.proc.Env = append(is.proc.Env, l.istiodSettingsEnv()...)
+	is.proc.Env = append(is.proc.Env, l.istiodEnv(is)...)
 	return is.proc.start(l.cfg.Detach)
 }
 
