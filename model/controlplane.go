@@ -175,6 +175,10 @@ func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
 	out.Sidecars = keep(s.Sidecars, func(x Sidecar) bool { return inConfig(x.Cluster) })
 	out.VirtualServices = keep(s.VirtualServices, func(x VirtualService) bool { return inConfig(x.Cluster) })
 	out.MeshConfigs = keep(s.MeshConfigs, func(x MeshConfig) bool { return inConfig(x.Cluster) })
+	// The istiod's own settings decide its predictions (ambient
+	// multi-network mode): without them SettingsFor would guess from its
+	// pod and lose what --istiod-env (or a what-if) states.
+	out.Settings = keep(s.Settings, func(x IstiodSettings) bool { return inConfig(x.ControlPlane) })
 	out.Ambient = keep(s.Ambient, func(x AmbientCluster) bool { return in[x.Cluster] })
 	return out
 }
