@@ -16,7 +16,7 @@ func (r *Registry) build(version uint64) *model.Snapshot {
 	items := r.itemsLocked()
 	in := build.Input{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace, IstiodEnv: r.opts.IstiodEnv}
 	live := func(it item) *watcher { return it.w }
-	in.MeshNetworks, in.NetworkIndex, in.NetworkWarnings = r.meshNetworksOf(items, live)
+	in.MeshNetworks, in.MeshNetworksIn, in.NetworkIndex, in.NetworkWarnings = r.meshNetworksOf(items, live)
 	in.ServiceEntries, in.WorkloadEntries = istioEntriesOf(items, live)
 	sel := build.SelectorsOf(in.ServiceEntries)
 	var swapsDone []*entry
@@ -61,8 +61,9 @@ func (r *Registry) itemsLocked() []item {
 // meshNetworksOf merges the meshNetworks of every cluster's ConfigMap in
 // cluster order (the first definition of a network wins), with a warning
 // for each cluster whose text does not parse (by entry key).
-func (r *Registry) meshNetworksOf(items []item, readOf func(item) *watcher) (*model.MeshNetworks, *build.NetworkIndex, map[string][]string) {
+func (r *Registry) meshNetworksOf(items []item, readOf func(item) *watcher) (*model.MeshNetworks, []build.DeclaredMeshNetworks, *build.NetworkIndex, map[string][]string) {
 	merged := &model.MeshNetworks{Networks: map[string]model.MeshNetwork{}}
+	var each []build.DeclaredMeshNetworks
 	var keyParts []string
 	warnings := map[string][]string{}
 	for _, it := range items {
@@ -80,13 +81,14 @@ func (r *Registry) meshNetworksOf(items []item, readOf func(item) *watcher) (*mo
 			warnings[it.e.key] = append(warnings[it.e.key], "meshNetworks in ConfigMap istio does not parse: "+oneLine(err.Error()))
 			continue
 		}
+		each = append(each, build.DeclaredMeshNetworks{Cluster: it.e.id, Networks: mn})
 		for name, n := range mn.Networks {
 			if _, ok := merged.Networks[name]; !ok {
 				merged.Networks[name] = n
 			}
 		}
 	}
-	return merged, build.NewNetworkIndex(merged, strings.Join(keyParts, "\x01")), warnings
+	return merged, each, build.NewNetworkIndex(merged, strings.Join(keyParts, "\x01")), warnings
 }
 
 // istioEntriesOf reads the ServiceEntries of the config (context) clusters

@@ -107,7 +107,7 @@ func (r *Registry) WhatIf(changes []Change, env []model.IstiodEnv) (*WhatIf, err
 func (r *Registry) buildFrom(version uint64, items []item, read map[*entry]*watcher, extra []build.Share, env []model.IstiodEnv) *model.Snapshot {
 	readOf := func(it item) *watcher { return read[it.ptr] }
 	in := build.Input{Version: version, Time: r.snap.Load().Time, SystemNamespace: r.opts.SystemNamespace, IstiodEnv: env}
-	in.MeshNetworks, in.NetworkIndex, in.NetworkWarnings = r.meshNetworksOf(items, readOf)
+	in.MeshNetworks, in.MeshNetworksIn, in.NetworkIndex, in.NetworkWarnings = r.meshNetworksOf(items, readOf)
 	in.ServiceEntries, in.WorkloadEntries = istioEntriesOf(items, readOf)
 	sel := build.SelectorsOf(in.ServiceEntries)
 	for _, it := range items {

@@ -64,16 +64,10 @@ func (l *Lab) startIstiod(is *Istiod) error {
 			"--httpsAddr=" + addr(is.HTTPS),
 			"--ctrlz_port=" + strconv.Itoa(is.Ctrlz),
 		},
-		Env: []string{
-			"POD_NAMESPACE=istio-system",
-			"POD_NAME=istiod-local-" + is.Cluster,
-			"CLUSTER_ID=" + is.Cluster,
-			"REVISION=default",
-		},
+		Env:     l.istiodEnv(is),
 		Dir:     dir,
 		LogPath: filepath.Join(l.cfg.Dir, "logs", "istiod-"+is.Cluster+".log"),
 	}
-	is.proc.Env = append(is.proc.Env, l.istiodEnv(is)...)
 	return is.proc.start(l.cfg.Detach)
 }
 

@@ -10,10 +10,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// istiodEnv is the env beyond the base that istiod is runs with: the
-// lab's settings (istiodSettingsEnv), then what SetIstiodEnv gave it (later
+// istiodEnv is the env istiod is runs with: its identity, the lab's
+// settings (istiodSettingsEnv), then what SetIstiodEnv gave it (later
 // wins, as in a process's environment).
 func (l *Lab) istiodEnv(is *Istiod) []string {
+	env := []string{
+		"POD_NAMESPACE=istio-system",
+		"POD_NAME=istiod-local-" + is.Cluster,
+		"CLUSTER_ID=" + is.Cluster,
+		"REVISION=default",
+	}
+	return append(append(env, l.istiodSettingsEnv()...), is.env...)
+}
+
+// istiodSettings is the settings part of istiodEnv (what its pod shows).
+func (l *Lab) istiodSettings(is *Istiod) []string {
 	return append(slices.Clone(l.istiodSettingsEnv()), is.env...)
 }
 
@@ -36,13 +47,14 @@ func (l *Lab) SetIstiodEnv(ctx context.Context, i int, env []string) error {
 	if err := l.StopIstiod(i); err != nil {
 		return err
 	}
+	is.proc.Env = l.istiodEnv(is)
 	if c := l.clusters[is.Cluster]; c != nil && l.kubelet != nil {
 		pods := c.client.CoreV1().Pods(SystemNamespace)
 		zero := int64(0)
 		if err := pods.Delete(ctx, IstiodPod(is.Cluster), metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("istiod pod of %s: %w", is.Cluster, err)
 		}
-		if err := createIstiodPod(ctx, c, l.istiodEnv(is)); err != nil {
+		if err := createIstiodPod(ctx, c, l.istiodSettings(is)); err != nil {
 			return fmt.Errorf("istiod pod of %s: %w", is.Cluster, err)
 		}
 	}

@@ -143,7 +143,7 @@ func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
 	}
 	gwCount := map[string]int{}
 	for _, g := range s.Gateways {
-		if g.Cluster == "" || in[g.Cluster] {
+		if (g.Cluster == "" || in[g.Cluster]) && (g.DeclaredIn == "" || g.DeclaredIn == configCluster) {
 			out.Gateways = append(out.Gateways, g)
 			gwCount[g.Network]++
 		}
@@ -272,6 +272,11 @@ func (s *Snapshot) coversAll(configCluster string, in map[string]bool) bool {
 	}
 	for _, m := range s.MeshConfigs {
 		if m.Cluster != configCluster {
+			return false
+		}
+	}
+	for _, g := range s.Gateways {
+		if g.DeclaredIn != "" && g.DeclaredIn != configCluster {
 			return false
 		}
 	}

@@ -3,6 +3,7 @@ package whatif
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -182,10 +183,11 @@ func Decode(file string, data []byte) ([]Object, error) {
 		if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
 			continue
 		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(js); err != nil {
-			return nil, fmt.Errorf("%s:%d: not a Kubernetes object: %s", file, d.line, err)
+		var m map[string]any
+		if err := json.Unmarshal(js, &m); err != nil {
+			return nil, fmt.Errorf("%s:%d: not a Kubernetes object (a YAML mapping with apiVersion, kind and metadata): %s", file, d.line, err)
 		}
+		u := &unstructured.Unstructured{Object: m}
 		if u.IsList() {
 			l, err := u.ToList()
 			if err != nil {
