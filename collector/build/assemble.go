@@ -43,7 +43,7 @@ type Input struct {
 	// cluster order: each istiod uses the static gateways of its own
 	// (MeshNetworks, their merge, decides endpoint networks). Empty: the
 	// static gateways of MeshNetworks, for every istiod.
-	MeshNetworksIn []DeclaredMeshNetworks
+	MeshNetworksIn  []DeclaredMeshNetworks
 	NetworkIndex    *NetworkIndex
 	NetworkWarnings map[string][]string
 	ServiceEntries  []model.ServiceEntry

@@ -184,10 +184,10 @@ func staticGateways(mn *model.MeshNetworks, declaredIn string) []model.Gateway {
 				continue
 			}
 			out = append(out, model.Gateway{
-				Network:  name,
-				Address:  g.Address,
-				Port:     g.Port,
-				Hostname: !isIP(g.Address),
+				Network:    name,
+				Address:    g.Address,
+				Port:       g.Port,
+				Hostname:   !isIP(g.Address),
 				From:       model.GatewayFromMeshNetworks,
 				DeclaredIn: declaredIn,
 			})

@@ -200,9 +200,13 @@ spec:
 	}
 	scenarios := []scenario{
 		{
-			name:      "the network label of cluster2's system namespace removed (a pod without its own)",
-			setup:     func() error { return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.NetworkLabel, nil) },
-			undoSetup: func() error { return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.NetworkLabel, str("network2")) },
+			name: "the network label of cluster2's system namespace removed (a pod without its own)",
+			setup: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.NetworkLabel, nil)
+			},
+			undoSetup: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.NetworkLabel, str("network2"))
+			},
 			objects: func(t *testing.T) []whatif.Object {
 				u := withoutLabel(liveObject(t, "cluster2", gvrNamespaces, "Namespace", "", lab.SystemNamespace), lab.NetworkLabel)
 				return []whatif.Object{{Cluster: "cluster2", Object: u, File: "ns.yaml", Line: 1}}
