@@ -122,7 +122,7 @@ func readFleet(ctx context.Context, m *live.Session) (fleet.Fleet, []string) {
 	}
 	f := fleet.Build(snap, reads, time.Now())
 	for _, cp := range f.Missing {
-		warnings = append(warnings, fmt.Sprintf("the proxies connected to istiod %s were not read (give --istiod-debug-address %s=HOST:PORT): a pod that no istiod read lists is UNKNOWN, not DISCONNECTED", cp, cp))
+		warnings = append(warnings, fmt.Sprintf("the proxies connected to istiod %s were not read (give --context %s to port-forward to it, or --istiod-debug-address %s=HOST:PORT): a pod that no istiod read lists is UNKNOWN, not DISCONNECTED", cp, cp, cp))
 	}
 	return f, warnings
 }
