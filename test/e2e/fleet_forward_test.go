@@ -77,6 +77,9 @@ func TestFleetThroughPortForwards(t *testing.T) {
 		}
 		return check(f)
 	})
+	start := time.Now()
+	table, _ := runMeshscope(t, "proxies", "--context", "cluster1,cluster2", "-n", ns)
+	t.Logf("meshscope proxies --context cluster1,cluster2 -n %s (%s, settle and port-forwards included):\n%s", ns, time.Since(start).Round(time.Millisecond), table)
 	// doctor, the same way: the disconnected pod is reported (only a
 	// complete fleet says so) and no istiod is unreachable.
 	eventually(t, 60*time.Second, func() string {
