@@ -105,16 +105,22 @@ func runProxies(cmd *cobra.Command, g *globalOptions, o *proxiesOptions) error {
 }
 
 // readFleet reads every istiod's syncz and joins it with the collector's
-// newest snapshot taken just before the reads, as the UI's feed does
-// (live.Feed.Syncz): a pod that starts while the reads run, and connects
-// after its istiod's syncz was read, is then not in the snapshot either —
-// with the snapshot taken after the reads it would be a pod that no istiod
-// lists, reported DISCONNECTED. The same snapshot names the control planes
-// whose syncz is read. What could not be read is a warning sentence.
+// newest snapshot (joinFleet); what could not be read is a warning
+// sentence.
 func readFleet(ctx context.Context, m *live.Session) (fleet.Fleet, []string) {
+	return joinFleet(ctx, m.Registry().Snapshot, m.IstiodSyncz)
+}
+
+// joinFleet takes the newest snapshot just before the syncz reads, as the
+// UI's feed does (live.Feed.Syncz): a pod that starts while the reads run,
+// and connects after its istiod's syncz was read, is then not in the
+// snapshot either — with the snapshot taken after the reads it would be a
+// pod that no istiod lists, reported DISCONNECTED. The same snapshot names
+// the control planes whose syncz is read.
+func joinFleet(ctx context.Context, newest func() *model.Snapshot, syncz func(context.Context, *model.Snapshot) []fleet.Read) (fleet.Fleet, []string) {
 	var warnings []string
-	snap := m.Registry().Snapshot()
-	reads := m.IstiodSyncz(ctx, snap)
+	snap := newest()
+	reads := syncz(ctx, snap)
 	for _, r := range reads {
 		if r.Err != nil {
 			warnings = append(warnings, fmt.Sprintf("cannot read istiod %s's connected proxies%s: %v", r.ControlPlane, at(r.Address), r.Err))

@@ -23,11 +23,11 @@ type forwardKey struct {
 	port int
 }
 
-// forwarder keeps one port-forward per kube context and port of its istiod
-// pod, shared by every caller (each stream, the istiod poller). Once up, a forward heals
-// by itself (istiod.PortForward); a failed attempt is remembered and
-// answered from memory until retry has passed, so callers asking at once
-// do not hammer the API server.
+// forwarder keeps one port-forward per kube context and port of its
+// istiod pod, shared by every caller (each stream, the istiod poller).
+// Once up, a forward heals by itself (istiod.PortForward); a failed attempt
+// is remembered and answered from memory until retry has passed, so
+// callers asking at once do not hammer the API server.
 type forwarder struct {
 	// ctx lives until close: forwards outlive the callers that start them.
 	ctx   context.Context
