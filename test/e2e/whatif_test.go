@@ -15,7 +15,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -25,43 +24,21 @@ import (
 	"github.com/meshscope/meshscope/collector/whatif"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/test/e2e/e2eutil"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// liveObject reads one object from a lab cluster as kubectl get -o yaml
-// gives it (what a user edits into a what-if).
 func liveObject(t *testing.T, cluster string, gvr schema.GroupVersionResource, kind, ns, name string) *unstructured.Unstructured {
-	t.Helper()
-	dyn, err := dynamic.NewForConfig(theLab.Cluster(cluster).RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ri dynamic.ResourceInterface = dyn.Resource(gvr)
-	if ns != "" {
-		ri = dyn.Resource(gvr).Namespace(ns)
-	}
-	u, err := ri.Get(context.Background(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.SetKind(kind)
-	return u
+	return e2eutil.LiveObject(t, theLab.Cluster(cluster).RESTConfig(), gvr, kind, ns, name)
 }
 
 var (
-	gvrNamespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	gvrServices   = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-	gvrPods       = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	gvrConfigMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	gvrNamespaces = e2eutil.Namespaces
+	gvrServices   = e2eutil.Services
+	gvrPods       = e2eutil.Pods
+	gvrConfigMaps = e2eutil.ConfigMaps
+	withoutLabel  = e2eutil.WithoutLabel
 )
-
-// withoutLabel is the object with one label removed.
-func withoutLabel(u *unstructured.Unstructured, key string) *unstructured.Unstructured {
-	l := u.GetLabels()
-	delete(l, key)
-	u.SetLabels(l)
-	return u
-}
 
 // docsIn decodes YAML documents as objects of cluster.
 func docsIn(t *testing.T, cluster string, docs ...string) []whatif.Object {
