@@ -90,6 +90,10 @@ type Cluster struct {
 	RootCerts     []RootCert  `json:"rootCerts,omitempty"`
 	RootCertError string      `json:"rootCertError,omitempty"`
 	SecretsRead   bool        `json:"secretsRead,omitempty"`
+	// RevisionTags are the cluster's revision tags; RevisionConfigs the
+	// ConfigMap of each revision whose istiod runs in it (revisions.go).
+	RevisionTags    []RevisionTag    `json:"revisionTags,omitempty"`
+	RevisionConfigs []RevisionConfig `json:"revisionConfigs,omitempty"`
 	// Forbidden lists the resources meshscope's credentials for this
 	// cluster may not list or watch (for a cluster read through a remote
 	// secret: what that secret's user lacks).

@@ -1,0 +1,71 @@
+package collector
+
+import (
+	"context"
+	"testing"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
+)
+
+// TestRegistryRevisions: through a fake clientset, every istiod revision
+// of a cluster, its revision tags and each revision's ConfigMap reach the
+// snapshot, whatever --revision says; a sidecar's injected revision too.
+func TestRegistryRevisions(t *testing.T) {
+	istiod := func(name, rev string) *corev1.Pod {
+		p := meshtest.Pod("istio-system", name, "10.44.0.20", "", false)
+		p.Labels = map[string]string{"app": "istiod", model.LabelRev: rev}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		return p
+	}
+	sidecar := meshtest.Pod("sample", "sleep-1", "10.44.0.30", "", false)
+	sidecar.Labels = map[string]string{"app": "sleep", model.LabelRev: "canary"}
+	sidecar.Spec.Containers = append(sidecar.Spec.Containers, corev1.Container{Name: "istio-proxy", Image: "proxyv2:1.31.0", Args: []string{"proxy", "sidecar"}})
+	cm := func(name, mesh string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "istio-system"}, Data: map[string]string{"mesh": mesh}}
+	}
+	objs := append(meshtest.LabCluster("network1", "192.168.60.113", "hello-1", "10.44.0.13"),
+		istiod("istiod-1", "default"), istiod("istiod-canary-1", "canary"), sidecar,
+		cm("istio", "trustDomain: cluster.local\n"),
+		cm("istio-canary", "serviceSettings:\n- hosts: ['*.sample.svc.cluster.local']\n  settings: {clusterLocal: true}\n"),
+		&admissionv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "istio-revision-tag-prod",
+			Labels: map[string]string{model.LabelTag: "prod", model.LabelRev: "canary"}}},
+		&admissionv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "istio-sidecar-injector"}},
+	)
+	f := newFakeWorld(t)
+	opts := fastOptions(f, Source{Name: "cluster1", Server: "https://c1.example:6443", Client: fake.NewSimpleClientset(objs...)})
+	opts.Revision = "canary"
+	r := startRegistry(t, opts)
+	s := settled(context.Background(), t, r)
+	c := s.ClusterByID("cluster1")
+	if got := c.Revisions(); len(got) != 2 || got[0] != "canary" || got[1] != "default" {
+		t.Errorf("revisions %v, want [canary default]", got)
+	}
+	if len(c.RevisionTags) != 1 || c.RevisionTags[0] != (model.RevisionTag{Tag: "prod", Revision: "canary"}) {
+		t.Errorf("tags %+v", c.RevisionTags)
+	}
+	if len(c.RevisionConfigs) != 2 {
+		t.Fatalf("revision configs %+v", c.RevisionConfigs)
+	}
+	canary, def := c.RevisionConfigs[0], c.RevisionConfigs[1]
+	if canary.ConfigMap != "istio-system/istio-canary" || !canary.Found || len(canary.ServiceSettings) != 1 || !canary.ServiceSettings[0].Settings.ClusterLocal {
+		t.Errorf("canary config %+v", canary)
+	}
+	if def.ConfigMap != "istio-system/istio" || !def.Found || len(def.ServiceSettings) != 0 {
+		t.Errorf("default config %+v", def)
+	}
+	var rev string
+	for _, p := range s.Proxies {
+		if p.Name == "sleep-1" && p.Injected != nil {
+			rev = p.Injected.Revision
+		}
+	}
+	if rev != "canary" {
+		t.Errorf("sleep-1's injected revision %q, want canary", rev)
+	}
+}
