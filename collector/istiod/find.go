@@ -16,8 +16,11 @@ const DefaultNamespace = "istio-system"
 
 // FindPod picks the istiod Pod to port-forward to, as istioctl does: a
 // Pod labelled app=istiod in the system namespace, Running and Ready
-// (newest first). revision, when set, narrows by istio.io/rev. It only
-// lists Pods (read-only).
+// (newest first). revision, when set, narrows by istio.io/rev; when not,
+// a pod of the default revision (label istio.io/rev absent or "default")
+// wins over a newer one of another revision: in a canary upgrade the
+// caller predicts with the default revision's ConfigMap istio, so it must
+// talk to that revision's istiod. It only lists Pods (read-only).
 func FindPod(ctx context.Context, cs kubernetes.Interface, namespace, revision string) (*corev1.Pod, error) {
 	if namespace == "" {
 		namespace = DefaultNamespace
@@ -45,9 +48,22 @@ func FindPod(ctx context.Context, cs kubernetes.Interface, namespace, revision s
 		return nil, fmt.Errorf("no istiod pod is running and ready in %s: %s", namespace, strings.Join(seen, ", "))
 	}
 	slices.SortFunc(ready, func(a, b corev1.Pod) int {
+		if revision == "" {
+			if da, db := isDefaultRevision(&a), isDefaultRevision(&b); da != db {
+				if da {
+					return -1
+				}
+				return 1
+			}
+		}
 		return b.CreationTimestamp.Compare(a.CreationTimestamp.Time)
 	})
 	return &ready[0], nil
+}
+
+func isDefaultRevision(p *corev1.Pod) bool {
+	r := p.Labels["istio.io/rev"]
+	return r == "" || r == "default"
 }
 
 func podReady(p *corev1.Pod) bool {

@@ -36,6 +36,20 @@ func TestFindPod(t *testing.T) {
 		t.Fatalf("picked %v, %v; want the newest ready one", p, err)
 	}
 
+	// A canary upgrade: without a revision, the default revision's pod
+	// wins over a newer canary; with one, that revision's.
+	canary := istiodPod("istiod-canary", corev1.PodRunning, true, time.Second)
+	canary.Labels["istio.io/rev"] = "canary"
+	def := istiodPod("istiod-default", corev1.PodRunning, true, time.Hour)
+	def.Labels["istio.io/rev"] = "default"
+	cs = fake.NewClientset(canary, def)
+	if p, err := FindPod(ctx, cs, "", ""); err != nil || p.Name != "istiod-default" {
+		t.Errorf("picked %v, %v; want the default revision's", p, err)
+	}
+	if p, err := FindPod(ctx, cs, "", "canary"); err != nil || p.Name != "istiod-canary" {
+		t.Errorf("picked %v, %v; want the canary", p, err)
+	}
+
 	cs = fake.NewClientset(istiodPod("istiod-starting", corev1.PodRunning, false, time.Second))
 	if _, err := FindPod(ctx, cs, "istio-system", ""); err == nil || !strings.Contains(err.Error(), "istiod-starting (Running)") {
 		t.Errorf("not ready: %v", err)
