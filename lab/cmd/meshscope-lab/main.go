@@ -35,9 +35,10 @@ func run(args []string) error {
 	ambient := fs.Bool("ambient", false, "ambient multi-network: both istiods in ambient mode, east-west Gateways, namespace ambient (implies --multi-primary)")
 	dir := fs.String("dir", "", "lab state folder (default <repo>/.lab/run)")
 	ownCAs := fs.Bool("own-cas", false, "let each istiod self-sign its own root (multi-primary: the clusters then trust different roots) instead of one shared plug-in root")
+	revision := fs.String("revision", "", "also run an istiod of this revision in cluster1 (a canary upgrade: REVISION=REV, ConfigMap istio-REV, its pod labelled istio.io/rev=REV, ports +30)")
 	offset := fs.Int("port-offset", 0, "move every lab port by this much (e.g. 300), to run beside another lab")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: meshscope-lab build|up|down|status [--multi-primary|--ambient] [--own-cas] [--port-offset N] [--dir DIR]")
+		fmt.Fprintln(fs.Output(), "usage: meshscope-lab build|up|down|status [--multi-primary|--ambient] [--revision REV] [--own-cas] [--port-offset N] [--dir DIR]")
 		fs.PrintDefaults()
 	}
 	if len(args) == 0 {
@@ -56,6 +57,9 @@ func run(args []string) error {
 	cfg.MultiPrimary = *multi
 	cfg.OwnCAs = *ownCAs
 	cfg.Ambient = *ambient
+	if *revision != "" {
+		cfg.Revisions = []string{*revision}
+	}
 	if *dir != "" {
 		cfg.Dir, _ = filepath.Abs(*dir)
 	}
@@ -88,7 +92,7 @@ func up(cfg lab.Config) error {
 		fmt.Printf("  %-9s kube-apiserver %s  network %s  east-west gateway %s\n", c.Name, c.URL, c.Network, c.GatewayIP)
 	}
 	for _, is := range l.Istiods() {
-		fmt.Printf("  istiod    primary of %s: xDS %s (TLS %s), debug %s/debug/clusterz\n", is.Cluster, is.XDSAddress(), is.SecureXDSAddress(), is.HTTPURL())
+		fmt.Printf("  istiod    primary of %s, revision %s: xDS %s (TLS %s), debug %s/debug/clusterz\n", is.Cluster, is.RevisionName(), is.XDSAddress(), is.SecureXDSAddress(), is.HTTPURL())
 	}
 	if cfg.Ambient {
 		fmt.Printf("\n  ambient multi-network: namespace %s (helloworld global, sleep not), east-west Gateways %s/%s\n", lab.AmbientNamespace, lab.SystemNamespace, lab.AmbientGateway)
