@@ -85,22 +85,34 @@ func transformIstioConfig(obj any) (any, error) {
 
 // policies reads the policy caches of one cluster.
 func (w *watcher) policies(cluster string) ([]model.DestinationRule, []model.PeerAuthentication, []model.Sidecar, []model.VirtualService) {
-	return readIstioConfig(w.destinationRules, cluster, parseDestinationRule),
-		readIstioConfig(w.peerAuthentications, cluster, parsePeerAuthentication),
-		readIstioConfig(w.sidecars, cluster, parseSidecar),
-		readIstioConfig(w.virtualServices, cluster, parseVirtualService)
+	rev := w.configRevision()
+	return readIstioConfig(w.destinationRules, cluster, rev, parseDestinationRule),
+		readIstioConfig(w.peerAuthentications, cluster, rev, parsePeerAuthentication),
+		readIstioConfig(w.sidecars, cluster, rev, parseSidecar),
+		readIstioConfig(w.virtualServices, cluster, rev, parseVirtualService)
+}
+
+// configRevision is the REVISION of the istiod meshscope predicts for:
+// --revision, else "default" (what the default revision's istiod runs
+// with; Helm sets REVISION=default for it).
+func (w *watcher) configRevision() string {
+	if w.opts == nil || w.opts.Revision == "" {
+		return model.RevisionDefault
+	}
+	return w.opts.Revision
 }
 
 // readIstioConfig parses every object of one Istio config cache (none
-// when it is not watched), sorted by namespace and name.
-func readIstioConfig[T any](h *informerHealth, cluster string, parse func(string, *unstructured.Unstructured) T) []T {
+// when it is not watched) that the istiod of revision rev reads
+// (model.ConfigInRevision), sorted by namespace and name.
+func readIstioConfig[T any](h *informerHealth, cluster, rev string, parse func(string, *unstructured.Unstructured) T) []T {
 	if h == nil {
 		return nil
 	}
 	objs := h.store().List()
 	us := make([]*unstructured.Unstructured, 0, len(objs))
 	for _, o := range objs {
-		if u, ok := o.(*unstructured.Unstructured); ok {
+		if u, ok := o.(*unstructured.Unstructured); ok && model.ConfigInRevision(u.GetLabels(), rev) {
 			us = append(us, u)
 		}
 	}

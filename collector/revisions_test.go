@@ -2,7 +2,9 @@ package collector
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -67,5 +69,44 @@ func TestRegistryRevisions(t *testing.T) {
 	}
 	if rev != "canary" {
 		t.Errorf("sleep-1's injected revision %q, want canary", rev)
+	}
+}
+
+// TestRegistryConfigInRevision: Istio config labelled istio.io/rev is read
+// only by that revision's istiod (pkg/config LabelsInRevision): without
+// --revision meshscope predicts for REVISION=default, with it for REV.
+func TestRegistryConfigInRevision(t *testing.T) {
+	dr := func(name, rev string) string {
+		labels := ""
+		if rev != "" {
+			labels = `, labels: {istio.io/rev: ` + rev + `}`
+		}
+		return `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: ` + name + `, namespace: sample` + labels + `}
+spec: {host: helloworld.sample.svc.cluster.local}
+`
+	}
+	for _, tc := range []struct {
+		revision string
+		want     string
+	}{
+		{"", "everyone,for-default"},
+		{"canary", "everyone,for-canary"},
+	} {
+		w := newFakeWorld(t)
+		dyn := fakeIstio(istioObj(t, dr("everyone", "")), istioObj(t, dr("for-default", "default")), istioObj(t, dr("for-canary", "canary")))
+		opts := fastOptions(w, Source{Name: "cluster1", Server: "https://c1.example:6443",
+			Client: fake.NewSimpleClientset(meshtest.LabCluster("network1", "192.168.60.113", "hello-1", "10.44.0.13")...), Dynamic: dyn})
+		opts.Revision = tc.revision
+		r := startRegistry(t, opts)
+		s := waitFor(t, r, 10*time.Second, "the DestinationRules", func(s *model.Snapshot) bool { return s.Settled() && len(s.DestinationRules) > 0 })
+		var names []string
+		for _, d := range s.DestinationRules {
+			names = append(names, d.Name)
+		}
+		if got := strings.Join(names, ","); got != tc.want {
+			t.Errorf("--revision %q: DestinationRules %s, want %s", tc.revision, got, tc.want)
+		}
 	}
 }

@@ -155,3 +155,12 @@ func (s *Snapshot) ResolveRevision(id, name string) (rev, via string) {
 	}
 	return name, ""
 }
+
+// ConfigInRevision reports whether the istiod of revision rev reads an
+// Istio config object with these labels (pkg/config LabelsInRevision, as
+// its config client filters): one without istio.io/rev is everyone's,
+// one with it only that revision's (a tag's name does not count).
+func ConfigInRevision(labels map[string]string, rev string) bool {
+	r, ok := labels[LabelRev]
+	return !ok || rev == "" || r == rev
+}
