@@ -109,9 +109,9 @@ func TestRevisionsOnLab(t *testing.T) {
 	// the default sends helloworld's cluster2 pod through its gateway, the
 	// canary (cluster-local) does not; each matches its prediction when
 	// meshscope reads that revision's ConfigMap.
-	explainOn := func(is *lab.Istiod, args ...string) (explain.View, int) {
+	explainSvc := func(svc string, is *lab.Istiod, args ...string) (explain.View, int) {
 		t.Helper()
-		a := append([]string{"explain", "helloworld.sample", "--from", "cluster1/network1", "-o", "json",
+		a := append([]string{"explain", svc, "--from", "cluster1/network1", "-o", "json",
 			"--xds-address", "cluster1=" + is.XDSAddress()}, mesh...)
 		out, code := runMeshscope(t, append(a, args...)...)
 		var res struct {
@@ -121,6 +121,10 @@ func TestRevisionsOnLab(t *testing.T) {
 			t.Fatalf("explain: %v\n%s", err, out)
 		}
 		return res.Views[0], code
+	}
+	explainOn := func(is *lab.Istiod, args ...string) (explain.View, int) {
+		t.Helper()
+		return explainSvc("helloworld.sample", is, args...)
 	}
 	addrs := func(v explain.View) string {
 		var l []string
@@ -149,4 +153,41 @@ func TestRevisionsOnLab(t *testing.T) {
 	if v, _ := explainOn(canary); v.Verdict == explain.Match {
 		t.Errorf("canary without --revision matches: %+v", v)
 	}
+
+	// Istio config labelled for the canary: a DestinationRule turning mTLS
+	// off for sleep. The canary drops sleep's cluster2 pod for network1
+	// (no mTLS across the gateway); the default revision ignores the rule.
+	if err := theLab.ApplyIstioConfig(ctx, "cluster1", canarySleepDR); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := theLab.DeleteIstioConfig(context.Background(), "cluster1", canarySleepDR); err != nil {
+			t.Error(err)
+		}
+	})
+	eventually(t, 30*time.Second, func() string {
+		v, code := explainSvc("sleep.sample", canary, "--revision", "canary")
+		if code != 0 || v.Verdict != explain.Match || addrs(v) != "10.44.0.14:80" {
+			return fmt.Sprintf("sleep on the canary (exit %d): %s, actual %s: %+v", code, v.Verdict, addrs(v), v.Differences)
+		}
+		return ""
+	})
+	if v, code := explainSvc("sleep.sample", def); code != 0 || v.Verdict != explain.Match || addrs(v) != "10.44.0.14:80,192.168.60.9:15443" {
+		t.Errorf("sleep on the default revision (exit %d): %s, actual %s: %+v", code, v.Verdict, addrs(v), v.Differences)
+	}
 }
+
+// canarySleepDR is read by the canary only (istio.io/rev=canary).
+const canarySleepDR = `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata:
+  name: sleep-plaintext-canary
+  namespace: sample
+  labels:
+    istio.io/rev: canary
+spec:
+  host: sleep.sample.svc.cluster.local
+  trafficPolicy:
+    tls:
+      mode: DISABLE
+`
