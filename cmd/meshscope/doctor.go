@@ -73,7 +73,12 @@ row with a count:
   acknowledged a push for --stale-after (proxy-stale), a sidecar injected with a
   network or cluster its pod no longer has (proxy-identity-drift), proxies
   outside the version skew their istiod supports and primaries on different
-  minor versions (version-skew).
+  minor versions (version-skew);
+- revisions (canary upgrades): a namespace labelled for a revision or tag
+  no istiod serves in its cluster, sidecars injected by a revision no istiod
+  serves, pods still on the revision their namespace left, and two
+  revisions of one primary whose ConfigMaps istio / istio-REV differ in
+  meshNetworks, serviceSettings or discoverySelectors.
 
 Exit status: 1 when any error-level problem exists, 0 otherwise.`,
 		Example: `  meshscope doctor --demo
