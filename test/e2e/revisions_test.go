@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
@@ -104,6 +107,56 @@ func TestRevisionsOnLab(t *testing.T) {
 	if got := ofKind(doctor(), model.ProblemNamespaceRevision); len(got) != 0 {
 		t.Errorf("namespace-revision-missing with a running revision: %+v", got)
 	}
+
+	// Sidecars: one injected by a revision gone (1-27), one by the default
+	// revision in a namespace that now asks for the canary.
+	for _, p := range []struct{ name, ip, rev string }{{"rev-old-1", "10.44.0.91", "1-27"}, {"rev-default-1", "10.44.0.92", "default"}} {
+		spec := lab.PodSpec{Namespace: "sample", Name: p.name, IP: p.ip, Labels: map[string]string{"app": p.name, model.LabelRev: p.rev},
+			Container: "istio-proxy", Image: "example.invalid/istio/proxyv2:1.31.0", Args: []string{"proxy", "sidecar"}}
+		if err := theLab.AddPod(ctx, "cluster1", spec); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := theLab.RemovePod(context.Background(), "cluster1", "sample", p.name); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	ps = doctor()
+	if got := ofKind(ps, model.ProblemProxyRevision); len(got) != 1 || got[0].Severity != explain.Error ||
+		!strings.Contains(got[0].Sentence, "sidecar sample/rev-old-1 in cluster1 was injected by revision 1-27, but no istiod of revision 1-27 runs in cluster1") {
+		t.Errorf("proxy-revision-missing: %+v", got)
+	}
+	if got := ofKind(ps, model.ProblemProxyRevisionOutdated); len(got) != 1 || got[0].Severity != explain.Info ||
+		!strings.Contains(got[0].Sentence, "sidecar sample/rev-default-1 in cluster1 runs the sidecar of revision default, but its namespace now asks for revision canary") {
+		t.Errorf("proxy-revision-outdated: %+v", got)
+	}
+
+	// A revision tag: namespace sample asks for "prod", which the tag
+	// webhook istio-revision-tag-prod points at the canary.
+	prod := "prod"
+	setRev(&prod)
+	if got := ofKind(doctor(), model.ProblemNamespaceRevision); len(got) != 1 || !strings.Contains(got[0].Sentence, "no istiod of revision prod runs") {
+		t.Errorf("namespace-revision-missing without the tag: %+v", got)
+	}
+	hooks := theLab.Cluster("cluster1").Client().AdmissionregistrationV1().MutatingWebhookConfigurations()
+	tag := &admissionv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "istio-revision-tag-prod",
+		Labels: map[string]string{model.LabelTag: "prod", model.LabelRev: "canary"}}}
+	if _, err := hooks.Create(ctx, tag, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := hooks.Delete(context.Background(), tag.Name, metav1.DeleteOptions{}); err != nil {
+			t.Error(err)
+		}
+	})
+	if got := ofKind(doctor(), model.ProblemNamespaceRevision); len(got) != 0 {
+		t.Errorf("namespace-revision-missing with the tag: %+v", got)
+	}
+	if table, _ := runMeshscope(t, append([]string{"snapshot"}, mesh...)...); !strings.Contains(table, "canary (tag prod)") {
+		t.Errorf("snapshot table lacks the tag:\n%s", table)
+	}
+	setRev(&canaryRev)
 
 	// explain, from a network1 proxy of cluster1, against each revision:
 	// the default sends helloworld's cluster2 pod through its gateway, the
