@@ -154,6 +154,9 @@ func (r *Registry) gatherCluster(it item, read *watcher, ix *build.NetworkIndex,
 		sh.Part = part
 		sh.SelectedNow = part.SelectorsKey == sel.Key
 		sh.DestinationRules, sh.PeerAuthentications, sh.Sidecars, sh.VirtualServices = w.policies(e.id)
+		if other := w.configOfOtherRevisions(w.configRevision()); len(other) > 0 {
+			c.PredictedRevision, c.OtherRevisionsConfig = w.configRevision(), other
+		}
 	}
 	if e.fromContext && !e.removed {
 		mc := r.meshConfigOf(e.id, read)

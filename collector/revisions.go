@@ -7,6 +7,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/meshscope/meshscope/model"
@@ -112,4 +113,39 @@ func parseRevisionConfig(mesh, networks string) model.RevisionConfig {
 	}
 	revisionConfigCache.Store(key, rc)
 	return rc
+}
+
+// configOfOtherRevisions lists, by revision, the Istio config objects
+// ("DestinationRule sample/x") labelled istio.io/rev for a revision other
+// than rev: the istiod meshscope predicts for ignores them, as its real
+// istiod does, and a reader must be able to see that they exist.
+func (w *watcher) configOfOtherRevisions(rev string) map[string][]string {
+	var out map[string][]string
+	for _, src := range []struct {
+		h    *informerHealth
+		kind string
+	}{
+		{w.destinationRules, "DestinationRule"}, {w.peerAuthentications, "PeerAuthentication"},
+		{w.sidecars, "Sidecar"}, {w.virtualServices, "VirtualService"},
+		{w.serviceEntriesInf, "ServiceEntry"}, {w.workloadEntriesInf, "WorkloadEntry"},
+	} {
+		if src.h == nil {
+			continue
+		}
+		for _, o := range src.h.store().List() {
+			u, ok := o.(*unstructured.Unstructured)
+			if !ok || model.ConfigInRevision(u.GetLabels(), rev) {
+				continue
+			}
+			if out == nil {
+				out = map[string][]string{}
+			}
+			r := u.GetLabels()[model.LabelRev]
+			out[r] = append(out[r], src.kind+" "+u.GetNamespace()+"/"+u.GetName())
+		}
+	}
+	for _, l := range out {
+		sort.Strings(l)
+	}
+	return out
 }

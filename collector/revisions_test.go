@@ -108,5 +108,26 @@ spec: {host: helloworld.sample.svc.cluster.local}
 		if got := strings.Join(names, ","); got != tc.want {
 			t.Errorf("--revision %q: DestinationRules %s, want %s", tc.revision, got, tc.want)
 		}
+		// What is left out is said, by revision.
+		c := s.ClusterByID("cluster1")
+		other := "for-canary"
+		if tc.revision == "canary" {
+			other = "for-default"
+		}
+		if len(c.OtherRevisionsConfig) != 1 || c.PredictedRevision != orDefault(tc.revision) {
+			t.Errorf("--revision %q: other revisions' config %v (predicted %q)", tc.revision, c.OtherRevisionsConfig, c.PredictedRevision)
+		}
+		for _, l := range c.OtherRevisionsConfig {
+			if len(l) != 1 || l[0] != "DestinationRule sample/"+other {
+				t.Errorf("--revision %q: other revisions' config %v", tc.revision, l)
+			}
+		}
 	}
+}
+
+func orDefault(rev string) string {
+	if rev == "" {
+		return model.RevisionDefault
+	}
+	return rev
 }

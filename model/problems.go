@@ -164,4 +164,7 @@ const (
 	// ProblemRevisionConfigDiffers: two revisions of one primary read
 	// ConfigMaps that differ in what decides endpoints.
 	ProblemRevisionConfigDiffers ProblemKind = "revision-config-differs"
+	// ProblemRevisionLabelledConfig: Istio config labelled for another
+	// revision than the one meshscope predicts for (information).
+	ProblemRevisionLabelledConfig ProblemKind = "revision-labelled-config"
 )

@@ -94,6 +94,13 @@ type Cluster struct {
 	// ConfigMap of each revision whose istiod runs in it (revisions.go).
 	RevisionTags    []RevisionTag    `json:"revisionTags,omitempty"`
 	RevisionConfigs []RevisionConfig `json:"revisionConfigs,omitempty"`
+	// PredictedRevision is the revision whose Istio config meshscope
+	// reads (--revision, else "default"), set with OtherRevisionsConfig:
+	// it lists, by
+	// revision, the Istio config labelled istio.io/rev for another one,
+	// which that istiod ignores ("DestinationRule sample/x").
+	PredictedRevision    string              `json:"predictedRevision,omitempty"`
+	OtherRevisionsConfig map[string][]string `json:"otherRevisionsConfig,omitempty"`
 	// Forbidden lists the resources meshscope's credentials for this
 	// cluster may not list or watch (for a cluster read through a remote
 	// secret: what that secret's user lacks).

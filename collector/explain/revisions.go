@@ -14,12 +14,14 @@ import (
 // (model/revisions.go): namespaces labelled for a revision (or tag) no
 // istiod serves, proxies injected by a revision no istiod serves any more,
 // proxies still on the revision their namespace left, and revisions of one
-// primary that read mesh configs which send different endpoints.
+// primary that read mesh configs which send different endpoints; and, as
+// information, the Istio config left out for being another revision's.
 func revisionProblems(snap *model.Snapshot) []Problem {
 	var ps []Problem
 	ps = append(ps, namespaceRevisionProblems(snap)...)
 	ps = append(ps, proxyRevisionProblems(snap)...)
 	ps = append(ps, revisionConfigProblems(snap)...)
+	ps = append(ps, otherRevisionConfigProblems(snap)...)
 	return ps
 }
 
@@ -206,4 +208,30 @@ func revisionConfigDiffs(a, b model.RevisionConfig) []string {
 		out = append(out, "discoverySelectors")
 	}
 	return out
+}
+
+// otherRevisionConfigProblems says, as information, which Istio config
+// the predictions leave out because it is labelled for another revision:
+// that revision's proxies are treated otherwise.
+func otherRevisionConfigProblems(snap *model.Snapshot) []Problem {
+	var ps []Problem
+	for i := range snap.Clusters {
+		c := &snap.Clusters[i]
+		revs := make([]string, 0, len(c.OtherRevisionsConfig))
+		for r := range c.OtherRevisionsConfig {
+			revs = append(revs, r)
+		}
+		sort.Strings(revs)
+		for _, r := range revs {
+			objs := c.OtherRevisionsConfig[r]
+			shown := objs
+			if len(shown) > 3 {
+				shown = append(shown[:3:3], fmt.Sprintf("%d more", len(objs)-3))
+			}
+			ps = append(ps, Problem{Severity: Info, Kind: model.ProblemRevisionLabelledConfig, Cluster: c.ID,
+				Sentence: fmt.Sprintf("%d Istio config object(s) in %s are labelled istio.io/rev=%s (%s): only revision %s's istiod reads them, and meshscope predicts for revision %s, which ignores them as its istiod does — run with --revision %s to see what that revision's proxies get",
+					len(objs), c.ID, r, strings.Join(shown, ", "), r, c.PredictedRevision, r)})
+		}
+	}
+	return ps
 }

@@ -141,3 +141,15 @@ func TestRevisionConfigDiffers(t *testing.T) {
 		})
 	}
 }
+
+func TestRevisionLabelledConfig(t *testing.T) {
+	s := revMesh(map[string]bool{"default": true, "canary": true}, nil)
+	if got := find(Diagnose(s, Inputs{Now: testNow}), string(model.ProblemRevisionLabelledConfig)); len(got) != 0 {
+		t.Fatalf("none labelled: %+v", got)
+	}
+	s.Clusters[0].PredictedRevision = "default"
+	s.Clusters[0].OtherRevisionsConfig = map[string][]string{"canary": {"DestinationRule sample/a", "DestinationRule sample/b", "Sidecar sample/c", "VirtualService sample/d"}}
+	want(t, Diagnose(s, Inputs{Now: testNow}), string(model.ProblemRevisionLabelledConfig), Info,
+		"4 Istio config object(s) in cluster1 are labelled istio.io/rev=canary (DestinationRule sample/a, DestinationRule sample/b, Sidecar sample/c, 1 more)",
+		"meshscope predicts for revision default", "--revision canary")
+}

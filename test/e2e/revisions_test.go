@@ -228,6 +228,11 @@ func TestRevisionsOnLab(t *testing.T) {
 	if v, code := explainSvc("sleep.sample", def); code != 0 || v.Verdict != explain.Match || addrs(v) != "10.44.0.14:80,192.168.60.9:15443" {
 		t.Errorf("sleep on the default revision (exit %d): %s, actual %s: %+v", code, v.Verdict, addrs(v), v.Differences)
 	}
+	// doctor (for the default revision) says what it left out.
+	if got := ofKind(doctor(), model.ProblemRevisionLabelledConfig); len(got) != 1 ||
+		!strings.Contains(got[0].Sentence, "1 Istio config object(s) in cluster1 are labelled istio.io/rev=canary (DestinationRule sample/sleep-plaintext-canary)") {
+		t.Errorf("revision-labelled-config: %+v", got)
+	}
 }
 
 // canarySleepDR is read by the canary only (istio.io/rev=canary).
