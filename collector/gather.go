@@ -154,7 +154,9 @@ func (r *Registry) gatherCluster(it item, read *watcher, ix *build.NetworkIndex,
 		sh.Part = part
 		sh.SelectedNow = part.SelectorsKey == sel.Key
 		sh.DestinationRules, sh.PeerAuthentications, sh.Sidecars, sh.VirtualServices = w.policies(e.id)
-		if other := w.configOfOtherRevisions(w.configRevision()); len(other) > 0 {
+		// Which revision is predicted matters only where another one is
+		// in sight: its istiods, or config labelled for it.
+		if other := w.configOfOtherRevisions(w.configRevision()); len(other) > 0 || len(c.Revisions()) > 1 {
 			c.PredictedRevision, c.OtherRevisionsConfig = w.configRevision(), other
 		}
 	}

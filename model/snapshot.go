@@ -94,9 +94,10 @@ type Cluster struct {
 	// ConfigMap of each revision whose istiod runs in it (revisions.go).
 	RevisionTags    []RevisionTag    `json:"revisionTags,omitempty"`
 	RevisionConfigs []RevisionConfig `json:"revisionConfigs,omitempty"`
-	// PredictedRevision is the revision whose Istio config meshscope
-	// reads (--revision, else "default"), set with OtherRevisionsConfig:
-	// it lists, by
+	// PredictedRevision is the revision meshscope predicts for
+	// (--revision, else "default"), set where another one is in sight
+	// (several revisions run, or config is labelled for another);
+	// OtherRevisionsConfig lists, by
 	// revision, the Istio config labelled istio.io/rev for another one,
 	// which that istiod ignores ("DestinationRule sample/x").
 	PredictedRevision    string              `json:"predictedRevision,omitempty"`

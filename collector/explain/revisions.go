@@ -235,3 +235,26 @@ func otherRevisionConfigProblems(snap *model.Snapshot) []Problem {
 	}
 	return ps
 }
+
+// revisionNote says, for a primary that runs several revisions, which one a
+// prediction is for: each reads its own ConfigMap and its own revision's
+// Istio config, and so may send the same proxy other endpoints.
+func revisionNote(snap *model.Snapshot, cp string) string {
+	c := snap.ClusterByID(cp)
+	if c == nil || c.PredictedRevision == "" {
+		return ""
+	}
+	revs := c.Revisions()
+	if len(revs) < 2 {
+		return ""
+	}
+	var others []string
+	for _, r := range revs {
+		if r != c.PredictedRevision {
+			others = append(others, r)
+		}
+	}
+	cm := model.MeshConfigMapName(c.PredictedRevision)
+	return fmt.Sprintf("istiod %s runs revisions %s: this prediction is for revision %s (ConfigMap %s, Istio config not labelled for another revision), and the address asked must be that revision's istiod — --revision %s for the other",
+		cp, strings.Join(revs, ", "), c.PredictedRevision, cm, strings.Join(others, " or --revision "))
+}

@@ -153,3 +153,19 @@ func TestRevisionLabelledConfig(t *testing.T) {
 		"4 Istio config object(s) in cluster1 are labelled istio.io/rev=canary (DestinationRule sample/a, DestinationRule sample/b, Sidecar sample/c, 1 more)",
 		"meshscope predicts for revision default", "--revision canary")
 }
+
+func TestRevisionNote(t *testing.T) {
+	s := revMesh(map[string]bool{"default": true}, nil)
+	s.Clusters[0].PredictedRevision = "default"
+	if n := revisionNote(s, "cluster1"); n != "" {
+		t.Errorf("one revision: %q", n)
+	}
+	s = revMesh(map[string]bool{"default": true, "canary": true}, nil)
+	s.Clusters[0].PredictedRevision = "canary"
+	n := revisionNote(s, "cluster1")
+	for _, x := range []string{"istiod cluster1 runs revisions canary, default", "for revision canary (ConfigMap istio-canary", "--revision default for the other"} {
+		if !strings.Contains(n, x) {
+			t.Errorf("note lacks %q: %s", x, n)
+		}
+	}
+}

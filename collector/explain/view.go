@@ -156,6 +156,9 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 	if n := settingsNote(full, proxy.ConfigCluster); n != "" {
 		v.Notes = append(v.Notes, n)
 	}
+	if n := revisionNote(full, proxy.ConfigCluster); n != "" {
+		v.Notes = append(v.Notes, n)
+	}
 	v.LB, v.LBFrom = pred.LB, "istiod-default"
 	if cl != nil {
 		v.LB, v.LBFrom = LBOf(*cl), "cds"

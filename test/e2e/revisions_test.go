@@ -199,6 +199,9 @@ func TestRevisionsOnLab(t *testing.T) {
 		if code != 0 || v.Verdict != explain.Match || addrs(v) != "10.44.0.13:5000" {
 			return fmt.Sprintf("canary revision (exit %d): %s, actual %s: %+v", code, v.Verdict, addrs(v), v.Differences)
 		}
+		if !strings.Contains(strings.Join(v.Notes, "\n"), "istiod cluster1 runs revisions canary, default: this prediction is for revision canary") {
+			return fmt.Sprintf("canary revision: notes %q", v.Notes)
+		}
 		return ""
 	})
 	// Told nothing of the revision, meshscope predicts with ConfigMap istio
