@@ -110,7 +110,7 @@ func TestRevisionsOnLab(t *testing.T) {
 
 	// Sidecars: one injected by a revision gone (1-27), one by the default
 	// revision in a namespace that now asks for the canary.
-	for _, p := range []struct{ name, ip, rev string }{{"rev-old-1", "10.44.0.91", "1-27"}, {"rev-default-1", "10.44.0.92", "default"}} {
+	for _, p := range []struct{ name, ip, rev string }{{"rev-old-1", "10.44.0.91", "1-27"}, {"rev-default-1", "10.44.0.92", "default"}, {"rev-canary-1", "10.44.0.93", "canary"}} {
 		spec := lab.PodSpec{Namespace: "sample", Name: p.name, IP: p.ip, Labels: map[string]string{"app": p.name, model.LabelRev: p.rev},
 			Container: "istio-proxy", Image: "example.invalid/istio/proxyv2:1.31.0", Args: []string{"proxy", "sidecar"}}
 		if err := theLab.AddPod(ctx, "cluster1", spec); err != nil {
@@ -130,6 +130,17 @@ func TestRevisionsOnLab(t *testing.T) {
 	if got := ofKind(ps, model.ProblemProxyRevisionOutdated); len(got) != 1 || got[0].Severity != explain.Info ||
 		!strings.Contains(got[0].Sentence, "sidecar sample/rev-default-1 in cluster1 runs the sidecar of revision default, but its namespace now asks for revision canary") {
 		t.Errorf("proxy-revision-outdated: %+v", got)
+	}
+	// No real proxy runs in the lab: doctor read the default revision's
+	// syncz (through the port-forward to its pod), so the default's pod is
+	// disconnected, but the canary's and the gone revision's are not known
+	// to be (their istiod's syncz was not read).
+	var disconnected []string
+	for _, p := range ofKind(ps, model.ProblemProxyDisconnected) {
+		disconnected = append(disconnected, p.Sentence+" "+strings.Join(p.Examples, " "))
+	}
+	if all := strings.Join(disconnected, "\n"); !strings.Contains(all, "rev-default-1") || strings.Contains(all, "rev-canary-1") || strings.Contains(all, "rev-old-1") {
+		t.Errorf("proxy-disconnected: %s", all)
 	}
 
 	// A revision tag: namespace sample asks for "prod", which the tag
