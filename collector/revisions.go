@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"maps"
 	"sort"
 	"sync"
 
@@ -28,6 +29,12 @@ const resRevisionTags = "revision tags"
 func (w *watcher) addRevisionTagInformer(client kubernetes.Interface) {
 	w.tags = w.add(resRevisionTags, false, &admissionv1.MutatingWebhookConfiguration{}, transformRevisionTag,
 		listWatch[*admissionv1.MutatingWebhookConfigurationList](client.AdmissionregistrationV1().MutatingWebhookConfigurations(), "", model.LabelTag))
+	// istiod patches its webhooks' CA bundles: only the labels matter.
+	w.tags.unchanged = func(old, cur any) bool {
+		o, ok1 := old.(*admissionv1.MutatingWebhookConfiguration)
+		c, ok2 := cur.(*admissionv1.MutatingWebhookConfiguration)
+		return ok1 && ok2 && o.Name == c.Name && maps.Equal(o.Labels, c.Labels)
+	}
 }
 
 // transformRevisionTag keeps a tag webhook's name and its two labels: the
