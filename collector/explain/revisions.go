@@ -175,8 +175,8 @@ func revisionConfigProblems(snap *model.Snapshot) []Problem {
 				continue
 			}
 			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemRevisionConfigDiffers, Cluster: c.ID,
-				Sentence: fmt.Sprintf("revisions %s and %s of %s read different %s (%s, %s): a proxy moving between them gets different endpoints — make the ConfigMaps agree before moving namespaces (meshscope explain --revision REV predicts each)",
-					base.Revision, other.Revision, c.ID, strings.Join(diffs, ", "), configMapText(base), configMapText(other))})
+				Sentence: fmt.Sprintf("revisions %s and %s of %s read different %s (%s, %s)%s: a proxy moving between them gets different endpoints — make the ConfigMaps agree before moving namespaces (meshscope explain --revision REV predicts each)",
+					base.Revision, other.Revision, c.ID, strings.Join(diffs, ", "), configMapText(base), configMapText(other), clusterLocalDiffs(snap, base, other))})
 		}
 	}
 	return ps
@@ -257,4 +257,47 @@ func revisionNote(snap *model.Snapshot, cp string) string {
 	cm := model.MeshConfigMapName(c.PredictedRevision)
 	return fmt.Sprintf("istiod %s runs revisions %s: this prediction is for revision %s (ConfigMap %s, Istio config not labelled for another revision), and the address asked must be that revision's istiod — --revision %s for the other",
 		cp, strings.Join(revs, ", "), c.PredictedRevision, cm, strings.Join(others, " or --revision "))
+}
+
+// clusterLocalDiffs names the services of several clusters that one
+// revision's serviceSettings make cluster-local and the other's do not
+// (the first three): their proxies lose, or gain, every other cluster's
+// endpoints when they move.
+func clusterLocalDiffs(snap *model.Snapshot, a, b model.RevisionConfig) string {
+	hosts := func(rc model.RevisionConfig) model.ClusterLocalHosts {
+		mc := model.DefaultMeshConfig()
+		mc.ServiceSettings = rc.ServiceSettings
+		return mc.ClusterLocalHosts()
+	}
+	ha, hb := hosts(a), hosts(b)
+	var onlyA, onlyB []string
+	for _, svc := range snap.Services {
+		if len(svc.Clusters) < 2 {
+			continue
+		}
+		la, lb := ha.IsClusterLocal(svc.Hostname), hb.IsClusterLocal(svc.Hostname)
+		switch {
+		case la && !lb:
+			onlyA = append(onlyA, model.ShortHost(svc.Hostname))
+		case lb && !la:
+			onlyB = append(onlyB, model.ShortHost(svc.Hostname))
+		}
+	}
+	list := func(l []string) string {
+		if len(l) > 3 {
+			return strings.Join(l[:3], ", ") + fmt.Sprintf(" and %d more", len(l)-3)
+		}
+		return strings.Join(l, ", ")
+	}
+	var parts []string
+	if len(onlyA) > 0 {
+		parts = append(parts, "cluster-local for "+a.Revision+" only: "+list(onlyA))
+	}
+	if len(onlyB) > 0 {
+		parts = append(parts, "cluster-local for "+b.Revision+" only: "+list(onlyB))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, "; ")
 }

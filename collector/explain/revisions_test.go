@@ -118,7 +118,8 @@ func TestRevisionConfigDiffers(t *testing.T) {
 	}{
 		{"same", model.RevisionConfig{Found: true}, model.RevisionConfig{Found: true}, ""},
 		{"no ConfigMap, nothing that matters", model.RevisionConfig{Found: true, MeshNetworks: &model.MeshNetworks{}}, model.RevisionConfig{}, ""},
-		{"serviceSettings", model.RevisionConfig{Found: true}, model.RevisionConfig{Found: true, ServiceSettings: local}, "read different serviceSettings"},
+		{"serviceSettings", model.RevisionConfig{Found: true}, model.RevisionConfig{Found: true, ServiceSettings: local},
+			"read different serviceSettings (ConfigMap istio-system/istio-canary, ConfigMap istio-system/istio); cluster-local for default only: helloworld.sample"},
 		{"meshNetworks", model.RevisionConfig{Found: true, MeshNetworks: nets}, model.RevisionConfig{Found: true}, "read different meshNetworks"},
 		{"discoverySelectors", model.RevisionConfig{Found: true}, model.RevisionConfig{DiscoverySelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"a": "b"}}}}, "discoverySelectors"},
 	} {

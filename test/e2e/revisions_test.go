@@ -80,7 +80,8 @@ func TestRevisionsOnLab(t *testing.T) {
 	}
 	ps := doctor()
 	if got := ofKind(ps, model.ProblemRevisionConfigDiffers); len(got) != 1 || got[0].Severity != explain.Warning ||
-		!strings.Contains(got[0].Sentence, "revisions canary and default of cluster1 read different serviceSettings") {
+		!strings.Contains(got[0].Sentence, "revisions canary and default of cluster1 read different serviceSettings") ||
+		!strings.Contains(got[0].Sentence, "cluster-local for canary only: helloworld.sample") {
 		t.Errorf("revision-config-differs: %+v", got)
 	}
 	if got := ofKind(ps, model.ProblemNamespaceRevision); len(got) != 0 {
