@@ -243,6 +243,30 @@ func TestRevisionsOnLab(t *testing.T) {
 	if v, code := explainSvc("sleep.sample", def); code != 0 || v.Verdict != explain.Match || addrs(v) != "10.44.0.14:80,192.168.60.9:15443" {
 		t.Errorf("sleep on the default revision (exit %d): %s, actual %s: %+v", code, v.Verdict, addrs(v), v.Differences)
 	}
+	// doctor, online, per revision: what each revision's istiod sends every
+	// proxy is what meshscope predicts for that revision.
+	c2 := theLab.Istiods()[1]
+	for _, rc := range []struct {
+		is   *lab.Istiod
+		args []string
+	}{{def, nil}, {canary, []string{"--revision", "canary"}}} {
+		args := append([]string{"--context", "cluster1,cluster2", "--xds-address", "cluster1=" + rc.is.XDSAddress() + ",cluster2=" + c2.XDSAddress()}, rc.args...)
+		ps, _ := doctorJSON(t, args...)
+		for _, p := range ps {
+			if p.Kind == model.ProblemXDSDiffers || p.Kind == model.ProblemStaleEndpoint || p.Kind == model.ProblemIstiodUnreachable {
+				t.Errorf("doctor %v: %s: %s", rc.args, p.Kind, p.Sentence)
+			}
+		}
+	}
+	// The comparison is real: the canary's address with the default
+	// revision's prediction differs (helloworld is cluster-local there).
+	ps, _ = doctorJSON(t, "--context", "cluster1,cluster2", "--xds-address", "cluster1="+canary.XDSAddress()+",cluster2="+c2.XDSAddress())
+	if got := ofKind(ps, model.ProblemXDSDiffers); len(got) == 0 || !strings.Contains(got[0].Sentence+strings.Join(got[0].Examples, " "), "helloworld") {
+		t.Errorf("doctor on the canary's address with the default revision's prediction: %+v", got)
+	}
+	if out, _ := runMeshscope(t, append([]string{"doctor", "--offline"}, mesh...)...); !strings.Contains(out, "Checked revision default of istiod cluster1; also running there: canary — meshscope doctor --revision canary checks that one.") {
+		t.Errorf("doctor does not say which revision it checked:\n%s", out)
+	}
 	// doctor (for the default revision) says what it left out.
 	if got := ofKind(doctor(), model.ProblemRevisionLabelledConfig); len(got) != 1 ||
 		!strings.Contains(got[0].Sentence, "1 Istio config object(s) in cluster1 are labelled istio.io/rev=canary (DestinationRule sample/sleep-plaintext-canary)") {
