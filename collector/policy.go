@@ -92,14 +92,28 @@ func (w *watcher) policies(cluster string) ([]model.DestinationRule, []model.Pee
 		readIstioConfig(w.virtualServices, cluster, rev, parseVirtualService)
 }
 
-// configRevision is the REVISION of the istiod meshscope predicts for:
-// --revision, else "default" (what the default revision's istiod runs
-// with; Helm sets REVISION=default for it).
+// configRevision is the REVISION of the istiod meshscope predicts for in
+// this cluster (model.Cluster.EffectiveRevision of --revision: the one
+// asked where it runs, else the default revision, else the only one; Helm
+// sets REVISION=default for a revision-less istiod).
 func (w *watcher) configRevision() string {
-	if w.opts == nil || w.opts.Revision == "" {
-		return model.RevisionDefault
+	requested := ""
+	if w.opts != nil {
+		requested = w.opts.Revision
 	}
-	return w.opts.Revision
+	c := model.Cluster{RevisionTags: w.revisionTags()}
+	if w.istiods != nil {
+		ns := ""
+		if w.opts != nil {
+			ns = w.opts.SystemNamespace
+		}
+		for _, o := range w.istiods.store().List() {
+			if p, ok := o.(*cachedIstiod); ok && p.pod.Name != "" && (ns == "" || p.namespace == ns) {
+				c.Istiods = append(c.Istiods, p.pod)
+			}
+		}
+	}
+	return c.EffectiveRevision(requested)
 }
 
 // readIstioConfig parses every object of one Istio config cache (none

@@ -131,3 +131,26 @@ func orDefault(rev string) string {
 	}
 	return rev
 }
+
+// TestRegistryRevisionedOnly: an install with revisions only (istiod-1-28,
+// no revision-less istiod) is predicted from ConfigMap istio-1-28 and the
+// config of revision 1-28, as its istiod reads them, without --revision.
+func TestRegistryRevisionedOnly(t *testing.T) {
+	p := meshtest.Pod("istio-system", "istiod-1-28-abc", "10.44.0.20", "", false)
+	p.Labels = map[string]string{"app": "istiod", model.LabelRev: "1-28"}
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	objs := append(meshtest.LabCluster("network1", "192.168.60.113", "hello-1", "10.44.0.13"), p,
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "istio-1-28", Namespace: "istio-system"},
+			Data: map[string]string{"mesh": "serviceSettings:\n- hosts: ['*.sample.svc.cluster.local']\n  settings: {clusterLocal: true}\n"}})
+	w := newFakeWorld(t)
+	r := startRegistry(t, fastOptions(w, Source{Name: "cluster1", Server: "https://c1.example:6443", Client: fake.NewSimpleClientset(objs...)}))
+	s := waitFor(t, r, 10*time.Second, "the 1-28 mesh config", func(s *model.Snapshot) bool {
+		return s.Settled() && s.MeshConfigFor("cluster1").Source == "configmap istio-system/istio-1-28"
+	})
+	if mc := s.MeshConfigFor("cluster1"); !mc.ClusterLocal("helloworld.sample.svc.cluster.local") {
+		t.Errorf("mesh config %+v", mc)
+	}
+	if got := s.ClusterByID("cluster1").PredictedRevision; got != "1-28" {
+		t.Errorf("predicted revision %q, want 1-28", got)
+	}
+}

@@ -104,7 +104,7 @@ func (w *watcher) meshNetworksRaw(ns string) string {
 // meshConfigMapKey returns one key of the mesh ConfigMap, and whether the
 // ConfigMap exists.
 func (w *watcher) meshConfigMapKey(ns, key string) (string, bool) {
-	o, ok, _ := w.configMaps.store().GetByKey(ns + "/" + model.MeshConfigMapName(w.opts.Revision))
+	o, ok, _ := w.configMaps.store().GetByKey(ns + "/" + model.MeshConfigMapName(w.configRevision()))
 	if !ok {
 		return "", false
 	}

@@ -164,3 +164,31 @@ func ConfigInRevision(labels map[string]string, rev string) bool {
 	r, ok := labels[LabelRev]
 	return !ok || rev == "" || r == rev
 }
+
+// EffectiveRevision is the revision meshscope predicts for in c, asked for
+// requested (--revision, "" for none): requested where an istiod of it runs
+// (or a tag of that name points to one); else the default revision — an
+// istiod of revision "default", else the revision the "default" tag points
+// to — else c's only revision; else requested (or "default"). An install
+// with revisions only (istiod-1-28 and no revision-less istiod) then reads
+// ConfigMap istio-1-28, as its istiod does, and a multi-primary mesh
+// upgraded one primary at a time predicts each primary's own.
+func (c *Cluster) EffectiveRevision(requested string) string {
+	revs := c.Revisions()
+	runs := func(r string) bool { return r != "" && slices.Contains(revs, r) }
+	switch {
+	case runs(requested):
+		return requested
+	case requested != "" && runs(c.TagRevision(requested)):
+		return c.TagRevision(requested)
+	case runs(RevisionDefault):
+		return RevisionDefault
+	case runs(c.TagRevision(RevisionDefault)):
+		return c.TagRevision(RevisionDefault)
+	case len(revs) == 1:
+		return revs[0]
+	case requested != "":
+		return requested
+	}
+	return RevisionDefault
+}

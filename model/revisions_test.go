@@ -71,3 +71,37 @@ func TestRevisionServersAndTags(t *testing.T) {
 		}
 	}
 }
+
+func TestEffectiveRevision(t *testing.T) {
+	pods := func(revs ...string) []IstiodPod {
+		var out []IstiodPod
+		for _, r := range revs {
+			out = append(out, IstiodPod{Name: "istiod-" + r, Revision: r, Ready: true})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name      string
+		istiods   []IstiodPod
+		tags      []RevisionTag
+		requested string
+		want      string
+	}{
+		{"no istiod seen", nil, nil, "", "default"},
+		{"no istiod seen, asked", nil, nil, "canary", "canary"},
+		{"the default", pods("default", "canary"), nil, "", "default"},
+		{"unlabelled is the default", pods(""), nil, "", "default"},
+		{"asked and running", pods("default", "canary"), nil, "canary", "canary"},
+		{"asked, not running here", pods("default"), nil, "canary", "default"},
+		{"asked a tag", pods("1-27", "1-28"), []RevisionTag{{Tag: "prod", Revision: "1-28"}}, "prod", "1-28"},
+		{"revisions only: the default tag's", pods("1-27", "1-28"), []RevisionTag{{Tag: "default", Revision: "1-27"}}, "", "1-27"},
+		{"revisions only: the only one", pods("1-28"), nil, "", "1-28"},
+		{"several, none default: the one asked", pods("1-27", "1-28"), nil, "1-29", "1-29"},
+		{"several, none default, none asked", pods("1-27", "1-28"), nil, "", "default"},
+	} {
+		c := Cluster{Istiods: tc.istiods, RevisionTags: tc.tags}
+		if got := c.EffectiveRevision(tc.requested); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -59,6 +59,22 @@ func TestRevisionsOnLab(t *testing.T) {
 	if len(c1.RevisionConfigs) != 2 || c1.RevisionConfigs[0].ConfigMap != "istio-system/istio-canary" || len(c1.RevisionConfigs[0].ServiceSettings) != 1 {
 		t.Errorf("cluster1 revision configs %+v", c1.RevisionConfigs)
 	}
+	// --revision canary: cluster1 is predicted for the canary, cluster2 —
+	// where no canary runs — for its default revision.
+	out, _ = runMeshscope(t, append([]string{"snapshot", "-o", "json", "--revision", "canary"}, mesh...)...)
+	var canarySnap model.Snapshot
+	if err := json.Unmarshal([]byte(out), &canarySnap); err != nil {
+		t.Fatalf("snapshot --revision canary: %v\n%s", err, out)
+	}
+	if got := canarySnap.ClusterByID("cluster1").PredictedRevision; got != "canary" {
+		t.Errorf("--revision canary: cluster1 predicted for %q", got)
+	}
+	if got := canarySnap.ClusterByID("cluster2").PredictedRevision; got != "" && got != "default" {
+		t.Errorf("--revision canary: cluster2 predicted for %q, want its default", got)
+	}
+	if mc := canarySnap.MeshConfigFor("cluster2"); mc.Source != "configmap istio-system/istio" {
+		t.Errorf("--revision canary: cluster2's mesh config from %s, want ConfigMap istio", mc.Source)
+	}
 	table, _ := runMeshscope(t, append([]string{"snapshot"}, mesh...)...)
 	if !strings.Contains(table, "canary") || !strings.Contains(table, "istio-system/istio-canary") {
 		t.Errorf("snapshot table lacks the canary revision:\n%s", table)
