@@ -22,6 +22,7 @@ import (
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/whatif"
+	"github.com/meshscope/meshscope/internal/kubesim"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/test/e2e/e2eutil"
@@ -301,6 +302,19 @@ spec:
 			host: hello, port: 5000,
 		},
 		{
+			name: "helloworld in cluster1 selects version v2 only (its selector changed: the endpoint controller empties its slice)",
+			objects: func(t *testing.T) []whatif.Object {
+				u := liveObject(t, "cluster1", gvrServices, "Service", lab.SampleNamespace, "helloworld")
+				if err := unstructured.SetNestedStringMap(u.Object, map[string]string{"app": "helloworld", "version": "v2"}, "spec", "selector"); err != nil {
+					t.Fatal(err)
+				}
+				return []whatif.Object{{Cluster: "cluster1", Object: u, File: "svc.yaml", Line: 1}}
+			},
+			apply: func() error { return setSelector(ctx, "cluster1", map[string]string{"app": "helloworld", "version": "v2"}) },
+			undo:  func() error { return setSelector(ctx, "cluster1", map[string]string{"app": "helloworld"}) },
+			host:  hello, port: 5000,
+		},
+		{
 			name:    "AMBIENT_ENABLE_MULTI_NETWORK (and ambient) turned on in a mesh of sidecars, both istiods restarted so",
 			objects: func(*testing.T) []whatif.Object { return nil },
 			env:     []model.IstiodEnv{{Key: model.SettingAmbient, Value: "true"}, {Key: model.SettingAmbientMultiNetwork, Value: "true"}},
@@ -360,6 +374,21 @@ func agree(t *testing.T, snap func() *model.Snapshot, views []*whatIfView, host 
 		}
 		return m
 	})
+}
+
+// setSelector gives helloworld in cluster a selector and refreshes its
+// EndpointSlice as the lab's endpoint controller stand-in does.
+func setSelector(ctx context.Context, cluster string, sel map[string]string) error {
+	cs := theLab.Cluster(cluster).Client()
+	svc, err := cs.CoreV1().Services(lab.SampleNamespace).Get(ctx, "helloworld", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	svc.Spec.Selector = sel
+	if _, err := cs.CoreV1().Services(lab.SampleNamespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	return kubesim.SyncNamespace(ctx, cs, lab.SampleNamespace)
 }
 
 // remoteSecretDoc names a remote secret to delete.
