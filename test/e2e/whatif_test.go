@@ -310,9 +310,11 @@ spec:
 				}
 				return []whatif.Object{{Cluster: "cluster1", Object: u, File: "svc.yaml", Line: 1}}
 			},
-			apply: func() error { return setSelector(ctx, "cluster1", map[string]string{"app": "helloworld", "version": "v2"}) },
-			undo:  func() error { return setSelector(ctx, "cluster1", map[string]string{"app": "helloworld"}) },
-			host:  hello, port: 5000,
+			apply: func() error {
+				return setSelector(ctx, "cluster1", map[string]string{"app": "helloworld", "version": "v2"})
+			},
+			undo: func() error { return setSelector(ctx, "cluster1", map[string]string{"app": "helloworld"}) },
+			host: hello, port: 5000,
 		},
 		{
 			name:    "AMBIENT_ENABLE_MULTI_NETWORK (and ambient) turned on in a mesh of sidecars, both istiods restarted so",
