@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/collector/whatif"
 	"github.com/meshscope/meshscope/tui"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -33,7 +34,10 @@ func runTUI(cmd *cobra.Command, g *globalOptions, o *meshOptions) error {
 		return err
 	}
 	feed := m.Feed(ctx, xdsclient.ModeDelta)
-	err = tui.Run(ctx, feed, tui.Options{Theme: g.Theme, Contexts: g.Contexts})
+	err = tui.Run(ctx, feed, tui.Options{Theme: g.Theme, Contexts: g.Contexts,
+		// :whatif answers on the session's own Registry, as what-if does:
+		// the changes stay in memory, nothing is written to a cluster.
+		WhatIf: func(req whatif.Request) (*whatif.Report, error) { return whatif.Run(m.Registry(), req) }})
 	closeWithin(quitGrace, func() { feed.Close(); m.Close() })
 	return err
 }
