@@ -66,7 +66,7 @@ var commandTable = []command{
 		run: func(*Model, []string) tea.Cmd { return tea.Quit }},
 	{name: "svc", aliases: []string{"services", "service", "s"}, help: "every service across clusters",
 		run: func(m *Model, _ []string) tea.Cmd { m.push(viewServices); return nil }},
-	{name: "whatif", aliases: []string{"what-if", "wi"}, args: "FILE [CLUSTER]", minArgs: 1, maxArgs: 3, raw: true,
+	{name: "whatif", aliases: []string{"what-if", "wi"}, args: "FILE [CLUSTER]", maxArgs: 3, raw: true,
 		help: "lay a YAML file's change over the mesh, never applied (--delete FILE; off)",
 		run:  (*Model).runWhatIf},
 }
