@@ -219,7 +219,7 @@ func (v *servicesView) render(vc viewContext, w, h int) string {
 	cols = append(cols, column{title: "VERDICT", w: verdictW})
 	if v.wi != nil {
 		// The what-if's mark, first: the eye finds it down the left edge.
-		cols = append([]column{{title: "Δ", w: 1}}, cols...)
+		cols = append(markCols(v.wi), cols...)
 	}
 	cols = layoutColumns(cols, w, 20)
 	if len(v.list.rows) == 0 {
@@ -285,7 +285,7 @@ func (v *servicesView) legend() string {
 	b.WriteString(", SE ServiceEntry, +SE both · s sort · / filter · enter open")
 	if v.wi != nil {
 		// First: a narrow terminal cuts the end of the line.
-		wi := "Δ what-if changes its endpoints (red: loses all, or all remote) · d only Δ"
+		wi := "Δ what-if changes its endpoints, Δ! loses them all (or all remote) · d only Δ"
 		if n := len(v.wi.hosts) - v.wi.inIndex(v.ix); n > 0 {
 			wi += fmt.Sprintf(" · %d more exist only after the change", n)
 		}
@@ -299,17 +299,21 @@ func markCols(wi *overlay) []column {
 	if wi == nil {
 		return nil
 	}
-	return []column{{title: "Δ", w: 1}}
+	return []column{{title: "Δ", w: markWidth}}
 }
 
+// markWidth is the what-if mark's width: "Δ!" for a service that loses
+// endpoints, so that it shows without colour too (NO_COLOR, mono).
+const markWidth = 2
+
 // whatIfMark is a row's what-if mark: Δ when the change moves its
-// endpoints, in the error style when it loses them all (or all remote).
+// endpoints, Δ! in the error style when it loses them all (or all remote).
 func whatIfMark(vc viewContext, h *hostChange, sel bool) string {
 	switch {
 	case h == nil:
-		return cell("", 1, vc.sel(vc.st.Text, sel))
+		return cell("", markWidth, vc.sel(vc.st.Text, sel))
 	case h.lost():
-		return cell("Δ", 1, vc.sel(vc.st.Error, sel))
+		return cell("Δ!", markWidth, vc.sel(vc.st.Error, sel))
 	}
-	return cell("Δ", 1, vc.sel(vc.st.Warn, sel))
+	return cell("Δ", markWidth, vc.sel(vc.st.Warn, sel))
 }

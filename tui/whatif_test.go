@@ -343,21 +343,22 @@ func TestWhatIfOverlayViews(t *testing.T) {
 				}
 			}
 		}
-		for host, marked := range map[string]bool{helloHost: true, legacyHost: true, "sleep.sample": false} {
-			if got := strings.Contains(rows[host], "Δ"); got != marked {
-				t.Errorf("%dx%d row %q: marked %v, want %v", w, h, rows[host], got, marked)
+		// Lost ones show without colour too.
+		for host, mark := range map[string]string{helloHost: "Δ! hello", legacyHost: "Δ! legacy", "sleep.sample": "   sleep"} {
+			if !strings.Contains(rows[host], mark) {
+				t.Errorf("%dx%d row %q: not marked %q", w, h, rows[host], mark)
 			}
 		}
 		vc := m.vc()
 		if vc.st.Error.Render("Δ") == vc.st.Warn.Render("Δ") {
 			t.Fatal("the theme draws errors and warnings alike: the test cannot tell the marks apart")
 		}
-		for host, st := range map[string]string{helloHost: vc.st.Error.Render("Δ"), legacyHost: vc.st.Error.Render("Δ"), extHost: vc.st.Warn.Render("Δ")} {
+		for host, st := range map[string]string{helloHost: vc.st.Error.Render("Δ!"), legacyHost: vc.st.Error.Render("Δ!"), extHost: vc.st.Warn.Render("Δ ")} {
 			if got := whatIfMark(vc, m.wi.ov.of(host), false); got != st {
 				t.Errorf("%s's mark %q, want %q", host, got, st)
 			}
 		}
-		if !strings.Contains(plain(m), "Δ what-if changes its endpoints") {
+		if !strings.Contains(plain(m), "Δ what-if changes its endpoints, Δ! loses them all") {
 			t.Errorf("%dx%d: no legend of the mark", w, h)
 		}
 		press(m, "d")

@@ -11,7 +11,7 @@ import (
 // TestTUIWhatIfInTmux: :whatif in the built binary on the demo, as a
 // person types it: a DestinationRule with tls DISABLE on reviews shows the
 // banner on the screen it was typed on, marks reviews in the services
-// list (d: only the changed ones), opens reviews on its endpoints before →
+// list as losing endpoints (Δ!; d: only the changed ones), opens reviews on its endpoints before →
 // after, and esc back to the first screen drops it.
 func TestTUIWhatIfInTmux(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "dr.yaml")
@@ -34,7 +34,7 @@ func TestTUIWhatIfInTmux(t *testing.T) {
 	ts.Keys("Enter")
 	ts.Keys("d")
 	ts.WaitScreen("only reviews should be listed, marked", 10*time.Second, func(s string) bool {
-		return strings.Contains(s, "only the 1 the what-if changes") && strings.Contains(s, "Δ reviews.bookinfo")
+		return strings.Contains(s, "only the 1 the what-if changes") && strings.Contains(s, "Δ! reviews.bookinfo")
 	})
 	ts.Keys("Enter")
 	ts.WaitScreen("reviews should open on its endpoints before → after", 10*time.Second, func(s string) bool {
