@@ -56,7 +56,7 @@ func (v *servicesView) title(vc viewContext) string {
 	case v.changedOnly:
 		t += fmt.Sprintf(" · only the %d the what-if changes (d: all)", len(v.list.rows))
 	default:
-		t += fmt.Sprintf(" · what-if: Δ %d change (d: only those)", len(v.wi.hosts))
+		t += fmt.Sprintf(" · the what-if changes %s (d: only those)", plural(len(v.wi.hosts), "service"))
 	}
 	return t
 }
