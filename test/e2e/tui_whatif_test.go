@@ -39,7 +39,7 @@ func TestTUIWhatIfInTmux(t *testing.T) {
 	ts.Keys("Enter")
 	ts.WaitScreen("reviews should open on its endpoints before → after", 10*time.Second, func(s string) bool {
 		return strings.Contains(s, ":9080 from cluster1/network1@cluster1 (sidecar) LOSES EVERY REMOTE ENDPOINT") &&
-			strings.Contains(s, "− 192.168.60.9:15443") && strings.Contains(s, "TLS mode DISABLE")
+			strings.Contains(s, "− 192.168.60.9:15443") && strings.Contains(s, "DISABLE for reviews.bookinfo")
 	})
 	ts.Keys("Escape")
 	ts.Keys("Escape")
