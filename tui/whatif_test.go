@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/whatif"
@@ -509,5 +510,45 @@ func TestCompletePathLine(t *testing.T) {
 	}
 	if hint := m.commandHint(string(m.input)); !strings.Contains(hint, ":whatif FILE [CLUSTER] · clusters: cluster1 cluster2 cluster3") {
 		t.Errorf("hint %q", hint)
+	}
+}
+
+// TestGoldenWhatIf: the overlay's screens at 80×24, the smallest the UI
+// draws (plain): the services marked and filtered, a service's before →
+// after, the problems with the what-if's first, and the mono theme's
+// services (the marks without colour).
+func TestGoldenWhatIf(t *testing.T) {
+	open := func(theme string) *Model {
+		m := newTestModel(t, theme, 80, 24, testSnapshot(), testFeed(testSnapshot()))
+		m.wi.seq = 1
+		m.onWhatIf(whatIfMsg{seq: 1, ov: newOverlay("dr.yaml", "cluster1", false, testReport())})
+		m.push(viewServices)
+		return m
+	}
+	for _, c := range []struct {
+		name  string
+		theme string
+		keys  []string
+		view  viewID
+	}{
+		{"Services", "default", nil, viewServices},
+		{"ServicesChangedOnly", "default", []string{"d"}, viewServices},
+		{"Service", "default", []string{"d", "enter"}, viewService},
+		{"Problems", "default", []string{":", "p", "b", "enter"}, viewProblems},
+		{"ServicesMono", "mono", nil, viewServices},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := open(c.theme)
+			press(m, c.keys...)
+			if m.currentID() != c.view {
+				t.Fatalf("view %d, want %d", m.currentID(), c.view)
+			}
+			out := plain(m)
+			if c.theme == "mono" {
+				out = m.View().Content
+			}
+			checkSize(t, m.View().Content, 80, 24)
+			golden.RequireEqual(t, out)
+		})
 	}
 }
