@@ -66,8 +66,8 @@ var commandTable = []command{
 		run: func(*Model, []string) tea.Cmd { return tea.Quit }},
 	{name: "svc", aliases: []string{"services", "service", "s"}, help: "every service across clusters",
 		run: func(m *Model, _ []string) tea.Cmd { m.push(viewServices); return nil }},
-	{name: "whatif", aliases: []string{"what-if", "wi"}, args: "FILE [CLUSTER]", maxArgs: 3, raw: true,
-		help: "lay a YAML file's change over the mesh, never applied (--delete FILE; off)",
+	{name: "whatif", aliases: []string{"what-if", "wi"}, args: "FILE [CLUSTER]", maxArgs: 12, raw: true,
+		help: "a YAML file's change over the mesh, not applied (--delete, --env K=V, off)",
 		run:  (*Model).runWhatIf},
 }
 

@@ -32,8 +32,12 @@ func (v *serviceView) showWhatIf() bool {
 func (v *serviceView) renderWhatIf(vc viewContext, w, h int) string {
 	hc := v.wi.of(v.host)
 	views := len(hc.changes)
+	what := v.wi.what()
+	if v.wi.cluster != "" {
+		what += " in " + v.wi.cluster
+	}
 	head := vc.st.Warn.Reverse(true).Render(" WHAT-IF ") +
-		vc.st.Muted.Render(fmt.Sprintf(" %s in %s · %s change · d live columns · esc back", v.wi.what(), v.wi.cluster, plural(views, "view")))
+		vc.st.Muted.Render(fmt.Sprintf(" %s · %s change · d live columns · esc back", what, plural(views, "view")))
 	body := v.whatIfLines(vc, hc, w)
 	rows := max(h-1, 0)
 	v.off = min(v.off, max(len(body)-rows, 0))

@@ -43,9 +43,10 @@ type whatIfState struct {
 // overlay is one what-if's answer as the views show it; immutable once
 // built (off the update loop, with the report).
 type overlay struct {
-	file    string // as typed
+	// name is what was tried, as typed (whatIfArgs.what); cluster the
+	// cluster the file's objects went to ("" for settings alone).
+	name    string
 	cluster string
-	delete  bool
 	rep     *whatif.Report
 	byHost  map[string]*hostChange
 	// hosts are the services that change, sorted; lost counts those that
@@ -66,8 +67,8 @@ type hostChange struct {
 // endpoint from some viewpoint (the rows drawn in the error style).
 func (h *hostChange) lost() bool { return h != nil && (h.lostAll || h.lostRemote) }
 
-func newOverlay(file, cluster string, del bool, rep *whatif.Report) *overlay {
-	o := &overlay{file: file, cluster: cluster, delete: del, rep: rep, byHost: map[string]*hostChange{}}
+func newOverlay(name, cluster string, rep *whatif.Report) *overlay {
+	o := &overlay{name: name, cluster: cluster, rep: rep, byHost: map[string]*hostChange{}}
 	for _, c := range rep.Changes {
 		h := o.byHost[c.Service]
 		if h == nil {
@@ -129,14 +130,8 @@ func (o *overlay) problemsOf(host string) (added, resolved []explain.Problem) {
 	return added, resolved
 }
 
-// what names the change: "FILE", or "--delete FILE".
-func (o *overlay) what() string {
-	s := o.file
-	if o.delete {
-		s = "--delete " + s
-	}
-	return s
-}
+// what names the change: "FILE", "--delete FILE", settings.
+func (o *overlay) what() string { return o.name }
 
 // banner is the status bar's mark of the overlay, on every screen, so that
 // nobody takes it for the live mesh.
@@ -160,15 +155,17 @@ type whatIfMsg struct {
 }
 
 // whatIfArgs are ":whatif"'s arguments read: off, or [--delete] FILE
-// [CLUSTER].
+// [CLUSTER] and istiod settings (--env [CLUSTER=]KEY=VALUE, repeatable;
+// with them FILE is optional).
 type whatIfArgs struct {
 	off     bool
 	delete  bool
-	src     whatif.Source
-	cluster string // the CLUSTER argument, or the CLUSTER= of FILE
+	src     whatif.Source // Path "" for settings alone
+	cluster string        // the CLUSTER argument, or the CLUSTER= of FILE
+	env     []model.IstiodEnv
 }
 
-const whatIfUsage = "usage: :whatif [--delete] FILE [CLUSTER] (FILE may be CLUSTER=FILE), or :whatif off"
+const whatIfUsage = "usage: :whatif [--delete] FILE [CLUSTER] [--env [CLUSTER=]KEY=VALUE]… (FILE may be CLUSTER=FILE), or :whatif off"
 
 func parseWhatIfArgs(args []string) (whatIfArgs, error) {
 	var a whatIfArgs
@@ -176,24 +173,70 @@ func parseWhatIfArgs(args []string) (whatIfArgs, error) {
 		a.off = true
 		return a, nil
 	}
-	if len(args) > 0 && (args[0] == "--delete" || args[0] == "-d") {
-		a.delete, args = true, args[1:]
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		flag, value, inline := strings.Cut(arg, "=")
+		switch {
+		case arg == "--delete" || arg == "-d":
+			a.delete = true
+		case flag == "--env" || flag == "--istiod-env":
+			if !inline {
+				if i++; i == len(args) {
+					return a, errors.New(whatIfUsage)
+				}
+				value = args[i]
+			}
+			e, err := model.ParseIstiodEnv(value)
+			if err != nil {
+				return a, err
+			}
+			a.env = append(a.env, e)
+		case strings.HasPrefix(arg, "-") && arg != "-":
+			return a, fmt.Errorf("unknown flag %s; %s", arg, whatIfUsage)
+		default:
+			pos = append(pos, arg)
+		}
 	}
-	if len(args) == 0 || len(args) > 2 {
+	if len(pos) > 2 || (len(pos) == 0 && (a.delete || len(a.env) == 0)) {
 		return a, errors.New(whatIfUsage)
 	}
-	a.src = whatif.ParseSource(expandHome(args[0]))
+	if len(pos) == 0 {
+		return a, nil // settings alone
+	}
+	a.src = whatif.ParseSource(expandHome(pos[0]))
 	if a.src.Path == "-" {
 		return a, errors.New(":whatif reads a file, not stdin (the terminal is the UI's)")
 	}
 	a.cluster = a.src.Cluster
-	if len(args) == 2 {
-		if a.cluster != "" && a.cluster != args[1] {
-			return a, fmt.Errorf(":whatif %s %s: two clusters given", args[0], args[1])
+	if len(pos) == 2 {
+		if a.cluster != "" && a.cluster != pos[1] {
+			return a, fmt.Errorf(":whatif %s %s: two clusters given", pos[0], pos[1])
 		}
-		a.cluster = args[1]
+		a.cluster = pos[1]
 	}
 	return a, nil
+}
+
+// what names the change for the banner: the file ("--delete FILE"), then
+// the settings.
+func (a whatIfArgs) what() string {
+	var parts []string
+	if a.src.Path != "" {
+		f := a.src.Path
+		if a.delete {
+			f = "--delete " + f
+		}
+		parts = append(parts, f)
+	}
+	for _, e := range a.env {
+		s := e.Key + "=" + e.Value
+		if e.Cluster != "" {
+			s = e.Cluster + "=" + s
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, " + ")
 }
 
 // expandHome reads a leading ~/ as the home directory, as a shell would
@@ -236,15 +279,21 @@ func (m *Model) runWhatIf(args []string) tea.Cmd {
 		m.whatIfFailed("no snapshot yet: wait for the clusters to sync, then :whatif again")
 		return nil
 	}
-	if a.cluster == "" {
+	if a.cluster == "" && a.src.Path != "" {
 		a.cluster = firstContext(snap)
 	}
-	if snap.ClusterByID(a.cluster) == nil {
-		m.whatIfFailed(fmt.Sprintf("no cluster %q in the mesh (clusters: %s)", a.cluster, strings.Join(m.ix.clusterIDs, ", ")))
-		return nil
+	clusters := []string{a.cluster}
+	for _, e := range a.env {
+		clusters = append(clusters, e.Cluster)
+	}
+	for _, c := range clusters {
+		if c != "" && snap.ClusterByID(c) == nil {
+			m.whatIfFailed(fmt.Sprintf("no cluster %q in the mesh (clusters: %s)", c, strings.Join(m.ix.clusterIDs, ", ")))
+			return nil
+		}
 	}
 	m.wi.seq++
-	m.wi.running, m.wi.err = a.src.Path, ""
+	m.wi.running, m.wi.err = a.what(), ""
 	return whatIfCmd(m.wi.seq, a, m.opts.WhatIf)
 }
 
@@ -252,15 +301,18 @@ func (m *Model) runWhatIf(args []string) tea.Cmd {
 // takes up to a few hundred milliseconds on a big mesh.
 func whatIfCmd(seq int, a whatIfArgs, run WhatIfFunc) tea.Cmd {
 	return func() tea.Msg {
-		objs, err := whatif.Read([]whatif.Source{a.src}, a.cluster, strings.NewReader(""))
+		var objs []whatif.Object
+		if a.src.Path != "" {
+			var err error
+			if objs, err = whatif.Read([]whatif.Source{a.src}, a.cluster, strings.NewReader("")); err != nil {
+				return whatIfMsg{seq: seq, err: err}
+			}
+		}
+		rep, err := run(whatif.Request{Objects: objs, Delete: a.delete, Env: a.env})
 		if err != nil {
 			return whatIfMsg{seq: seq, err: err}
 		}
-		rep, err := run(whatif.Request{Objects: objs, Delete: a.delete})
-		if err != nil {
-			return whatIfMsg{seq: seq, err: err}
-		}
-		return whatIfMsg{seq: seq, ov: newOverlay(a.src.Path, a.cluster, a.delete, rep)}
+		return whatIfMsg{seq: seq, ov: newOverlay(a.what(), a.cluster, rep)}
 	}
 }
 

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,7 +95,7 @@ func statusLine(m *Model) string {
 }
 
 func TestOverlayModel(t *testing.T) {
-	ov := newOverlay("dr.yaml", "cluster1", false, testReport())
+	ov := newOverlay("dr.yaml", "cluster1", testReport())
 	if got := strings.Join(ov.hosts, " "); got != extHost+" "+helloHost+" "+legacyHost {
 		t.Errorf("hosts %q", got)
 	}
@@ -139,7 +140,7 @@ func TestOverlayModel(t *testing.T) {
 	}{
 		{ov, true, "WHAT-IF: dr.yaml (3 services change) — esc to drop"},
 		{ov, false, "WHAT-IF: dr.yaml (3 services change) — :whatif off to drop"},
-		{newOverlay("x.yaml", "cluster1", true, &whatif.Report{Changes: testReport().Changes[:1]}), true, "WHAT-IF: --delete x.yaml (1 service changes) — esc to drop"},
+		{newOverlay("--delete x.yaml", "cluster1", &whatif.Report{Changes: testReport().Changes[:1]}), true, "WHAT-IF: --delete x.yaml (1 service changes) — esc to drop"},
 	} {
 		if got := c.ov.banner(c.escDrops); got != c.want {
 			t.Errorf("banner %q, want %q", got, c.want)
@@ -153,7 +154,15 @@ func TestParseWhatIfArgs(t *testing.T) {
 		err                 string
 		off, del            bool
 		path, cluster, srcC string
+		env, what           string
 	}{
+		{args: []string{"--env", "AMBIENT_ENABLE_MULTI_NETWORK=true"}, env: "{ AMBIENT_ENABLE_MULTI_NETWORK true}", what: "AMBIENT_ENABLE_MULTI_NETWORK=true"},
+		{args: []string{"f.yaml", "--istiod-env=cluster2=PILOT_ENABLE_AMBIENT=false"}, path: "f.yaml", env: "{cluster2 PILOT_ENABLE_AMBIENT false}", what: "f.yaml + cluster2=PILOT_ENABLE_AMBIENT=false"},
+		{args: []string{"--delete", "f.yaml", "cluster2"}, del: true, path: "f.yaml", cluster: "cluster2", what: "--delete f.yaml"},
+		{args: []string{"--env", "NOPE=true"}, err: "meshscope models"},
+		{args: []string{"--env"}, err: "usage: :whatif"},
+		{args: []string{"--delete", "--env", "AMBIENT_ENABLE_MULTI_NETWORK=true"}, err: "usage: :whatif"},
+		{args: []string{"--force", "f.yaml"}, err: "unknown flag --force"},
 		{args: []string{"off"}, off: true},
 		{args: []string{"f.yaml"}, path: "f.yaml"},
 		{args: []string{"f.yaml", "cluster2"}, path: "f.yaml", cluster: "cluster2"},
@@ -172,8 +181,15 @@ func TestParseWhatIfArgs(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || a.off != c.off || a.delete != c.del || a.src.Path != c.path || a.cluster != c.cluster || a.src.Cluster != c.srcC {
+		env := ""
+		for _, e := range a.env {
+			env += fmt.Sprint(e)
+		}
+		if err != nil || a.off != c.off || a.delete != c.del || a.src.Path != c.path || a.cluster != c.cluster || a.src.Cluster != c.srcC || env != c.env {
 			t.Errorf("%v: %+v, %v", c.args, a, err)
+		}
+		if c.what != "" && a.what() != c.what {
+			t.Errorf("%v: what %q, want %q", c.args, a.what(), c.what)
 		}
 	}
 	home, err := os.UserHomeDir()
@@ -203,6 +219,7 @@ func TestWhatIfCommand(t *testing.T) {
 		err, banner string
 		reqCluster  string
 		reqDelete   bool
+		reqEnv      string
 	}{
 		{name: "off without one", line: "whatif off"},
 		{name: "no argument", line: "whatif", err: "usage: :whatif [--delete] FILE [CLUSTER]"},
@@ -215,6 +232,12 @@ func TestWhatIfCommand(t *testing.T) {
 		{name: "cluster argument", line: "whatif " + dr + " cluster2", banner: "WHAT-IF: " + dr, reqCluster: "cluster2"},
 		{name: "CLUSTER=FILE", line: "wi cluster2=" + dr, banner: "WHAT-IF: " + dr, reqCluster: "cluster2"},
 		{name: "delete", line: "whatif --delete " + dr, banner: "WHAT-IF: --delete " + dr, reqCluster: "cluster1", reqDelete: true},
+		{name: "settings alone", line: "whatif --env cluster1=AMBIENT_ENABLE_MULTI_NETWORK=true", banner: "WHAT-IF: cluster1=AMBIENT_ENABLE_MULTI_NETWORK=true (3 services change)",
+			reqEnv: "{cluster1 AMBIENT_ENABLE_MULTI_NETWORK true}"},
+		{name: "file and settings", line: "whatif " + dr + " --env PILOT_ENABLE_AMBIENT=false", banner: "WHAT-IF: " + dr + " + PILOT_ENABLE_AMBIENT=false",
+			reqCluster: "cluster1", reqEnv: "{ PILOT_ENABLE_AMBIENT false}"},
+		{name: "settings of an unknown cluster", line: "whatif --env cluster9=PILOT_ENABLE_AMBIENT=false", err: `no cluster "cluster9"`},
+		{name: "bad setting", line: "whatif --env PILOT_ENABLE_AMBIENT=maybe", err: "is a boolean"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := m.wi.ov
@@ -254,6 +277,19 @@ func TestWhatIfCommand(t *testing.T) {
 					t.Fatalf("%d requests", len(*reqs)-n)
 				}
 				r := (*reqs)[n]
+				env := ""
+				for _, e := range r.Env {
+					env += fmt.Sprint(e)
+				}
+				if env != c.reqEnv {
+					t.Errorf("request's settings %q, want %q", env, c.reqEnv)
+				}
+				if c.reqCluster == "" {
+					if len(r.Objects) != 0 {
+						t.Errorf("settings alone: %d objects", len(r.Objects))
+					}
+					return
+				}
 				if len(r.Objects) != 1 || r.Objects[0].Cluster != c.reqCluster || r.Delete != c.reqDelete || r.Objects[0].Object.GetKind() != "DestinationRule" {
 					t.Errorf("request: delete %v, %d objects, %+v", r.Delete, len(r.Objects), r.Objects)
 				}
@@ -521,7 +557,7 @@ func TestGoldenWhatIf(t *testing.T) {
 	open := func(theme string) *Model {
 		m := newTestModel(t, theme, 80, 24, testSnapshot(), testFeed(testSnapshot()))
 		m.wi.seq = 1
-		m.onWhatIf(whatIfMsg{seq: 1, ov: newOverlay("dr.yaml", "cluster1", false, testReport())})
+		m.onWhatIf(whatIfMsg{seq: 1, ov: newOverlay("dr.yaml", "cluster1", testReport())})
 		m.push(viewServices)
 		return m
 	}

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/collector/whatif"
+	"github.com/meshscope/meshscope/model"
 )
 
 // TestTUIWhatIfOnDemo: the UI's :whatif answers on the session it reads —
 // the demo here — through the same whatif.Run as the command: a
 // DestinationRule with tls DISABLE on reviews takes network2's gateway
-// from network1's sidecars.
+// from network1's sidecars; settings alone answer too.
 func TestTUIWhatIfOnDemo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -51,5 +52,11 @@ func TestTUIWhatIfOnDemo(t *testing.T) {
 	}
 	if !found || len(rep.Problems.New) == 0 {
 		t.Fatalf("no lost remote endpoints for network1's sidecars, or no new problem: %+v", rep.Changes)
+	}
+	// Settings alone (":whatif --env …"): the demo's istiod without ambient
+	// multi-network mode.
+	rep, err = opts.WhatIf(whatif.Request{Env: []model.IstiodEnv{{Key: "AMBIENT_ENABLE_MULTI_NETWORK", Value: "false"}}})
+	if err != nil || len(rep.Settings) != 1 || len(rep.Problems.New)+len(rep.Problems.Resolved) == 0 {
+		t.Fatalf("settings alone: %v, %+v", err, rep)
 	}
 }
