@@ -32,7 +32,7 @@ type whatIfState struct {
 	// seq numbers the runs: an answer of an older run (replaced, or
 	// dropped while it ran) is thrown away.
 	seq int
-	// running is the file of the run under way ("" for none).
+	// running names what the run under way tries ("" for none).
 	running string
 	ov      *overlay
 	// err is why the last run failed, shown in the status bar until the
@@ -143,6 +143,12 @@ func (o *overlay) banner(escDrops bool) string {
 	n := "1 service changes"
 	if len(o.hosts) != 1 {
 		n = fmt.Sprintf("%d services change", len(o.hosts))
+	}
+	switch {
+	case o.lost == 1:
+		n += ", 1 loses endpoints"
+	case o.lost > 1:
+		n += fmt.Sprintf(", %d lose endpoints", o.lost)
 	}
 	return fmt.Sprintf("WHAT-IF: %s (%s) — %s", o.what(), n, how)
 }

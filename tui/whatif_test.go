@@ -138,8 +138,8 @@ func TestOverlayModel(t *testing.T) {
 		escDrops bool
 		want     string
 	}{
-		{ov, true, "WHAT-IF: dr.yaml (3 services change) — esc to drop"},
-		{ov, false, "WHAT-IF: dr.yaml (3 services change) — :whatif off to drop"},
+		{ov, true, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints) — esc to drop"},
+		{ov, false, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints) — :whatif off to drop"},
 		{newOverlay("--delete x.yaml", "cluster1", &whatif.Report{Changes: testReport().Changes[:1]}), true, "WHAT-IF: --delete x.yaml (1 service changes) — esc to drop"},
 	} {
 		if got := c.ov.banner(c.escDrops); got != c.want {
@@ -228,11 +228,11 @@ func TestWhatIfCommand(t *testing.T) {
 		{name: "unknown cluster", line: "whatif " + dr + " cluster9", err: `no cluster "cluster9" in the mesh (clusters: cluster1, cluster2, cluster3)`},
 		{name: "collector refuses", line: "whatif " + dr, run: failing, err: "read-only"},
 		{name: "no collector", line: "whatif " + dr, noRun: true, err: "no mesh to try changes on"},
-		{name: "default cluster", line: "whatif " + dr, banner: "WHAT-IF: " + dr + " (3 services change)", reqCluster: "cluster1"},
+		{name: "default cluster", line: "whatif " + dr, banner: "WHAT-IF: " + dr + " (3 services change, 2 lose endpoints)", reqCluster: "cluster1"},
 		{name: "cluster argument", line: "whatif " + dr + " cluster2", banner: "WHAT-IF: " + dr, reqCluster: "cluster2"},
 		{name: "CLUSTER=FILE", line: "wi cluster2=" + dr, banner: "WHAT-IF: " + dr, reqCluster: "cluster2"},
 		{name: "delete", line: "whatif --delete " + dr, banner: "WHAT-IF: --delete " + dr, reqCluster: "cluster1", reqDelete: true},
-		{name: "settings alone", line: "whatif --env cluster1=AMBIENT_ENABLE_MULTI_NETWORK=true", banner: "WHAT-IF: cluster1=AMBIENT_ENABLE_MULTI_NETWORK=true (3 services change)",
+		{name: "settings alone", line: "whatif --env cluster1=AMBIENT_ENABLE_MULTI_NETWORK=true", banner: "WHAT-IF: cluster1=AMBIENT_ENABLE_MULTI_NETWORK=true (3 services change, 2 lose endpoints)",
 			reqEnv: "{cluster1 AMBIENT_ENABLE_MULTI_NETWORK true}"},
 		{name: "file and settings", line: "whatif " + dr + " --env PILOT_ENABLE_AMBIENT=false", banner: "WHAT-IF: " + dr + " + PILOT_ENABLE_AMBIENT=false",
 			reqCluster: "cluster1", reqEnv: "{ PILOT_ENABLE_AMBIENT false}"},
@@ -487,15 +487,15 @@ func TestWhatIfEscAndLiveUpdates(t *testing.T) {
 	if out := plain(m); !strings.Contains(out, "as of snapshot 7") || !strings.Contains(out, "live: 8") {
 		t.Errorf("the before → after does not say the live mesh moved on:\n%s", out)
 	}
-	if !strings.Contains(statusLine(m), ":whatif off to drop") {
-		t.Errorf("deep in the stack, the banner promises esc: %q", statusLine(m))
+	if b, _ := m.whatIfStatus(); !strings.HasSuffix(b, ":whatif off to drop") {
+		t.Errorf("deep in the stack, the banner promises esc: %q", b)
 	}
 	press(m, "esc", "esc")
 	if m.currentID() != viewClusters || m.wi.ov == nil {
 		t.Fatalf("esc esc: view %d, overlay %v", m.currentID(), m.wi.ov != nil)
 	}
-	if !strings.Contains(statusLine(m), "esc to drop") {
-		t.Errorf("on the first screen the banner does not say esc drops it: %q", statusLine(m))
+	if b, _ := m.whatIfStatus(); !strings.HasSuffix(b, "esc to drop") {
+		t.Errorf("on the first screen the banner does not say esc drops it: %q", b)
 	}
 	press(m, "esc")
 	if m.wi.ov != nil || strings.Contains(plain(m), "WHAT-IF") {
