@@ -15,7 +15,7 @@ import (
 // ":whatif off" drops it. The live mesh keeps updating underneath; the
 // overlay stays the answer for the snapshot it was computed on.
 
-// WhatIfFunc answers a what-if on the mesh the UI reads (whatif.Run on the
+// WhatIfFunc answers a what-if on the mesh the UI reads (live.WhatIf on the
 // session's Registry); Options.WhatIf.
 type WhatIfFunc func(whatif.Request) (*whatif.Report, error)
 

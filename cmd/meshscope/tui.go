@@ -44,7 +44,7 @@ func runTUI(cmd *cobra.Command, g *globalOptions, o *meshOptions) error {
 // memory; nothing is written to a cluster).
 func tuiOptions(g *globalOptions, m *live.Session) tui.Options {
 	return tui.Options{Theme: g.Theme, Contexts: g.Contexts,
-		WhatIf: func(req whatif.Request) (*whatif.Report, error) { return whatif.Run(m.Registry(), req) }}
+		WhatIf: func(req whatif.Request) (*whatif.Report, error) { return live.WhatIf(m.Registry(), req) }}
 }
 
 // quitGrace bounds the teardown after the UI has quit: the streams, the

@@ -338,7 +338,7 @@ spec:
 			agree(t, func() *model.Snapshot { return reg.Snapshot() }, views, sc.host, sc.port, eds, true)
 			var changes []collector.Change
 			for _, o := range sc.objects(t) {
-				changes = append(changes, o.Change(sc.delete))
+				changes = append(changes, collector.Change{Cluster: o.Cluster, Delete: sc.delete, Object: o.Object, Origin: o.Origin()})
 			}
 			w, err := reg.WhatIf(changes, sc.env)
 			if err != nil {
