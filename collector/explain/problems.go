@@ -130,7 +130,6 @@ func clusterProblems(snap *model.Snapshot) []Problem {
 	return ps
 }
 
-
 // gatewayFound: the gateway Service ns/name of cluster gives a gateway.
 func gatewayFound(snap *model.Snapshot, name, cluster string) bool {
 	for _, g := range snap.Gateways {
