@@ -74,6 +74,9 @@ func (l *Lab) startIstiod(is *Istiod) error {
 		LogPath: filepath.Join(l.cfg.Dir, "logs", "istiod-"+is.Cluster+".log"),
 	}
 	is.proc.Env = append(is.proc.Env, l.istiodSettingsEnv()...)
+	if l.cfg.DNS {
+		is.proc.Wrap = l.dnsWrap()
+	}
 	return is.proc.start(l.cfg.Detach)
 }
 

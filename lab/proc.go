@@ -23,6 +23,10 @@ type proc struct {
 	Env     []string `json:"env,omitempty"`
 	Dir     string   `json:"dir"`
 	LogPath string   `json:"log"`
+	// Wrap, when set, is a command that runs Bin with Args in the end
+	// (unshare for istiod with the lab's DNS): it must exec, not fork,
+	// so that PID still runs Bin.
+	Wrap []string `json:"wrap,omitempty"`
 	PID     int      `json:"pid"`
 
 	cmd  *exec.Cmd
@@ -38,8 +42,9 @@ func (p *proc) start(detach bool) error {
 		return err
 	}
 	defer logf.Close()
-	fmt.Fprintf(logf, "\n=== %s: %s %s\n", time.Now().Format(time.RFC3339), p.Bin, strings.Join(p.Args, " "))
-	cmd := exec.Command(p.Bin, p.Args...)
+	argv := append(append(append([]string(nil), p.Wrap...), p.Bin), p.Args...)
+	fmt.Fprintf(logf, "\n=== %s: %s\n", time.Now().Format(time.RFC3339), strings.Join(argv, " "))
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = p.Dir
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
