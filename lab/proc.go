@@ -27,7 +27,7 @@ type proc struct {
 	// (unshare for istiod with the lab's DNS): it must exec, not fork,
 	// so that PID still runs Bin.
 	Wrap []string `json:"wrap,omitempty"`
-	PID     int      `json:"pid"`
+	PID  int      `json:"pid"`
 
 	cmd  *exec.Cmd
 	done chan struct{} // closed when a non-detached process has been reaped
