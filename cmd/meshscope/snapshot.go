@@ -130,8 +130,11 @@ func writeSnapshotTable(w io.Writer, s *model.Snapshot) error {
 			if g.Port == 0 && g.HBONEPort != 0 {
 				addr = fmt.Sprintf("%s:%d (hbone)", g.Address, g.HBONEPort)
 			}
-			if g.Hostname {
-				addr += " (hostname)"
+			switch {
+			case g.Name != "":
+				addr = g.Name + " → " + addr
+			case g.Hostname:
+				addr += " (DNS name without address: istiod drops it)"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, dash(clusters), addr, g.From, dash(g.Cluster), dash(orGateway(g)))
 		}

@@ -137,7 +137,7 @@ func TestGatewayDNSName(t *testing.T) {
 	})
 	out, code := runMeshscope(t, append([]string{"explain", "helloworld.sample", "--all-views", "--xds-address", xdsAll()}, args...)...)
 	t.Logf("explain:\n%s", out)
-	if code != 0 || strings.Count(out, "match") < 3 {
+	if code != 0 || strings.Count(out, ": MATCH") < 3 {
 		t.Errorf("explain exit %d, want every view to match", code)
 	}
 
