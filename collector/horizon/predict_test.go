@@ -170,6 +170,21 @@ func TestPredict(t *testing.T) {
 			want: []string{"10.144.0.15:5000 local w=1 HEALTHY", "10.44.0.13:5000 local w=1 HEALTHY"},
 		},
 		{
+			name: "a resolved DNS name: one gateway entry per address", istiod: "resolveHostnameGateways: every A/AAAA record a NetworkGateway; LCM of gateway counts scales weights",
+			gws: []model.Gateway{seedGateways[0],
+				{Network: "network2", Cluster: "cluster2", Address: "192.168.60.21", Name: "gw2.example.test", Port: 15443},
+				{Network: "network2", Cluster: "cluster2", Address: "192.168.60.22", Name: "gw2.example.test", Port: 15443}},
+			eps: seedEndpoints, proxy: net1,
+			want: []string{"10.44.0.13:5000 local w=2 HEALTHY", "192.168.60.21:15443 gateway w=1 UNKNOWN", "192.168.60.22:15443 gateway w=1 UNKNOWN"},
+		},
+		{
+			name: "a resolved DNS name, istiod with RESOLVE_HOSTNAME_GATEWAYS=false", istiod: "resolveHostnameGateways drops non-IP gateways when the feature is off",
+			gws: []model.Gateway{seedGateways[0],
+				{Network: "network2", Cluster: "cluster2", Address: "192.168.60.21", Name: "gw2.example.test", Port: 15443, NotResolvedBy: []string{"cluster1"}}},
+			eps: seedEndpoints, proxy: Proxy{Cluster: "cluster1", Network: "network1", ConfigCluster: "cluster1"},
+			want: []string{"10.144.0.15:5000 leaked w=1 HEALTHY", "10.44.0.13:5000 local w=1 HEALTHY"},
+		},
+		{
 			name: "locality groups keep their own gateway entry", istiod: "the rewrite happens per LocalityLbEndpoints",
 			gws:   seedGateways,
 			eps:   []ep{seedEndpoints[0], {cluster: "cluster2", network: "network2", ip: "10.144.0.15", locality: "r/z1"}, {cluster: "cluster2", network: "network2", ip: "10.144.0.16", locality: "r/z2"}},
