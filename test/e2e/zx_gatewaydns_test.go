@@ -51,7 +51,9 @@ func TestGatewayDNSName(t *testing.T) {
 		func() error {
 			return theLab.SetGatewayHostname(ctx, "cluster2", lab.SystemNamespace, lab.GatewayService, gw2Name)
 		},
-		func() error { return theLab.SetGatewayIngress(ctx, "cluster2", lab.SystemNamespace, lab.GatewayService, gw2IP) })
+		func() error {
+			return theLab.SetGatewayIngress(ctx, "cluster2", lab.SystemNamespace, lab.GatewayService, gw2IP)
+		})
 
 	reg, err := collector.NewRegistry(collector.Options{Kubeconfig: theLab.Kubeconfig, Contexts: []string{"cluster1"}, SyncTimeout: 20 * time.Second,
 		GatewayDNSServers: []string{theLab.DNSServer()}})
