@@ -68,3 +68,24 @@ func TestHostnameGatewayProblems(t *testing.T) {
 		})
 	}
 }
+
+// TestIstiodDisagreementsLeaveNamesOut: istiod resolving a gateway name to
+// other addresses than meshscope did is reported once, as gateway-hostname,
+// not also as gateways each side lacks.
+func TestIstiodDisagreementsLeaveNamesOut(t *testing.T) {
+	snap := &model.Snapshot{Gateways: []model.Gateway{
+		{Network: "network1", Cluster: "cluster1", Address: "192.0.2.113", Port: 15443},
+		{Network: "network2", Cluster: "cluster2", Address: "192.0.2.21", Name: "gw2.example.test", Port: 15443},
+	}}
+	v := istiod.View{ControlPlane: "cluster1", Gateways: []istiod.Gateway{
+		{Network: "network1", Cluster: "cluster1", Addr: "192.0.2.113", Port: 15443},
+		{Network: "network2", Cluster: "cluster2", Addr: "192.0.2.23", Port: 15443},
+	}}
+	if ps := IstiodDisagreements(snap, v); len(ps) != 0 {
+		t.Errorf("disagreements: %+v", ps)
+	}
+	v.Gateways = v.Gateways[1:]
+	if ps := IstiodDisagreements(snap, v); len(ps) != 1 || ps[0].Kind != model.ProblemIstiodDisagrees {
+		t.Errorf("a missing IP gateway is still reported: %+v", ps)
+	}
+}
