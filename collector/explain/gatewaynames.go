@@ -146,3 +146,78 @@ func istiodAddressesOf(snap *model.Snapshot, v istiod.View, ng namedGateway) []s
 	sort.Strings(out)
 	return out
 }
+
+// withIstiodNames prefers istiod's answers for gateway DNS names: where
+// istiod's /debug/networkz (the view of control plane cp, if read) lists
+// other addresses for a name than meshscope resolved, the prediction uses
+// istiod's, since they are what its proxies get. It returns the snapshot
+// to predict from and a note per name saying whose addresses it used.
+func withIstiodNames(snap *model.Snapshot, views []istiod.View, cp string) (*model.Snapshot, []string) {
+	groups := namedGateways(snap)
+	if len(groups) == 0 {
+		return snap, nil
+	}
+	v := istiodViewOf(views, cp)
+	var notes []string
+	replace := map[int][]string{} // group index → istiod's addresses
+	for i, ng := range groups {
+		if slices.Contains(ng.notResolvedBy, cp) {
+			continue
+		}
+		what := fmt.Sprintf("gateway %s of %s", ng.name, ng.network)
+		if v == nil {
+			if len(ng.resolved) > 0 {
+				notes = append(notes, fmt.Sprintf("%s: predicted with %s, resolved from where meshscope runs (istiod resolves it itself)", what, strings.Join(ng.resolved, ", ")))
+			}
+			continue
+		}
+		theirs := istiodAddressesOf(snap, *v, ng)
+		if slices.Equal(theirs, ng.resolved) {
+			if len(theirs) > 0 {
+				notes = append(notes, fmt.Sprintf("%s: predicted with %s, as istiod resolves it (its /debug/networkz)", what, strings.Join(theirs, ", ")))
+			}
+			continue
+		}
+		replace[i] = theirs
+		notes = append(notes, fmt.Sprintf("%s: predicted with istiod's addresses (its /debug/networkz) %s — meshscope resolved %s from where it runs",
+			what, orText(strings.Join(theirs, ", "), "none"), orText(strings.Join(ng.resolved, ", "), "nothing")))
+	}
+	if len(replace) == 0 {
+		return snap, notes
+	}
+	of := func(g model.Gateway) int {
+		for i, ng := range groups {
+			if (g.Name != "" || g.Hostname) && g.HostOrAddress() == ng.name && g.Network == ng.network && g.Cluster == ng.cluster && g.Source() == ng.source {
+				return i
+			}
+		}
+		return -1
+	}
+	var gws []model.Gateway
+	done := map[int]bool{}
+	for _, g := range snap.Gateways {
+		i := of(g)
+		addrs, ok := replace[i]
+		if i < 0 || !ok {
+			gws = append(gws, g)
+			continue
+		}
+		if done[i] {
+			continue
+		}
+		done[i] = true
+		if len(addrs) == 0 {
+			u := g
+			u.Address, u.Name, u.Hostname = groups[i].name, "", true
+			gws = append(gws, u)
+		}
+		for _, a := range addrs {
+			r := g
+			r.Address, r.Name, r.Hostname = a, groups[i].name, false
+			gws = append(gws, r)
+		}
+	}
+	out := *snap
+	out.Gateways = gws
+	return &out, notes
+}

@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/meshscope/meshscope/collector/istiod"
@@ -87,5 +88,57 @@ func TestIstiodDisagreementsLeaveNamesOut(t *testing.T) {
 	v.Gateways = v.Gateways[1:]
 	if ps := IstiodDisagreements(snap, v); len(ps) != 1 || ps[0].Kind != model.ProblemIstiodDisagrees {
 		t.Errorf("a missing IP gateway is still reported: %+v", ps)
+	}
+}
+
+// TestWithIstiodNames: explain predicts with istiod's addresses for a
+// gateway name where istiod's view is read, and says whose they are.
+func TestWithIstiodNames(t *testing.T) {
+	ip1 := model.Gateway{Network: "network1", Cluster: "cluster1", Address: "192.0.2.113", Port: 15443, From: model.GatewayFromService, Service: "istio-system/gw"}
+	named := func(addr string) model.Gateway {
+		return model.Gateway{Network: "network2", Cluster: "cluster2", Address: addr, Name: "gw2.example.test", Port: 15443, From: model.GatewayFromService, Service: "istio-system/gw"}
+	}
+	snap := &model.Snapshot{Gateways: []model.Gateway{ip1, named("192.0.2.21"), named("192.0.2.22")}}
+	view := func(addrs ...string) []istiod.View {
+		v := istiod.View{ControlPlane: "cluster1", Gateways: []istiod.Gateway{{Network: "network1", Cluster: "cluster1", Addr: "192.0.2.113", Port: 15443}}}
+		for _, a := range addrs {
+			v.Gateways = append(v.Gateways, istiod.Gateway{Network: "network2", Cluster: "cluster2", Addr: a, Port: 15443})
+		}
+		return []istiod.View{v}
+	}
+	addrs := func(s *model.Snapshot) string {
+		var out []string
+		for _, g := range s.Gateways {
+			a := g.Address
+			if g.Hostname {
+				a += "(unresolved)"
+			}
+			out = append(out, a)
+		}
+		return strings.Join(out, ",")
+	}
+	for _, tc := range []struct {
+		name  string
+		views []istiod.View
+		want  string
+		note  string
+	}{
+		{"istiod not read: meshscope's answer", nil, "192.0.2.113,192.0.2.21,192.0.2.22", "resolved from where meshscope runs"},
+		{"istiod's answer is the same", view("192.0.2.21", "192.0.2.22"), "192.0.2.113,192.0.2.21,192.0.2.22", "as istiod resolves it"},
+		{"istiod's answer differs: istiod's", view("192.0.2.23"), "192.0.2.113,192.0.2.23", "istiod's addresses (its /debug/networkz) 192.0.2.23 — meshscope resolved 192.0.2.21, 192.0.2.22"},
+		{"istiod has none: dropped", view(), "192.0.2.113,gw2.example.test(unresolved)", "istiod's addresses (its /debug/networkz) none"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, notes := withIstiodNames(snap, tc.views, "cluster1")
+			if addrs(got) != tc.want {
+				t.Errorf("gateways %s, want %s", addrs(got), tc.want)
+			}
+			if len(notes) != 1 || !strings.Contains(notes[0], tc.note) {
+				t.Errorf("notes %q, want one with %q", notes, tc.note)
+			}
+			if addrs(snap) != "192.0.2.113,192.0.2.21,192.0.2.22" {
+				t.Errorf("the snapshot was changed: %s", addrs(snap))
+			}
+		})
 	}
 }
