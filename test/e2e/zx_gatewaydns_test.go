@@ -137,10 +137,13 @@ func TestGatewayDNSName(t *testing.T) {
 		_, why := problemOf(ps, string(model.ProblemGatewayHostname), explain.Info, gw2Name, "192.168.60.21, 192.168.60.22")
 		return why
 	})
-	out, code := runMeshscope(t, append([]string{"explain", "helloworld.sample", "--all-views", "--xds-address", xdsAll()}, args...)...)
+	out, code := runMeshscope(t, append([]string{"explain", "helloworld.sample", "--all-views", "--xds-address", xdsAll(), "--istiod-debug-address", debugAll()}, args...)...)
 	t.Logf("explain:\n%s", out)
 	if code != 0 || strings.Count(out, ": MATCH") < 3 {
 		t.Errorf("explain exit %d, want every view to match", code)
+	}
+	if !strings.Contains(out, "gateway "+gw2Name+" of network2: predicted with 192.168.60.21, 192.168.60.22, as istiod resolves it (its /debug/networkz)") {
+		t.Errorf("explain does not say whose addresses it predicted with")
 	}
 
 	// One A record: after the TTL (istiod keeps an answer at least 30 s)
