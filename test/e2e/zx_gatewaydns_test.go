@@ -137,6 +137,12 @@ func TestGatewayDNSName(t *testing.T) {
 		_, why := problemOf(ps, string(model.ProblemGatewayHostname), explain.Info, gw2Name, "192.168.60.21, 192.168.60.22")
 		return why
 	})
+	out, _ := runMeshscope(t, append([]string{"snapshot"}, args...)...)
+	for _, x := range []string{gw2Name + " → 192.168.60.21:15443", gw2Name + " → 192.168.60.22:15443", "gateway name " + gw2Name + ": 192.168.60.21, 192.168.60.22 (resolved from where meshscope runs, TTL 30s)"} {
+		if !strings.Contains(out, x) {
+			t.Errorf("snapshot lacks %q:\n%s", x, out)
+		}
+	}
 	out, code := runMeshscope(t, append([]string{"explain", "helloworld.sample", "--all-views", "--xds-address", xdsAll(), "--istiod-debug-address", debugAll()}, args...)...)
 	t.Logf("explain:\n%s", out)
 	if code != 0 || strings.Count(out, ": MATCH") < 3 {
