@@ -178,6 +178,14 @@ func TestPredict(t *testing.T) {
 			want: []string{"10.44.0.13:5000 local w=2 HEALTHY", "192.168.60.21:15443 gateway w=1 UNKNOWN", "192.168.60.22:15443 gateway w=1 UNKNOWN"},
 		},
 		{
+			name: "a DNS name with A and AAAA records, an IPv4 proxy", istiod: "filterGatewaysByIPFamily: a single-stack proxy uses the resolved addresses of its family only",
+			gws: []model.Gateway{seedGateways[0],
+				{Network: "network2", Cluster: "cluster2", Address: "192.168.60.21", Name: "gw2.example.test", Port: 15443},
+				{Network: "network2", Cluster: "cluster2", Address: "fd00::21", Name: "gw2.example.test", Port: 15443}},
+			eps: seedEndpoints, proxy: Proxy{Cluster: "cluster1", Network: "network1", IP: "10.44.0.99"},
+			want: []string{"10.44.0.13:5000 local w=2 HEALTHY", "192.168.60.21:15443 gateway w=2 UNKNOWN"},
+		},
+		{
 			name: "a resolved DNS name, istiod with RESOLVE_HOSTNAME_GATEWAYS=false", istiod: "resolveHostnameGateways drops non-IP gateways when the feature is off",
 			gws: []model.Gateway{seedGateways[0],
 				{Network: "network2", Cluster: "cluster2", Address: "192.168.60.21", Name: "gw2.example.test", Port: 15443, NotResolvedBy: []string{"cluster1"}}},
