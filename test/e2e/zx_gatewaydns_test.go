@@ -2,11 +2,17 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/miekg/dns"
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
@@ -152,6 +158,27 @@ func TestGatewayDNSName(t *testing.T) {
 		t.Errorf("explain does not say whose addresses it predicted with")
 	}
 
+	// meshscope asks a DNS server that answers otherwise (resolvers that
+	// differ): where istiod's view is read, explain and doctor predict
+	// with the addresses istiod resolved, and doctor says the two differ.
+	other := otherDNS(t, lab.DNSRecords{gw2Name: {A: []string{"192.168.60.29"}, TTL: 30}})
+	argsOther := []string{"--context", "cluster1", "--gateway-dns-server", other, "--istiod-debug-address", debugAll(), "--xds-address", xdsAll()}
+	out, code = runMeshscope(t, append([]string{"explain", "helloworld.sample", "--all-views"}, argsOther...)...)
+	if code != 0 || strings.Count(out, ": MATCH") < 3 ||
+		!strings.Contains(out, "predicted with istiod's addresses (its /debug/networkz) 192.168.60.21, 192.168.60.22 — meshscope resolved 192.168.60.29 from where it runs") {
+		t.Errorf("explain with another resolver: exit %d:\n%s", code, out)
+	}
+	ps, _ = doctorJSON(t, argsOther...)
+	if _, why := problemOf(ps, string(model.ProblemGatewayHostname), explain.Warning,
+		"istiod (cluster1) resolves gateway "+gw2Name, "to 192.168.60.21, 192.168.60.22 (its /debug/networkz), but meshscope resolved it from where it runs to 192.168.60.29"); why != "" {
+		t.Error(why)
+	}
+	for _, kind := range []model.ProblemKind{model.ProblemXDSDiffers, model.ProblemLeak, model.ProblemIstiodDisagrees} {
+		if why := absent(ps, string(kind)); why != "" {
+			t.Errorf("with another resolver: %s", why)
+		}
+	}
+
 	// One A record: after the TTL (istiod keeps an answer at least 30 s)
 	// istiod pushes one gateway entry, and meshscope follows.
 	if err := theLab.SetDNS(gw2Name, &lab.DNSRecord{A: []string{"192.168.60.23"}, TTL: 30}); err != nil {
@@ -176,6 +203,28 @@ func TestGatewayDNSName(t *testing.T) {
 	if _, why := problemOf(ps, "leak", explain.Error); why != "" {
 		t.Logf("leak not reported as an error: %s", why)
 	}
+}
+
+// otherDNS is a DNS server on loopback, apart from the lab's, answering
+// recs; it returns its address.
+func otherDNS(t *testing.T, recs lab.DNSRecords) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "records.json")
+	b, err := json.Marshal(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &dns.Server{PacketConn: pc, Handler: lab.DNSHandler(path)}
+	go func() { _ = srv.ActivateAndServe() }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return pc.LocalAddr().String()
 }
 
 // seedEDSNetwork1Via is network1's seed EDS with network2's gateway at gw.
