@@ -70,7 +70,7 @@ func (p *proc) start(detach bool) error {
 // tail of its log to say why.
 func (p *proc) exited() (bool, string) {
 	if p.cmd == nil {
-		if pidAlive(p.PID, p.Bin) {
+		if pidAlive(p.PID, p.Bin) || p.inWrapper() {
 			return false, ""
 		}
 		b, _ := os.ReadFile(p.LogPath)
@@ -83,6 +83,28 @@ func (p *proc) exited() (bool, string) {
 	default:
 		return false, ""
 	}
+}
+
+// inWrapper reports whether a detached wrapped process still runs one of
+// its wrapper's programs (unshare, sh), before they exec Bin: it has not
+// exited, it has not started Bin yet.
+func (p *proc) inWrapper() bool {
+	for _, w := range p.Wrap {
+		if strings.HasPrefix(w, "-") || strings.Contains(w, " ") {
+			continue
+		}
+		path, err := exec.LookPath(w)
+		if err != nil {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			path = real
+		}
+		if pidAlive(p.PID, path) {
+			return true
+		}
+	}
+	return false
 }
 
 // stop sends SIGTERM to the process group, waits up to 10 s, then SIGKILLs.
@@ -101,7 +123,7 @@ func (p *proc) signal(sig syscall.Signal, grace time.Duration) error {
 	if p.PID == 0 {
 		return nil
 	}
-	if p.cmd == nil && !pidAlive(p.PID, p.Bin) {
+	if p.cmd == nil && !pidAlive(p.PID, p.Bin) && !p.inWrapper() {
 		p.PID = 0
 		return nil
 	}
@@ -134,7 +156,7 @@ func (p *proc) gone() bool {
 			return false
 		}
 	}
-	return !pidAlive(p.PID, p.Bin)
+	return !pidAlive(p.PID, p.Bin) && !p.inWrapper()
 }
 
 // pidAlive reports whether pid runs bin (by /proc/PID/exe), so that stale
