@@ -36,6 +36,20 @@ func (r *Registry) resolveGatewayNames(names []string) []model.GatewayName {
 	if r.names != nil {
 		return r.names.Resolve(names)
 	}
+	return r.unresolved(names)
+}
+
+// whatIfGatewayNames answers the gateway names of a what-if build from
+// the cache, changing nothing in it (a name the what-if adds is asked
+// once).
+func (r *Registry) whatIfGatewayNames(names []string) []model.GatewayName {
+	if r.names != nil {
+		return r.names.Lookup(names)
+	}
+	return r.unresolved(names)
+}
+
+func (r *Registry) unresolved(names []string) []model.GatewayName {
 	out := make([]model.GatewayName, 0, len(names))
 	for _, n := range names {
 		out = append(out, model.GatewayName{Name: n, Err: r.namesErr, Pending: true, By: model.ResolvedByMeshscope})

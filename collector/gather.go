@@ -15,12 +15,13 @@ import (
 func (r *Registry) build(version uint64) *model.Snapshot {
 	items := r.itemsLocked()
 	in := build.Input{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace, IstiodEnv: r.opts.IstiodEnv}
-	in.MeshNetworks, in.NetworkIndex, in.NetworkWarnings = r.meshNetworksOf(items)
-	in.ServiceEntries, in.WorkloadEntries = istioEntriesOf(items)
+	live := func(it item) *watcher { return it.w }
+	in.MeshNetworks, in.MeshNetworksIn, in.NetworkIndex, in.NetworkWarnings = r.meshNetworksOf(items, live)
+	in.ServiceEntries, in.WorkloadEntries = istioEntriesOf(items, live)
 	sel := build.SelectorsOf(in.ServiceEntries)
 	var swapsDone []*entry
 	for _, it := range items {
-		sh, done := r.gatherCluster(it, in.NetworkIndex, sel, in.WorkloadEntries)
+		sh, done := r.gatherCluster(it, it.w, in.NetworkIndex, sel, in.WorkloadEntries)
 		if done {
 			swapsDone = append(swapsDone, it.ptr)
 		}
@@ -61,15 +62,17 @@ func (r *Registry) itemsLocked() []item {
 // meshNetworksOf merges the meshNetworks of every cluster's ConfigMap in
 // cluster order (the first definition of a network wins), with a warning
 // for each cluster whose text does not parse (by entry key).
-func (r *Registry) meshNetworksOf(items []item) (*model.MeshNetworks, *build.NetworkIndex, map[string][]string) {
+func (r *Registry) meshNetworksOf(items []item, readOf func(item) *watcher) (*model.MeshNetworks, []build.DeclaredMeshNetworks, *build.NetworkIndex, map[string][]string) {
 	merged := &model.MeshNetworks{Networks: map[string]model.MeshNetwork{}}
+	var each []build.DeclaredMeshNetworks
 	var keyParts []string
 	warnings := map[string][]string{}
 	for _, it := range items {
-		if it.w == nil {
+		w := readOf(it)
+		if w == nil {
 			continue
 		}
-		raw := it.w.meshNetworksRaw(r.opts.SystemNamespace)
+		raw := w.meshNetworksRaw(r.opts.SystemNamespace)
 		if raw == "" {
 			continue
 		}
@@ -79,28 +82,30 @@ func (r *Registry) meshNetworksOf(items []item) (*model.MeshNetworks, *build.Net
 			warnings[it.e.key] = append(warnings[it.e.key], "meshNetworks in ConfigMap istio does not parse: "+oneLine(err.Error()))
 			continue
 		}
+		each = append(each, build.DeclaredMeshNetworks{Cluster: it.e.id, Networks: mn})
 		for name, n := range mn.Networks {
 			if _, ok := merged.Networks[name]; !ok {
 				merged.Networks[name] = n
 			}
 		}
 	}
-	return merged, build.NewNetworkIndex(merged, strings.Join(keyParts, "\x01")), warnings
+	return merged, each, build.NewNetworkIndex(merged, strings.Join(keyParts, "\x01")), warnings
 }
 
 // istioEntriesOf reads the ServiceEntries of the config (context) clusters
 // and the WorkloadEntries of every cluster.
-func istioEntriesOf(items []item) ([]model.ServiceEntry, []model.WorkloadEntry) {
+func istioEntriesOf(items []item, readOf func(item) *watcher) ([]model.ServiceEntry, []model.WorkloadEntry) {
 	var ses []model.ServiceEntry
 	var wes []model.WorkloadEntry
 	for _, it := range items {
-		if it.w == nil || it.e.removed {
+		w := readOf(it)
+		if w == nil || it.e.removed {
 			continue
 		}
 		if it.e.fromContext {
-			ses = append(ses, it.w.serviceEntries(it.e.id)...)
+			ses = append(ses, w.serviceEntries(it.e.id)...)
 		}
-		wes = append(wes, it.w.workloadEntries(it.e.id)...)
+		wes = append(wes, w.workloadEntries(it.e.id)...)
 	}
 	return ses, wes
 }
@@ -109,8 +114,11 @@ func istioEntriesOf(items []item) ([]model.ServiceEntry, []model.WorkloadEntry) 
 // watched cluster its (cached or rebuilt) part, the pods the
 // ServiceEntries' selectors pick, its Istio config, control-plane facts and
 // mesh config. wes are the WorkloadEntries of every cluster (its Services
-// select its own). done says a pending watcher swap is over.
-func (r *Registry) gatherCluster(it item, ix *build.NetworkIndex, sel build.Selectors, wes []model.WorkloadEntry) (sh build.Share, done bool) {
+// select its own). done says a pending watcher swap is over. read is the
+// watcher to read: it.w, or a what-if's shadow of it (then nothing of the
+// live watcher changes: its cached part is used only while still valid,
+// and a rebuilt part is not kept).
+func (r *Registry) gatherCluster(it item, read *watcher, ix *build.NetworkIndex, sel build.Selectors, wes []model.WorkloadEntry) (sh build.Share, done bool) {
 	e := it.e
 	c := model.Cluster{ID: e.id, IDFrom: e.idFrom, Source: e.source, Sources: e.sources, Server: e.server, Warnings: e.warnings}
 	if len(c.Sources) <= 1 {
@@ -127,31 +135,45 @@ func (r *Registry) gatherCluster(it item, ix *build.NetworkIndex, sel build.Sele
 		it.w.status(&c)
 	}
 	sh.Key, sh.FromContext = e.key, e.fromContext
-	if it.w != nil && !e.removed {
-		w := it.w
-		part := w.part.Load()
-		if w.dirty.Swap(false) || part == nil || part.ID != e.id || part.NetworksKey != ix.Key || part.SelectorsKey != sel.Key {
-			v := w.view(r.opts.SystemNamespace)
-			for _, we := range wes {
-				if we.Cluster == e.id {
-					v.WorkloadEntries = append(v.WorkloadEntries, we)
-				}
+	if read != nil && !e.removed {
+		w := read
+		var part *build.Part
+		if w == it.w {
+			part = w.part.Load()
+			if w.dirty.Swap(false) || !part.Valid(e.id, ix, sel) {
+				part = r.buildPart(w, e.id, ix, sel, wes)
+				w.part.Store(part)
 			}
-			part = build.BuildPart(v, e.id, ix)
-			part.SelectorsKey, part.Selected = sel.Key, build.SelectPods(v, e.id, part.Network, ix, sel)
-			part.NamespaceLabels = build.NamespaceLabels(v)
-			w.part.Store(part)
+			part, done = e.swap.part(w, e.id, part)
+		} else {
+			part = it.w.part.Load()
+			if w.changed || it.w.dirty.Load() || !part.Valid(e.id, ix, sel) {
+				part = r.buildPart(w, e.id, ix, sel, wes)
+			}
 		}
-		part, done = e.swap.part(w, e.id, part)
 		w.controlPlaneFacts(&c, r.opts.SystemNamespace)
 		sh.Part = part
 		sh.SelectedNow = part.SelectorsKey == sel.Key
 		sh.DestinationRules, sh.PeerAuthentications, sh.Sidecars, sh.VirtualServices = w.policies(e.id)
 	}
 	if e.fromContext && !e.removed {
-		mc := r.meshConfigOf(e.id, it.w)
+		mc := r.meshConfigOf(e.id, read)
 		sh.MeshConfig = &mc
 	}
 	sh.Cluster = c
 	return sh, done
+}
+
+// buildPart builds one cluster's part from its caches.
+func (r *Registry) buildPart(w *watcher, id string, ix *build.NetworkIndex, sel build.Selectors, wes []model.WorkloadEntry) *build.Part {
+	v := w.view(r.opts.SystemNamespace)
+	for _, we := range wes {
+		if we.Cluster == id {
+			v.WorkloadEntries = append(v.WorkloadEntries, we)
+		}
+	}
+	part := build.BuildPart(v, id, ix)
+	part.SelectorsKey, part.Selected = sel.Key, build.SelectPods(v, id, part.Network, ix, sel)
+	part.NamespaceLabels = build.NamespaceLabels(v)
+	return part
 }

@@ -115,7 +115,7 @@ func (w *watcher) controlPlaneFacts(c *model.Cluster, ns string) {
 	if w.istiods == nil {
 		return
 	}
-	for _, o := range w.istiods.inf.GetStore().List() {
+	for _, o := range w.istiods.store().List() {
 		// Fakes ignore label selectors: keep only what the selector means.
 		if p, ok := o.(*cachedIstiod); ok && p.namespace == ns && p.pod.Name != "" {
 			c.Istiods = append(c.Istiods, p.pod)

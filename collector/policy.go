@@ -97,7 +97,7 @@ func readIstioConfig[T any](h *informerHealth, cluster string, parse func(string
 	if h == nil {
 		return nil
 	}
-	objs := h.inf.GetStore().List()
+	objs := h.store().List()
 	us := make([]*unstructured.Unstructured, 0, len(objs))
 	for _, o := range objs {
 		if u, ok := o.(*unstructured.Unstructured); ok {

@@ -159,7 +159,7 @@ func NewRegistry(opts Options) (*Registry, error) {
 	}
 	// The contexts' IDs (and duplicate IDs among them) before any cluster
 	// is read; Run plans again as the clusters sync.
-	r.applyLocked(planClusters(r.contextInputsLocked(), nil))
+	r.applyLocked(planClusters(r.contextInputsLocked(func(e *entry) *watcher { return e.w }), nil))
 	r.publish()
 	return r, nil
 }
@@ -386,12 +386,19 @@ func (r *Registry) reconcile() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.notify()
-	r.applyLocked(planClusters(r.contextInputsLocked(), r.secretInputsLocked()))
+	live := func(e *entry) *watcher { return e.w }
+	secs, seen := r.secretInputsLocked(live, r.parseCache)
+	for k := range r.parseCache {
+		if !seen[k] {
+			delete(r.parseCache, k)
+		}
+	}
+	r.applyLocked(planClusters(r.contextInputsLocked(live), secs))
 }
 
 // contextInputsLocked describes the context clusters for planning: their
 // flags, and the IDs their istiod pods and sidecar injector use.
-func (r *Registry) contextInputsLocked() []contextIn {
+func (r *Registry) contextInputsLocked(watcherOf func(*entry) *watcher) []contextIn {
 	var out []contextIn
 	for _, e := range r.entries {
 		if !e.fromContext {
@@ -401,9 +408,9 @@ func (r *Registry) contextInputsLocked() []contextIn {
 		if e.explicitID {
 			c.flagID = e.id
 		}
-		if e.w != nil {
-			c.istiodIDs = e.w.istiodClusterIDs(r.opts.SystemNamespace, r.opts.Revision)
-			c.injectorID = e.w.injectorClusterID(r.opts.SystemNamespace, r.opts.Revision)
+		if w := watcherOf(e); w != nil {
+			c.istiodIDs = w.istiodClusterIDs(r.opts.SystemNamespace, r.opts.Revision)
+			c.injectorID = w.injectorClusterID(r.opts.SystemNamespace, r.opts.Revision)
 		}
 		out = append(out, c)
 	}
@@ -411,21 +418,22 @@ func (r *Registry) contextInputsLocked() []contextIn {
 }
 
 // secretInputsLocked parses every remote secret of every context cluster
-// (cached by kubeconfig hash), oldest first.
-func (r *Registry) secretInputsLocked() []secretEntry {
-	var secs []secretEntry
+// (cached by kubeconfig hash in cache), oldest first, as watcherOf reads
+// them; seen are the cache keys in use.
+func (r *Registry) secretInputsLocked(watcherOf func(*entry) *watcher, cache map[string]secretEntry) (secs []secretEntry, seen map[string]bool) {
 	seenParse := map[string]bool{}
 	if !r.opts.DisableRemoteSecrets {
 		for _, e := range r.entries {
-			if !e.fromContext || e.w == nil || e.w.secrets == nil {
+			w := watcherOf(e)
+			if !e.fromContext || w == nil || w.secrets == nil {
 				continue
 			}
-			for _, obj := range e.w.secrets.inf.GetStore().List() {
+			for _, obj := range w.secrets.store().List() {
 				s, ok := obj.(*corev1.Secret)
 				if !ok || s.Namespace != r.opts.SystemNamespace || s.Labels[model.MultiClusterSecretLabel] != "true" {
 					continue
 				}
-				for _, se := range parseRemoteSecretCached(s, e.key, r.opts.AllowInsecureKubeconfig, r.parseCache) {
+				for _, se := range parseRemoteSecretCached(s, e.key, r.opts.AllowInsecureKubeconfig, cache) {
 					seenParse[e.key+"/"+se.Ref.Name+"/"+se.Ref.Key] = true
 					se.holderKey, se.holderName = e.key, e.source.Name
 					secs = append(secs, se)
@@ -433,13 +441,8 @@ func (r *Registry) secretInputsLocked() []secretEntry {
 			}
 		}
 	}
-	for k := range r.parseCache {
-		if !seenParse[k] {
-			delete(r.parseCache, k)
-		}
-	}
 	sortSecrets(secs)
-	return secs
+	return secs, seenParse
 }
 
 // applyLocked makes the registry's entries and watchers match a plan: new

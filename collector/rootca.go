@@ -56,7 +56,7 @@ func (w *watcher) rootCertsOf(ns string) ([]model.RootCert, string) {
 	if w.rootCerts == nil {
 		return nil, ""
 	}
-	o, ok, _ := w.rootCerts.inf.GetStore().GetByKey(ns + "/" + model.RootCertConfigMap)
+	o, ok, _ := w.rootCerts.store().GetByKey(ns + "/" + model.RootCertConfigMap)
 	if !ok {
 		return nil, ""
 	}

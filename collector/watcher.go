@@ -46,6 +46,27 @@ type informerHealth struct {
 	// unchanged, when set, tells an update that changes nothing meshscope
 	// reads (unchanged.go): it marks the watch alive and publishes nothing.
 	unchanged func(old, cur any) bool
+	// transform is the informer's transform (what-if objects go through it
+	// too); overlay, set only on a what-if's copy (overlay.go), is read
+	// instead of the informer's store.
+	transform cache.TransformFunc
+	overlay   *overlayStore
+}
+
+// storeReader is what the read side takes of an informer's store.
+type storeReader interface {
+	List() []any
+	ListKeys() []string
+	GetByKey(key string) (item any, exists bool, err error)
+}
+
+// store is what the read side reads: the informer's cache, or a what-if's
+// overlay of it.
+func (h *informerHealth) store() storeReader {
+	if h.overlay != nil {
+		return h.overlay
+	}
+	return h.inf.GetStore()
 }
 
 // watcher runs the informers of one cluster and tracks its health. It only
@@ -80,6 +101,9 @@ type watcher struct {
 	// before it reads the caches; part is that builder's cached result.
 	dirty atomic.Bool
 	part  atomic.Pointer[build.Part]
+	// changed marks a what-if's shadow whose overlays change something
+	// (overlay.go): its part is rebuilt, never taken from the live one.
+	changed bool
 
 	mu          sync.Mutex
 	startedAt   time.Time
@@ -180,7 +204,7 @@ func (w *watcher) add(name string, required bool, example runtime.Object, tf cac
 	// watch-list streaming?": real API servers do (less memory at list
 	// time); fake clientsets do not and would never sync without it.
 	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, w.client), example, 0, cache.Indexers{})
-	h := &informerHealth{name: name, required: required, inf: inf}
+	h := &informerHealth{name: name, required: required, inf: inf, transform: tf}
 	_ = inf.SetTransform(tf)
 	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		w.onWatchError(h, err)

@@ -17,17 +17,17 @@ import (
 // view is the cluster's caches as the build's input.
 func (w *watcher) view(systemNamespace string) build.Caches {
 	v := build.Caches{}
-	for _, o := range w.services.inf.GetStore().List() {
+	for _, o := range w.services.store().List() {
 		if s, ok := o.(*corev1.Service); ok {
 			v.Services = append(v.Services, s)
 		}
 	}
-	for _, o := range w.slices.inf.GetStore().List() {
+	for _, o := range w.slices.store().List() {
 		if s, ok := o.(*build.Slice); ok {
 			v.Slices = append(v.Slices, s)
 		}
 	}
-	podStore := w.pods.inf.GetStore()
+	podStore := w.pods.store()
 	v.Pod = func(key string) *build.Pod {
 		o, ok, _ := podStore.GetByKey(key)
 		if !ok {
@@ -46,7 +46,7 @@ func (w *watcher) view(systemNamespace string) build.Caches {
 		}
 		return out
 	}
-	nsStore := w.namespaces.inf.GetStore()
+	nsStore := w.namespaces.store()
 	v.Namespaces = func() []*corev1.Namespace {
 		var out []*corev1.Namespace
 		for _, o := range nsStore.List() {
@@ -57,7 +57,7 @@ func (w *watcher) view(systemNamespace string) build.Caches {
 		return out
 	}
 	if w.gateways != nil {
-		for _, o := range w.gateways.inf.GetStore().List() {
+		for _, o := range w.gateways.store().List() {
 			if g, ok := o.(*build.GatewayObject); ok {
 				v.Gateways = append(v.Gateways, g)
 			}
@@ -65,7 +65,7 @@ func (w *watcher) view(systemNamespace string) build.Caches {
 		v.GatewayAPI = w.gatewayAPI.Load()
 	}
 	if w.nodes != nil {
-		ns := w.nodes.inf.GetStore()
+		ns := w.nodes.store()
 		v.Node = func(name string) *build.Node {
 			o, ok, _ := ns.GetByKey(name)
 			if !ok {
@@ -89,7 +89,7 @@ func (w *watcher) view(systemNamespace string) build.Caches {
 		v.SystemNamespace, _ = o.(*corev1.Namespace)
 	}
 	if w.secrets != nil {
-		v.SecretCount = len(w.secrets.inf.GetStore().ListKeys())
+		v.SecretCount = len(w.secrets.store().ListKeys())
 	}
 	return v
 }
@@ -104,7 +104,7 @@ func (w *watcher) meshNetworksRaw(ns string) string {
 // meshConfigMapKey returns one key of the mesh ConfigMap, and whether the
 // ConfigMap exists.
 func (w *watcher) meshConfigMapKey(ns, key string) (string, bool) {
-	o, ok, _ := w.configMaps.inf.GetStore().GetByKey(ns + "/" + model.MeshConfigMapName(w.opts.Revision))
+	o, ok, _ := w.configMaps.store().GetByKey(ns + "/" + model.MeshConfigMapName(w.opts.Revision))
 	if !ok {
 		return "", false
 	}
@@ -122,7 +122,7 @@ func (w *watcher) istiodClusterIDs(ns, revision string) []string {
 		return nil
 	}
 	var ids []string
-	for _, o := range w.istiods.inf.GetStore().List() {
+	for _, o := range w.istiods.store().List() {
 		p, ok := o.(*cachedIstiod)
 		if !ok || p.pod.ClusterID == "" || p.namespace != ns {
 			continue
@@ -145,7 +145,7 @@ func (w *watcher) injectorClusterID(ns, revision string) string {
 	if revision != "" && revision != "default" {
 		name += "-" + revision
 	}
-	o, ok, _ := w.configMaps.inf.GetStore().GetByKey(ns + "/" + name)
+	o, ok, _ := w.configMaps.store().GetByKey(ns + "/" + name)
 	if !ok {
 		return ""
 	}

@@ -37,7 +37,7 @@ func (l *Lab) startIstiod(is *Istiod) error {
 		return err
 	}
 	netFile := filepath.Join(dir, "meshNetworks.yaml")
-	if err := os.WriteFile(netFile, nil, 0o644); err != nil {
+	if err := os.WriteFile(netFile, []byte(is.meshNetworks), 0o644); err != nil {
 		return err
 	}
 	ca := CAShared
@@ -64,16 +64,10 @@ func (l *Lab) startIstiod(is *Istiod) error {
 			"--httpsAddr=" + addr(is.HTTPS),
 			"--ctrlz_port=" + strconv.Itoa(is.Ctrlz),
 		},
-		Env: []string{
-			"POD_NAMESPACE=istio-system",
-			"POD_NAME=istiod-local-" + is.Cluster,
-			"CLUSTER_ID=" + is.Cluster,
-			"REVISION=default",
-		},
+		Env:     l.istiodEnv(is),
 		Dir:     dir,
 		LogPath: filepath.Join(l.cfg.Dir, "logs", "istiod-"+is.Cluster+".log"),
 	}
-	is.proc.Env = append(is.proc.Env, l.istiodSettingsEnv()...)
 	if l.cfg.DNS {
 		is.proc.Wrap = l.dnsWrap()
 	}

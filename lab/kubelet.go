@@ -285,6 +285,12 @@ func registerIstiodPod(ctx context.Context, c *Cluster, kubeletPort int, setting
 	if _, err := c.client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
+	return createIstiodPod(ctx, c, settings)
+}
+
+// createIstiodPod creates the Pod that stands for the istiod of cluster c,
+// its discovery container carrying the settings the process runs with.
+func createIstiodPod(ctx context.Context, c *Cluster, settings []string) error {
 	env := map[string]string{"CLUSTER_ID": c.Name, "REVISION": "default", "POD_NAMESPACE": SystemNamespace}
 	for _, kv := range settings {
 		k, v, _ := strings.Cut(kv, "=")

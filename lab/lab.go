@@ -51,6 +51,10 @@ type Cluster struct {
 type Istiod struct {
 	IstiodSpec
 	proc *proc
+	// env is set by SetIstiodEnv: settings on top of the lab's;
+	// meshNetworks by SetMeshNetworks: what its --networksConfig file holds.
+	env          []string
+	meshNetworks string
 }
 
 // XDSAddress is istiod's plaintext xDS address.

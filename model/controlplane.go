@@ -143,7 +143,7 @@ func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
 	}
 	gwCount := map[string]int{}
 	for _, g := range s.Gateways {
-		if g.Cluster == "" || in[g.Cluster] {
+		if (g.Cluster == "" || in[g.Cluster]) && (g.DeclaredIn == "" || g.DeclaredIn == configCluster) {
 			out.Gateways = append(out.Gateways, g)
 			gwCount[g.Network]++
 		}
@@ -175,7 +175,14 @@ func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
 	out.Sidecars = keep(s.Sidecars, func(x Sidecar) bool { return inConfig(x.Cluster) })
 	out.VirtualServices = keep(s.VirtualServices, func(x VirtualService) bool { return inConfig(x.Cluster) })
 	out.MeshConfigs = keep(s.MeshConfigs, func(x MeshConfig) bool { return inConfig(x.Cluster) })
+	// The istiod's own settings decide its predictions (ambient
+	// multi-network mode): without them SettingsFor would guess from its
+	// pod and lose what --istiod-env (or a what-if) states.
+	out.Settings = keep(s.Settings, func(x IstiodSettings) bool { return inConfig(x.ControlPlane) })
 	out.Ambient = keep(s.Ambient, func(x AmbientCluster) bool { return in[x.Cluster] })
+	// What the gateways' DNS names resolved to is the mesh's, not one
+	// istiod's: the cut gateways carry their names.
+	out.GatewayNames = s.GatewayNames
 	return out
 }
 
@@ -268,6 +275,11 @@ func (s *Snapshot) coversAll(configCluster string, in map[string]bool) bool {
 	}
 	for _, m := range s.MeshConfigs {
 		if m.Cluster != configCluster {
+			return false
+		}
+	}
+	for _, g := range s.Gateways {
+		if g.DeclaredIn != "" && g.DeclaredIn != configCluster {
 			return false
 		}
 	}

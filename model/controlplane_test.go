@@ -39,7 +39,11 @@ func TestClustersReadByAndRestrict(t *testing.T) {
 	if !known || !slices.Equal(ids, []string{"cluster2"}) {
 		t.Fatalf("cluster2 reads %v (known %v), want only itself", ids, known)
 	}
+	s.Settings = s.ResolveSettings([]model.IstiodEnv{{Key: model.SettingAmbient, Value: "true"}, {Cluster: "cluster2", Key: model.SettingAmbientMultiNetwork, Value: "true"}})
 	v := s.ForControlPlane("cluster2")
+	if !v.SettingsFor("cluster2").AmbientMultiNetwork() || len(v.Settings) != 1 {
+		t.Errorf("cluster2's view lost its istiod's stated settings: %+v", v.Settings)
+	}
 	if len(v.Clusters) != 1 || v.Clusters[0].ID != "cluster2" {
 		t.Errorf("clusters %+v", v.Clusters)
 	}

@@ -183,6 +183,10 @@ type Gateway struct {
 	// ConfigClusterOnly: only the istiod whose config cluster is Cluster
 	// uses this gateway (a Gateway of class istio-remote).
 	ConfigClusterOnly bool `json:"configClusterOnly,omitempty"`
+	// DeclaredIn is, for a static meshNetworks gateway, the cluster whose
+	// ConfigMap istio declares it: each istiod reads its own meshNetworks,
+	// so only the istiod of that (config) cluster uses it.
+	DeclaredIn string `json:"declaredIn,omitempty"`
 }
 
 // Source says where the gateway comes from: "service NS/NAME",

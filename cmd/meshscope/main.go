@@ -11,7 +11,10 @@ func main() {
 	if err := newRootCmd().Execute(); err != nil {
 		// cobra has already printed "Error: ..." with SilenceErrors off for
 		// usage errors; commands return errExit to set a code silently.
-		if code, ok := exitCode(err); ok {
+		if code, msg, ok := exitCode(err); ok {
+			if msg != "" {
+				fmt.Fprintln(os.Stderr, "meshscope:", msg)
+			}
 			os.Exit(code)
 		}
 		fmt.Fprintln(os.Stderr, "meshscope:", err)

@@ -26,6 +26,12 @@ type Share struct {
 	MeshConfig *model.MeshConfig
 }
 
+// DeclaredMeshNetworks is the meshNetworks of one cluster's ConfigMap.
+type DeclaredMeshNetworks struct {
+	Cluster  string
+	Networks *model.MeshNetworks
+}
+
 // Input is everything a snapshot is made of.
 type Input struct {
 	Version         uint64
@@ -33,6 +39,11 @@ type Input struct {
 	SystemNamespace string
 	Clusters        []Share
 	MeshNetworks    *model.MeshNetworks
+	// MeshNetworksIn are the meshNetworks of each cluster's ConfigMap, in
+	// cluster order: each istiod uses the static gateways of its own
+	// (MeshNetworks, their merge, decides endpoint networks). Empty: the
+	// static gateways of MeshNetworks, for every istiod.
+	MeshNetworksIn  []DeclaredMeshNetworks
 	NetworkIndex    *NetworkIndex
 	NetworkWarnings map[string][]string
 	ServiceEntries  []model.ServiceEntry
@@ -101,7 +112,12 @@ func Assemble(in Input) *model.Snapshot {
 	for i := range s.MeshConfigs {
 		s.MeshConfigs[i].DiscoveryNamespaces = discoveryNamespaces(s.MeshConfigs[i], nsLabels)
 	}
-	s.Gateways = append(s.Gateways, staticGateways(in.MeshNetworks)...)
+	if len(in.MeshNetworksIn) == 0 {
+		s.Gateways = append(s.Gateways, staticGateways(in.MeshNetworks, "")...)
+	}
+	for _, d := range in.MeshNetworksIn {
+		s.Gateways = append(s.Gateways, staticGateways(d.Networks, d.Cluster)...)
+	}
 	// Settings depend on the clusters and ambient facts only; gateway
 	// names need them (RESOLVE_HOSTNAME_GATEWAYS per control plane).
 	s.Settings = s.ResolveSettings(in.IstiodEnv)

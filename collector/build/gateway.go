@@ -174,8 +174,9 @@ func serviceExternalAddresses(svc *corev1.Service) []string {
 }
 
 // staticGateways are meshNetworks gateways with an address: istiod adds
-// them with no cluster (pilot/pkg/model/network.go).
-func staticGateways(mn *model.MeshNetworks) []model.Gateway {
+// them with no cluster (pilot/pkg/model/network.go); declaredIn is the
+// cluster whose ConfigMap declares them ("" for every istiod).
+func staticGateways(mn *model.MeshNetworks, declaredIn string) []model.Gateway {
 	var out []model.Gateway
 	for _, name := range meshNetworkNames(mn) {
 		for _, g := range mn.Networks[name].Gateways {
@@ -183,11 +184,12 @@ func staticGateways(mn *model.MeshNetworks) []model.Gateway {
 				continue
 			}
 			out = append(out, model.Gateway{
-				Network:  name,
-				Address:  g.Address,
-				Port:     g.Port,
-				Hostname: !isIP(g.Address),
-				From:     model.GatewayFromMeshNetworks,
+				Network:    name,
+				Address:    g.Address,
+				Port:       g.Port,
+				Hostname:   !isIP(g.Address),
+				From:       model.GatewayFromMeshNetworks,
+				DeclaredIn: declaredIn,
 			})
 		}
 	}

@@ -152,7 +152,7 @@ func TestServiceGateways(t *testing.T) {
 		}
 	})
 	t.Run("meshNetworks static gateways", func(t *testing.T) {
-		got := staticGateways(ix.mn)
+		got := staticGateways(ix.mn, "")
 		want := []model.Gateway{
 			{Network: "network2", Address: "192.168.60.9", Port: 15443, From: model.GatewayFromMeshNetworks},
 			{Network: "network3", Address: "gw.example.com", Port: 15443, Hostname: true, From: model.GatewayFromMeshNetworks},

@@ -24,7 +24,10 @@ func GatewayNames(in Input) []string {
 			add(sh.Part.gateways)
 		}
 	}
-	add(staticGateways(in.MeshNetworks))
+	add(staticGateways(in.MeshNetworks, ""))
+	for _, d := range in.MeshNetworksIn {
+		add(staticGateways(d.Networks, d.Cluster))
+	}
 	out := make([]string, 0, len(seen))
 	for n := range seen {
 		out = append(out, n)

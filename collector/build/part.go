@@ -30,6 +30,13 @@ type Part struct {
 	NamespaceLabels map[string]map[string]string
 }
 
+// Valid says whether the part (nil: none built yet) is still the one to
+// use for cluster id under these networks and ServiceEntry selectors, its
+// caches unchanged.
+func (p *Part) Valid(id string, ix *NetworkIndex, sel Selectors) bool {
+	return p != nil && p.ID == id && p.NetworksKey == ix.Key && p.SelectorsKey == sel.Key
+}
+
 // importantServiceLabels are the Service labels that make it a gateway.
 var importantServiceLabels = []string{model.LabelNetwork, model.LabelGatewayPort, "istio"}
 

@@ -86,6 +86,25 @@ func (c *Cache) Resolve(names []string) []model.GatewayName {
 	return out
 }
 
+// Lookup answers names without changing the cache (a what-if build): a
+// cached answer as it is, expired or not; a name not cached is asked now
+// and its answer not kept.
+func (c *Cache) Lookup(names []string) []model.GatewayName {
+	out := make([]model.GatewayName, 0, len(names))
+	for _, name := range names {
+		c.mu.Lock()
+		e, ok := c.entries[name]
+		c.mu.Unlock()
+		if !ok {
+			ans := c.r.Resolve(name)
+			e = &entry{ans: ans, at: c.now()}
+		}
+		out = append(out, e.gatewayName(name))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
 // storeLocked records an answer and arms its refresh. It returns whether
 // the addresses changed.
 func (c *Cache) storeLocked(name string, ans Answer) bool {

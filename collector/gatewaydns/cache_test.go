@@ -106,3 +106,23 @@ func setNow(c *Cache, now func() time.Time) {
 	c.now = now
 	c.mu.Unlock()
 }
+
+// TestCacheLookup: a what-if's lookup answers from the cache and keeps
+// nothing new.
+func TestCacheLookup(t *testing.T) {
+	r := &fakeResolver{ans: Answer{Addresses: []string{"192.0.2.1"}, TTL: time.Hour}}
+	c := NewCache(r, nil)
+	defer c.Close()
+	c.Resolve([]string{"a.example.test"})
+	r.set(Answer{Addresses: []string{"192.0.2.9"}, TTL: time.Hour})
+	got := c.Lookup([]string{"a.example.test", "b.example.test"})
+	if len(got) != 2 || got[0].Addresses[0] != "192.0.2.1" || got[1].Addresses[0] != "192.0.2.9" {
+		t.Fatalf("Lookup = %+v", got)
+	}
+	c.mu.Lock()
+	_, kept := c.entries["b.example.test"]
+	c.mu.Unlock()
+	if kept || r.count() != 2 {
+		t.Errorf("a lookup changed the cache (kept %t, %d questions)", kept, r.count())
+	}
+}

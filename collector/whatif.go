@@ -1,0 +1,370 @@
+package collector
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/model"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Change is one object of a what-if: put (created, or replacing the object
+// of that name) or deleted, in one cluster. Nothing is ever sent to the
+// cluster: the change lives in the what-if's overlay of its caches.
+type Change struct {
+	// Cluster is the cluster's ID.
+	Cluster string
+	Delete  bool
+	Object  *unstructured.Unstructured
+	// Origin says where the object was written (file:line), for errors.
+	Origin string
+}
+
+// What names the change for people: "put Service ns/name in cluster1".
+func (c Change) What() string {
+	verb := "put"
+	if c.Delete {
+		verb = "delete"
+	}
+	return fmt.Sprintf("%s %s %s in %s", verb, c.Object.GetKind(), objectName(c.Object), c.Cluster)
+}
+
+// Outcome is what a change did: the informers it landed in, or why it
+// changes nothing meshscope (or istiod) reads.
+type Outcome struct {
+	Change Change
+	// Read lists the caches it changed ("services", "istiod pods"); empty
+	// when no informer of its cluster reads such objects.
+	Read []string
+	// Unread says why nothing reads it ("" when Read is not empty).
+	Unread string
+}
+
+// WhatIf is a what-if's two snapshots, built the same way at the same
+// moment from the same caches: Before as the mesh is, After with the
+// changes and the istiod settings given.
+type WhatIf struct {
+	Before, After *model.Snapshot
+	Outcomes      []Outcome
+	// Notes say what the what-if could not follow (a cluster a new remote
+	// secret adds, which meshscope does not watch; new credentials).
+	Notes []string
+}
+
+// ErrWhatIf marks an error in a what-if's changes (an unknown cluster, a
+// delete of an object that does not exist), as opposed to the mesh.
+var ErrWhatIf = errors.New("what-if")
+
+// WhatIf builds the mesh as it is and as it would be with changes made and
+// the istiod settings env stated (on top of --istiod-env): the changed
+// objects go through the informers' transforms, the same parsers, the
+// same planning of clusters (remote secrets) and the same build as real
+// events would, into two snapshots that nothing else sees. Clusters whose
+// caches the changes do not touch reuse their current parts.
+func (r *Registry) WhatIf(changes []Change, env []model.IstiodEnv) (*WhatIf, error) {
+	r.buildMu.Lock()
+	defer r.buildMu.Unlock()
+	items := r.itemsLocked()
+	overlays, outcomes, err := r.overlaysFor(items, changes)
+	if err != nil {
+		return nil, err
+	}
+	out := &WhatIf{Outcomes: outcomes}
+	read := map[*entry]*watcher{}
+	for _, it := range items {
+		if it.w != nil {
+			read[it.ptr] = it.w.shadow(nil)
+		}
+	}
+	version := r.version
+	out.Before = r.buildFrom(version, items, read, nil, r.opts.IstiodEnv)
+
+	after := map[*entry]*watcher{}
+	for _, it := range items {
+		if it.w == nil {
+			continue
+		}
+		s := it.w.shadow(overlays)
+		for _, h := range it.w.infs {
+			s.changed = s.changed || overlays[h] != nil
+		}
+		after[it.ptr] = s
+	}
+	items, extra, notes := r.replan(items, after, overlays)
+	out.Notes = notes
+	out.After = r.buildFrom(version, items, after, extra, append(slices.Clone(r.opts.IstiodEnv), env...))
+	return out, nil
+}
+
+// buildFrom is build for a what-if: the same steps over shadows of the
+// watchers (read), changing nothing of the live ones. extra are clusters
+// a what-if plans that meshscope does not watch.
+func (r *Registry) buildFrom(version uint64, items []item, read map[*entry]*watcher, extra []build.Share, env []model.IstiodEnv) *model.Snapshot {
+	readOf := func(it item) *watcher { return read[it.ptr] }
+	in := build.Input{Version: version, Time: r.snap.Load().Time, SystemNamespace: r.opts.SystemNamespace, IstiodEnv: env}
+	in.MeshNetworks, in.MeshNetworksIn, in.NetworkIndex, in.NetworkWarnings = r.meshNetworksOf(items, readOf)
+	in.ServiceEntries, in.WorkloadEntries = istioEntriesOf(items, readOf)
+	sel := build.SelectorsOf(in.ServiceEntries)
+	for _, it := range items {
+		w := read[it.ptr]
+		if it.e.fixed.Kind != "" {
+			w = nil
+		}
+		sh, _ := r.gatherCluster(it, w, in.NetworkIndex, sel, in.WorkloadEntries)
+		in.Clusters = append(in.Clusters, sh)
+	}
+	in.Clusters = append(in.Clusters, extra...)
+	in.GatewayNames = r.whatIfGatewayNames(build.GatewayNames(in))
+	return build.Assemble(in)
+}
+
+// overlaysFor routes every change to the informers of its cluster that
+// read such objects, through their transforms.
+func (r *Registry) overlaysFor(items []item, changes []Change) (map[*informerHealth]*overlayStore, []Outcome, error) {
+	overlays := map[*informerHealth]*overlayStore{}
+	var outcomes []Outcome
+	for _, ch := range changes {
+		it, err := whatIfCluster(items, ch)
+		if err != nil {
+			return nil, nil, err
+		}
+		o, err := r.route(it.w, overlays, ch)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %s: %s: %v", ErrWhatIf, ch.Origin, ch.What(), err)
+		}
+		outcomes = append(outcomes, o)
+	}
+	return overlays, outcomes, nil
+}
+
+// whatIfCluster finds the watched cluster a change is for.
+func whatIfCluster(items []item, ch Change) (item, error) {
+	var ids []string
+	for _, it := range items {
+		if it.e.id != ch.Cluster {
+			ids = append(ids, it.e.id)
+			continue
+		}
+		switch {
+		case it.e.removed:
+			return it, fmt.Errorf("%w: %s: cluster %s was removed from the mesh: meshscope holds none of its objects", ErrWhatIf, ch.Origin, ch.Cluster)
+		case it.w == nil:
+			reason := "is not watched"
+			if it.e.fixed.Kind != "" {
+				reason = "cannot be read (" + it.e.fixed.Reason + ")"
+			}
+			return it, fmt.Errorf("%w: %s: cluster %s %s: meshscope holds none of its objects", ErrWhatIf, ch.Origin, ch.Cluster, reason)
+		}
+		return it, nil
+	}
+	slices.Sort(ids)
+	return item{}, fmt.Errorf("%w: %s: no cluster %q in the mesh (clusters: %s)", ErrWhatIf, ch.Origin, ch.Cluster, strings.Join(ids, ", "))
+}
+
+// route puts (or deletes) one change in every informer of w whose
+// list-watch selects it, and takes it out of the ones that no longer do.
+func (r *Registry) route(w *watcher, overlays map[*informerHealth]*overlayStore, ch Change) (Outcome, error) {
+	o := Outcome{Change: ch}
+	gk := ch.Object.GroupVersionKind().GroupKind()
+	key := objectName(ch.Object)
+	existed := false
+	for _, rt := range w.routes() {
+		if !rt.of(gk) {
+			continue
+		}
+		ov := overlays[rt.h]
+		if ov == nil {
+			ov = newOverlayStore(rt.h.store())
+		}
+		old, had, _ := ov.GetByKey(key)
+		existed = existed || had
+		switch {
+		case !ch.Delete && rt.selects(ch.Object):
+			obj, err := rt.cached(ch.Object)
+			if err != nil {
+				return o, err
+			}
+			if had && ch.Object.Object["status"] == nil {
+				keepServerFields(old, obj)
+			}
+			ov.put[key] = obj
+			delete(ov.deleted, key)
+		case had:
+			delete(ov.put, key)
+			ov.deleted[key] = true
+		default:
+			continue
+		}
+		overlays[rt.h] = ov
+		o.Read = append(o.Read, rt.h.name)
+	}
+	if ch.Delete && !existed {
+		return o, fmt.Errorf("%s %s does not exist in cluster %s", ch.Object.GetKind(), key, ch.Cluster)
+	}
+	if gk.Kind == "ConfigMap" && r.meshFiles != nil {
+		if f, ok := r.meshFiles.get(ch.Cluster); ok && ch.Object.GetName() == model.MeshConfigMapName(r.opts.Revision) {
+			return o, fmt.Errorf("the mesh config of cluster %s is read from %s (--mesh-config), not from ConfigMap %s: change the file instead", ch.Cluster, f.path, key)
+		}
+	}
+	if len(o.Read) == 0 {
+		o.Unread = unreadWhy(w, gk.Kind, ch)
+	}
+	return o, nil
+}
+
+// unreadWhy says why no informer of the cluster reads the object.
+func unreadWhy(w *watcher, kind string, ch Change) string {
+	for _, rt := range w.routes() {
+		if rt.kind != kind {
+			continue
+		}
+		switch {
+		case rt.namespace != "" && ch.Object.GetNamespace() != rt.namespace:
+			return fmt.Sprintf("meshscope (like istiod) reads %ss only in %s", kind, rt.namespace)
+		case rt.selector != nil:
+			return fmt.Sprintf("meshscope (like istiod) reads only the %ss labelled %s", kind, rt.selector)
+		}
+	}
+	if slices.Contains([]string{"DestinationRule", "PeerAuthentication", "Sidecar", "VirtualService", "ServiceEntry"}, kind) && w.destinationRules == nil {
+		return "istiod reads Istio config only from its own (config) cluster, and " + ch.Cluster + " is a remote cluster"
+	}
+	return ""
+}
+
+// keepServerFields keeps in a replacing object what the API server (or a
+// controller) fills in and the written object leaves out, as a real
+// apply does: a Service's status (load-balancer addresses), cluster IP and
+// node ports; a pod's node, IP and readiness; a node's addresses; a
+// Gateway's status addresses; an istiod pod's readiness.
+func keepServerFields(old, cur any) {
+	switch c := cur.(type) {
+	case *corev1.Service:
+		o, ok := old.(*corev1.Service)
+		if !ok {
+			return
+		}
+		c.Status = *o.Status.DeepCopy()
+		if c.Spec.ClusterIP == "" {
+			c.Spec.ClusterIP, c.Spec.ClusterIPs = o.Spec.ClusterIP, slices.Clone(o.Spec.ClusterIPs)
+		}
+		for i := range c.Spec.Ports {
+			for _, op := range o.Spec.Ports {
+				if c.Spec.Ports[i].NodePort == 0 && op.Port == c.Spec.Ports[i].Port {
+					c.Spec.Ports[i].NodePort = op.NodePort
+				}
+			}
+		}
+	case *build.Pod:
+		if o, ok := old.(*build.Pod); ok {
+			c.IP, c.InEndpoints = o.IP, o.InEndpoints
+			if c.NodeName == "" {
+				c.NodeName = o.NodeName
+			}
+		}
+	case *corev1.Namespace:
+		if o, ok := old.(*corev1.Namespace); ok {
+			c.Status = o.Status
+		}
+	case *build.Node:
+		if o, ok := old.(*build.Node); ok {
+			c.ExternalIP = o.ExternalIP
+		}
+	case *build.GatewayObject:
+		if o, ok := old.(*build.GatewayObject); ok {
+			c.Addresses = slices.Clone(o.Addresses)
+		}
+	case *cachedIstiod:
+		if o, ok := old.(*cachedIstiod); ok {
+			c.pod.Ready = o.pod.Ready
+		}
+	case *unstructured.Unstructured:
+		if o, ok := old.(*unstructured.Unstructured); ok {
+			if st, found := o.Object["status"]; found {
+				c.Object["status"] = st
+			}
+		}
+	}
+}
+
+// replan plans the clusters again when the changes touch what planning
+// reads (remote secrets, istiod pods, the injector's ConfigMap), as a
+// real change would: the items as the plan leaves them, the clusters it
+// adds (which meshscope does not watch: unknown objects) and notes.
+func (r *Registry) replan(items []item, read map[*entry]*watcher, overlays map[*informerHealth]*overlayStore) ([]item, []build.Share, []string) {
+	touched := false
+	for _, it := range items {
+		if w := it.w; w != nil {
+			for _, h := range []*informerHealth{w.secrets, w.istiods, w.configMaps} {
+				touched = touched || (h != nil && overlays[h] != nil)
+			}
+		}
+	}
+	if !touched {
+		return items, nil, nil
+	}
+	r.mu.Lock()
+	shadowOf := func(e *entry) *watcher { return read[e] }
+	secs, _ := r.secretInputsLocked(shadowOf, maps.Clone(r.parseCache))
+	plan := planClusters(r.contextInputsLocked(shadowOf), secs)
+	r.mu.Unlock()
+
+	byKey := map[string]plannedCluster{}
+	for _, p := range plan {
+		byKey[p.key] = p
+	}
+	var notes []string
+	known := map[string]bool{}
+	out := make([]item, 0, len(items))
+	for _, it := range items {
+		known[it.e.key] = true
+		p, ok := byKey[it.e.key]
+		if !ok {
+			it.e.removed = true
+			out = append(out, it)
+			continue
+		}
+		it.e.id, it.e.idFrom, it.e.source, it.e.sources, it.e.warnings = p.id, p.idFrom, p.source, p.sources, p.warnings
+		it.e.removed = false
+		// As applyLocked: a context's only planned problem is a duplicate ID.
+		switch {
+		case !it.e.fromContext || p.problem.Kind != "":
+			it.e.fixed = p.problem
+		case it.e.fixed.Kind == model.ErrDuplicateID:
+			it.e.fixed = problem{}
+		}
+		if !it.e.fromContext && p.problem.Kind == "" && it.w != nil && p.hash != it.e.hash {
+			notes = append(notes, fmt.Sprintf("cluster %s gets new credentials from %s: the what-if assumes they work and reads its current objects", p.id, sourceText(p.source)))
+		}
+		out = append(out, it)
+	}
+	var extra []build.Share
+	for _, p := range plan {
+		if known[p.key] {
+			continue
+		}
+		c := model.Cluster{ID: p.id, IDFrom: p.idFrom, Source: p.source, Sources: p.sources, Server: p.server, Warnings: p.warnings, State: model.StateConnecting}
+		if p.problem.Kind != "" {
+			c.State, c.ErrorKind, c.Reason = model.StateError, p.problem.Kind, p.problem.Reason
+		} else {
+			notes = append(notes, fmt.Sprintf("%s adds cluster %s, which meshscope does not watch now: its objects are unknown, so the what-if holds none of its endpoints", sourceText(p.source), p.id))
+		}
+		if len(c.Sources) <= 1 {
+			c.Sources = nil
+		}
+		extra = append(extra, build.Share{Key: p.key, Cluster: c})
+	}
+	return out, extra, notes
+}
+
+// sourceText names where a cluster is declared, for notes.
+func sourceText(s model.SourceRef) string {
+	if s.Kind == model.SourceSecret {
+		return "remote secret " + s.Name + " in " + s.In
+	}
+	return "context " + s.Name
+}

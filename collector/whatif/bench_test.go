@@ -1,0 +1,135 @@
+package whatif
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// benchMesh runs a registry over the bench mesh: 3 clusters on 3 networks,
+// each with an east-west gateway, 2,000 services in every cluster and 5
+// endpoints of each per cluster (30,000 endpoints), every pod ready with
+// mTLS; it returns once every cluster has synced.
+func benchMesh(b *testing.B) *collector.Registry {
+	var sources []collector.Source
+	for c := 1; c <= 3; c++ {
+		net := fmt.Sprintf("network%d", c)
+		objs := []runtime.Object{meshtest.Namespace("istio-system", net), meshtest.EastWestGateway(net, fmt.Sprintf("192.168.60.%d", c)), meshtest.Node("node1", "r", "z")}
+		for ns := 0; ns < 50; ns++ {
+			objs = append(objs, meshtest.Namespace(fmt.Sprintf("ns%d", ns), ""))
+		}
+		for i := 0; i < 2000; i++ {
+			ns, name := fmt.Sprintf("ns%d", i%50), fmt.Sprintf("svc%d", i)
+			objs = append(objs, meshtest.Service(ns, name, 8080))
+			pods := map[string]string{}
+			for j := 0; j < 5; j++ {
+				pod, ip := fmt.Sprintf("%s-%d", name, j), fmt.Sprintf("10.%d.%d.%d", c, i/250*8+j, i%250)
+				p := meshtest.Pod(ns, pod, ip, net, true)
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+				pods[pod] = ip
+				objs = append(objs, p)
+			}
+			objs = append(objs, meshtest.EndpointSlice(ns, name, name+"-x", 8080, pods))
+		}
+		sources = append(sources, collector.Source{Name: fmt.Sprintf("cluster%d", c), Server: fmt.Sprintf("https://c%d", c), Client: fake.NewClientset(objs...)})
+	}
+	r, err := collector.NewRegistry(collector.Options{Sources: sources, Logger: slog.New(slog.DiscardHandler), SyncTimeout: 5 * time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	go func() { _ = r.Run(ctx) }()
+	wctx, wcancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer wcancel()
+	s, err := r.WaitSettled(wctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for _, c := range s.Clusters {
+		n += c.Counts.Endpoints
+	}
+	if n != 30000 || len(s.Gateways) != 3 {
+		b.Fatalf("bench mesh: %d endpoints, %d gateways", n, len(s.Gateways))
+	}
+	return r
+}
+
+// predictWholeMesh is one whole-mesh prediction: every service port from
+// every default viewpoint of every control plane, once.
+func predictWholeMesh(snap *model.Snapshot) int {
+	n := 0
+	for _, cp := range controlPlanes(snap) {
+		view := cut(snap, cp)
+		ix := horizon.NewIndex(view)
+		for _, vp := range explain.Viewpoints(view) {
+			vp.ConfigCluster = cp
+			for _, svc := range view.Services {
+				for _, p := range svc.Ports {
+					n += len(horizon.PredictWith(view, ix, svc.Hostname, p.Port, vp).Endpoints)
+				}
+			}
+		}
+	}
+	return n
+}
+
+// BenchmarkWhatIfOneObject: one object changed in the bench mesh (a pod of
+// one service loses its mTLS label): the whole what-if — overlay, rebuild
+// of that cluster's part, both snapshots, every service port from every
+// viewpoint before and after, both diagnoses — reported with its ratio to
+// one whole-mesh prediction measured in the same run (issue 22: under
+// 500 ms).
+func BenchmarkWhatIfOneObject(b *testing.B) {
+	r := benchMesh(b)
+	snap := r.Snapshot()
+	// The baseline, measured here: the median of 5 whole-mesh predictions.
+	var base []time.Duration
+	for i := 0; i < 5; i++ {
+		start := time.Now()
+		if predictWholeMesh(snap) == 0 {
+			b.Fatal("empty prediction")
+		}
+		base = append(base, time.Since(start))
+	}
+	sort.Slice(base, func(i, j int) bool { return base[i] < base[j] })
+	pod := meshtest.Pod("ns7", "svc7-0", "10.2.0.7", "network2", false)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
+	if err != nil {
+		b.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion("v1")
+	u.SetKind("Pod")
+	req := Request{Objects: []Object{{Cluster: "cluster2", Object: u, File: "pod.yaml", Line: 1}}}
+	b.ResetTimer()
+	var rep *Report
+	for i := 0; i < b.N; i++ {
+		rep, err = Run(r, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if len(rep.Changes) == 0 {
+		b.Fatal("the change changes nothing")
+	}
+	per := time.Duration(b.Elapsed().Nanoseconds() / int64(b.N))
+	b.ReportMetric(float64(per.Milliseconds()), "ms/what-if")
+	b.ReportMetric(float64(base[2].Milliseconds()), "ms/whole-mesh-prediction")
+	b.ReportMetric(float64(per)/float64(base[2]), "x-whole-mesh-prediction")
+}

@@ -1,0 +1,179 @@
+package whatif
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/model"
+)
+
+// Request is one what-if: objects to put (or, with Delete, to delete) and
+// istiod settings to assume.
+type Request struct {
+	Objects []Object
+	Delete  bool
+	Env     []model.IstiodEnv
+}
+
+// ObjectOutcome is what one object of the request does.
+type ObjectOutcome struct {
+	Action  string `json:"action"` // put or delete
+	Kind    string `json:"kind"`
+	Name    string `json:"name"` // namespace/name, or name
+	Cluster string `json:"cluster"`
+	Origin  string `json:"origin"`
+	// Read lists the caches it changes; Unread says why it changes nothing
+	// meshscope predicts, and IstiodReads whether istiod reads it at all.
+	Read        []string `json:"read,omitempty"`
+	Unread      string   `json:"unread,omitempty"`
+	IstiodReads bool     `json:"istiodReads"`
+}
+
+// Problems are the doctor problems the change brings and the ones it
+// resolves (a prediction-only diagnosis of both meshes).
+type Problems struct {
+	New      []explain.Problem `json:"new"`
+	Resolved []explain.Problem `json:"resolved"`
+}
+
+// Report is a what-if's answer.
+type Report struct {
+	// Summary is one line first, then a line per viewpoint.
+	Summary  []string          `json:"summary"`
+	Objects  []ObjectOutcome   `json:"objects"`
+	Settings []model.IstiodEnv `json:"settings,omitempty"`
+	Changes  []ServiceChange   `json:"changes"`
+	Problems Problems          `json:"problems"`
+	Notes    []string          `json:"notes,omitempty"`
+	// Fail lists why the what-if fails its --fail-on rules (Judge).
+	Fail []string `json:"fail,omitempty"`
+	// Before and After are the snapshots' versions and times.
+	SnapshotVersion uint64    `json:"snapshotVersion"`
+	SnapshotTime    time.Time `json:"snapshotTime"`
+}
+
+// Run answers a what-if on the mesh reg holds.
+func Run(reg *collector.Registry, req Request) (*Report, error) {
+	rep := &Report{Settings: req.Env, Changes: []ServiceChange{}}
+	var changes []collector.Change
+	var outcomeAt []int
+	for _, o := range req.Objects {
+		oc := ObjectOutcome{Action: "put", Kind: o.Object.GetKind(), Name: objectName(o), Cluster: o.Cluster, Origin: o.Origin()}
+		if req.Delete {
+			oc.Action = "delete"
+		}
+		why, reads := Unmodelled(o.Object.GroupVersionKind().GroupKind())
+		oc.IstiodReads = reads
+		if why != "" {
+			oc.Unread = why
+		} else {
+			outcomeAt = append(outcomeAt, len(rep.Objects))
+			changes = append(changes, o.Change(req.Delete))
+		}
+		rep.Objects = append(rep.Objects, oc)
+	}
+	w, err := reg.WhatIf(changes, req.Env)
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range w.Outcomes {
+		oc := &rep.Objects[outcomeAt[i]]
+		oc.Read, oc.Unread = o.Read, o.Unread
+		if len(o.Read) == 0 && oc.Unread == "" {
+			oc.Unread = "no cache of cluster " + o.Change.Cluster + " reads it"
+		}
+	}
+	rep.Notes = w.Notes
+	rep.SnapshotVersion, rep.SnapshotTime = w.Before.Version, w.Before.Time
+	rep.Changes, rep.Problems = Compare(w.Before, w.After)
+	rep.Summary = summarize(rep)
+	return rep, nil
+}
+
+// Compare is the endpoints and the problems of two snapshots side by
+// side: the three passes (endpoints, and a diagnosis of each) run at once.
+func Compare(before, after *model.Snapshot) ([]ServiceChange, Problems) {
+	var wg sync.WaitGroup
+	var changes []ServiceChange
+	var pb, pa []explain.Problem
+	now := before.Time
+	wg.Add(3)
+	go func() { defer wg.Done(); changes = Endpoints(before, after) }()
+	go func() { defer wg.Done(); pb = explain.Diagnose(before, explain.Inputs{Now: now}) }()
+	go func() { defer wg.Done(); pa = explain.Diagnose(after, explain.Inputs{Now: now}) }()
+	wg.Wait()
+	if changes == nil {
+		changes = []ServiceChange{}
+	}
+	return changes, diffProblems(pb, pa)
+}
+
+// diffProblems lists the problems only after has (new) and only before
+// has (resolved), a problem being its kind, what it concerns and its
+// sentence.
+func diffProblems(before, after []explain.Problem) Problems {
+	key := func(p explain.Problem) string {
+		return string(p.Kind) + "\x00" + p.Cluster + "\x00" + p.Service + "\x00" + p.Sentence
+	}
+	in := func(ps []explain.Problem) map[string]bool {
+		m := map[string]bool{}
+		for _, p := range ps {
+			m[key(p)] = true
+		}
+		return m
+	}
+	b, a := in(before), in(after)
+	out := Problems{New: []explain.Problem{}, Resolved: []explain.Problem{}}
+	for _, p := range after {
+		if !b[key(p)] {
+			out.New = append(out.New, p)
+		}
+	}
+	for _, p := range before {
+		if !a[key(p)] {
+			out.Resolved = append(out.Resolved, p)
+		}
+	}
+	return out
+}
+
+// summarize writes the first line (what changes, for how many services,
+// what is lost, what problems) and a line per viewpoint.
+func summarize(rep *Report) []string {
+	services := map[string]bool{}
+	lost := map[string]bool{}
+	for _, c := range rep.Changes {
+		services[c.Service] = true
+		if c.LostAll || c.LostRemote {
+			lost[c.Service] = true
+		}
+	}
+	errs := 0
+	for _, p := range rep.Problems.New {
+		if p.Severity == explain.Error {
+			errs++
+		}
+	}
+	first := "no endpoint changes for any proxy"
+	if len(services) > 0 {
+		first = fmt.Sprintf("%s change for some proxy", plural(len(services), "service"))
+		if len(lost) > 0 {
+			first += fmt.Sprintf("; %d lose every endpoint or every remote endpoint somewhere", len(lost))
+		}
+	}
+	first += fmt.Sprintf("; %s, %d resolved", plural(len(rep.Problems.New), "new problem"), len(rep.Problems.Resolved))
+	if errs > 0 {
+		first += fmt.Sprintf(" (%s)", plural(errs, "new error"))
+	}
+	return append([]string{first}, Summary(rep.Changes)...)
+}
+
+func objectName(o Object) string {
+	if o.Object.GetNamespace() == "" {
+		return o.Object.GetName()
+	}
+	return o.Object.GetNamespace() + "/" + o.Object.GetName()
+}

@@ -1,0 +1,133 @@
+package collector
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// labRegistry runs a registry over the lab's two clusters (fakes), cluster2
+// read through cluster1's remote secret, and waits until it has settled.
+func labRegistry(t *testing.T) *Registry {
+	t.Helper()
+	w := newFakeWorld(t)
+	c1 := fake.NewClientset(append(meshtest.LabCluster("network1", "192.168.60.113", "helloworld-v1-abc", "10.44.0.13"),
+		remoteSecret("istio-remote-secret-cluster2", map[string][]byte{"cluster2": kubeconfigFor("https://127.0.0.1:6444", tokenCluster2)}))...)
+	c2 := fake.NewClientset(meshtest.LabCluster("network2", "192.168.60.9", "helloworld-v2-def", "10.144.0.15")...)
+	w.clients["https://127.0.0.1:6444"] = c2
+	r := startRegistry(t, fastOptions(w, Source{Name: "cluster1", Server: "https://127.0.0.1:6443", Client: c1}))
+	waitFor(t, r, 10*time.Second, "both clusters synced", func(s *model.Snapshot) bool {
+		return s.Settled() && len(s.Clusters) == 2 && s.ClusterByID("cluster2") != nil && s.ClusterByID("cluster2").State == model.StateSynced
+	})
+	return r
+}
+
+func toUnstructured(t *testing.T, obj runtime.Object, apiVersion, kind string) *unstructured.Unstructured {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	return u
+}
+
+func TestWhatIf(t *testing.T) {
+	r := labRegistry(t)
+	live := r.Snapshot()
+	unlabelled := toUnstructured(t, meshtest.Namespace("istio-system", ""), "v1", "Namespace")
+	cases := []struct {
+		name    string
+		changes []Change
+		check   func(t *testing.T, w *WhatIf)
+	}{{
+		name:    "the system namespace of cluster2 loses its network label",
+		changes: []Change{{Cluster: "cluster2", Object: unlabelled, Origin: "ns.yaml:1"}},
+		check: func(t *testing.T, w *WhatIf) {
+			if got := w.Before.ClusterByID("cluster2").Network; got != "network2" {
+				t.Errorf("before: cluster2 network %q", got)
+			}
+			if got := w.After.ClusterByID("cluster2").Network; got != "" {
+				t.Errorf("after: cluster2 network %q, want none", got)
+			}
+			if len(w.Outcomes) != 1 || strings.Join(w.Outcomes[0].Read, ",") != "namespaces" {
+				t.Errorf("outcomes %+v", w.Outcomes)
+			}
+		},
+	}, {
+		name:    "the remote secret deleted: cluster2 leaves the mesh",
+		changes: []Change{{Cluster: "cluster1", Delete: true, Object: toUnstructured(t, remoteSecret("istio-remote-secret-cluster2", nil), "v1", "Secret"), Origin: "-:1"}},
+		check: func(t *testing.T, w *WhatIf) {
+			if c := w.After.ClusterByID("cluster2"); c == nil || c.State != model.StateRemoved {
+				t.Errorf("after: cluster2 %+v, want removed", c)
+			}
+			if c := w.Before.ClusterByID("cluster2"); c == nil || c.State != model.StateSynced {
+				t.Errorf("before: cluster2 %+v", c)
+			}
+		},
+	}, {
+		name: "a gateway Service replaced without its status keeps its load-balancer address",
+		changes: []Change{{Cluster: "cluster2", Origin: "gw.yaml:1", Object: func() *unstructured.Unstructured {
+			gw := meshtest.EastWestGateway("network2", "")
+			gw.Status = meshtest.EastWestGateway("network2", "192.168.60.9").Status
+			u := toUnstructured(t, gw, "v1", "Service")
+			delete(u.Object, "status")
+			u.SetLabels(map[string]string{"istio": "eastwestgateway"})
+			return u
+		}()}},
+		check: func(t *testing.T, w *WhatIf) {
+			if n := len(w.Before.Gateways); n != 2 {
+				t.Fatalf("before: %d gateways", n)
+			}
+			for _, g := range w.After.Gateways {
+				if g.Cluster == "cluster2" && g.Network == "network2" {
+					t.Errorf("after: cluster2's gateway still serves network2: %+v", g)
+				}
+			}
+		},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := r.WhatIf(c.changes, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, w)
+		})
+	}
+	if r.Snapshot() != live && r.Snapshot().Version != live.Version {
+		t.Errorf("a what-if published a snapshot: version %d → %d", live.Version, r.Snapshot().Version)
+	}
+	if c := r.Snapshot().ClusterByID("cluster2"); c.Network != "network2" || c.State != model.StateSynced {
+		t.Errorf("a what-if changed the live mesh: %+v", c)
+	}
+}
+
+func TestWhatIfErrors(t *testing.T) {
+	r := labRegistry(t)
+	ns := toUnstructured(t, meshtest.Namespace("nope", ""), "v1", "Namespace")
+	for _, c := range []struct {
+		name string
+		ch   Change
+		want string
+	}{
+		{"unknown cluster", Change{Cluster: "cluster9", Object: ns, Origin: "a.yaml:3"}, `a.yaml:3: no cluster "cluster9" in the mesh (clusters: cluster1, cluster2)`},
+		{"delete of nothing", Change{Cluster: "cluster1", Delete: true, Object: ns, Origin: "b.yaml:1"}, "b.yaml:1: delete Namespace nope in cluster1: Namespace nope does not exist in cluster cluster1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := r.WhatIf([]Change{c.ch}, nil)
+			if err == nil || !errors.Is(err, ErrWhatIf) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want %q", err, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,464 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/collector/whatif"
+	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// liveObject reads one object from a lab cluster as kubectl get -o yaml
+// gives it (what a user edits into a what-if).
+func liveObject(t *testing.T, cluster string, gvr schema.GroupVersionResource, kind, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	dyn, err := dynamic.NewForConfig(theLab.Cluster(cluster).RESTConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ri dynamic.ResourceInterface = dyn.Resource(gvr)
+	if ns != "" {
+		ri = dyn.Resource(gvr).Namespace(ns)
+	}
+	u, err := ri.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.SetKind(kind)
+	return u
+}
+
+var (
+	gvrNamespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	gvrServices   = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	gvrPods       = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	gvrConfigMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+)
+
+// withoutLabel is the object with one label removed.
+func withoutLabel(u *unstructured.Unstructured, key string) *unstructured.Unstructured {
+	l := u.GetLabels()
+	delete(l, key)
+	u.SetLabels(l)
+	return u
+}
+
+// docsIn decodes YAML documents as objects of cluster.
+func docsIn(t *testing.T, cluster string, docs ...string) []whatif.Object {
+	t.Helper()
+	var out []whatif.Object
+	for i, d := range docs {
+		objs, err := whatif.Decode(fmt.Sprintf("doc%d.yaml", i+1), []byte(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range objs {
+			objs[j].Cluster = cluster
+		}
+		out = append(out, objs...)
+	}
+	return out
+}
+
+// whatIfViews are the viewpoints a what-if is checked from: a network1
+// sidecar, a network2 sidecar and a proxy without NETWORK, each on each of
+// the lab's istiods (multi-primary).
+type whatIfView struct {
+	vp     xdsclient.Viewpoint
+	istiod *lab.Istiod
+	p      *probe
+}
+
+func startWhatIfViews(t *testing.T, eds string) []*whatIfView {
+	var out []*whatIfView
+	for _, is := range theLab.Istiods() {
+		for _, vp := range []xdsclient.Viewpoint{{Cluster: "cluster1", Network: "network1"}, {Cluster: "cluster2", Network: "network2"}, {Cluster: "cluster1", NoNetwork: true}} {
+			vp.ControlPlane = is.Cluster
+			v := &whatIfView{vp: vp, istiod: is}
+			v.start(t, eds)
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (v *whatIfView) start(t *testing.T, eds string) {
+	v.p = runProbe(t, xdsclient.Options{Viewpoint: v.vp, ControlPlane: v.istiod.Cluster, EDSNames: []string{eds},
+		Transport: xdsclient.TransportConfig{Address: v.istiod.XDSAddress()}})
+}
+
+// matches says where what istiod sends the views differs from what snap
+// predicts ("" when it matches everywhere). A view that gets no EDS for
+// the name matches a prediction without endpoints.
+func matches(snap *model.Snapshot, views []*whatIfView, host string, port int32) string {
+	eds := horizon.EDSClusterName(host, port)
+	for _, v := range views {
+		la, ok := v.p.c.LoadAssignment(eds)
+		if cds := v.p.c.Clusters(); len(cds) > 0 && !hasCluster(cds, eds) {
+			// Out of the proxy's scope (a Sidecar): istiod removes the
+			// cluster from CDS, and a real Envoy its endpoints.
+			la, ok = xdsclient.LoadAssignment{Cluster: eds}, true
+		}
+		if !ok {
+			pred := explain.ExplainWith(snap, host, port, v.vp, v.istiod.Cluster, nil, explain.Extra{})
+			if len(pred.Predicted) > 0 {
+				return fmt.Sprintf("%s: no EDS from istiod, predicted %v", v.vp, pred.Predicted)
+			}
+			continue
+		}
+		pred := explain.ExplainWith(snap, host, port, v.vp, v.istiod.Cluster, &la, explain.Extra{})
+		if pred.Verdict != explain.Match {
+			return fmt.Sprintf("%s: istiod sends %v, predicted %v (dropped %v): %+v", v.vp, v.p.eds(eds), pred.Predicted, pred.Dropped, pred.Differences)
+		}
+	}
+	return ""
+}
+
+func hasCluster(cds []xdsclient.Cluster, name string) bool {
+	for _, c := range cds {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// TestWhatIfOnLab: for each change, the what-if is computed on the lab as
+// it is; its "before" is what the lab's two istiods send now, from every
+// viewpoint; then the change is really made, and what the istiods send
+// becomes the what-if's "after", predicted before the change existed.
+func TestWhatIfOnLab(t *testing.T) {
+	ctx := context.Background()
+	reg := startRegistryFrom(t, "cluster1", "cluster2")
+	str := func(s string) *string { return &s }
+	const hello = "helloworld.sample.svc.cluster.local"
+	pod2 := lab.HelloworldPod("cluster2")
+	secret := lab.RemoteSecretName("cluster2")
+	var secretData map[string][]byte
+	const moreGateways = `networks:
+  network2:
+    endpoints:
+    - fromRegistry: cluster2
+    gateways:
+    - address: 192.168.60.77
+      port: 15443
+`
+	plaintext := `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: helloworld-plaintext, namespace: sample}
+spec:
+  host: helloworld.sample.svc.cluster.local
+  trafficPolicy: {tls: {mode: DISABLE}}
+`
+	ownNSOnly := sidecarResource("default", 0, "./*", "istio-system/*")
+	vmDocs := []string{vmServiceEntry, vmWorkloadEntry("vm-net1", "10.44.0.80", "network1"), vmWorkloadEntry("vm-net2", "10.144.0.80", "network2")}
+	ambientEnv := []string{"PILOT_ENABLE_AMBIENT=true", "AMBIENT_ENABLE_MULTI_NETWORK=true"}
+	setEnv := func(env []string) func() error {
+		return func() error {
+			for i := range theLab.Istiods() {
+				if err := theLab.SetIstiodEnv(ctx, i, env); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	type scenario struct {
+		name string
+		// setup, if set, is made for real first (and undone at the end).
+		setup, undoSetup func() error
+		objects          func(t *testing.T) []whatif.Object
+		delete           bool
+		env              []model.IstiodEnv
+		apply, undo      func() error
+		host             string
+		port             int32
+		// scoped: the change takes the service out of the proxy's scope
+		// (CDS); a probe that still disagrees reconnects, as a new proxy
+		// gets istiod's current answer.
+		scoped bool
+	}
+	scenarios := []scenario{
+		{
+			name: "the network label of cluster2's system namespace removed (a pod without its own)",
+			setup: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.NetworkLabel, nil)
+			},
+			undoSetup: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.NetworkLabel, str("network2"))
+			},
+			objects: func(t *testing.T) []whatif.Object {
+				u := withoutLabel(liveObject(t, "cluster2", gvrNamespaces, "Namespace", "", lab.SystemNamespace), lab.NetworkLabel)
+				return []whatif.Object{{Cluster: "cluster2", Object: u, File: "ns.yaml", Line: 1}}
+			},
+			apply: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindNamespace, "", lab.SystemNamespace, lab.NetworkLabel, nil)
+			},
+			undo: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindNamespace, "", lab.SystemNamespace, lab.NetworkLabel, str("network2"))
+			},
+			host: hello, port: 5000,
+		},
+		{
+			name:    "the remote secret for cluster2 deleted in cluster1 (multi-primary)",
+			objects: func(t *testing.T) []whatif.Object { return docsIn(t, "cluster1", remoteSecretDoc(secret)) },
+			delete:  true,
+			apply: func() error {
+				s, err := theLab.Cluster("cluster1").Client().CoreV1().Secrets(lab.SystemNamespace).Get(ctx, secret, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				secretData = s.Data
+				return theLab.DeleteRemoteSecret(ctx, "cluster1", secret)
+			},
+			undo: func() error { return theLab.WriteRemoteSecret(ctx, "cluster1", secret, secretData) },
+			host: hello, port: 5000,
+		},
+		{
+			name:    "a DestinationRule with tls mode DISABLE in cluster1",
+			objects: func(t *testing.T) []whatif.Object { return docsIn(t, "cluster1", plaintext) },
+			apply:   func() error { return theLab.ApplyIstioConfig(ctx, "cluster1", plaintext) },
+			undo:    func() error { return theLab.DeleteIstioConfig(ctx, "cluster1", plaintext) },
+			host:    hello, port: 5000,
+		},
+		{
+			name:    "a Sidecar of namespace default that hides the service",
+			objects: func(t *testing.T) []whatif.Object { return docsIn(t, "cluster1", ownNSOnly) },
+			apply:   func() error { return theLab.ApplyIstioConfig(ctx, "cluster1", ownNSOnly) },
+			undo:    func() error { return theLab.DeleteIstioConfig(ctx, "cluster1", ownNSOnly) },
+			host:    hello, port: 5000, scoped: true,
+		},
+		{
+			name: "cluster2's gateway Service loses its network label",
+			objects: func(t *testing.T) []whatif.Object {
+				u := withoutLabel(liveObject(t, "cluster2", gvrServices, "Service", lab.SystemNamespace, "istio-eastwestgateway"), lab.NetworkLabel)
+				return []whatif.Object{{Cluster: "cluster2", Object: u, File: "gw.yaml", Line: 1}}
+			},
+			apply: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, "istio-eastwestgateway", lab.NetworkLabel, nil)
+			},
+			undo: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindService, lab.SystemNamespace, "istio-eastwestgateway", lab.NetworkLabel, str("network2"))
+			},
+			host: hello, port: 5000,
+		},
+		{
+			name: "meshNetworks in cluster1 gives network2 a second gateway",
+			objects: func(t *testing.T) []whatif.Object {
+				u := liveObject(t, "cluster1", gvrConfigMaps, "ConfigMap", lab.SystemNamespace, lab.MeshConfigMap)
+				if err := unstructured.SetNestedField(u.Object, moreGateways, "data", "meshNetworks"); err != nil {
+					t.Fatal(err)
+				}
+				return []whatif.Object{{Cluster: "cluster1", Object: u, File: "cm.yaml", Line: 1}}
+			},
+			apply: func() error { _, err := theLab.SetMeshNetworks(ctx, "cluster1", moreGateways); return err },
+			undo:  func() error { _, err := theLab.SetMeshNetworks(ctx, "cluster1", ""); return err },
+			host:  hello, port: 5000,
+		},
+		{
+			name:    "a ServiceEntry with WorkloadEntries on both networks",
+			objects: func(t *testing.T) []whatif.Object { return docsIn(t, "cluster1", vmDocs...) },
+			apply: func() error {
+				for _, d := range vmDocs {
+					if err := theLab.ApplyIstioConfig(ctx, "cluster1", d); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			undo: func() error {
+				for _, d := range vmDocs {
+					if err := theLab.DeleteIstioConfig(ctx, "cluster1", d); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			host: "vm.mesh.internal", port: 8080,
+		},
+		{
+			name: "serviceSettings clusterLocal in cluster1's mesh config",
+			objects: func(t *testing.T) []whatif.Object {
+				u := liveObject(t, "cluster1", gvrConfigMaps, "ConfigMap", lab.SystemNamespace, lab.MeshConfigMap)
+				if err := unstructured.SetNestedField(u.Object, clusterLocalMesh, "data", "mesh"); err != nil {
+					t.Fatal(err)
+				}
+				return []whatif.Object{{Cluster: "cluster1", Object: u, File: "mesh.yaml", Line: 1}}
+			},
+			apply: func() error { return theLab.SetMeshConfig(ctx, "cluster1", clusterLocalMesh) },
+			undo:  func() error { return theLab.SetMeshConfig(ctx, "cluster1", lab.MeshConfigText) },
+			host:  hello, port: 5000,
+		},
+		{
+			name: "cluster2's helloworld pod loses its mTLS label",
+			objects: func(t *testing.T) []whatif.Object {
+				u := withoutLabel(liveObject(t, "cluster2", gvrPods, "Pod", lab.SampleNamespace, pod2), lab.TLSModeLabel)
+				return []whatif.Object{{Cluster: "cluster2", Object: u, File: "pod.yaml", Line: 1}}
+			},
+			apply: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.TLSModeLabel, nil)
+			},
+			undo: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.TLSModeLabel, str("istio"))
+			},
+			host: hello, port: 5000,
+		},
+		{
+			name:    "AMBIENT_ENABLE_MULTI_NETWORK (and ambient) turned on in a mesh of sidecars, both istiods restarted so",
+			objects: func(*testing.T) []whatif.Object { return nil },
+			env:     []model.IstiodEnv{{Key: model.SettingAmbient, Value: "true"}, {Key: model.SettingAmbientMultiNetwork, Value: "true"}},
+			apply:   setEnv(ambientEnv),
+			undo:    setEnv(nil),
+			host:    hello, port: 5000,
+		},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			eds := horizon.EDSClusterName(sc.host, sc.port)
+			views := startWhatIfViews(t, eds)
+			if sc.setup != nil {
+				withChange(t, sc.setup, sc.undoSetup)
+			}
+			// meshscope and istiod agree on the mesh as it is (a probe that
+			// connected while the last scenario was being undone may hold
+			// a scope it no longer has: a new proxy gets the current one).
+			agree(t, func() *model.Snapshot { return reg.Snapshot() }, views, sc.host, sc.port, eds, true)
+			var changes []collector.Change
+			for _, o := range sc.objects(t) {
+				changes = append(changes, o.Change(sc.delete))
+			}
+			w, err := reg.WhatIf(changes, sc.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed := false
+			for _, c := range whatif.Endpoints(w.Before, w.After) {
+				changed = changed || c.Service == sc.host
+			}
+			if !changed {
+				t.Fatalf("the what-if predicts no change for %s", sc.host)
+			}
+			if m := matches(w.Before, views, sc.host, sc.port); m != "" {
+				t.Fatalf("what-if's before: %s", m)
+			}
+			withChange(t, sc.apply, sc.undo)
+			agree(t, func() *model.Snapshot { return w.After }, views, sc.host, sc.port, eds, sc.scoped)
+		})
+	}
+}
+
+// agree waits until what istiod sends every view matches what snap()
+// predicts; with reconnect, views that still disagree after a few seconds
+// connect again, as a new proxy would.
+func agree(t *testing.T, snap func() *model.Snapshot, views []*whatIfView, host string, port int32, eds string, reconnect bool) {
+	t.Helper()
+	restarted := time.Now()
+	eventually(t, 90*time.Second, func() string {
+		m := matches(snap(), views, host, port)
+		if m != "" && reconnect && time.Since(restarted) > 3*time.Second {
+			for _, v := range views {
+				v.start(t, eds)
+			}
+			restarted = time.Now()
+		}
+		return m
+	})
+}
+
+// remoteSecretDoc names a remote secret to delete.
+func remoteSecretDoc(name string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: %s, namespace: %s}\n", name, lab.SystemNamespace)
+}
+
+// TestWhatIfCommandOnLab: the command's exit status and output on the lab —
+// a DestinationRule that drops every cross-network endpoint fails the
+// default rules (new errors), JSON lists the change; a YAML error names
+// the file and line (exit 2); a delete of nothing is an error (exit 2).
+func TestWhatIfCommandOnLab(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dr := write("dr.yaml", `# helloworld in plaintext
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: helloworld-plaintext, namespace: sample}
+spec:
+  host: helloworld.sample.svc.cluster.local
+  trafficPolicy: {tls: {mode: DISABLE}}
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: deny-nothing, namespace: sample}
+spec: {}
+`)
+	bad := write("bad.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: [oops\n")
+	run := func(args ...string) (string, string, int) {
+		cmd := exec.Command(meshscopeBinary(t), append([]string{"what-if", "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1,cluster2"}, args...)...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), code
+	}
+	out, stderr, code := run("-f", "cluster1="+dr, "-o", "json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (new errors)\n%s\n%s", code, out, stderr)
+	}
+	var rep whatif.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	found := false
+	for _, c := range rep.Changes {
+		found = found || (c.Service == "helloworld.sample.svc.cluster.local" && c.Viewpoint == "cluster1/network1@cluster1" && c.LostRemote)
+	}
+	if !found || len(rep.Problems.New) == 0 || len(rep.Fail) == 0 {
+		t.Errorf("report: %d changes (helloworld from cluster1/network1@cluster1 losing its remote endpoints: %v), %d new problems, fail %v", len(rep.Changes), found, len(rep.Problems.New), rep.Fail)
+	}
+	if len(rep.Objects) != 2 || rep.Objects[1].Unread == "" || !rep.Objects[1].IstiodReads || len(rep.Objects[0].Read) == 0 {
+		t.Errorf("objects: %+v", rep.Objects)
+	}
+	text, _, code := run("-f", "cluster1="+dr, "--fail-on", "none")
+	if code != 0 || !strings.Contains(text, "LOSES EVERY REMOTE ENDPOINT") || !strings.Contains(text, "tls mode") && !strings.Contains(text, "TLS mode DISABLE") {
+		t.Errorf("--fail-on none: exit %d\n%s", code, text)
+	}
+	_, stderr, code = run("-f", bad)
+	if code != 2 || !strings.Contains(stderr, "bad.yaml:9") {
+		t.Errorf("bad YAML: exit %d, stderr %q (want exit 2 naming bad.yaml:9)", code, stderr)
+	}
+	_, stderr, code = run("--delete", "-f", "cluster2="+write("gone.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: nope, namespace: sample}\n"))
+	if code != 2 || !strings.Contains(stderr, "Service sample/nope does not exist in cluster cluster2") {
+		t.Errorf("delete of nothing: exit %d, stderr %q", code, stderr)
+	}
+}
