@@ -179,6 +179,27 @@ func TestGatewayDNSName(t *testing.T) {
 		}
 	}
 
+	// istiod cluster1 with RESOLVE_HOSTNAME_GATEWAYS=false (its pod's env,
+	// where meshscope reads it): it drops the named gateway, network2's
+	// pod IP leaks to its network1 proxies, and meshscope predicts so.
+	if err := theLab.SetIstiodEnv(ctx, 0, []string{model.SettingResolveHostnameGateways + "=false"}); err != nil {
+		t.Fatal(err)
+	}
+	_, snap = matches("istiod cluster1 does not resolve names", [3]string{"10.144.0.15:5000 w=1,10.44.0.13:5000 w=1", seedEDSNetwork2, seedEDSNetwork2}, 60*time.Second)
+	ps = explain.Diagnose(snap, explain.Inputs{})
+	if _, why := problemOf(ps, string(model.ProblemGatewayHostname), explain.Warning,
+		"istiod (cluster1) does not resolve gateway names (RESOLVE_HOSTNAME_GATEWAYS=false, istiod pod)", "it drops gateway "+gw2Name); why != "" {
+		t.Error(why)
+	}
+	if err := theLab.SetIstiodEnv(ctx, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	matches("istiod cluster1 resolves names again", [3]string{
+		"10.44.0.13:5000 w=2,192.168.60.21:15443 w=1,192.168.60.22:15443 w=1",
+		"10.144.0.15:5000 w=2,192.168.60.113:15443 w=2",
+		"192.168.60.113:15443 w=2,192.168.60.21:15443 w=1,192.168.60.22:15443 w=1",
+	}, 60*time.Second)
+
 	// One A record: after the TTL (istiod keeps an answer at least 30 s)
 	// istiod pushes one gateway entry, and meshscope follows.
 	if err := theLab.SetDNS(gw2Name, &lab.DNSRecord{A: []string{"192.168.60.23"}, TTL: 30}); err != nil {
