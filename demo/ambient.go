@@ -5,8 +5,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 
 	"github.com/meshscope/meshscope/internal/kubesim"
@@ -33,21 +31,7 @@ const (
 
 // newDynamic is a cluster's dynamic client: Gateway API Gateways and the
 // Istio config kinds the collector lists (cluster1 holds istioconfig.go's).
-func newDynamic() *dynamicfake.FakeDynamicClient {
-	gvr := func(group, res string) schema.GroupVersionResource {
-		return schema.GroupVersionResource{Group: group, Version: "v1", Resource: res}
-	}
-	kinds := map[schema.GroupVersionResource]string{
-		gvr("networking.istio.io", "destinationrules"):  "DestinationRuleList",
-		gvr("security.istio.io", "peerauthentications"): "PeerAuthenticationList",
-		gvr("networking.istio.io", "serviceentries"):    "ServiceEntryList",
-		gvr("networking.istio.io", "workloadentries"):   "WorkloadEntryList",
-		gvr("networking.istio.io", "sidecars"):          "SidecarList",
-		gvr("networking.istio.io", "virtualservices"):   "VirtualServiceList",
-		kubesim.GatewayGVR:                              "GatewayList",
-	}
-	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds)
-}
+func newDynamic() *dynamicfake.FakeDynamicClient { return kubesim.NewFakeDynamic() }
 
 // seedAmbient writes the mesh config (in the control plane's cluster) and
 // the cluster's ambient east-west Gateway.

@@ -116,11 +116,15 @@ func (v *proxiesView) render(vc viewContext, w, h int) string {
 		notes = append(notes, "This feed reads no istiod /debug/syncz: every pod with a proxy is UNKNOWN (give --istiod-debug-address).")
 	}
 	for _, r := range fx.f.Unread {
-		notes = append(notes, fmt.Sprintf("cannot read istiod %s's connected proxies at %s: %v", r.ControlPlane, r.Address, r.Err))
+		at := ""
+		if r.Address != "" { // "" when the port-forward to it failed: its error says so
+			at = " at " + r.Address
+		}
+		notes = append(notes, fmt.Sprintf("cannot read istiod %s's connected proxies%s: %v", r.ControlPlane, at, r.Err))
 	}
 	if fx.served {
 		for _, cp := range fx.f.Missing {
-			notes = append(notes, fmt.Sprintf("istiod %s's proxies were not read (--istiod-debug-address %s=HOST:PORT): a pod no istiod read lists is UNKNOWN.", cp, cp))
+			notes = append(notes, fmt.Sprintf("istiod %s's proxies were not read (--context %s, or --istiod-debug-address %s=HOST:PORT): a pod no istiod read lists is UNKNOWN.", cp, cp, cp))
 		}
 	}
 	if v.filter.bad != "" {

@@ -65,8 +65,8 @@ row with a count:
   dropped); and, unless --offline, where what each control plane sends a
   ztunnel (the workload API) differs from the prediction;
 - istiod's own view (/debug/clusterz, /debug/networkz) where it disagrees:
-  from --istiod-debug-address, else through a port-forward to the istiod
-  pod's port 8080;
+  from --istiod-debug-address, else through a port-forward to port 8080
+  of each primary's istiod pod, in the primary's own kube context;
 - the mesh's real proxies (each istiod's /debug/syncz, from the same
   address; see meshscope proxies): a pod with an istio-proxy container that
   no istiod lists (proxy-disconnected), a proxy that NACKed or has not

@@ -12,23 +12,19 @@ import (
 
 // istiodViews reads each istiod's own view (/debug/clusterz,
 // /debug/networkz) from the debug targets (--istiod-debug-address, else
-// the port-forward to the istiod pod's 8080), labelled with the cluster ID
+// the port-forward to each primary's istiod pod's 8080), labelled with the cluster ID
 // of its control plane. What cannot be read is an istiod-unreachable
 // warning; the rest of a report stands without it.
 func istiodViews(ctx context.Context, m *live.Session, snap *model.Snapshot) ([]istiod.View, []explain.Problem) {
 	var views []istiod.View
 	var ps []explain.Problem
-	reads, err := m.IstiodViews(ctx)
-	if err != nil {
-		ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: model.ProblemIstiodUnreachable,
-			Sentence: fmt.Sprintf("cannot read istiod's own view (give --istiod-debug-address to point at it): %v", err)})
-	}
 	// Each read is already labelled with its control plane's cluster ID
-	// (live.Session.IstiodViews).
-	for _, r := range reads {
+	// (live.Session.IstiodViews); a failed port-forward is a read with its
+	// error.
+	for _, r := range m.IstiodViews(ctx, snap) {
 		if r.Err != nil {
 			ps = append(ps, explain.Problem{Severity: explain.Warning, Kind: model.ProblemIstiodUnreachable, Cluster: r.ControlPlane,
-				Sentence: fmt.Sprintf("cannot read istiod's own view at %s: %v", r.Address, r.Err)})
+				Sentence: fmt.Sprintf("cannot read istiod's own view%s (give --istiod-debug-address %s=HOST:PORT to point at it): %v", at(r.Address), r.ControlPlane, r.Err)})
 			continue
 		}
 		views = append(views, r.View)

@@ -32,9 +32,9 @@ func newProxiesCmd(g *globalOptions) *cobra.Command {
 		Short: "Every real proxy of the mesh, from every istiod: connected where, in sync, injected identity, versions",
 		Long: `proxies lists the proxies of the whole mesh, like istioctl proxy-status
 across every primary: each istiod's /debug/syncz (from --istiod-debug-address,
-CLUSTER=HOST:PORT per control plane, else through a port-forward to the
-first context's istiod pod's port 8080) joined with the pods meshscope
-watches in every cluster.
+CLUSTER=HOST:PORT per control plane, else through a port-forward to port
+8080 of each primary's istiod pod, in the primary's own kube context)
+joined with the pods meshscope watches in every cluster.
 
 Each row is a proxy connected to an istiod, with its sync state per xDS type
 as istiod sees it (SYNCED, STALE for how long, NACK with the proxy's error,
@@ -51,7 +51,8 @@ meshscope's own impersonated proxies (ISTIO_VERSION ending in -meshscope)
 are marked "probe" and left out of every check; --probes=false hides them.
 
 Exit status: 0, also when proxies are out of sync (doctor reports those).`,
-		Example: `  meshscope proxies --context cluster1,cluster2 --istiod-debug-address cluster1=127.0.0.1:8080,cluster2=127.0.0.1:8090
+		Example: `  meshscope proxies --context cluster1,cluster2
+  meshscope proxies --context cluster1,cluster2 --istiod-debug-address cluster1=127.0.0.1:8080,cluster2=127.0.0.1:8090
   meshscope proxies --state STALE,NACK,DISCONNECTED
   meshscope proxies --namespace sample -o json`,
 		Args: cobra.NoArgs,
@@ -104,23 +105,41 @@ func runProxies(cmd *cobra.Command, g *globalOptions, o *proxiesOptions) error {
 }
 
 // readFleet reads every istiod's syncz and joins it with the collector's
-// newest snapshot; what could not be read is a warning sentence.
+// newest snapshot (joinFleet); what could not be read is a warning
+// sentence.
 func readFleet(ctx context.Context, m *live.Session) (fleet.Fleet, []string) {
+	return joinFleet(ctx, m.Registry().Snapshot, m.IstiodSyncz)
+}
+
+// joinFleet takes the newest snapshot just before the syncz reads, as the
+// UI's feed does (live.Feed.Syncz): a pod that starts while the reads run,
+// and connects after its istiod's syncz was read, is then not in the
+// snapshot either — with the snapshot taken after the reads it would be a
+// pod that no istiod lists, reported DISCONNECTED. The same snapshot names
+// the control planes whose syncz is read.
+func joinFleet(ctx context.Context, newest func() *model.Snapshot, syncz func(context.Context, *model.Snapshot) []fleet.Read) (fleet.Fleet, []string) {
 	var warnings []string
-	reads, err := m.IstiodSyncz(ctx)
-	if err != nil {
-		warnings = append(warnings, fmt.Sprintf("cannot read istiod's connected proxies (give --istiod-debug-address to point at it): %v", err))
-	}
+	snap := newest()
+	reads := syncz(ctx, snap)
 	for _, r := range reads {
 		if r.Err != nil {
-			warnings = append(warnings, fmt.Sprintf("cannot read istiod %s's connected proxies at %s: %v", r.ControlPlane, r.Address, r.Err))
+			warnings = append(warnings, fmt.Sprintf("cannot read istiod %s's connected proxies%s: %v", r.ControlPlane, at(r.Address), r.Err))
 		}
 	}
-	f := fleet.Build(m.Registry().Snapshot(), reads, time.Now())
+	f := fleet.Build(snap, reads, time.Now())
 	for _, cp := range f.Missing {
-		warnings = append(warnings, fmt.Sprintf("the proxies connected to istiod %s were not read (give --istiod-debug-address %s=HOST:PORT): a pod that no istiod read lists is UNKNOWN, not DISCONNECTED", cp, cp))
+		warnings = append(warnings, fmt.Sprintf("the proxies connected to istiod %s were not read (give --context %s to port-forward to it, or --istiod-debug-address %s=HOST:PORT): a pod that no istiod read lists is UNKNOWN, not DISCONNECTED", cp, cp, cp))
 	}
 	return f, warnings
+}
+
+// at is " at ADDRESS", or nothing when there is no address (the
+// port-forward to istiod failed, and its error says so).
+func at(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	return " at " + addr
 }
 
 func (o *proxiesOptions) keep(p fleet.Proxy) bool {

@@ -85,9 +85,17 @@ func (k Kube) ViewpointFromPod(ctx context.Context, ref xdsclient.PodRef) (xdscl
 // debug 8080). It returns the forward and the context's name (the cluster
 // that istiod is primary of, as far as the kubeconfig says).
 func (k Kube) PortForward(ctx context.Context, namespace string, port int, timeout time.Duration) (*PortForward, string, error) {
-	cfg, kctx, err := k.Config("")
+	return k.PortForwardIn(ctx, "", namespace, port, timeout)
+}
+
+// PortForwardIn is PortForward to the istiod of kube context kctx ("" is
+// the first context): in multi-primary each primary's istiod runs in its
+// own cluster, and its debug endpoint is reached only through that
+// cluster's API server.
+func (k Kube) PortForwardIn(ctx context.Context, kctx, namespace string, port int, timeout time.Duration) (*PortForward, string, error) {
+	cfg, kctx, err := k.Config(kctx)
 	if err != nil {
-		return nil, "", fmt.Errorf("no --xds-address, and no kube context to port-forward through: %w", err)
+		return nil, "", fmt.Errorf("no kube context to port-forward through: %w", err)
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {

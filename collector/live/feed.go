@@ -328,17 +328,18 @@ func (f *Feed) Close() {
 	}
 }
 
-// pollIstiod reads istiod's own view every IstiodPoll. Without a
-// port-forward there is no istiod opinion; the forwarder tries again after
-// the retry delay.
+// pollIstiod reads istiod's own view and its connected proxies, from every
+// primary's istiod, every IstiodPoll. A primary whose port-forward failed
+// is a read with its error; the forwarder tries it again after the retry
+// delay.
 func (f *Feed) pollIstiod(ctx context.Context) {
 	t := time.NewTicker(f.s.istiodPoll)
 	defer t.Stop()
 	for {
-		reads, err := f.s.IstiodViews(ctx)
-		if err != nil {
-			slog.Debug("no istiod debug view", "err", err)
-		}
+		// The snapshot before the reads: it names the control planes to
+		// read, and the fleet joins the syncz with it (Syncz says why before).
+		snap := f.s.reg.Snapshot()
+		reads := f.s.IstiodViews(ctx, snap)
 		var views []istiod.View
 		for _, r := range reads {
 			if r.Err != nil {
@@ -350,14 +351,10 @@ func (f *Feed) pollIstiod(ctx context.Context) {
 		// The connected proxies, from the same debug endpoints: a failed
 		// read stays in the list with its error (the fleet says which
 		// control plane it could not read).
-		synczSnap := f.s.reg.Snapshot()
-		sz, err := f.s.IstiodSyncz(ctx)
-		if err != nil {
-			slog.Debug("no istiod syncz", "err", err)
-		}
+		sz := f.s.IstiodSyncz(ctx, snap)
 		f.mu.Lock()
 		f.istiod = views
-		f.syncz, f.synczSnap = sz, synczSnap
+		f.syncz, f.synczSnap = sz, snap
 		f.mu.Unlock()
 		select {
 		case <-ctx.Done():

@@ -12,15 +12,22 @@ import (
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// startForwardFunc port-forwards to a port of the istiod pod and says
-// which cluster (kube context) that istiod is in.
-type startForwardFunc func(ctx context.Context, port int) (*istiod.PortForward, string, error)
+// startForwardFunc port-forwards to a port of the istiod pod of kube
+// context kctx ("" is the first context) and says which cluster (kube
+// context) that istiod is in.
+type startForwardFunc func(ctx context.Context, kctx string, port int) (*istiod.PortForward, string, error)
 
-// forwarder keeps one port-forward per port of the istiod pod, shared by
-// every caller (each stream, the istiod poller). Once up, a forward heals
-// by itself (istiod.PortForward); a failed attempt is remembered and
-// answered from memory until retry has passed, so callers asking at once
-// do not hammer the API server.
+// forwardKey is one port of the istiod of one kube context.
+type forwardKey struct {
+	kctx string
+	port int
+}
+
+// forwarder keeps one port-forward per kube context and port of its
+// istiod pod, shared by every caller (each stream, the istiod poller).
+// Once up, a forward heals by itself (istiod.PortForward); a failed attempt
+// is remembered and answered from memory until retry has passed, so
+// callers asking at once do not hammer the API server.
 type forwarder struct {
 	// ctx lives until close: forwards outlive the callers that start them.
 	ctx   context.Context
@@ -28,7 +35,7 @@ type forwarder struct {
 	start startForwardFunc
 
 	mu       sync.Mutex
-	forwards map[int]*istiodForward // by istiod's port
+	forwards map[forwardKey]*istiodForward
 }
 
 // istiodForward is one port-forward, or its last failure.
@@ -41,17 +48,19 @@ type istiodForward struct {
 }
 
 func newForwarder(ctx context.Context, retry time.Duration, start startForwardFunc) *forwarder {
-	return &forwarder{ctx: ctx, retry: retry, start: start, forwards: map[int]*istiodForward{}}
+	return &forwarder{ctx: ctx, retry: retry, start: start, forwards: map[forwardKey]*istiodForward{}}
 }
 
-// get returns the local address forwarded to port, starting the forward
-// if there is none (and its last failure is older than retry).
-func (fw *forwarder) get(ctx context.Context, port int) (Target, error) {
+// get returns the local address forwarded to port of the istiod of kube
+// context kctx ("" is the first context), starting the forward if there is
+// none (and its last failure is older than retry).
+func (fw *forwarder) get(ctx context.Context, kctx string, port int) (Target, error) {
 	fw.mu.Lock()
-	f := fw.forwards[port]
+	key := forwardKey{kctx, port}
+	f := fw.forwards[key]
 	if f == nil {
 		f = &istiodForward{}
-		fw.forwards[port] = f
+		fw.forwards[key] = f
 	}
 	fw.mu.Unlock()
 	f.mu.Lock()
@@ -64,9 +73,13 @@ func (fw *forwarder) get(ctx context.Context, port int) (Target, error) {
 	actx, cancel := context.WithCancel(fw.ctx)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
-	pf, cluster, err := fw.start(actx, port)
+	pf, cluster, err := fw.start(actx, kctx, port)
 	if err != nil {
-		f.err, f.failedAt = fmt.Errorf("port-forwarding to istiod's port %d failed: %w", port, err), time.Now()
+		in := ""
+		if kctx != "" {
+			in = fmt.Sprintf(" in context %q", kctx)
+		}
+		f.err, f.failedAt = fmt.Errorf("port-forwarding to istiod's port %d%s failed: %w", port, in, err), time.Now()
 		return Target{}, f.err
 	}
 	f.pf, f.target, f.err = pf, Target{Cluster: cluster, Address: pf.Address}, nil
@@ -123,7 +136,7 @@ func (s *Session) ControlPlaneFor(ctx context.Context, vp xdsclient.Viewpoint) (
 // context may be called like an EKS ARN while istiod calls its cluster
 // cluster1).
 func (s *Session) forwarded(ctx context.Context, port int) (Target, error) {
-	t, err := s.fwd.get(ctx, port)
+	t, err := s.fwd.get(ctx, "", port)
 	if err != nil || s.reg == nil {
 		return t, err
 	}

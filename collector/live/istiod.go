@@ -5,12 +5,14 @@ import (
 
 	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/model"
 )
 
 // IstiodRead is istiod's own view of the mesh as read from one control
 // plane's debug address, or why it could not be read.
 type IstiodRead struct {
-	// ControlPlane names the istiod; Address is its debug host:port.
+	// ControlPlane names the istiod; Address is its debug host:port ("" when
+	// the port-forward to it failed).
 	ControlPlane string
 	Address      string
 	View         istiod.View
@@ -20,65 +22,68 @@ type IstiodRead struct {
 // readsIstiodView says whether IstiodViews can give anything.
 func (s *Session) readsIstiodView() bool { return len(s.istiodDebug) > 0 || s.forwardsToIstiod() }
 
+// debugTarget is one istiod debug endpoint to read, or why it cannot be
+// reached (its port-forward failed).
+type debugTarget struct {
+	Target
+	err error
+}
+
 // istiodDebugTargets are the istiod debug endpoints to read istiod's own
-// view from: Options.IstiodDebug, else — when meshscope reaches istiod by
-// port-forward anyway — a port-forward to the istiod pod's 8080. With
-// control planes given by address only, istiod's HTTP address is unknown:
-// none. The error says why the port-forward failed.
-func (s *Session) istiodDebugTargets(ctx context.Context) ([]Target, error) {
+// view and its connected proxies from: Options.IstiodDebug, else — when
+// meshscope reaches istiod by port-forward anyway — a port-forward to port
+// 8080 of every primary's istiod pod (forwardedDebugTargets). With control
+// planes given by address only, istiod's HTTP address is unknown: none.
+// snap names the control planes.
+func (s *Session) istiodDebugTargets(ctx context.Context, snap *model.Snapshot) []debugTarget {
 	if len(s.istiodDebug) > 0 || !s.forwardsToIstiod() {
-		return s.istiodDebug, nil
+		out := make([]debugTarget, 0, len(s.istiodDebug))
+		for _, t := range s.istiodDebug {
+			out = append(out, debugTarget{Target: Target{Cluster: debugControlPlane(snap, t), Address: t.Address}})
+		}
+		return out
 	}
-	t, err := s.forwarded(ctx, istiodDebugPort)
-	if err != nil {
-		return nil, err
-	}
-	return []Target{t}, nil
+	return s.forwardedDebugTargets(ctx, snap)
 }
 
 // IstiodViews reads istiod's own view (/debug/clusterz, /debug/networkz)
-// from every istiod debug endpoint there is: one read per endpoint, each
-// with its error. The error is why there is no endpoint at all (the
-// port-forward to the istiod pod failed). An endpoint given without a
-// cluster is named after the first cluster of the snapshot: the first
-// context, whose istiod it is.
-func (s *Session) IstiodViews(ctx context.Context) ([]IstiodRead, error) {
-	targets, err := s.istiodDebugTargets(ctx)
-	if err != nil {
-		return nil, err
-	}
+// from every istiod debug endpoint there is (istiodDebugTargets of snap):
+// one read per endpoint, each with its error — a port-forward that failed
+// too.
+func (s *Session) IstiodViews(ctx context.Context, snap *model.Snapshot) []IstiodRead {
+	targets := s.istiodDebugTargets(ctx, snap)
 	reads := make([]IstiodRead, 0, len(targets))
 	for _, t := range targets {
-		cp := s.debugControlPlane(t)
-		v, err := istiod.FetchView(ctx, cp, t.Address)
-		reads = append(reads, IstiodRead{ControlPlane: cp, Address: t.Address, View: v, Err: err})
+		r := IstiodRead{ControlPlane: t.Cluster, Address: t.Address, View: istiod.View{ControlPlane: t.Cluster}, Err: t.err}
+		if r.Err == nil {
+			r.View, r.Err = istiod.FetchView(ctx, t.Cluster, t.Address)
+		}
+		reads = append(reads, r)
 	}
-	return reads, nil
+	return reads
 }
 
 // IstiodSyncz reads /debug/syncz — every proxy connected to that istiod —
 // from every istiod debug endpoint there is (the same endpoints as
 // IstiodViews), one read per endpoint with its error.
-func (s *Session) IstiodSyncz(ctx context.Context) ([]fleet.Read, error) {
-	targets, err := s.istiodDebugTargets(ctx)
-	if err != nil {
-		return nil, err
-	}
+func (s *Session) IstiodSyncz(ctx context.Context, snap *model.Snapshot) []fleet.Read {
+	targets := s.istiodDebugTargets(ctx, snap)
 	reads := make([]fleet.Read, 0, len(targets))
 	for _, t := range targets {
-		cp := s.debugControlPlane(t)
-		st, err := istiod.FetchSyncz(ctx, t.Address)
-		reads = append(reads, fleet.Read{ControlPlane: cp, Address: t.Address, Statuses: st, Err: err})
+		r := fleet.Read{ControlPlane: t.Cluster, Address: t.Address, Err: t.err}
+		if r.Err == nil {
+			r.Statuses, r.Err = istiod.FetchSyncz(ctx, t.Address)
+		}
+		reads = append(reads, r)
 	}
-	return reads, nil
+	return reads
 }
 
 // debugControlPlane names the control plane of a debug target: its
 // cluster, else the first cluster of the snapshot (the first context,
 // whose istiod a target given without a cluster is), as a cluster ID.
-func (s *Session) debugControlPlane(t Target) string {
+func debugControlPlane(snap *model.Snapshot, t Target) string {
 	cp := t.Cluster
-	snap := s.reg.Snapshot()
 	if cp == "" && snap != nil && len(snap.Clusters) > 0 {
 		cp = snap.Clusters[0].ID
 	}

@@ -34,8 +34,9 @@ type Options struct {
 	// first context, as istioctl does (the demo: its own control plane).
 	ControlPlanes []Target
 	// IstiodDebug are istiod HTTP debug addresses (--istiod-debug-address).
-	// Empty means port 8080 of the istiod pod, when meshscope port-forwards
-	// to it anyway (no ControlPlanes).
+	// Empty means port 8080 of every primary's istiod pod, each through its
+	// own kube context, when meshscope port-forwards to istiod anyway (no
+	// ControlPlanes).
 	IstiodDebug []Target
 
 	// RetryDelay is how long a failed port-forward or a stream that failed
@@ -92,8 +93,8 @@ type Session struct {
 	syncTimeout   time.Duration
 	retry         time.Duration
 	istiodPoll    time.Duration
-	// fwd port-forwards to the istiod pod of the first context; nil for
-	// the demo, which serves xDS itself.
+	// fwd port-forwards to istiod pods: xDS to the first context's, debug
+	// to every primary's; nil for the demo, which serves xDS itself.
 	fwd  *forwarder
 	stop func()
 }
@@ -139,8 +140,8 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		ns = istiod.DefaultNamespace
 	}
 	s.reg = reg
-	s.fwd = newForwarder(runCtx, s.retry, func(ctx context.Context, port int) (*istiod.PortForward, string, error) {
-		return kube.PortForward(ctx, ns, port, forwardTimeout)
+	s.fwd = newForwarder(runCtx, s.retry, func(ctx context.Context, kctx string, port int) (*istiod.PortForward, string, error) {
+		return kube.PortForwardIn(ctx, kctx, ns, port, forwardTimeout)
 	})
 	s.stop = func() {
 		cancel()

@@ -2,9 +2,12 @@ package whatif
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
@@ -37,7 +40,7 @@ func (e Endpoint) key() string {
 	if e.UID != "" {
 		return e.UID
 	}
-	return fmt.Sprintf("%s:%d", e.Address, e.Port)
+	return e.Address + ":" + strconv.FormatUint(uint64(e.Port), 10)
 }
 
 // String is "ADDRESS:PORT ×WEIGHT (kind, network)".
@@ -105,24 +108,55 @@ type viewpoint struct {
 // every service port's predicted endpoints in before and after, and lists
 // the ones that change.
 func Endpoints(before, after *model.Snapshot) []ServiceChange {
+	out, _ := compareAll(before, after)
+	return out
+}
+
+// compareAll is Endpoints, and the services whose prediction changes in
+// any way from some viewpoint (endpoints, or only why some are dropped).
+func compareAll(before, after *model.Snapshot) ([]ServiceChange, map[string]bool) {
+	affected := map[string]bool{}
 	var out []ServiceChange
 	for _, cp := range controlPlanes(before, after) {
 		bv, av := cut(before, cp), cut(after, cp)
-		bix, aix := horizon.NewIndex(bv), horizon.NewIndex(av)
 		vps := sidecarViewpoints(bv, av, cp)
+		type job struct {
+			host string
+			port int32
+			vp   viewpoint
+		}
+		var jobs []job
 		for _, host := range hostnames(bv, av) {
 			for _, port := range ports(bv, av, host) {
 				for _, vp := range vps {
-					b := horizon.PredictWith(bv, bix, host, port, vp.proxy)
-					a := horizon.PredictWith(av, aix, host, port, vp.proxy)
-					if c, changed := compareEDS(b, a, vp); changed {
-						out = append(out, c)
-					}
+					jobs = append(jobs, job{host, port, vp})
 				}
 			}
 		}
+		// Before and after are predicted side by side (two cores).
+		preds := [2][]horizon.Prediction{make([]horizon.Prediction, len(jobs)), make([]horizon.Prediction, len(jobs))}
+		var wg sync.WaitGroup
+		for side, view := range []*model.Snapshot{bv, av} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ix := horizon.NewIndex(view)
+				for i, j := range jobs {
+					preds[side][i] = horizon.PredictWith(view, ix, j.host, j.port, j.vp.proxy)
+				}
+			}()
+		}
+		wg.Wait()
+		for i, j := range jobs {
+			if c, changed := compareEDS(preds[0][i], preds[1][i], j.vp); changed {
+				out = append(out, c)
+				affected[j.host] = true
+			} else if !sameDrops(preds[0][i], preds[1][i]) {
+				affected[j.host] = true
+			}
+		}
 		if before.AmbientInUse() || after.AmbientInUse() {
-			out = append(out, ztunnelChanges(before, after, cp)...)
+			out = append(out, ztunnelChanges(before, after, cp, affected)...)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -134,7 +168,7 @@ func Endpoints(before, after *model.Snapshot) []ServiceChange {
 		}
 		return out[i].Viewpoint < out[j].Viewpoint
 	})
-	return out
+	return out, affected
 }
 
 // controlPlanes are the context clusters that run a control plane in
@@ -253,6 +287,9 @@ func sortEndpoints(eps []Endpoint) {
 
 // compareEDS is one viewpoint's change of one service port, if any.
 func compareEDS(b, a horizon.Prediction, vp viewpoint) (ServiceChange, bool) {
+	if sameEDS(b, a) {
+		return ServiceChange{}, false
+	}
 	c := ServiceChange{Service: b.Service, Port: b.Port, Viewpoint: vp.name, ControlPlane: vp.cp, Proxy: "sidecar",
 		Before: edsEndpoints(b), After: edsEndpoints(a)}
 	if !b.Found {
@@ -265,6 +302,35 @@ func compareEDS(b, a horizon.Prediction, vp viewpoint) (ServiceChange, bool) {
 	c.LostRemote = !c.LostAll && remote(c.Before, vp.proxy.Cluster) > 0 && remote(c.After, vp.proxy.Cluster) == 0
 	c.Why = edsWhy(c, a)
 	return c, true
+}
+
+// sameEDS says two predictions send the same endpoints in the same order
+// (the common case, told without building the compared lists).
+func sameEDS(b, a horizon.Prediction) bool {
+	if len(b.Endpoints) != len(a.Endpoints) {
+		return false
+	}
+	for i := range b.Endpoints {
+		x, y := &b.Endpoints[i], &a.Endpoints[i]
+		if x.Address != y.Address || x.Port != y.Port || x.Weight != y.Weight || x.Priority != y.Priority || x.Kind != y.Kind || x.Network != y.Network || x.Cluster != y.Cluster {
+			return false
+		}
+	}
+	return true
+}
+
+// sameDrops says two predictions drop the same endpoints for the same
+// reasons.
+func sameDrops(b, a horizon.Prediction) bool {
+	if len(b.Dropped) != len(a.Dropped) || b.NoEndpoints != a.NoEndpoints {
+		return false
+	}
+	for i := range b.Dropped {
+		if b.Dropped[i].Address != a.Dropped[i].Address || b.Dropped[i].Reason != a.Dropped[i].Reason || b.Dropped[i].Why != a.Dropped[i].Why {
+			return false
+		}
+	}
+	return true
 }
 
 // diffEndpoints fills Added, Removed, Reweighted and LostAll, and says
@@ -384,7 +450,7 @@ func orNone(network string) string {
 
 // ztunnelChanges compares what the istiod of cp sends ztunnels for every
 // service (WDS is the same for every ztunnel of one istiod).
-func ztunnelChanges(before, after *model.Snapshot, cp string) []ServiceChange {
+func ztunnelChanges(before, after *model.Snapshot, cp string, affected map[string]bool) []ServiceChange {
 	bv, av := ambient.NewView(before, cp), ambient.NewView(after, cp)
 	name := "ztunnel@" + cp
 	if cp == "" {
@@ -395,9 +461,13 @@ func ztunnelChanges(before, after *model.Snapshot, cp string) []ServiceChange {
 		b, a := bv.Predict(host), av.Predict(host)
 		c := ServiceChange{Service: host, Viewpoint: name, ControlPlane: cp, Proxy: "ztunnel",
 			Before: workloads(b), After: workloads(a)}
+		if !reflect.DeepEqual(b.Dropped, a.Dropped) || b.Sent != a.Sent || b.Scope != a.Scope {
+			affected[host] = true
+		}
 		if !diffEndpoints(&c) {
 			continue
 		}
+		affected[host] = true
 		c.SharesBefore, c.SharesAfter = workloadShares(c.Before), workloadShares(c.After)
 		own := cp
 		c.LostRemote = !c.LostAll && remote(c.Before, own) > 0 && remote(c.After, own) == 0

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -94,20 +95,33 @@ func Run(reg *collector.Registry, req Request) (*Report, error) {
 }
 
 // Compare is the endpoints and the problems of two snapshots side by
-// side: the three passes (endpoints, and a diagnosis of each) run at once.
+// side, of the services that differ when nothing else does (narrow): the
+// three passes (endpoints, and a diagnosis of each) run at once.
 func Compare(before, after *model.Snapshot) ([]ServiceChange, Problems) {
-	var wg sync.WaitGroup
-	var changes []ServiceChange
-	var pb, pa []explain.Problem
 	now := before.Time
-	wg.Add(3)
-	go func() { defer wg.Done(); changes = Endpoints(before, after) }()
-	go func() { defer wg.Done(); pb = explain.Diagnose(before, explain.Inputs{Now: now}) }()
-	go func() { defer wg.Done(); pa = explain.Diagnose(after, explain.Inputs{Now: now}) }()
-	wg.Wait()
+	b, a, cut := narrow(before, after)
+	if cut && len(b.Services) == 0 && len(a.Services) == 0 {
+		return []ServiceChange{}, Problems{New: []explain.Problem{}, Resolved: []explain.Problem{}}
+	}
+	changes, affected := compareAll(b, a)
 	if changes == nil {
 		changes = []ServiceChange{}
 	}
+	switch {
+	case cut:
+	case reflect.DeepEqual(before.Settings, after.Settings) && reflect.DeepEqual(before.Ambient, after.Ambient):
+		b, a = diagnosed(before, after, affected)
+	default:
+		// istiod's settings and the ambient facts decide checks beyond
+		// the predictions (which services' scopes matter): the whole mesh.
+		b, a = before, after
+	}
+	var wg sync.WaitGroup
+	var pb, pa []explain.Problem
+	wg.Add(2)
+	go func() { defer wg.Done(); pb = explain.Diagnose(b, explain.Inputs{Now: now}) }()
+	go func() { defer wg.Done(); pa = explain.Diagnose(a, explain.Inputs{Now: now}) }()
+	wg.Wait()
 	return changes, diffProblems(pb, pa)
 }
 

@@ -44,13 +44,19 @@ const (
 // an istiod and answers every push as mode says, until ctx ends.
 func fakeProxy(ctx context.Context, t *testing.T, addr, pod, ns, cluster, network, ip string, mode ackMode) {
 	t.Helper()
+	fakeProxyVersion(ctx, t, "1.31.0", addr, pod, ns, cluster, network, ip, mode)
+}
+
+// fakeProxyVersion is fakeProxy telling istiod it runs Istio version.
+func fakeProxyVersion(ctx context.Context, t *testing.T, version, addr, pod, ns, cluster, network, ip string, mode ackMode) {
+	t.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	context.AfterFunc(ctx, func() { conn.Close() })
 	meta, err := structpb.NewStruct(map[string]any{
-		"ISTIO_VERSION": "1.31.0", "CLUSTER_ID": cluster, "NETWORK": network, "NAMESPACE": ns,
+		"ISTIO_VERSION": version, "CLUSTER_ID": cluster, "NETWORK": network, "NAMESPACE": ns,
 		"LABELS": map[string]any{"app": pod}, "PROXY_CONFIG": map[string]any{},
 	})
 	if err != nil {
@@ -86,6 +92,31 @@ func fakeProxy(ctx context.Context, t *testing.T, addr, pod, ns, cluster, networ
 	}()
 }
 
+// labIstiodsXDS is each lab istiod's plaintext xDS address, by cluster.
+func labIstiodsXDS() map[string]string {
+	istiods := map[string]string{}
+	for _, is := range theLab.Istiods() {
+		istiods[is.Cluster] = is.XDSAddress()
+	}
+	return istiods
+}
+
+// fleetNamespace creates namespace ns with its default ServiceAccount (what
+// admission asks of a Pod) in both lab clusters; it is left in place (the
+// lab has no namespace controller), its pods are each test's to remove.
+func fleetNamespace(ctx context.Context, t *testing.T, ns string) {
+	t.Helper()
+	for _, c := range []string{"cluster1", "cluster2"} {
+		cs := theLab.Cluster(c).Client()
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+			t.Fatal(err)
+		}
+		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+			t.Fatal(err)
+		}
+	}
+}
+
 // proxiesJSON runs meshscope proxies -o json.
 func proxiesJSON(t *testing.T, args ...string) fleet.Fleet {
 	t.Helper()
@@ -113,19 +144,8 @@ func TestFleet(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	const ns = "fleet"
-	istiods := map[string]string{}
-	for _, is := range theLab.Istiods() {
-		istiods[is.Cluster] = is.XDSAddress()
-	}
-	for _, c := range []string{"cluster1", "cluster2"} {
-		cs := theLab.Cluster(c).Client()
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
-			t.Fatal(err)
-		}
-		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
-			t.Fatal(err)
-		}
-	}
+	istiods := labIstiodsXDS()
+	fleetNamespace(ctx, t, ns)
 	type podDef struct {
 		cluster, name, ip, network string
 		injectedNetwork            string
