@@ -42,6 +42,10 @@ type GatewayName struct {
 	Err     string     `json:"error,omitempty"`
 	Pending bool       `json:"pending,omitempty"`
 	By      ResolvedBy `json:"by"`
+	// Previous are the addresses before the answer last changed, and
+	// ChangedAt when it changed (zero: not since meshscope started).
+	Previous  []string  `json:"previous,omitempty"`
+	ChangedAt time.Time `json:"changedAt,omitzero"`
 }
 
 // Resolves reports whether the name gives gateways.

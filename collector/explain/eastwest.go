@@ -18,7 +18,7 @@ import (
 // it; and one address used by the gateways of two networks. Hostname
 // gateways are reported by hostnameGatewayProblems.
 func eastWestProblems(snap *model.Snapshot, views []istiod.View, now time.Time, pendingAfter time.Duration) []Problem {
-	ps := hostnameGatewayProblems(snap, views)
+	ps := hostnameGatewayProblems(snap, views, now)
 	for _, svc := range snap.Services {
 		for _, cid := range sortedKeys(svc.Clusters) {
 			sic := svc.Clusters[cid]

@@ -5,10 +5,15 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
+
+// nameChangeRecent is how long doctor reports that a gateway name's
+// answer changed.
+const nameChangeRecent = 10 * time.Minute
 
 // namedGateway is one gateway whose address is a DNS name, before
 // resolution: what its name became is in the snapshot's gateways that
@@ -56,9 +61,19 @@ func namedGateways(snap *model.Snapshot) []namedGateway {
 // answer, asked from where meshscope runs. A name that gives no address is
 // an error: istiod drops its gateways, so its network's endpoints reach
 // other networks as they are (a leak) or not at all. An istiod with
-// RESOLVE_HOSTNAME_GATEWAYS off drops every such gateway.
-func hostnameGatewayProblems(snap *model.Snapshot, views []istiod.View) []Problem {
+// RESOLVE_HOSTNAME_GATEWAYS off drops every such gateway. A name whose
+// answer changed in the last ten minutes is noted: proxies move with it
+// once istiod asks again.
+func hostnameGatewayProblems(snap *model.Snapshot, views []istiod.View, now time.Time) []Problem {
 	var ps []Problem
+	for _, n := range snap.GatewayNames {
+		if n.ChangedAt.IsZero() || now.Sub(n.ChangedAt) > nameChangeRecent {
+			continue
+		}
+		ps = append(ps, Problem{Severity: Info, Kind: model.ProblemGatewayHostname,
+			Sentence: fmt.Sprintf("gateway name %s changed %s ago, from %s to %s (as meshscope resolves it): istiod pushes new EDS when its own answer's TTL runs out (at least 30 s)",
+				n.Name, now.Sub(n.ChangedAt).Round(time.Second), orText(strings.Join(n.Previous, ", "), "no address"), orText(strings.Join(n.Addresses, ", "), "no address"))})
+	}
 	for _, ng := range namedGateways(snap) {
 		what := fmt.Sprintf("gateway %s of %s (%s", ng.name, ng.network, ng.source)
 		if ng.cluster != "" {

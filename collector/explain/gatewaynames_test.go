@@ -3,6 +3,7 @@ package explain
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
@@ -58,7 +59,7 @@ func TestHostnameGatewayProblems(t *testing.T) {
 			snap := &model.Snapshot{Gateways: tc.gws, GatewayNames: tc.names,
 				Clusters: []model.Cluster{{ID: "cluster1", State: model.StateSynced, Source: model.SourceRef{Kind: model.SourceContext, Name: "cluster1"}}}}
 			snap.Settings = snap.ResolveSettings(tc.env)
-			ps := hostnameGatewayProblems(snap, tc.views)
+			ps := hostnameGatewayProblems(snap, tc.views, time.Now())
 			var got []Problem
 			for _, p := range ps {
 				if p.Severity == tc.sev {
@@ -140,5 +141,18 @@ func TestWithIstiodNames(t *testing.T) {
 				t.Errorf("the snapshot was changed: %s", addrs(snap))
 			}
 		})
+	}
+}
+
+// TestHostnameGatewayChanged: a name whose answer changed lately is noted,
+// for ten minutes.
+func TestHostnameGatewayChanged(t *testing.T) {
+	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	snap := &model.Snapshot{GatewayNames: []model.GatewayName{{Name: "gw2.example.test", Addresses: []string{"192.0.2.23"},
+		Previous: []string{"192.0.2.21", "192.0.2.22"}, ChangedAt: now.Add(-42 * time.Second), By: model.ResolvedByMeshscope}}}
+	want(t, hostnameGatewayProblems(snap, nil, now), string(model.ProblemGatewayHostname), Info,
+		"gateway name gw2.example.test changed 42s ago, from 192.0.2.21, 192.0.2.22 to 192.0.2.23")
+	if ps := hostnameGatewayProblems(snap, nil, now.Add(11*time.Minute)); len(ps) != 0 {
+		t.Errorf("an old change is still reported: %+v", ps)
 	}
 }

@@ -34,6 +34,10 @@ type entry struct {
 	at     time.Time
 	expiry time.Time
 	timer  *time.Timer
+	// prev and changedAt: the addresses before the last change of the
+	// answer, and when it changed (doctor says a name moved).
+	prev      []string
+	changedAt time.Time
 }
 
 // NewCache returns a cache that asks r and calls onChange (never under
@@ -121,9 +125,16 @@ func (c *Cache) storeLocked(name string, ans Answer) bool {
 	}
 	now := c.now()
 	e := &entry{ans: ans, at: now, expiry: now.Add(ans.TTL)}
+	changed := had && !slices.Equal(old.ans.Addresses, ans.Addresses)
+	switch {
+	case changed:
+		e.prev, e.changedAt = old.ans.Addresses, now
+	case had:
+		e.prev, e.changedAt = old.prev, old.changedAt
+	}
 	e.timer = time.AfterFunc(ans.TTL, func() { c.refresh(name) })
 	c.entries[name] = e
-	return !had || !slices.Equal(old.ans.Addresses, ans.Addresses)
+	return !had || changed
 }
 
 // refresh asks again for a name whose TTL ran out.
@@ -158,7 +169,8 @@ func (c *Cache) Close() {
 }
 
 func (e *entry) gatewayName(name string) model.GatewayName {
-	n := model.GatewayName{Name: name, Addresses: e.ans.Addresses, TTL: e.ans.TTL, ResolvedAt: e.at, By: model.ResolvedByMeshscope}
+	n := model.GatewayName{Name: name, Addresses: e.ans.Addresses, TTL: e.ans.TTL, ResolvedAt: e.at, By: model.ResolvedByMeshscope,
+		Previous: e.prev, ChangedAt: e.changedAt}
 	if e.ans.Err != nil {
 		n.Err = e.ans.Err.Error()
 	}

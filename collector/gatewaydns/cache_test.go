@@ -66,8 +66,9 @@ func TestCache(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no callback after the TTL")
 	}
-	if got := c.Resolve([]string{"gw.example.test"}); !slices.Equal(got[0].Addresses, []string{"192.0.2.4"}) {
-		t.Fatalf("refreshed answer %+v", got)
+	if got := c.Resolve([]string{"gw.example.test"}); !slices.Equal(got[0].Addresses, []string{"192.0.2.4"}) ||
+		!slices.Equal(got[0].Previous, []string{"192.0.2.3"}) || got[0].ChangedAt.IsZero() {
+		t.Fatalf("refreshed answer %+v (want the previous addresses and when they changed)", got)
 	}
 
 	// A failed query keeps the old addresses (and says why); no callback.

@@ -205,9 +205,13 @@ func TestGatewayDNSName(t *testing.T) {
 	if err := theLab.SetDNS(gw2Name, &lab.DNSRecord{A: []string{"192.168.60.23"}, TTL: 30}); err != nil {
 		t.Fatal(err)
 	}
-	took, _ := matches("one A record", [3]string{seedEDSNetwork1Via("192.168.60.23"), seedEDSNetwork2, "192.168.60.113:15443 w=1,192.168.60.23:15443 w=1"}, 90*time.Second)
+	took, snap := matches("one A record", [3]string{seedEDSNetwork1Via("192.168.60.23"), seedEDSNetwork2, "192.168.60.113:15443 w=1,192.168.60.23:15443 w=1"}, 90*time.Second)
 	if took > 75*time.Second {
 		t.Errorf("the change took %s: more than two TTLs", took)
+	}
+	if _, why := problemOf(explain.Diagnose(snap, explain.Inputs{}), string(model.ProblemGatewayHostname), explain.Info,
+		"gateway name "+gw2Name+" changed", "from 192.168.60.21, 192.168.60.22 to 192.168.60.23"); why != "" {
+		t.Error(why)
 	}
 
 	// No such name: istiod drops the gateway, network2's pod IP leaks to
