@@ -173,7 +173,10 @@ func Decode(file string, data []byte) ([]Object, error) {
 			msg := err.Error()
 			if m := yamlLine.FindStringSubmatch(msg); m != nil {
 				n, _ := strconv.Atoi(m[1])
-				line += n - 1
+				// The parser names the line after the last at the end of
+				// the input: keep it inside the document.
+				last := max(1, strings.Count(strings.TrimRight(string(d.text), "\n"), "\n")+1)
+				line += min(max(n, 1), last) - 1
 				msg = strings.Replace(msg, m[0], "", 1)
 			}
 			msg = strings.TrimPrefix(msg, "error converting YAML to JSON: ")

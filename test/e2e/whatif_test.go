@@ -15,7 +15,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -23,45 +22,24 @@ import (
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/whatif"
+	"github.com/meshscope/meshscope/internal/kubesim"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/test/e2e/e2eutil"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// liveObject reads one object from a lab cluster as kubectl get -o yaml
-// gives it (what a user edits into a what-if).
 func liveObject(t *testing.T, cluster string, gvr schema.GroupVersionResource, kind, ns, name string) *unstructured.Unstructured {
-	t.Helper()
-	dyn, err := dynamic.NewForConfig(theLab.Cluster(cluster).RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ri dynamic.ResourceInterface = dyn.Resource(gvr)
-	if ns != "" {
-		ri = dyn.Resource(gvr).Namespace(ns)
-	}
-	u, err := ri.Get(context.Background(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.SetKind(kind)
-	return u
+	return e2eutil.LiveObject(t, theLab.Cluster(cluster).RESTConfig(), gvr, kind, ns, name)
 }
 
 var (
-	gvrNamespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	gvrServices   = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-	gvrPods       = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	gvrConfigMaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	gvrNamespaces = e2eutil.Namespaces
+	gvrServices   = e2eutil.Services
+	gvrPods       = e2eutil.Pods
+	gvrConfigMaps = e2eutil.ConfigMaps
+	withoutLabel  = e2eutil.WithoutLabel
 )
-
-// withoutLabel is the object with one label removed.
-func withoutLabel(u *unstructured.Unstructured, key string) *unstructured.Unstructured {
-	l := u.GetLabels()
-	delete(l, key)
-	u.SetLabels(l)
-	return u
-}
 
 // docsIn decodes YAML documents as objects of cluster.
 func docsIn(t *testing.T, cluster string, docs ...string) []whatif.Object {
@@ -324,6 +302,21 @@ spec:
 			host: hello, port: 5000,
 		},
 		{
+			name: "helloworld in cluster1 selects version v2 only (its selector changed: the endpoint controller empties its slice)",
+			objects: func(t *testing.T) []whatif.Object {
+				u := liveObject(t, "cluster1", gvrServices, "Service", lab.SampleNamespace, "helloworld")
+				if err := unstructured.SetNestedStringMap(u.Object, map[string]string{"app": "helloworld", "version": "v2"}, "spec", "selector"); err != nil {
+					t.Fatal(err)
+				}
+				return []whatif.Object{{Cluster: "cluster1", Object: u, File: "svc.yaml", Line: 1}}
+			},
+			apply: func() error {
+				return setSelector(ctx, "cluster1", map[string]string{"app": "helloworld", "version": "v2"})
+			},
+			undo: func() error { return setSelector(ctx, "cluster1", map[string]string{"app": "helloworld"}) },
+			host: hello, port: 5000,
+		},
+		{
 			name:    "AMBIENT_ENABLE_MULTI_NETWORK (and ambient) turned on in a mesh of sidecars, both istiods restarted so",
 			objects: func(*testing.T) []whatif.Object { return nil },
 			env:     []model.IstiodEnv{{Key: model.SettingAmbient, Value: "true"}, {Key: model.SettingAmbientMultiNetwork, Value: "true"}},
@@ -383,6 +376,21 @@ func agree(t *testing.T, snap func() *model.Snapshot, views []*whatIfView, host 
 		}
 		return m
 	})
+}
+
+// setSelector gives helloworld in cluster a selector and refreshes its
+// EndpointSlice as the lab's endpoint controller stand-in does.
+func setSelector(ctx context.Context, cluster string, sel map[string]string) error {
+	cs := theLab.Cluster(cluster).Client()
+	svc, err := cs.CoreV1().Services(lab.SampleNamespace).Get(ctx, "helloworld", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	svc.Spec.Selector = sel
+	if _, err := cs.CoreV1().Services(lab.SampleNamespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	return kubesim.SyncNamespace(ctx, cs, lab.SampleNamespace)
 }
 
 // remoteSecretDoc names a remote secret to delete.
