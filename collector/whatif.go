@@ -130,6 +130,7 @@ func (r *Registry) buildFrom(version uint64, items []item, read map[*entry]*watc
 		in.Clusters = append(in.Clusters, sh)
 	}
 	in.Clusters = append(in.Clusters, extra...)
+	in.GatewayNames = r.whatIfGatewayNames(build.GatewayNames(in))
 	return build.Assemble(in)
 }
 

@@ -105,8 +105,8 @@ func examples(items []string) string {
 // viewpoint as each primary whose config meshscope reads would (its own
 // clusters and Istio config), and reports leaks, mTLS drops and skew that
 // endpoint counts do not explain. Identical findings of two primaries are
-// one row.
-func controlPlaneServiceProblems(snap *model.Snapshot, threshold int) []Problem {
+// one row. views, where read, give istiod's answers for gateway names.
+func controlPlaneServiceProblems(snap *model.Snapshot, views []istiod.View, threshold int) []Problem {
 	var cps []string
 	for _, cp := range snap.ControlPlanes() {
 		if c := snap.ClusterByID(cp); c != nil && c.IsContext() {
@@ -122,6 +122,8 @@ func controlPlaneServiceProblems(snap *model.Snapshot, threshold int) []Problem 
 		view := snap
 		if cp != "" {
 			view = forControlPlane(snap, cp)
+			// istiod's answers for gateway names, where read.
+			view, _ = withIstiodNames(view, views, cp)
 		}
 		// Two primaries that read the same clusters with the same config
 		// predict the same: predict once (the common multi-primary case).

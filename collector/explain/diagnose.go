@@ -86,14 +86,14 @@ func Diagnose(snap *model.Snapshot, in Inputs) []Problem {
 	ps = append(ps, secretProblems(snap)...)
 	ps = append(ps, controlPlaneProblems(snap, in.Istiod)...)
 	ps = append(ps, rootCAProblems(snap, in.Now)...)
-	ps = append(ps, eastWestProblems(snap, in.Now, in.LBPendingAfter)...)
+	ps = append(ps, eastWestProblems(snap, in.Istiod, in.Now, in.LBPendingAfter)...)
 	ps = append(ps, labelProblems(snap)...)
 	ps = append(ps, missingServiceProblems(snap)...)
 	ps = append(ps, inconsistentServiceProblems(snap)...)
 	ps = append(ps, localityProblems(snap)...)
 	ps = append(ps, configSkewProblems(snap)...)
 	ps = append(ps, istioConfigProblems(snap)...)
-	ps = append(ps, controlPlaneServiceProblems(snap, in.SkewThreshold)...)
+	ps = append(ps, controlPlaneServiceProblems(snap, in.Istiod, in.SkewThreshold)...)
 	for _, v := range in.Istiod {
 		ps = append(ps, IstiodDisagreements(snap, v)...)
 	}
@@ -136,13 +136,16 @@ func ReadsOf(snap *model.Snapshot, cp string, views []istiod.View) (ids []string
 
 // ViewFor is the mesh as the istiod of cp sees it: the clusters its remote
 // secrets declare, else those its /debug/clusterz lists (views), else —
-// when neither is known — the whole snapshot.
+// when neither is known — the whole snapshot; the gateways of a DNS name
+// at the addresses istiod resolved, where its /debug/networkz is read.
 func ViewFor(snap *model.Snapshot, cp string, views []istiod.View) *model.Snapshot {
 	ids, _, known := ReadsOf(snap, cp, views)
-	if !known {
-		return snap
+	if known {
+		snap = snap.Restrict(cp, ids)
 	}
-	return snap.Restrict(cp, ids)
+	// The gateways a DNS name gives are istiod's where its view is read.
+	snap, _ = withIstiodNames(snap, views, cp)
+	return snap
 }
 
 // UnknownControlPlanes are the control planes whose set of clusters

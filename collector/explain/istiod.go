@@ -49,14 +49,33 @@ func IstiodDisagreements(snap *model.Snapshot, v istiod.View) []Problem {
 		net, addr string
 		port      uint32
 	}
+	// Gateways that come from a DNS name are compared by
+	// hostnameGatewayProblems, name by name: istiod's answer may differ
+	// from meshscope's without anything being wrong.
+	type ncp struct {
+		net, cluster string
+		port         uint32
+	}
+	named := map[ncp]bool{}
+	plain := map[string]bool{}
+	for _, g := range snap.Gateways {
+		if g.Name != "" || g.Hostname {
+			named[ncp{g.Network, g.Cluster, g.Port}] = true
+		} else {
+			plain[g.Address] = true
+		}
+	}
 	ours := map[gk]model.Gateway{}
 	for _, g := range snap.Gateways {
-		if !g.Hostname && g.UsedBy(v.ControlPlane) {
+		if !g.Hostname && g.Name == "" && g.UsedBy(v.ControlPlane) {
 			ours[gk{g.Network, g.Address, g.Port}] = g
 		}
 	}
 	theirs := map[gk]istiod.Gateway{}
 	for _, g := range v.Gateways {
+		if named[ncp{g.Network, g.Cluster, g.Port}] && !plain[g.Addr] {
+			continue
+		}
 		theirs[gk{g.Network, g.Addr, g.Port}] = g
 	}
 	for k, g := range ours {

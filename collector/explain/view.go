@@ -135,6 +135,8 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 			}
 		}
 	}
+	cut := snap // what the control plane reads, for unreadNotes
+	snap, nameNotes := withIstiodNames(snap, views, controlPlane)
 	pred := horizon.PredictSubset(snap, horizon.NewIndex(snap), hostname, subset, port, proxy)
 	v := View{
 		Viewpoint:   InfoOf(vp, controlPlane),
@@ -148,7 +150,7 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 		Predicted:   pred.Endpoints,
 		Dropped:     pred.Dropped,
 		Differences: []Difference{},
-		Notes:       unreadNotes(full, snap, controlPlane, hostname, reads, from),
+		Notes:       unreadNotes(full, cut, controlPlane, hostname, reads, from),
 	}
 	if v.Dropped == nil {
 		v.Dropped = []horizon.Dropped{}
@@ -156,6 +158,7 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 	if n := settingsNote(full, proxy.ConfigCluster); n != "" {
 		v.Notes = append(v.Notes, n)
 	}
+	v.Notes = append(v.Notes, nameNotes...)
 	v.LB, v.LBFrom = pred.LB, "istiod-default"
 	if cl != nil {
 		v.LB, v.LBFrom = LBOf(*cl), "cds"
