@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/collector/horizon"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -14,7 +13,7 @@ import (
 // known, every cluster of the mesh its istiod does not read: that istiod's
 // proxies never get the endpoints there ("only local endpoints", the most
 // reported multicluster symptom).
-func controlPlaneProblems(snap *model.Snapshot, views []istiod.View) []Problem {
+func controlPlaneProblems(snap *model.Snapshot, views []model.IstiodView) []Problem {
 	var ps []Problem
 	for _, cp := range snap.ControlPlanes() {
 		reads, from, known := ReadsOf(snap, cp, views)
@@ -106,7 +105,7 @@ func examples(items []string) string {
 // clusters and Istio config), and reports leaks, mTLS drops and skew that
 // endpoint counts do not explain. Identical findings of two primaries are
 // one row. views, where read, give istiod's answers for gateway names.
-func controlPlaneServiceProblems(snap *model.Snapshot, views []istiod.View, threshold int) []Problem {
+func controlPlaneServiceProblems(snap *model.Snapshot, views []model.IstiodView, threshold int) []Problem {
 	var cps []string
 	for _, cp := range snap.ControlPlanes() {
 		if c := snap.ClusterByID(cp); c != nil && c.IsContext() {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -17,7 +16,7 @@ import (
 // pending longer than pendingAfter); no address at all; no ready pod behind
 // it; and one address used by the gateways of two networks. Hostname
 // gateways are reported by hostnameGatewayProblems.
-func eastWestProblems(snap *model.Snapshot, views []istiod.View, now time.Time, pendingAfter time.Duration) []Problem {
+func eastWestProblems(snap *model.Snapshot, views []model.IstiodView, now time.Time, pendingAfter time.Duration) []Problem {
 	ps := hostnameGatewayProblems(snap, views, now)
 	for _, svc := range snap.Services {
 		for _, cid := range sortedKeys(svc.Clusters) {

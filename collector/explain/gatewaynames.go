@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -64,7 +63,7 @@ func namedGateways(snap *model.Snapshot) []namedGateway {
 // RESOLVE_HOSTNAME_GATEWAYS off drops every such gateway. A name whose
 // answer changed in the last ten minutes is noted: proxies move with it
 // once istiod asks again.
-func hostnameGatewayProblems(snap *model.Snapshot, views []istiod.View, now time.Time) []Problem {
+func hostnameGatewayProblems(snap *model.Snapshot, views []model.IstiodView, now time.Time) []Problem {
 	var ps []Problem
 	for _, n := range snap.GatewayNames {
 		if n.ChangedAt.IsZero() || now.Sub(n.ChangedAt) > nameChangeRecent {
@@ -145,7 +144,7 @@ func hostnameGatewayProblems(snap *model.Snapshot, views []istiod.View, now time
 // its /debug/networkz gateways of the same network, cluster and port whose
 // address no gateway of the snapshot without a name has (those are the
 // ones istiod resolved), sorted.
-func istiodAddressesOf(snap *model.Snapshot, v istiod.View, ng namedGateway) []string {
+func istiodAddressesOf(snap *model.Snapshot, v model.IstiodView, ng namedGateway) []string {
 	plain := map[string]bool{}
 	for _, g := range snap.Gateways {
 		if g.Name == "" && !g.Hostname && g.Network == ng.network {
@@ -167,7 +166,7 @@ func istiodAddressesOf(snap *model.Snapshot, v istiod.View, ng namedGateway) []s
 // other addresses for a name than meshscope resolved, the prediction uses
 // istiod's, since they are what its proxies get. It returns the snapshot
 // to predict from and a note per name saying whose addresses it used.
-func withIstiodNames(snap *model.Snapshot, views []istiod.View, cp string) (*model.Snapshot, []string) {
+func withIstiodNames(snap *model.Snapshot, views []model.IstiodView, cp string) (*model.Snapshot, []string) {
 	groups := namedGateways(snap)
 	if len(groups) == 0 {
 		return snap, nil

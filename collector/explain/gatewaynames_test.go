@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -23,18 +22,18 @@ func TestHostnameGatewayProblems(t *testing.T) {
 	answer := func(addrs ...string) []model.GatewayName {
 		return []model.GatewayName{{Name: name, Addresses: addrs, TTL: 30e9, By: model.ResolvedByMeshscope}}
 	}
-	view := func(addrs ...string) []istiod.View {
-		v := istiod.View{ControlPlane: "cluster1", Gateways: []istiod.Gateway{{Network: "network1", Cluster: "cluster1", Addr: "192.0.2.113", Port: 15443}}}
+	view := func(addrs ...string) []model.IstiodView {
+		v := model.IstiodView{ControlPlane: "cluster1", Gateways: []model.IstiodGateway{{Network: "network1", Cluster: "cluster1", Addr: "192.0.2.113", Port: 15443}}}
 		for _, a := range addrs {
-			v.Gateways = append(v.Gateways, istiod.Gateway{Network: "network2", Cluster: "cluster2", Addr: a, Port: 15443})
+			v.Gateways = append(v.Gateways, model.IstiodGateway{Network: "network2", Cluster: "cluster2", Addr: a, Port: 15443})
 		}
-		return []istiod.View{v}
+		return []model.IstiodView{v}
 	}
 	for _, tc := range []struct {
 		name  string
 		gws   []model.Gateway
 		names []model.GatewayName
-		views []istiod.View
+		views []model.IstiodView
 		env   []model.IstiodEnv
 		sev   Severity
 		texts []string
@@ -79,7 +78,7 @@ func TestIstiodDisagreementsLeaveNamesOut(t *testing.T) {
 		{Network: "network1", Cluster: "cluster1", Address: "192.0.2.113", Port: 15443},
 		{Network: "network2", Cluster: "cluster2", Address: "192.0.2.21", Name: "gw2.example.test", Port: 15443},
 	}}
-	v := istiod.View{ControlPlane: "cluster1", Gateways: []istiod.Gateway{
+	v := model.IstiodView{ControlPlane: "cluster1", Gateways: []model.IstiodGateway{
 		{Network: "network1", Cluster: "cluster1", Addr: "192.0.2.113", Port: 15443},
 		{Network: "network2", Cluster: "cluster2", Addr: "192.0.2.23", Port: 15443},
 	}}
@@ -100,12 +99,12 @@ func TestWithIstiodNames(t *testing.T) {
 		return model.Gateway{Network: "network2", Cluster: "cluster2", Address: addr, Name: "gw2.example.test", Port: 15443, From: model.GatewayFromService, Service: "istio-system/gw"}
 	}
 	snap := &model.Snapshot{Gateways: []model.Gateway{ip1, named("192.0.2.21"), named("192.0.2.22")}}
-	view := func(addrs ...string) []istiod.View {
-		v := istiod.View{ControlPlane: "cluster1", Gateways: []istiod.Gateway{{Network: "network1", Cluster: "cluster1", Addr: "192.0.2.113", Port: 15443}}}
+	view := func(addrs ...string) []model.IstiodView {
+		v := model.IstiodView{ControlPlane: "cluster1", Gateways: []model.IstiodGateway{{Network: "network1", Cluster: "cluster1", Addr: "192.0.2.113", Port: 15443}}}
 		for _, a := range addrs {
-			v.Gateways = append(v.Gateways, istiod.Gateway{Network: "network2", Cluster: "cluster2", Addr: a, Port: 15443})
+			v.Gateways = append(v.Gateways, model.IstiodGateway{Network: "network2", Cluster: "cluster2", Addr: a, Port: 15443})
 		}
-		return []istiod.View{v}
+		return []model.IstiodView{v}
 	}
 	addrs := func(s *model.Snapshot) string {
 		var out []string
@@ -120,7 +119,7 @@ func TestWithIstiodNames(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		views []istiod.View
+		views []model.IstiodView
 		want  string
 		note  string
 	}{

@@ -3,7 +3,6 @@ package explain
 import (
 	"fmt"
 
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -11,13 +10,13 @@ import (
 // /debug/networkz) with meshscope's snapshot. The most important case is
 // the gap istiod itself leaves open (istio/istio#33799): istiod keeps saying
 // "synced" for a cluster whose API server it can no longer watch.
-func IstiodDisagreements(snap *model.Snapshot, v istiod.View) []Problem {
+func IstiodDisagreements(snap *model.Snapshot, v model.IstiodView) []Problem {
 	var ps []Problem
 	who := "istiod"
 	if v.ControlPlane != "" {
 		who = fmt.Sprintf("istiod (%s)", v.ControlPlane)
 	}
-	known := map[string]istiod.Cluster{}
+	known := map[string]model.IstiodCluster{}
 	for _, c := range v.Clusters {
 		known[c.ID] = c
 	}
@@ -71,7 +70,7 @@ func IstiodDisagreements(snap *model.Snapshot, v istiod.View) []Problem {
 			ours[gk{g.Network, g.Address, g.Port}] = g
 		}
 	}
-	theirs := map[gk]istiod.Gateway{}
+	theirs := map[gk]model.IstiodGateway{}
 	for _, g := range v.Gateways {
 		if named[ncp{g.Network, g.Cluster, g.Port}] && !plain[g.Addr] {
 			continue

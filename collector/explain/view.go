@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/meshscope/meshscope/collector/horizon"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -112,7 +111,7 @@ type Extra struct {
 	// Istiod are istiod's own views: for a control plane whose remote
 	// secrets meshscope does not read, its /debug/clusterz says which
 	// clusters it reads.
-	Istiod []istiod.View
+	Istiod []model.IstiodView
 	// Cluster is the CDS cluster istiod sent for the same name (nil when
 	// none): its load balancing decides the shares.
 	Cluster *xdsclient.Cluster
