@@ -323,7 +323,7 @@ func TestGroupRepeatedCauses(t *testing.T) {
 
 // sentFor is what a control plane that sends exactly the prediction sends.
 func sentFor(s *model.Snapshot, cp string, vp xdsclient.Viewpoint) Sent {
-	p := horizon.Predict(s.ForControlPlane(cp), hello, 5000, ProxyOf(vp))
+	p := horizon.Predict(s.ForControlPlane(cp), hello, 5000, proxyOf(vp))
 	la := xdsclient.LoadAssignment{Cluster: p.EDSCluster}
 	for _, e := range p.Endpoints {
 		x := xdsclient.Endpoint{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: string(e.Health), Workload: xdsclient.Workload{Cluster: e.Cluster, Name: e.Pod}}

@@ -53,7 +53,7 @@ type View struct {
 }
 
 // ProxyOf is the part of a viewpoint the prediction needs.
-func ProxyOf(vp xdsclient.Viewpoint) horizon.Proxy {
+func proxyOf(vp xdsclient.Viewpoint) horizon.Proxy {
 	d := vp.Defaulted()
 	p := horizon.Proxy{Cluster: vp.Cluster, Network: vp.Network, IP: d.IP, NetworkView: vp.RequestedNetworkView, Namespace: d.Namespace, Labels: vp.Labels}
 	if vp.NoNetwork {
@@ -76,7 +76,7 @@ func SidecarViewpoints(snap *model.Snapshot, controlPlane string) []xdsclient.Vi
 }
 
 // InfoOf names a viewpoint for output.
-func InfoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
+func infoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
 	return ViewpointInfo{Name: vp.String(), Cluster: vp.Cluster, Network: vp.Network, NoNetwork: vp.NoNetwork, ControlPlane: controlPlane}
 }
 
@@ -120,7 +120,7 @@ type Extra struct {
 // ExplainWith is Explain with what else is known (Extra).
 func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment, x Extra) View {
 	full, views, subset, cl := snap, x.Istiod, x.Subset, x.Cluster
-	proxy := ProxyOf(vp)
+	proxy := proxyOf(vp)
 	var reads []string
 	from := ""
 	if snap.ClusterByID(controlPlane) != nil {
@@ -138,7 +138,7 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 	snap, nameNotes := withIstiodNames(snap, views, controlPlane)
 	pred := horizon.PredictSubset(snap, horizon.NewIndex(snap), hostname, subset, port, proxy)
 	v := View{
-		Viewpoint:   InfoOf(vp, controlPlane),
+		Viewpoint:   infoOf(vp, controlPlane),
 		Port:        port,
 		Subset:      subset,
 		EDSCluster:  pred.EDSCluster,
@@ -160,17 +160,17 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 	v.Notes = append(v.Notes, nameNotes...)
 	v.LB, v.LBFrom = pred.LB, "istiod-default"
 	if cl != nil {
-		v.LB, v.LBFrom = LBOf(*cl), "cds"
+		v.LB, v.LBFrom = lbOf(*cl), "cds"
 	}
 	if la != nil {
-		v.Actual = Attribute(snap, hostname, *la, proxy, pred)
-		ApplyEffects(v.Actual, v.LB)
+		v.Actual = attribute(snap, hostname, *la, proxy, pred)
+		applyEffects(v.Actual, v.LB)
 	}
 	v.Split = split(v.Actual, pred.Endpoints, la != nil)
 	var diffs []Difference
 	v.Verdict, diffs = Compare(pred, v.Actual, la != nil)
 	if la != nil && cl != nil && pred.Found {
-		if lb := CompareLB(pred.LB, v.LB); len(lb) > 0 {
+		if lb := compareLB(pred.LB, v.LB); len(lb) > 0 {
 			diffs = append(diffs, lb...)
 			v.Verdict = Mismatch
 		}

@@ -61,7 +61,7 @@ type Report struct {
 func (req Request) Modelled() []Object {
 	var out []Object
 	for _, o := range req.Objects {
-		if why, _ := Unmodelled(o.Object.GroupVersionKind().GroupKind()); why == "" {
+		if why, _ := unmodelled(o.Object.GroupVersionKind().GroupKind()); why == "" {
 			out = append(out, o)
 		}
 	}
@@ -87,7 +87,7 @@ func Answer(req Request, a Applied) *Report {
 		if req.Delete {
 			oc.Action = "delete"
 		}
-		why, reads := Unmodelled(o.Object.GroupVersionKind().GroupKind())
+		why, reads := unmodelled(o.Object.GroupVersionKind().GroupKind())
 		oc.IstiodReads = reads
 		switch {
 		case why != "":
