@@ -325,16 +325,34 @@ spec:
 			host:    hello, port: 5000,
 		},
 	}
+	// undone is when the last scenario's change was undone: a what-if must
+	// not be computed on a snapshot older than that.
+	var undone time.Time
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			eds := horizon.EDSClusterName(sc.host, sc.port)
 			views := startWhatIfViews(t, eds)
 			if sc.setup != nil {
-				withChange(t, sc.setup, sc.undoSetup)
+				withChange(t, sc.setup, func() error {
+					defer func() { undone = time.Now() }()
+					return sc.undoSetup()
+				})
 			}
-			// meshscope and istiod agree on the mesh as it is (a probe that
-			// connected while the last scenario was being undone may hold
-			// a scope it no longer has: a new proxy gets the current one).
+			eventually(t, 30*time.Second, func() string {
+				if !reg.Snapshot().Time.After(undone) {
+					return "meshscope has not seen the last scenario undone"
+				}
+				return ""
+			})
+			// meshscope and istiod agree on the mesh as it is, for the
+			// scenario's service and for helloworld (istiod has caught up
+			// too); a probe that connected while the last scenario was
+			// being undone may hold a scope it no longer has: a new proxy
+			// gets the current one.
+			if sc.host != hello {
+				ref := startWhatIfViews(t, helloworldEDS)
+				agree(t, func() *model.Snapshot { return reg.Snapshot() }, ref, hello, 5000, helloworldEDS, true)
+			}
 			agree(t, func() *model.Snapshot { return reg.Snapshot() }, views, sc.host, sc.port, eds, true)
 			var changes []collector.Change
 			for _, o := range sc.objects(t) {
@@ -354,7 +372,10 @@ spec:
 			if m := matches(w.Before, views, sc.host, sc.port); m != "" {
 				t.Fatalf("what-if's before: %s", m)
 			}
-			withChange(t, sc.apply, sc.undo)
+			withChange(t, sc.apply, func() error {
+				defer func() { undone = time.Now() }()
+				return sc.undo()
+			})
 			agree(t, func() *model.Snapshot { return w.After }, views, sc.host, sc.port, eds, sc.scoped)
 		})
 	}
