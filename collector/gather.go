@@ -34,6 +34,7 @@ func (r *Registry) build(version uint64) *model.Snapshot {
 		}
 		r.mu.Unlock()
 	}
+	in.GatewayNames = r.resolveGatewayNames(build.GatewayNames(in))
 	return build.Assemble(in)
 }
 

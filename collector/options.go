@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/gatewaydns"
+
 	"context"
 	"log/slog"
 	"time"
@@ -65,6 +67,14 @@ type Options struct {
 	// IstiodEnv states istiod settings (--istiod-env); they win over what
 	// the istiod pods' env says.
 	IstiodEnv []model.IstiodEnv
+	// GatewayDNSServers are the DNS servers (host:port) gateway names are
+	// resolved with, instead of those of /etc/resolv.conf (--gateway-dns-server).
+	// GatewayResolver, when set, answers instead of any server (tests). With
+	// neither, names are resolved from /etc/resolv.conf when the clusters
+	// come from a kubeconfig, and not at all for given Sources (tests and the
+	// demo must not ask a real DNS server).
+	GatewayDNSServers []string
+	GatewayResolver   gatewaydns.Resolver
 
 	// NewClient builds a client for a cluster from its rest.Config (both
 	// for contexts and for remote-secret kubeconfigs). Default

@@ -2,7 +2,8 @@ package collector
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/meshscope/meshscope/model"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -45,7 +46,7 @@ func (o *overlayStore) List() []any {
 		}
 		out = append(out, obj)
 	}
-	for _, k := range sortedKeys(o.put) {
+	for _, k := range slices.Sorted(maps.Keys(o.put)) {
 		out = append(out, o.put[k])
 	}
 	return out
@@ -58,7 +59,7 @@ func (o *overlayStore) ListKeys() []string {
 			out = append(out, k)
 		}
 	}
-	return append(out, sortedKeys(o.put)...)
+	return append(out, slices.Sorted(maps.Keys(o.put))...)
 }
 
 func (o *overlayStore) GetByKey(key string) (any, bool, error) {
@@ -69,15 +70,6 @@ func (o *overlayStore) GetByKey(key string) (any, bool, error) {
 		return nil, false, nil
 	}
 	return o.base.GetByKey(key)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // route says which objects an informer holds: the ones its list-watch in

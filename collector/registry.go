@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/gatewaydns"
+
 	"github.com/meshscope/meshscope/model"
 
 	"context"
@@ -45,6 +47,11 @@ type Registry struct {
 	// meshCache holds parsed mesh configs by text (used under buildMu).
 	meshFiles *meshFiles
 	meshCache map[string]model.MeshConfig
+
+	// names resolves the gateways' DNS names (gatewaynames.go); nil
+	// when nothing resolves them, namesErr then says why.
+	names    *gatewaydns.Cache
+	namesErr string
 }
 
 // entry is one cluster: one API server, however many ways it is reached.
@@ -95,6 +102,7 @@ func NewRegistry(opts Options) (*Registry, error) {
 	if r.meshFiles, err = newMeshFiles(opts.MeshConfigFiles); err != nil {
 		return nil, err
 	}
+	r.names, r.namesErr = newNameCache(opts, r.notify)
 	sources := opts.Sources
 	if len(sources) == 0 {
 		sources, err = loadContexts(opts.Kubeconfig, opts.Contexts, opts.AllContexts)
@@ -179,6 +187,9 @@ func (r *Registry) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
+			if r.names != nil {
+				r.names.Close()
+			}
 			r.mu.Lock()
 			for _, e := range r.entries {
 				if e.w != nil {

@@ -75,6 +75,17 @@ func (r *Registry) WhatIf(changes []Change, env []model.IstiodEnv) (*WhatIf, err
 		return nil, err
 	}
 	out := &WhatIf{Outcomes: outcomes}
+	for _, it := range items {
+		var mine []Change
+		for _, ch := range changes {
+			if ch.Cluster == it.e.id {
+				mine = append(mine, ch)
+			}
+		}
+		if it.w != nil && len(mine) > 0 {
+			out.Notes = append(out.Notes, it.w.endpointSlices(it.e.id, overlays, mine)...)
+		}
+	}
 	read := map[*entry]*watcher{}
 	for _, it := range items {
 		if it.w != nil {
@@ -96,7 +107,7 @@ func (r *Registry) WhatIf(changes []Change, env []model.IstiodEnv) (*WhatIf, err
 		after[it.ptr] = s
 	}
 	items, extra, notes := r.replan(items, after, overlays)
-	out.Notes = notes
+	out.Notes = append(out.Notes, notes...)
 	out.After = r.buildFrom(version, items, after, extra, append(slices.Clone(r.opts.IstiodEnv), env...))
 	return out, nil
 }
@@ -119,6 +130,7 @@ func (r *Registry) buildFrom(version uint64, items []item, read map[*entry]*watc
 		in.Clusters = append(in.Clusters, sh)
 	}
 	in.Clusters = append(in.Clusters, extra...)
+	in.GatewayNames = r.whatIfGatewayNames(build.GatewayNames(in))
 	return build.Assemble(in)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -18,9 +19,18 @@ import (
 func labRegistry(t *testing.T) *Registry {
 	t.Helper()
 	w := newFakeWorld(t)
-	c1 := fake.NewClientset(append(meshtest.LabCluster("network1", "192.168.60.113", "helloworld-v1-abc", "10.44.0.13"),
+	// Pods ready, as the fixture's EndpointSlices say they are.
+	ready := func(objs []runtime.Object) []runtime.Object {
+		for _, o := range objs {
+			if p, ok := o.(*corev1.Pod); ok {
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+			}
+		}
+		return objs
+	}
+	c1 := fake.NewClientset(append(ready(meshtest.LabCluster("network1", "192.168.60.113", "helloworld-v1-abc", "10.44.0.13")),
 		remoteSecret("istio-remote-secret-cluster2", map[string][]byte{"cluster2": kubeconfigFor("https://127.0.0.1:6444", tokenCluster2)}))...)
-	c2 := fake.NewClientset(meshtest.LabCluster("network2", "192.168.60.9", "helloworld-v2-def", "10.144.0.15")...)
+	c2 := fake.NewClientset(ready(meshtest.LabCluster("network2", "192.168.60.9", "helloworld-v2-def", "10.144.0.15"))...)
 	w.clients["https://127.0.0.1:6444"] = c2
 	r := startRegistry(t, fastOptions(w, Source{Name: "cluster1", Server: "https://127.0.0.1:6443", Client: c1}))
 	waitFor(t, r, 10*time.Second, "both clusters synced", func(s *model.Snapshot) bool {
@@ -107,6 +117,37 @@ func TestWhatIf(t *testing.T) {
 				if g.Cluster == "cluster2" && g.Network == "network2" {
 					t.Errorf("after: cluster2's gateway still serves network2: %+v", g)
 				}
+			}
+		},
+	}, {
+		name: "helloworld in cluster2 selects pods it has none of: the endpoint controller's slice is empty",
+		changes: []Change{{Cluster: "cluster2", Origin: "svc.yaml:1", Object: func() *unstructured.Unstructured {
+			svc := meshtest.Service("sample", "helloworld", 5000)
+			svc.Spec.Selector = map[string]string{"app": "nothing"}
+			return toUnstructured(t, svc, "v1", "Service")
+		}()}},
+		check: func(t *testing.T, w *WhatIf) {
+			const h = "helloworld.sample.svc.cluster.local"
+			if n := len(w.Before.Service(h).Clusters["cluster2"].Endpoints); n != 1 {
+				t.Fatalf("before: %d endpoints in cluster2", n)
+			}
+			if n := len(w.After.Service(h).Clusters["cluster2"].Endpoints); n != 0 {
+				t.Errorf("after: %d endpoints in cluster2, want none", n)
+			}
+			if len(w.Notes) != 1 || !strings.Contains(w.Notes[0], "EndpointSlices of Service sample/helloworld in cluster2 are rewritten") {
+				t.Errorf("notes %q", w.Notes)
+			}
+		},
+	}, {
+		name: "the same Service selecting its pod: its slice is left as it is",
+		changes: []Change{{Cluster: "cluster2", Origin: "svc.yaml:1", Object: func() *unstructured.Unstructured {
+			svc := meshtest.Service("sample", "helloworld", 5000)
+			svc.Spec.Selector = map[string]string{"app": "helloworld"}
+			return toUnstructured(t, svc, "v1", "Service")
+		}()}},
+		check: func(t *testing.T, w *WhatIf) {
+			if len(w.Notes) != 0 {
+				t.Errorf("notes %q, want none", w.Notes)
 			}
 		},
 	}}

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -66,12 +65,12 @@ func reply(w http.ResponseWriter, v any) {
 // clusterz lists the control plane's config cluster, then every cluster
 // of a remote secret held in it, synced or not as the collector (which
 // reads the same secrets) found it.
-func clusterz(snap *model.Snapshot, cp string) []istiod.Cluster {
-	out := []istiod.Cluster{}
+func clusterz(snap *model.Snapshot, cp string) []model.IstiodCluster {
+	out := []model.IstiodCluster{}
 	if snap == nil {
 		return out
 	}
-	out = append(out, istiod.Cluster{ID: cp, SyncStatus: "synced"})
+	out = append(out, model.IstiodCluster{ID: cp, SyncStatus: "synced"})
 	for _, c := range snap.Clusters {
 		secrets := c.SecretsFrom(cp)
 		if c.ID == cp || c.State == model.StateRemoved || len(secrets) == 0 {
@@ -81,20 +80,20 @@ func clusterz(snap *model.Snapshot, cp string) []istiod.Cluster {
 		if c.State != model.StateSynced {
 			status = "timeout"
 		}
-		out = append(out, istiod.Cluster{ID: c.ID, SecretName: secrets[0].Name, SyncStatus: status})
+		out = append(out, model.IstiodCluster{ID: c.ID, SecretName: secrets[0].Name, SyncStatus: status})
 	}
 	return out
 }
 
 // networkz lists the gateways the control plane uses.
-func networkz(snap *model.Snapshot, cp string) []istiod.Gateway {
-	out := []istiod.Gateway{}
+func networkz(snap *model.Snapshot, cp string) []model.IstiodGateway {
+	out := []model.IstiodGateway{}
 	if snap == nil {
 		return out
 	}
 	for _, g := range snap.Gateways {
 		if !g.Hostname && g.UsedBy(cp) {
-			out = append(out, istiod.Gateway{Network: g.Network, Cluster: g.Cluster, Addr: g.Address, Port: g.Port, HBONEPort: g.HBONEPort})
+			out = append(out, model.IstiodGateway{Network: g.Network, Cluster: g.Cluster, Addr: g.Address, Port: g.Port, HBONEPort: g.HBONEPort})
 		}
 	}
 	return out

@@ -9,7 +9,6 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/internal/kubesim"
 	"github.com/meshscope/meshscope/model"
 )
@@ -132,18 +131,18 @@ func (c *connections) closed(stream int64, _ *corev3.Node) {
 // syncz is what the demo's istiod lists: the open streams, then every
 // proxy pod of the clusters it reads (planted: by "cluster/namespace/name"),
 // each with its plant's state.
-func (c *connections) syncz(snap *model.Snapshot, cp string, planted map[string]plant, started time.Time) []istiod.SyncStatus {
-	var out []istiod.SyncStatus
+func (c *connections) syncz(snap *model.Snapshot, cp string, planted map[string]plant, started time.Time) []model.SyncStatus {
+	var out []model.SyncStatus
 	c.mu.Lock()
 	for _, s := range c.streams {
 		if s.id == "" {
 			continue
 		}
-		res := map[string]istiod.ResourceStatus{}
+		res := map[string]model.ResourceStatus{}
 		for t := range s.types {
-			res[t] = istiod.ResourceStatus{Sent: "demo", Acked: "demo", SentTime: s.since}
+			res[t] = model.ResourceStatus{Sent: "demo", Acked: "demo", SentTime: s.since}
 		}
-		out = append(out, istiod.SyncStatus{Proxy: s.id, ProxyType: s.proxyType, ClusterID: s.clusterID, IstioVersion: s.version, Resources: res})
+		out = append(out, model.SyncStatus{Proxy: s.id, ProxyType: s.proxyType, ClusterID: s.clusterID, IstioVersion: s.version, Resources: res})
 	}
 	c.mu.Unlock()
 	if snap == nil {
@@ -159,16 +158,16 @@ func (c *connections) syncz(snap *model.Snapshot, cp string, planted map[string]
 			continue
 		}
 		at := started
-		types := []string{istiod.TypeCDS, istiod.TypeLDS, istiod.TypeEDS, istiod.TypeRDS}
+		types := []string{model.TypeCDS, model.TypeLDS, model.TypeEDS, model.TypeRDS}
 		if p.Kind == model.ProxyZtunnel {
-			types = []string{istiod.TypeWDS}
+			types = []string{model.TypeWDS}
 		}
-		res := map[string]istiod.ResourceStatus{}
+		res := map[string]model.ResourceStatus{}
 		for _, t := range types {
-			res[t] = istiod.ResourceStatus{Sent: "demo-1", Acked: "demo-1", SentTime: at}
+			res[t] = model.ResourceStatus{Sent: "demo-1", Acked: "demo-1", SentTime: at}
 		}
 		if pl == plantStale {
-			res[istiod.TypeEDS] = istiod.ResourceStatus{Sent: "demo-2", Acked: "demo-1", SentTime: started.Add(-staleBefore)}
+			res[model.TypeEDS] = model.ResourceStatus{Sent: "demo-2", Acked: "demo-1", SentTime: started.Add(-staleBefore)}
 		}
 		clusterID := p.Cluster
 		if p.Injected != nil && p.Injected.ClusterID != "" {
@@ -178,7 +177,7 @@ func (c *connections) syncz(snap *model.Snapshot, cp string, planted map[string]
 		if p.Injected != nil && p.Injected.Version != "" {
 			version = p.Injected.Version
 		}
-		out = append(out, istiod.SyncStatus{Proxy: p.ProxyID(), ProxyType: string(p.Kind), ClusterID: clusterID, IstioVersion: version, Resources: res})
+		out = append(out, model.SyncStatus{Proxy: p.ProxyID(), ProxyType: string(p.Kind), ClusterID: clusterID, IstioVersion: version, Resources: res})
 	}
 	return out
 }

@@ -68,6 +68,13 @@ type Config struct {
 	// with ConfigMap istio-REV holding MeshConfigText.
 	Revisions []string
 
+	// DNS starts the lab's DNS server (lab/dns.go) and runs every istiod
+	// in a mount namespace whose /etc/resolv.conf names it, from the
+	// start (Lab.EnableDNS does it later, for one scenario). DNSIP is the
+	// server's loopback address (port 53: resolv.conf names no port).
+	DNS   bool
+	DNSIP string
+
 	EtcdPort, EtcdPeerPort int
 	// KubeletPort is where the lab's kubelet stand-in serves port-forwards
 	// to the istiod pods (lab/kubelet.go); unused without istiods.
@@ -103,6 +110,7 @@ func DefaultConfig(root string) Config {
 		Dir:          filepath.Join(root, ".lab", "run"),
 		EtcdPort:     2379,
 		EtcdPeerPort: 2380,
+		DNSIP:        dnsIP(0),
 		KubeletPort:  10250,
 		Clusters: []ClusterSpec{
 			{Name: "cluster1", Network: "network1", Port: 6443, GatewayIP: "192.168.60.113", PodPrefix: "10.44.0"},
@@ -197,6 +205,7 @@ func (c Config) ports() map[int]string {
 // working tree) can run side by side on one machine.
 func (c Config) Shifted(offset int) Config {
 	c.EtcdPort += offset
+	c.DNSIP = dnsIP(offset)
 	c.EtcdPeerPort += offset
 	c.KubeletPort += offset
 	c.Clusters = append([]ClusterSpec(nil), c.Clusters...)

@@ -68,6 +68,9 @@ func (l *Lab) startIstiod(is *Istiod) error {
 		Dir:     dir,
 		LogPath: filepath.Join(l.cfg.Dir, "logs", "istiod-"+is.Name()+".log"),
 	}
+	if l.cfg.DNS {
+		is.proc.Wrap = l.dnsWrap()
+	}
 	return is.proc.start(l.cfg.Detach)
 }
 

@@ -26,6 +26,7 @@ type Lab struct {
 	clusters map[string]*Cluster
 	istiods  []*Istiod
 	kubelet  *proc
+	dns      *proc // the lab's DNS server (dns.go), when started
 
 	// Kubeconfig is the path of a kubeconfig with one context per cluster,
 	// named after it, authenticated as the lab admin.
@@ -131,6 +132,14 @@ func Start(ctx context.Context, cfg Config, log io.Writer) (_ *Lab, err error) {
 	if err := l.seed(ctx); err != nil {
 		return nil, fmt.Errorf("lab fixture: %w", err)
 	}
+	if cfg.DNS {
+		if err := l.startDNS(ctx); err != nil {
+			return nil, err
+		}
+		if err := l.checkDNSNamespace(); err != nil {
+			return nil, err
+		}
+	}
 	if !cfg.DeferIstiods {
 		if err := l.StartIstiods(ctx); err != nil {
 			return nil, err
@@ -188,6 +197,9 @@ func (l *Lab) Stop() error {
 		if c := l.clusters[spec.Name]; c != nil && c.apiserver != nil {
 			errs = append(errs, c.apiserver.stop())
 		}
+	}
+	if l.dns != nil {
+		errs = append(errs, l.dns.stop())
 	}
 	if l.etcd != nil {
 		errs = append(errs, l.etcd.stop())
@@ -261,6 +273,9 @@ func (l *Lab) saveState() error {
 	}
 	if l.kubelet != nil {
 		st.Procs = append(st.Procs, l.kubelet)
+	}
+	if l.dns != nil {
+		st.Procs = append(st.Procs, l.dns)
 	}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {

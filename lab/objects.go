@@ -167,6 +167,16 @@ func (l *Lab) SetGatewayIngress(ctx context.Context, cluster, namespace, name st
 	return kubesim.SetIngress(ctx, c.client, namespace, name, ips)
 }
 
+// SetGatewayHostname gives a Service's load balancer a DNS name instead
+// of IPs (an AWS NLB): istiod resolves it (SetDNS says what to).
+func (l *Lab) SetGatewayHostname(ctx context.Context, cluster, namespace, name, hostname string) error {
+	c, err := l.cluster(cluster)
+	if err != nil {
+		return err
+	}
+	return kubesim.SetIngressHostnames(ctx, c.client, namespace, name, []string{hostname})
+}
+
 func (l *Lab) cluster(name string) (*Cluster, error) {
 	c := l.Cluster(name)
 	if c == nil {

@@ -23,7 +23,11 @@ type proc struct {
 	Env     []string `json:"env,omitempty"`
 	Dir     string   `json:"dir"`
 	LogPath string   `json:"log"`
-	PID     int      `json:"pid"`
+	// Wrap, when set, is a command that runs Bin with Args in the end
+	// (unshare for istiod with the lab's DNS): it must exec, not fork,
+	// so that PID still runs Bin.
+	Wrap []string `json:"wrap,omitempty"`
+	PID  int      `json:"pid"`
 
 	cmd  *exec.Cmd
 	done chan struct{} // closed when a non-detached process has been reaped
@@ -38,8 +42,9 @@ func (p *proc) start(detach bool) error {
 		return err
 	}
 	defer logf.Close()
-	fmt.Fprintf(logf, "\n=== %s: %s %s\n", time.Now().Format(time.RFC3339), p.Bin, strings.Join(p.Args, " "))
-	cmd := exec.Command(p.Bin, p.Args...)
+	argv := append(append(append([]string(nil), p.Wrap...), p.Bin), p.Args...)
+	fmt.Fprintf(logf, "\n=== %s: %s\n", time.Now().Format(time.RFC3339), strings.Join(argv, " "))
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = p.Dir
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -65,7 +70,7 @@ func (p *proc) start(detach bool) error {
 // tail of its log to say why.
 func (p *proc) exited() (bool, string) {
 	if p.cmd == nil {
-		if pidAlive(p.PID, p.Bin) {
+		if pidAlive(p.PID, p.Bin) || p.inWrapper() {
 			return false, ""
 		}
 		b, _ := os.ReadFile(p.LogPath)
@@ -78,6 +83,28 @@ func (p *proc) exited() (bool, string) {
 	default:
 		return false, ""
 	}
+}
+
+// inWrapper reports whether a detached wrapped process still runs one of
+// its wrapper's programs (unshare, sh), before they exec Bin: it has not
+// exited, it has not started Bin yet.
+func (p *proc) inWrapper() bool {
+	for _, w := range p.Wrap {
+		if strings.HasPrefix(w, "-") || strings.Contains(w, " ") {
+			continue
+		}
+		path, err := exec.LookPath(w)
+		if err != nil {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			path = real
+		}
+		if pidAlive(p.PID, path) {
+			return true
+		}
+	}
+	return false
 }
 
 // stop sends SIGTERM to the process group, waits up to 10 s, then SIGKILLs.
@@ -96,7 +123,7 @@ func (p *proc) signal(sig syscall.Signal, grace time.Duration) error {
 	if p.PID == 0 {
 		return nil
 	}
-	if p.cmd == nil && !pidAlive(p.PID, p.Bin) {
+	if p.cmd == nil && !pidAlive(p.PID, p.Bin) && !p.inWrapper() {
 		p.PID = 0
 		return nil
 	}
@@ -129,7 +156,7 @@ func (p *proc) gone() bool {
 			return false
 		}
 	}
-	return !pidAlive(p.PID, p.Bin)
+	return !pidAlive(p.PID, p.Bin) && !p.inWrapper()
 }
 
 // pidAlive reports whether pid runs bin (by /proc/PID/exe), so that stale

@@ -180,6 +180,9 @@ func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
 	// pod and lose what --istiod-env (or a what-if) states.
 	out.Settings = keep(s.Settings, func(x IstiodSettings) bool { return inConfig(x.ControlPlane) })
 	out.Ambient = keep(s.Ambient, func(x AmbientCluster) bool { return in[x.Cluster] })
+	// What the gateways' DNS names resolved to is the mesh's, not one
+	// istiod's: the cut gateways carry their names.
+	out.GatewayNames = s.GatewayNames
 	return out
 }
 

@@ -89,7 +89,13 @@ func DiffSnapshots(prev, next *Snapshot) []KubeChange {
 			}
 		}
 	}
-	gw := func(g Gateway) string { return fmt.Sprintf("%s %s:%d", g.Network, g.Address, g.Port) }
+	gw := func(g Gateway) string {
+		if g.Name != "" {
+			// The change comes from a DNS answer: say which name.
+			return fmt.Sprintf("%s %s:%d (DNS name %s)", g.Network, g.Address, g.Port, g.Name)
+		}
+		return fmt.Sprintf("%s %s:%d", g.Network, g.Address, g.Port)
+	}
 	had := map[string]Gateway{}
 	for _, g := range prev.Gateways {
 		had[gw(g)] = g

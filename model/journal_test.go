@@ -36,3 +36,25 @@ func TestDiffSnapshots(t *testing.T) {
 		t.Error("no previous snapshot: nothing to compare")
 	}
 }
+
+// TestDiffSnapshotsGatewayName: a gateway DNS name's new answer shows as
+// gateways gone and up, each naming the DNS name it came from.
+func TestDiffSnapshotsGatewayName(t *testing.T) {
+	g := func(addr string) Gateway {
+		return Gateway{Network: "network2", Cluster: "cluster2", Address: addr, Port: 15443, Name: "gw2.example.test"}
+	}
+	prev := &Snapshot{Gateways: []Gateway{g("192.0.2.21"), g("192.0.2.22")}}
+	next := &Snapshot{Gateways: []Gateway{g("192.0.2.23")}}
+	var got []string
+	for _, c := range DiffSnapshots(prev, next) {
+		got = append(got, c.Summary())
+	}
+	want := []string{
+		"gateway gone: network2 192.0.2.21:15443 (DNS name gw2.example.test)",
+		"gateway gone: network2 192.0.2.22:15443 (DNS name gw2.example.test)",
+		"gateway up: network2 192.0.2.23:15443 (DNS name gw2.example.test)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -48,6 +48,9 @@ type Snapshot struct {
 	// Settings are each control plane's istiod settings that predictions
 	// depend on, with where each value came from (settings.go).
 	Settings []IstiodSettings `json:"settings,omitempty"`
+	// GatewayNames are the gateway DNS names and their answers, by name
+	// (gatewaynames.go).
+	GatewayNames []GatewayName `json:"gatewayNames,omitempty"`
 }
 
 // Cluster is the state of one Kubernetes cluster as meshscope sees it.
@@ -171,10 +174,16 @@ type Gateway struct {
 	// HBONEPort is 15008 when exposed, else 0.
 	Port      uint32 `json:"port"`
 	HBONEPort uint32 `json:"hbonePort,omitempty"`
-	// Hostname is true when Address is a DNS name (e.g. an AWS ELB), not
-	// an IP: istiod resolves it, and split horizon uses only IP gateways.
-	Hostname bool        `json:"hostname,omitempty"`
-	From     GatewayFrom `json:"from"`
+	// Hostname is true when Address is a DNS name (e.g. an AWS ELB) that
+	// gave no address (it does not resolve, or is not asked yet): split
+	// horizon uses only IP gateways, and istiod drops it.
+	Hostname bool `json:"hostname,omitempty"`
+	// Name is the DNS name Address was resolved from (gatewaynames.go);
+	// NotResolvedBy lists the control planes whose istiod does not
+	// resolve names (RESOLVE_HOSTNAME_GATEWAYS=false) and so drops it.
+	Name          string      `json:"name,omitempty"`
+	NotResolvedBy []string    `json:"notResolvedBy,omitempty"`
+	From          GatewayFrom `json:"from"`
 	// Service is "namespace/name" of the gateway Service, if any.
 	Service string `json:"service,omitempty"`
 	// Gateway is "namespace/name" of the Gateway API Gateway, if any;
@@ -207,7 +216,19 @@ func (g Gateway) Source() string {
 // UsedBy reports whether the istiod whose config cluster is cc uses the
 // gateway ("" stands for any istiod).
 func (g Gateway) UsedBy(cc string) bool {
+	if cc != "" && slices.Contains(g.NotResolvedBy, cc) {
+		return false
+	}
 	return !g.ConfigClusterOnly || cc == "" || g.Cluster == cc
+}
+
+// HostOrAddress is the name a gateway was given: its DNS name if it has
+// one, else its address.
+func (g Gateway) HostOrAddress() string {
+	if g.Name != "" {
+		return g.Name
+	}
+	return g.Address
 }
 
 // ServiceSource says where istiod learns a hostname from.

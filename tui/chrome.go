@@ -17,6 +17,11 @@ func (m *Model) header(w int) string {
 		title = "Help"
 	}
 	left := " meshscope │ " + title
+	if m.wi.ov != nil {
+		// On every screen, at both ends: what is shown is not the live
+		// mesh alone.
+		left = " meshscope │ WHAT-IF │ " + title
+	}
 	right := ""
 	switch {
 	case m.flash != "":
@@ -78,6 +83,11 @@ func streamStateText(s StreamStatus) string {
 // clusters synced and the streams up (with what is wrong with the others),
 // on the right the age of the last push, a pause and the theme.
 func (m *Model) statusParts() (left, right []string) {
+	if t, _ := m.whatIfStatus(); t != "" {
+		// First: the part a narrow terminal cuts last (statusBar draws
+		// it apart, in its own style).
+		left = append(left, t)
+	}
 	if len(m.opts.Contexts) > 0 {
 		left = append(left, "ctx "+strings.Join(m.opts.Contexts, ","))
 	}
@@ -125,6 +135,52 @@ func (m *Model) statusParts() (left, right []string) {
 
 func (m *Model) statusBar(w int) string {
 	left, right := m.statusParts()
+	if t, isErr := m.whatIfStatus(); t != "" {
+		// The what-if's banner (or its error) stands out from the bar.
+		st := m.st.Warn.Reverse(true).Bold(true)
+		if isErr {
+			st = m.st.Error.Reverse(true).Bold(true)
+		}
+		if lines := m.whatIfErrLines(w); lines != nil {
+			// A long error takes the lines it needs, whole: it names a
+			// file and line to fix.
+			for i, l := range lines {
+				lines[i] = st.Render(fit(" "+l, w))
+			}
+			return strings.Join(lines, "\n")
+		}
+		seg := fit(" "+t+" ", min(ansi.StringWidth(t)+2, w))
+		rest := w - ansi.StringWidth(seg)
+		if rest <= 0 {
+			return st.Render(seg)
+		}
+		return st.Render(seg) + m.statusRest(left[1:], right, rest)
+	}
+	return m.statusRest(left, right, w)
+}
+
+// maxErrLines bounds the status bar's lines for a what-if's error.
+const maxErrLines = 3
+
+// whatIfErrLines is a what-if error too long for one line of the status
+// bar, wrapped (nil when it fits, or there is none).
+func (m *Model) whatIfErrLines(w int) []string {
+	if m.wi.err == "" || ansi.StringWidth(m.wi.err)+2 <= w {
+		return nil
+	}
+	lines := wrap(m.wi.err, max(w-2, 1))
+	if len(lines) > maxErrLines {
+		lines = lines[:maxErrLines]
+		lines[maxErrLines-1] = ansi.Truncate(lines[maxErrLines-1], max(w-3, 1), "") + "…"
+	}
+	return lines
+}
+
+// statusHeight is the status bar's number of lines.
+func (m *Model) statusHeight() int { return max(len(m.whatIfErrLines(m.width)), 1) }
+
+// statusRest draws the status bar's items in w cells.
+func (m *Model) statusRest(left, right []string, w int) string {
 	r := strings.Join(right, " │ ") + " "
 	rw := ansi.StringWidth(r)
 	if rw > w-20 {

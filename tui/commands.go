@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -18,7 +20,10 @@ type command struct {
 	// viewpoint (a name, or a unique part of one: a network, a cluster).
 	args             string
 	minArgs, maxArgs int
-	help             string
+	// raw: the arguments are taken as typed (a file, a cluster), not
+	// resolved to viewpoints; tab completes file paths.
+	raw  bool
+	help string
 	// run carries the command out with the arguments resolved to
 	// viewpoint names.
 	run func(m *Model, args []string) tea.Cmd
@@ -34,7 +39,10 @@ func (c *command) usage() string {
 
 // takesViewpoints says whether the command's arguments are viewpoints
 // (completed from the feed's viewpoints).
-func (c *command) takesViewpoints() bool { return c.maxArgs > 0 }
+func (c *command) takesViewpoints() bool { return c.maxArgs > 0 && !c.raw }
+
+// takesArgs says whether the command takes arguments of any kind.
+func (c *command) takesArgs() bool { return c.maxArgs > 0 }
 
 // commandTable lists the commands in completion order.
 var commandTable = []command{
@@ -58,6 +66,9 @@ var commandTable = []command{
 		run: func(*Model, []string) tea.Cmd { return tea.Quit }},
 	{name: "svc", aliases: []string{"services", "service", "s"}, help: "every service across clusters",
 		run: func(m *Model, _ []string) tea.Cmd { m.push(viewServices); return nil }},
+	{name: "whatif", aliases: []string{"what-if", "wi"}, args: "FILE [CLUSTER]", maxArgs: 12, raw: true,
+		help: "a YAML file's change over the mesh, not applied (--delete, --env K=V, off)",
+		run:  (*Model).runWhatIf},
 }
 
 // The commands that open a view on their arguments.
@@ -197,6 +208,13 @@ func (m *Model) runCommand(text string) tea.Cmd {
 		return nil
 	}
 	args := fields[1:]
+	if c.raw {
+		if len(args) < c.minArgs || len(args) > c.maxArgs {
+			m.setFlash("usage: "+c.usage(), true)
+			return nil
+		}
+		return c.run(m, args)
+	}
 	if c.takesViewpoints() || len(args) > 0 {
 		var ok bool
 		if args, ok = m.viewpointArgs(c, args); !ok {
@@ -237,13 +255,17 @@ func (m *Model) completeLine(line string) string {
 	fields := strings.Fields(line)
 	if len(fields) == 0 || (len(fields) == 1 && !strings.HasSuffix(line, " ")) {
 		name := complete(line)
-		if c, ok := lookupCommand(name); ok && c.name == name && c.takesViewpoints() {
+		if c, ok := lookupCommand(name); ok && c.name == name && c.takesArgs() {
 			name += " "
 		}
 		return name
 	}
-	if c, ok := lookupCommand(fields[0]); !ok || !c.takesViewpoints() {
+	c, ok := lookupCommand(fields[0])
+	if !ok || !c.takesArgs() {
 		return line
+	}
+	if c.raw {
+		return completePathLine(line)
 	}
 	prefix := ""
 	if !strings.HasSuffix(line, " ") {
@@ -273,6 +295,8 @@ func (m *Model) commandHint(input string) string {
 		switch {
 		case !ok:
 			return "  unknown command"
+		case c.raw:
+			return "  " + c.usage() + " · clusters: " + strings.Join(m.ix.clusterIDs, " ") + " · tab completes files"
 		case !c.takesViewpoints():
 			return "  " + c.usage() + " takes no arguments"
 		}
@@ -290,4 +314,47 @@ func (m *Model) viewpointNames() []string {
 		out = append(out, vp.String())
 	}
 	return out
+}
+
+// completePathLine completes the file path being typed as the last word
+// of a command line: to the one file that matches (a directory gets its
+// "/"), or to the longest prefix several share.
+func completePathLine(line string) string {
+	if strings.HasSuffix(line, " ") {
+		return line
+	}
+	i := strings.LastIndex(line, " ")
+	head, word := line[:i+1], line[i+1:]
+	cluster := ""
+	if c, p, ok := strings.Cut(word, "="); ok && !strings.ContainsAny(c, `/\`) {
+		cluster, word = c+"=", p // CLUSTER=FILE
+	}
+	matches, err := filepath.Glob(expandHome(word) + "*")
+	if err != nil || len(matches) == 0 {
+		return line
+	}
+	if strings.HasPrefix(word, "~/") {
+		// Keep the ~ the person typed.
+		home := strings.TrimSuffix(expandHome("~/"), "/")
+		for j := range matches {
+			matches[j] = "~" + strings.TrimPrefix(matches[j], home)
+		}
+	}
+	if len(matches) == 1 {
+		m := matches[0]
+		if st, err := os.Stat(expandHome(m)); err == nil && st.IsDir() {
+			return head + cluster + m + "/"
+		}
+		return head + cluster + m + " "
+	}
+	common := matches[0]
+	for _, m := range matches[1:] {
+		for !strings.HasPrefix(m, common) {
+			common = common[:len(common)-1]
+		}
+	}
+	if len(common) > len(word) {
+		return head + cluster + common
+	}
+	return line
 }

@@ -30,6 +30,9 @@ type viewContext struct {
 	width, height int
 	// fleet is the last fleet and map built (nil before the first).
 	fleet *fleetIndex
+	// wi is the what-if laid over the live mesh (nil: none, the views
+	// show the live mesh alone).
+	wi *overlay
 }
 
 // view is what every screen implements. A view owns its cursor, filter and
@@ -68,6 +71,8 @@ type update struct {
 	// eds: an EDS push arrived (actual endpoints changed); config: a CDS,
 	// LDS or RDS push did; wds: a ztunnel's WDS push did (ambient mode).
 	eds, config, wds bool
+	// whatIf: the what-if overlay came, changed or went.
+	whatIf bool
 }
 
 // viewpoints are the feed's viewpoints, or the default ones of the snapshot.

@@ -10,7 +10,6 @@ import (
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/collector/horizon"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -41,7 +40,7 @@ type index struct {
 	// istiod are istiod's own views (clusterz, networkz) as read for this
 	// index: which clusters a control plane reads when its remote secrets
 	// are not read.
-	istiod []istiod.View
+	istiod []model.IstiodView
 	// standsFor counts the endpoints of each network (what its gateways
 	// stand for).
 	standsFor map[string]int
@@ -219,7 +218,7 @@ func (ix *index) verdictsKnown() int {
 // CDS cluster whose load balancing decides the shares, and istiod's own
 // views; actual is false when there is no EDS yet (the view is then
 // prediction only).
-func explainFor(feed Feed, snap *model.Snapshot, views []istiod.View, host, subset string, port int32, vp xdsclient.Viewpoint) (v explain.View, actual bool) {
+func explainFor(feed Feed, snap *model.Snapshot, views []model.IstiodView, host, subset string, port int32, vp xdsclient.Viewpoint) (v explain.View, actual bool) {
 	var la *xdsclient.LoadAssignment
 	cp := vp.ControlPlane
 	x := explain.Extra{Subset: subset, Istiod: views}
@@ -240,7 +239,7 @@ func explainFor(feed Feed, snap *model.Snapshot, views []istiod.View, host, subs
 
 // serviceVerdict is match when every known actual EDS of the service matches
 // the prediction, mismatch when one does not, pending when none is known.
-func serviceVerdict(snap *model.Snapshot, s *model.Service, vps []xdsclient.Viewpoint, feed Feed, views []istiod.View, staleVPs map[string]bool) (v explain.Verdict, stale bool) {
+func serviceVerdict(snap *model.Snapshot, s *model.Service, vps []xdsclient.Viewpoint, feed Feed, views []model.IstiodView, staleVPs map[string]bool) (v explain.Verdict, stale bool) {
 	v = explain.Pending
 	for _, p := range s.Ports {
 		for _, vp := range vps {

@@ -19,7 +19,10 @@
 // (:diff A B), proxy config (:pc A [B]), the mesh's real proxies
 // (:proxies, view_proxies.go) and the map (:map, view_map.go). The
 // proxies and the map are built off the update loop too, in fleetCmd
-// (fleet.go), from the index and the feed's polls of istiod's syncz. A view reads the program only
+// (fleet.go), from the index and the feed's polls of istiod's syncz. A
+// what-if (:whatif FILE, whatif.go) is answered off the update loop too,
+// through Options.WhatIf, and laid over the services, service
+// (view_service_whatif.go) and problems views until dropped. A view reads the program only
 // through a viewContext (index, styles, keys, feed, clock, stream states,
 // size), never calls another view, and asks the root to move by returning a
 // navigation message (nav.go). The root tells every view what changed in

@@ -5,7 +5,6 @@ import (
 
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/fleet"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -43,7 +42,7 @@ func newDoctor(now func() time.Time) *doctor {
 // the feed serves them — what the live streams hold against the
 // prediction. It also lists the control planes it could not check, and
 // gives the fleet it checked with the syncz poll it joined (nil when none).
-func (d *doctor) diagnose(snap *model.Snapshot, feed Feed, views []istiod.View) ([]explain.Problem, []string, *fleet.Fleet, []fleet.Read) {
+func (d *doctor) diagnose(snap *model.Snapshot, feed Feed, views []model.IstiodView) ([]explain.Problem, []string, *fleet.Fleet, []fleet.Read) {
 	now := d.now()
 	a := &feedAnswers{feed: feed, views: views, snap: snap, now: now}
 	in := explain.Gather(snap, explain.Inputs{Now: now, Since: d.since, Stale: d.stale}, a)
@@ -55,14 +54,14 @@ func (d *doctor) diagnose(snap *model.Snapshot, feed Feed, views []istiod.View) 
 // feed serves them.
 type feedAnswers struct {
 	feed  Feed
-	views []istiod.View
+	views []model.IstiodView
 	snap  *model.Snapshot
 	now   time.Time
 	// fleetReads is the syncz poll Fleet joined.
 	fleetReads []fleet.Read
 }
 
-func (a *feedAnswers) Istiod() []istiod.View { return a.views }
+func (a *feedAnswers) Istiod() []model.IstiodView { return a.views }
 
 // Fleet is the fleet of the feed's last syncz poll (doctorFleet), when
 // istiod's views are read.
@@ -99,7 +98,7 @@ func (a *feedAnswers) SentWDS() []explain.SentWDS {
 }
 
 // istiodViews are istiod's own views, when the feed serves them.
-func istiodViews(feed Feed) []istiod.View {
+func istiodViews(feed Feed) []model.IstiodView {
 	if f, ok := feed.(IstiodFeed); ok {
 		return f.Istiod()
 	}
@@ -117,7 +116,7 @@ type cpRow struct {
 	known   bool
 }
 
-func controlPlaneRows(snap *model.Snapshot, views []istiod.View) []cpRow {
+func controlPlaneRows(snap *model.Snapshot, views []model.IstiodView) []cpRow {
 	var out []cpRow
 	for _, cp := range snap.ControlPlanes() {
 		r := cpRow{id: cp}

@@ -8,7 +8,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/meshscope/meshscope/collector/fleet"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/collector/meshmap"
 	"github.com/meshscope/meshscope/model"
 )
@@ -186,7 +185,7 @@ func (m *Model) onFleet(msg tea.Msg) bool {
 // serve syncz), else nil, with the poll it joined. It runs in deriveCmd,
 // off the update loop; the index keeps it, so that the :proxies view's
 // build of the same poll (buildFleet) takes it instead of joining again.
-func doctorFleet(snap *model.Snapshot, feed Feed, views []istiod.View, now time.Time) (*fleet.Fleet, []fleet.Read) {
+func doctorFleet(snap *model.Snapshot, feed Feed, views []model.IstiodView, now time.Time) (*fleet.Fleet, []fleet.Read) {
 	ff, ok := feed.(FleetFeed)
 	if !ok || len(views) == 0 || snap == nil {
 		return nil, nil

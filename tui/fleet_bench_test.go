@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/collector/fleet"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -32,14 +31,14 @@ func bigFleet(n int) (*model.Snapshot, []fleet.Read) {
 		if i >= n {
 			continue // connected nowhere
 		}
-		res := map[string]istiod.ResourceStatus{}
-		for _, t := range []string{istiod.TypeCDS, istiod.TypeLDS, istiod.TypeEDS, istiod.TypeRDS} {
-			res[t] = istiod.ResourceStatus{Sent: "n1", Acked: "n1", SentTime: at}
+		res := map[string]model.ResourceStatus{}
+		for _, t := range []string{model.TypeCDS, model.TypeLDS, model.TypeEDS, model.TypeRDS} {
+			res[t] = model.ResourceStatus{Sent: "n1", Acked: "n1", SentTime: at}
 		}
 		if i%10 == 0 {
-			res[istiod.TypeEDS] = istiod.ResourceStatus{Sent: "n2", Acked: "n1", SentTime: at}
+			res[model.TypeEDS] = model.ResourceStatus{Sent: "n2", Acked: "n1", SentTime: at}
 		}
-		reads[c].Statuses = append(reads[c].Statuses, istiod.SyncStatus{Proxy: name + "." + ns, ProxyType: "sidecar", ClusterID: cluster, IstioVersion: "1.29.1", Resources: res})
+		reads[c].Statuses = append(reads[c].Statuses, model.SyncStatus{Proxy: name + "." + ns, ProxyType: "sidecar", ClusterID: cluster, IstioVersion: "1.29.1", Resources: res})
 	}
 	return s, reads
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/meshscope/meshscope/collector/fleet"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -23,8 +22,8 @@ type fleetFeed struct {
 func (f *fleetFeed) Syncz() ([]fleet.Read, *model.Snapshot) { return f.reads, f.pollSnap }
 
 // synced is a type istiod sent and the proxy acknowledged.
-func synced(at time.Time) istiod.ResourceStatus {
-	return istiod.ResourceStatus{Sent: "n1", Acked: "n1", SentTime: at}
+func synced(at time.Time) model.ResourceStatus {
+	return model.ResourceStatus{Sent: "n1", Acked: "n1", SentTime: at}
 }
 
 // fleetSnapshot is the golden mesh with the pods that run a proxy: two
@@ -48,14 +47,14 @@ func fleetSnapshot() (*model.Snapshot, []fleet.Read) {
 		pod("cluster2", "network2", "sample", "helloworld-v2-9a1c2", injected("", "cluster2")),
 	}
 	at := ago(2 * time.Minute)
-	all := func() map[string]istiod.ResourceStatus {
-		return map[string]istiod.ResourceStatus{istiod.TypeCDS: synced(at), istiod.TypeLDS: synced(at), istiod.TypeEDS: synced(at), istiod.TypeRDS: synced(at)}
+	all := func() map[string]model.ResourceStatus {
+		return map[string]model.ResourceStatus{model.TypeCDS: synced(at), model.TypeLDS: synced(at), model.TypeEDS: synced(at), model.TypeRDS: synced(at)}
 	}
 	stale := all()
-	stale[istiod.TypeEDS] = istiod.ResourceStatus{Sent: "n2", Acked: "n1", SentTime: ago(45 * time.Second)}
+	stale[model.TypeEDS] = model.ResourceStatus{Sent: "n2", Acked: "n1", SentTime: ago(45 * time.Second)}
 	nack := all()
-	nack[istiod.TypeCDS] = istiod.ResourceStatus{Sent: "n2", Acked: "n1", SentTime: ago(20 * time.Second), LastError: "cluster outbound|5000||straße: invalid name"}
-	reads := []fleet.Read{{ControlPlane: "cluster1", Address: "127.0.0.1:8080", Statuses: []istiod.SyncStatus{
+	nack[model.TypeCDS] = model.ResourceStatus{Sent: "n2", Acked: "n1", SentTime: ago(20 * time.Second), LastError: "cluster outbound|5000||straße: invalid name"}
+	reads := []fleet.Read{{ControlPlane: "cluster1", Address: "127.0.0.1:8080", Statuses: []model.SyncStatus{
 		{Proxy: "helloworld-v1-7c8d9.sample", ProxyType: "sidecar", ClusterID: "cluster1", IstioVersion: "1.29.1", Resources: all()},
 		{Proxy: "helloworld-v2-5f6b8.sample", ProxyType: "sidecar", ClusterID: "cluster2", IstioVersion: "1.29.1", Resources: stale},
 		{Proxy: "helloworld-v2-9a1c2.sample", ProxyType: "sidecar", ClusterID: "cluster2", IstioVersion: "1.29.1", Resources: all()},
@@ -142,7 +141,7 @@ func TestProxiesSelectByKey(t *testing.T) {
 	want := m.proxies.fx.rows[id].key
 	ff := m.feed.(*fleetFeed)
 	st := ff.reads[0].Statuses
-	ff.reads = []fleet.Read{{ControlPlane: "cluster1", Address: "127.0.0.1:8080", Statuses: append([]istiod.SyncStatus(nil), st[2:]...)}}
+	ff.reads = []fleet.Read{{ControlPlane: "cluster1", Address: "127.0.0.1:8080", Statuses: append([]model.SyncStatus(nil), st[2:]...)}}
 	m.Update(m.requestFleet()())
 	id, _ = m.proxies.list.selected()
 	if got := m.proxies.fx.rows[id].key; got != want {
@@ -201,10 +200,10 @@ func TestFleetFrameSizes(t *testing.T) {
 // checks the fleet, as `meshscope doctor` does.
 type istiodFleetFeed struct{ *fleetFeed }
 
-func (istiodFleetFeed) Istiod() []istiod.View {
-	return []istiod.View{{ControlPlane: "cluster1",
-		Clusters: []istiod.Cluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster2", SecretName: "istio-system/istio-remote-secret-cluster2", SyncStatus: "synced"}},
-		Gateways: []istiod.Gateway{{Network: "network2", Cluster: "cluster2", Addr: "192.168.60.9", Port: 15443}}}}
+func (istiodFleetFeed) Istiod() []model.IstiodView {
+	return []model.IstiodView{{ControlPlane: "cluster1",
+		Clusters: []model.IstiodCluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster2", SecretName: "istio-system/istio-remote-secret-cluster2", SyncStatus: "synced"}},
+		Gateways: []model.IstiodGateway{{Network: "network2", Cluster: "cluster2", Addr: "192.168.60.9", Port: 15443}}}}
 }
 
 func TestProblemsAndMapHaveTheFleet(t *testing.T) {

@@ -1,14 +1,13 @@
 package tui
 
 import (
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
 // IstiodFeed is the optional part of a Feed that serves istiod's own view
 // (/debug/clusterz, /debug/networkz) of each control plane it can reach.
 type IstiodFeed interface {
-	Istiod() []istiod.View
+	Istiod() []model.IstiodView
 }
 
 // istiodOpinion is what istiod says of a cluster when that disagrees with

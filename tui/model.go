@@ -88,6 +88,8 @@ type Model struct {
 	// fleet is the mesh's real proxies and the map, built in the
 	// background from the index and the feed's syncz reads (fleet.go).
 	fleet fleetState
+	// wi is the what-if laid over the views (whatif.go).
+	wi whatIfState
 
 	mode     inputMode
 	input    []rune
@@ -168,7 +170,7 @@ func (m *Model) loadTheme(name string) error {
 // vc is the context views read: built afresh for every call.
 func (m *Model) vc() viewContext {
 	return viewContext{ix: m.ix, st: &m.st, keys: &m.keys, feed: m.feed, now: m.now, status: m.status,
-		width: m.width, height: m.bodyHeight(), fleet: m.fleet.fx}
+		width: m.width, height: m.bodyHeight(), fleet: m.fleet.fx, wi: m.wi.ov}
 }
 
 // Init starts reading the feed, the clock, and asks the terminal for its
@@ -210,7 +212,7 @@ func (m *Model) back() {
 // bodyHeight is the number of lines views draw in: the terminal less the
 // header, the status bar and the input line when one is open.
 func (m *Model) bodyHeight() int {
-	h := m.height - 2
+	h := m.height - 1 - m.statusHeight()
 	if m.mode != inputNone {
 		h--
 	}
@@ -290,6 +292,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.derived()
 	case deriveAgainMsg:
 		return m, m.derived()
+	case whatIfMsg:
+		m.onWhatIf(msg)
+		return m, nil
 	case eventsMsg:
 		return m, m.onEvents(msg.events)
 	case eventsClosedMsg:
@@ -375,6 +380,10 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.inputKey(k)
 	}
 	m.flash = ""
+	if m.wi.err != "" {
+		m.wi.err = ""
+		m.refreshAll(update{}) // the status bar may give lines back
+	}
 	if m.showHelp {
 		// Any key closes help; q and ctrl+c still quit.
 		m.showHelp = false
@@ -409,9 +418,12 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 			m.openInput(inputFilter)
 		}
 	case key.Matches(k, m.keys.Back):
-		if f, ok := m.current().(filterable); ok && f.filterQuery() != "" {
+		switch f, ok := m.current().(filterable); {
+		case ok && f.filterQuery() != "":
 			f.setFilter(m.vc(), "")
-		} else {
+		case m.escDropsWhatIf() && (m.wi.ov != nil || m.wi.running != ""):
+			m.dropWhatIf()
+		default:
 			m.back()
 		}
 	case key.Matches(k, m.keys.Theme):

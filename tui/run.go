@@ -16,6 +16,9 @@ type Options struct {
 	// Contexts are the kube contexts given on the command line, for the
 	// status bar.
 	Contexts []string
+	// WhatIf answers ":whatif" on the mesh the feed reads (live.WhatIf on
+	// the session's Registry); nil: the command says it cannot.
+	WhatIf WhatIfFunc
 
 	// now replaces the clock in tests.
 	now func() time.Time

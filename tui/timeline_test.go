@@ -8,7 +8,6 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -138,17 +137,17 @@ func TestStaleBadge(t *testing.T) {
 
 type istiodFeed struct {
 	*fakeFeed
-	views []istiod.View
+	views []model.IstiodView
 }
 
-func (f *istiodFeed) Istiod() []istiod.View { return f.views }
+func (f *istiodFeed) Istiod() []model.IstiodView { return f.views }
 
 // TestIstiodOpinion: where istiod's clusterz disagrees with meshscope, the
 // clusters view says so (istiod keeps "synced" for a dead cluster).
 func TestIstiodOpinion(t *testing.T) {
 	snap := testSnapshot() // cluster3 is in error (unreachable)
-	feed := &istiodFeed{fakeFeed: testFeed(snap), views: []istiod.View{{ControlPlane: "cluster1",
-		Clusters: []istiod.Cluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster3", SyncStatus: "synced"}}}}}
+	feed := &istiodFeed{fakeFeed: testFeed(snap), views: []model.IstiodView{{ControlPlane: "cluster1",
+		Clusters: []model.IstiodCluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster3", SyncStatus: "synced"}}}}}
 	m := newTestModel(t, "mono", 160, 40, snap, feed)
 	out := ansi.Strip(m.View().Content)
 	if !strings.Contains(out, "istiod (cluster1) says synced") {

@@ -118,6 +118,10 @@ func gatewayRows(ix *index) []gwRow {
 			if g.Port == 0 && g.HBONEPort != 0 {
 				addr = fmt.Sprintf("%s:%d (hbone)", g.Address, g.HBONEPort)
 			}
+			if g.Name != "" {
+				// A DNS name istiod resolves: show the name with each address.
+				addr = g.Name + " → " + addr
+			}
 			src := g.Source()
 			cl := g.Cluster
 			if cl == "" {
@@ -255,7 +259,7 @@ func (v *clustersView) render(vc viewContext, w, h int) string {
 		}
 		if g.hostname {
 			gst = vc.st.Warn
-			gw += " (DNS name: ignored)"
+			gw += " (DNS name: no address, istiod drops it)"
 		}
 		return []string{
 			cell(g.network, gcols[0].w, vc.sel(vc.st.Text, sel)),

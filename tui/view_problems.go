@@ -15,13 +15,30 @@ import (
 // each row jumping to the service or cluster it concerns; below, the
 // selected problem's whole sentence and what could not be checked.
 type problemsView struct {
-	list listState // rows: indexes into ix.problems
+	list listState // rows: indexes into all
 	ix   *index
+	// all are the rows: with a what-if, its new and resolved problems
+	// first (marked), then the live ones; wi is that what-if.
+	all []problemRow
+	wi  *overlay
 }
+
+// problemRow is a problem of the live diagnosis, or one a what-if brings
+// (whatIfNew) or resolves (whatIfResolved).
+type problemRow struct {
+	p  explain.Problem
+	wi string
+}
+
+// The marks of a what-if's problems.
+const (
+	whatIfNew      = "NEW"
+	whatIfResolved = "RESOLVED"
+)
 
 func newProblemsView() *problemsView {
 	v := &problemsView{ix: buildIndex(nil, nil, nil)}
-	v.list.keyOf = func(i int32) string { return problemKey(v.ix.problems[i]) }
+	v.list.keyOf = func(i int32) string { return v.all[i].wi + "|" + problemKey(v.all[i].p) }
 	return v
 }
 
@@ -53,7 +70,11 @@ func (v *problemsView) title(vc viewContext) string {
 			errs++
 		}
 	}
-	return fmt.Sprintf("Problems (%d, %d errors)", len(vc.ix.problems), errs)
+	t := fmt.Sprintf("Problems (%d, %d errors)", len(vc.ix.problems), errs)
+	if vc.wi != nil {
+		t += fmt.Sprintf(" · what-if: %d new, %d resolved (first)", len(vc.wi.rep.Problems.New), len(vc.wi.rep.Problems.Resolved))
+	}
+	return t
 }
 
 // detailLines is the height of the selected problem's sentence.
@@ -76,17 +97,35 @@ func (v *problemsView) notes(ix *index) []string {
 }
 
 func (v *problemsView) refresh(vc viewContext, _ update) {
-	if v.ix != vc.ix {
-		v.ix = vc.ix
-		v.list.rows = identity(v.list.rows, len(v.ix.problems))
+	if v.ix != vc.ix || v.wi != vc.wi {
+		came := v.wi != vc.wi && vc.wi != nil
+		v.ix, v.wi = vc.ix, vc.wi
+		v.all = v.all[:0]
+		if v.wi != nil {
+			// The what-if's first: it is what the person just asked about.
+			for _, p := range v.wi.rep.Problems.New {
+				v.all = append(v.all, problemRow{p: p, wi: whatIfNew})
+			}
+			for _, p := range v.wi.rep.Problems.Resolved {
+				v.all = append(v.all, problemRow{p: p, wi: whatIfResolved})
+			}
+		}
+		for _, p := range v.ix.problems {
+			v.all = append(v.all, problemRow{p: p})
+		}
+		v.list.rows = identity(v.list.rows, len(v.all))
+		if came && len(v.all) > len(v.ix.problems) {
+			// A what-if came: its problems are on top, and so is the cursor.
+			v.list.cursor = cursor{}
+		}
 	}
 	v.list.show(v.list.rows, v.rows(vc))
 }
 
-// selectKey puts the cursor on a problem (by problemKey).
+// selectKey puts the cursor on a live problem (by problemKey).
 func (v *problemsView) selectKey(vc viewContext, k string) {
 	v.refresh(vc, update{})
-	v.list.selectKey(k, v.rows(vc))
+	v.list.selectKey("|"+k, v.rows(vc))
 }
 
 func (v *problemsView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
@@ -97,9 +136,9 @@ func (v *problemsView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
 	if !ok {
 		return nil, true
 	}
-	p := v.ix.problems[id]
+	p := v.all[id].p
 	switch {
-	case p.Service != "" && v.ix.snap.Service(p.Service) != nil:
+	case p.Service != "" && (v.ix.snap.Service(p.Service) != nil || v.wi.of(p.Service) != nil):
 		return navigate(openServiceMsg{host: p.Service}), true
 	case p.Cluster != "":
 		return navigate(selectClusterMsg{id: p.Cluster}), true
@@ -113,7 +152,7 @@ func (v *problemsView) render(vc viewContext, w, h int) string {
 	if vc.ix.snap == nil {
 		return vc.waiting(w, h)
 	}
-	ps := v.ix.problems
+	ps := v.all
 	var notes []string
 	for _, n := range v.notes(v.ix) {
 		notes = append(notes, " "+vc.st.Warn.Render(fit(n, w-2)))
@@ -122,25 +161,46 @@ func (v *problemsView) render(vc viewContext, w, h int) string {
 		return padLines(append([]string{"", vc.st.OK.Render("  no problems found"), ""}, notes...), w, h)
 	}
 	kindW := len("KIND")
-	for _, p := range ps {
-		kindW = max(kindW, len(kindText(p)))
+	for _, r := range ps {
+		kindW = max(kindW, len(kindText(r.p)))
 	}
 	kindW = min(kindW, max(w/4, 16))
-	cols := layoutColumns([]column{
+	if v.wi != nil {
+		// Room for the what-if's mark: the kind gives it up first.
+		kindW = min(kindW, max(w-62, 12))
+	}
+	cols := []column{
 		{title: "SEVERITY", w: 8},
 		{title: "KIND", w: kindW},
 		{title: "CONCERNS", w: 0},
 		{title: "PROBLEM", w: 0},
-	}, w, 20)
+	}
+	if v.wi != nil {
+		cols = append([]column{{title: "WHAT-IF", w: len(whatIfResolved)}}, cols...)
+	}
+	cols = layoutColumns(cols, w, 20)
+	// The what-if's mark, when shown, is drawn apart; the rest as before.
+	var markCol []column
+	if v.wi != nil {
+		markCol, cols = cols[:1], cols[1:]
+	}
 	// The concerned object rarely needs half the width.
 	if cols[2].w > 40 {
 		cols[3].w += cols[2].w - 40
 		cols[2].w = 40
 	}
 	table := h - 1 - detailLines - len(notes)
-	lines := vc.table(cols, &v.list, w, table, true, func(i int32, sel bool) []string {
-		p := ps[i]
+	lines := vc.table(append(markCol, cols...), &v.list, w, table, true, func(i int32, sel bool) []string {
+		p := ps[i].p
 		st := vc.severityStyle(p.Severity)
+		var mark []string
+		if markCol != nil {
+			mst := vc.st.Error
+			if ps[i].wi == whatIfResolved {
+				mst = vc.st.OK
+			}
+			mark = []string{cell(ps[i].wi, markCol[0].w, vc.sel(mst, sel))}
+		}
 		concerns := p.Service
 		switch {
 		case concerns == "" && p.Cluster == "":
@@ -150,21 +210,28 @@ func (v *problemsView) render(vc viewContext, w, h int) string {
 		case p.Cluster != "":
 			concerns += " (" + p.Cluster + ")"
 		}
-		return []string{
+		return append(mark,
 			cell(string(p.Severity), cols[0].w, vc.sel(st, sel)),
 			cell(kindText(p), cols[1].w, vc.sel(st, sel)),
 			cell(concerns, cols[2].w, vc.sel(vc.st.Accent, sel)),
 			cell(p.Sentence, cols[3].w, vc.sel(vc.st.Text, sel)),
-		}
+		)
 	})
 	for len(lines) < table {
 		lines = append(lines, "")
 	}
 	// The whole sentence of the selected problem.
 	id, _ := v.list.selected()
-	p := ps[id]
+	p := ps[id].p
+	sentence := p.Sentence
+	switch ps[id].wi {
+	case whatIfNew:
+		sentence = "What-if " + v.wi.what() + " brings this problem: " + sentence
+	case whatIfResolved:
+		sentence = "What-if " + v.wi.what() + " resolves this problem: " + sentence
+	}
 	lines = append(lines, vc.st.Border.Render(fit("", w)))
-	for i, l := range wrap(p.Sentence, w-2) {
+	for i, l := range wrap(sentence, w-2) {
 		if i == detailLines {
 			break
 		}

@@ -45,6 +45,11 @@ type serviceView struct {
 	// its columns. A service whose pods all run in ambient mode opens so.
 	ztunnel bool
 	amb     []ambient.Explanation
+	// whatIf shows the what-if's endpoints before → after instead of the
+	// live columns (view_service_whatif.go); wi is the overlay it was
+	// last refreshed with.
+	whatIf bool
+	wi     *overlay
 }
 
 // minColumn is the narrowest viewpoint column.
@@ -53,10 +58,13 @@ const minColumn = 38
 // open shows a hostname: from every viewpoint, or side by side from a
 // pair of viewpoints (compare, by name).
 func (v *serviceView) open(vc viewContext, host string, compare []string) {
-	*v = serviceView{host: host, compare: compare}
+	*v = serviceView{host: host, compare: compare, wi: vc.wi}
 	if i, ok := vc.ix.byHost[host]; ok && compare == nil {
 		v.ztunnel = vc.ix.services[i].mode == ambient.ModeAmbient
 	}
+	// A service the what-if changes opens on its before → after: that is
+	// what its Δ mark led here for.
+	v.whatIf = vc.wi.of(host) != nil
 	v.refresh(vc, update{})
 }
 
@@ -83,6 +91,9 @@ func (v *serviceView) title(viewContext) string {
 	}
 	if v.compare != nil {
 		return "Compare " + strings.Join(v.compare, " ⇄ ") + " · " + what
+	}
+	if v.showWhatIf() {
+		return "Service " + what + " · before → after"
 	}
 	return "Service " + what
 }
@@ -111,6 +122,11 @@ func findViewpoint(vps []xdsclient.Viewpoint, name string) (xdsclient.Viewpoint,
 func (v *serviceView) refresh(vc viewContext, u update) {
 	if v.host == "" || (len(u.entries) > 0 && !u.eds && !u.wds && !u.index && v.ix == vc.ix) {
 		return
+	}
+	if v.wi != vc.wi {
+		// A new what-if that changes the service shows at once.
+		v.wi, v.off = vc.wi, 0
+		v.whatIf = v.wi.of(v.host) != nil
 	}
 	if v.ix != vc.ix {
 		v.subsets = horizon.SubsetNames(vc.ix.snap, v.host)
@@ -240,6 +256,17 @@ func (v *serviceView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
 		v.subset = append([]string{""}, v.subsets...)[next]
 		v.off = 0
 		v.refresh(vc, update{})
+	case key.Matches(k, vc.keys.WhatIf):
+		switch {
+		case v.compare != nil:
+			return nil, false
+		case v.wi == nil:
+			return flash("no what-if shown: :whatif FILE lays a change over the mesh", false), true
+		case v.wi.of(v.host) == nil:
+			return flash("the what-if changes no endpoint of "+v.host+" from any viewpoint", false), true
+		}
+		v.whatIf = !v.whatIf
+		v.off = 0
 	case key.Matches(k, vc.keys.Enter):
 		if len(v.problems) > 0 {
 			return navigate(selectProblemMsg{key: problemKey(v.problems[0])}), true
@@ -262,6 +289,9 @@ func (v *serviceView) scroll(_ viewContext, d int) {
 func (v *serviceView) render(vc viewContext, w, h int) string {
 	if v.ix != vc.ix {
 		v.refresh(vc, update{})
+	}
+	if v.showWhatIf() {
+		return v.renderWhatIf(vc, w, h)
 	}
 	if v.svc == nil {
 		return padLines([]string{"", vc.st.Warn.Render("  service " + v.host + " is not in the latest snapshot")}, w, h)
@@ -318,6 +348,10 @@ func (v *serviceView) render(vc viewContext, w, h int) string {
 
 func (v *serviceView) portLine(vc viewContext, w int) string {
 	var b strings.Builder
+	if v.compare == nil && v.wi.of(v.host) != nil {
+		// The live columns of a service the what-if changes: say so, first.
+		b.WriteString(vc.st.Warn.Reverse(true).Render(" Δ what-if: d ") + " ")
+	}
 	if v.ztunnel {
 		b.WriteString(vc.st.Accent.Render(" [ztunnel · WDS]"))
 		b.WriteString(vc.st.Muted.Render(fmt.Sprintf(" %s · %s · one view per istiod, whatever the ztunnel's network · w sidecar view · ←/→ control plane · esc back",

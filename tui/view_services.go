@@ -34,6 +34,10 @@ type servicesView struct {
 	sorted []int32 // every row id, in sort order
 	filter fuzzyFilter
 	ix     *index // the index sorted and filter were computed on
+	// changedOnly shows only the rows the what-if changes (the WhatIf
+	// key); wi is the overlay the rows were marked from.
+	changedOnly bool
+	wi          *overlay
 }
 
 func newServicesView() *servicesView {
@@ -43,10 +47,18 @@ func newServicesView() *servicesView {
 }
 
 func (v *servicesView) title(vc viewContext) string {
+	t := fmt.Sprintf("Services (%d) sorted by %s", len(v.list.rows), v.sortBy)
 	if v.filter.active() {
-		return fmt.Sprintf("Services (%d of %d) · filter /%s, best match first", len(v.list.rows), len(vc.ix.services), v.filter.query)
+		t = fmt.Sprintf("Services (%d of %d) · filter /%s, best match first", len(v.list.rows), len(vc.ix.services), v.filter.query)
 	}
-	return fmt.Sprintf("Services (%d) sorted by %s", len(v.list.rows), v.sortBy)
+	switch {
+	case v.wi == nil:
+	case v.changedOnly:
+		t += fmt.Sprintf(" · only the %d the what-if changes (d: all)", len(v.list.rows))
+	default:
+		t += fmt.Sprintf(" · the what-if changes %s (d: only those)", plural(len(v.wi.hosts), "service"))
+	}
+	return t
 }
 
 func (v *servicesView) filterQuery() string { return v.filter.query }
@@ -58,6 +70,10 @@ func (v *servicesView) rows(vc viewContext) int { return max(vc.height-2, 1) }
 // refresh re-sorts and re-filters after a new index, and puts the cursor
 // back on the same hostname.
 func (v *servicesView) refresh(vc viewContext, _ update) {
+	if v.wi != vc.wi {
+		v.wi = vc.wi
+		v.changedOnly = v.changedOnly && v.wi != nil
+	}
 	if v.ix != vc.ix {
 		v.ix = vc.ix
 		v.resort()
@@ -96,10 +112,20 @@ func (v *servicesView) resort() {
 // shown are the rows to show: in sort order, or with a filter the matches,
 // best first.
 func (v *servicesView) shown() []int32 {
+	rows := v.sorted
 	if v.filter.active() {
-		return v.filter.matched
+		rows = v.filter.matched
 	}
-	return v.sorted
+	if !v.changedOnly || v.wi == nil {
+		return rows
+	}
+	out := make([]int32, 0, len(v.wi.hosts))
+	for _, id := range rows {
+		if v.wi.of(v.ix.services[id].hostname) != nil {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 func (v *servicesView) setFilter(vc viewContext, q string) {
@@ -131,6 +157,10 @@ func (v *servicesView) selectHost(vc viewContext, host string) {
 	if i, ok := v.ix.byHost[host]; ok && !v.filter.match(i) {
 		v.setFilter(vc, "")
 	}
+	if v.changedOnly && v.wi.of(host) == nil {
+		v.changedOnly = false
+		v.list.show(v.shown(), v.rows(vc))
+	}
 	v.list.selectKey(host, v.rows(vc))
 }
 
@@ -146,6 +176,12 @@ func (v *servicesView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
 		if id, ok := v.list.selected(); ok {
 			return navigate(openServiceMsg{host: v.ix.services[id].hostname}), true
 		}
+	case key.Matches(k, vc.keys.WhatIf):
+		if v.wi == nil {
+			return flash("no what-if shown: :whatif FILE lays a change over the mesh", false), true
+		}
+		v.changedOnly = !v.changedOnly
+		v.list.show(v.shown(), h)
 	default:
 		return nil, v.list.scrollKey(vc.keys, k, h)
 	}
@@ -181,18 +217,32 @@ func (v *servicesView) render(vc viewContext, w, h int) string {
 		cols = append(cols, column{title: "MODE", w: 7})
 	}
 	cols = append(cols, column{title: "VERDICT", w: verdictW})
+	if v.wi != nil {
+		// The what-if's mark, first: the eye finds it down the left edge.
+		cols = append(markCols(v.wi), cols...)
+	}
 	cols = layoutColumns(cols, w, 20)
 	if len(v.list.rows) == 0 {
 		msg := "  no services"
-		if v.filter.active() {
+		switch {
+		case v.filter.active():
 			msg = "  no service matches /" + v.filter.query
+		case v.changedOnly:
+			msg = "  the what-if changes no service's endpoints (d: all services)"
 		}
 		return padLines([]string{headerLine(cols, vc.st.Header, w), vc.st.Muted.Render(msg)}, w, h)
 	}
-	lines := vc.table(cols, &v.list, w, h-1, true, func(id int32, sel bool) []string {
+	var mark []string
+	if v.wi != nil {
+		mark, cols = []string{""}, cols[1:]
+	}
+	lines := vc.table(append(markCols(v.wi), cols...), &v.list, w, h-1, true, func(id int32, sel bool) []string {
 		r := &ix.services[id]
+		if mark != nil {
+			mark[0] = whatIfMark(vc, v.wi.of(r.hostname), sel)
+		}
 		bytes := matchedBytes(v.filter.query, r.hostname)
-		out := []string{highlight(r.hostname, cols[0].w, runePositions(r.hostname, bytes), vc.sel(vc.st.Text, sel), vc.sel(vc.st.Match, sel))}
+		out := append(mark, highlight(r.hostname, cols[0].w, runePositions(r.hostname, bytes), vc.sel(vc.st.Text, sel), vc.sel(vc.st.Match, sel)))
 		k := 1
 		if wide {
 			out = append(out, cell(r.namespace, cols[1].w, vc.sel(vc.st.Muted, sel)))
@@ -233,5 +283,37 @@ func (v *servicesView) legend() string {
 		}
 	}
 	b.WriteString(", SE ServiceEntry, +SE both · s sort · / filter · enter open")
+	if v.wi != nil {
+		// First: a narrow terminal cuts the end of the line.
+		wi := "Δ what-if changes its endpoints, Δ! loses them all (or all remote) · d only Δ"
+		if n := len(v.wi.hosts) - v.wi.inIndex(v.ix); n > 0 {
+			wi += fmt.Sprintf(" · %d more exist only after the change", n)
+		}
+		return wi + " · " + b.String()
+	}
 	return b.String()
+}
+
+// markCols is the what-if's mark column (none without an overlay).
+func markCols(wi *overlay) []column {
+	if wi == nil {
+		return nil
+	}
+	return []column{{title: "Δ", w: markWidth}}
+}
+
+// markWidth is the what-if mark's width: "Δ!" for a service that loses
+// endpoints, so that it shows without colour too (NO_COLOR, mono).
+const markWidth = 2
+
+// whatIfMark is a row's what-if mark: Δ when the change moves its
+// endpoints, Δ! in the error style when it loses them all (or all remote).
+func whatIfMark(vc viewContext, h *hostChange, sel bool) string {
+	switch {
+	case h == nil:
+		return cell("", markWidth, vc.sel(vc.st.Text, sel))
+	case h.lost():
+		return cell("Δ!", markWidth, vc.sel(vc.st.Error, sel))
+	}
+	return cell("Δ", markWidth, vc.sel(vc.st.Warn, sel))
 }

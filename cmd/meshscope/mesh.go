@@ -34,6 +34,7 @@ type meshOptions struct {
 	istiodDebug             string
 	meshConfigFiles         []string
 	istiodEnv               []string
+	gatewayDNSServers       []string
 }
 
 func (o *meshOptions) addFlags(f *pflag.FlagSet) {
@@ -46,6 +47,7 @@ func (o *meshOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.allowInsecureKubeconfig, "allow-insecure-kubeconfig", false, "accept remote-secret kubeconfigs with exec plugins, token files or cert/key files")
 	f.Int64Var(&o.seed, "seed", 1, "with --demo: seed of the demo mesh (pod names, IPs, churn)")
 	f.StringArrayVar(&o.istiodEnv, "istiod-env", nil, "an istiod setting meshscope predicts with, [CLUSTER=]KEY=VALUE (repeatable): PILOT_ENABLE_AMBIENT, AMBIENT_ENABLE_MULTI_NETWORK or RESOLVE_HOSTNAME_GATEWAYS for the istiod of CLUSTER or every one; wins over the istiod pod's env (read by default)")
+	f.StringArrayVar(&o.gatewayDNSServers, "gateway-dns-server", nil, "DNS server HOST:PORT to resolve east-west gateway names with (repeatable, asked in order), instead of those of /etc/resolv.conf; istiod asks those of its own resolv.conf")
 	f.StringArrayVar(&o.meshConfigFiles, "mesh-config", nil, "mesh config file istiod reads instead of ConfigMap istio (its --meshConfig), FILE or CLUSTER=FILE per control plane (repeatable); followed as it changes")
 }
 
@@ -140,6 +142,7 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 		AllowInsecureKubeconfig: o.allowInsecureKubeconfig,
 		MeshConfigFiles:         meshFiles,
 		IstiodEnv:               env,
+		GatewayDNSServers:       o.gatewayDNSServers,
 	}
 	s, err := live.Open(ctx, lo)
 	if err != nil {

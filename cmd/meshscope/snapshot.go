@@ -131,11 +131,17 @@ func writeSnapshotTable(w io.Writer, s *model.Snapshot) error {
 			if g.Port == 0 && g.HBONEPort != 0 {
 				addr = fmt.Sprintf("%s:%d (hbone)", g.Address, g.HBONEPort)
 			}
-			if g.Hostname {
-				addr += " (hostname)"
+			switch {
+			case g.Name != "":
+				addr = g.Name + " → " + addr
+			case g.Hostname:
+				addr += " (DNS name without address: istiod drops it)"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, dash(clusters), addr, g.From, dash(g.Cluster), dash(orGateway(g)))
 		}
+	}
+	for _, n := range s.GatewayNames {
+		fmt.Fprintf(tw, "gateway name %s: %s\n", n.Name, gatewayNameText(n))
 	}
 	fmt.Fprintln(tw)
 	fmt.Fprintln(tw, "SERVICE\tSOURCE\tPORTS\tENDPOINTS (cluster: address network ...; ServiceEntry NS/NAME: ...)")
@@ -200,4 +206,19 @@ func orGateway(g model.Gateway) string {
 		return g.Service
 	}
 	return g.Gateway
+}
+
+// gatewayNameText says what a gateway DNS name resolved to, and where.
+func gatewayNameText(n model.GatewayName) string {
+	switch {
+	case n.Pending:
+		return "not resolved (" + n.Err + ")"
+	case n.Resolves() && n.Err != "":
+		return strings.Join(n.Addresses, ", ") + " (the last query failed, the previous answer is kept: " + n.Err + ")"
+	case n.Resolves():
+		return fmt.Sprintf("%s (resolved from where meshscope runs, TTL %s)", strings.Join(n.Addresses, ", "), n.TTL)
+	case n.Err != "":
+		return "no address: " + n.Err
+	}
+	return "does not resolve: istiod drops its gateways"
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/collector/whatif"
 	"github.com/meshscope/meshscope/tui"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -33,9 +34,17 @@ func runTUI(cmd *cobra.Command, g *globalOptions, o *meshOptions) error {
 		return err
 	}
 	feed := m.Feed(ctx, xdsclient.ModeDelta)
-	err = tui.Run(ctx, feed, tui.Options{Theme: g.Theme, Contexts: g.Contexts})
+	err = tui.Run(ctx, feed, tuiOptions(g, m))
 	closeWithin(quitGrace, func() { feed.Close(); m.Close() })
 	return err
+}
+
+// tuiOptions are the UI's options on a session: :whatif answers on the
+// session's own Registry, as the what-if command does (the changes stay in
+// memory; nothing is written to a cluster).
+func tuiOptions(g *globalOptions, m *live.Session) tui.Options {
+	return tui.Options{Theme: g.Theme, Contexts: g.Contexts,
+		WhatIf: func(req whatif.Request) (*whatif.Report, error) { return live.WhatIf(m.Registry(), req) }}
 }
 
 // quitGrace bounds the teardown after the UI has quit: the streams, the

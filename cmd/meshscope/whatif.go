@@ -129,7 +129,7 @@ func runWhatIf(cmd *cobra.Command, g *globalOptions, o *whatIfOptions) error {
 				return exitWithError(2, fmt.Errorf("--istiod-env %s=%s=%s: no cluster %q in the mesh", e.Cluster, e.Key, e.Value, e.Cluster))
 			}
 		}
-		rep, err := whatif.Run(m.Registry(), whatif.Request{Objects: objs, Delete: o.delete, Env: env})
+		rep, err := live.WhatIf(m.Registry(), whatif.Request{Objects: objs, Delete: o.delete, Env: env})
 		if errors.Is(err, collector.ErrWhatIf) {
 			return exitWithError(2, err)
 		}

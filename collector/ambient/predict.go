@@ -357,7 +357,7 @@ func (v *View) splitHorizon(net, serviceKey string, pods []pod) (w Workload, not
 	g := gws[0]
 	port := g.HBONEPort
 	if port == 0 {
-		port = DefaultHBONEPort
+		port = defaultHBONEPort
 	}
 	w = Workload{UID: uid(g), Kind: KindSplitHorizon, Cluster: g.Cluster, Network: net, Status: xdsclient.Healthy, TunnelProtocol: xdsclient.TunnelHBONE,
 		Gateway: joinHostPort(g.Address, port), Capacity: uint32(len(pods))}

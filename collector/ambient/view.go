@@ -53,7 +53,7 @@ type NetworkGateway struct {
 
 // DefaultHBONEPort is what a split-horizon workload uses when its gateway
 // gives no HBONE port (multicluster.go createSplitHorizonWorkload).
-const DefaultHBONEPort = 15008
+const defaultHBONEPort = 15008
 
 // key is istiod's resource name of a gateway, "namespace/name/address".
 func (g NetworkGateway) key() string { return g.Source + "/" + g.Address }

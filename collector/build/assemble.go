@@ -50,6 +50,9 @@ type Input struct {
 	WorkloadEntries []model.WorkloadEntry
 	// IstiodEnv are the settings the user states (--istiod-env).
 	IstiodEnv []model.IstiodEnv
+	// GatewayNames are the answers for the gateways' DNS names
+	// (GatewayNames), resolved by the caller.
+	GatewayNames []model.GatewayName
 }
 
 // Assemble puts the clusters' shares together into a snapshot: services
@@ -115,6 +118,11 @@ func Assemble(in Input) *model.Snapshot {
 	for _, d := range in.MeshNetworksIn {
 		s.Gateways = append(s.Gateways, staticGateways(d.Networks, d.Cluster)...)
 	}
+	// Settings depend on the clusters and ambient facts only; gateway
+	// names need them (RESOLVE_HOSTNAME_GATEWAYS per control plane).
+	s.Settings = s.ResolveSettings(in.IstiodEnv)
+	s.GatewayNames = in.GatewayNames
+	s.Gateways = resolveGateways(s.Gateways, in.GatewayNames, noResolveControlPlanes(s))
 	sort.SliceStable(s.Gateways, func(i, j int) bool {
 		a, b := s.Gateways[i], s.Gateways[j]
 		if a.Network != b.Network {
@@ -133,7 +141,6 @@ func Assemble(in Input) *model.Snapshot {
 	}
 	sort.Slice(s.Services, func(i, j int) bool { return s.Services[i].Hostname < s.Services[j].Hostname })
 	s.Networks = nets.networks(s.Gateways, in.MeshNetworks)
-	s.Settings = s.ResolveSettings(in.IstiodEnv)
 	return s
 }
 

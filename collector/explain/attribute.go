@@ -39,7 +39,7 @@ type Actual struct {
 // Attribute names the pod or gateway behind every endpoint of an actual
 // EDS response. The `istio.workload` metadata says the cluster (and the pod);
 // the snapshot supplies networks and gateway addresses.
-func Attribute(snap *model.Snapshot, hostname string, la xdsclient.LoadAssignment, proxy horizon.Proxy, pred horizon.Prediction) []Actual {
+func attribute(snap *model.Snapshot, hostname string, la xdsclient.LoadAssignment, proxy horizon.Proxy, pred horizon.Prediction) []Actual {
 	svc := snap.Service(hostname)
 	out := make([]Actual, 0, len(la.Endpoints))
 	// Gateway entries pair with predicted ones by address, port, locality
@@ -93,7 +93,7 @@ func Attribute(snap *model.Snapshot, hostname string, la xdsclient.LoadAssignmen
 // ApplyEffects sets what Envoy makes of each actual endpoint: its share of
 // requests under lb (the cluster's CDS settings), and whether Envoy drops
 // it as a duplicate address.
-func ApplyEffects(actual []Actual, lb horizon.LBConfig) {
+func applyEffects(actual []Actual, lb horizon.LBConfig) {
 	entries := make([]horizon.LBEntry, len(actual))
 	for i, a := range actual {
 		entries[i] = horizon.LBEntry{Address: a.Address, Port: a.Port, Weight: a.Weight, Health: a.Health,
@@ -105,7 +105,7 @@ func ApplyEffects(actual []Actual, lb horizon.LBConfig) {
 }
 
 // LBOf is the load-balancing part of a CDS cluster.
-func LBOf(c xdsclient.Cluster) horizon.LBConfig {
+func lbOf(c xdsclient.Cluster) horizon.LBConfig {
 	return horizon.LBConfig{Policy: c.LBPolicy, LocalityWeighted: c.LocalityWeighted, PanicThreshold: c.PanicThreshold}
 }
 

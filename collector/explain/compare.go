@@ -192,7 +192,7 @@ func weightSentence(p horizon.Endpoint, a Actual, scale uint32) string {
 
 // CompareLB says how the cluster's load balancing in CDS differs from the
 // prediction's (istiod's defaults), where that changes the shares.
-func CompareLB(pred, actual horizon.LBConfig) []Difference {
+func compareLB(pred, actual horizon.LBConfig) []Difference {
 	var diffs []Difference
 	if actual.LocalityWeighted != pred.LocalityWeighted {
 		diffs = append(diffs, Difference{Kind: DiffLB, Sentence: fmt.Sprintf("the cluster has locality_weighted_lb_config %s, predicted %s: istiod sets it for a localityLbSetting with distribute, or with failover or failoverPriority and outlier detection (or for ENABLE_LOCALITY_WEIGHTED_LB_CONFIG, which meshscope does not read); Envoy then weights localities and the shares differ", onOff(actual.LocalityWeighted), onOff(pred.LocalityWeighted))})

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/collector/horizon"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -14,7 +13,7 @@ import (
 // known, every cluster of the mesh its istiod does not read: that istiod's
 // proxies never get the endpoints there ("only local endpoints", the most
 // reported multicluster symptom).
-func controlPlaneProblems(snap *model.Snapshot, views []istiod.View) []Problem {
+func controlPlaneProblems(snap *model.Snapshot, views []model.IstiodView) []Problem {
 	var ps []Problem
 	for _, cp := range snap.ControlPlanes() {
 		reads, from, known := ReadsOf(snap, cp, views)
@@ -105,8 +104,8 @@ func examples(items []string) string {
 // viewpoint as each primary whose config meshscope reads would (its own
 // clusters and Istio config), and reports leaks, mTLS drops and skew that
 // endpoint counts do not explain. Identical findings of two primaries are
-// one row.
-func controlPlaneServiceProblems(snap *model.Snapshot, threshold int) []Problem {
+// one row. views, where read, give istiod's answers for gateway names.
+func controlPlaneServiceProblems(snap *model.Snapshot, views []model.IstiodView, threshold int) []Problem {
 	var cps []string
 	for _, cp := range snap.ControlPlanes() {
 		if c := snap.ClusterByID(cp); c != nil && c.IsContext() {
@@ -122,6 +121,8 @@ func controlPlaneServiceProblems(snap *model.Snapshot, threshold int) []Problem 
 		view := snap
 		if cp != "" {
 			view = forControlPlane(snap, cp)
+			// istiod's answers for gateway names, where read.
+			view, _ = withIstiodNames(view, views, cp)
 		}
 		// Two primaries that read the same clusters with the same config
 		// predict the same: predict once (the common multi-primary case).

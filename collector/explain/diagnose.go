@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/collector/fleet"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -17,7 +16,7 @@ type Inputs struct {
 	// seen in this run has been stale at least since then (default Now).
 	Since time.Time
 	// Istiod is each reachable istiod's own view (clusterz, networkz).
-	Istiod []istiod.View
+	Istiod []model.IstiodView
 	// Sent is what the control planes really sent, one entry per
 	// (control plane, viewpoint). Empty: a prediction-only diagnosis.
 	Sent []Sent
@@ -86,7 +85,7 @@ func Diagnose(snap *model.Snapshot, in Inputs) []Problem {
 	ps = append(ps, secretProblems(snap)...)
 	ps = append(ps, controlPlaneProblems(snap, in.Istiod)...)
 	ps = append(ps, rootCAProblems(snap, in.Now)...)
-	ps = append(ps, eastWestProblems(snap, in.Now, in.LBPendingAfter)...)
+	ps = append(ps, eastWestProblems(snap, in.Istiod, in.Now, in.LBPendingAfter)...)
 	ps = append(ps, labelProblems(snap)...)
 	ps = append(ps, revisionProblems(snap)...)
 	ps = append(ps, missingServiceProblems(snap)...)
@@ -94,7 +93,7 @@ func Diagnose(snap *model.Snapshot, in Inputs) []Problem {
 	ps = append(ps, localityProblems(snap)...)
 	ps = append(ps, configSkewProblems(snap)...)
 	ps = append(ps, istioConfigProblems(snap)...)
-	ps = append(ps, controlPlaneServiceProblems(snap, in.SkewThreshold)...)
+	ps = append(ps, controlPlaneServiceProblems(snap, in.Istiod, in.SkewThreshold)...)
 	for _, v := range in.Istiod {
 		ps = append(ps, IstiodDisagreements(snap, v)...)
 	}
@@ -109,7 +108,7 @@ func Diagnose(snap *model.Snapshot, in Inputs) []Problem {
 }
 
 // istiodViewOf returns the view of the istiod of control plane cp, if read.
-func istiodViewOf(views []istiod.View, cp string) *istiod.View {
+func istiodViewOf(views []model.IstiodView, cp string) *model.IstiodView {
 	for i := range views {
 		if views[i].ControlPlane == cp {
 			return &views[i]
@@ -122,7 +121,7 @@ func istiodViewOf(views []istiod.View, cp string) *istiod.View {
 // learned it: "secrets" (the remote secrets in cp), else "clusterz"
 // (istiod's /debug/clusterz among views); known is false when neither is
 // at hand.
-func ReadsOf(snap *model.Snapshot, cp string, views []istiod.View) (ids []string, from string, known bool) {
+func ReadsOf(snap *model.Snapshot, cp string, views []model.IstiodView) (ids []string, from string, known bool) {
 	if ids, known := snap.ClustersReadBy(cp); known {
 		return ids, "secrets", true
 	}
@@ -137,19 +136,22 @@ func ReadsOf(snap *model.Snapshot, cp string, views []istiod.View) (ids []string
 
 // ViewFor is the mesh as the istiod of cp sees it: the clusters its remote
 // secrets declare, else those its /debug/clusterz lists (views), else —
-// when neither is known — the whole snapshot.
-func ViewFor(snap *model.Snapshot, cp string, views []istiod.View) *model.Snapshot {
+// when neither is known — the whole snapshot; the gateways of a DNS name
+// at the addresses istiod resolved, where its /debug/networkz is read.
+func ViewFor(snap *model.Snapshot, cp string, views []model.IstiodView) *model.Snapshot {
 	ids, _, known := ReadsOf(snap, cp, views)
-	if !known {
-		return snap
+	if known {
+		snap = snap.Restrict(cp, ids)
 	}
-	return snap.Restrict(cp, ids)
+	// The gateways a DNS name gives are istiod's where its view is read.
+	snap, _ = withIstiodNames(snap, views, cp)
+	return snap
 }
 
 // UnknownControlPlanes are the control planes whose set of clusters
 // meshscope cannot tell (their remote secrets are not read and their
 // clusterz is not at hand): a diagnosis cannot say whether they miss one.
-func UnknownControlPlanes(snap *model.Snapshot, views []istiod.View) []string {
+func UnknownControlPlanes(snap *model.Snapshot, views []model.IstiodView) []string {
 	var out []string
 	for _, cp := range snap.ControlPlanes() {
 		if _, _, known := ReadsOf(snap, cp, views); !known {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/collector/horizon"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -91,17 +90,17 @@ func TestDiagnoseMissingClusterFromClusterz(t *testing.T) {
 	if ps := find(Diagnose(s, Inputs{Now: testNow}), "control-plane-missing-cluster"); len(ps) != 0 {
 		t.Errorf("without clusterz the set of cluster2 is unknown: %+v", ps)
 	}
-	cz := istiod.View{ControlPlane: "cluster2", Clusters: []istiod.Cluster{{ID: "cluster2", SyncStatus: "synced"}}}
+	cz := model.IstiodView{ControlPlane: "cluster2", Clusters: []model.IstiodCluster{{ID: "cluster2", SyncStatus: "synced"}}}
 	if got := UnknownControlPlanes(s, nil); len(got) != 1 || got[0] != "cluster2" {
 		t.Errorf("unknown control planes %v, want cluster2", got)
 	}
-	ps := Diagnose(s, Inputs{Now: testNow, Istiod: []istiod.View{cz}})
+	ps := Diagnose(s, Inputs{Now: testNow, Istiod: []model.IstiodView{cz}})
 	want(t, ps, "control-plane-missing-cluster", Error, "istiod cluster2 does not read cluster cluster1", "/debug/clusterz lists only cluster2")
-	if got := UnknownControlPlanes(s, []istiod.View{cz}); len(got) != 0 {
+	if got := UnknownControlPlanes(s, []model.IstiodView{cz}); len(got) != 0 {
 		t.Errorf("clusterz tells: %v", got)
 	}
 	// explain for that control plane predicts from what clusterz lists.
-	v := ExplainWith(s, hello, 5000, xdsclient.Viewpoint{Cluster: "cluster2", Network: "network2"}, "cluster2", nil, Extra{Istiod: []istiod.View{cz}})
+	v := ExplainWith(s, hello, 5000, xdsclient.Viewpoint{Cluster: "cluster2", Network: "network2"}, "cluster2", nil, Extra{Istiod: []model.IstiodView{cz}})
 	if len(v.Predicted) != 1 || len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "its /debug/clusterz does not list it") {
 		t.Errorf("predicted %+v notes %q", v.Predicted, v.Notes)
 	}
@@ -324,7 +323,7 @@ func TestGroupRepeatedCauses(t *testing.T) {
 
 // sentFor is what a control plane that sends exactly the prediction sends.
 func sentFor(s *model.Snapshot, cp string, vp xdsclient.Viewpoint) Sent {
-	p := horizon.Predict(s.ForControlPlane(cp), hello, 5000, ProxyOf(vp))
+	p := horizon.Predict(s.ForControlPlane(cp), hello, 5000, proxyOf(vp))
 	la := xdsclient.LoadAssignment{Cluster: p.EDSCluster}
 	for _, e := range p.Endpoints {
 		x := xdsclient.Endpoint{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: string(e.Health), Workload: xdsclient.Workload{Cluster: e.Cluster, Name: e.Pod}}

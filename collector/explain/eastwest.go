@@ -15,9 +15,9 @@ import (
 // for nor HBONE; a load balancer still pending (an error once it has been
 // pending longer than pendingAfter); no address at all; no ready pod behind
 // it; and one address used by the gateways of two networks. Hostname
-// gateways are reported as in Problems.
-func eastWestProblems(snap *model.Snapshot, now time.Time, pendingAfter time.Duration) []Problem {
-	ps := hostnameGatewayProblems(snap)
+// gateways are reported by hostnameGatewayProblems.
+func eastWestProblems(snap *model.Snapshot, views []model.IstiodView, now time.Time, pendingAfter time.Duration) []Problem {
+	ps := hostnameGatewayProblems(snap, views, now)
 	for _, svc := range snap.Services {
 		for _, cid := range sortedKeys(svc.Clusters) {
 			sic := svc.Clusters[cid]

@@ -29,7 +29,7 @@ func TestAttributeAndMatch(t *testing.T) {
 	s := seed()
 	v := horizon.Proxy{Cluster: "cluster1", Network: "network1"}
 	pred := horizon.Predict(s, hello, 5000, v)
-	act := Attribute(s, hello, actualSeed(), v, pred)
+	act := attribute(s, hello, actualSeed(), v, pred)
 	if act[0].Kind != horizon.Local || act[0].Network != "network1" || act[0].Pod != "helloworld-v1" {
 		t.Errorf("pod endpoint attributed as %+v", act[0])
 	}
@@ -50,7 +50,7 @@ func TestCompareDifferences(t *testing.T) {
 	la.Endpoints[1].Weight = 3                                                                                                                                                                // istiod counts 3 pods behind the gateway
 	la.Endpoints = append(la.Endpoints, xdsclient.Endpoint{Address: "10.99.0.1", Port: 5000, Weight: 1, Health: "HEALTHY", Workload: xdsclient.Workload{Name: "ghost", Cluster: "cluster9"}}) // unknown cluster
 	la.Endpoints = la.Endpoints[1:]                                                                                                                                                           // local pod missing
-	verdict, diffs := Compare(pred, Attribute(s, hello, la, v, pred), true)
+	verdict, diffs := Compare(pred, attribute(s, hello, la, v, pred), true)
 	if verdict != Mismatch {
 		t.Fatalf("verdict %s, want mismatch", verdict)
 	}

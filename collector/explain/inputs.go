@@ -3,7 +3,6 @@ package explain
 import (
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/fleet"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -13,7 +12,7 @@ import (
 // fetches), the UI from its live streams.
 type Answers interface {
 	// Istiod is each reachable istiod's own view (clusterz, networkz).
-	Istiod() []istiod.View
+	Istiod() []model.IstiodView
 	// Fleet is the mesh's real proxies joined with every istiod's syncz
 	// (nil: not read).
 	Fleet() *fleet.Fleet

@@ -3,7 +3,6 @@ package explain
 import (
 	"fmt"
 
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -11,13 +10,13 @@ import (
 // /debug/networkz) with meshscope's snapshot. The most important case is
 // the gap istiod itself leaves open (istio/istio#33799): istiod keeps saying
 // "synced" for a cluster whose API server it can no longer watch.
-func IstiodDisagreements(snap *model.Snapshot, v istiod.View) []Problem {
+func IstiodDisagreements(snap *model.Snapshot, v model.IstiodView) []Problem {
 	var ps []Problem
 	who := "istiod"
 	if v.ControlPlane != "" {
 		who = fmt.Sprintf("istiod (%s)", v.ControlPlane)
 	}
-	known := map[string]istiod.Cluster{}
+	known := map[string]model.IstiodCluster{}
 	for _, c := range v.Clusters {
 		known[c.ID] = c
 	}
@@ -49,14 +48,33 @@ func IstiodDisagreements(snap *model.Snapshot, v istiod.View) []Problem {
 		net, addr string
 		port      uint32
 	}
+	// Gateways that come from a DNS name are compared by
+	// hostnameGatewayProblems, name by name: istiod's answer may differ
+	// from meshscope's without anything being wrong.
+	type ncp struct {
+		net, cluster string
+		port         uint32
+	}
+	named := map[ncp]bool{}
+	plain := map[string]bool{}
+	for _, g := range snap.Gateways {
+		if g.Name != "" || g.Hostname {
+			named[ncp{g.Network, g.Cluster, g.Port}] = true
+		} else {
+			plain[g.Address] = true
+		}
+	}
 	ours := map[gk]model.Gateway{}
 	for _, g := range snap.Gateways {
-		if !g.Hostname && g.UsedBy(v.ControlPlane) {
+		if !g.Hostname && g.Name == "" && g.UsedBy(v.ControlPlane) {
 			ours[gk{g.Network, g.Address, g.Port}] = g
 		}
 	}
-	theirs := map[gk]istiod.Gateway{}
+	theirs := map[gk]model.IstiodGateway{}
 	for _, g := range v.Gateways {
+		if named[ncp{g.Network, g.Cluster, g.Port}] && !plain[g.Addr] {
+			continue
+		}
 		theirs[gk{g.Network, g.Addr, g.Port}] = g
 	}
 	for k, g := range ours {

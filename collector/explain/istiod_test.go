@@ -3,14 +3,13 @@ package explain
 import (
 	"testing"
 
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
-func labIstiodView() istiod.View {
-	return istiod.View{ControlPlane: "cluster1",
-		Clusters: []istiod.Cluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster2", SecretName: "istio-system/istio-remote-secret-cluster2", SyncStatus: "synced"}},
-		Gateways: []istiod.Gateway{{Network: "network1", Cluster: "cluster1", Addr: "192.168.60.113", Port: 15443}, {Network: "network2", Cluster: "cluster2", Addr: "192.168.60.9", Port: 15443}},
+func labIstiodView() model.IstiodView {
+	return model.IstiodView{ControlPlane: "cluster1",
+		Clusters: []model.IstiodCluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster2", SecretName: "istio-system/istio-remote-secret-cluster2", SyncStatus: "synced"}},
+		Gateways: []model.IstiodGateway{{Network: "network1", Cluster: "cluster1", Addr: "192.168.60.113", Port: 15443}, {Network: "network2", Cluster: "cluster2", Addr: "192.168.60.9", Port: 15443}},
 	}
 }
 
@@ -46,9 +45,9 @@ func TestIstiodDifferentGatewaysAndClusters(t *testing.T) {
 	s := seed()
 	secretIn(s, "cluster2", "cluster1")
 	v := labIstiodView()
-	v.Gateways = v.Gateways[:1]                                                                            // istiod lost network2's gateway
-	v.Gateways = append(v.Gateways, istiod.Gateway{Network: "network3", Addr: "203.0.113.7", Port: 15443}) // and knows a static one
-	v.Clusters = append(v.Clusters[:1], istiod.Cluster{ID: "cluster9", SecretName: "istio-system/x", SyncStatus: "timeout"})
+	v.Gateways = v.Gateways[:1]                                                                                 // istiod lost network2's gateway
+	v.Gateways = append(v.Gateways, model.IstiodGateway{Network: "network3", Addr: "203.0.113.7", Port: 15443}) // and knows a static one
+	v.Clusters = append(v.Clusters[:1], model.IstiodCluster{ID: "cluster9", SecretName: "istio-system/x", SyncStatus: "timeout"})
 	ps := IstiodDisagreements(s, v)
 	for _, want := range []string{"does not know network2's gateway 192.168.60.9:15443", "uses network3's gateway 203.0.113.7:15443", "does not list cluster cluster2", "reads cluster cluster9"} {
 		if !hasProblem(ps, "istiod-disagrees", want) {

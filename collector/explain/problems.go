@@ -130,18 +130,6 @@ func clusterProblems(snap *model.Snapshot) []Problem {
 	return ps
 }
 
-// hostnameGatewayProblems: gateways whose address is a DNS name.
-func hostnameGatewayProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
-	for _, g := range snap.Gateways {
-		if g.Hostname {
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemGatewayHostname, Cluster: g.Cluster,
-				Sentence: fmt.Sprintf("gateway of %s at %s is a hostname: istiod must resolve it (RESOLVE_HOSTNAME_GATEWAYS) and drops it if it cannot; meshscope does not use it in predictions", g.Network, g.Address)})
-		}
-	}
-	return ps
-}
-
 // gatewayFound: the gateway Service ns/name of cluster gives a gateway.
 func gatewayFound(snap *model.Snapshot, name, cluster string) bool {
 	for _, g := range snap.Gateways {

@@ -74,7 +74,7 @@ func sentProblems(snap *model.Snapshot, in Inputs) []Problem {
 			continue
 		}
 		view := ViewFor(snap, s.ControlPlane, in.Istiod)
-		proxy := ProxyOf(s.Viewpoint)
+		proxy := proxyOf(s.Viewpoint)
 		if view.ClusterByID(s.ControlPlane) != nil {
 			proxy.ConfigCluster = s.ControlPlane
 		}
@@ -95,7 +95,7 @@ func sentProblems(snap *model.Snapshot, in Inputs) []Problem {
 					}
 					continue
 				}
-				actual := Attribute(view, svc.Hostname, la, proxy, pred)
+				actual := attribute(view, svc.Hostname, la, proxy, pred)
 				_, diffs := Compare(pred, actual, true)
 				for _, d := range diffs {
 					p := diffProblem(snap, s, who, svc.Hostname, port.Port, d, la, in, stale)

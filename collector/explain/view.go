@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/meshscope/meshscope/collector/horizon"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -54,7 +53,7 @@ type View struct {
 }
 
 // ProxyOf is the part of a viewpoint the prediction needs.
-func ProxyOf(vp xdsclient.Viewpoint) horizon.Proxy {
+func proxyOf(vp xdsclient.Viewpoint) horizon.Proxy {
 	d := vp.Defaulted()
 	p := horizon.Proxy{Cluster: vp.Cluster, Network: vp.Network, IP: d.IP, NetworkView: vp.RequestedNetworkView, Namespace: d.Namespace, Labels: vp.Labels}
 	if vp.NoNetwork {
@@ -77,7 +76,7 @@ func SidecarViewpoints(snap *model.Snapshot, controlPlane string) []xdsclient.Vi
 }
 
 // InfoOf names a viewpoint for output.
-func InfoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
+func infoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
 	return ViewpointInfo{Name: vp.String(), Cluster: vp.Cluster, Network: vp.Network, NoNetwork: vp.NoNetwork, ControlPlane: controlPlane}
 }
 
@@ -112,7 +111,7 @@ type Extra struct {
 	// Istiod are istiod's own views: for a control plane whose remote
 	// secrets meshscope does not read, its /debug/clusterz says which
 	// clusters it reads.
-	Istiod []istiod.View
+	Istiod []model.IstiodView
 	// Cluster is the CDS cluster istiod sent for the same name (nil when
 	// none): its load balancing decides the shares.
 	Cluster *xdsclient.Cluster
@@ -121,7 +120,7 @@ type Extra struct {
 // ExplainWith is Explain with what else is known (Extra).
 func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment, x Extra) View {
 	full, views, subset, cl := snap, x.Istiod, x.Subset, x.Cluster
-	proxy := ProxyOf(vp)
+	proxy := proxyOf(vp)
 	var reads []string
 	from := ""
 	if snap.ClusterByID(controlPlane) != nil {
@@ -135,9 +134,11 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 			}
 		}
 	}
+	cut := snap // what the control plane reads, for unreadNotes
+	snap, nameNotes := withIstiodNames(snap, views, controlPlane)
 	pred := horizon.PredictSubset(snap, horizon.NewIndex(snap), hostname, subset, port, proxy)
 	v := View{
-		Viewpoint:   InfoOf(vp, controlPlane),
+		Viewpoint:   infoOf(vp, controlPlane),
 		Port:        port,
 		Subset:      subset,
 		EDSCluster:  pred.EDSCluster,
@@ -148,7 +149,7 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 		Predicted:   pred.Endpoints,
 		Dropped:     pred.Dropped,
 		Differences: []Difference{},
-		Notes:       unreadNotes(full, snap, controlPlane, hostname, reads, from),
+		Notes:       unreadNotes(full, cut, controlPlane, hostname, reads, from),
 	}
 	if v.Dropped == nil {
 		v.Dropped = []horizon.Dropped{}
@@ -159,19 +160,20 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 	if n := revisionNote(full, proxy.ConfigCluster); n != "" {
 		v.Notes = append(v.Notes, n)
 	}
+	v.Notes = append(v.Notes, nameNotes...)
 	v.LB, v.LBFrom = pred.LB, "istiod-default"
 	if cl != nil {
-		v.LB, v.LBFrom = LBOf(*cl), "cds"
+		v.LB, v.LBFrom = lbOf(*cl), "cds"
 	}
 	if la != nil {
-		v.Actual = Attribute(snap, hostname, *la, proxy, pred)
-		ApplyEffects(v.Actual, v.LB)
+		v.Actual = attribute(snap, hostname, *la, proxy, pred)
+		applyEffects(v.Actual, v.LB)
 	}
 	v.Split = split(v.Actual, pred.Endpoints, la != nil)
 	var diffs []Difference
 	v.Verdict, diffs = Compare(pred, v.Actual, la != nil)
 	if la != nil && cl != nil && pred.Found {
-		if lb := CompareLB(pred.LB, v.LB); len(lb) > 0 {
+		if lb := compareLB(pred.LB, v.LB); len(lb) > 0 {
 			diffs = append(diffs, lb...)
 			v.Verdict = Mismatch
 		}

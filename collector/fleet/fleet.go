@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -53,7 +52,7 @@ type TypeSync struct {
 type Read struct {
 	ControlPlane string
 	Address      string
-	Statuses     []istiod.SyncStatus
+	Statuses     []model.SyncStatus
 	Err          error
 }
 
@@ -238,7 +237,7 @@ func unconnected(snap *model.Snapshot, connected map[int]bool, rows []Proxy, com
 // typeStates applies istiod's own rule (statusgen.go debugSyncStatus) to
 // every type the proxy watches: an error is a NACK, no nonce sent is NOT
 // SENT, the acked nonce equal to the sent one is SYNCED, else STALE.
-func typeStates(s istiod.SyncStatus, now time.Time) ([]TypeSync, State, time.Duration) {
+func typeStates(s model.SyncStatus, now time.Time) ([]TypeSync, State, time.Duration) {
 	types := s.Types()
 	out := make([]TypeSync, 0, len(types))
 	overall := NotSent
@@ -270,8 +269,8 @@ func typeStates(s istiod.SyncStatus, now time.Time) ([]TypeSync, State, time.Dur
 }
 
 var shortTypes = map[string]string{
-	istiod.TypeCDS: "CDS", istiod.TypeLDS: "LDS", istiod.TypeRDS: "RDS", istiod.TypeEDS: "EDS",
-	istiod.TypeWDS: "WDS",
+	model.TypeCDS: "CDS", model.TypeLDS: "LDS", model.TypeRDS: "RDS", model.TypeEDS: "EDS",
+	model.TypeWDS: "WDS",
 	"type.googleapis.com/istio.workload.Workload":                          "WDS",
 	"type.googleapis.com/istio.security.Authorization":                     "AUTHZ",
 	"type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig":        "ECDS",

@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -30,18 +29,18 @@ func TestBuild(t *testing.T) {
 			{Cluster: "c2", Namespace: "b", Name: "amb-elsewhere", Node: "node-z", Kind: model.ProxyAmbient},
 		},
 	}
-	st := func(proxy, cluster, version string, res map[string]istiod.ResourceStatus) istiod.SyncStatus {
-		return istiod.SyncStatus{Proxy: proxy, ProxyType: "sidecar", ClusterID: cluster, IstioVersion: version, Resources: res}
+	st := func(proxy, cluster, version string, res map[string]model.ResourceStatus) model.SyncStatus {
+		return model.SyncStatus{Proxy: proxy, ProxyType: "sidecar", ClusterID: cluster, IstioVersion: version, Resources: res}
 	}
 	reads := []Read{
-		{ControlPlane: "c1", Statuses: []istiod.SyncStatus{
-			st("synced.a", "c1", "1.28.0", map[string]istiod.ResourceStatus{istiod.TypeCDS: {Sent: "x", Acked: "x"}, istiod.TypeEDS: {}}),
-			st("stale.a", "c1", "1.28.0", map[string]istiod.ResourceStatus{istiod.TypeCDS: {Sent: "y", Acked: "x", SentTime: sent}}),
-			st("nack.a", "c1", "1.26.0", map[string]istiod.ResourceStatus{istiod.TypeCDS: {Sent: "y", Acked: "x", LastError: "bad", SentTime: sent}}),
-			st("synced.a", "c1", "1.31.0-meshscope", map[string]istiod.ResourceStatus{istiod.TypeCDS: {Sent: "x", Acked: "x"}}),
+		{ControlPlane: "c1", Statuses: []model.SyncStatus{
+			st("synced.a", "c1", "1.28.0", map[string]model.ResourceStatus{model.TypeCDS: {Sent: "x", Acked: "x"}, model.TypeEDS: {}}),
+			st("stale.a", "c1", "1.28.0", map[string]model.ResourceStatus{model.TypeCDS: {Sent: "y", Acked: "x", SentTime: sent}}),
+			st("nack.a", "c1", "1.26.0", map[string]model.ResourceStatus{model.TypeCDS: {Sent: "y", Acked: "x", LastError: "bad", SentTime: sent}}),
+			st("synced.a", "c1", "1.31.0-meshscope", map[string]model.ResourceStatus{model.TypeCDS: {Sent: "x", Acked: "x"}}),
 		}},
-		{ControlPlane: "c2", Statuses: []istiod.SyncStatus{
-			st("drift.a", "c1", "1.28.0", map[string]istiod.ResourceStatus{istiod.TypeCDS: {Sent: "x", Acked: "x"}}),
+		{ControlPlane: "c2", Statuses: []model.SyncStatus{
+			st("drift.a", "c1", "1.28.0", map[string]model.ResourceStatus{model.TypeCDS: {Sent: "x", Acked: "x"}}),
 			{Proxy: "ztunnel-x.istio-system", ProxyType: "ztunnel", ClusterID: "c2", ClusterSent: "z", ClusterAcked: "z"},
 		}},
 	}
@@ -143,9 +142,9 @@ func TestBuildRevisions(t *testing.T) {
 		},
 	}
 	// The syncz read is 1-27's istiod's: it lists "old" only.
-	reads := []Read{{ControlPlane: "c1", Statuses: []istiod.SyncStatus{
+	reads := []Read{{ControlPlane: "c1", Statuses: []model.SyncStatus{
 		{Proxy: "old.a", ProxyType: "sidecar", ClusterID: "c1", IstioVersion: "1.27.3",
-			Resources: map[string]istiod.ResourceStatus{istiod.TypeCDS: {Sent: "x", Acked: "x"}}},
+			Resources: map[string]model.ResourceStatus{model.TypeCDS: {Sent: "x", Acked: "x"}}},
 	}}}
 	got := map[string]Proxy{}
 	for _, p := range Build(snap, reads, now).Proxies {

@@ -43,10 +43,10 @@ type gatewayIndex struct {
 	pods     map[[2]string]*model.Endpoint
 }
 
-// newGatewayIndex indexes the snapshot's gateways. Hostname gateways are
-// left out: istiod resolves them by DNS at push time (RESOLVE_HOSTNAME_GATEWAYS)
-// and drops those it cannot resolve, which meshscope cannot predict; doctor
-// reports them separately.
+// newGatewayIndex indexes the snapshot's gateways. A gateway DNS name is
+// in the snapshot as one gateway per address it resolved to (the build
+// does what istiod's resolveHostnameGateways does); a name that gave no
+// address is left out, as istiod drops it.
 func newGatewayIndex(gws []model.Gateway) *gatewayIndex {
 	return newGatewayIndexFor(gws, "")
 }
@@ -57,7 +57,9 @@ func newGatewayIndexFor(gws []model.Gateway, cc string) *gatewayIndex {
 	ix := &gatewayIndex{byNetwork: map[string][]gwKey{}, byNC: map[[2]string][]gwKey{}, gws: gws}
 	seen := map[gwKey]bool{}
 	for _, g := range gws {
-		ix.ccOnly = ix.ccOnly || g.ConfigClusterOnly
+		// Some istiods use a gateway and others not: an istio-remote
+		// Gateway, a resolved name where RESOLVE_HOSTNAME_GATEWAYS is off.
+		ix.ccOnly = ix.ccOnly || g.ConfigClusterOnly || len(g.NotResolvedBy) > 0
 		if g.Hostname || !g.UsedBy(cc) {
 			continue
 		}

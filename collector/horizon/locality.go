@@ -12,7 +12,7 @@ import (
 // pilot/pkg/serviceregistry/util/label), so "us-east-1/us-east-1a/" (a
 // node's) and "us-east-1/us-east-1a" (a pod label's) both become region
 // us-east-1, zone us-east-1a, though istiod keeps them in two groups.
-func EnvoyLocality(label string) string {
+func envoyLocality(label string) string {
 	// Up to the third slash, without trailing slashes; no allocation.
 	n := 0
 	for i := 0; i < len(label); i++ {
@@ -69,7 +69,7 @@ func (p *Prediction) finishGroups(ends []int) {
 			w += uint64(e.Weight)
 		}
 		lw := uint32(min(w, math.MaxUint32))
-		loc := EnvoyLocality(g[0].Locality)
+		loc := envoyLocality(g[0].Locality)
 		for i := range g {
 			g[i].Locality, g[i].LocalityWeight, g[i].Priority = loc, lw, 0
 		}

@@ -128,7 +128,7 @@ func proxyTopology(ix *gatewayIndex, snap *model.Snapshot, proxy Proxy) (loc [3]
 	self = model.Endpoint{Cluster: proxy.Cluster, Network: proxy.Network, Labels: proxy.Labels}
 	if pod := ix.podAt(snap, proxy.Cluster, proxy.IP); pod != nil {
 		self.Labels, self.Locality, self.Node = pod.Labels, pod.Locality, pod.Node
-		return splitLocality(EnvoyLocality(pod.Locality)), self
+		return splitLocality(envoyLocality(pod.Locality)), self
 	}
 	r, hr := proxy.Labels[model.LabelRegion]
 	z, hz := proxy.Labels[model.LabelZone]

@@ -150,7 +150,7 @@ func TestEffects(t *testing.T) {
 
 func TestEnvoyLocality(t *testing.T) {
 	for in, want := range map[string]string{"": "", "r/z/": "r/z", "r/z": "r/z", "r/z/s": "r/z/s", "/z/": "/z", "r//s": "r//s", "a/b/c/d": "a/b/c", "r": "r"} {
-		if got := EnvoyLocality(in); got != want {
+		if got := envoyLocality(in); got != want {
 			t.Errorf("EnvoyLocality(%q) = %q, want %q", in, got, want)
 		}
 	}

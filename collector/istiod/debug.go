@@ -4,38 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/meshscope/meshscope/model"
 	"io"
 	"net/http"
 	"time"
 )
 
-// View is istiod's own account of the mesh, from its HTTP debug
-// endpoints (port 8080, or 15014; reachable through a port-forward).
-type View struct {
-	// ControlPlane names the istiod (the cluster it is primary of).
-	ControlPlane string `json:"controlPlane"`
-	// Clusters is /debug/clusterz: the config cluster first, then one per
-	// remote-secret key.
-	Clusters []Cluster `json:"clusters"`
-	// Gateways is /debug/networkz.
-	Gateways []Gateway `json:"gateways"`
-}
-
-// Cluster is one row of /debug/clusterz.
-type Cluster struct {
-	ID         string `json:"id"`
-	SecretName string `json:"secretName"`
-	SyncStatus string `json:"syncStatus"`
-}
-
-// Gateway is one row of /debug/networkz.
-type Gateway struct {
-	Network   string `json:"Network"`
-	Cluster   string `json:"Cluster"`
-	Addr      string `json:"Addr"`
-	Port      uint32 `json:"Port"`
-	HBONEPort uint32 `json:"HBONEPort"`
-}
+// The views istiod's debug endpoints give are the model's (model/istiodview.go):
+// readers of a diagnosis need not link what reaches istiod.
+type (
+	View    = model.IstiodView
+	Cluster = model.IstiodCluster
+	Gateway = model.IstiodGateway
+)
 
 // FetchView reads /debug/clusterz and /debug/networkz from istiod's
 // HTTP debug address (host:port or a URL). Every request has a timeout.

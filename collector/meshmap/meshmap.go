@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -92,7 +91,7 @@ func arrowKind(kind string) bool {
 // control plane reads when its remote secrets are not read), problems a
 // diagnosis of snap (explain.Diagnose) whose errors and warnings it
 // places.
-func Build(snap *model.Snapshot, views []istiod.View, problems []explain.Problem) Map {
+func Build(snap *model.Snapshot, views []model.IstiodView, problems []explain.Problem) Map {
 	var m Map
 	if snap == nil {
 		return m
@@ -171,7 +170,7 @@ func reindex(m *Map, at map[string][2]int) {
 // controlPlane is cp's arrows: one per cluster it reads, broken when the
 // cluster cannot be read through its secret; and a broken one per cluster
 // of the mesh it does not read (no remote secret, or one refused).
-func controlPlane(snap *model.Snapshot, cp string, views []istiod.View) ControlPlane {
+func controlPlane(snap *model.Snapshot, cp string, views []model.IstiodView) ControlPlane {
 	reads, from, known := explain.ReadsOf(snap, cp, views)
 	out := ControlPlane{ID: cp, Known: known, From: from}
 	if !known {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -38,7 +37,7 @@ func TestBuild(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		change   func(*model.Snapshot)
-		views    []istiod.View
+		views    []model.IstiodView
 		problems []explain.Problem
 		// want is the map in a few words (see describe).
 		want string
@@ -82,7 +81,7 @@ func TestBuild(t *testing.T) {
 			want: "network1[cluster1*:synced:sidecar] network2[cluster2:synced:mixed cluster3:synced:ambient]{gateway-no-address} cp cluster1(secrets): ->cluster2 -x>cluster3(no remote secret)"},
 		{name: "secrets not read, clusterz known",
 			change: func(s *model.Snapshot) { s.Clusters[0].SecretsRead = false; s.Clusters[1].Source.In = "" },
-			views:  []istiod.View{{ControlPlane: "cluster1", Clusters: []istiod.Cluster{{ID: "cluster1"}, {ID: "cluster2"}, {ID: "cluster3"}}}},
+			views:  []model.IstiodView{{ControlPlane: "cluster1", Clusters: []model.IstiodCluster{{ID: "cluster1"}, {ID: "cluster2"}, {ID: "cluster3"}}}},
 			want:   "network1[cluster1*:synced:sidecar] network2[cluster2:synced:mixed cluster3:synced:ambient gw 192.168.60.9:15443 ok] cp cluster1(clusterz): ->cluster2 ->cluster3"},
 		{name: "reads unknown: no arrows",
 			change: func(s *model.Snapshot) { s.Clusters[0].SecretsRead = false; s.Clusters[1].Source.In = "" },

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -503,7 +504,7 @@ func workloadShares(eps []Endpoint) []Share {
 		total += float64(e.Weight)
 	}
 	var out []Share
-	for _, n := range sortedKeys(by) {
+	for _, n := range slices.Sorted(maps.Keys(by)) {
 		out = append(out, Share{Network: n, Share: float64(int(by[n]/total*10000+0.5)) / 10000})
 	}
 	return out
@@ -539,15 +540,6 @@ func wdsWhy(c ServiceChange, a ambient.Prediction) []string {
 	return why
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Summary counts what the changes do per viewpoint, most affected first:
 // "network2 sidecars (cluster2/network2@cluster1): 12 services change, 3
 // lose every endpoint".
@@ -571,7 +563,7 @@ func Summary(changes []ServiceChange) []string {
 			t.lostRemo[c.Service] = true
 		}
 	}
-	names := sortedKeys(by)
+	names := slices.Sorted(maps.Keys(by))
 	sort.SliceStable(names, func(i, j int) bool { return len(by[names[i]].services) > len(by[names[j]].services) })
 	var out []string
 	for _, n := range names {

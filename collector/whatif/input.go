@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -50,11 +49,6 @@ type Object struct {
 
 // Origin is FILE:LINE.
 func (o Object) Origin() string { return o.File + ":" + strconv.Itoa(o.Line) }
-
-// Change makes the collector's change of it.
-func (o Object) Change(del bool) collector.Change {
-	return collector.Change{Cluster: o.Cluster, Delete: del, Object: o.Object, Origin: o.Origin()}
-}
 
 // Read reads every source into objects, in order, each for its source's
 // cluster or def. stdin is read for "-" (once).

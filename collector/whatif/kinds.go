@@ -58,7 +58,7 @@ var clusterScoped = map[string]bool{"Namespace": true, "Node": true}
 
 // Unmodelled says why a kind changes nothing meshscope predicts ("" for
 // the kinds it reads), and whether istiod reads it.
-func Unmodelled(gk schema.GroupKind) (why string, istiodReadsIt bool) {
+func unmodelled(gk schema.GroupKind) (why string, istiodReadsIt bool) {
 	if modelled[gk] {
 		return "", true
 	}

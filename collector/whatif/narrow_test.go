@@ -91,7 +91,7 @@ func TestDiagnosedEqualsWholeMesh(t *testing.T) {
 		changes []collector.Change
 		env     []model.IstiodEnv
 	}{
-		{"a DestinationRule", []collector.Change{objs[0].Change(false)}, nil},
+		{"a DestinationRule", []collector.Change{{Cluster: objs[0].Cluster, Object: objs[0].Object, Origin: objs[0].Origin()}}, nil},
 		{"ambient multi-network off", nil, []model.IstiodEnv{{Key: model.SettingAmbientMultiNetwork, Value: "false"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

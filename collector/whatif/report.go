@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/model"
 )
@@ -56,42 +55,56 @@ type Report struct {
 	SnapshotTime    time.Time `json:"snapshotTime"`
 }
 
-// Run answers a what-if on the mesh reg holds.
-func Run(reg *collector.Registry, req Request) (*Report, error) {
-	rep := &Report{Settings: req.Env, Changes: []ServiceChange{}}
-	var changes []collector.Change
-	var outcomeAt []int
+// Modelled are the request's objects of the kinds meshscope reads, in
+// order: what the collector applies (collector.Registry.WhatIf, through
+// live.WhatIf); the others only go in the report, with why.
+func (req Request) Modelled() []Object {
+	var out []Object
+	for _, o := range req.Objects {
+		if why, _ := unmodelled(o.Object.GroupVersionKind().GroupKind()); why == "" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Applied is what the collector made of a request's modelled objects: the
+// mesh before and after, and for each object (in Modelled's order) the
+// caches it changed or why none.
+type Applied struct {
+	Before, After *model.Snapshot
+	Read          [][]string
+	Unread        []string
+	Notes         []string
+}
+
+// Answer is the report of a request, from what the collector applied.
+func Answer(req Request, a Applied) *Report {
+	rep := &Report{Settings: req.Env, Changes: []ServiceChange{}, Notes: a.Notes}
+	i := 0
 	for _, o := range req.Objects {
 		oc := ObjectOutcome{Action: "put", Kind: o.Object.GetKind(), Name: objectName(o), Cluster: o.Cluster, Origin: o.Origin()}
 		if req.Delete {
 			oc.Action = "delete"
 		}
-		why, reads := Unmodelled(o.Object.GroupVersionKind().GroupKind())
+		why, reads := unmodelled(o.Object.GroupVersionKind().GroupKind())
 		oc.IstiodReads = reads
-		if why != "" {
+		switch {
+		case why != "":
 			oc.Unread = why
-		} else {
-			outcomeAt = append(outcomeAt, len(rep.Objects))
-			changes = append(changes, o.Change(req.Delete))
+		case i < len(a.Read):
+			oc.Read, oc.Unread = a.Read[i], a.Unread[i]
+			if len(oc.Read) == 0 && oc.Unread == "" {
+				oc.Unread = "no cache of cluster " + o.Cluster + " reads it"
+			}
+			i++
 		}
 		rep.Objects = append(rep.Objects, oc)
 	}
-	w, err := reg.WhatIf(changes, req.Env)
-	if err != nil {
-		return nil, err
-	}
-	for i, o := range w.Outcomes {
-		oc := &rep.Objects[outcomeAt[i]]
-		oc.Read, oc.Unread = o.Read, o.Unread
-		if len(o.Read) == 0 && oc.Unread == "" {
-			oc.Unread = "no cache of cluster " + o.Change.Cluster + " reads it"
-		}
-	}
-	rep.Notes = w.Notes
-	rep.SnapshotVersion, rep.SnapshotTime = w.Before.Version, w.Before.Time
-	rep.Changes, rep.Problems = Compare(w.Before, w.After)
+	rep.SnapshotVersion, rep.SnapshotTime = a.Before.Version, a.Before.Time
+	rep.Changes, rep.Problems = Compare(a.Before, a.After)
 	rep.Summary = summarize(rep)
-	return rep, nil
+	return rep
 }
 
 // Compare is the endpoints and the problems of two snapshots side by

@@ -121,6 +121,21 @@ func SetIngress(ctx context.Context, cs kubernetes.Interface, namespace, name st
 	return err
 }
 
+// SetIngressHostnames replaces the load-balancer ingress of a Service by
+// hostnames, as an AWS NLB gives one.
+func SetIngressHostnames(ctx context.Context, cs kubernetes.Interface, namespace, name string, hostnames []string) error {
+	svc, err := cs.CoreV1().Services(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	svc.Status.LoadBalancer.Ingress = nil
+	for _, h := range hostnames {
+		svc.Status.LoadBalancer.Ingress = append(svc.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{Hostname: h})
+	}
+	_, err = cs.CoreV1().Services(namespace).UpdateStatus(ctx, svc, metav1.UpdateOptions{})
+	return err
+}
+
 // SyncNamespace does the EndpointSlice controller's job for every Service
 // with a selector in the namespace.
 func SyncNamespace(ctx context.Context, cs kubernetes.Interface, namespace string) error {

@@ -22,6 +22,7 @@ import (
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
 	"github.com/meshscope/meshscope/collector/whatif"
+	"github.com/meshscope/meshscope/internal/kubesim"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/test/e2e/e2eutil"
@@ -301,6 +302,21 @@ spec:
 			host: hello, port: 5000,
 		},
 		{
+			name: "helloworld in cluster1 selects version v2 only (its selector changed: the endpoint controller empties its slice)",
+			objects: func(t *testing.T) []whatif.Object {
+				u := liveObject(t, "cluster1", gvrServices, "Service", lab.SampleNamespace, "helloworld")
+				if err := unstructured.SetNestedStringMap(u.Object, map[string]string{"app": "helloworld", "version": "v2"}, "spec", "selector"); err != nil {
+					t.Fatal(err)
+				}
+				return []whatif.Object{{Cluster: "cluster1", Object: u, File: "svc.yaml", Line: 1}}
+			},
+			apply: func() error {
+				return setSelector(ctx, "cluster1", map[string]string{"app": "helloworld", "version": "v2"})
+			},
+			undo: func() error { return setSelector(ctx, "cluster1", map[string]string{"app": "helloworld"}) },
+			host: hello, port: 5000,
+		},
+		{
 			name:    "AMBIENT_ENABLE_MULTI_NETWORK (and ambient) turned on in a mesh of sidecars, both istiods restarted so",
 			objects: func(*testing.T) []whatif.Object { return nil },
 			env:     []model.IstiodEnv{{Key: model.SettingAmbient, Value: "true"}, {Key: model.SettingAmbientMultiNetwork, Value: "true"}},
@@ -309,20 +325,38 @@ spec:
 			host:    hello, port: 5000,
 		},
 	}
+	// undone is when the last scenario's change was undone: a what-if must
+	// not be computed on a snapshot older than that.
+	var undone time.Time
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			eds := horizon.EDSClusterName(sc.host, sc.port)
 			views := startWhatIfViews(t, eds)
 			if sc.setup != nil {
-				withChange(t, sc.setup, sc.undoSetup)
+				withChange(t, sc.setup, func() error {
+					defer func() { undone = time.Now() }()
+					return sc.undoSetup()
+				})
 			}
-			// meshscope and istiod agree on the mesh as it is (a probe that
-			// connected while the last scenario was being undone may hold
-			// a scope it no longer has: a new proxy gets the current one).
+			eventually(t, 30*time.Second, func() string {
+				if !reg.Snapshot().Time.After(undone) {
+					return "meshscope has not seen the last scenario undone"
+				}
+				return ""
+			})
+			// meshscope and istiod agree on the mesh as it is, for the
+			// scenario's service and for helloworld (istiod has caught up
+			// too); a probe that connected while the last scenario was
+			// being undone may hold a scope it no longer has: a new proxy
+			// gets the current one.
+			if sc.host != hello {
+				ref := startWhatIfViews(t, helloworldEDS)
+				agree(t, func() *model.Snapshot { return reg.Snapshot() }, ref, hello, 5000, helloworldEDS, true)
+			}
 			agree(t, func() *model.Snapshot { return reg.Snapshot() }, views, sc.host, sc.port, eds, true)
 			var changes []collector.Change
 			for _, o := range sc.objects(t) {
-				changes = append(changes, o.Change(sc.delete))
+				changes = append(changes, collector.Change{Cluster: o.Cluster, Delete: sc.delete, Object: o.Object, Origin: o.Origin()})
 			}
 			w, err := reg.WhatIf(changes, sc.env)
 			if err != nil {
@@ -338,7 +372,10 @@ spec:
 			if m := matches(w.Before, views, sc.host, sc.port); m != "" {
 				t.Fatalf("what-if's before: %s", m)
 			}
-			withChange(t, sc.apply, sc.undo)
+			withChange(t, sc.apply, func() error {
+				defer func() { undone = time.Now() }()
+				return sc.undo()
+			})
 			agree(t, func() *model.Snapshot { return w.After }, views, sc.host, sc.port, eds, sc.scoped)
 		})
 	}
@@ -360,6 +397,21 @@ func agree(t *testing.T, snap func() *model.Snapshot, views []*whatIfView, host 
 		}
 		return m
 	})
+}
+
+// setSelector gives helloworld in cluster a selector and refreshes its
+// EndpointSlice as the lab's endpoint controller stand-in does.
+func setSelector(ctx context.Context, cluster string, sel map[string]string) error {
+	cs := theLab.Cluster(cluster).Client()
+	svc, err := cs.CoreV1().Services(lab.SampleNamespace).Get(ctx, "helloworld", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	svc.Spec.Selector = sel
+	if _, err := cs.CoreV1().Services(lab.SampleNamespace).Update(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	return kubesim.SyncNamespace(ctx, cs, lab.SampleNamespace)
 }
 
 // remoteSecretDoc names a remote secret to delete.

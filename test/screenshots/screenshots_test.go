@@ -35,7 +35,8 @@ func TestScreenshots(t *testing.T) {
 		}
 		return string(out)
 	}
-	tm("new-session", "-d", "-s", "s", "-x", "120", "-y", "36", "-e", "COLORTERM=truecolor",
+	// In the repository's root: files are typed relative to it (:whatif).
+	tm("new-session", "-d", "-s", "s", "-x", "120", "-y", "36", "-c", root, "-e", "COLORTERM=truecolor",
 		bin+" demo --theme catppuccin-mocha --seed 1 --log-file "+filepath.Join(t.TempDir(), "log"))
 	t.Cleanup(func() { _ = exec.Command(tmux, "-L", sock, "kill-server").Run() })
 	keys := func(k ...string) {
@@ -121,5 +122,14 @@ func TestScreenshots(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	shot("map", "istiod cluster1")
+	// A what-if laid over the mesh: the README's DestinationRule (tls
+	// DISABLE on reviews), reviews' endpoints before → after.
+	keys(":")
+	keys("whatif docs/examples/what-if-plaintext-reviews.yaml", "Enter")
+	keys(":")
+	keys("svc", "Enter")
+	keys("d")
+	keys("Enter")
+	shot("what-if", "LOSES EVERY REMOTE ENDPOINT")
 	keys("q")
 }

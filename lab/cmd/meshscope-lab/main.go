@@ -3,7 +3,7 @@
 // README: "The lab").
 //
 //	meshscope-lab build               build (or find cached) the lab binaries
-//	meshscope-lab up [--multi-primary|--ambient] [--port-offset N]
+//	meshscope-lab up [--multi-primary|--ambient] [--dns] [--port-offset N]
 //	                                  start the lab in the background and print where
 //	meshscope-lab down                stop every process the lab started, by PID
 //	meshscope-lab status              say what runs
@@ -36,9 +36,10 @@ func run(args []string) error {
 	dir := fs.String("dir", "", "lab state folder (default <repo>/.lab/run)")
 	ownCAs := fs.Bool("own-cas", false, "let each istiod self-sign its own root (multi-primary: the clusters then trust different roots) instead of one shared plug-in root")
 	revision := fs.String("revision", "", "also run an istiod of this revision in cluster1 (a canary upgrade: REVISION=REV, ConfigMap istio-REV, its pod labelled istio.io/rev=REV, ports +30)")
+	withDNS := fs.Bool("dns", false, "run the lab's DNS server (names of zone lab.test, .lab/run/dns/records.json) and istiod in a mount namespace whose resolv.conf names it (needs root: unshare, mount)")
 	offset := fs.Int("port-offset", 0, "move every lab port by this much (e.g. 300), to run beside another lab")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: meshscope-lab build|up|down|status [--multi-primary|--ambient] [--revision REV] [--own-cas] [--port-offset N] [--dir DIR]")
+		fmt.Fprintln(fs.Output(), "usage: meshscope-lab build|up|down|status [--multi-primary|--ambient] [--revision REV] [--own-cas] [--dns] [--port-offset N] [--dir DIR]")
 		fs.PrintDefaults()
 	}
 	if len(args) == 0 {
@@ -60,6 +61,7 @@ func run(args []string) error {
 	if *revision != "" {
 		cfg.Revisions = []string{*revision}
 	}
+	cfg.DNS = *withDNS
 	if *dir != "" {
 		cfg.Dir, _ = filepath.Abs(*dir)
 	}
@@ -99,6 +101,10 @@ func up(cfg lab.Config) error {
 		for _, is := range l.Istiods() {
 			fmt.Printf("  curl -s %s/debug/ambientz   # what istiod %s sends every ztunnel\n", is.HTTPURL(), is.Cluster)
 		}
+	}
+	if cfg.DNS {
+		fmt.Printf("\n  DNS: %s answers zone %s from %s; istiod resolves gateway names with it\n", l.DNSServer(), lab.LabDNSDomain, filepath.Join(l.Dir(), "dns", "records.json"))
+		fmt.Printf("  meshscope ... --gateway-dns-server %s   # resolve gateway names as istiod does here\n", l.DNSServer())
 	}
 	fmt.Printf("\n  kubeconfig: %s (contexts cluster1, cluster2)\n  logs:       %s\n\n", l.Kubeconfig, filepath.Join(l.Dir(), "logs"))
 	fmt.Printf("  kubectl --kubeconfig %s --context cluster2 get pods -A\n", l.Kubeconfig)

@@ -1,4 +1,4 @@
-package whatif
+package live
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/collector/whatif"
 	"github.com/meshscope/meshscope/internal/kubesim"
 	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
@@ -97,8 +98,8 @@ current-context: x
 // every default viewpoint of every control plane, once.
 func predictWholeMesh(snap *model.Snapshot) int {
 	n := 0
-	for _, cp := range controlPlanes(snap) {
-		view := cut(snap, cp)
+	for _, cp := range snap.ControlPlanes() {
+		view := snap.ForControlPlane(cp)
 		ix := horizon.NewIndex(view)
 		for _, vp := range explain.Viewpoints(view) {
 			vp.ConfigCluster = cp
@@ -141,7 +142,7 @@ func BenchmarkWhatIfOneObject(b *testing.B) {
 	u := &unstructured.Unstructured{Object: m}
 	u.SetAPIVersion("v1")
 	u.SetKind("Pod")
-	dr, err := Decode("dr.yaml", []byte(`apiVersion: networking.istio.io/v1
+	dr, err := whatif.Decode("dr.yaml", []byte(`apiVersion: networking.istio.io/v1
 kind: DestinationRule
 metadata: {name: svc9-plaintext, namespace: ns9}
 spec:
@@ -154,16 +155,16 @@ spec:
 	dr[0].Cluster = "cluster1"
 	for _, c := range []struct {
 		name string
-		obj  Object
+		obj  whatif.Object
 	}{
-		{"pod", Object{Cluster: "cluster2", Object: u, File: "pod.yaml", Line: 1}},
+		{"pod", whatif.Object{Cluster: "cluster2", Object: u, File: "pod.yaml", Line: 1}},
 		{"destination-rule", dr[0]},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			req := Request{Objects: []Object{c.obj}}
-			var rep *Report
+			req := whatif.Request{Objects: []whatif.Object{c.obj}}
+			var rep *whatif.Report
 			for i := 0; i < b.N; i++ {
-				rep, err = Run(r, req)
+				rep, err = WhatIf(r, req)
 				if err != nil {
 					b.Fatal(err)
 				}
