@@ -3,6 +3,7 @@ package model
 import (
 	"slices"
 	"sort"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -191,4 +192,33 @@ func (c *Cluster) EffectiveRevision(requested string) string {
 		return requested
 	}
 	return RevisionDefault
+}
+
+// RevisionNotRunning says why --revision rev names nothing: no istiod pod
+// of that revision (nor of the revision a tag of that name points to) in
+// any cluster where meshscope sees istiod pods. "" when one runs, or when
+// no istiod pod is seen at all (then nothing can be told). A primary where
+// rev does not run is predicted for its default revision
+// (EffectiveRevision), but a revision that runs nowhere is a typo or a
+// removed canary, and is said.
+func (s *Snapshot) RevisionNotRunning(rev string) string {
+	if s == nil || rev == "" {
+		return ""
+	}
+	var seen []string
+	for i := range s.Clusters {
+		c := &s.Clusters[i]
+		revs := c.Revisions()
+		if len(revs) == 0 {
+			continue
+		}
+		if slices.Contains(revs, rev) || slices.Contains(revs, c.TagRevision(rev)) {
+			return ""
+		}
+		seen = append(seen, c.ID+": "+strings.Join(revs, ", "))
+	}
+	if len(seen) == 0 {
+		return ""
+	}
+	return "no istiod pod labelled istio.io/rev=" + rev + " (nor a revision tag " + rev + ") runs in the clusters meshscope reads (" + strings.Join(seen, "; ") + ")"
 }

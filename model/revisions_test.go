@@ -105,3 +105,24 @@ func TestEffectiveRevision(t *testing.T) {
 		}
 	}
 }
+
+func TestRevisionNotRunning(t *testing.T) {
+	s := &Snapshot{Clusters: []Cluster{
+		{ID: "c1", Istiods: []IstiodPod{{Name: "a"}, {Name: "b", Revision: "canary"}}, RevisionTags: []RevisionTag{{Tag: "prod", Revision: "canary"}}},
+		{ID: "c2", Istiods: []IstiodPod{{Name: "c"}}},
+		{ID: "remote"},
+	}}
+	for rev, want := range map[string]string{
+		"":       "",
+		"canary": "",
+		"prod":   "",
+		"1-29":   "no istiod pod labelled istio.io/rev=1-29 (nor a revision tag 1-29) runs in the clusters meshscope reads (c1: canary, default; c2: default)",
+	} {
+		if got := s.RevisionNotRunning(rev); got != want {
+			t.Errorf("%q: %q, want %q", rev, got, want)
+		}
+	}
+	if got := (&Snapshot{Clusters: []Cluster{{ID: "remote"}}}).RevisionNotRunning("x"); got != "" {
+		t.Errorf("no istiod seen: %q", got)
+	}
+}

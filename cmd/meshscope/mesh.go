@@ -170,6 +170,9 @@ func withSettledMesh(cmd *cobra.Command, g *globalOptions, o *meshOptions, fn fu
 	if err != nil {
 		return err
 	}
+	if why := snap.RevisionNotRunning(o.revision); why != "" {
+		return fmt.Errorf("--revision %s: %s", o.revision, why)
+	}
 	return fn(ctx, m, snap)
 }
 
