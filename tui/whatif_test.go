@@ -412,7 +412,7 @@ func TestWhatIfOverlayViews(t *testing.T) {
 		out := plain(m)
 		checkSize(t, m.View().Content, w, h)
 		for _, want := range []string{":5000 from cluster1/network1@cluster1 (sidecar) LOSES EVERY REMOTE ENDPOINT", "endpoints 2 → 1 (−1)",
-			"− 192.168.60.9:15443 ×2 (gateway, network2)", "10.10.0.5:5000 (local, network1)", "network1 33% → 100%, network2 67% → 0%",
+			"− 192.168.60.9:15443 ×2 (gateway, network2)", "10.10.0.5:5000 (local, network1)", "network1 33.3% → 100%, network2 66.7% → 0%",
 			"why   cross-network endpoint without mTLS"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%dx%d: the before → after lacks %q:\n%s", w, h, want, out)
