@@ -99,7 +99,9 @@ func (s IstiodSettings) String() string {
 // IstiodEnv is a setting the user states for one control plane (Cluster)
 // or every one (Cluster ""): --istiod-env [CLUSTER=]KEY=VALUE.
 type IstiodEnv struct {
-	Cluster, Key, Value string
+	Cluster string `json:"cluster,omitempty"`
+	Key     string `json:"key"`
+	Value   string `json:"value"`
 }
 
 // ParseIstiodEnv reads [CLUSTER=]KEY=VALUE, KEY one of SettingKeys and

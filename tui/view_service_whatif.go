@@ -146,7 +146,7 @@ func changeLines(vc viewContext, c whatif.ServiceChange, w int) []string {
 	if same > maxUnchanged {
 		out = append(out, vc.st.Muted.Render(fit(fmt.Sprintf("     … %d more unchanged", same-maxUnchanged), w)))
 	}
-	if s := shareChange(c.SharesBefore, c.SharesAfter); s != "" {
+	if s := whatif.ShareText(c.SharesBefore, c.SharesAfter); s != "" {
 		out = append(out, wrapIndent(vc.st.Text, "   share ", "         ", s, w)...)
 	}
 	for _, why := range c.Why {
@@ -162,35 +162,6 @@ func endpointKey(e whatif.Endpoint) string {
 		return e.UID
 	}
 	return fmt.Sprintf("%s:%d", e.Address, e.Port)
-}
-
-// shareChange is the networks whose share moves: "network1 66.7% →
-// 100%, network2 33.3% → 0%".
-func shareChange(before, after []whatif.Share) string {
-	b, a := map[string]float64{}, map[string]float64{}
-	var nets []string
-	for _, s := range before {
-		b[s.Network] = s.Share
-		nets = append(nets, s.Network)
-	}
-	for _, s := range after {
-		a[s.Network] = s.Share
-		if _, ok := b[s.Network]; !ok {
-			nets = append(nets, s.Network)
-		}
-	}
-	var parts []string
-	for _, n := range nets {
-		if b[n] == a[n] {
-			continue
-		}
-		name := n
-		if name == "" {
-			name = "no network"
-		}
-		parts = append(parts, fmt.Sprintf("%s %s → %s", name, explain.Percent(b[n]), explain.Percent(a[n])))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // wrapIndent wraps text after a first-line prefix, later lines indented,

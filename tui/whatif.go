@@ -143,6 +143,20 @@ func (o *overlay) banner(escDrops bool) string {
 	case o.lost > 1:
 		n += fmt.Sprintf(", %d lose endpoints", o.lost)
 	}
+	// The verdict a pipeline would get (--fail-on's default rules): new
+	// errors first.
+	errs := 0
+	for _, p := range o.rep.Problems.New {
+		if p.Severity == explain.Error {
+			errs++
+		}
+	}
+	switch {
+	case errs == 1:
+		n += ", 1 new error"
+	case errs > 1:
+		n += fmt.Sprintf(", %d new errors", errs)
+	}
 	return fmt.Sprintf("WHAT-IF: %s (%s) — %s", o.what(), n, how)
 }
 

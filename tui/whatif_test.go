@@ -138,8 +138,8 @@ func TestOverlayModel(t *testing.T) {
 		escDrops bool
 		want     string
 	}{
-		{ov, true, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints) — esc to drop"},
-		{ov, false, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints) — :whatif off to drop"},
+		{ov, true, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints, 1 new error) — esc to drop"},
+		{ov, false, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints, 1 new error) — :whatif off to drop"},
 		{newOverlay("--delete x.yaml", "cluster1", &whatif.Report{Changes: testReport().Changes[:1]}), true, "WHAT-IF: --delete x.yaml (1 service changes) — esc to drop"},
 	} {
 		if got := c.ov.banner(c.escDrops); got != c.want {
@@ -228,11 +228,11 @@ func TestWhatIfCommand(t *testing.T) {
 		{name: "unknown cluster", line: "whatif " + dr + " cluster9", err: `no cluster "cluster9" in the mesh (clusters: cluster1, cluster2, cluster3)`},
 		{name: "collector refuses", line: "whatif " + dr, run: failing, err: "read-only"},
 		{name: "no collector", line: "whatif " + dr, noRun: true, err: "no mesh to try changes on"},
-		{name: "default cluster", line: "whatif " + dr, banner: "WHAT-IF: " + dr + " (3 services change, 2 lose endpoints)", reqCluster: "cluster1"},
+		{name: "default cluster", line: "whatif " + dr, banner: "WHAT-IF: " + dr + " (3 services change, 2 lose endpoints, 1 new error)", reqCluster: "cluster1"},
 		{name: "cluster argument", line: "whatif " + dr + " cluster2", banner: "WHAT-IF: " + dr, reqCluster: "cluster2"},
 		{name: "CLUSTER=FILE", line: "wi cluster2=" + dr, banner: "WHAT-IF: " + dr, reqCluster: "cluster2"},
 		{name: "delete", line: "whatif --delete " + dr, banner: "WHAT-IF: --delete " + dr, reqCluster: "cluster1", reqDelete: true},
-		{name: "settings alone", line: "whatif --env cluster1=AMBIENT_ENABLE_MULTI_NETWORK=true", banner: "WHAT-IF: cluster1=AMBIENT_ENABLE_MULTI_NETWORK=true (3 services change, 2 lose endpoints)",
+		{name: "settings alone", line: "whatif --env cluster1=AMBIENT_ENABLE_MULTI_NETWORK=true", banner: "WHAT-IF: cluster1=AMBIENT_ENABLE_MULTI_NETWORK=true (3 services change, 2 lose endpoints, 1 new error)",
 			reqEnv: "{cluster1 AMBIENT_ENABLE_MULTI_NETWORK true}"},
 		{name: "file and settings", line: "whatif " + dr + " --env PILOT_ENABLE_AMBIENT=false", banner: "WHAT-IF: " + dr + " + PILOT_ENABLE_AMBIENT=false",
 			reqCluster: "cluster1", reqEnv: "{ PILOT_ENABLE_AMBIENT false}"},
@@ -412,7 +412,7 @@ func TestWhatIfOverlayViews(t *testing.T) {
 		out := plain(m)
 		checkSize(t, m.View().Content, w, h)
 		for _, want := range []string{":5000 from cluster1/network1@cluster1 (sidecar) LOSES EVERY REMOTE ENDPOINT", "endpoints 2 → 1 (−1)",
-			"− 192.168.60.9:15443 ×2 (gateway, network2)", "10.10.0.5:5000 (local, network1)", "network1 33% → 100%, network2 67% → 0%",
+			"− 192.168.60.9:15443 ×2 (gateway, network2)", "10.10.0.5:5000 (local, network1)", "network1 33.3% → 100%, network2 66.7% → 0%",
 			"why   cross-network endpoint without mTLS"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%dx%d: the before → after lacks %q:\n%s", w, h, want, out)

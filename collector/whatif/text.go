@@ -77,7 +77,7 @@ func writeChange(w io.Writer, c ServiceChange) {
 	fmt.Fprintf(w, "%s  from %s (%s)%s\n", name, c.Viewpoint, c.Proxy, mark)
 	fmt.Fprintf(w, "  before: %s\n", joinEndpoints(c.Before))
 	fmt.Fprintf(w, "  after:  %s\n", joinEndpoints(c.After))
-	if s := shareText(c.SharesBefore, c.SharesAfter); s != "" {
+	if s := ShareText(c.SharesBefore, c.SharesAfter); s != "" {
 		fmt.Fprintf(w, "  share:  %s\n", s)
 	}
 	for _, why := range c.Why {
@@ -85,8 +85,9 @@ func writeChange(w io.Writer, c ServiceChange) {
 	}
 }
 
-// shareText is "network1 50% → 100%, network2 50% → 0%".
-func shareText(before, after []Share) string {
+// ShareText is the networks whose share moves: "network1 66.7% → 100%,
+// network2 33.3% → 0%" (the command's text and the UI say it alike).
+func ShareText(before, after []Share) string {
 	var nets []string
 	b, a := map[string]float64{}, map[string]float64{}
 	for _, s := range before {

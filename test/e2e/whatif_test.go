@@ -325,8 +325,9 @@ spec:
 			host:    hello, port: 5000,
 		},
 	}
-	// undone is when the last scenario's change was undone: a what-if must
-	// not be computed on a snapshot older than that.
+	// undone is when the last scenario's change began to be undone: a
+	// what-if must not be computed on a snapshot older than that (every
+	// undo changes something meshscope reads, so one comes).
 	var undone time.Time
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
@@ -334,7 +335,7 @@ spec:
 			views := startWhatIfViews(t, eds)
 			if sc.setup != nil {
 				withChange(t, sc.setup, func() error {
-					defer func() { undone = time.Now() }()
+					undone = time.Now()
 					return sc.undoSetup()
 				})
 			}
@@ -373,7 +374,7 @@ spec:
 				t.Fatalf("what-if's before: %s", m)
 			}
 			withChange(t, sc.apply, func() error {
-				defer func() { undone = time.Now() }()
+				undone = time.Now()
 				return sc.undo()
 			})
 			agree(t, func() *model.Snapshot { return w.After }, views, sc.host, sc.port, eds, sc.scoped)
