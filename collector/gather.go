@@ -155,6 +155,12 @@ func (r *Registry) gatherCluster(it item, read *watcher, ix *build.NetworkIndex,
 		sh.Part = part
 		sh.SelectedNow = part.SelectorsKey == sel.Key
 		sh.DestinationRules, sh.PeerAuthentications, sh.Sidecars, sh.VirtualServices = w.policies(e.id)
+		// Which revision is predicted matters only where another one is
+		// in sight: its istiods, or config labelled for it.
+		rev := w.configRevision()
+		if other := w.configOfOtherRevisions(rev); len(other) > 0 || len(c.Revisions()) > 1 || rev != model.RevisionDefault {
+			c.PredictedRevision, c.OtherRevisionsConfig = rev, other
+		}
 	}
 	if e.fromContext && !e.removed {
 		mc := r.meshConfigOf(e.id, read)

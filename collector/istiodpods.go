@@ -97,6 +97,7 @@ func (w *watcher) addControlPlaneInformers(client kubernetes.Interface, ns strin
 	w.rootCerts = w.add(resRootCert, false, &corev1.ConfigMap{}, transformRootCert,
 		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), fields.OneTermEqualSelector("metadata.name", model.RootCertConfigMap).String(), ""))
 	w.rootCerts.unchanged = unchangedRootCert
+	w.addRevisionTagInformer(client)
 }
 
 // controlPlaneFacts fills what the control-plane informers know into c.
@@ -122,4 +123,6 @@ func (w *watcher) controlPlaneFacts(c *model.Cluster, ns string) {
 		}
 	}
 	sort.Slice(c.Istiods, func(i, j int) bool { return c.Istiods[i].Name < c.Istiods[j].Name })
+	c.RevisionTags = w.revisionTags()
+	c.RevisionConfigs = w.revisionConfigs(ns, c.Revisions())
 }

@@ -126,7 +126,11 @@ func (r *Registry) meshConfigOf(id string, w *watcher) model.MeshConfig {
 			readErr = "cannot read the file again (using its last content): " + oneLine(f.err.Error())
 		}
 	} else {
-		name := r.opts.SystemNamespace + "/" + model.MeshConfigMapName(r.opts.Revision)
+		rev := r.opts.Revision
+		if w != nil {
+			rev = w.configRevision()
+		}
+		name := r.opts.SystemNamespace + "/" + model.MeshConfigMapName(rev)
 		source = "default (no ConfigMap " + name + ")"
 		if w != nil {
 			if t, found := w.meshConfigMapKey(r.opts.SystemNamespace, meshConfigKey); found {

@@ -189,6 +189,7 @@ func (w *watcher) shadow(overlays map[*informerHealth]*overlayStore) *watcher {
 	}
 	s.services, s.slices, s.pods, s.namespaces, s.nodes = at(w.services), at(w.slices), at(w.pods), at(w.namespaces), at(w.nodes)
 	s.secrets, s.configMaps, s.istiods, s.rootCerts = at(w.secrets), at(w.configMaps), at(w.istiods), at(w.rootCerts)
+	s.tags = at(w.tags)
 	s.destinationRules, s.peerAuthentications, s.sidecars, s.virtualServices = at(w.destinationRules), at(w.peerAuthentications), at(w.sidecars), at(w.virtualServices)
 	s.serviceEntriesInf, s.workloadEntriesInf, s.gateways = at(w.serviceEntriesInf), at(w.workloadEntriesInf), at(w.gateways)
 	return s

@@ -85,22 +85,48 @@ func transformIstioConfig(obj any) (any, error) {
 
 // policies reads the policy caches of one cluster.
 func (w *watcher) policies(cluster string) ([]model.DestinationRule, []model.PeerAuthentication, []model.Sidecar, []model.VirtualService) {
-	return readIstioConfig(w.destinationRules, cluster, parseDestinationRule),
-		readIstioConfig(w.peerAuthentications, cluster, parsePeerAuthentication),
-		readIstioConfig(w.sidecars, cluster, parseSidecar),
-		readIstioConfig(w.virtualServices, cluster, parseVirtualService)
+	rev := w.configRevision()
+	return readIstioConfig(w.destinationRules, cluster, rev, parseDestinationRule),
+		readIstioConfig(w.peerAuthentications, cluster, rev, parsePeerAuthentication),
+		readIstioConfig(w.sidecars, cluster, rev, parseSidecar),
+		readIstioConfig(w.virtualServices, cluster, rev, parseVirtualService)
+}
+
+// configRevision is the REVISION of the istiod meshscope predicts for in
+// this cluster (model.Cluster.EffectiveRevision of --revision: the one
+// asked where it runs, else the default revision, else the only one; Helm
+// sets REVISION=default for a revision-less istiod).
+func (w *watcher) configRevision() string {
+	requested := ""
+	if w.opts != nil {
+		requested = w.opts.Revision
+	}
+	c := model.Cluster{RevisionTags: w.revisionTags()}
+	if w.istiods != nil {
+		ns := ""
+		if w.opts != nil {
+			ns = w.opts.SystemNamespace
+		}
+		for _, o := range w.istiods.store().List() {
+			if p, ok := o.(*cachedIstiod); ok && p.pod.Name != "" && (ns == "" || p.namespace == ns) {
+				c.Istiods = append(c.Istiods, p.pod)
+			}
+		}
+	}
+	return c.EffectiveRevision(requested)
 }
 
 // readIstioConfig parses every object of one Istio config cache (none
-// when it is not watched), sorted by namespace and name.
-func readIstioConfig[T any](h *informerHealth, cluster string, parse func(string, *unstructured.Unstructured) T) []T {
+// when it is not watched) that the istiod of revision rev reads
+// (model.ConfigInRevision), sorted by namespace and name.
+func readIstioConfig[T any](h *informerHealth, cluster, rev string, parse func(string, *unstructured.Unstructured) T) []T {
 	if h == nil {
 		return nil
 	}
 	objs := h.store().List()
 	us := make([]*unstructured.Unstructured, 0, len(objs))
 	for _, o := range objs {
-		if u, ok := o.(*unstructured.Unstructured); ok {
+		if u, ok := o.(*unstructured.Unstructured); ok && model.ConfigInRevision(u.GetLabels(), rev) {
 			us = append(us, u)
 		}
 	}

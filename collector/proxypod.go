@@ -17,7 +17,7 @@ func injectedIdentity(p *corev1.Pod) *model.InjectedIdentity {
 	if c == nil {
 		return nil
 	}
-	id := &model.InjectedIdentity{Kind: model.ProxySidecar, Image: c.Image, Version: imageVersion(c.Image)}
+	id := &model.InjectedIdentity{Kind: model.ProxySidecar, Image: c.Image, Version: imageVersion(c.Image), Revision: p.Labels[model.LabelRev]}
 	switch {
 	case slices.Contains(c.Args, "router"):
 		id.Kind = model.ProxyGateway

@@ -31,12 +31,12 @@ const (
 
 // serviceEntries reads the ServiceEntry cache of one (config) cluster.
 func (w *watcher) serviceEntries(cluster string) []model.ServiceEntry {
-	return readIstioConfig(w.serviceEntriesInf, cluster, parseServiceEntry)
+	return readIstioConfig(w.serviceEntriesInf, cluster, w.configRevision(), parseServiceEntry)
 }
 
 // workloadEntries reads the WorkloadEntry cache of one cluster.
 func (w *watcher) workloadEntries(cluster string) []model.WorkloadEntry {
-	return readIstioConfig(w.workloadEntriesInf, cluster, parseWorkloadEntry)
+	return readIstioConfig(w.workloadEntriesInf, cluster, w.configRevision(), parseWorkloadEntry)
 }
 
 func parseServiceEntry(cluster string, u *unstructured.Unstructured) model.ServiceEntry {

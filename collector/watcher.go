@@ -91,7 +91,7 @@ type watcher struct {
 	services, slices, pods, namespaces, nodes, secrets, configMaps *informerHealth
 	destinationRules, peerAuthentications                          *informerHealth
 	sidecars, virtualServices                                      *informerHealth
-	istiods, rootCerts                                             *informerHealth
+	istiods, rootCerts, tags                                       *informerHealth
 	serviceEntriesInf, workloadEntriesInf                          *informerHealth
 	// gateways (Gateway API) and whether the cluster serves that API.
 	gateways   *informerHealth

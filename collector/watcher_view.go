@@ -104,7 +104,7 @@ func (w *watcher) meshNetworksRaw(ns string) string {
 // meshConfigMapKey returns one key of the mesh ConfigMap, and whether the
 // ConfigMap exists.
 func (w *watcher) meshConfigMapKey(ns, key string) (string, bool) {
-	o, ok, _ := w.configMaps.store().GetByKey(ns + "/" + model.MeshConfigMapName(w.opts.Revision))
+	o, ok, _ := w.configMaps.store().GetByKey(ns + "/" + model.MeshConfigMapName(w.configRevision()))
 	if !ok {
 		return "", false
 	}
@@ -116,22 +116,27 @@ func (w *watcher) meshConfigMapKey(ns, key string) (string, bool) {
 }
 
 // istiodClusterIDs are the distinct CLUSTER_IDs of the istiod pods (of the
-// revision, when one is given) in the system namespace, sorted.
+// revision, when one is given and runs here: elsewhere the cluster is
+// predicted for its default revision) in the system namespace, sorted.
 func (w *watcher) istiodClusterIDs(ns, revision string) []string {
 	if w.istiods == nil {
 		return nil
 	}
-	var ids []string
+	var pods []model.IstiodPod
+	runs := false
 	for _, o := range w.istiods.store().List() {
-		p, ok := o.(*cachedIstiod)
-		if !ok || p.pod.ClusterID == "" || p.namespace != ns {
+		if p, ok := o.(*cachedIstiod); ok && p.pod.Name != "" && p.namespace == ns {
+			pods = append(pods, p.pod)
+			runs = runs || p.pod.Revision == revision
+		}
+	}
+	var ids []string
+	for _, p := range pods {
+		if p.ClusterID == "" || (runs && revision != "" && revision != "default" && p.Revision != revision) {
 			continue
 		}
-		if revision != "" && revision != "default" && p.pod.Revision != revision {
-			continue
-		}
-		if !slices.Contains(ids, p.pod.ClusterID) {
-			ids = append(ids, p.pod.ClusterID)
+		if !slices.Contains(ids, p.ClusterID) {
+			ids = append(ids, p.ClusterID)
 		}
 	}
 	sort.Strings(ids)

@@ -74,6 +74,21 @@ func TestWhatIf(t *testing.T) {
 			}
 		},
 	}, {
+		name: "a namespace labelled for a revision: the label reaches the after snapshot (doctor's revision checks read it)",
+		changes: []Change{{Cluster: "cluster1", Origin: "ns.yaml:1", Object: func() *unstructured.Unstructured {
+			u := toUnstructured(t, meshtest.Namespace("sample", ""), "v1", "Namespace")
+			u.SetLabels(map[string]string{model.LabelRev: "1-28"})
+			return u
+		}()}},
+		check: func(t *testing.T, w *WhatIf) {
+			if got := w.Before.AmbientFor("cluster1").NamespaceLabels("sample")[model.LabelRev]; got != "" {
+				t.Errorf("before: sample's revision %q", got)
+			}
+			if got, _ := model.NamespaceRevision(w.After.AmbientFor("cluster1").NamespaceLabels("sample")); got != "1-28" {
+				t.Errorf("after: sample's revision %q, want 1-28", got)
+			}
+		},
+	}, {
 		name:    "the remote secret deleted: cluster2 leaves the mesh",
 		changes: []Change{{Cluster: "cluster1", Delete: true, Object: toUnstructured(t, remoteSecret("istio-remote-secret-cluster2", nil), "v1", "Secret"), Origin: "-:1"}},
 		check: func(t *testing.T, w *WhatIf) {

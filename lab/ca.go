@@ -29,7 +29,7 @@ func (l *Lab) caDir() string { return filepath.Join(l.cfg.Dir, "ca") }
 
 // pluginDir is istiod's ./etc/cacerts.
 func (is *Istiod) pluginDir(labDir string) string {
-	return filepath.Join(labDir, "istiod-"+is.Cluster, "etc", "cacerts")
+	return filepath.Join(labDir, "istiod-"+is.Name(), "etc", "cacerts")
 }
 
 // CA says which root an istiod signs with.

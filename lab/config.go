@@ -20,7 +20,11 @@ type ClusterSpec struct {
 
 // IstiodSpec describes one istiod: the cluster it is primary of and its ports.
 type IstiodSpec struct {
-	Cluster    string
+	Cluster string
+	// Revision is istiod's REVISION ("" is the default revision): a
+	// second istiod of a cluster (Lab.AddRevision) reads ConfigMap
+	// istio-REVISION and its stand-in pod is labelled istio.io/rev=REVISION.
+	Revision   string
 	GRPC       int // plaintext xDS (15010)
 	SecureGRPC int // TLS xDS (15012)
 	HTTP       int // /ready, /debug (8080)
@@ -59,6 +63,10 @@ type Config struct {
 	// IstiodTimeout bounds the wait for each istiod to be ready with every
 	// cluster synced (default 90s; a mesh of 30,000 endpoints needs more).
 	IstiodTimeout time.Duration
+	// Revisions are more istiod revisions to run in the first cluster
+	// once the others are up (Lab.AddRevision: a canary upgrade), each
+	// with ConfigMap istio-REV holding MeshConfigText.
+	Revisions []string
 
 	// DNS starts the lab's DNS server (lab/dns.go) and runs every istiod
 	// in a mount namespace whose /etc/resolv.conf names it, from the
@@ -73,6 +81,23 @@ type Config struct {
 	KubeletPort int
 	Clusters    []ClusterSpec
 	Istiods     []IstiodSpec
+}
+
+// Name names the istiod in the lab (its folder, log and process):
+// its cluster, with its revision when it has one.
+func (s IstiodSpec) Name() string {
+	if s.Revision == "" || s.Revision == "default" {
+		return s.Cluster
+	}
+	return s.Cluster + "-" + s.Revision
+}
+
+// RevisionName is istiod's REVISION: "default" when it has none.
+func (s IstiodSpec) RevisionName() string {
+	if s.Revision == "" {
+		return "default"
+	}
+	return s.Revision
 }
 
 // DefaultConfig is the default lab: etcd on 2379, cluster1 on 6443

@@ -24,7 +24,7 @@ defaultConfig:
 // startIstiod runs pilot-discovery out of cluster as primary of its cluster,
 // in its own working directory (it reads ./etc/istio and ./var/lib/istio).
 func (l *Lab) startIstiod(is *Istiod) error {
-	dir := filepath.Join(l.cfg.Dir, "istiod-"+is.Cluster)
+	dir := filepath.Join(l.cfg.Dir, "istiod-"+is.Name())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (l *Lab) startIstiod(is *Istiod) error {
 	}
 	addr := func(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 	is.proc = &proc{
-		Name: "istiod-" + is.Cluster,
+		Name: "istiod-" + is.Name(),
 		Bin:  filepath.Join(BinDir(l.cfg.Root), "pilot-discovery"),
 		Args: []string{
 			"discovery",
@@ -66,7 +66,7 @@ func (l *Lab) startIstiod(is *Istiod) error {
 		},
 		Env:     l.istiodEnv(is),
 		Dir:     dir,
-		LogPath: filepath.Join(l.cfg.Dir, "logs", "istiod-"+is.Cluster+".log"),
+		LogPath: filepath.Join(l.cfg.Dir, "logs", "istiod-"+is.Name()+".log"),
 	}
 	if l.cfg.DNS {
 		is.proc.Wrap = l.dnsWrap()
@@ -83,7 +83,7 @@ func (i *Istiod) View(ctx context.Context) (istiod.View, error) {
 // waitIstiod waits for /ready and then for /debug/clusterz to list every lab
 // cluster as synced.
 func (l *Lab) waitIstiod(ctx context.Context, is *Istiod) error {
-	what := "istiod " + is.Cluster
+	what := "istiod " + is.Name()
 	timeout := l.cfg.IstiodTimeout
 	if timeout <= 0 {
 		timeout = 90 * time.Second

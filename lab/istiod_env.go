@@ -16,9 +16,9 @@ import (
 func (l *Lab) istiodEnv(is *Istiod) []string {
 	env := []string{
 		"POD_NAMESPACE=istio-system",
-		"POD_NAME=istiod-local-" + is.Cluster,
+		"POD_NAME=" + IstiodPodOf(is.IstiodSpec),
 		"CLUSTER_ID=" + is.Cluster,
-		"REVISION=default",
+		"REVISION=" + is.RevisionName(),
 	}
 	return append(append(env, l.istiodSettingsEnv()...), is.env...)
 }
@@ -51,10 +51,10 @@ func (l *Lab) SetIstiodEnv(ctx context.Context, i int, env []string) error {
 	if c := l.clusters[is.Cluster]; c != nil && l.kubelet != nil {
 		pods := c.client.CoreV1().Pods(SystemNamespace)
 		zero := int64(0)
-		if err := pods.Delete(ctx, IstiodPod(is.Cluster), metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+		if err := pods.Delete(ctx, IstiodPodOf(is.IstiodSpec), metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("istiod pod of %s: %w", is.Cluster, err)
 		}
-		if err := createIstiodPod(ctx, c, l.istiodSettings(is)); err != nil {
+		if err := createIstiodPod(ctx, c, is.IstiodSpec, l.istiodSettings(is)); err != nil {
 			return fmt.Errorf("istiod pod of %s: %w", is.Cluster, err)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/meshscope/meshscope/internal/kubesim"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cri-streaming/pkg/streaming/portforward"
 )
@@ -221,6 +222,10 @@ const kubeletBin = "lab-kubelet"
 // (the process runs out of cluster with the same POD_NAME).
 func IstiodPod(cluster string) string { return "istiod-local-" + cluster }
 
+// IstiodPodOf is the name of the Pod that stands for an istiod: its
+// revision's after the cluster, for a revision other than the default.
+func IstiodPodOf(s IstiodSpec) string { return "istiod-local-" + s.Name() }
+
 // labNode is the Node the istiod Pods run on; its kubelet endpoint is the
 // stand-in.
 const labNode = "lab-node"
@@ -234,14 +239,22 @@ func (l *Lab) startKubelet(ctx context.Context) error {
 	if len(l.istiods) == 0 {
 		return nil
 	}
-	args := []string{"-listen", fmt.Sprintf("127.0.0.1:%d", l.cfg.KubeletPort)}
 	for _, is := range l.istiods {
 		c := l.clusters[is.Cluster]
-		if err := registerIstiodPod(ctx, c, l.cfg.KubeletPort, l.istiodSettingsEnv()); err != nil {
-			return fmt.Errorf("%s: istiod pod: %w", is.Cluster, err)
+		if err := registerIstiodPod(ctx, c, l.cfg.KubeletPort, is.IstiodSpec, l.istiodSettingsEnv()); err != nil {
+			return fmt.Errorf("%s: istiod pod: %w", is.Name(), err)
 		}
+	}
+	return l.runKubelet(ctx)
+}
+
+// runKubelet starts the stand-in with a forward of each istiod pod's
+// 15010, 15012, 8080 and 15014 to that istiod's real ports.
+func (l *Lab) runKubelet(ctx context.Context) error {
+	args := []string{"-listen", fmt.Sprintf("127.0.0.1:%d", l.cfg.KubeletPort)}
+	for _, is := range l.istiods {
 		for _, p := range [][2]int{{15010, is.GRPC}, {15012, is.SecureGRPC}, {8080, is.HTTP}, {15014, is.Monitoring}} {
-			f := KubeletForward{Namespace: SystemNamespace, Pod: IstiodPod(is.Cluster), Port: int32(p[0]), Target: fmt.Sprintf("127.0.0.1:%d", p[1])}
+			f := KubeletForward{Namespace: SystemNamespace, Pod: IstiodPodOf(is.IstiodSpec), Port: int32(p[0]), Target: fmt.Sprintf("127.0.0.1:%d", p[1])}
 			args = append(args, "-forward", f.String())
 		}
 	}
@@ -271,9 +284,12 @@ func (l *Lab) startKubelet(ctx context.Context) error {
 	})
 }
 
-func registerIstiodPod(ctx context.Context, c *Cluster, kubeletPort int, settings []string) error {
+func registerIstiodPod(ctx context.Context, c *Cluster, kubeletPort int, spec IstiodSpec, settings []string) error {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: labNode}}
 	created, err := c.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) { // a second revision's istiod in the cluster
+		return createIstiodPod(ctx, c, spec, settings)
+	}
 	if err != nil {
 		return err
 	}
@@ -285,20 +301,20 @@ func registerIstiodPod(ctx context.Context, c *Cluster, kubeletPort int, setting
 	if _, err := c.client.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
-	return createIstiodPod(ctx, c, settings)
+	return createIstiodPod(ctx, c, spec, settings)
 }
 
 // createIstiodPod creates the Pod that stands for the istiod of cluster c,
 // its discovery container carrying the settings the process runs with.
-func createIstiodPod(ctx context.Context, c *Cluster, settings []string) error {
-	env := map[string]string{"CLUSTER_ID": c.Name, "REVISION": "default", "POD_NAMESPACE": SystemNamespace}
+func createIstiodPod(ctx context.Context, c *Cluster, spec IstiodSpec, settings []string) error {
+	env := map[string]string{"CLUSTER_ID": c.Name, "REVISION": spec.RevisionName(), "POD_NAMESPACE": SystemNamespace}
 	for _, kv := range settings {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
 	return kubesim.CreatePod(ctx, c.client, kubesim.Pod{
-		Namespace: SystemNamespace, Name: IstiodPod(c.Name), IP: c.PodPrefix + ".200", Node: labNode,
-		Labels: map[string]string{"app": "istiod", "istio": "pilot", "istio.io/rev": "default"},
+		Namespace: SystemNamespace, Name: IstiodPodOf(spec), IP: c.PodPrefix + istiodPodIPSuffix(spec), Node: labNode,
+		Labels: map[string]string{"app": "istiod", "istio": "pilot", "istio.io/rev": spec.RevisionName()},
 		// What the istiod Deployment's discovery container sets and the
 		// process runs with: the ID it calls its own cluster, and its
 		// settings (istiodSettingsEnv).

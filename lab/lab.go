@@ -144,6 +144,11 @@ func Start(ctx context.Context, cfg Config, log io.Writer) (_ *Lab, err error) {
 		if err := l.StartIstiods(ctx); err != nil {
 			return nil, err
 		}
+		for _, rev := range cfg.Revisions {
+			if _, err := l.AddRevision(ctx, cfg.Clusters[0].Name, rev, ""); err != nil {
+				return nil, err
+			}
+		}
 	}
 	fmt.Fprintf(log, "lab: ready in %s\n", time.Since(started).Round(time.Millisecond))
 	return l, nil

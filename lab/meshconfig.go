@@ -59,7 +59,7 @@ func (l *Lab) SetMeshNetworks(ctx context.Context, cluster, text string) (old st
 			continue
 		}
 		is.meshNetworks = text
-		file := filepath.Join(l.cfg.Dir, "istiod-"+is.Cluster, "meshNetworks.yaml")
+		file := filepath.Join(l.cfg.Dir, "istiod-"+is.Name(), "meshNetworks.yaml")
 		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 			return old, err
 		}

@@ -150,3 +150,21 @@ const (
 	// primaries on different minor versions.
 	ProblemVersionSkew ProblemKind = "version-skew"
 )
+
+// Problems of istiod revisions (canary upgrades; model/revisions.go).
+const (
+	// ProblemNamespaceRevision: a namespace labelled for injection by a
+	// revision (or tag) no istiod serves in its cluster.
+	ProblemNamespaceRevision ProblemKind = "namespace-revision-missing"
+	// ProblemProxyRevision: pods injected by a revision no istiod serves.
+	ProblemProxyRevision ProblemKind = "proxy-revision-missing"
+	// ProblemProxyRevisionOutdated: pods on another revision than their
+	// namespace now asks for (information: they move when restarted).
+	ProblemProxyRevisionOutdated ProblemKind = "proxy-revision-outdated"
+	// ProblemRevisionConfigDiffers: two revisions of one primary read
+	// ConfigMaps that differ in what decides endpoints.
+	ProblemRevisionConfigDiffers ProblemKind = "revision-config-differs"
+	// ProblemRevisionLabelledConfig: Istio config labelled for another
+	// revision than the one meshscope predicts for (information).
+	ProblemRevisionLabelledConfig ProblemKind = "revision-labelled-config"
+)

@@ -37,6 +37,9 @@ type InjectedIdentity struct {
 	// (1.28.0 of proxyv2:1.28.0-distroless).
 	Image   string `json:"image,omitempty"`
 	Version string `json:"version,omitempty"`
+	// Revision is the pod's istio.io/rev label, which the injector writes
+	// (the revision whose istiod the proxy connects to; "" when absent).
+	Revision string `json:"revision,omitempty"`
 }
 
 // ProxyPod is one pod of the fleet: where it is, the network istiod gives

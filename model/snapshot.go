@@ -93,6 +93,18 @@ type Cluster struct {
 	RootCerts     []RootCert  `json:"rootCerts,omitempty"`
 	RootCertError string      `json:"rootCertError,omitempty"`
 	SecretsRead   bool        `json:"secretsRead,omitempty"`
+	// RevisionTags are the cluster's revision tags; RevisionConfigs the
+	// ConfigMap of each revision whose istiod runs in it (revisions.go).
+	RevisionTags    []RevisionTag    `json:"revisionTags,omitempty"`
+	RevisionConfigs []RevisionConfig `json:"revisionConfigs,omitempty"`
+	// PredictedRevision is the revision meshscope predicts for
+	// (--revision, else "default"), set where another one is in sight
+	// (several revisions run, or config is labelled for another);
+	// OtherRevisionsConfig lists, by
+	// revision, the Istio config labelled istio.io/rev for another one,
+	// which that istiod ignores ("DestinationRule sample/x").
+	PredictedRevision    string              `json:"predictedRevision,omitempty"`
+	OtherRevisionsConfig map[string][]string `json:"otherRevisionsConfig,omitempty"`
 	// Forbidden lists the resources meshscope's credentials for this
 	// cluster may not list or watch (for a cluster read through a remote
 	// secret: what that secret's user lacks).

@@ -143,6 +143,14 @@ func (v *clustersView) controlPlanes(vc viewContext, w, h int) []string {
 			if len(r.istiods) > 1 {
 				istiod += fmt.Sprintf(" +%d", len(r.istiods)-1)
 			}
+			if revs, ready := revisionsCell(r.istiods); revs != "" {
+				// A canary upgrade: the revisions first, so a narrow cell
+				// still says there are several.
+				istiod, ist = revs, vc.st.OK
+				if !ready {
+					ist = vc.st.Warn
+				}
+			}
 			cid, cst = orDash(p.ClusterID), vc.st.Text
 			if p.ClusterID != r.id {
 				// istiod calls its cluster otherwise (unset: "Kubernetes").
@@ -167,6 +175,28 @@ func (v *clustersView) controlPlanes(vc viewContext, w, h int) []string {
 		lines = append(lines, "")
 	}
 	return lines
+}
+
+// revisionsCell names the revisions of a primary's istiod pods when there
+// are several ("revisions canary, default (3 pods)"), "" otherwise; ready
+// is false when one revision has no ready pod.
+func revisionsCell(pods []model.IstiodPod) (text string, ready bool) {
+	c := model.Cluster{Istiods: pods}
+	revs := c.Revisions()
+	if len(revs) < 2 {
+		return "", true
+	}
+	ready = true
+	for _, r := range revs {
+		if !c.RevisionReady(r) {
+			ready = false
+		}
+	}
+	text = fmt.Sprintf("revisions %s (%d pods)", strings.Join(revs, ", "), len(pods))
+	if !ready {
+		text += ", one not ready"
+	}
+	return text, ready
 }
 
 // readsText is which clusters a control plane reads, and how meshscope

@@ -73,7 +73,12 @@ row with a count:
   acknowledged a push for --stale-after (proxy-stale), a sidecar injected with a
   network or cluster its pod no longer has (proxy-identity-drift), proxies
   outside the version skew their istiod supports and primaries on different
-  minor versions (version-skew).
+  minor versions (version-skew);
+- revisions (canary upgrades): a namespace labelled for a revision or tag
+  no istiod serves in its cluster, sidecars injected by a revision no istiod
+  serves, pods still on the revision their namespace left, and two
+  revisions of one primary whose ConfigMaps istio / istio-REV differ in
+  meshNetworks, serviceSettings or discoverySelectors.
 
 Exit status: 1 when any error-level problem exists, 0 otherwise.`,
 		Example: `  meshscope doctor --demo
@@ -132,6 +137,7 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 			for _, cp := range explain.UnknownControlPlanes(snap, in.Istiod) {
 				fmt.Fprintf(cmd.OutOrStdout(), "Not checked: which clusters istiod %s reads (meshscope does not read its remote secrets): give --context %s, or --istiod-debug-address %s=HOST:PORT.\n", cp, cp, cp)
 			}
+			writeOtherRevisions(cmd.OutOrStdout(), snap)
 		}
 		if explain.HasErrors(ps) {
 			return exitWith(1)
@@ -155,4 +161,26 @@ func writeProblems(w io.Writer, ps []explain.Problem) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", strings.ToUpper(string(p.Severity)), kind, dash(p.Cluster), dash(model.ShortHost(p.Service)), p.Sentence)
 	}
 	tw.Flush()
+}
+
+// writeOtherRevisions says, for each primary that runs several istiod
+// revisions, which one doctor checked: each revision is a control plane of
+// its own (its ConfigMap, its Istio config, its proxies), checked with
+// --revision.
+func writeOtherRevisions(w io.Writer, snap *model.Snapshot) {
+	for i := range snap.Clusters {
+		c := &snap.Clusters[i]
+		revs := c.Revisions()
+		if len(revs) < 2 || c.PredictedRevision == "" {
+			continue
+		}
+		var others []string
+		for _, r := range revs {
+			if r != c.PredictedRevision {
+				others = append(others, r)
+			}
+		}
+		fmt.Fprintf(w, "Checked revision %s of istiod %s; also running there: %s — meshscope doctor --revision %s checks that one.\n",
+			c.PredictedRevision, c.ID, strings.Join(others, ", "), others[0])
+	}
 }

@@ -40,7 +40,7 @@ type meshOptions struct {
 func (o *meshOptions) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.allContexts, "all-contexts", false, "read every context of the kubeconfig")
 	f.StringVar(&o.istioNamespace, "istio-namespace", "istio-system", "istiod's namespace: remote secrets, the network label, ConfigMap istio")
-	f.StringVar(&o.revision, "revision", "", "istiod's revision: meshNetworks from ConfigMap istio-REVISION, and the istiod pod labelled istio.io/rev=REVISION to port-forward to")
+	f.StringVar(&o.revision, "revision", "", "istiod's revision (or revision tag) to predict for, in every primary where it runs (elsewhere the primary's default revision): mesh config and meshNetworks from ConfigMap istio-REVISION, the Istio config it reads, and the istiod pod labelled istio.io/rev=REVISION to port-forward to")
 	f.BoolVar(&o.remoteSecrets, "remote-secrets", true, "also read the clusters declared by remote secrets (istio/multiCluster=true)")
 	f.StringArrayVar(&o.clusterIDs, "cluster-id", nil, "cluster ID of a context, CONTEXT=ID (repeatable)")
 	f.DurationVar(&o.syncTimeout, "sync-timeout", collector.DefaultSyncTimeout, "how long a cluster may take to sync before it is shown as timeout")

@@ -114,6 +114,7 @@ func writeSnapshotTable(w io.Writer, s *model.Snapshot) error {
 		}
 	}
 	fmt.Fprintln(w)
+	writeRevisionTables(tw, s)
 	fmt.Fprintln(tw, "NETWORK\tCLUSTERS\tGATEWAY\tFROM\tCLUSTER\tSERVICE")
 	for _, n := range s.Networks {
 		gws := s.GatewaysFor(n.Name)

@@ -87,6 +87,7 @@ func Diagnose(snap *model.Snapshot, in Inputs) []Problem {
 	ps = append(ps, rootCAProblems(snap, in.Now)...)
 	ps = append(ps, eastWestProblems(snap, in.Istiod, in.Now, in.LBPendingAfter)...)
 	ps = append(ps, labelProblems(snap)...)
+	ps = append(ps, revisionProblems(snap)...)
 	ps = append(ps, missingServiceProblems(snap)...)
 	ps = append(ps, inconsistentServiceProblems(snap)...)
 	ps = append(ps, localityProblems(snap)...)

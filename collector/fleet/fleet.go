@@ -149,6 +149,9 @@ func Build(snap *model.Snapshot, reads []Read, now time.Time) Fleet {
 					connected[i] = true
 					pp := snap.Proxies[i]
 					p.Pod, p.Cluster = &pp, pp.Cluster
+					if v := revisionVersion(snap, r.ControlPlane, pp.Injected); v != "" {
+						p.IstiodVersion = v
+					}
 				}
 			}
 			if p.Cluster == "" {
@@ -216,6 +219,10 @@ func unconnected(snap *model.Snapshot, connected map[int]bool, rows []Proxy, com
 			// No ztunnel pod meshscope sees on its node: whether one
 			// serves it is not known (ztunnel may run where meshscope
 			// does not look).
+			p.State = Unknown
+		case complete && revisionUnread(snap, pp):
+			// Its revision's istiod is not the one whose syncz was read
+			// (a canary upgrade): whether it is connected is not known.
 			p.State = Unknown
 		case complete:
 			p.State = Disconnected
@@ -312,4 +319,38 @@ func drift(p Proxy) []Drift {
 		out = append(out, Drift{Field: "cluster", Injected: id.ClusterID, Derived: p.Pod.Cluster})
 	}
 	return out
+}
+
+// revisionVersion is the version of the istiod of the proxy's injected
+// revision in control plane cp (a ready pod's first), "" when unknown: in
+// a canary upgrade a proxy's istiod is its revision's, not any pod's.
+func revisionVersion(snap *model.Snapshot, cp string, id *model.InjectedIdentity) string {
+	c := snap.ClusterByID(cp)
+	if c == nil || id == nil || id.Revision == "" {
+		return ""
+	}
+	v := ""
+	for _, p := range c.Istiods {
+		if p.RevisionName() == id.Revision && p.Version != "" && (v == "" || p.Ready) {
+			v = p.Version
+		}
+	}
+	return v
+}
+
+// revisionUnread reports whether the proxy of pod pp belongs to a revision
+// other than the one meshscope reads (PredictedRevision, set where several
+// revisions run) in a primary that serves its cluster: that revision's
+// istiod's syncz was not read, so the proxy may be connected to it.
+func revisionUnread(snap *model.Snapshot, pp model.ProxyPod) bool {
+	if pp.Injected == nil || pp.Injected.Revision == "" {
+		return false
+	}
+	servers, _ := snap.RevisionServers(pp.Cluster)
+	for _, c := range servers {
+		if c.PredictedRevision != "" && c.PredictedRevision != pp.Injected.Revision {
+			return true
+		}
+	}
+	return false
 }

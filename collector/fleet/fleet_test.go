@@ -121,3 +121,42 @@ func TestTexts(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildRevisions: in a canary upgrade a proxy's istiod is its
+// revision's (its version for the skew), and a proxy of the revision whose
+// syncz was not read is not called disconnected.
+func TestBuildRevisions(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	inj := func(rev, version string) *model.InjectedIdentity {
+		return &model.InjectedIdentity{Kind: model.ProxySidecar, Revision: rev, Version: version}
+	}
+	snap := &model.Snapshot{
+		Clusters: []model.Cluster{{ID: "c1", PredictedRevision: "1-27", Istiods: []model.IstiodPod{
+			{Name: "istiod-1-27", Revision: "1-27", Version: "1.27.3", Ready: true},
+			{Name: "istiod-1-28", Revision: "1-28", Version: "1.28.1", Ready: true},
+		}}},
+		Proxies: []model.ProxyPod{
+			{Cluster: "c1", Namespace: "a", Name: "old", Kind: model.ProxySidecar, Injected: inj("1-27", "1.27.3")},
+			{Cluster: "c1", Namespace: "a", Name: "old-gone", Kind: model.ProxySidecar, Injected: inj("1-27", "1.27.3")},
+			{Cluster: "c1", Namespace: "a", Name: "new", Kind: model.ProxySidecar, Injected: inj("1-28", "1.28.1")},
+		},
+	}
+	// The syncz read is 1-27's istiod's: it lists "old" only.
+	reads := []Read{{ControlPlane: "c1", Statuses: []model.SyncStatus{
+		{Proxy: "old.a", ProxyType: "sidecar", ClusterID: "c1", IstioVersion: "1.27.3",
+			Resources: map[string]model.ResourceStatus{model.TypeCDS: {Sent: "x", Acked: "x"}}},
+	}}}
+	got := map[string]Proxy{}
+	for _, p := range Build(snap, reads, now).Proxies {
+		got[p.Name] = p
+	}
+	if p := got["old"]; p.State != Synced || p.IstiodVersion != "1.27.3" {
+		t.Errorf("old: %s against istiod %s, want synced against 1.27.3", p.State, p.IstiodVersion)
+	}
+	if p := got["old-gone"]; p.State != Disconnected {
+		t.Errorf("old-gone: %s, want disconnected (its revision's syncz was read)", p.State)
+	}
+	if p := got["new"]; p.State != Unknown {
+		t.Errorf("new: %s, want unknown (1-28's syncz was not read)", p.State)
+	}
+}

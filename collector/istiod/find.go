@@ -16,19 +16,31 @@ const DefaultNamespace = "istio-system"
 
 // FindPod picks the istiod Pod to port-forward to, as istioctl does: a
 // Pod labelled app=istiod in the system namespace, Running and Ready
-// (newest first). revision, when set, narrows by istio.io/rev. It only
-// lists Pods (read-only).
+// (newest first). revision, when set, narrows by istio.io/rev — a revision
+// tag of that name (istio-revision-tag-*) stands for its revision — where
+// such pods exist; otherwise, as when it is not set, a pod of the default
+// revision (label istio.io/rev absent or "default") wins over a newer one
+// of another revision. The caller predicts the same way
+// (model.Cluster.EffectiveRevision): the revision asked where it runs,
+// else the default. It only lists Pods and webhook configurations
+// (read-only).
 func FindPod(ctx context.Context, cs kubernetes.Interface, namespace, revision string) (*corev1.Pod, error) {
 	if namespace == "" {
 		namespace = DefaultNamespace
 	}
 	sel := "app=istiod"
-	if revision != "" {
-		sel += ",istio.io/rev=" + revision
-	}
 	list, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("listing istiod pods in %s: %w", namespace, err)
+	}
+	if revision != "" {
+		if of := podsOfRevision(list.Items, revision); len(of) > 0 {
+			list.Items, sel = of, sel+",istio.io/rev="+revision
+		} else if rev := tagRevision(ctx, cs, revision); rev != "" && len(podsOfRevision(list.Items, rev)) > 0 {
+			list.Items, sel = podsOfRevision(list.Items, rev), sel+",istio.io/rev="+rev
+		} else {
+			revision = "" // not running here: the default revision's
+		}
 	}
 	var ready []corev1.Pod
 	var seen []string
@@ -45,9 +57,47 @@ func FindPod(ctx context.Context, cs kubernetes.Interface, namespace, revision s
 		return nil, fmt.Errorf("no istiod pod is running and ready in %s: %s", namespace, strings.Join(seen, ", "))
 	}
 	slices.SortFunc(ready, func(a, b corev1.Pod) int {
+		if revision == "" {
+			if da, db := isDefaultRevision(&a), isDefaultRevision(&b); da != db {
+				if da {
+					return -1
+				}
+				return 1
+			}
+		}
 		return b.CreationTimestamp.Compare(a.CreationTimestamp.Time)
 	})
 	return &ready[0], nil
+}
+
+func podsOfRevision(pods []corev1.Pod, rev string) []corev1.Pod {
+	var out []corev1.Pod
+	for _, p := range pods {
+		if p.Labels["istio.io/rev"] == rev || rev == "default" && p.Labels["istio.io/rev"] == "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// tagRevision is the revision the revision tag name points to, "" when
+// there is none or it cannot be read.
+func tagRevision(ctx context.Context, cs kubernetes.Interface, name string) string {
+	l, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{LabelSelector: "istio.io/tag=" + name})
+	if err != nil {
+		return ""
+	}
+	for _, m := range l.Items {
+		if m.Labels["istio.io/tag"] == name && m.Labels["istio.io/rev"] != "" {
+			return m.Labels["istio.io/rev"]
+		}
+	}
+	return ""
+}
+
+func isDefaultRevision(p *corev1.Pod) bool {
+	r := p.Labels["istio.io/rev"]
+	return r == "" || r == "default"
 }
 
 func podReady(p *corev1.Pod) bool {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
@@ -34,6 +35,31 @@ func TestFindPod(t *testing.T) {
 	p, err := FindPod(ctx, cs, "", "")
 	if err != nil || p.Name != "istiod-new" {
 		t.Fatalf("picked %v, %v; want the newest ready one", p, err)
+	}
+
+	// A canary upgrade: without a revision, the default revision's pod
+	// wins over a newer canary; with one, that revision's.
+	canary := istiodPod("istiod-canary", corev1.PodRunning, true, time.Second)
+	canary.Labels["istio.io/rev"] = "canary"
+	def := istiodPod("istiod-default", corev1.PodRunning, true, time.Hour)
+	def.Labels["istio.io/rev"] = "default"
+	cs = fake.NewClientset(canary, def)
+	if p, err := FindPod(ctx, cs, "", ""); err != nil || p.Name != "istiod-default" {
+		t.Errorf("picked %v, %v; want the default revision's", p, err)
+	}
+	if p, err := FindPod(ctx, cs, "", "canary"); err != nil || p.Name != "istiod-canary" {
+		t.Errorf("picked %v, %v; want the canary", p, err)
+	}
+	// A revision that does not run here: the default revision's (the
+	// prediction falls back the same way); a tag: its revision's.
+	if p, err := FindPod(ctx, cs, "", "1-29"); err != nil || p.Name != "istiod-default" {
+		t.Errorf("picked %v, %v; want the default revision's", p, err)
+	}
+	tag := &admissionv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "istio-revision-tag-prod",
+		Labels: map[string]string{"istio.io/tag": "prod", "istio.io/rev": "canary"}}}
+	cs = fake.NewClientset(canary, def, tag)
+	if p, err := FindPod(ctx, cs, "", "prod"); err != nil || p.Name != "istiod-canary" {
+		t.Errorf("picked %v, %v; want the canary (tag prod)", p, err)
 	}
 
 	cs = fake.NewClientset(istiodPod("istiod-starting", corev1.PodRunning, false, time.Second))

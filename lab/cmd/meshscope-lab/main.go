@@ -36,9 +36,10 @@ func run(args []string) error {
 	dir := fs.String("dir", "", "lab state folder (default <repo>/.lab/run)")
 	ownCAs := fs.Bool("own-cas", false, "let each istiod self-sign its own root (multi-primary: the clusters then trust different roots) instead of one shared plug-in root")
 	withDNS := fs.Bool("dns", false, "run the lab's DNS server (names of zone lab.test, .lab/run/dns/records.json) and istiod in a mount namespace whose resolv.conf names it (needs root: unshare, mount)")
+	revision := fs.String("revision", "", "also run an istiod of this revision in cluster1 (a canary upgrade: REVISION=REV, ConfigMap istio-REV, its pod labelled istio.io/rev=REV, ports +30)")
 	offset := fs.Int("port-offset", 0, "move every lab port by this much (e.g. 300), to run beside another lab")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: meshscope-lab build|up|down|status [--multi-primary|--ambient] [--own-cas] [--dns] [--port-offset N] [--dir DIR]")
+		fmt.Fprintln(fs.Output(), "usage: meshscope-lab build|up|down|status [--multi-primary|--ambient] [--revision REV] [--own-cas] [--dns] [--port-offset N] [--dir DIR]")
 		fs.PrintDefaults()
 	}
 	if len(args) == 0 {
@@ -58,6 +59,9 @@ func run(args []string) error {
 	cfg.OwnCAs = *ownCAs
 	cfg.Ambient = *ambient
 	cfg.DNS = *withDNS
+	if *revision != "" {
+		cfg.Revisions = []string{*revision}
+	}
 	if *dir != "" {
 		cfg.Dir, _ = filepath.Abs(*dir)
 	}
@@ -90,7 +94,7 @@ func up(cfg lab.Config) error {
 		fmt.Printf("  %-9s kube-apiserver %s  network %s  east-west gateway %s\n", c.Name, c.URL, c.Network, c.GatewayIP)
 	}
 	for _, is := range l.Istiods() {
-		fmt.Printf("  istiod    primary of %s: xDS %s (TLS %s), debug %s/debug/clusterz\n", is.Cluster, is.XDSAddress(), is.SecureXDSAddress(), is.HTTPURL())
+		fmt.Printf("  istiod    primary of %s, revision %s: xDS %s (TLS %s), debug %s/debug/clusterz\n", is.Cluster, is.RevisionName(), is.XDSAddress(), is.SecureXDSAddress(), is.HTTPURL())
 	}
 	if cfg.Ambient {
 		fmt.Printf("\n  ambient multi-network: namespace %s (helloworld global, sleep not), east-west Gateways %s/%s\n", lab.AmbientNamespace, lab.SystemNamespace, lab.AmbientGateway)

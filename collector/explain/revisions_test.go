@@ -1,0 +1,172 @@
+package explain
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshscope/meshscope/model"
+)
+
+// revMesh is the multi-primary seed with the given istiods in cluster1
+// (revision → ready), namespace sample's labels in cluster1, and cluster1's
+// revision tags. cluster2 keeps its one default istiod.
+func revMesh(istiods map[string]bool, nsLabels map[string]string, tags ...model.RevisionTag) *model.Snapshot {
+	s := mpSeed()
+	c := &s.Clusters[0]
+	c.Istiods = nil
+	for rev, ready := range istiods {
+		c.Istiods = append(c.Istiods, model.IstiodPod{Name: "istiod-" + rev, ClusterID: "cluster1", Revision: rev, Ready: ready})
+	}
+	c.RevisionTags = tags
+	s.Ambient = []model.AmbientCluster{{Cluster: "cluster1", Namespaces: map[string]map[string]string{"sample": nsLabels, "istio-system": {}}}}
+	return s
+}
+
+func proxy(cluster, ns, name, rev string) model.ProxyPod {
+	return model.ProxyPod{Cluster: cluster, Namespace: ns, Name: name, Kind: model.ProxySidecar, Ready: true,
+		Injected: &model.InjectedIdentity{Kind: model.ProxySidecar, Revision: rev}}
+}
+
+func TestNamespaceRevision(t *testing.T) {
+	both := map[string]bool{"default": true, "canary": true}
+	for _, tc := range []struct {
+		name    string
+		istiods map[string]bool
+		labels  map[string]string
+		tags    []model.RevisionTag
+		want    []string // "" for no problem
+	}{
+		{"no label", both, nil, nil, nil},
+		{"a running revision", both, map[string]string{model.LabelRev: "canary"}, nil, nil},
+		{"the default revision", both, map[string]string{model.LabelRev: "default"}, nil, nil},
+		{"injection enabled", both, map[string]string{model.LabelInjection: "enabled"}, nil, nil},
+		{"injection disabled wins", both, map[string]string{model.LabelInjection: "disabled", model.LabelRev: "nonexistent"}, nil, nil},
+		{"injection enabled wins over a missing revision", both, map[string]string{model.LabelInjection: "enabled", model.LabelRev: "nonexistent"}, nil, nil},
+		{"a revision no istiod runs", both, map[string]string{model.LabelRev: "nonexistent"}, nil,
+			[]string{"namespace sample in cluster1 is labelled istio.io/rev=nonexistent", "no istiod of revision nonexistent runs in cluster1 (revisions there: canary, default)", "get no sidecar"}},
+		{"injection enabled with no default revision", map[string]bool{"canary": true}, map[string]string{model.LabelInjection: "enabled"}, nil,
+			[]string{"istio-injection=enabled (the default revision)", "no istiod of revision default runs"}},
+		{"a tag of a running revision", both, map[string]string{model.LabelRev: "prod"}, []model.RevisionTag{{Tag: "prod", Revision: "canary"}}, nil},
+		{"a default tag", map[string]bool{"canary": true}, map[string]string{model.LabelInjection: "enabled"}, []model.RevisionTag{{Tag: "default", Revision: "canary"}}, nil},
+		{"a tag of a revision gone", both, map[string]string{model.LabelRev: "prod"}, []model.RevisionTag{{Tag: "prod", Revision: "1-27"}},
+			[]string{"labelled istio.io/rev=prod", "no istiod of revision prod (a tag of revision 1-27) runs in cluster1"}},
+		{"a revision not ready", map[string]bool{"default": true, "canary": false}, map[string]string{model.LabelRev: "canary"}, nil,
+			[]string{"the istiod pods of revision canary in cluster1 are not ready"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := Diagnose(revMesh(tc.istiods, tc.labels, tc.tags...), Inputs{Now: testNow})
+			if tc.want == nil {
+				if got := find(ps, string(model.ProblemNamespaceRevision)); len(got) != 0 {
+					t.Fatalf("want none, got %+v", got)
+				}
+				return
+			}
+			want(t, ps, string(model.ProblemNamespaceRevision), Error, tc.want...)
+		})
+	}
+}
+
+// A remote cluster's namespaces are served by the primary that reads it.
+func TestNamespaceRevisionPrimaryRemote(t *testing.T) {
+	s := revMesh(map[string]bool{"default": true, "canary": true}, nil)
+	s.Clusters[1].Istiods = nil // cluster2 is a remote of cluster1
+	s.Ambient = append(s.Ambient, model.AmbientCluster{Cluster: "cluster2", Namespaces: map[string]map[string]string{
+		"sample": {model.LabelRev: "canary"}, "other": {model.LabelRev: "nonexistent"}}})
+	ps := Diagnose(s, Inputs{Now: testNow})
+	p := want(t, ps, string(model.ProblemNamespaceRevision), Error, "namespace other in cluster2", "no istiod of revision nonexistent runs in cluster1")
+	if p.Cluster != "cluster2" {
+		t.Errorf("cluster %q, want cluster2", p.Cluster)
+	}
+}
+
+// Without any istiod pod in sight the check cannot tell: nothing.
+func TestNamespaceRevisionUnknown(t *testing.T) {
+	s := revMesh(nil, map[string]string{model.LabelRev: "nonexistent"})
+	s.Clusters[1].Istiods = nil
+	if got := find(Diagnose(s, Inputs{Now: testNow}), string(model.ProblemNamespaceRevision)); len(got) != 0 {
+		t.Errorf("want none, got %+v", got)
+	}
+}
+
+func TestProxyRevision(t *testing.T) {
+	s := revMesh(map[string]bool{"default": true, "canary": true}, map[string]string{model.LabelRev: "canary"})
+	s.Proxies = []model.ProxyPod{
+		proxy("cluster1", "sample", "a-1", "1-27"),
+		proxy("cluster1", "sample", "a-2", "1-27"),
+		proxy("cluster1", "sample", "b-1", "default"), // on the revision its namespace left
+		proxy("cluster1", "sample", "c-1", "canary"),
+		proxy("cluster2", "sample", "d-1", "default"), // cluster2's own istiod
+	}
+	ps := Diagnose(s, Inputs{Now: testNow})
+	p := want(t, ps, string(model.ProblemProxyRevision), Error, "2 proxies in cluster1 were injected by revision 1-27", "a-1", "a-2", "reach no istiod")
+	if p.Count != 2 {
+		t.Errorf("count %d, want 2", p.Count)
+	}
+	want(t, ps, string(model.ProblemProxyRevisionOutdated), Info, "sample/b-1 in cluster1 runs the sidecar of revision default, but its namespace now asks for revision canary")
+}
+
+func TestRevisionConfigDiffers(t *testing.T) {
+	local := []model.ServiceSettings{{Hosts: []string{"*.sample.svc.cluster.local"}}}
+	local[0].Settings.ClusterLocal = true
+	nets := &model.MeshNetworks{Networks: map[string]model.MeshNetwork{"network1": {}}}
+	for _, tc := range []struct {
+		name         string
+		base, canary model.RevisionConfig
+		want         string
+	}{
+		{"same", model.RevisionConfig{Found: true}, model.RevisionConfig{Found: true}, ""},
+		{"no ConfigMap, nothing that matters", model.RevisionConfig{Found: true, MeshNetworks: &model.MeshNetworks{}}, model.RevisionConfig{}, ""},
+		{"serviceSettings", model.RevisionConfig{Found: true}, model.RevisionConfig{Found: true, ServiceSettings: local},
+			"read different serviceSettings (ConfigMap istio-system/istio-canary, ConfigMap istio-system/istio); cluster-local for default only: helloworld.sample"},
+		{"meshNetworks", model.RevisionConfig{Found: true, MeshNetworks: nets}, model.RevisionConfig{Found: true}, "read different meshNetworks"},
+		{"discoverySelectors", model.RevisionConfig{Found: true}, model.RevisionConfig{DiscoverySelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"a": "b"}}}}, "discoverySelectors"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := revMesh(map[string]bool{"default": true, "canary": true}, nil)
+			tc.base.Revision, tc.base.ConfigMap = "canary", "istio-system/istio-canary"
+			tc.canary.Revision, tc.canary.ConfigMap = "default", "istio-system/istio"
+			s.Clusters[0].RevisionConfigs = []model.RevisionConfig{tc.base, tc.canary}
+			ps := Diagnose(s, Inputs{Now: testNow})
+			if tc.want == "" {
+				if got := find(ps, string(model.ProblemRevisionConfigDiffers)); len(got) != 0 {
+					t.Fatalf("want none, got %+v", got)
+				}
+				return
+			}
+			p := want(t, ps, string(model.ProblemRevisionConfigDiffers), Warning, tc.want, "revisions canary and default of cluster1", "istio-system/istio-canary")
+			if strings.Contains(tc.name, "discovery") && !strings.Contains(p.Sentence, "no ConfigMap istio-system/istio: istiod's defaults") {
+				t.Errorf("missing ConfigMap not said: %s", p.Sentence)
+			}
+		})
+	}
+}
+
+func TestRevisionLabelledConfig(t *testing.T) {
+	s := revMesh(map[string]bool{"default": true, "canary": true}, nil)
+	if got := find(Diagnose(s, Inputs{Now: testNow}), string(model.ProblemRevisionLabelledConfig)); len(got) != 0 {
+		t.Fatalf("none labelled: %+v", got)
+	}
+	s.Clusters[0].PredictedRevision = "default"
+	s.Clusters[0].OtherRevisionsConfig = map[string][]string{"canary": {"DestinationRule sample/a", "DestinationRule sample/b", "Sidecar sample/c", "VirtualService sample/d"}}
+	want(t, Diagnose(s, Inputs{Now: testNow}), string(model.ProblemRevisionLabelledConfig), Info,
+		"4 Istio config object(s) in cluster1 are labelled istio.io/rev=canary (DestinationRule sample/a, DestinationRule sample/b, Sidecar sample/c, 1 more)",
+		"meshscope predicts for revision default", "--revision canary")
+}
+
+func TestRevisionNote(t *testing.T) {
+	s := revMesh(map[string]bool{"default": true}, nil)
+	s.Clusters[0].PredictedRevision = "default"
+	if n := revisionNote(s, "cluster1"); n != "" {
+		t.Errorf("one revision: %q", n)
+	}
+	s = revMesh(map[string]bool{"default": true, "canary": true}, nil)
+	s.Clusters[0].PredictedRevision = "canary"
+	n := revisionNote(s, "cluster1")
+	for _, x := range []string{"istiod cluster1 runs revisions canary, default", "for revision canary (ConfigMap istio-canary", "--revision default for the other"} {
+		if !strings.Contains(n, x) {
+			t.Errorf("note lacks %q: %s", x, n)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package collector
+
+import (
+	"maps"
+	"sort"
+	"sync"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/meshscope/meshscope/model"
+)
+
+// Revisions (model/revisions.go): every istiod pod's revision is kept
+// with the pod (istiodpods.go); here are the revision tags, read from the
+// MutatingWebhookConfigurations labelled istio.io/tag (cluster-scoped, a
+// handful of objects; istiod's tag watcher reads the same), and the
+// ConfigMap each running revision reads.
+
+// resRevisionTags names the informer in sentences.
+const resRevisionTags = "revision tags"
+
+// addRevisionTagInformer watches the revision tags. Optional: without the
+// permission, a namespace labelled for a tag cannot be told from one
+// labelled for a revision no istiod runs.
+func (w *watcher) addRevisionTagInformer(client kubernetes.Interface) {
+	w.tags = w.add(resRevisionTags, false, &admissionv1.MutatingWebhookConfiguration{}, transformRevisionTag,
+		listWatch[*admissionv1.MutatingWebhookConfigurationList](client.AdmissionregistrationV1().MutatingWebhookConfigurations(), "", model.LabelTag))
+	// istiod patches its webhooks' CA bundles: only the labels matter.
+	w.tags.unchanged = func(old, cur any) bool {
+		o, ok1 := old.(*admissionv1.MutatingWebhookConfiguration)
+		c, ok2 := cur.(*admissionv1.MutatingWebhookConfiguration)
+		return ok1 && ok2 && o.Name == c.Name && maps.Equal(o.Labels, c.Labels)
+	}
+}
+
+// transformRevisionTag keeps a tag webhook's name and its two labels: the
+// webhooks themselves (CA bundles, rules) are large and not read.
+func transformRevisionTag(obj any) (any, error) {
+	m, ok := obj.(*admissionv1.MutatingWebhookConfiguration)
+	if !ok {
+		return obj, nil
+	}
+	return &admissionv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{
+		Name: m.Name, ResourceVersion: m.ResourceVersion,
+		Labels: map[string]string{model.LabelTag: m.Labels[model.LabelTag], model.LabelRev: m.Labels[model.LabelRev]},
+	}}, nil
+}
+
+// revisionTags lists the cluster's tags, by tag name.
+func (w *watcher) revisionTags() []model.RevisionTag {
+	if w.tags == nil {
+		return nil
+	}
+	var out []model.RevisionTag
+	for _, o := range w.tags.store().List() {
+		m, ok := o.(*admissionv1.MutatingWebhookConfiguration)
+		// Fakes ignore label selectors: keep only what the selector means.
+		if !ok || m.Labels[model.LabelTag] == "" {
+			continue
+		}
+		out = append(out, model.RevisionTag{Tag: m.Labels[model.LabelTag], Revision: m.Labels[model.LabelRev]})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Tag < out[j].Tag })
+	return out
+}
+
+// revisionConfigs reads, for each revision, the ConfigMap its istiod reads
+// (istio, or istio-REV). Parsed texts are cached: the snapshot is rebuilt
+// far more often than mesh config changes.
+func (w *watcher) revisionConfigs(ns string, revisions []string) []model.RevisionConfig {
+	if w.configMaps == nil || len(revisions) == 0 {
+		return nil
+	}
+	out := make([]model.RevisionConfig, 0, len(revisions))
+	for _, rev := range revisions {
+		name := model.MeshConfigMapName(rev)
+		var mesh, networks string
+		found := false
+		if o, ok, _ := w.configMaps.store().GetByKey(ns + "/" + name); ok {
+			if cm, _ := o.(*corev1.ConfigMap); cm != nil {
+				found, mesh, networks = true, cm.Data[meshConfigKey], cm.Data[meshNetworksKey]
+			}
+		}
+		rc := parseRevisionConfig(mesh, networks)
+		rc.Revision, rc.ConfigMap, rc.Found = rev, ns+"/"+name, found
+		out = append(out, rc)
+	}
+	return out
+}
+
+var revisionConfigCache sync.Map // mesh + "\x00" + networks → model.RevisionConfig
+
+// parseRevisionConfig reads what changes endpoints from a mesh config and
+// a meshNetworks text.
+func parseRevisionConfig(mesh, networks string) model.RevisionConfig {
+	key := mesh + "\x00" + networks
+	if v, ok := revisionConfigCache.Load(key); ok {
+		return v.(model.RevisionConfig)
+	}
+	var rc model.RevisionConfig
+	mc, err := model.ParseMeshConfig(mesh)
+	if err != nil {
+		rc.Error = oneLine(err.Error())
+	}
+	rc.ServiceSettings, rc.DiscoverySelectors = mc.ServiceSettings, mc.DiscoverySelectors
+	if mn, err := model.ParseMeshNetworks(networks); err != nil {
+		rc.Error = oneLine("meshNetworks: " + err.Error())
+	} else if len(mn.Networks) > 0 {
+		rc.MeshNetworks = mn
+	}
+	// Bounded: a few revisions, each with a text that rarely changes.
+	n := 0
+	revisionConfigCache.Range(func(any, any) bool { n++; return n <= 64 })
+	if n > 64 {
+		revisionConfigCache.Clear()
+	}
+	revisionConfigCache.Store(key, rc)
+	return rc
+}
+
+// configOfOtherRevisions lists, by revision, the Istio config objects
+// ("DestinationRule sample/x") labelled istio.io/rev for a revision other
+// than rev: the istiod meshscope predicts for ignores them, as its real
+// istiod does, and a reader must be able to see that they exist.
+func (w *watcher) configOfOtherRevisions(rev string) map[string][]string {
+	var out map[string][]string
+	for _, src := range []struct {
+		h    *informerHealth
+		kind string
+	}{
+		{w.destinationRules, "DestinationRule"}, {w.peerAuthentications, "PeerAuthentication"},
+		{w.sidecars, "Sidecar"}, {w.virtualServices, "VirtualService"},
+		{w.serviceEntriesInf, "ServiceEntry"}, {w.workloadEntriesInf, "WorkloadEntry"},
+	} {
+		if src.h == nil {
+			continue
+		}
+		for _, o := range src.h.store().List() {
+			u, ok := o.(*unstructured.Unstructured)
+			if !ok || model.ConfigInRevision(u.GetLabels(), rev) {
+				continue
+			}
+			if out == nil {
+				out = map[string][]string{}
+			}
+			r := u.GetLabels()[model.LabelRev]
+			out[r] = append(out[r], src.kind+" "+u.GetNamespace()+"/"+u.GetName())
+		}
+	}
+	for _, l := range out {
+		sort.Strings(l)
+	}
+	return out
+}
