@@ -157,10 +157,10 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 	if n := settingsNote(full, proxy.ConfigCluster); n != "" {
 		v.Notes = append(v.Notes, n)
 	}
+	v.Notes = append(v.Notes, nameNotes...)
 	if n := revisionNote(full, proxy.ConfigCluster); n != "" {
 		v.Notes = append(v.Notes, n)
 	}
-	v.Notes = append(v.Notes, nameNotes...)
 	v.LB, v.LBFrom = pred.LB, "istiod-default"
 	if cl != nil {
 		v.LB, v.LBFrom = lbOf(*cl), "cds"

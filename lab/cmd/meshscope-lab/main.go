@@ -35,8 +35,8 @@ func run(args []string) error {
 	ambient := fs.Bool("ambient", false, "ambient multi-network: both istiods in ambient mode, east-west Gateways, namespace ambient (implies --multi-primary)")
 	dir := fs.String("dir", "", "lab state folder (default <repo>/.lab/run)")
 	ownCAs := fs.Bool("own-cas", false, "let each istiod self-sign its own root (multi-primary: the clusters then trust different roots) instead of one shared plug-in root")
-	revision := fs.String("revision", "", "also run an istiod of this revision in cluster1 (a canary upgrade: REVISION=REV, ConfigMap istio-REV, its pod labelled istio.io/rev=REV, ports +30)")
 	withDNS := fs.Bool("dns", false, "run the lab's DNS server (names of zone lab.test, .lab/run/dns/records.json) and istiod in a mount namespace whose resolv.conf names it (needs root: unshare, mount)")
+	revision := fs.String("revision", "", "also run an istiod of this revision in cluster1 (a canary upgrade: REVISION=REV, ConfigMap istio-REV, its pod labelled istio.io/rev=REV, ports +30)")
 	offset := fs.Int("port-offset", 0, "move every lab port by this much (e.g. 300), to run beside another lab")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: meshscope-lab build|up|down|status [--multi-primary|--ambient] [--revision REV] [--own-cas] [--dns] [--port-offset N] [--dir DIR]")
@@ -58,10 +58,10 @@ func run(args []string) error {
 	cfg.MultiPrimary = *multi
 	cfg.OwnCAs = *ownCAs
 	cfg.Ambient = *ambient
+	cfg.DNS = *withDNS
 	if *revision != "" {
 		cfg.Revisions = []string{*revision}
 	}
-	cfg.DNS = *withDNS
 	if *dir != "" {
 		cfg.Dir, _ = filepath.Abs(*dir)
 	}
