@@ -2,6 +2,7 @@ package collector
 
 import (
 	"fmt"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"maps"
 	"slices"
 
@@ -88,33 +89,26 @@ type route struct {
 	typed bool
 }
 
-const (
-	groupIstioNetworking = "networking.istio.io"
-	groupIstioSecurity   = "security.istio.io"
-	groupGatewayAPI      = "gateway.networking.k8s.io"
-	groupDiscovery       = "discovery.k8s.io"
-)
-
 // routes are the watcher's informers as routes (the ones it runs).
 func (w *watcher) routes() []route {
 	ns := w.opts.SystemNamespace
 	rs := []route{
 		{h: w.services, kind: "Service", typed: true},
-		{h: w.slices, group: groupDiscovery, kind: "EndpointSlice", typed: true},
+		{h: w.slices, group: discoveryv1.GroupName, kind: "EndpointSlice", typed: true},
 		{h: w.pods, kind: "Pod", typed: true},
 		{h: w.namespaces, kind: "Namespace", typed: true},
 		{h: w.nodes, kind: "Node", typed: true},
 		{h: w.configMaps, kind: "ConfigMap", namespace: ns, typed: true},
-		{h: w.secrets, kind: "Secret", namespace: ns, selector: labels.SelectorFromSet(labels.Set{model.MultiClusterSecretLabel: "true"}), typed: true},
-		{h: w.istiods, kind: "Pod", namespace: ns, selector: labels.SelectorFromSet(labels.Set{"app": "istiod"}), typed: true},
+		{h: w.secrets, kind: "Secret", namespace: ns, selector: selector(model.MultiClusterSecretLabel + "=true"), typed: true},
+		{h: w.istiods, kind: "Pod", namespace: ns, selector: selector(istiodPodLabel), typed: true},
 		{h: w.rootCerts, kind: "ConfigMap", namespace: ns, name: model.RootCertConfigMap, typed: true},
-		{h: w.destinationRules, group: groupIstioNetworking, kind: "DestinationRule"},
-		{h: w.peerAuthentications, group: groupIstioSecurity, kind: "PeerAuthentication"},
-		{h: w.sidecars, group: groupIstioNetworking, kind: "Sidecar"},
-		{h: w.virtualServices, group: groupIstioNetworking, kind: "VirtualService"},
-		{h: w.serviceEntriesInf, group: groupIstioNetworking, kind: "ServiceEntry"},
-		{h: w.workloadEntriesInf, group: groupIstioNetworking, kind: "WorkloadEntry"},
-		{h: w.gateways, group: groupGatewayAPI, kind: "Gateway"},
+		{h: w.destinationRules, group: gvrDestinationRules.Group, kind: "DestinationRule"},
+		{h: w.peerAuthentications, group: gvrPeerAuthentications.Group, kind: "PeerAuthentication"},
+		{h: w.sidecars, group: gvrSidecars.Group, kind: "Sidecar"},
+		{h: w.virtualServices, group: gvrVirtualServices.Group, kind: "VirtualService"},
+		{h: w.serviceEntriesInf, group: gvrServiceEntries.Group, kind: "ServiceEntry"},
+		{h: w.workloadEntriesInf, group: gvrWorkloadEntries.Group, kind: "WorkloadEntry"},
+		{h: w.gateways, group: gvrGateways.Group, kind: "Gateway"},
 	}
 	out := rs[:0]
 	for _, r := range rs {
@@ -123,6 +117,15 @@ func (w *watcher) routes() []route {
 		}
 	}
 	return out
+}
+
+// selector is a list-watch's label selector (a constant of this package).
+func selector(s string) labels.Selector {
+	sel, err := labels.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return sel
 }
 
 // of says whether the route is for objects of this group and kind.
