@@ -165,6 +165,9 @@ func (r *Registry) gatherCluster(it item, read *watcher, ix *build.NetworkIndex,
 	if e.fromContext && !e.removed {
 		mc := r.meshConfigOf(e.id, read)
 		sh.MeshConfig = &mc
+		if read != nil {
+			sh.RevisionPlanes = r.revisionPlanes(read, &c)
+		}
 	}
 	sh.Cluster = c
 	return sh, done
@@ -182,4 +185,20 @@ func (r *Registry) buildPart(w *watcher, id string, ix *build.NetworkIndex, sel 
 	part.SelectorsKey, part.Selected = sel.Key, build.SelectPods(v, id, part.Network, ix, sel)
 	part.NamespaceLabels = build.NamespaceLabels(v)
 	return part
+}
+
+// revisionPlanes are the other running revisions of c's istiods (a canary
+// upgrade), each with the mesh config and Istio config it reads.
+func (r *Registry) revisionPlanes(w *watcher, c *model.Cluster) []model.RevisionPlane {
+	var out []model.RevisionPlane
+	predicted := c.PredictedRevisionOf()
+	for _, rev := range c.Revisions() {
+		if rev == predicted {
+			continue
+		}
+		p := model.RevisionPlane{Cluster: c.ID, Revision: rev, MeshConfig: r.meshConfigIn(c.ID, w, rev)}
+		p.DestinationRules, p.PeerAuthentications, p.Sidecars, p.VirtualServices = w.policiesIn(c.ID, rev)
+		out = append(out, p)
+	}
+	return out
 }

@@ -119,21 +119,30 @@ func (m *meshFiles) get(cluster string) (meshFile, bool) {
 // istio-<revision>), else the defaults. Parsed texts are cached (the
 // snapshot is rebuilt far more often than mesh config changes).
 func (r *Registry) meshConfigOf(id string, w *watcher) model.MeshConfig {
+	return r.meshConfigIn(id, w, "")
+}
+
+// meshConfigIn is the mesh config of revision rev of id's istiod ("" for
+// the predicted one, which a --mesh-config file replaces): ConfigMap
+// istio-REV, else istiod's defaults.
+func (r *Registry) meshConfigIn(id string, w *watcher, rev string) model.MeshConfig {
 	var text, source, readErr string
-	if f, ok := r.meshFiles.get(id); ok {
+	if f, ok := r.meshFiles.get(id); ok && rev == "" {
 		text, source = f.text, "file "+f.path
 		if f.err != nil {
 			readErr = "cannot read the file again (using its last content): " + oneLine(f.err.Error())
 		}
 	} else {
-		rev := r.opts.Revision
-		if w != nil {
-			rev = w.configRevision()
+		if rev == "" {
+			rev = r.opts.Revision
+			if w != nil {
+				rev = w.configRevision()
+			}
 		}
 		name := r.opts.SystemNamespace + "/" + model.MeshConfigMapName(rev)
 		source = "default (no ConfigMap " + name + ")"
 		if w != nil {
-			if t, found := w.meshConfigMapKey(r.opts.SystemNamespace, meshConfigKey); found {
+			if t, found := w.meshConfigMapKeyIn(r.opts.SystemNamespace, meshConfigKey, rev); found {
 				text, source = t, "configmap "+name
 			}
 		}

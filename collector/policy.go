@@ -85,7 +85,11 @@ func transformIstioConfig(obj any) (any, error) {
 
 // policies reads the policy caches of one cluster.
 func (w *watcher) policies(cluster string) ([]model.DestinationRule, []model.PeerAuthentication, []model.Sidecar, []model.VirtualService) {
-	rev := w.configRevision()
+	return w.policiesIn(cluster, w.configRevision())
+}
+
+// policiesIn reads the policies the istiod of revision rev reads.
+func (w *watcher) policiesIn(cluster, rev string) ([]model.DestinationRule, []model.PeerAuthentication, []model.Sidecar, []model.VirtualService) {
 	return readIstioConfig(w.destinationRules, cluster, rev, parseDestinationRule),
 		readIstioConfig(w.peerAuthentications, cluster, rev, parsePeerAuthentication),
 		readIstioConfig(w.sidecars, cluster, rev, parseSidecar),

@@ -104,7 +104,12 @@ func (w *watcher) meshNetworksRaw(ns string) string {
 // meshConfigMapKey returns one key of the mesh ConfigMap, and whether the
 // ConfigMap exists.
 func (w *watcher) meshConfigMapKey(ns, key string) (string, bool) {
-	o, ok, _ := w.configMaps.store().GetByKey(ns + "/" + model.MeshConfigMapName(w.configRevision()))
+	return w.meshConfigMapKeyIn(ns, key, w.configRevision())
+}
+
+// meshConfigMapKeyIn is meshConfigMapKey of revision rev's ConfigMap.
+func (w *watcher) meshConfigMapKeyIn(ns, key, rev string) (string, bool) {
+	o, ok, _ := w.configMaps.store().GetByKey(ns + "/" + model.MeshConfigMapName(rev))
 	if !ok {
 		return "", false
 	}

@@ -86,6 +86,7 @@ func (s *Snapshot) holdsSecrets(holder string) bool {
 // is not a context, or its secrets cannot be listed): the set is then
 // unknown and only id is returned.
 func (s *Snapshot) ClustersReadBy(id string) (ids []string, known bool) {
+	id = ControlPlaneCluster(id) // every revision of a primary reads its remote secrets
 	self := s.ClusterByID(id)
 	if self == nil {
 		return nil, false
@@ -111,9 +112,20 @@ func (s *Snapshot) ClustersReadBy(id string) (ids []string, known bool) {
 func (s *Snapshot) ForControlPlane(id string) *Snapshot {
 	ids, known := s.ClustersReadBy(id)
 	if !known {
+		if s.RevisionPlane(id) != nil {
+			return s.Restrict(id, s.clusterIDs())
+		}
 		return s
 	}
 	return s.Restrict(id, ids)
+}
+
+func (s *Snapshot) clusterIDs() []string {
+	ids := make([]string, 0, len(s.Clusters))
+	for i := range s.Clusters {
+		ids = append(ids, s.Clusters[i].ID)
+	}
+	return ids
 }
 
 // Restrict is the mesh as an istiod with config cluster configCluster sees
@@ -123,16 +135,20 @@ func (s *Snapshot) ForControlPlane(id string) *Snapshot {
 // they make, and the Istio config and mesh config of configCluster only.
 // It is pure: s is not changed, and parts that need no cut are shared.
 // When ids covers every cluster and configCluster's config is all there
-// is, s itself is returned.
+// is, s itself is returned. configCluster may name another revision of a
+// primary (cluster1@canary, see RevisionPlane): its mesh config, Istio
+// config and settings replace the predicted revision's.
 func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
 	if s == nil {
 		return nil
 	}
+	plane := s.RevisionPlane(configCluster)
+	configCluster = ControlPlaneCluster(configCluster)
 	in := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		in[id] = true
 	}
-	if s.coversAll(configCluster, in) {
+	if plane == nil && s.coversAll(configCluster, in) {
 		return s
 	}
 	out := &Snapshot{Version: s.Version, Time: s.Time, SystemNamespace: s.SystemNamespace}
@@ -183,6 +199,9 @@ func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
 	// What the gateways' DNS names resolved to is the mesh's, not one
 	// istiod's: the cut gateways carry their names.
 	out.GatewayNames = s.GatewayNames
+	if plane != nil {
+		out.withPlane(s, plane)
+	}
 	return out
 }
 

@@ -167,4 +167,8 @@ const (
 	// ProblemRevisionLabelledConfig: Istio config labelled for another
 	// revision than the one meshscope predicts for (information).
 	ProblemRevisionLabelledConfig ProblemKind = "revision-labelled-config"
+	// ProblemRevisionsSendDifferently: two revisions of one primary really
+	// sent the same proxy different endpoints (what it gets depends on
+	// which revision its namespace asks for).
+	ProblemRevisionsSendDifferently ProblemKind = "revisions-send-differently"
 )

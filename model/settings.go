@@ -171,22 +171,31 @@ func resolveSettings(in settingsInput) IstiodSettings {
 	return out
 }
 
-func flagValue(env []IstiodEnv, cluster, key string) (string, bool) {
-	var all, own string
-	var hasAll, hasOwn bool
+// flagValue is --istiod-env's value of key for control plane cp: given
+// for cp itself (cluster1@canary), else for its cluster (every revision of
+// it), else for every control plane.
+func flagValue(env []IstiodEnv, cp, key string) (string, bool) {
+	cluster := ControlPlaneCluster(cp)
+	var all, ofCluster, own string
+	var hasAll, hasCluster, hasOwn bool
 	for _, e := range env {
 		if e.Key != key {
 			continue
 		}
 		switch e.Cluster {
-		case cluster:
+		case cp:
 			own, hasOwn = e.Value, true
+		case cluster:
+			ofCluster, hasCluster = e.Value, true
 		case "":
 			all, hasAll = e.Value, true
 		}
 	}
-	if hasOwn {
+	switch {
+	case hasOwn:
 		return own, true
+	case hasCluster:
+		return ofCluster, true
 	}
 	return all, hasAll
 }
@@ -213,8 +222,22 @@ func (s *Snapshot) settingsInput(cp string, env []IstiodEnv) settingsInput {
 	for i := range s.Ambient {
 		in.eastWest = in.eastWest || s.Ambient[i].hasAmbientGateway()
 	}
-	if c := s.ClusterByID(cp); c != nil {
-		in.pods = c.Istiods
+	// A control plane's pods are those of its revision: cluster1@canary's
+	// the canary's, cluster1's the predicted revision's (all of them when
+	// none of its pods carries it: a pod read without its labels).
+	cluster, rev := SplitControlPlane(cp)
+	if c := s.ClusterByID(cluster); c != nil {
+		if rev == "" {
+			rev = c.PredictedRevisionOf()
+		}
+		for _, p := range c.Istiods {
+			if p.RevisionName() == rev {
+				in.pods = append(in.pods, p)
+			}
+		}
+		if in.pods == nil && s.RevisionPlane(cp) == nil {
+			in.pods = c.Istiods
+		}
 	}
 	return in
 }
@@ -254,7 +277,7 @@ func (a *AmbientCluster) hasAmbientGateway() bool {
 // the user's env (the build sets Snapshot.Settings from it).
 func (s *Snapshot) ResolveSettings(env []IstiodEnv) []IstiodSettings {
 	var out []IstiodSettings
-	for _, cp := range s.ControlPlanes() {
+	for _, cp := range s.AllControlPlanes() {
 		out = append(out, resolveSettings(s.settingsInput(cp, env)))
 	}
 	return out

@@ -51,6 +51,9 @@ type Snapshot struct {
 	// GatewayNames are the gateway DNS names and their answers, by name
 	// (gatewaynames.go).
 	GatewayNames []GatewayName `json:"gatewayNames,omitempty"`
+	// RevisionPlanes are the other running revisions of each primary, as
+	// control planes of their own (revisionplane.go), in cluster order.
+	RevisionPlanes []RevisionPlane `json:"revisionPlanes,omitempty"`
 }
 
 // Cluster is the state of one Kubernetes cluster as meshscope sees it.

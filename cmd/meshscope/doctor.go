@@ -164,23 +164,16 @@ func writeProblems(w io.Writer, ps []explain.Problem) {
 }
 
 // writeOtherRevisions says, for each primary that runs several istiod
-// revisions, which one doctor checked: each revision is a control plane of
-// its own (its ConfigMap, its Istio config, its proxies), checked with
-// --revision.
+// revisions, how doctor named them: each revision is a control plane of
+// its own (its ConfigMap, its Istio config, its proxies), the predicted one
+// under the cluster's name and the others as cluster@REV.
 func writeOtherRevisions(w io.Writer, snap *model.Snapshot) {
-	for i := range snap.Clusters {
-		c := &snap.Clusters[i]
-		revs := c.Revisions()
-		if len(revs) < 2 || c.PredictedRevision == "" {
+	for _, cp := range snap.ControlPlanes() {
+		others := snap.RevisionControlPlanes(cp)
+		if len(others) == 0 {
 			continue
 		}
-		var others []string
-		for _, r := range revs {
-			if r != c.PredictedRevision {
-				others = append(others, r)
-			}
-		}
-		fmt.Fprintf(w, "Checked revision %s of istiod %s; also running there: %s — meshscope doctor --revision %s checks that one.\n",
-			c.PredictedRevision, c.ID, strings.Join(others, ", "), others[0])
+		fmt.Fprintf(w, "istiod %s runs %d revisions, each a control plane of its own: %s is revision %s, and %s; what each sends is compared with its own prediction when meshscope reaches it (a port-forward to each revision's pod, or --xds-address %s=ADDRESS).\n",
+			cp, len(others)+1, cp, snap.ClusterByID(cp).PredictedRevisionOf(), strings.Join(others, ", "), others[0])
 	}
 }

@@ -186,12 +186,12 @@ func (v *View) servicesRead(p *Prediction, svc *model.Service) (read []clusterSv
 			p.Notes = append(p.Notes, fmt.Sprintf("the namespace labels of %s are unknown: its services are taken as not global", id))
 		}
 		cs := clusterSvc{id: id, sc: sc, scope: v.ScopeIn(id, svc.Namespace, svc.Hostname)}
-		if id != v.ControlPlane && cs.scope != Global {
+		if id != v.cluster && cs.scope != Global {
 			p.Dropped = append(p.Dropped, v.dropGroup(id, svc, DropNotGlobal,
 				fmt.Sprintf("%s is not global in %s: istiod reads only global services from other clusters", svc.Hostname, id)))
 			continue
 		}
-		if id == v.ControlPlane {
+		if id == v.cluster {
 			localIdx = len(read)
 		}
 		read = append(read, cs)
@@ -335,7 +335,7 @@ func (v *View) podWorkload(pd pod, net, hostname string) Workload {
 		w.TunnelProtocol = xdsclient.TunnelHBONE
 	}
 	where := "istiod's own cluster"
-	if pd.cluster != v.ControlPlane {
+	if pd.cluster != v.cluster {
 		where = pd.cluster + ", on istiod's network " + orNone(net)
 	}
 	w.Why = fmt.Sprintf("pod %s/%s in %s backs %s: sent as it is", pd.namespace, pd.name, where, hostname)

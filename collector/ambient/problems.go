@@ -102,7 +102,7 @@ func (v *View) gatewayProblems() []Problem {
 // ignored says why an east-west Gateway of cluster yields no network
 // gateway for istiod ("" when it yields one, or is not meant to).
 func (v *View) ignored(cluster string, g model.K8sGateway) string {
-	local := cluster == v.ControlPlane
+	local := cluster == v.cluster
 	switch {
 	case g.Class == model.ClassEastWest && local:
 		return "" // used by the other clusters' istiods, not by its own

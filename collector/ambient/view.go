@@ -15,8 +15,11 @@ import (
 // config and its network gateways. Build it once per snapshot and control
 // plane; it is read-only afterwards.
 type View struct {
-	// ControlPlane is the cluster istiod is primary of (its config cluster).
+	// ControlPlane is the cluster istiod is primary of (its config
+	// cluster), or another revision of it (cluster1@canary).
 	ControlPlane string `json:"controlPlane"`
+	// cluster is ControlPlane's config cluster.
+	cluster string
 	// Network is istiod's own network: the network label of its system
 	// namespace ("" when unlabelled). WDS is drawn around it.
 	Network string `json:"network"`
@@ -60,12 +63,18 @@ func (g NetworkGateway) key() string { return g.Source + "/" + g.Address }
 
 // NewView builds the view of the istiod of cluster controlPlane.
 func NewView(snap *model.Snapshot, controlPlane string) *View {
-	v := &View{ControlPlane: controlPlane, snap: snap, mesh: snap.MeshConfigFor(controlPlane), networks: map[string]string{}}
-	if c := snap.ClusterByID(controlPlane); c != nil {
+	cluster := model.ControlPlaneCluster(controlPlane)
+	if snap.RevisionPlane(controlPlane) != nil {
+		// Another revision of a primary: its own mesh config, Istio config
+		// and settings (cluster1@canary).
+		snap = snap.ForControlPlane(controlPlane)
+	}
+	v := &View{ControlPlane: controlPlane, cluster: cluster, snap: snap, mesh: snap.MeshConfigFor(cluster), networks: map[string]string{}}
+	if c := snap.ClusterByID(cluster); c != nil {
 		v.Network = c.Network
 	}
 	for _, c := range snap.Clusters {
-		if c.State == model.StateRemoved || !readBy(c, controlPlane) {
+		if c.State == model.StateRemoved || !readBy(c, cluster) {
 			continue
 		}
 		v.Clusters = append(v.Clusters, c.ID)
@@ -118,7 +127,7 @@ func (v *View) networkGateways() []NetworkGateway {
 		if a == nil {
 			continue
 		}
-		local := id == v.ControlPlane
+		local := id == v.cluster
 		for _, g := range a.Gateways {
 			if g.Network == "" {
 				continue
@@ -249,7 +258,7 @@ func (v *View) ServiceScope(hostname string) (scope Scope, ok bool) {
 			continue
 		}
 		s := v.ScopeIn(id, svc.Namespace, hostname)
-		if id == v.ControlPlane {
+		if id == v.cluster {
 			return s, true
 		}
 		if s == Global && !ok {

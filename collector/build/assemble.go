@@ -24,6 +24,9 @@ type Share struct {
 	VirtualServices     []model.VirtualService
 	// mesh is the mesh config of a context cluster's istiod.
 	MeshConfig *model.MeshConfig
+	// RevisionPlanes are its other running revisions (a primary in a
+	// canary upgrade), each with its own config.
+	RevisionPlanes []model.RevisionPlane
 }
 
 // DeclaredMeshNetworks is the meshNetworks of one cluster's ConfigMap.
@@ -105,12 +108,17 @@ func Assemble(in Input) *model.Snapshot {
 		if sh.MeshConfig != nil {
 			s.MeshConfigs = append(s.MeshConfigs, *sh.MeshConfig)
 		}
+		s.RevisionPlanes = append(s.RevisionPlanes, sh.RevisionPlanes...)
 		s.Clusters = append(s.Clusters, c)
 	}
 	attachServiceEntries(services, in.ServiceEntries, in.WorkloadEntries, selected)
 	s.ServiceEntries, s.WorkloadEntries = in.ServiceEntries, in.WorkloadEntries
 	for i := range s.MeshConfigs {
 		s.MeshConfigs[i].DiscoveryNamespaces = discoveryNamespaces(s.MeshConfigs[i], nsLabels)
+	}
+	for i := range s.RevisionPlanes {
+		mc := &s.RevisionPlanes[i].MeshConfig
+		mc.DiscoveryNamespaces = discoveryNamespaces(*mc, nsLabels)
 	}
 	if len(in.MeshNetworksIn) == 0 {
 		s.Gateways = append(s.Gateways, staticGateways(in.MeshNetworks, "")...)

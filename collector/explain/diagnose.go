@@ -98,6 +98,7 @@ func Diagnose(snap *model.Snapshot, in Inputs) []Problem {
 		ps = append(ps, IstiodDisagreements(snap, v)...)
 	}
 	ps = append(ps, sentProblems(snap, in)...)
+	ps = append(ps, revisionsSentProblems(snap, in.Sent)...)
 	ps = append(ps, ambientProblems(snap)...)
 	ps = append(ps, wdsProblems(snap, in)...)
 	ps = append(ps, fleetProblems(in.Fleet, in.StaleAfter)...)
@@ -108,10 +109,15 @@ func Diagnose(snap *model.Snapshot, in Inputs) []Problem {
 }
 
 // istiodViewOf returns the view of the istiod of control plane cp, if read.
+// Another revision of a primary (cluster1@canary) without a view of its
+// own takes its primary's: both read the same remote secrets and resolve
+// the same names.
 func istiodViewOf(views []model.IstiodView, cp string) *model.IstiodView {
-	for i := range views {
-		if views[i].ControlPlane == cp {
-			return &views[i]
+	for _, name := range []string{cp, model.ControlPlaneCluster(cp)} {
+		for i := range views {
+			if views[i].ControlPlane == name {
+				return &views[i]
+			}
 		}
 	}
 	return nil
@@ -140,8 +146,11 @@ func ReadsOf(snap *model.Snapshot, cp string, views []model.IstiodView) (ids []s
 // at the addresses istiod resolved, where its /debug/networkz is read.
 func ViewFor(snap *model.Snapshot, cp string, views []model.IstiodView) *model.Snapshot {
 	ids, _, known := ReadsOf(snap, cp, views)
-	if known {
+	switch {
+	case known:
 		snap = snap.Restrict(cp, ids)
+	case snap.RevisionPlane(cp) != nil:
+		snap = snap.ForControlPlane(cp) // another revision's config, every cluster
 	}
 	// The gateways a DNS name gives are istiod's where its view is read.
 	snap, _ = withIstiodNames(snap, views, cp)

@@ -228,9 +228,13 @@ func otherRevisionConfigProblems(snap *model.Snapshot) []Problem {
 			if len(shown) > 3 {
 				shown = append(shown[:3:3], fmt.Sprintf("%d more", len(objs)-3))
 			}
+			see := "run with --revision " + r + " to see what that revision's proxies get"
+			if cp := model.JoinControlPlane(c.ID, r); snap.RevisionPlane(cp) != nil {
+				see = "control plane " + cp + " (that revision's istiod) is predicted with them"
+			}
 			ps = append(ps, Problem{Severity: Info, Kind: model.ProblemRevisionLabelledConfig, Cluster: c.ID,
-				Sentence: fmt.Sprintf("%d Istio config object(s) in %s are labelled istio.io/rev=%s (%s): only revision %s's istiod reads them, and meshscope predicts for revision %s, which ignores them as its istiod does — run with --revision %s to see what that revision's proxies get",
-					len(objs), c.ID, r, strings.Join(shown, ", "), r, c.PredictedRevision, r)})
+				Sentence: fmt.Sprintf("%d Istio config object(s) in %s are labelled istio.io/rev=%s (%s): only revision %s's istiod reads them, and meshscope predicts %s for revision %s, which ignores them as its istiod does — %s",
+					len(objs), c.ID, r, strings.Join(shown, ", "), r, c.ID, c.PredictedRevision, see)})
 		}
 	}
 	return ps
@@ -240,7 +244,8 @@ func otherRevisionConfigProblems(snap *model.Snapshot) []Problem {
 // prediction is for: each reads its own ConfigMap and its own revision's
 // Istio config, and so may send the same proxy other endpoints.
 func revisionNote(snap *model.Snapshot, cp string) string {
-	c := snap.ClusterByID(cp)
+	cluster, _ := model.SplitControlPlane(cp)
+	c := snap.ClusterByID(cluster)
 	if c == nil || c.PredictedRevision == "" {
 		return ""
 	}
@@ -248,15 +253,19 @@ func revisionNote(snap *model.Snapshot, cp string) string {
 	if len(revs) < 2 {
 		return ""
 	}
+	rev := revisionOfControlPlane(snap, cp)
 	var others []string
 	for _, r := range revs {
-		if r != c.PredictedRevision {
-			others = append(others, r)
+		switch {
+		case r == rev:
+		case r == c.PredictedRevisionOf():
+			others = append(others, cluster)
+		default:
+			others = append(others, model.JoinControlPlane(cluster, r))
 		}
 	}
-	cm := model.MeshConfigMapName(c.PredictedRevision)
-	return fmt.Sprintf("istiod %s runs revisions %s: this prediction is for revision %s (ConfigMap %s, Istio config not labelled for another revision), and the address asked must be that revision's istiod — --revision %s for the other",
-		cp, strings.Join(revs, ", "), c.PredictedRevision, cm, strings.Join(others, " or --revision "))
+	return fmt.Sprintf("istiod %s runs revisions %s: this prediction is for revision %s (ConfigMap %s, Istio config not labelled for another revision), and the address asked must be that revision's istiod — the other is control plane %s (VIEWPOINT@%s)",
+		cluster, strings.Join(revs, ", "), rev, model.MeshConfigMapName(rev), strings.Join(others, ", "), others[0])
 }
 
 // clusterLocalDiffs names the services of several clusters that one

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // revMesh is the multi-primary seed with the given istiods in cluster1
@@ -152,7 +153,11 @@ func TestRevisionLabelledConfig(t *testing.T) {
 	s.Clusters[0].OtherRevisionsConfig = map[string][]string{"canary": {"DestinationRule sample/a", "DestinationRule sample/b", "Sidecar sample/c", "VirtualService sample/d"}}
 	want(t, Diagnose(s, Inputs{Now: testNow}), string(model.ProblemRevisionLabelledConfig), Info,
 		"4 Istio config object(s) in cluster1 are labelled istio.io/rev=canary (DestinationRule sample/a, DestinationRule sample/b, Sidecar sample/c, 1 more)",
-		"meshscope predicts for revision default", "--revision canary")
+		"meshscope predicts cluster1 for revision default", "--revision canary")
+	// With the canary a control plane of its own, it is named instead.
+	s.RevisionPlanes = []model.RevisionPlane{{Cluster: "cluster1", Revision: "canary"}}
+	want(t, Diagnose(s, Inputs{Now: testNow}), string(model.ProblemRevisionLabelledConfig), Info,
+		"control plane cluster1@canary (that revision's istiod) is predicted with them")
 }
 
 func TestRevisionNote(t *testing.T) {
@@ -164,9 +169,71 @@ func TestRevisionNote(t *testing.T) {
 	s = revMesh(map[string]bool{"default": true, "canary": true}, nil)
 	s.Clusters[0].PredictedRevision = "canary"
 	n := revisionNote(s, "cluster1")
-	for _, x := range []string{"istiod cluster1 runs revisions canary, default", "for revision canary (ConfigMap istio-canary", "--revision default for the other"} {
+	for _, x := range []string{"istiod cluster1 runs revisions canary, default", "for revision canary (ConfigMap istio-canary", "the other is control plane cluster1@default (VIEWPOINT@cluster1@default)"} {
 		if !strings.Contains(n, x) {
 			t.Errorf("note lacks %q: %s", x, n)
 		}
+	}
+	// The other revision as a control plane of its own.
+	s.RevisionPlanes = []model.RevisionPlane{{Cluster: "cluster1", Revision: "default"}}
+	n = revisionNote(s, "cluster1@default")
+	for _, x := range []string{"this prediction is for revision default (ConfigMap istio,", "the other is control plane cluster1 (VIEWPOINT@cluster1)"} {
+		if !strings.Contains(n, x) {
+			t.Errorf("note for cluster1@default lacks %q: %s", x, n)
+		}
+	}
+}
+
+func TestRevisionsSendDifferently(t *testing.T) {
+	la := func(eps ...xdsclient.Endpoint) xdsclient.LoadAssignment {
+		return xdsclient.LoadAssignment{Endpoints: eps}
+	}
+	ep := func(addr string, port, w uint32) xdsclient.Endpoint {
+		return xdsclient.Endpoint{Address: addr, Port: port, Weight: w, Health: "HEALTHY", TLSMode: "istio"}
+	}
+	const hw = "outbound|5000||helloworld.sample.svc.cluster.local"
+	both := la(ep("10.44.0.13", 5000, 1), ep("192.168.60.9", 15443, 1))
+	local := la(ep("10.44.0.13", 5000, 1))
+	vp := xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"}
+	sent := func(cp string, v xdsclient.Viewpoint, eds map[string]xdsclient.LoadAssignment) Sent {
+		v.ControlPlane = cp
+		return Sent{ControlPlane: cp, Viewpoint: v, EDS: eds, Clusters: []string{hw}}
+	}
+	other := vp
+	other.Network = "network2"
+	for _, tc := range []struct {
+		name string
+		sent []Sent
+		want []string // sentence parts; nil for no problem
+	}{
+		{"same endpoints", []Sent{sent("cluster1", vp, map[string]xdsclient.LoadAssignment{hw: both}), sent("cluster1@canary", vp, map[string]xdsclient.LoadAssignment{hw: both})}, nil},
+		{"canary cluster-local", []Sent{sent("cluster1", vp, map[string]xdsclient.LoadAssignment{hw: both}), sent("cluster1@canary", vp, map[string]xdsclient.LoadAssignment{hw: local})},
+			[]string{"revisions default and canary of cluster1 send a cluster1/network1 proxy different endpoints for 1 cluster(s)",
+				"helloworld.sample:5000 (default: 10.44.0.13:5000 w=1, 192.168.60.9:15443 w=1; canary: 10.44.0.13:5000 w=1)"}},
+		{"a TLS mode differs", []Sent{sent("cluster1", vp, map[string]xdsclient.LoadAssignment{hw: local}),
+			sent("cluster1@canary", vp, map[string]xdsclient.LoadAssignment{hw: la(xdsclient.Endpoint{Address: "10.44.0.13", Port: 5000, Weight: 1, Health: "HEALTHY"})})},
+			[]string{"canary: 10.44.0.13:5000 w=1 tls=none"}},
+		{"different viewpoints are not compared", []Sent{sent("cluster1", vp, map[string]xdsclient.LoadAssignment{hw: both}), sent("cluster1@canary", other, map[string]xdsclient.LoadAssignment{hw: local})}, nil},
+		{"two primaries are not compared", []Sent{sent("cluster1", vp, map[string]xdsclient.LoadAssignment{hw: both}), sent("cluster2", vp, map[string]xdsclient.LoadAssignment{hw: local})}, nil},
+		{"a cluster only one sent is not compared", []Sent{sent("cluster1", vp, map[string]xdsclient.LoadAssignment{hw: both}), sent("cluster1@canary", vp, map[string]xdsclient.LoadAssignment{"outbound|80||sleep.sample.svc.cluster.local": local})}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := revMesh(map[string]bool{"default": true, "canary": true}, nil)
+			got := revisionsSentProblems(s, tc.sent)
+			if tc.want == nil {
+				if len(got) != 0 {
+					t.Fatalf("want none, got %+v", got)
+				}
+				return
+			}
+			if len(got) != 1 || got[0].Kind != model.ProblemRevisionsSendDifferently || got[0].Severity != Warning || got[0].Cluster != "cluster1" {
+				t.Fatalf("got %+v", got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got[0].Sentence, w) {
+					t.Errorf("sentence %q lacks %q", got[0].Sentence, w)
+				}
+			}
+		})
 	}
 }

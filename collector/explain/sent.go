@@ -75,8 +75,8 @@ func sentProblems(snap *model.Snapshot, in Inputs) []Problem {
 		}
 		view := ViewFor(snap, s.ControlPlane, in.Istiod)
 		proxy := proxyOf(s.Viewpoint)
-		if view.ClusterByID(s.ControlPlane) != nil {
-			proxy.ConfigCluster = s.ControlPlane
+		if cluster := model.ControlPlaneCluster(s.ControlPlane); view.ClusterByID(cluster) != nil {
+			proxy.ConfigCluster = cluster
 		}
 		ix := horizon.NewIndex(view)
 		for _, svc := range view.Services {

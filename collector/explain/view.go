@@ -123,8 +123,8 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 	proxy := proxyOf(vp)
 	var reads []string
 	from := ""
-	if snap.ClusterByID(controlPlane) != nil {
-		proxy.ConfigCluster = controlPlane // its istiod reads that cluster's Istio config
+	if cluster := model.ControlPlaneCluster(controlPlane); snap.ClusterByID(cluster) != nil {
+		proxy.ConfigCluster = cluster // its istiod reads that cluster's Istio config
 		if ids, f, known := ReadsOf(snap, controlPlane, views); known {
 			reads, from = ids, f
 			if f == "secrets" {
@@ -132,6 +132,8 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 			} else {
 				snap = snap.Restrict(controlPlane, ids)
 			}
+		} else if snap.RevisionPlane(controlPlane) != nil {
+			snap = forControlPlane(snap, controlPlane) // another revision's config, every cluster
 		}
 	}
 	cut := snap // what the control plane reads, for unreadNotes
@@ -154,11 +156,11 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 	if v.Dropped == nil {
 		v.Dropped = []horizon.Dropped{}
 	}
-	if n := settingsNote(full, proxy.ConfigCluster); n != "" {
+	if n := settingsNote(full, controlPlane); proxy.ConfigCluster != "" && n != "" {
 		v.Notes = append(v.Notes, n)
 	}
 	v.Notes = append(v.Notes, nameNotes...)
-	if n := revisionNote(full, proxy.ConfigCluster); n != "" {
+	if n := revisionNote(full, controlPlane); proxy.ConfigCluster != "" && n != "" {
 		v.Notes = append(v.Notes, n)
 	}
 	v.LB, v.LBFrom = pred.LB, "istiod-default"

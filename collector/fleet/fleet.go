@@ -297,6 +297,11 @@ func IstiodVersions(snap *model.Snapshot) map[string]string {
 			if p.Version != "" && (m[c.ID] == "" || p.Ready) {
 				m[c.ID] = p.Version
 			}
+			// Each other revision is a control plane of its own
+			// (cluster1@canary).
+			if cp := model.JoinControlPlane(c.ID, p.RevisionName()); snap.RevisionPlane(cp) != nil && p.Version != "" && (m[cp] == "" || p.Ready) {
+				m[cp] = p.Version
+			}
 		}
 	}
 	return m
@@ -325,7 +330,7 @@ func drift(p Proxy) []Drift {
 // revision in control plane cp (a ready pod's first), "" when unknown: in
 // a canary upgrade a proxy's istiod is its revision's, not any pod's.
 func revisionVersion(snap *model.Snapshot, cp string, id *model.InjectedIdentity) string {
-	c := snap.ClusterByID(cp)
+	c := snap.ClusterByID(model.ControlPlaneCluster(cp))
 	if c == nil || id == nil || id.Revision == "" {
 		return ""
 	}

@@ -172,6 +172,14 @@ func (f *Feed) ensureStreams(s *model.Snapshot) {
 				vp.ControlPlane = t.Cluster
 				vps = append(vps, vp)
 			}
+		} else if f.s.forwardsToIstiod() {
+			// The other revisions of the istiod port-forwarded to
+			// (cluster1@canary), each through its own pod.
+			for _, cp := range s.RevisionControlPlanes(firstContextCluster(s)) {
+				vp := base
+				vp.ControlPlane = cp
+				vps = append(vps, vp)
+			}
 		}
 		for _, vp := range vps {
 			want[vp.String()] = true

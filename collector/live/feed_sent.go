@@ -90,7 +90,7 @@ func (f *Feed) Cluster(viewpoint, name string) (*xdsclient.Cluster, bool) {
 // of: cp itself when it is one, else (an address given without a cluster)
 // the first context cluster.
 func clusterIDOf(snap *model.Snapshot, cp string) string {
-	if snap == nil || snap.ClusterByID(cp) != nil {
+	if snap == nil || snap.ClusterByID(model.ControlPlaneCluster(cp)) != nil {
 		return cp
 	}
 	for i := range snap.Clusters {

@@ -223,7 +223,7 @@ type fakeForwards struct {
 	attempts []time.Time // of the xDS port
 }
 
-func (f *fakeForwards) start(_ context.Context, _ string, port int) (*istiod.PortForward, string, error) {
+func (f *fakeForwards) start(_ context.Context, _, _ string, port int) (*istiod.PortForward, string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if port != istiodXDSPort {

@@ -13,14 +13,15 @@ import (
 )
 
 // startForwardFunc port-forwards to a port of the istiod pod of kube
-// context kctx ("" is the first context) and says which cluster (kube
+// context kctx ("" is the first context) — of revision rev, "" for the one
+// --revision names (or the default) — and says which cluster (kube
 // context) that istiod is in.
-type startForwardFunc func(ctx context.Context, kctx string, port int) (*istiod.PortForward, string, error)
+type startForwardFunc func(ctx context.Context, kctx, rev string, port int) (*istiod.PortForward, string, error)
 
-// forwardKey is one port of the istiod of one kube context.
+// forwardKey is one port of the istiod of one revision in one kube context.
 type forwardKey struct {
-	kctx string
-	port int
+	kctx, rev string
+	port      int
 }
 
 // forwarder keeps one port-forward per kube context and port of its
@@ -54,9 +55,9 @@ func newForwarder(ctx context.Context, retry time.Duration, start startForwardFu
 // get returns the local address forwarded to port of the istiod of kube
 // context kctx ("" is the first context), starting the forward if there is
 // none (and its last failure is older than retry).
-func (fw *forwarder) get(ctx context.Context, kctx string, port int) (Target, error) {
+func (fw *forwarder) get(ctx context.Context, kctx, rev string, port int) (Target, error) {
 	fw.mu.Lock()
-	key := forwardKey{kctx, port}
+	key := forwardKey{kctx, rev, port}
 	f := fw.forwards[key]
 	if f == nil {
 		f = &istiodForward{}
@@ -73,11 +74,14 @@ func (fw *forwarder) get(ctx context.Context, kctx string, port int) (Target, er
 	actx, cancel := context.WithCancel(fw.ctx)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
-	pf, cluster, err := fw.start(actx, kctx, port)
+	pf, cluster, err := fw.start(actx, kctx, rev, port)
 	if err != nil {
 		in := ""
 		if kctx != "" {
 			in = fmt.Sprintf(" in context %q", kctx)
+		}
+		if rev != "" {
+			in += fmt.Sprintf(" (revision %s)", rev)
 		}
 		f.err, f.failedAt = fmt.Errorf("port-forwarding to istiod's port %d%s failed: %w", port, in, err), time.Now()
 		return Target{}, f.err
@@ -109,7 +113,10 @@ func (s *Session) ControlPlaneFor(ctx context.Context, vp xdsclient.Viewpoint) (
 		if s.fwd == nil {
 			return Target{}, fmt.Errorf("no istiod address: give --xds-address")
 		}
-		t, err := s.forwarded(ctx, istiodXDSPort)
+		// Another revision of the first context's primary
+		// (cluster1@canary) is reached through its own pod.
+		_, rev := model.SplitControlPlane(vp.ControlPlane)
+		t, err := s.forwarded(ctx, rev, istiodXDSPort)
 		if err != nil {
 			return t, fmt.Errorf("no --xds-address, and %w", err)
 		}
@@ -135,8 +142,8 @@ func (s *Session) ControlPlaneFor(ctx context.Context, vp xdsclient.Viewpoint) (
 // by cluster ID rather than by the kube context it was found through (a
 // context may be called like an EKS ARN while istiod calls its cluster
 // cluster1).
-func (s *Session) forwarded(ctx context.Context, port int) (Target, error) {
-	t, err := s.fwd.get(ctx, "", port)
+func (s *Session) forwarded(ctx context.Context, rev string, port int) (Target, error) {
+	t, err := s.fwd.get(ctx, "", rev, port)
 	if err != nil || s.reg == nil {
 		return t, err
 	}
@@ -146,5 +153,6 @@ func (s *Session) forwarded(ctx context.Context, port int) (Target, error) {
 			break
 		}
 	}
+	t.Cluster = model.JoinControlPlane(t.Cluster, rev)
 	return t, nil
 }

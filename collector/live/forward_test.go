@@ -18,30 +18,30 @@ func TestForwarderRetriesAfterFailure(t *testing.T) {
 	defer cancel()
 	kube := istiod.Kube{Kubeconfig: "/nonexistent/first"}
 	const retry = 200 * time.Millisecond
-	fw := newForwarder(ctx, retry, func(ctx context.Context, kctx string, port int) (*istiod.PortForward, string, error) {
+	fw := newForwarder(ctx, retry, func(ctx context.Context, kctx, _ string, port int) (*istiod.PortForward, string, error) {
 		return kube.PortForwardIn(ctx, kctx, istiod.DefaultNamespace, port, time.Second)
 	})
 	defer fw.close()
-	_, err := fw.get(ctx, "", istiodXDSPort)
+	_, err := fw.get(ctx, "", "", istiodXDSPort)
 	if err == nil || !strings.Contains(err.Error(), "first") || !strings.Contains(err.Error(), "15010") {
 		t.Fatalf("err = %v", err)
 	}
 	kube.Kubeconfig = "/nonexistent/second"
-	if _, err := fw.get(ctx, "", istiodXDSPort); err == nil || !strings.Contains(err.Error(), "first") {
+	if _, err := fw.get(ctx, "", "", istiodXDSPort); err == nil || !strings.Contains(err.Error(), "first") {
 		t.Fatalf("within the retry delay the first failure is reused: %v", err)
 	}
 	// Another port is its own forward.
-	if _, err := fw.get(ctx, "", istiodDebugPort); err == nil || !strings.Contains(err.Error(), "second") || !strings.Contains(err.Error(), "8080") {
+	if _, err := fw.get(ctx, "", "", istiodDebugPort); err == nil || !strings.Contains(err.Error(), "second") || !strings.Contains(err.Error(), "8080") {
 		t.Fatalf("debug port: %v", err)
 	}
 	// So is the same port of another context's istiod, and its error
 	// names the context.
 	kube.Kubeconfig = "/nonexistent/third"
-	if _, err := fw.get(ctx, "cluster2", istiodDebugPort); err == nil || !strings.Contains(err.Error(), "third") || !strings.Contains(err.Error(), `context "cluster2"`) {
+	if _, err := fw.get(ctx, "cluster2", "", istiodDebugPort); err == nil || !strings.Contains(err.Error(), "third") || !strings.Contains(err.Error(), `context "cluster2"`) {
 		t.Fatalf("another context: %v", err)
 	}
 	time.Sleep(retry)
-	if _, err := fw.get(ctx, "", istiodXDSPort); err == nil || !strings.Contains(err.Error(), "third") {
+	if _, err := fw.get(ctx, "", "", istiodXDSPort); err == nil || !strings.Contains(err.Error(), "third") {
 		t.Fatalf("after the retry delay it is tried again: %v", err)
 	}
 }
@@ -52,7 +52,7 @@ func TestForwarderRetriesAfterFailure(t *testing.T) {
 func TestSessionForwardsOnlyWithoutAddresses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s := &Session{fwd: newForwarder(ctx, time.Hour, func(context.Context, string, int) (*istiod.PortForward, string, error) {
+	s := &Session{fwd: newForwarder(ctx, time.Hour, func(context.Context, string, string, int) (*istiod.PortForward, string, error) {
 		return &istiod.PortForward{Address: "127.0.0.1:9"}, "cluster1", nil
 	})}
 	if !s.forwardsToIstiod() || !s.readsIstiodView() {

@@ -17,7 +17,9 @@ import (
 
 // primary is a control plane (by cluster ID) and the kube context its
 // istiod pod is found in ("" is the first context).
-type primary struct{ cp, kctx string }
+// rev is another revision of it (cp is then cluster1@rev), "" for the
+// predicted one.
+type primary struct{ cp, kctx, rev string }
 
 // primaryContexts are the snapshot's control planes that meshscope reads
 // through a kube context. A control plane known only through a remote
@@ -29,6 +31,10 @@ func primaryContexts(snap *model.Snapshot) []primary {
 	for _, cp := range snap.ControlPlanes() {
 		if kctx := contextOf(snap.ClusterByID(cp)); kctx != "" {
 			out = append(out, primary{cp: cp, kctx: kctx})
+			for _, rcp := range snap.RevisionControlPlanes(cp) {
+				_, rev := model.SplitControlPlane(rcp)
+				out = append(out, primary{cp: rcp, kctx: kctx, rev: rev})
+			}
 		}
 	}
 	if len(out) == 0 {
@@ -64,7 +70,7 @@ func (s *Session) forwardedDebugTargets(ctx context.Context, snap *model.Snapsho
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t, err := s.fwd.get(ctx, p.kctx, istiodDebugPort)
+			t, err := s.fwd.get(ctx, p.kctx, p.rev, istiodDebugPort)
 			cp := p.cp
 			if cp == "" {
 				// The first context: named by the forward's context.

@@ -44,7 +44,7 @@ func TestSynczFromEveryPrimary(t *testing.T) {
 	addrs := map[string]string{"cluster1": synczServer(t, "a.sample"), snap.Clusters[1].Source.Name: synczServer(t, "b.sample")}
 	var mu sync.Mutex
 	var asked []string
-	s := &Session{fwd: newForwarder(ctx, time.Hour, func(_ context.Context, kctx string, port int) (*istiod.PortForward, string, error) {
+	s := &Session{fwd: newForwarder(ctx, time.Hour, func(_ context.Context, kctx, _ string, port int) (*istiod.PortForward, string, error) {
 		mu.Lock()
 		asked = append(asked, kctx)
 		mu.Unlock()

@@ -140,8 +140,12 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		ns = istiod.DefaultNamespace
 	}
 	s.reg = reg
-	s.fwd = newForwarder(runCtx, s.retry, func(ctx context.Context, kctx string, port int) (*istiod.PortForward, string, error) {
-		return kube.PortForwardIn(ctx, kctx, ns, port, forwardTimeout)
+	s.fwd = newForwarder(runCtx, s.retry, func(ctx context.Context, kctx, rev string, port int) (*istiod.PortForward, string, error) {
+		k := kube
+		if rev != "" {
+			k.Revision = rev
+		}
+		return k.PortForwardIn(ctx, kctx, ns, port, forwardTimeout)
 	})
 	s.stop = func() {
 		cancel()

@@ -26,7 +26,9 @@ func (s *Session) ControlPlaneIDs(snap *model.Snapshot) []string {
 		if first == "" {
 			return nil
 		}
-		return []string{first}
+		// The first context's istiod, and its other revisions (each
+		// reached through its own pod).
+		return append([]string{first}, snap.RevisionControlPlanes(first)...)
 	}
 	var out []string
 	for _, t := range s.controlPlanes {
@@ -52,6 +54,10 @@ func firstContextCluster(snap *model.Snapshot) string {
 // ContextClusterID maps a kube context name to the ID of its cluster (they
 // differ when a remote secret or --cluster-id names it otherwise).
 func ContextClusterID(snap *model.Snapshot, name string) string {
+	if cluster, rev := model.SplitControlPlane(name); rev != "" {
+		// A revision of it: CONTEXT@REV.
+		return model.JoinControlPlane(ContextClusterID(snap, cluster), rev)
+	}
 	if snap.ClusterByID(name) != nil {
 		return name
 	}

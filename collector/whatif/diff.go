@@ -173,13 +173,14 @@ func compareAll(before, after *model.Snapshot) ([]ServiceChange, map[string]bool
 }
 
 // controlPlanes are the context clusters that run a control plane in
-// either snapshot ("" alone when none is known: every cluster, the first
-// context's config), as doctor predicts.
+// either snapshot, with their other running revisions (cluster1@canary:
+// its proxies get what that revision sends), ("" alone when none is
+// known: every cluster, the first context's config), as doctor predicts.
 func controlPlanes(snaps ...*model.Snapshot) []string {
 	var cps []string
 	for _, s := range snaps {
-		for _, cp := range s.ControlPlanes() {
-			if c := s.ClusterByID(cp); c != nil && c.IsContext() && !slices.Contains(cps, cp) {
+		for _, cp := range s.AllControlPlanes() {
+			if c := s.ClusterByID(model.ControlPlaneCluster(cp)); c != nil && c.IsContext() && !slices.Contains(cps, cp) {
 				cps = append(cps, cp)
 			}
 		}
@@ -193,7 +194,7 @@ func controlPlanes(snaps ...*model.Snapshot) []string {
 
 // cut is what the istiod of cp reads of snap (all of it for "").
 func cut(snap *model.Snapshot, cp string) *model.Snapshot {
-	if cp == "" || snap.ClusterByID(cp) == nil {
+	if cp == "" || snap.ClusterByID(model.ControlPlaneCluster(cp)) == nil {
 		return snap
 	}
 	return snap.ForControlPlane(cp)
@@ -206,7 +207,7 @@ func sidecarViewpoints(before, after *model.Snapshot, cp string) []viewpoint {
 	var out []viewpoint
 	seen := map[string]bool{}
 	add := func(p horizon.Proxy, noNetwork bool) {
-		p.ConfigCluster = cp
+		p.ConfigCluster = model.ControlPlaneCluster(cp)
 		name := xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NoNetwork: noNetwork, ControlPlane: cp}.String()
 		if !seen[name] {
 			seen[name] = true
@@ -218,7 +219,7 @@ func sidecarViewpoints(before, after *model.Snapshot, cp string) []viewpoint {
 			add(p, false)
 		}
 	}
-	home := cp
+	home := model.ControlPlaneCluster(cp)
 	if home == "" && len(before.Clusters) > 0 {
 		home = before.Clusters[0].ID
 	}

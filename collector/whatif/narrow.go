@@ -70,7 +70,8 @@ func sameShared(b, a *model.Snapshot) bool {
 		reflect.DeepEqual(b.WorkloadEntries, a.WorkloadEntries) &&
 		reflect.DeepEqual(b.MeshConfigs, a.MeshConfigs) &&
 		reflect.DeepEqual(b.Ambient, a.Ambient) &&
-		reflect.DeepEqual(b.Settings, a.Settings)
+		reflect.DeepEqual(b.Settings, a.Settings) &&
+		reflect.DeepEqual(b.RevisionPlanes, a.RevisionPlanes)
 }
 
 // stable is a cluster without what moves on its own between two reads

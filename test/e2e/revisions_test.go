@@ -280,7 +280,7 @@ func TestRevisionsOnLab(t *testing.T) {
 	if got := ofKind(ps, model.ProblemXDSDiffers); len(got) == 0 || !strings.Contains(got[0].Sentence+strings.Join(got[0].Examples, " "), "helloworld") {
 		t.Errorf("doctor on the canary's address with the default revision's prediction: %+v", got)
 	}
-	if out, _ := runMeshscope(t, append([]string{"doctor", "--offline"}, mesh...)...); !strings.Contains(out, "Checked revision default of istiod cluster1; also running there: canary — meshscope doctor --revision canary checks that one.") {
+	if out, _ := runMeshscope(t, append([]string{"doctor", "--offline"}, mesh...)...); !strings.Contains(out, "istiod cluster1 runs 2 revisions, each a control plane of its own: cluster1 is revision default, and cluster1@canary; what each sends is compared with its own prediction when meshscope reaches it (a port-forward to each revision's pod, or --xds-address cluster1@canary=ADDRESS).") {
 		t.Errorf("doctor does not say which revision it checked:\n%s", out)
 	}
 	// doctor (for the default revision) says what it left out.
@@ -288,6 +288,84 @@ func TestRevisionsOnLab(t *testing.T) {
 		!strings.Contains(got[0].Sentence, "1 Istio config object(s) in cluster1 are labelled istio.io/rev=canary (DestinationRule sample/sleep-plaintext-canary)") {
 		t.Errorf("revision-labelled-config: %+v", got)
 	}
+
+	// Each revision a control plane of its own (cluster1@canary), in one
+	// run and without --revision: explain from a network1 proxy against
+	// each matches what that revision really sends.
+	all := "cluster1=" + def.XDSAddress() + ",cluster1@canary=" + canary.XDSAddress() + ",cluster2=" + c2.XDSAddress()
+	for _, tc := range []struct{ svc, cp, want string }{
+		{"helloworld.sample", "cluster1", "10.44.0.13:5000,192.168.60.9:15443"},
+		{"helloworld.sample", "cluster1@canary", "10.44.0.13:5000"},
+		{"sleep.sample", "cluster1", "10.44.0.14:80,192.168.60.9:15443"},
+		{"sleep.sample", "cluster1@canary", "10.44.0.14:80"},
+	} {
+		out, code := runMeshscope(t, append([]string{"explain", tc.svc, "--from", "cluster1/network1@" + tc.cp, "-o", "json", "--xds-address", all}, mesh...)...)
+		var res struct {
+			Views []explain.View `json:"views"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Views) != 1 {
+			t.Fatalf("explain %s from %s: %v\n%s", tc.svc, tc.cp, err, out)
+		}
+		if v := res.Views[0]; code != 0 || v.Verdict != explain.Match || addrs(v) != tc.want || v.Viewpoint.ControlPlane != tc.cp {
+			t.Errorf("explain %s from cluster1/network1@%s (exit %d): %s, actual %s (want %s): %+v", tc.svc, tc.cp, code, v.Verdict, addrs(v), tc.want, v.Differences)
+		}
+	}
+	// doctor, online, with both revisions: each matches its own
+	// prediction, and the two are said to send a network1 proxy different
+	// endpoints for helloworld (cluster-local on the canary) and sleep
+	// (the canary's plaintext rule).
+	revisionsDiffer := func(ps []explain.Problem) string {
+		for _, p := range ofKind(ps, model.ProblemRevisionsSendDifferently) {
+			ex := strings.Join(p.Examples, "\n")
+			if p.Severity == explain.Warning && strings.Contains(p.Sentence, "revisions default and canary of cluster1 send a cluster1/network1 proxy different endpoints") &&
+				strings.Contains(ex, "helloworld.sample:5000 (default: 10.44.0.13:5000 w=1, 192.168.60.9:15443 w=1; canary: 10.44.0.13:5000 w=1)") &&
+				strings.Contains(ex, "sleep.sample:80") {
+				t.Logf("%s: %s\n  %s", p.Kind, p.Sentence, ex)
+				return ""
+			}
+		}
+		return fmt.Sprintf("%+v", ofKind(ps, model.ProblemRevisionsSendDifferently))
+	}
+	ps, _ = doctorJSON(t, "--context", "cluster1,cluster2", "--xds-address", all)
+	for _, p := range ps {
+		if p.Kind == model.ProblemXDSDiffers || p.Kind == model.ProblemStaleEndpoint || p.Kind == model.ProblemIstiodUnreachable {
+			t.Errorf("doctor with both revisions: %s: %s", p.Kind, p.Sentence)
+		}
+	}
+	if why := revisionsDiffer(ps); why != "" {
+		t.Errorf("revisions-send-differently with both addresses: %s", why)
+	}
+	// With no address at all, meshscope port-forwards to each revision's
+	// own pod and finds the same.
+	ps, _ = doctorJSON(t, "--context", "cluster1,cluster2")
+	if why := revisionsDiffer(ps); why != "" {
+		t.Errorf("revisions-send-differently through port-forwards: %s", why)
+	}
+	for _, p := range ps {
+		if p.Kind == model.ProblemXDSDiffers || p.Kind == model.ProblemIstiodUnreachable {
+			t.Errorf("doctor through port-forwards: %s: %s", p.Kind, p.Sentence)
+		}
+	}
+	// The canary made like the default (the same mesh config, its rule
+	// gone): the difference clears.
+	if err := theLab.SetRevisionMeshConfig(ctx, "cluster1", "canary", lab.MeshConfigText); err != nil {
+		t.Fatal(err)
+	}
+	if err := theLab.DeleteIstioConfig(ctx, "cluster1", canarySleepDR); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, func() string {
+		ps, _ := doctorJSON(t, "--context", "cluster1,cluster2", "--xds-address", all)
+		if got := ofKind(ps, model.ProblemRevisionsSendDifferently); len(got) != 0 {
+			return fmt.Sprintf("revisions-send-differently after the canary matches the default: %+v", got)
+		}
+		for _, p := range ps {
+			if p.Kind == model.ProblemXDSDiffers {
+				return "xds-differs: " + p.Sentence
+			}
+		}
+		return ""
+	})
 }
 
 // canarySleepDR is read by the canary only (istio.io/rev=canary).
