@@ -50,21 +50,37 @@ func transformRevisionTag(obj any) (any, error) {
 	}}, nil
 }
 
-// revisionTags lists the cluster's tags, by tag name.
+// revisionTags lists the cluster's tags, by tag name: the tag webhooks,
+// and the Services of the system namespace labelled istio.io/tag, which
+// newer istioctl writes instead and which win over a webhook of the same
+// tag (pkg/revisions/tag_watcher.go GetMyTags, isTagService).
 func (w *watcher) revisionTags() []model.RevisionTag {
-	if w.tags == nil {
-		return nil
-	}
-	var out []model.RevisionTag
-	for _, o := range w.tags.store().List() {
-		m, ok := o.(*admissionv1.MutatingWebhookConfiguration)
-		// Fakes ignore label selectors: keep only what the selector means.
-		if !ok || m.Labels[model.LabelTag] == "" {
-			continue
+	byTag := map[string]string{}
+	if w.tags != nil {
+		for _, o := range w.tags.store().List() {
+			m, ok := o.(*admissionv1.MutatingWebhookConfiguration)
+			// Fakes ignore label selectors: keep only what the selector means.
+			if ok && m.Labels[model.LabelTag] != "" {
+				byTag[m.Labels[model.LabelTag]] = m.Labels[model.LabelRev]
+			}
 		}
-		out = append(out, model.RevisionTag{Tag: m.Labels[model.LabelTag], Revision: m.Labels[model.LabelRev]})
+	}
+	if w.services != nil && w.opts != nil {
+		for _, o := range w.services.store().List() {
+			s, ok := o.(*corev1.Service)
+			if ok && s.Namespace == w.opts.SystemNamespace && s.Labels[model.LabelTag] != "" && s.Labels[model.LabelRev] != "" {
+				byTag[s.Labels[model.LabelTag]] = s.Labels[model.LabelRev]
+			}
+		}
+	}
+	out := make([]model.RevisionTag, 0, len(byTag))
+	for tag, rev := range byTag {
+		out = append(out, model.RevisionTag{Tag: tag, Revision: rev})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Tag < out[j].Tag })
+	if len(out) == 0 {
+		return nil
+	}
 	return out
 }
 

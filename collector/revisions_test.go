@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,14 @@ func TestRegistryRevisions(t *testing.T) {
 		&admissionv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "istio-revision-tag-prod",
 			Labels: map[string]string{model.LabelTag: "prod", model.LabelRev: "canary"}}},
 		&admissionv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "istio-sidecar-injector"}},
+		// A tag declared as a Service (newer istioctl), and one that
+		// redefines the webhook's tag: the Service wins.
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "istiod-stable", Namespace: "istio-system",
+			Labels: map[string]string{model.LabelTag: "stable", model.LabelRev: "default"}}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "istiod-prod", Namespace: "istio-system",
+			Labels: map[string]string{model.LabelTag: "prod", model.LabelRev: "default"}}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "not-a-tag", Namespace: "sample",
+			Labels: map[string]string{model.LabelTag: "elsewhere", model.LabelRev: "canary"}}},
 	)
 	f := newFakeWorld(t)
 	opts := fastOptions(f, Source{Name: "cluster1", Server: "https://c1.example:6443", Client: fake.NewSimpleClientset(objs...)})
@@ -48,8 +57,16 @@ func TestRegistryRevisions(t *testing.T) {
 	if got := c.Revisions(); len(got) != 2 || got[0] != "canary" || got[1] != "default" {
 		t.Errorf("revisions %v, want [canary default]", got)
 	}
-	if len(c.RevisionTags) != 1 || c.RevisionTags[0] != (model.RevisionTag{Tag: "prod", Revision: "canary"}) {
-		t.Errorf("tags %+v", c.RevisionTags)
+	if want := []model.RevisionTag{{Tag: "prod", Revision: "default"}, {Tag: "stable", Revision: "default"}}; !slices.Equal(c.RevisionTags, want) {
+		t.Errorf("tags %+v, want %+v", c.RevisionTags, want)
+	}
+	// Predicted for the canary (--revision), the default revision is a
+	// control plane of its own, with its own ConfigMap.
+	if len(s.RevisionPlanes) != 1 || s.RevisionPlanes[0].ControlPlane() != "cluster1@default" || s.RevisionPlanes[0].MeshConfig.Source != "configmap istio-system/istio" {
+		t.Errorf("revision planes %+v", s.RevisionPlanes)
+	}
+	if mc := s.MeshConfigFor("cluster1"); mc.Source != "configmap istio-system/istio-canary" {
+		t.Errorf("cluster1's mesh config from %s", mc.Source)
 	}
 	if len(c.RevisionConfigs) != 2 {
 		t.Fatalf("revision configs %+v", c.RevisionConfigs)

@@ -16,7 +16,8 @@ import (
 // istio-injection=enabled means the default revision and wins over
 // istio.io/rev; istio.io/rev=R means revision R or the revision tag R (a
 // MutatingWebhookConfiguration istio-revision-tag-R labelled istio.io/tag=R
-// and istio.io/rev=<revision>, pkg/revisions/tag_watcher.go). The injector
+// and istio.io/rev=<revision>, or a Service of the system namespace with
+// those labels, which wins; pkg/revisions/tag_watcher.go). The injector
 // writes the revision into the injected pod's istio.io/rev label, and the
 // proxy connects to istiod-<revision>: a revision no istiod runs leaves new
 // pods without a sidecar and old ones connected nowhere.
