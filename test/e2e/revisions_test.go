@@ -11,6 +11,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/collector/whatif"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
 )
@@ -241,6 +244,35 @@ func TestRevisionsOnLab(t *testing.T) {
 	// Istio config labelled for the canary: a DestinationRule turning mTLS
 	// off for sleep. The canary drops sleep's cluster2 pod for network1
 	// (no mTLS across the gateway); the default revision ignores the rule.
+	// Before it exists, what-if says what the rule would do: the canary's
+	// proxies lose sleep's remote endpoint, the default revision's see no
+	// change.
+	drFile := filepath.Join(t.TempDir(), "dr.yaml")
+	if err := os.WriteFile(drFile, []byte(canarySleepDR), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code = runMeshscope(t, append([]string{"what-if", "-f", "cluster1=" + drFile, "-o", "json", "--fail-on", "none"}, mesh...)...)
+	var rep whatif.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("what-if (exit %d): %v\n%s", code, err, out)
+	}
+	var canaryAfter []string
+	for _, c := range rep.Changes {
+		if c.Service != "sleep.sample.svc.cluster.local" {
+			continue
+		}
+		switch c.Viewpoint {
+		case "cluster1/network1@cluster1@canary":
+			for _, e := range c.After {
+				canaryAfter = append(canaryAfter, fmt.Sprintf("%s:%d", e.Address, e.Port))
+			}
+		case "cluster1/network1@cluster1":
+			t.Errorf("what-if changes sleep for the default revision: %+v", c)
+		}
+	}
+	if got := strings.Join(canaryAfter, ","); got != "10.44.0.14:80" {
+		t.Errorf("what-if: sleep from cluster1/network1@cluster1@canary after the rule %q, want 10.44.0.14:80\n%s", got, strings.Join(rep.Summary, "\n"))
+	}
 	if err := theLab.ApplyIstioConfig(ctx, "cluster1", canarySleepDR); err != nil {
 		t.Fatal(err)
 	}
