@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/whatif"
@@ -46,6 +47,8 @@ type overlay struct {
 	// lose every endpoint, or every remote one, from some viewpoint.
 	hosts []string
 	lost  int
+	// failOn are the rules rep.Fail was judged by (whatif.Judge).
+	failOn []string
 }
 
 // hostChange is what a what-if does to one service: its changes (per
@@ -156,6 +159,11 @@ func (o *overlay) banner(escDrops bool) string {
 		n += ", 1 new error"
 	case errs > 1:
 		n += fmt.Sprintf(", %d new errors", errs)
+	}
+	// What a pipeline running `meshscope what-if --fail-on RULES` would
+	// get: said only when it fails.
+	if len(o.rep.Fail) > 0 {
+		n += "; FAILS --fail-on " + strings.Join(o.failOn, ",")
 	}
 	return fmt.Sprintf("WHAT-IF: %s (%s) — %s", o.what(), n, how)
 }

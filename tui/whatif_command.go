@@ -32,9 +32,12 @@ type whatIfArgs struct {
 	src     whatif.Source // Path "" for settings alone
 	cluster string        // the CLUSTER argument, or the CLUSTER= of FILE
 	env     []model.IstiodEnv
+	// failOn are --fail-on's rules the banner judges the answer by
+	// (whatif.DefaultFailOn unless given), as a pipeline would.
+	failOn []string
 }
 
-const whatIfUsage = "usage: :whatif [--delete] FILE [CLUSTER] [--env [CLUSTER=]KEY=VALUE]… (FILE may be CLUSTER=FILE), or :whatif off"
+const whatIfUsage = "usage: :whatif [--delete] FILE|DIR [CLUSTER] [--env [CLUSTER=]KEY=VALUE]… [--fail-on RULES] (FILE may be CLUSTER=FILE), or :whatif off"
 
 func parseWhatIfArgs(args []string) (whatIfArgs, error) {
 	var a whatIfArgs
@@ -61,6 +64,18 @@ func parseWhatIfArgs(args []string) (whatIfArgs, error) {
 				return a, err
 			}
 			a.env = append(a.env, e)
+		case flag == "--fail-on":
+			if !inline {
+				if i++; i == len(args) {
+					return a, errors.New(whatIfUsage)
+				}
+				value = args[i]
+			}
+			rules, err := whatif.ParseFailOn([]string{value})
+			if err != nil {
+				return a, err
+			}
+			a.failOn = rules
 		case strings.HasPrefix(arg, "-") && arg != "-":
 			return a, fmt.Errorf("unknown flag %s; %s", arg, whatIfUsage)
 		default:
@@ -181,7 +196,14 @@ func whatIfCmd(seq int, a whatIfArgs, run WhatIfFunc) tea.Cmd {
 		if err != nil {
 			return whatIfMsg{seq: seq, err: err}
 		}
-		return whatIfMsg{seq: seq, ov: newOverlay(a.what(), a.cluster, rep)}
+		rules := a.failOn
+		if rules == nil {
+			rules = whatif.DefaultFailOn
+		}
+		whatif.Judge(rep, rules)
+		ov := newOverlay(a.what(), a.cluster, rep)
+		ov.failOn = rules
+		return whatIfMsg{seq: seq, ov: ov}
 	}
 }
 

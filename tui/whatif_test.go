@@ -133,6 +133,14 @@ func TestOverlayModel(t *testing.T) {
 	if n := ov.inIndex(buildIndex(testSnapshot(), nil, nil)); n != 2 {
 		t.Errorf("%d changed services in the index, want 2 (ext exists only after)", n)
 	}
+	// Judged by --fail-on's rules, as the run does (whatIfCmd).
+	judged := func(rules []string) *overlay {
+		rep := testReport()
+		whatif.Judge(rep, rules)
+		o := newOverlay("dr.yaml", "cluster1", rep)
+		o.failOn = rules
+		return o
+	}
 	for _, c := range []struct {
 		ov       *overlay
 		escDrops bool
@@ -141,6 +149,8 @@ func TestOverlayModel(t *testing.T) {
 		{ov, true, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints, 1 new error) — esc to drop"},
 		{ov, false, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints, 1 new error) — :whatif off to drop"},
 		{newOverlay("--delete x.yaml", "cluster1", &whatif.Report{Changes: testReport().Changes[:1]}), true, "WHAT-IF: --delete x.yaml (1 service changes) — esc to drop"},
+		{judged(whatif.DefaultFailOn), true, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints, 1 new error; FAILS --fail-on error,lost) — esc to drop"},
+		{judged([]string{whatif.FailNone}), true, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints, 1 new error) — esc to drop"},
 	} {
 		if got := c.ov.banner(c.escDrops); got != c.want {
 			t.Errorf("banner %q, want %q", got, c.want)
@@ -154,7 +164,7 @@ func TestParseWhatIfArgs(t *testing.T) {
 		err                 string
 		off, del            bool
 		path, cluster, srcC string
-		env, what           string
+		env, what, failOn   string
 	}{
 		{args: []string{"--env", "AMBIENT_ENABLE_MULTI_NETWORK=true"}, env: "{ AMBIENT_ENABLE_MULTI_NETWORK true}", what: "AMBIENT_ENABLE_MULTI_NETWORK=true"},
 		{args: []string{"f.yaml", "--istiod-env=cluster2=PILOT_ENABLE_AMBIENT=false"}, path: "f.yaml", env: "{cluster2 PILOT_ENABLE_AMBIENT false}", what: "f.yaml + cluster2=PILOT_ENABLE_AMBIENT=false"},
@@ -173,6 +183,9 @@ func TestParseWhatIfArgs(t *testing.T) {
 		{args: []string{"--delete"}, err: "usage: :whatif"},
 		{args: []string{"a", "b", "c"}, err: "usage: :whatif"},
 		{args: []string{"-"}, err: "not stdin"},
+		{args: []string{"f.yaml", "--fail-on", "change"}, path: "f.yaml", failOn: "change"},
+		{args: []string{"f.yaml", "--fail-on=error,lost-remote"}, path: "f.yaml", failOn: "error,lost-remote"},
+		{args: []string{"f.yaml", "--fail-on", "everything"}, err: "one of error, warning"},
 	} {
 		a, err := parseWhatIfArgs(c.args)
 		if c.err != "" {
@@ -187,6 +200,9 @@ func TestParseWhatIfArgs(t *testing.T) {
 		}
 		if err != nil || a.off != c.off || a.delete != c.del || a.src.Path != c.path || a.cluster != c.cluster || a.src.Cluster != c.srcC || env != c.env {
 			t.Errorf("%v: %+v, %v", c.args, a, err)
+		}
+		if got := strings.Join(a.failOn, ","); got != c.failOn {
+			t.Errorf("%v: --fail-on %q, want %q", c.args, got, c.failOn)
 		}
 		if c.what != "" && a.what() != c.what {
 			t.Errorf("%v: what %q, want %q", c.args, a.what(), c.what)
@@ -222,17 +238,18 @@ func TestWhatIfCommand(t *testing.T) {
 		reqEnv      string
 	}{
 		{name: "off without one", line: "whatif off"},
-		{name: "no argument", line: "whatif", err: "usage: :whatif [--delete] FILE [CLUSTER]"},
+		{name: "no argument", line: "whatif", err: "usage: :whatif [--delete] FILE|DIR [CLUSTER]"},
 		{name: "missing file", line: "whatif " + filepath.Join(dir, "nope.yaml"), err: "nope.yaml: no such file"},
 		{name: "bad YAML names file and line", line: "whatif " + bad, err: "bad.yaml:4: not YAML"},
 		{name: "unknown cluster", line: "whatif " + dr + " cluster9", err: `no cluster "cluster9" in the mesh (clusters: cluster1, cluster2, cluster3)`},
 		{name: "collector refuses", line: "whatif " + dr, run: failing, err: "read-only"},
 		{name: "no collector", line: "whatif " + dr, noRun: true, err: "no mesh to try changes on"},
-		{name: "default cluster", line: "whatif " + dr, banner: "WHAT-IF: " + dr + " (3 services change, 2 lose endpoints, 1 new error)", reqCluster: "cluster1"},
+		{name: "default cluster", line: "whatif " + dr, banner: "WHAT-IF: " + dr + " (3 services change, 2 lose endpoints, 1 new error; FAILS", reqCluster: "cluster1"},
+		{name: "--fail-on none", line: "whatif " + dr + " --fail-on none", banner: "WHAT-IF: " + dr + " (3 services change, 2 lose endpoints, 1 new error) —", reqCluster: "cluster1"},
 		{name: "cluster argument", line: "whatif " + dr + " cluster2", banner: "WHAT-IF: " + dr, reqCluster: "cluster2"},
 		{name: "CLUSTER=FILE", line: "wi cluster2=" + dr, banner: "WHAT-IF: " + dr, reqCluster: "cluster2"},
 		{name: "delete", line: "whatif --delete " + dr, banner: "WHAT-IF: --delete " + dr, reqCluster: "cluster1", reqDelete: true},
-		{name: "settings alone", line: "whatif --env cluster1=AMBIENT_ENABLE_MULTI_NETWORK=true", banner: "WHAT-IF: cluster1=AMBIENT_ENABLE_MULTI_NETWORK=true (3 services change, 2 lose endpoints, 1 new error)",
+		{name: "settings alone", line: "whatif --env cluster1=AMBIENT_ENABLE_MULTI_NETWORK=true", banner: "WHAT-IF: cluster1=AMBIENT_ENABLE_MULTI_NETWORK=true (3 services change, 2 lose endpoints, 1 new error; FAILS",
 			reqEnv: "{cluster1 AMBIENT_ENABLE_MULTI_NETWORK true}"},
 		{name: "file and settings", line: "whatif " + dr + " --env PILOT_ENABLE_AMBIENT=false", banner: "WHAT-IF: " + dr + " + PILOT_ENABLE_AMBIENT=false",
 			reqCluster: "cluster1", reqEnv: "{ PILOT_ENABLE_AMBIENT false}"},

@@ -27,7 +27,7 @@ func TestTUIWhatIfInTmux(t *testing.T) {
 	ts.Keys("whatif " + file)
 	ts.Keys("Enter")
 	ts.WaitScreen("the banner should say a what-if is shown", 20*time.Second, func(s string) bool {
-		return strings.Contains(s, "WHAT-IF: "+file+" (1 service changes, 1 loses endpoints, 3 new errors)") && strings.Contains(s, "meshscope │ WHAT-IF │")
+		return strings.Contains(s, "WHAT-IF: "+file+" (1 service changes, 1 loses endpoints, 3 new errors; FAILS") && strings.Contains(s, "meshscope │ WHAT-IF │")
 	})
 	ts.Keys(":")
 	ts.Keys("svc")
