@@ -161,7 +161,7 @@ func Build(snap *model.Snapshot, reads []Read, now time.Time) Fleet {
 		}
 	}
 	if snap != nil {
-		f.Proxies = append(f.Proxies, unconnected(snap, connected, f.Proxies, f.Complete)...)
+		f.Proxies = append(f.Proxies, unconnected(snap, connected, f.Proxies, f.Complete, read)...)
 	}
 	for i := range f.Proxies {
 		f.Proxies[i].Drift = drift(f.Proxies[i])
@@ -189,7 +189,7 @@ func matchPod(snap *model.Snapshot, idx []int, claimed string) (int, bool) {
 
 // unconnected lists the proxy pods that no istiod lists. An ambient pod
 // is served by a ztunnel on its node: it is connected when one is.
-func unconnected(snap *model.Snapshot, connected map[int]bool, rows []Proxy, complete bool) []Proxy {
+func unconnected(snap *model.Snapshot, connected map[int]bool, rows []Proxy, complete bool, read map[string]bool) []Proxy {
 	ztunnels := map[[2]string]*Proxy{} // cluster, node → a connected ztunnel
 	for i := range rows {
 		if r := &rows[i]; r.Pod != nil && r.Pod.Kind == model.ProxyZtunnel {
@@ -220,7 +220,7 @@ func unconnected(snap *model.Snapshot, connected map[int]bool, rows []Proxy, com
 			// serves it is not known (ztunnel may run where meshscope
 			// does not look).
 			p.State = Unknown
-		case complete && revisionUnread(snap, pp):
+		case complete && revisionUnread(snap, pp, read):
 			// Its revision's istiod is not the one whose syncz was read
 			// (a canary upgrade): whether it is connected is not known.
 			p.State = Unknown
@@ -344,16 +344,19 @@ func revisionVersion(snap *model.Snapshot, cp string, id *model.InjectedIdentity
 }
 
 // revisionUnread reports whether the proxy of pod pp belongs to a revision
-// other than the one meshscope reads (PredictedRevision, set where several
-// revisions run) in a primary that serves its cluster: that revision's
-// istiod's syncz was not read, so the proxy may be connected to it.
-func revisionUnread(snap *model.Snapshot, pp model.ProxyPod) bool {
+// of a primary serving its cluster whose istiod's syncz was not read (read,
+// by control plane: cluster1 for the predicted revision, cluster1@canary
+// for another), so that the proxy may be connected to it.
+func revisionUnread(snap *model.Snapshot, pp model.ProxyPod, read map[string]bool) bool {
 	if pp.Injected == nil || pp.Injected.Revision == "" {
 		return false
 	}
 	servers, _ := snap.RevisionServers(pp.Cluster)
 	for _, c := range servers {
-		if c.PredictedRevision != "" && c.PredictedRevision != pp.Injected.Revision {
+		if c.PredictedRevision == "" || c.PredictedRevision == pp.Injected.Revision {
+			continue
+		}
+		if !read[model.JoinControlPlane(c.ID, pp.Injected.Revision)] {
 			return true
 		}
 	}

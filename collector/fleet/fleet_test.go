@@ -159,4 +159,13 @@ func TestBuildRevisions(t *testing.T) {
 	if p := got["new"]; p.State != Unknown {
 		t.Errorf("new: %s, want unknown (1-28's syncz was not read)", p.State)
 	}
+	// 1-28 is a control plane of its own (c1@1-28) whose syncz is read
+	// too: "new" is listed nowhere, so disconnected.
+	snap.RevisionPlanes = []model.RevisionPlane{{Cluster: "c1", Revision: "1-28"}}
+	reads = append(reads, Read{ControlPlane: "c1@1-28"})
+	for _, p := range Build(snap, reads, now).Proxies {
+		if p.Name == "new" && p.State != Disconnected {
+			t.Errorf("new with 1-28's syncz read: %s, want disconnected", p.State)
+		}
+	}
 }
