@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/internal/errs"
 	"github.com/meshscope/meshscope/model"
 
 	"context"
@@ -118,22 +119,22 @@ func (m *meshFiles) get(cluster string) (meshFile, bool) {
 // its file when one is given, else key "mesh" of its ConfigMap istio (or
 // istio-<revision>), else the defaults. Parsed texts are cached (the
 // snapshot is rebuilt far more often than mesh config changes).
-func (r *Registry) meshConfigOf(id string, w *watcher) model.MeshConfig {
+func (r *Registry) meshConfigOf(id string, w *watched) model.MeshConfig {
 	var text, source, readErr string
 	if f, ok := r.meshFiles.get(id); ok {
 		text, source = f.text, "file "+f.path
 		if f.err != nil {
-			readErr = "cannot read the file again (using its last content): " + oneLine(f.err.Error())
+			readErr = "cannot read the file again (using its last content): " + errs.OneLine(f.err.Error())
 		}
 	} else {
 		rev := r.opts.Revision
 		if w != nil {
-			rev = w.configRevision()
+			rev = w.ConfigRevision()
 		}
 		name := r.opts.SystemNamespace + "/" + model.MeshConfigMapName(rev)
 		source = "default (no ConfigMap " + name + ")"
 		if w != nil {
-			if t, found := w.meshConfigMapKey(r.opts.SystemNamespace, meshConfigKey); found {
+			if t, found := w.MeshConfig(r.opts.SystemNamespace); found {
 				text, source = t, "configmap "+name
 			}
 		}
@@ -143,7 +144,7 @@ func (r *Registry) meshConfigOf(id string, w *watcher) model.MeshConfig {
 		var err error
 		mc, err = model.ParseMeshConfig(text)
 		if err != nil {
-			mc.Error = oneLine(err.Error())
+			mc.Error = errs.OneLine(err.Error())
 		}
 		if len(r.meshCache) > 16 {
 			clear(r.meshCache)

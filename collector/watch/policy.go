@@ -1,4 +1,4 @@
-package collector
+package watch
 
 import (
 	"github.com/meshscope/meshscope/model"
@@ -26,29 +26,29 @@ const (
 	resPeerAuthentications = "peerauthentications"
 )
 
-// addIstioConfigInformers watches, through the dynamic client, the Istio
+// AddIstioConfigInformers watches, through the dynamic client, the Istio
 // config an istiod reads from its config cluster: DestinationRules,
 // PeerAuthentications, Sidecars, VirtualServices (the services they import
 // into a Sidecar scope), ServiceEntries and WorkloadEntries (optional: a
 // cluster without Istio's CRDs, or without permission, only gets a warning).
-func (w *watcher) addIstioConfigInformers(dyn dynamic.Interface) {
+func (w *Watcher) AddIstioConfigInformers(dyn dynamic.Interface) {
 	w.destinationRules = w.addIstioInformer(dyn, resDestinationRules, gvrDestinationRules)
 	w.peerAuthentications = w.addIstioInformer(dyn, resPeerAuthentications, gvrPeerAuthentications)
 	w.sidecars = w.addIstioInformer(dyn, resSidecars, gvrSidecars)
 	w.virtualServices = w.addIstioInformer(dyn, resVirtualServices, gvrVirtualServices)
 	w.serviceEntriesInf = w.addIstioInformer(dyn, resServiceEntries, gvrServiceEntries)
-	w.addWorkloadEntryInformer(dyn)
+	w.AddWorkloadEntryInformer(dyn)
 }
 
-// addWorkloadEntryInformer watches WorkloadEntries: in a config cluster
+// AddWorkloadEntryInformer watches WorkloadEntries: in a config cluster
 // for its ServiceEntries, in the other clusters because istiod reads
 // theirs too (PILOT_ENABLE_CROSS_CLUSTER_WORKLOAD_ENTRY) and offers them to
 // the config cluster's ServiceEntries.
-func (w *watcher) addWorkloadEntryInformer(dyn dynamic.Interface) {
+func (w *Watcher) AddWorkloadEntryInformer(dyn dynamic.Interface) {
 	w.workloadEntriesInf = w.addIstioInformer(dyn, resWorkloadEntries, gvrWorkloadEntries)
 }
 
-func (w *watcher) addIstioInformer(dyn dynamic.Interface, name string, gvr schema.GroupVersionResource) *informerHealth {
+func (w *Watcher) addIstioInformer(dyn dynamic.Interface, name string, gvr schema.GroupVersionResource) *informerHealth {
 	return w.add(name, false, &unstructured.Unstructured{}, transformIstioConfig,
 		listWatch[*unstructured.UnstructuredList](dyn.Resource(gvr).Namespace(metav1.NamespaceAll), "", ""))
 }
@@ -83,20 +83,22 @@ func transformIstioConfig(obj any) (any, error) {
 	return out, nil
 }
 
-// policies reads the policy caches of one cluster.
-func (w *watcher) policies(cluster string) ([]model.DestinationRule, []model.PeerAuthentication, []model.Sidecar, []model.VirtualService) {
-	rev := w.configRevision()
+// Policies parses the policy caches of one cluster (ID cluster), as the
+// istiod predicted for reads them: the cluster's share of the snapshot's
+// Istio config.
+func (w *Watcher) Policies(cluster string) ([]model.DestinationRule, []model.PeerAuthentication, []model.Sidecar, []model.VirtualService) {
+	rev := w.ConfigRevision()
 	return readIstioConfig(w.destinationRules, cluster, rev, parseDestinationRule),
 		readIstioConfig(w.peerAuthentications, cluster, rev, parsePeerAuthentication),
 		readIstioConfig(w.sidecars, cluster, rev, parseSidecar),
 		readIstioConfig(w.virtualServices, cluster, rev, parseVirtualService)
 }
 
-// configRevision is the REVISION of the istiod meshscope predicts for in
+// ConfigRevision is the REVISION of the istiod meshscope predicts for in
 // this cluster (model.Cluster.EffectiveRevision of --revision: the one
 // asked where it runs, else the default revision, else the only one; Helm
 // sets REVISION=default for a revision-less istiod).
-func (w *watcher) configRevision() string {
+func (w *Watcher) ConfigRevision() string {
 	requested := ""
 	if w.opts != nil {
 		requested = w.opts.Revision
