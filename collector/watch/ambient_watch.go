@@ -33,8 +33,9 @@ var gatewayAbsentRecheck = 30 * time.Second
 // gateway is declared in the cluster it runs in. A cluster without Gateway
 // API's CRDs is not an error: it has no Gateways (see gatewayListWatch).
 func (w *Watcher) AddGatewayInformer(dyn dynamic.Interface) {
-	lw, present := gatewayListWatch(dyn.Resource(gvrGateways).Namespace(metav1.NamespaceAll))
-	w.gateways = w.add(resGateways, false, &unstructured.Unstructured{}, transformGateway, lw)
+	sc := scope{kind: schema.GroupKind{Group: gvrGateways.Group, Kind: "Gateway"}}
+	lw, present := gatewayListWatch(dyn.Resource(gvrGateways).Namespace(sc.namespace))
+	w.gateways = w.add(resGateways, false, &unstructured.Unstructured{}, transformGateway, sc, lw)
 	w.gatewayAPI = present
 }
 

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
@@ -93,10 +92,10 @@ func transformIstiodPod(obj any) (any, error) {
 // missing permission is a warning).
 func (w *Watcher) addControlPlaneInformers(client kubernetes.Interface, ns string) {
 	core := client.CoreV1()
-	w.istiods = w.add(resIstiodPods, false, &corev1.Pod{}, transformIstiodPod,
-		listWatch[*corev1.PodList](core.Pods(ns), "", istiodPodLabel))
-	w.rootCerts = w.add(resRootCert, false, &corev1.ConfigMap{}, transformRootCert,
-		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), fields.OneTermEqualSelector("metadata.name", model.RootCertConfigMap).String(), ""))
+	w.istiods = addInformer[*corev1.PodList](w, resIstiodPods, false, &corev1.Pod{}, transformIstiodPod,
+		scope{namespace: ns, selector: istiodPodLabel}, core.Pods)
+	w.rootCerts = addInformer[*corev1.ConfigMapList](w, resRootCert, false, &corev1.ConfigMap{}, transformRootCert,
+		scope{namespace: ns, name: model.RootCertConfigMap}, core.ConfigMaps)
 	w.rootCerts.unchanged = unchangedRootCert
 	w.addRevisionTagInformer(client)
 }

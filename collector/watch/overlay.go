@@ -6,9 +6,7 @@ import (
 	"slices"
 
 	"github.com/meshscope/meshscope/collector/build"
-	"github.com/meshscope/meshscope/model"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -117,80 +115,30 @@ func (o *overlayStore) GetByKey(key string) (any, bool, error) {
 	return o.base.GetByKey(key)
 }
 
-// route says which objects an informer holds: the ones its list-watch in
-// New (and addControlPlaneInformers, AddIstioConfigInformers,
-// AddGatewayInformer) selects. An object of a what-if lands in every
-// informer whose route selects it, and leaves the ones that no longer do.
-type route struct {
-	h           *informerHealth
-	group, kind string
-	// namespace and name narrow it ("" for any); selector is its label
-	// selector (nil for every object).
-	namespace, name string
-	selector        labels.Selector
-	// typed says the informer holds typed objects (core kinds), not
-	// unstructured ones (Istio config, Gateways).
-	typed bool
-}
+// A what-if routes each changed object by the scopes of the watcher's
+// informers, which add records from what their list-watches select (the
+// one place that is said): it lands in every informer whose scope
+// selects it, and leaves the ones that no longer do.
 
-// routes are the watcher's informers as routes (the ones it runs).
-func (w *Watcher) routes() []route {
-	ns := w.opts.SystemNamespace
-	rs := []route{
-		{h: w.services, kind: "Service", typed: true},
-		{h: w.slices, group: discoveryv1.GroupName, kind: "EndpointSlice", typed: true},
-		{h: w.pods, kind: "Pod", typed: true},
-		{h: w.namespaces, kind: "Namespace", typed: true},
-		{h: w.nodes, kind: "Node", typed: true},
-		{h: w.configMaps, kind: "ConfigMap", namespace: ns, typed: true},
-		{h: w.secrets, kind: "Secret", namespace: ns, selector: selector(model.MultiClusterSecretLabel + "=true"), typed: true},
-		{h: w.istiods, kind: "Pod", namespace: ns, selector: selector(istiodPodLabel), typed: true},
-		{h: w.rootCerts, kind: "ConfigMap", namespace: ns, name: model.RootCertConfigMap, typed: true},
-		{h: w.destinationRules, group: gvrDestinationRules.Group, kind: "DestinationRule"},
-		{h: w.peerAuthentications, group: gvrPeerAuthentications.Group, kind: "PeerAuthentication"},
-		{h: w.sidecars, group: gvrSidecars.Group, kind: "Sidecar"},
-		{h: w.virtualServices, group: gvrVirtualServices.Group, kind: "VirtualService"},
-		{h: w.serviceEntriesInf, group: gvrServiceEntries.Group, kind: "ServiceEntry"},
-		{h: w.workloadEntriesInf, group: gvrWorkloadEntries.Group, kind: "WorkloadEntry"},
-		{h: w.gateways, group: gvrGateways.Group, kind: "Gateway"},
-	}
-	out := rs[:0]
-	for _, r := range rs {
-		if r.h != nil {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+// of says whether the informer holds objects of this group and kind.
+func (h *informerHealth) of(gk schema.GroupKind) bool { return h.scope.kind == gk }
 
-// selector is a list-watch's label selector (a constant of this package).
-func selector(s string) labels.Selector {
-	sel, err := labels.Parse(s)
-	if err != nil {
-		panic(err)
-	}
-	return sel
-}
-
-// of says whether the route is for objects of this group and kind.
-func (r route) of(gk schema.GroupKind) bool { return r.group == gk.Group && r.kind == gk.Kind }
-
-// selects says whether the route's list-watch would return u.
-func (r route) selects(u *unstructured.Unstructured) bool {
-	if r.namespace != "" && u.GetNamespace() != r.namespace {
+// selects says whether the informer's list-watch would return u.
+func (h *informerHealth) selects(u *unstructured.Unstructured) bool {
+	if h.scope.namespace != "" && u.GetNamespace() != h.scope.namespace {
 		return false
 	}
-	if r.name != "" && u.GetName() != r.name {
+	if h.scope.name != "" && u.GetName() != h.scope.name {
 		return false
 	}
-	return r.selector == nil || r.selector.Matches(labels.Set(u.GetLabels()))
+	return h.selector == nil || h.selector.Matches(labels.Set(u.GetLabels()))
 }
 
-// cached turns an object of a what-if into what the route's informer would
-// cache: typed (core kinds) and through the informer's transform.
-func (r route) cached(u *unstructured.Unstructured) (any, error) {
+// cached turns an object of a what-if into what the informer would cache:
+// typed (core kinds) and through the informer's transform.
+func (h *informerHealth) cached(u *unstructured.Unstructured) (any, error) {
 	var obj runtime.Object = u.DeepCopy()
-	if r.typed {
+	if h.typed {
 		typed, err := scheme.Scheme.New(u.GroupVersionKind())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", u.GetKind(), err)
@@ -200,10 +148,10 @@ func (r route) cached(u *unstructured.Unstructured) (any, error) {
 		}
 		obj = typed
 	}
-	if r.h.transform == nil {
+	if h.transform == nil {
 		return obj, nil
 	}
-	return r.h.transform(obj)
+	return h.transform(obj)
 }
 
 // objectName is namespace/name, or name for a cluster-scoped object.
@@ -224,19 +172,19 @@ func (o *Overlay) Apply(obj *unstructured.Unstructured, del bool) (read []string
 	gk := obj.GroupVersionKind().GroupKind()
 	key := objectName(obj)
 	existed := false
-	for _, rt := range o.w.routes() {
-		if !rt.of(gk) {
+	for _, h := range o.w.infs {
+		if !h.of(gk) {
 			continue
 		}
-		ov := o.stores[rt.h]
+		ov := o.stores[h]
 		if ov == nil {
-			ov = newOverlayStore(rt.h.store())
+			ov = newOverlayStore(h.store())
 		}
 		old, had, _ := ov.GetByKey(key)
 		existed = existed || had
 		switch {
-		case !del && rt.selects(obj):
-			cached, err := rt.cached(obj)
+		case !del && h.selects(obj):
+			cached, err := h.cached(obj)
 			if err != nil {
 				return read, "", err
 			}
@@ -251,8 +199,8 @@ func (o *Overlay) Apply(obj *unstructured.Unstructured, del bool) (read []string
 		default:
 			continue
 		}
-		o.stores[rt.h] = ov
-		read = append(read, rt.h.name)
+		o.stores[h] = ov
+		read = append(read, h.name)
 	}
 	if del && !existed {
 		return read, "", fmt.Errorf("%s %s does not exist in cluster %s", obj.GetKind(), key, o.cluster)
@@ -266,15 +214,15 @@ func (o *Overlay) Apply(obj *unstructured.Unstructured, del bool) (read []string
 // unreadWhy says why no informer of the cluster reads the object.
 func (o *Overlay) unreadWhy(kind string, obj *unstructured.Unstructured) string {
 	w := o.w
-	for _, rt := range w.routes() {
-		if rt.kind != kind {
+	for _, h := range w.infs {
+		if h.scope.kind.Kind != kind {
 			continue
 		}
 		switch {
-		case rt.namespace != "" && obj.GetNamespace() != rt.namespace:
-			return fmt.Sprintf("meshscope (like istiod) reads %ss only in %s", kind, rt.namespace)
-		case rt.selector != nil:
-			return fmt.Sprintf("meshscope (like istiod) reads only the %ss labelled %s", kind, rt.selector)
+		case h.scope.namespace != "" && obj.GetNamespace() != h.scope.namespace:
+			return fmt.Sprintf("meshscope (like istiod) reads %ss only in %s", kind, h.scope.namespace)
+		case h.selector != nil:
+			return fmt.Sprintf("meshscope (like istiod) reads only the %ss labelled %s", kind, h.selector)
 		}
 	}
 	if slices.Contains([]string{"DestinationRule", "PeerAuthentication", "Sidecar", "VirtualService", "ServiceEntry"}, kind) && w.destinationRules == nil {

@@ -5,7 +5,6 @@ import (
 
 	"sort"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -32,11 +31,11 @@ const (
 // into a Sidecar scope), ServiceEntries and WorkloadEntries (optional: a
 // cluster without Istio's CRDs, or without permission, only gets a warning).
 func (w *Watcher) AddIstioConfigInformers(dyn dynamic.Interface) {
-	w.destinationRules = w.addIstioInformer(dyn, resDestinationRules, gvrDestinationRules)
-	w.peerAuthentications = w.addIstioInformer(dyn, resPeerAuthentications, gvrPeerAuthentications)
-	w.sidecars = w.addIstioInformer(dyn, resSidecars, gvrSidecars)
-	w.virtualServices = w.addIstioInformer(dyn, resVirtualServices, gvrVirtualServices)
-	w.serviceEntriesInf = w.addIstioInformer(dyn, resServiceEntries, gvrServiceEntries)
+	w.destinationRules = w.addIstioInformer(dyn, resDestinationRules, gvrDestinationRules, "DestinationRule")
+	w.peerAuthentications = w.addIstioInformer(dyn, resPeerAuthentications, gvrPeerAuthentications, "PeerAuthentication")
+	w.sidecars = w.addIstioInformer(dyn, resSidecars, gvrSidecars, "Sidecar")
+	w.virtualServices = w.addIstioInformer(dyn, resVirtualServices, gvrVirtualServices, "VirtualService")
+	w.serviceEntriesInf = w.addIstioInformer(dyn, resServiceEntries, gvrServiceEntries, "ServiceEntry")
 	w.AddWorkloadEntryInformer(dyn)
 }
 
@@ -45,12 +44,14 @@ func (w *Watcher) AddIstioConfigInformers(dyn dynamic.Interface) {
 // theirs too (PILOT_ENABLE_CROSS_CLUSTER_WORKLOAD_ENTRY) and offers them to
 // the config cluster's ServiceEntries.
 func (w *Watcher) AddWorkloadEntryInformer(dyn dynamic.Interface) {
-	w.workloadEntriesInf = w.addIstioInformer(dyn, resWorkloadEntries, gvrWorkloadEntries)
+	w.workloadEntriesInf = w.addIstioInformer(dyn, resWorkloadEntries, gvrWorkloadEntries, "WorkloadEntry")
 }
 
-func (w *Watcher) addIstioInformer(dyn dynamic.Interface, name string, gvr schema.GroupVersionResource) *informerHealth {
-	return w.add(name, false, &unstructured.Unstructured{}, transformIstioConfig,
-		listWatch[*unstructured.UnstructuredList](dyn.Resource(gvr).Namespace(metav1.NamespaceAll), "", ""))
+// addIstioInformer watches every object of one Istio config resource (of
+// that kind) in every namespace.
+func (w *Watcher) addIstioInformer(dyn dynamic.Interface, name string, gvr schema.GroupVersionResource, kind string) *informerHealth {
+	return addInformer[*unstructured.UnstructuredList](w, name, false, &unstructured.Unstructured{}, transformIstioConfig,
+		scope{kind: schema.GroupKind{Group: gvr.Group, Kind: kind}}, dyn.Resource(gvr).Namespace)
 }
 
 // transformIstioConfig keeps the spec, the object's identity, creation

@@ -28,8 +28,8 @@ const resRevisionTags = "revision tags"
 // permission, a namespace labelled for a tag cannot be told from one
 // labelled for a revision no istiod runs.
 func (w *Watcher) addRevisionTagInformer(client kubernetes.Interface) {
-	w.tags = w.add(resRevisionTags, false, &admissionv1.MutatingWebhookConfiguration{}, transformRevisionTag,
-		listWatch[*admissionv1.MutatingWebhookConfigurationList](client.AdmissionregistrationV1().MutatingWebhookConfigurations(), "", model.LabelTag))
+	w.tags = addInformer[*admissionv1.MutatingWebhookConfigurationList](w, resRevisionTags, false, &admissionv1.MutatingWebhookConfiguration{}, transformRevisionTag,
+		scope{selector: model.LabelTag}, clusterScoped(client.AdmissionregistrationV1().MutatingWebhookConfigurations))
 	// istiod patches its webhooks' CA bundles: only the labels matter.
 	w.tags.unchanged = func(old, cur any) bool {
 		o, ok1 := old.(*admissionv1.MutatingWebhookConfiguration)

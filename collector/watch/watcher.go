@@ -16,9 +16,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	kwatch "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
@@ -52,6 +57,25 @@ type informerHealth struct {
 	// instead of the informer's store.
 	transform cache.TransformFunc
 	overlay   *overlayStore
+	// scope is what its list-watch selects, and so which objects of a
+	// what-if it holds (overlay.go); selector is scope.selector parsed.
+	// typed says it holds typed objects (core kinds), not unstructured
+	// ones (Istio config, Gateways).
+	scope    scope
+	selector labels.Selector
+	typed    bool
+}
+
+// scope is what an informer's list-watch selects, recorded when add
+// registers it: the list-watch is made from it, and a what-if routes a
+// changed object to the informers whose scope selects it.
+type scope struct {
+	// kind is the objects' group and kind: taken from the informer's
+	// example object when it is typed, given for unstructured ones.
+	kind schema.GroupKind
+	// namespace and name narrow it ("" for any); selector is its label
+	// selector ("" for every object).
+	namespace, name, selector string
 }
 
 // storeReader is what the read side takes of an informer's store.
@@ -148,33 +172,27 @@ func New(client kubernetes.Interface, opts *Config, log *slog.Logger, red errs.R
 	ns := opts.SystemNamespace
 	core := client.CoreV1()
 	disc := client.DiscoveryV1()
-	w.services = w.add(resServices, true, &corev1.Service{}, transformService,
-		listWatch[*corev1.ServiceList](core.Services(metav1.NamespaceAll), "", ""))
+	w.services = addInformer[*corev1.ServiceList](w, resServices, true, &corev1.Service{}, transformService, scope{}, core.Services)
 	// Slices and pods are cached as slim types of our own, sharing one
 	// interner (namespaces, node names, zones, label sets).
 	in := newInterner()
-	w.slices = w.add(resEndpointSlices, true, &discoveryv1.EndpointSlice{}, in.transformEndpointSlice,
-		listWatch[*discoveryv1.EndpointSliceList](disc.EndpointSlices(metav1.NamespaceAll), "", ""))
-	w.pods = w.add(resPods, true, &corev1.Pod{}, in.transformPod,
-		listWatch[*corev1.PodList](core.Pods(metav1.NamespaceAll), "", ""))
+	w.slices = addInformer[*discoveryv1.EndpointSliceList](w, resEndpointSlices, true, &discoveryv1.EndpointSlice{}, in.transformEndpointSlice, scope{}, disc.EndpointSlices)
+	w.pods = addInformer[*corev1.PodList](w, resPods, true, &corev1.Pod{}, in.transformPod, scope{}, core.Pods)
 	// Namespaces: the system namespace's network label, and every
 	// namespace's labels — for meshConfig discoverySelectors (which
 	// namespaces istiod reads) and ambient (which namespaces are in
 	// ambient mode; serviceScopeConfigs select on namespace labels). A few
 	// hundred small objects.
-	w.namespaces = w.add(resNamespaces, false, &corev1.Namespace{}, transformNamespace,
-		listWatch[*corev1.NamespaceList](core.Namespaces(), "", ""))
+	w.namespaces = addInformer[*corev1.NamespaceList](w, resNamespaces, false, &corev1.Namespace{}, transformNamespace, scope{}, clusterScoped(core.Namespaces))
 	w.namespaces.unchanged = unchangedNamespace
 	if !opts.DisableNodes {
-		w.nodes = w.add(resNodes, false, &corev1.Node{}, transformNode,
-			listWatch[*corev1.NodeList](core.Nodes(), "", ""))
+		w.nodes = addInformer[*corev1.NodeList](w, resNodes, false, &corev1.Node{}, transformNode, scope{}, clusterScoped(core.Nodes))
 		w.nodes.unchanged = unchangedNode
 	}
 	// The system namespace's ConfigMaps: the mesh config, meshNetworks and
 	// the sidecar injector's values (a handful of objects; the transform
 	// keeps only the keys meshscope reads).
-	w.configMaps = w.add(resConfigMaps, false, &corev1.ConfigMap{}, transformConfigMap,
-		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), "", ""))
+	w.configMaps = addInformer[*corev1.ConfigMapList](w, resConfigMaps, false, &corev1.ConfigMap{}, transformConfigMap, scope{namespace: ns}, core.ConfigMaps)
 	w.configMaps.unchanged = unchangedConfigMap
 	// A change of what names a context cluster (its istiod's CLUSTER_ID,
 	// the injector's clusterName) re-plans the clusters, like a secret.
@@ -186,10 +204,19 @@ func New(client kubernetes.Interface, opts *Config, log *slog.Logger, red errs.R
 		}
 	}
 	if withSecrets {
-		w.secrets = w.add(resSecrets, false, &corev1.Secret{}, transformSecret,
-			listWatch[*corev1.SecretList](core.Secrets(ns), "", model.MultiClusterSecretLabel+"=true"))
+		w.secrets = addInformer[*corev1.SecretList](w, resSecrets, false, &corev1.Secret{}, transformSecret,
+			scope{namespace: ns, selector: model.MultiClusterSecretLabel + "=true"}, core.Secrets)
 	}
 	return w
+}
+
+// selector is a list-watch's label selector (a constant of this package).
+func selector(s string) labels.Selector {
+	sel, err := labels.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return sel
 }
 
 // listWatchable is what every typed client-go resource client offers.
@@ -198,15 +225,29 @@ type listWatchable[L runtime.Object] interface {
 	Watch(ctx context.Context, opts metav1.ListOptions) (kwatch.Interface, error)
 }
 
-// listWatch lists and watches c, narrowed by a field and a label selector
-// when given (both may be empty).
-func listWatch[L runtime.Object](c listWatchable[L], fieldSel, labelSel string) *cache.ListWatch {
+// addInformer adds an informer whose list-watch is made from its scope:
+// client gives the resource client of a namespace (clusterScoped for
+// cluster-scoped resources), and the scope's name and label selector
+// narrow what it lists and watches.
+func addInformer[L runtime.Object, C listWatchable[L]](w *Watcher, name string, required bool, example runtime.Object, tf cache.TransformFunc, sc scope, client func(namespace string) C) *informerHealth {
+	return w.add(name, required, example, tf, sc, listWatch[L](client(sc.namespace), sc))
+}
+
+// clusterScoped is the client of a cluster-scoped resource as one of a
+// namespace (its scope has none).
+func clusterScoped[C any](client func() C) func(string) C {
+	return func(string) C { return client() }
+}
+
+// listWatch lists and watches c, narrowed by the scope's name (a field
+// selector) and label selector when given.
+func listWatch[L runtime.Object](c listWatchable[L], sc scope) *cache.ListWatch {
 	narrow := func(o *metav1.ListOptions) {
-		if fieldSel != "" {
-			o.FieldSelector = fieldSel
+		if sc.name != "" {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", sc.name).String()
 		}
-		if labelSel != "" {
-			o.LabelSelector = labelSel
+		if sc.selector != "" {
+			o.LabelSelector = sc.selector
 		}
 	}
 	return &cache.ListWatch{
@@ -221,12 +262,25 @@ func listWatch[L runtime.Object](c listWatchable[L], fieldSel, labelSel string) 
 	}
 }
 
-func (w *Watcher) add(name string, required bool, example runtime.Object, tf cache.TransformFunc, lw *cache.ListWatch) *informerHealth {
+// add registers an informer listing and watching lw, which selects what
+// sc says (addInformer makes lw from sc; a list-watch of its own must
+// select the same).
+func (w *Watcher) add(name string, required bool, example runtime.Object, tf cache.TransformFunc, sc scope, lw *cache.ListWatch) *informerHealth {
 	// The wrapper carries the client's answer to "do you support
 	// watch-list streaming?": real API servers do (less memory at list
 	// time); fake clientsets do not and would never sync without it.
 	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, w.client), example, 0, cache.Indexers{})
-	h := &informerHealth{name: name, required: required, inf: inf, transform: tf}
+	h := &informerHealth{name: name, required: required, inf: inf, transform: tf, scope: sc}
+	if _, isDynamic := example.(*unstructured.Unstructured); !isDynamic {
+		gvks, _, err := scheme.Scheme.ObjectKinds(example)
+		if err != nil {
+			panic(err) // a typed informer of a type client-go does not know
+		}
+		h.scope.kind, h.typed = gvks[0].GroupKind(), true
+	}
+	if sc.selector != "" {
+		h.selector = selector(sc.selector)
+	}
 	_ = inf.SetTransform(tf)
 	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		w.onWatchError(h, err)
