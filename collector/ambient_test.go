@@ -45,10 +45,10 @@ func TestAmbientFacts(t *testing.T) {
 	plain := meshtest.Pod("ambient", "hw-2", "10.44.0.31", "", false)
 	plain.Spec.ServiceAccountName = "default"
 	objs := append(meshtest.LabCluster("network1", "192.168.60.113", "hw1", "10.44.0.13"), ns, svc, enrolled, plain)
-	dyn := fakeIstio()
+	dyn := meshtest.FakeIstio()
 	// (This fake lists created objects of a custom list kind, not the ones
 	// given to its constructor.)
-	if _, err := dyn.Resource(gvrGateways).Namespace("istio-system").Create(context.Background(), eastWestGatewayObj("network1", "192.168.60.114"), metav1.CreateOptions{}); err != nil {
+	if _, err := dyn.Resource(meshtest.GatewaysGVR).Namespace("istio-system").Create(context.Background(), eastWestGatewayObj("network1", "192.168.60.114"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r := startRegistry(t, fastOptions(w, Source{Name: "cluster1", Server: "https://c1", Client: fake.NewClientset(objs...), Dynamic: dyn}))
@@ -82,7 +82,7 @@ func TestAmbientFacts(t *testing.T) {
 		t.Errorf("gateway: %+v", g)
 	}
 	// The gateway loses its address.
-	if _, err := dyn.Resource(gvrGateways).Namespace("istio-system").Update(context.Background(), eastWestGatewayObj("network1"), metav1.UpdateOptions{}); err != nil {
+	if _, err := dyn.Resource(meshtest.GatewaysGVR).Namespace("istio-system").Update(context.Background(), eastWestGatewayObj("network1"), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, r, 5*time.Second, "the gateway without its address", func(s *model.Snapshot) bool {

@@ -1,9 +1,13 @@
 // Package collector fills meshscope's model of a multicluster Istio mesh
 // (package model): it finds the clusters it can reach (from kube contexts
-// and from istiod-style remote secrets), watches them, tracks their sync
-// and watch health, and builds every service, endpoint, network and
-// east-west gateway in them into a model.Snapshot, resolved the way istiod
-// resolves them (docs/istiod-rules.md).
+// and from istiod-style remote secrets), plans the clusters of the mesh,
+// watches each through a watcher of its own (package collector/watch:
+// informers, sync and watch health, slim caches, object parsers), and
+// builds every service, endpoint, network and east-west gateway in them
+// into a model.Snapshot (package collector/build), resolved the way
+// istiod resolves them (docs/istiod-rules.md). This package is the
+// Registry: plan, apply, make-before-break swaps, gather and publish, and
+// a what-if's two snapshots.
 //
 // Data flows one way: informers → Registry → immutable *model.Snapshot →
 // readers. The Registry only ever lists and watches; it never writes to a
@@ -12,5 +16,6 @@
 //
 // Secrets stay secret: kubeconfig bodies, tokens and keys never leave the
 // informer caches and rest.Configs; errors are classified into sentences
-// (see errors.go) and redacted before they reach a Snapshot or a log.
+// (package collector/internal/errs) and redacted before they reach a
+// Snapshot or a log.
 package collector

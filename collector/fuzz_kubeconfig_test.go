@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/internal/errs"
 	"github.com/meshscope/meshscope/model"
 
 	"errors"
@@ -67,21 +68,21 @@ func FuzzUntrustedKubeconfig(f *testing.F) {
 			}
 			return
 		}
-		var p problem
+		var p errs.Problem
 		if !errors.As(err, &p) || (p.Kind != model.ErrBadKubeconfig && p.Kind != model.ErrRefusedConfig) {
 			t.Fatalf("error is not a bad/refused-kubeconfig Problem: %#v", err)
 		}
-		if p.Reason == "" || strings.Contains(p.Reason, "\n") || len(p.Reason) > maxLine+len(ellipsis)+len(placeholder) {
+		if p.Reason == "" || strings.Contains(p.Reason, "\n") || len(p.Reason) > errs.MaxLine+len(errs.Ellipsis)+len(errs.Placeholder) {
 			t.Fatalf("reason is not one short line: %q", p.Reason)
 		}
 		if loadErr != nil {
 			return // the sentence is fixed and quotes nothing
 		}
 		for _, secret := range kubeconfigSecrets(raw) {
-			if len(secret) < minSecret {
+			if len(secret) < errs.MinSecret {
 				continue
 			}
-			for _, piece := range strings.Split(p.Reason, placeholder) {
+			for _, piece := range strings.Split(p.Reason, errs.Placeholder) {
 				if strings.Contains(piece, secret) {
 					t.Fatalf("reason %q shows the secret %q", p.Reason, secret)
 				}

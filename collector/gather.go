@@ -2,6 +2,7 @@ package collector
 
 import (
 	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/collector/internal/errs"
 	"github.com/meshscope/meshscope/model"
 
 	"strings"
@@ -15,7 +16,7 @@ import (
 func (r *Registry) build(version uint64) *model.Snapshot {
 	items := r.itemsLocked()
 	in := build.Input{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace, IstiodEnv: r.opts.IstiodEnv}
-	live := func(it item) *watcher { return it.w }
+	live := func(it item) *watched { return it.w }
 	in.MeshNetworks, in.MeshNetworksIn, in.NetworkIndex, in.NetworkWarnings = r.meshNetworksOf(items, live)
 	in.ServiceEntries, in.WorkloadEntries = istioEntriesOf(items, live)
 	sel := build.SelectorsOf(in.ServiceEntries)
@@ -43,7 +44,7 @@ func (r *Registry) build(version uint64) *model.Snapshot {
 type item struct {
 	e   entry
 	ptr *entry
-	w   *watcher
+	w   *watched
 }
 
 func (r *Registry) itemsLocked() []item {
@@ -62,7 +63,7 @@ func (r *Registry) itemsLocked() []item {
 // meshNetworksOf merges the meshNetworks of every cluster's ConfigMap in
 // cluster order (the first definition of a network wins), with a warning
 // for each cluster whose text does not parse (by entry key).
-func (r *Registry) meshNetworksOf(items []item, readOf func(item) *watcher) (*model.MeshNetworks, []build.DeclaredMeshNetworks, *build.NetworkIndex, map[string][]string) {
+func (r *Registry) meshNetworksOf(items []item, readOf func(item) *watched) (*model.MeshNetworks, []build.DeclaredMeshNetworks, *build.NetworkIndex, map[string][]string) {
 	merged := &model.MeshNetworks{Networks: map[string]model.MeshNetwork{}}
 	var each []build.DeclaredMeshNetworks
 	var keyParts []string
@@ -72,14 +73,14 @@ func (r *Registry) meshNetworksOf(items []item, readOf func(item) *watcher) (*mo
 		if w == nil {
 			continue
 		}
-		raw := w.meshNetworksRaw(r.opts.SystemNamespace)
+		raw := w.MeshNetworks(r.opts.SystemNamespace)
 		if raw == "" {
 			continue
 		}
 		keyParts = append(keyParts, it.e.id+"\x00"+raw)
 		mn, err := model.ParseMeshNetworks(raw)
 		if err != nil {
-			warnings[it.e.key] = append(warnings[it.e.key], "meshNetworks in ConfigMap istio does not parse: "+oneLine(err.Error()))
+			warnings[it.e.key] = append(warnings[it.e.key], "meshNetworks in ConfigMap istio does not parse: "+errs.OneLine(err.Error()))
 			continue
 		}
 		each = append(each, build.DeclaredMeshNetworks{Cluster: it.e.id, Networks: mn})
@@ -94,7 +95,7 @@ func (r *Registry) meshNetworksOf(items []item, readOf func(item) *watcher) (*mo
 
 // istioEntriesOf reads the ServiceEntries of the config (context) clusters
 // and the WorkloadEntries of every cluster.
-func istioEntriesOf(items []item, readOf func(item) *watcher) ([]model.ServiceEntry, []model.WorkloadEntry) {
+func istioEntriesOf(items []item, readOf func(item) *watched) ([]model.ServiceEntry, []model.WorkloadEntry) {
 	var ses []model.ServiceEntry
 	var wes []model.WorkloadEntry
 	for _, it := range items {
@@ -103,9 +104,9 @@ func istioEntriesOf(items []item, readOf func(item) *watcher) ([]model.ServiceEn
 			continue
 		}
 		if it.e.fromContext {
-			ses = append(ses, w.serviceEntries(it.e.id)...)
+			ses = append(ses, w.ServiceEntries(it.e.id)...)
 		}
-		wes = append(wes, w.workloadEntries(it.e.id)...)
+		wes = append(wes, w.WorkloadEntries(it.e.id)...)
 	}
 	return ses, wes
 }
@@ -118,7 +119,7 @@ func istioEntriesOf(items []item, readOf func(item) *watcher) ([]model.ServiceEn
 // watcher to read: it.w, or a what-if's shadow of it (then nothing of the
 // live watcher changes: its cached part is used only while still valid,
 // and a rebuilt part is not kept).
-func (r *Registry) gatherCluster(it item, read *watcher, ix *build.NetworkIndex, sel build.Selectors, wes []model.WorkloadEntry) (sh build.Share, done bool) {
+func (r *Registry) gatherCluster(it item, read *watched, ix *build.NetworkIndex, sel build.Selectors, wes []model.WorkloadEntry) (sh build.Share, done bool) {
 	e := it.e
 	c := model.Cluster{ID: e.id, IDFrom: e.idFrom, Source: e.source, Sources: e.sources, Server: e.server, Warnings: e.warnings}
 	if len(c.Sources) <= 1 {
@@ -132,7 +133,7 @@ func (r *Registry) gatherCluster(it item, read *watcher, ix *build.NetworkIndex,
 	case it.w == nil:
 		c.State = model.StateConnecting
 	default:
-		it.w.status(&c)
+		it.w.Status(&c)
 	}
 	sh.Key, sh.FromContext = e.key, e.fromContext
 	if read != nil && !e.removed {
@@ -140,25 +141,25 @@ func (r *Registry) gatherCluster(it item, read *watcher, ix *build.NetworkIndex,
 		var part *build.Part
 		if w == it.w {
 			part = w.part.Load()
-			if w.dirty.Swap(false) || !part.Valid(e.id, ix, sel) {
+			if w.TakeDirty() || !part.Valid(e.id, ix, sel) {
 				part = r.buildPart(w, e.id, ix, sel, wes)
 				w.part.Store(part)
 			}
 			part, done = e.swap.part(w, e.id, part)
 		} else {
 			part = it.w.part.Load()
-			if w.changed || it.w.dirty.Load() || !part.Valid(e.id, ix, sel) {
+			if w.changed || it.w.Dirty() || !part.Valid(e.id, ix, sel) {
 				part = r.buildPart(w, e.id, ix, sel, wes)
 			}
 		}
-		w.controlPlaneFacts(&c, r.opts.SystemNamespace)
+		w.ControlPlaneFacts(&c, r.opts.SystemNamespace)
 		sh.Part = part
 		sh.SelectedNow = part.SelectorsKey == sel.Key
-		sh.DestinationRules, sh.PeerAuthentications, sh.Sidecars, sh.VirtualServices = w.policies(e.id)
+		sh.DestinationRules, sh.PeerAuthentications, sh.Sidecars, sh.VirtualServices = w.Policies(e.id)
 		// Which revision is predicted matters only where another one is
 		// in sight: its istiods, or config labelled for it.
-		rev := w.configRevision()
-		if other := w.configOfOtherRevisions(rev); len(other) > 0 || len(c.Revisions()) > 1 || rev != model.RevisionDefault {
+		rev := w.ConfigRevision()
+		if other := w.ConfigOfOtherRevisions(rev); len(other) > 0 || len(c.Revisions()) > 1 || rev != model.RevisionDefault {
 			c.PredictedRevision, c.OtherRevisionsConfig = rev, other
 		}
 	}
@@ -174,8 +175,8 @@ func (r *Registry) gatherCluster(it item, read *watcher, ix *build.NetworkIndex,
 }
 
 // buildPart builds one cluster's part from its caches.
-func (r *Registry) buildPart(w *watcher, id string, ix *build.NetworkIndex, sel build.Selectors, wes []model.WorkloadEntry) *build.Part {
-	v := w.view(r.opts.SystemNamespace)
+func (r *Registry) buildPart(w *watched, id string, ix *build.NetworkIndex, sel build.Selectors, wes []model.WorkloadEntry) *build.Part {
+	v := w.View(r.opts.SystemNamespace)
 	for _, we := range wes {
 		if we.Cluster == id {
 			v.WorkloadEntries = append(v.WorkloadEntries, we)
@@ -189,7 +190,7 @@ func (r *Registry) buildPart(w *watcher, id string, ix *build.NetworkIndex, sel 
 
 // revisionPlanes are the other running revisions of c's istiods (a canary
 // upgrade), each with the mesh config and Istio config it reads.
-func (r *Registry) revisionPlanes(w *watcher, c *model.Cluster) []model.RevisionPlane {
+func (r *Registry) revisionPlanes(w *watched, c *model.Cluster) []model.RevisionPlane {
 	var out []model.RevisionPlane
 	predicted := c.PredictedRevisionOf()
 	for _, rev := range c.Revisions() {
@@ -197,7 +198,7 @@ func (r *Registry) revisionPlanes(w *watcher, c *model.Cluster) []model.Revision
 			continue
 		}
 		p := model.RevisionPlane{Cluster: c.ID, Revision: rev, MeshConfig: r.meshConfigIn(c.ID, w, rev)}
-		p.DestinationRules, p.PeerAuthentications, p.Sidecars, p.VirtualServices = w.policiesIn(c.ID, rev)
+		p.DestinationRules, p.PeerAuthentications, p.Sidecars, p.VirtualServices = w.PoliciesIn(c.ID, rev)
 		out = append(out, p)
 	}
 	return out

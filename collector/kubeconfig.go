@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/meshscope/meshscope/collector/internal/errs"
+
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -44,7 +46,7 @@ func loadContexts(kubeconfig string, contexts []string, all bool) ([]Source, err
 	}
 	raw, err := rules.Load()
 	if err != nil {
-		return nil, fmt.Errorf("cannot load kubeconfig: %s", oneLine(err.Error()))
+		return nil, fmt.Errorf("cannot load kubeconfig: %s", errs.OneLine(err.Error()))
 	}
 	names := contexts
 	switch {
@@ -77,7 +79,7 @@ func loadContexts(kubeconfig string, contexts []string, all bool) ([]Source, err
 		cc := clientcmd.NewNonInteractiveClientConfig(*raw, n, &clientcmd.ConfigOverrides{}, rules)
 		cfg, err := cc.ClientConfig()
 		if err != nil {
-			return nil, fmt.Errorf("context %q: %s", n, oneLine(err.Error()))
+			return nil, fmt.Errorf("context %q: %s", n, errs.OneLine(err.Error()))
 		}
 		out = append(out, Source{Name: n, Server: normalizeServer(cfg.Host), Config: cfg})
 	}

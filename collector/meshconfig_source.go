@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/internal/errs"
 	"github.com/meshscope/meshscope/model"
 
 	"context"
@@ -118,31 +119,31 @@ func (m *meshFiles) get(cluster string) (meshFile, bool) {
 // its file when one is given, else key "mesh" of its ConfigMap istio (or
 // istio-<revision>), else the defaults. Parsed texts are cached (the
 // snapshot is rebuilt far more often than mesh config changes).
-func (r *Registry) meshConfigOf(id string, w *watcher) model.MeshConfig {
+func (r *Registry) meshConfigOf(id string, w *watched) model.MeshConfig {
 	return r.meshConfigIn(id, w, "")
 }
 
 // meshConfigIn is the mesh config of revision rev of id's istiod ("" for
 // the predicted one, which a --mesh-config file replaces): ConfigMap
 // istio-REV, else istiod's defaults.
-func (r *Registry) meshConfigIn(id string, w *watcher, rev string) model.MeshConfig {
+func (r *Registry) meshConfigIn(id string, w *watched, rev string) model.MeshConfig {
 	var text, source, readErr string
 	if f, ok := r.meshFiles.get(id); ok && rev == "" {
 		text, source = f.text, "file "+f.path
 		if f.err != nil {
-			readErr = "cannot read the file again (using its last content): " + oneLine(f.err.Error())
+			readErr = "cannot read the file again (using its last content): " + errs.OneLine(f.err.Error())
 		}
 	} else {
 		if rev == "" {
 			rev = r.opts.Revision
 			if w != nil {
-				rev = w.configRevision()
+				rev = w.ConfigRevision()
 			}
 		}
 		name := r.opts.SystemNamespace + "/" + model.MeshConfigMapName(rev)
 		source = "default (no ConfigMap " + name + ")"
 		if w != nil {
-			if t, found := w.meshConfigMapKeyIn(r.opts.SystemNamespace, meshConfigKey, rev); found {
+			if t, found := w.MeshConfigIn(r.opts.SystemNamespace, rev); found {
 				text, source = t, "configmap "+name
 			}
 		}
@@ -152,7 +153,7 @@ func (r *Registry) meshConfigIn(id string, w *watcher, rev string) model.MeshCon
 		var err error
 		mc, err = model.ParseMeshConfig(text)
 		if err != nil {
-			mc.Error = oneLine(err.Error())
+			mc.Error = errs.OneLine(err.Error())
 		}
 		if len(r.meshCache) > 16 {
 			clear(r.meshCache)

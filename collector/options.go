@@ -135,37 +135,7 @@ func (o *Options) setDefaults() {
 			return kubernetes.NewForConfig(cfg)
 		}
 	}
-	if o.Probe == nil {
-		o.Probe = defaultProbe
-	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
-	}
-}
-
-// defaultProbe asks the API server for /version: open to every user by
-// default, cheap, and it fails with 401 when credentials are revoked.
-func defaultProbe(ctx context.Context, c kubernetes.Interface) error {
-	d := c.Discovery()
-	if d == nil {
-		return nil
-	}
-	if rc := d.RESTClient(); rc != nil {
-		if r, ok := rc.(*rest.RESTClient); !ok || r != nil {
-			return rc.Get().AbsPath("/version").Do(ctx).Error()
-		}
-	}
-	// Fakes have no REST client: ServerVersion goes through their
-	// reactors. It takes no context, so wait for it with one.
-	ch := make(chan error, 1)
-	go func() {
-		_, err := d.ServerVersion()
-		ch <- err
-	}()
-	select {
-	case err := <-ch:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

@@ -1,12 +1,11 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/internal/errs"
 	"github.com/meshscope/meshscope/model"
 
-	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 
 	"k8s.io/client-go/rest"
 )
@@ -20,7 +19,7 @@ import (
 //     duplicate ID);
 //  2. apply (registry.go): start, restart (changed kubeconfig) and stop
 //     watchers until the running ones match the plan;
-//  3. gather (gather.go) every watcher's caches (watcher_view.go) and
+//  3. gather (gather.go) every watcher's caches (watch/watcher_view.go) and
 //     build (package collector/build, pure) a Snapshot from them.
 //
 // Planning touches no informer and no client, so it is table-tested.
@@ -47,7 +46,7 @@ type plannedCluster struct {
 	fromContext bool
 	// problem stops the cluster from being watched: a refused or broken
 	// kubeconfig, or an ID another cluster registered first.
-	problem problem
+	problem errs.Problem
 	// config and hash are the remote secret's kubeconfig (secret clusters).
 	config   *rest.Config
 	hash     [32]byte
@@ -192,7 +191,7 @@ func markDuplicateIDs(plan []plannedCluster) {
 		if plan[f].source.Kind == model.SourceSecret {
 			what = "remote secret " + plan[f].source.Name + " in " + plan[f].source.In
 		}
-		p.problem = problemf(model.ErrDuplicateID, "duplicate cluster ID %q: already registered by %s", p.id, what)
+		p.problem = errs.Newf(model.ErrDuplicateID, "duplicate cluster ID %q: already registered by %s", p.id, what)
 	}
 }
 
@@ -200,46 +199,4 @@ func markDuplicateIDs(plan []plannedCluster) {
 // as they arrive.
 func sortSecrets(secs []secretEntry) {
 	sort.SliceStable(secs, func(i, j int) bool { return secs[i].Order < secs[j].Order })
-}
-
-// istiodClusterID reads the cluster ID an istiod container runs with: its
-// --clusterID flag, else its CLUSTER_ID environment variable (pilot-discovery
-// defines the flag with the variable as its default).
-func istiodClusterID(env map[string]string, args []string) string {
-	for i, a := range args {
-		for _, flag := range []string{"--clusterID", "-clusterID"} {
-			if v, ok := strings.CutPrefix(a, flag+"="); ok {
-				return v
-			}
-			if a == flag && i+1 < len(args) {
-				return args[i+1]
-			}
-		}
-	}
-	return env["CLUSTER_ID"]
-}
-
-// The sidecar injector's ConfigMap and the key of its Helm values.
-const (
-	injectorConfigMap = "istio-sidecar-injector"
-	injectorValuesKey = "values"
-)
-
-// injectorValuesClusterName reads global.multiCluster.clusterName from the
-// injector's values (JSON); "" when absent or unreadable.
-func injectorValuesClusterName(values string) string {
-	if values == "" {
-		return ""
-	}
-	var v struct {
-		Global struct {
-			MultiCluster struct {
-				ClusterName string `json:"clusterName"`
-			} `json:"multiCluster"`
-		} `json:"global"`
-	}
-	if err := json.Unmarshal([]byte(values), &v); err != nil {
-		return ""
-	}
-	return v.Global.MultiCluster.ClusterName
 }

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/internal/errs"
 	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 
@@ -92,7 +93,7 @@ func TestPlanClusters(t *testing.T) {
 		ctxs: []contextIn{c1},
 		secs: []secretEntry{func() secretEntry {
 			s := sec(c1.key, "cluster1", "bad", "cluster9", "", "1")
-			s.Problem = problem{Kind: model.ErrRefusedConfig, Reason: "exec plugin"}
+			s.Problem = errs.Problem{Kind: model.ErrRefusedConfig, Reason: "exec plugin"}
 			return s
 		}()},
 		want: []want{{c1.key, "cluster1", model.IDFromContext, 1, "", ""}, {"secret:cluster1/istio-system/bad/cluster9", "cluster9", model.IDFromRemoteSecret, 1, model.ErrRefusedConfig, ""}},
@@ -119,27 +120,6 @@ func TestPlanClusters(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestIstiodClusterIDFromPod(t *testing.T) {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "istiod-1", Namespace: "istio-system", Labels: map[string]string{"app": "istiod"}},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "discovery", Args: []string{"discovery", "--monitoringAddr=:15014"},
-			Env: []corev1.EnvVar{{Name: "CLUSTER_ID", Value: "cluster1"}}}}}}
-	id := func(p *corev1.Pod) string { c, _ := transformIstiodPod(p); return c.(*cachedIstiod).pod.ClusterID }
-	if got := id(pod); got != "cluster1" {
-		t.Errorf("env: %q", got)
-	}
-	pod.Spec.Containers[0].Env = nil
-	pod.Spec.Containers[0].Args = []string{"discovery", "--clusterID", "from-flag"}
-	if got := id(pod); got != "from-flag" {
-		t.Errorf("flag: %q", got)
-	}
-	if got := injectorValuesClusterName(`{"global":{"multiCluster":{"clusterName":"remote1"},"network":"n1"}}`); got != "remote1" {
-		t.Errorf("injector: %q", got)
-	}
-	if got := injectorValuesClusterName(`not json`); got != "" {
-		t.Errorf("garbage injector values: %q", got)
 	}
 }
 

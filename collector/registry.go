@@ -1,8 +1,10 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/build"
 	"github.com/meshscope/meshscope/collector/gatewaydns"
-
+	"github.com/meshscope/meshscope/collector/internal/errs"
+	"github.com/meshscope/meshscope/collector/watch"
 	"github.com/meshscope/meshscope/model"
 
 	"context"
@@ -12,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -23,6 +24,8 @@ import (
 type Registry struct {
 	opts Options
 	log  *slog.Logger
+	// watchConfig is what every watcher reads of opts.
+	watchConfig *watch.Config
 
 	// reconcileMu serializes reconcile (called from Run's loop and from a
 	// context cluster's first sync).
@@ -54,6 +57,16 @@ type Registry struct {
 	namesErr string
 }
 
+// watched is one cluster's watcher and the part of the snapshot last
+// built from its caches (a Registry's cache, not the watcher's).
+type watched struct {
+	*watch.Watcher
+	part atomic.Pointer[build.Part]
+	// changed marks a what-if's shadow whose overlay changes something:
+	// its part is rebuilt, never taken from the live one.
+	changed bool
+}
+
 // entry is one cluster: one API server, however many ways it is reached.
 type entry struct {
 	// key identifies the entry across reconciles: "server:<url>" for a
@@ -67,7 +80,7 @@ type entry struct {
 	sources    []model.SourceRef
 	server     string
 	warnings   []string
-	fixed      problem // an error that no retry fixes (bad kubeconfig, duplicate ID, client)
+	fixed      errs.Problem // an error that no retry fixes (bad kubeconfig, duplicate ID, client)
 	removed    bool
 
 	fromContext bool
@@ -78,7 +91,7 @@ type entry struct {
 	// idFrom says where id comes from.
 	idFrom model.IDSource
 
-	w *watcher
+	w *watched
 	// swap, while the watchers are being replaced after a credentials
 	// change, holds the old ones' last share of the snapshot.
 	swap *pendingSwap
@@ -90,7 +103,9 @@ type entry struct {
 func NewRegistry(opts Options) (*Registry, error) {
 	opts.setDefaults()
 	r := &Registry{
-		opts:        opts,
+		opts: opts,
+		watchConfig: &watch.Config{SystemNamespace: opts.SystemNamespace, Revision: opts.Revision, DisableNodes: opts.DisableNodes,
+			SyncTimeout: opts.SyncTimeout, HealthInterval: opts.HealthInterval, HealthTimeout: opts.HealthTimeout, Probe: opts.Probe},
 		log:         opts.Logger.With("component", "collector"),
 		parseCache:  map[string]secretEntry{},
 		reconcileCh: make(chan struct{}, 1),
@@ -159,7 +174,7 @@ func NewRegistry(opts Options) (*Registry, error) {
 	}
 	// The contexts' IDs (and duplicate IDs among them) before any cluster
 	// is read; Run plans again as the clusters sync.
-	r.applyLocked(planClusters(r.contextInputsLocked(func(e *entry) *watcher { return e.w }), nil))
+	r.applyLocked(planClusters(r.contextInputsLocked(func(e *entry) *watched { return e.w }), nil))
 	r.publish()
 	return r, nil
 }
@@ -193,7 +208,7 @@ func (r *Registry) Run(ctx context.Context) error {
 			r.mu.Lock()
 			for _, e := range r.entries {
 				if e.w != nil {
-					e.w.stop()
+					e.w.Stop()
 				}
 			}
 			r.mu.Unlock()
@@ -327,12 +342,12 @@ func (r *Registry) startLocked(e *entry) {
 		var err error
 		client, err = r.newClient(e.id, e.config)
 		if err != nil {
-			e.fixed = redactorForConfig(e.config).problem(problem{model.ErrClient, "cannot build a client: " + oneLine(err.Error())})
+			e.fixed = redactorForConfig(e.config).Redact(errs.Problem{Kind: model.ErrClient, Reason: "cannot build a client: " + errs.OneLine(err.Error())})
 			return
 		}
 	}
 	log := r.log.With("cluster", e.id)
-	w := newWatcher(client, &r.opts, log, redactorForConfig(e.config), e.fromContext && !r.opts.DisableRemoteSecrets, r.notify, r.kickReconcile)
+	w := watch.New(client, r.watchConfig, log, redactorForConfig(e.config), e.fromContext && !r.opts.DisableRemoteSecrets, r.notify, r.kickReconcile)
 	// Istio config matters where an istiod reads it: its config cluster,
 	// i.e. the context clusters; istiod reads WorkloadEntries of the other
 	// clusters too (cross-cluster WorkloadEntries), and Gateway API
@@ -345,24 +360,25 @@ func (r *Registry) startLocked(e *entry) {
 		}
 	}
 	if dyn != nil {
-		w.addGatewayInformer(dyn)
+		w.AddGatewayInformer(dyn)
 	}
 	switch {
 	case dyn == nil:
 	case e.fromContext:
-		w.addIstioConfigInformers(dyn)
+		w.AddIstioConfigInformers(dyn)
 	default:
-		w.addWorkloadEntryInformer(dyn)
+		w.AddWorkloadEntryInformer(dyn)
 	}
 	// A context cluster's first sync plans at once (its remote secrets,
-	// the IDs its istiod and injector use; see watcher.trackSync); later
+	// the IDs its istiod and injector use; see watch.Watcher.Start); later
 	// changes go through Run's loop.
+	var onSync func()
 	if e.fromContext {
-		w.onSyncHook = r.reconcile
+		onSync = r.reconcile
 	}
-	e.w = w
+	e.w = &watched{Watcher: w}
 	e.removed = false
-	w.start(r.runCtx)
+	w.Start(r.runCtx, onSync)
 }
 
 func (r *Registry) newClient(id string, cfg *rest.Config) (c kubernetes.Interface, err error) {
@@ -386,7 +402,7 @@ func (r *Registry) reconcile() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer r.notify()
-	live := func(e *entry) *watcher { return e.w }
+	live := func(e *entry) *watched { return e.w }
 	secs, seen := r.secretInputsLocked(live, r.parseCache)
 	for k := range r.parseCache {
 		if !seen[k] {
@@ -398,7 +414,7 @@ func (r *Registry) reconcile() {
 
 // contextInputsLocked describes the context clusters for planning: their
 // flags, and the IDs their istiod pods and sidecar injector use.
-func (r *Registry) contextInputsLocked(watcherOf func(*entry) *watcher) []contextIn {
+func (r *Registry) contextInputsLocked(watcherOf func(*entry) *watched) []contextIn {
 	var out []contextIn
 	for _, e := range r.entries {
 		if !e.fromContext {
@@ -409,8 +425,8 @@ func (r *Registry) contextInputsLocked(watcherOf func(*entry) *watcher) []contex
 			c.flagID = e.id
 		}
 		if w := watcherOf(e); w != nil {
-			c.istiodIDs = w.istiodClusterIDs(r.opts.SystemNamespace, r.opts.Revision)
-			c.injectorID = w.injectorClusterID(r.opts.SystemNamespace, r.opts.Revision)
+			c.istiodIDs = w.IstiodClusterIDs(r.opts.SystemNamespace, r.opts.Revision)
+			c.injectorID = w.InjectorClusterID(r.opts.SystemNamespace, r.opts.Revision)
 		}
 		out = append(out, c)
 	}
@@ -420,19 +436,15 @@ func (r *Registry) contextInputsLocked(watcherOf func(*entry) *watcher) []contex
 // secretInputsLocked parses every remote secret of every context cluster
 // (cached by kubeconfig hash in cache), oldest first, as watcherOf reads
 // them; seen are the cache keys in use.
-func (r *Registry) secretInputsLocked(watcherOf func(*entry) *watcher, cache map[string]secretEntry) (secs []secretEntry, seen map[string]bool) {
+func (r *Registry) secretInputsLocked(watcherOf func(*entry) *watched, cache map[string]secretEntry) (secs []secretEntry, seen map[string]bool) {
 	seenParse := map[string]bool{}
 	if !r.opts.DisableRemoteSecrets {
 		for _, e := range r.entries {
 			w := watcherOf(e)
-			if !e.fromContext || w == nil || w.secrets == nil {
+			if !e.fromContext || w == nil {
 				continue
 			}
-			for _, obj := range w.secrets.store().List() {
-				s, ok := obj.(*corev1.Secret)
-				if !ok || s.Namespace != r.opts.SystemNamespace || s.Labels[model.MultiClusterSecretLabel] != "true" {
-					continue
-				}
+			for _, s := range w.RemoteSecrets() {
 				for _, se := range parseRemoteSecretCached(s, e.key, r.opts.AllowInsecureKubeconfig, cache) {
 					seenParse[e.key+"/"+se.Ref.Name+"/"+se.Ref.Key] = true
 					se.holderKey, se.holderName = e.key, e.source.Name
@@ -471,7 +483,7 @@ func (r *Registry) applyLocked(plan []plannedCluster) {
 			if p.problem.Kind != "" {
 				e.fixed = p.problem
 			} else if e.fixed.Kind == model.ErrDuplicateID {
-				e.fixed = problem{}
+				e.fixed = errs.Problem{}
 			}
 		default:
 			e.fixed = p.problem
@@ -484,7 +496,7 @@ func (r *Registry) applyLocked(plan []plannedCluster) {
 			}
 		}
 		if e.fixed.Kind != "" && e.w != nil {
-			e.w.stop()
+			e.w.Stop()
 			e.w = nil
 		}
 		e.removed = false
@@ -494,7 +506,7 @@ func (r *Registry) applyLocked(plan []plannedCluster) {
 			continue
 		}
 		if e.w != nil {
-			e.w.stop()
+			e.w.Stop()
 			e.w = nil
 		}
 		if !e.removed {
@@ -507,7 +519,7 @@ func (r *Registry) applyLocked(plan []plannedCluster) {
 			r.startLocked(e)
 		}
 		if e.w != nil {
-			e.w.dirty.Store(true) // IDs may have changed
+			e.w.MarkDirty() // IDs may have changed
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/internal/errs"
 	"github.com/meshscope/meshscope/model"
 
 	"crypto/sha256"
@@ -25,7 +26,7 @@ type secretEntry struct {
 	Hash    [32]byte        // SHA-256 of the kubeconfig: unchanged → not reloaded
 	Server  string          // normalized
 	Config  *rest.Config
-	Problem problem // non-empty Kind: the kubeconfig was refused or unparsable
+	Problem errs.Problem // non-empty Kind: the kubeconfig was refused or unparsable
 	// holderKey and holderName are the registry key and the context name
 	// of the cluster the secret was read from (set by reconcile; never
 	// cached).
@@ -54,7 +55,7 @@ func parseRemoteSecret(s *corev1.Secret, in string, allowInsecure bool) []secret
 		}
 		cfg, err := newUntrustedRestConfig(kc, allowInsecure)
 		if err != nil {
-			e.Problem = classify(err, "")
+			e.Problem = errs.Classify(err, "")
 		} else {
 			e.Config = cfg
 			e.Server = normalizeServer(cfg.Host)
@@ -96,30 +97,30 @@ func parseRemoteSecretCached(s *corev1.Secret, holder string, allowInsecure bool
 // a program (exec plugin, non-OIDC auth provider) or read local files
 // (tokenFile, client certificate or key files, a certificate-authority
 // file). The error is a Problem whose sentence names the refused field but
-// never a credential: every sentence passes through a redactor of the
+// never a credential: every sentence passes through a errs.Redactor of the
 // kubeconfig's secrets, whatever field a secret happens to equal.
 func newUntrustedRestConfig(kubeconfig []byte, allowInsecure bool) (*rest.Config, error) {
 	if len(kubeconfig) == 0 {
-		return nil, problemf(model.ErrBadKubeconfig, "bad kubeconfig: the remote secret's kubeconfig is empty")
+		return nil, errs.Newf(model.ErrBadKubeconfig, "bad kubeconfig: the remote secret's kubeconfig is empty")
 	}
 	raw, err := clientcmd.Load(kubeconfig)
 	if err != nil {
 		// The YAML error may quote a line of the input (and so a token):
 		// say only that it does not parse.
-		return nil, problemf(model.ErrBadKubeconfig, "bad kubeconfig: the remote secret's kubeconfig cannot be parsed")
+		return nil, errs.Newf(model.ErrBadKubeconfig, "bad kubeconfig: the remote secret's kubeconfig cannot be parsed")
 	}
 	red := redactorFor(raw) // before sanitizing drops anything
 	cfg, p := untrustedRestConfig(raw, allowInsecure)
 	if p.Kind != "" {
 		// Redact, then flatten and cut (a key body spans lines), then
 		// redact what flattening joined and what the cut left of a secret.
-		p.Reason = red.clean(oneLine(red.clean(p.Reason)))
+		p.Reason = red.Clean(errs.OneLine(red.Clean(p.Reason)))
 		return nil, p
 	}
 	return cfg, nil
 }
 
-func untrustedRestConfig(raw *clientcmdapi.Config, allowInsecure bool) (*rest.Config, problem) {
+func untrustedRestConfig(raw *clientcmdapi.Config, allowInsecure bool) (*rest.Config, errs.Problem) {
 	// Refuse before validating: clientcmd.Validate itself reads the cert,
 	// key and token files a kubeconfig names, which a remote secret must
 	// not make us do (istiod validates first; we are stricter).
@@ -127,18 +128,18 @@ func untrustedRestConfig(raw *clientcmdapi.Config, allowInsecure bool) (*rest.Co
 		return nil, p
 	}
 	if err := clientcmd.Validate(*raw); err != nil {
-		return nil, problemf(model.ErrBadKubeconfig, "bad kubeconfig: %s", validationSummary(raw))
+		return nil, errs.Newf(model.ErrBadKubeconfig, "bad kubeconfig: %s", validationSummary(raw))
 	}
 	cfg, err := clientcmd.NewDefaultClientConfig(*raw, &clientcmd.ConfigOverrides{}).ClientConfig()
 	if err != nil {
-		return nil, problemf(model.ErrBadKubeconfig, "bad kubeconfig: %s", err.Error())
+		return nil, errs.Newf(model.ErrBadKubeconfig, "bad kubeconfig: %s", err.Error())
 	}
 	// client-go parses the server URL only when it builds a client, and
 	// url.Parse quotes the whole URL, password included, in its error.
 	if _, _, err := rest.DefaultServerUrlFor(cfg); err != nil {
-		return nil, problemf(model.ErrBadKubeconfig, "bad kubeconfig: the server of context %q is not a valid URL", raw.CurrentContext)
+		return nil, errs.Newf(model.ErrBadKubeconfig, "bad kubeconfig: the server of context %q is not a valid URL", raw.CurrentContext)
 	}
-	return cfg, problem{}
+	return cfg, errs.Problem{}
 }
 
 // validationSummary says what is wrong without echoing field values that
@@ -176,12 +177,12 @@ func validationSummary(raw *clientcmdapi.Config) string {
 // meshscope read a local file too. It rebuilds each AuthInfo from known
 // fields so that a field added to client-go later is not acted on without
 // review.
-func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) problem {
+func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) errs.Problem {
 	const allow = " (--allow-insecure-kubeconfig to allow)"
 	if !allowInsecure {
 		for _, n := range slices.Sorted(maps.Keys(raw.Clusters)) {
 			if raw.Clusters[n] != nil && raw.Clusters[n].CertificateAuthority != "" {
-				return problemf(model.ErrRefusedConfig, "refused certificate-authority file for cluster %q: a remote secret must not make meshscope read local files; use certificate-authority-data"+allow, n)
+				return errs.Newf(model.ErrRefusedConfig, "refused certificate-authority file for cluster %q: a remote secret must not make meshscope read local files; use certificate-authority-data"+allow, n)
 			}
 		}
 	}
@@ -193,15 +194,15 @@ func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) problem {
 		if !allowInsecure {
 			switch {
 			case a.Exec != nil:
-				return problemf(model.ErrRefusedConfig, "refused exec plugin: user %q runs the program %q; a remote secret must not make meshscope run programs"+allow, n, a.Exec.Command)
+				return errs.Newf(model.ErrRefusedConfig, "refused exec plugin: user %q runs the program %q; a remote secret must not make meshscope run programs"+allow, n, a.Exec.Command)
 			case a.AuthProvider != nil && a.AuthProvider.Name != "oidc":
-				return problemf(model.ErrRefusedConfig, "refused auth provider %q for user %q: only oidc is allowed in a remote secret"+allow, a.AuthProvider.Name, n)
+				return errs.Newf(model.ErrRefusedConfig, "refused auth provider %q for user %q: only oidc is allowed in a remote secret"+allow, a.AuthProvider.Name, n)
 			case a.TokenFile != "":
-				return problemf(model.ErrRefusedConfig, "refused tokenFile for user %q: a remote secret must not make meshscope read local files"+allow, n)
+				return errs.Newf(model.ErrRefusedConfig, "refused tokenFile for user %q: a remote secret must not make meshscope read local files"+allow, n)
 			case a.ClientCertificate != "":
-				return problemf(model.ErrRefusedConfig, "refused client-certificate file for user %q: a remote secret must not make meshscope read local files"+allow, n)
+				return errs.Newf(model.ErrRefusedConfig, "refused client-certificate file for user %q: a remote secret must not make meshscope read local files"+allow, n)
 			case a.ClientKey != "":
-				return problemf(model.ErrRefusedConfig, "refused client-key file for user %q: a remote secret must not make meshscope read local files"+allow, n)
+				return errs.Newf(model.ErrRefusedConfig, "refused client-key file for user %q: a remote secret must not make meshscope read local files"+allow, n)
 			}
 		}
 		raw.AuthInfos[n] = &clientcmdapi.AuthInfo{
@@ -220,15 +221,15 @@ func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) problem {
 			Exec:                  a.Exec,
 		}
 	}
-	return problem{}
+	return errs.Problem{}
 }
 
 // redactorFor lists every credential string in a kubeconfig: tokens,
 // passwords (of users and in server and proxy URLs), key and certificate
 // bodies, auth-provider settings, and the arguments and environment of exec
 // plugins, which commonly carry tokens.
-func redactorFor(raw *clientcmdapi.Config) redactor {
-	var r redactor
+func redactorFor(raw *clientcmdapi.Config) errs.Redactor {
+	var r errs.Redactor
 	for _, a := range raw.AuthInfos {
 		if a == nil {
 			continue
@@ -273,9 +274,9 @@ func urlPassword(s string) string {
 }
 
 // redactorForConfig lists the credential strings of a rest.Config.
-func redactorForConfig(c *rest.Config) redactor {
+func redactorForConfig(c *rest.Config) errs.Redactor {
 	if c == nil {
 		return nil
 	}
-	return redactor{c.BearerToken, c.Password, string(c.KeyData), string(c.CertData), urlPassword(c.Host)}
+	return errs.Redactor{c.BearerToken, c.Password, string(c.KeyData), string(c.CertData), urlPassword(c.Host)}
 }

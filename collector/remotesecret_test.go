@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"github.com/meshscope/meshscope/collector/internal/errs"
 	"github.com/meshscope/meshscope/model"
 
 	"errors"
@@ -70,7 +71,7 @@ users:
 			if err == nil {
 				t.Fatalf("want error %s, got config", tc.kind)
 			}
-			var p problem
+			var p errs.Problem
 			if !errors.As(err, &p) || p.Kind != tc.kind {
 				t.Fatalf("kind: want %s, got %#v", tc.kind, err)
 			}
@@ -110,21 +111,5 @@ func TestParseRemoteSecretKeysAndHash(t *testing.T) {
 	s.Data["cluster2"] = kubeconfigFor("https://127.0.0.1:6444/", "rotated-token-0123456789")
 	if parseRemoteSecret(s, "cluster1", false)[0].Hash == es[0].Hash {
 		t.Fatal("hash did not change with the token")
-	}
-}
-
-func TestClassify(t *testing.T) {
-	cases := []struct {
-		err  error
-		kind model.ErrorKind
-	}{
-		{errors.New(`Get "https://127.0.0.1:6444/version": dial tcp 127.0.0.1:6444: connect: connection refused`), model.ErrUnreachable},
-		{errors.New(`Get "https://x/api": tls: failed to verify certificate: x509: certificate signed by unknown authority`), model.ErrTLS},
-		{errors.New("something odd"), model.ErrOther},
-	}
-	for _, tc := range cases {
-		if got := classify(tc.err, "pods"); got.Kind != tc.kind {
-			t.Errorf("classify(%q) = %s, want %s", tc.err, got.Kind, tc.kind)
-		}
 	}
 }

@@ -112,7 +112,7 @@ spec: {host: helloworld.sample.svc.cluster.local}
 		{"canary", "everyone,for-canary"},
 	} {
 		w := newFakeWorld(t)
-		dyn := fakeIstio(istioObj(t, dr("everyone", "")), istioObj(t, dr("for-default", "default")), istioObj(t, dr("for-canary", "canary")))
+		dyn := meshtest.FakeIstio(meshtest.IstioObject(t, dr("everyone", "")), meshtest.IstioObject(t, dr("for-default", "default")), meshtest.IstioObject(t, dr("for-canary", "canary")))
 		opts := fastOptions(w, Source{Name: "cluster1", Server: "https://c1.example:6443",
 			Client: fake.NewSimpleClientset(meshtest.LabCluster("network1", "192.168.60.113", "hello-1", "10.44.0.13")...), Dynamic: dyn})
 		opts.Revision = tc.revision

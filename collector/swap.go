@@ -15,18 +15,18 @@ type pendingSwap struct {
 // snapshot; applyLocked then starts new ones. Caller holds r.mu.
 func (r *Registry) swapLocked(e *entry) {
 	e.swap = &pendingSwap{prev: e.w.part.Load()}
-	e.w.stop()
+	e.w.Stop()
 	e.w = nil
 }
 
 // part is what a cluster under replacement contributes: the old share
 // while the new watcher w has not synced (and the ID is unchanged), else
 // fresh. done says the swap is over and can be forgotten.
-func (s *pendingSwap) part(w *watcher, id string, fresh *build.Part) (part *build.Part, done bool) {
+func (s *pendingSwap) part(w *watched, id string, fresh *build.Part) (part *build.Part, done bool) {
 	if s == nil {
 		return fresh, false
 	}
-	if w.synced() {
+	if w.Synced() {
 		return fresh, true
 	}
 	if s.prev != nil && s.prev.ID == id {

@@ -33,9 +33,12 @@ func TestLeaderElectionIsNoChange(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond) // the new ConfigMap's snapshot goes out
 	v0 := r.versionNow()
-	r.entries[0].w.mu.Lock()
-	alive := r.entries[0].w.lastEventAt
-	r.entries[0].w.mu.Unlock()
+	lastEvent := func() time.Time {
+		var c model.Cluster
+		r.entries[0].w.Status(&c)
+		return c.LastEventAt
+	}
+	alive := lastEvent()
 	for i := 0; i < 5; i++ {
 		leader.Annotations = map[string]string{"control-plane.alpha.kubernetes.io/leader": fmt.Sprintf(`{"holderIdentity":"istiod","renewTime":"2026-11-22T20:17:%02dZ"}`, i)}
 		if leader, err = cms.Update(ctx, leader, metav1.UpdateOptions{}); err != nil {
@@ -46,9 +49,7 @@ func TestLeaderElectionIsNoChange(t *testing.T) {
 	if v := r.versionNow(); v != v0 {
 		t.Fatalf("leader-election renewals published %d snapshots", v-v0)
 	}
-	r.entries[0].w.mu.Lock()
-	later := r.entries[0].w.lastEventAt
-	r.entries[0].w.mu.Unlock()
+	later := lastEvent()
 	if !later.After(alive) {
 		t.Error("the renewals did not count as a sign of a live watch")
 	}

@@ -8,8 +8,9 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/collector/internal/errs"
+	"github.com/meshscope/meshscope/collector/watch"
 	"github.com/meshscope/meshscope/model"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -76,35 +77,32 @@ func (r *Registry) WhatIf(changes []Change, env []model.IstiodEnv) (*WhatIf, err
 	}
 	out := &WhatIf{Outcomes: outcomes}
 	for _, it := range items {
-		var mine []Change
+		var mine []*unstructured.Unstructured
 		for _, ch := range changes {
 			if ch.Cluster == it.e.id {
-				mine = append(mine, ch)
+				mine = append(mine, ch.Object)
 			}
 		}
 		if it.w != nil && len(mine) > 0 {
-			out.Notes = append(out.Notes, it.w.endpointSlices(it.e.id, overlays, mine)...)
+			out.Notes = append(out.Notes, overlays[it.ptr].EndpointSlices(mine)...)
 		}
 	}
-	read := map[*entry]*watcher{}
+	read := map[*entry]*watched{}
 	for _, it := range items {
 		if it.w != nil {
-			read[it.ptr] = it.w.shadow(nil)
+			read[it.ptr] = &watched{Watcher: it.w.Shadow(nil)}
 		}
 	}
 	version := r.version
 	out.Before = r.buildFrom(version, items, read, nil, r.opts.IstiodEnv)
 
-	after := map[*entry]*watcher{}
+	after := map[*entry]*watched{}
 	for _, it := range items {
 		if it.w == nil {
 			continue
 		}
-		s := it.w.shadow(overlays)
-		for _, h := range it.w.infs {
-			s.changed = s.changed || overlays[h] != nil
-		}
-		after[it.ptr] = s
+		ov := overlays[it.ptr]
+		after[it.ptr] = &watched{Watcher: it.w.Shadow(ov), changed: ov.Changes()}
 	}
 	items, extra, notes := r.replan(items, after, overlays)
 	out.Notes = append(out.Notes, notes...)
@@ -115,8 +113,8 @@ func (r *Registry) WhatIf(changes []Change, env []model.IstiodEnv) (*WhatIf, err
 // buildFrom is build for a what-if: the same steps over shadows of the
 // watchers (read), changing nothing of the live ones. extra are clusters
 // a what-if plans that meshscope does not watch.
-func (r *Registry) buildFrom(version uint64, items []item, read map[*entry]*watcher, extra []build.Share, env []model.IstiodEnv) *model.Snapshot {
-	readOf := func(it item) *watcher { return read[it.ptr] }
+func (r *Registry) buildFrom(version uint64, items []item, read map[*entry]*watched, extra []build.Share, env []model.IstiodEnv) *model.Snapshot {
+	readOf := func(it item) *watched { return read[it.ptr] }
 	in := build.Input{Version: version, Time: r.snap.Load().Time, SystemNamespace: r.opts.SystemNamespace, IstiodEnv: env}
 	in.MeshNetworks, in.MeshNetworksIn, in.NetworkIndex, in.NetworkWarnings = r.meshNetworksOf(items, readOf)
 	in.ServiceEntries, in.WorkloadEntries = istioEntriesOf(items, readOf)
@@ -135,16 +133,22 @@ func (r *Registry) buildFrom(version uint64, items []item, read map[*entry]*watc
 }
 
 // overlaysFor routes every change to the informers of its cluster that
-// read such objects, through their transforms.
-func (r *Registry) overlaysFor(items []item, changes []Change) (map[*informerHealth]*overlayStore, []Outcome, error) {
-	overlays := map[*informerHealth]*overlayStore{}
+// read such objects, through their transforms: an overlay per cluster
+// changed.
+func (r *Registry) overlaysFor(items []item, changes []Change) (map[*entry]*watch.Overlay, []Outcome, error) {
+	overlays := map[*entry]*watch.Overlay{}
 	var outcomes []Outcome
 	for _, ch := range changes {
 		it, err := whatIfCluster(items, ch)
 		if err != nil {
 			return nil, nil, err
 		}
-		o, err := r.route(it.w, overlays, ch)
+		ov := overlays[it.ptr]
+		if ov == nil {
+			ov = it.w.NewOverlay(it.e.id)
+			overlays[it.ptr] = ov
+		}
+		o, err := r.route(ov, ch)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %s: %s: %v", ErrWhatIf, ch.Origin, ch.What(), err)
 		}
@@ -177,149 +181,37 @@ func whatIfCluster(items []item, ch Change) (item, error) {
 	return item{}, fmt.Errorf("%w: %s: no cluster %q in the mesh (clusters: %s)", ErrWhatIf, ch.Origin, ch.Cluster, strings.Join(ids, ", "))
 }
 
-// route puts (or deletes) one change in every informer of w whose
-// list-watch selects it, and takes it out of the ones that no longer do.
-func (r *Registry) route(w *watcher, overlays map[*informerHealth]*overlayStore, ch Change) (Outcome, error) {
+// route puts (or deletes) one change in every informer of its cluster
+// whose list-watch selects it, through the cluster's overlay ov, and
+// refuses a change of a mesh config that is read from a file instead.
+func (r *Registry) route(ov *watch.Overlay, ch Change) (Outcome, error) {
 	o := Outcome{Change: ch}
-	gk := ch.Object.GroupVersionKind().GroupKind()
-	key := objectName(ch.Object)
-	existed := false
-	for _, rt := range w.routes() {
-		if !rt.of(gk) {
-			continue
-		}
-		ov := overlays[rt.h]
-		if ov == nil {
-			ov = newOverlayStore(rt.h.store())
-		}
-		old, had, _ := ov.GetByKey(key)
-		existed = existed || had
-		switch {
-		case !ch.Delete && rt.selects(ch.Object):
-			obj, err := rt.cached(ch.Object)
-			if err != nil {
-				return o, err
-			}
-			if had && ch.Object.Object["status"] == nil {
-				keepServerFields(old, obj)
-			}
-			ov.put[key] = obj
-			delete(ov.deleted, key)
-		case had:
-			delete(ov.put, key)
-			ov.deleted[key] = true
-		default:
-			continue
-		}
-		overlays[rt.h] = ov
-		o.Read = append(o.Read, rt.h.name)
+	var err error
+	if o.Read, o.Unread, err = ov.Apply(ch.Object, ch.Delete); err != nil {
+		return o, err
 	}
-	if ch.Delete && !existed {
-		return o, fmt.Errorf("%s %s does not exist in cluster %s", ch.Object.GetKind(), key, ch.Cluster)
-	}
-	if gk.Kind == "ConfigMap" && r.meshFiles != nil {
+	if ch.Object.GroupVersionKind().Kind == "ConfigMap" && r.meshFiles != nil {
 		if f, ok := r.meshFiles.get(ch.Cluster); ok && ch.Object.GetName() == model.MeshConfigMapName(r.opts.Revision) {
-			return o, fmt.Errorf("the mesh config of cluster %s is read from %s (--mesh-config), not from ConfigMap %s: change the file instead", ch.Cluster, f.path, key)
+			return o, fmt.Errorf("the mesh config of cluster %s is read from %s (--mesh-config), not from ConfigMap %s: change the file instead", ch.Cluster, f.path, objectName(ch.Object))
 		}
-	}
-	if len(o.Read) == 0 {
-		o.Unread = unreadWhy(w, gk.Kind, ch)
 	}
 	return o, nil
-}
-
-// unreadWhy says why no informer of the cluster reads the object.
-func unreadWhy(w *watcher, kind string, ch Change) string {
-	for _, rt := range w.routes() {
-		if rt.kind != kind {
-			continue
-		}
-		switch {
-		case rt.namespace != "" && ch.Object.GetNamespace() != rt.namespace:
-			return fmt.Sprintf("meshscope (like istiod) reads %ss only in %s", kind, rt.namespace)
-		case rt.selector != nil:
-			return fmt.Sprintf("meshscope (like istiod) reads only the %ss labelled %s", kind, rt.selector)
-		}
-	}
-	if slices.Contains([]string{"DestinationRule", "PeerAuthentication", "Sidecar", "VirtualService", "ServiceEntry"}, kind) && w.destinationRules == nil {
-		return "istiod reads Istio config only from its own (config) cluster, and " + ch.Cluster + " is a remote cluster"
-	}
-	return ""
-}
-
-// keepServerFields keeps in a replacing object what the API server (or a
-// controller) fills in and the written object leaves out, as a real
-// apply does: a Service's status (load-balancer addresses), cluster IP and
-// node ports; a pod's node, IP and readiness; a node's addresses; a
-// Gateway's status addresses; an istiod pod's readiness.
-func keepServerFields(old, cur any) {
-	switch c := cur.(type) {
-	case *corev1.Service:
-		o, ok := old.(*corev1.Service)
-		if !ok {
-			return
-		}
-		c.Status = *o.Status.DeepCopy()
-		if c.Spec.ClusterIP == "" {
-			c.Spec.ClusterIP, c.Spec.ClusterIPs = o.Spec.ClusterIP, slices.Clone(o.Spec.ClusterIPs)
-		}
-		for i := range c.Spec.Ports {
-			for _, op := range o.Spec.Ports {
-				if c.Spec.Ports[i].NodePort == 0 && op.Port == c.Spec.Ports[i].Port {
-					c.Spec.Ports[i].NodePort = op.NodePort
-				}
-			}
-		}
-	case *build.Pod:
-		if o, ok := old.(*build.Pod); ok {
-			c.IP, c.InEndpoints = o.IP, o.InEndpoints
-			if c.NodeName == "" {
-				c.NodeName = o.NodeName
-			}
-		}
-	case *corev1.Namespace:
-		if o, ok := old.(*corev1.Namespace); ok {
-			c.Status = o.Status
-		}
-	case *build.Node:
-		if o, ok := old.(*build.Node); ok {
-			c.ExternalIP = o.ExternalIP
-		}
-	case *build.GatewayObject:
-		if o, ok := old.(*build.GatewayObject); ok {
-			c.Addresses = slices.Clone(o.Addresses)
-		}
-	case *cachedIstiod:
-		if o, ok := old.(*cachedIstiod); ok {
-			c.pod.Ready = o.pod.Ready
-		}
-	case *unstructured.Unstructured:
-		if o, ok := old.(*unstructured.Unstructured); ok {
-			if st, found := o.Object["status"]; found {
-				c.Object["status"] = st
-			}
-		}
-	}
 }
 
 // replan plans the clusters again when the changes touch what planning
 // reads (remote secrets, istiod pods, the injector's ConfigMap), as a
 // real change would: the items as the plan leaves them, the clusters it
 // adds (which meshscope does not watch: unknown objects) and notes.
-func (r *Registry) replan(items []item, read map[*entry]*watcher, overlays map[*informerHealth]*overlayStore) ([]item, []build.Share, []string) {
+func (r *Registry) replan(items []item, read map[*entry]*watched, overlays map[*entry]*watch.Overlay) ([]item, []build.Share, []string) {
 	touched := false
 	for _, it := range items {
-		if w := it.w; w != nil {
-			for _, h := range []*informerHealth{w.secrets, w.istiods, w.configMaps} {
-				touched = touched || (h != nil && overlays[h] != nil)
-			}
-		}
+		touched = touched || overlays[it.ptr].Replans()
 	}
 	if !touched {
 		return items, nil, nil
 	}
 	r.mu.Lock()
-	shadowOf := func(e *entry) *watcher { return read[e] }
+	shadowOf := func(e *entry) *watched { return read[e] }
 	secs, _ := r.secretInputsLocked(shadowOf, maps.Clone(r.parseCache))
 	plan := planClusters(r.contextInputsLocked(shadowOf), secs)
 	r.mu.Unlock()
@@ -346,7 +238,7 @@ func (r *Registry) replan(items []item, read map[*entry]*watcher, overlays map[*
 		case !it.e.fromContext || p.problem.Kind != "":
 			it.e.fixed = p.problem
 		case it.e.fixed.Kind == model.ErrDuplicateID:
-			it.e.fixed = problem{}
+			it.e.fixed = errs.Problem{}
 		}
 		if !it.e.fromContext && p.problem.Kind == "" && it.w != nil && p.hash != it.e.hash {
 			notes = append(notes, fmt.Sprintf("cluster %s gets new credentials from %s: the what-if assumes they work and reads its current objects", p.id, sourceText(p.source)))
@@ -370,6 +262,14 @@ func (r *Registry) replan(items []item, read map[*entry]*watcher, overlays map[*
 		extra = append(extra, build.Share{Key: p.key, Cluster: c})
 	}
 	return out, extra, notes
+}
+
+// objectName is namespace/name, or name for a cluster-scoped object.
+func objectName(u *unstructured.Unstructured) string {
+	if u.GetNamespace() == "" {
+		return u.GetName()
+	}
+	return u.GetNamespace() + "/" + u.GetName()
 }
 
 // sourceText names where a cluster is declared, for notes.

@@ -1,4 +1,10 @@
-package collector
+// Package errs turns the errors of reading clusters into data: a stable
+// kind and a sentence a person can act on, with every known credential
+// redacted. Both sides of the collector need it — the Registry for the
+// kubeconfigs of remote secrets it plans with, the watchers for the
+// list/watch and probe errors of the clusters they read — so it sits
+// below both.
+package errs
 
 import (
 	"github.com/meshscope/meshscope/model"
@@ -17,42 +23,43 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// problem is an error turned into data: a stable kind and a sentence a
-// person understands. It never carries credentials (see redactor).
-type problem struct {
+// Problem is an error turned into data: a stable kind and a sentence a
+// person understands. It never carries credentials (see Redactor).
+type Problem struct {
 	Kind   model.ErrorKind
 	Reason string
 }
 
-func (p problem) Error() string { return p.Reason }
+// Error lets a Problem travel as an error and be found again by Classify.
+func (p Problem) Error() string { return p.Reason }
 
-// classify turns an error from client-go (or from parsing a kubeconfig)
+// Classify turns an error from client-go (or from parsing a kubeconfig)
 // into a Problem. what names the thing being read ("services",
 // "the API server") so that "forbidden" says what is forbidden.
-func classify(err error, what string) problem {
+func Classify(err error, what string) Problem {
 	if err == nil {
-		return problem{}
+		return Problem{}
 	}
-	var p problem
+	var p Problem
 	if errors.As(err, &p) {
 		return p
 	}
 	switch {
 	case apierrors.IsUnauthorized(err):
-		return problem{model.ErrUnauthorized, "unauthorized: the API server rejected the credentials (expired or revoked token?)"}
+		return Problem{model.ErrUnauthorized, "unauthorized: the API server rejected the credentials (expired or revoked token?)"}
 	case apierrors.IsForbidden(err):
 		if what == "" {
 			what = "the API server"
 		}
-		return problem{model.ErrForbidden, "forbidden " + what + ": the user may not list/watch it"}
+		return Problem{model.ErrForbidden, "forbidden " + what + ": the user may not list/watch it"}
 	}
 	if k, msg, ok := classifyTLS(err); ok {
-		return problem{k, msg}
+		return Problem{k, msg}
 	}
 	if isUnreachable(err) {
-		return problem{model.ErrUnreachable, "unreachable: " + shortNetError(err)}
+		return Problem{model.ErrUnreachable, "unreachable: " + shortNetError(err)}
 	}
-	return problem{model.ErrOther, "error: " + oneLine(err.Error())}
+	return Problem{model.ErrOther, "error: " + OneLine(err.Error())}
 }
 
 func classifyTLS(err error) (model.ErrorKind, string, bool) {
@@ -65,11 +72,11 @@ func classifyTLS(err error) (model.ErrorKind, string, bool) {
 	case errors.As(err, &ua):
 		return model.ErrTLS, "TLS/CA mismatch: the server's certificate is not signed by the kubeconfig's certificate authority", true
 	case errors.As(err, &hn):
-		return model.ErrTLS, "TLS/CA mismatch: " + oneLine(hn.Error()), true
+		return model.ErrTLS, "TLS/CA mismatch: " + OneLine(hn.Error()), true
 	case errors.As(err, &ci):
-		return model.ErrTLS, "TLS/CA mismatch: " + oneLine(ci.Error()), true
+		return model.ErrTLS, "TLS/CA mismatch: " + OneLine(ci.Error()), true
 	case errors.As(err, &cv):
-		return model.ErrTLS, "TLS/CA mismatch: " + oneLine(cv.Err.Error()), true
+		return model.ErrTLS, "TLS/CA mismatch: " + OneLine(cv.Err.Error()), true
 	case errors.As(err, &rh):
 		return model.ErrTLS, "TLS/CA mismatch: the server does not speak TLS (http:// server behind https?)", true
 	}
@@ -79,7 +86,7 @@ func classifyTLS(err error) (model.ErrorKind, string, bool) {
 		return model.ErrTLS, "TLS/CA mismatch: the server's certificate is not signed by the kubeconfig's certificate authority", true
 	}
 	if strings.Contains(s, "x509:") || strings.Contains(s, "tls:") {
-		return model.ErrTLS, "TLS/CA mismatch: " + oneLine(s), true
+		return model.ErrTLS, "TLS/CA mismatch: " + OneLine(s), true
 	}
 	return "", "", false
 }
@@ -121,48 +128,52 @@ func shortNetError(err error) string {
 	case errors.Is(err, context.DeadlineExceeded):
 		return "no answer in time (API server down or blackholed?)"
 	}
-	return oneLine(err.Error())
+	return OneLine(err.Error())
 }
 
-// oneLine flattens a message onto one line of at most 300 bytes, cut at a
+// OneLine flattens a message onto one line of at most 300 bytes, cut at a
 // character boundary.
-func oneLine(s string) string {
+func OneLine(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > maxLine {
-		cut := maxLine
+	if len(s) > MaxLine {
+		cut := MaxLine
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
-		s = s[:cut] + ellipsis
+		s = s[:cut] + Ellipsis
 	}
 	return s
 }
 
+// MaxLine and Ellipsis bound a Reason: a fuzz oracle of the collector
+// holds every sentence to them.
 const (
-	maxLine  = 300
-	ellipsis = "…"
+	MaxLine  = 300
+	Ellipsis = "…"
 )
 
-// redactor removes known secret strings (tokens, passwords, key and cert
+// Redactor removes known secret strings (tokens, passwords, key and cert
 // bodies) from text before it becomes a Reason or a log line. client-go
 // does not put them in errors, but a kubeconfig parse error can quote its
 // input, so every sentence that may contain user input passes through here.
-// Secrets shorter than minSecret are left alone (they would blank out
+// Secrets shorter than MinSecret are left alone (they would blank out
 // ordinary words).
-type redactor []string
+type Redactor []string
 
+// MinSecret is the shortest secret redacted; Placeholder is what stands in
+// a sentence for a redacted secret (so a test can tell what is left).
 const (
-	minSecret   = 4
-	placeholder = "<redacted>"
+	MinSecret   = 4
+	Placeholder = "<redacted>"
 )
 
-// clean marks every byte of s covered by an occurrence of a secret and
-// replaces each marked run with one placeholder, so the text left between
+// Clean marks every byte of s covered by an occurrence of a secret and
+// replaces each marked run with one Placeholder, so the text left between
 // placeholders is original text holding no whole secret however the
 // secrets overlap (replacing them one after another could leave a tail of
-// one secret joined to the next). A message already cut by oneLine may end
+// one secret joined to the next). A message already cut by OneLine may end
 // in the first part of a secret: that part is marked too.
-func (r redactor) clean(s string) string {
+func (r Redactor) Clean(s string) string {
 	var mark []bool
 	set := func(from, to int) {
 		if mark == nil {
@@ -172,9 +183,9 @@ func (r redactor) clean(s string) string {
 			mark[k] = true
 		}
 	}
-	body, cut := strings.CutSuffix(s, ellipsis)
+	body, cut := strings.CutSuffix(s, Ellipsis)
 	for _, secret := range r {
-		if len(secret) < minSecret {
+		if len(secret) < MinSecret {
 			continue
 		}
 		for i := 0; i+len(secret) <= len(s); {
@@ -186,7 +197,7 @@ func (r redactor) clean(s string) string {
 			i += j + 1
 		}
 		if cut {
-			for k := min(len(secret)-1, len(body)); k >= minSecret; k-- {
+			for k := min(len(secret)-1, len(body)); k >= MinSecret; k-- {
 				if strings.HasSuffix(body, secret[:k]) {
 					set(len(body)-k, len(body))
 					break
@@ -204,7 +215,7 @@ func (r redactor) clean(s string) string {
 			i++
 			continue
 		}
-		b.WriteString(placeholder)
+		b.WriteString(Placeholder)
 		for i < len(s) && mark[i] {
 			i++
 		}
@@ -212,12 +223,13 @@ func (r redactor) clean(s string) string {
 	return b.String()
 }
 
-func (r redactor) problem(p problem) problem {
-	p.Reason = r.clean(p.Reason)
+// Redact is p with its sentence cleaned: a Reason may quote user input.
+func (r Redactor) Redact(p Problem) Problem {
+	p.Reason = r.Clean(p.Reason)
 	return p
 }
 
-// problemf builds a Problem with a formatted sentence.
-func problemf(kind model.ErrorKind, format string, args ...any) problem {
-	return problem{Kind: kind, Reason: fmt.Sprintf(format, args...)}
+// Newf builds a Problem with a formatted sentence.
+func Newf(kind model.ErrorKind, format string, args ...any) Problem {
+	return Problem{Kind: kind, Reason: fmt.Sprintf(format, args...)}
 }

@@ -1,4 +1,4 @@
-package collector
+package watch
 
 import (
 	"github.com/meshscope/meshscope/model"
@@ -52,7 +52,7 @@ func transformRootCert(obj any) (any, error) {
 
 // rootCerts reads the cached bundle of the system namespace (fakes ignore
 // field selectors, so it is looked up by name).
-func (w *watcher) rootCertsOf(ns string) ([]model.RootCert, string) {
+func (w *Watcher) rootCertsOf(ns string) ([]model.RootCert, string) {
 	if w.rootCerts == nil {
 		return nil, ""
 	}

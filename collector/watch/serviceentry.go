@@ -1,4 +1,4 @@
-package collector
+package watch
 
 import (
 	"github.com/meshscope/meshscope/model"
@@ -29,14 +29,17 @@ const (
 	healthChecksAnnotation = "proxy.istio.io/health-checks-enabled"
 )
 
-// serviceEntries reads the ServiceEntry cache of one (config) cluster.
-func (w *watcher) serviceEntries(cluster string) []model.ServiceEntry {
-	return readIstioConfig(w.serviceEntriesInf, cluster, w.configRevision(), parseServiceEntry)
+// ServiceEntries parses the ServiceEntry cache of one (config) cluster:
+// the Registry puts every config cluster's together before any part is
+// built, since their selectors pick pods of every cluster.
+func (w *Watcher) ServiceEntries(cluster string) []model.ServiceEntry {
+	return readIstioConfig(w.serviceEntriesInf, cluster, w.ConfigRevision(), parseServiceEntry)
 }
 
-// workloadEntries reads the WorkloadEntry cache of one cluster.
-func (w *watcher) workloadEntries(cluster string) []model.WorkloadEntry {
-	return readIstioConfig(w.workloadEntriesInf, cluster, w.configRevision(), parseWorkloadEntry)
+// WorkloadEntries parses the WorkloadEntry cache of one cluster: istiod
+// offers them to the ServiceEntries and Services of every cluster.
+func (w *Watcher) WorkloadEntries(cluster string) []model.WorkloadEntry {
+	return readIstioConfig(w.workloadEntriesInf, cluster, w.ConfigRevision(), parseWorkloadEntry)
 }
 
 func parseServiceEntry(cluster string, u *unstructured.Unstructured) model.ServiceEntry {

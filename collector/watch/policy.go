@@ -1,11 +1,10 @@
-package collector
+package watch
 
 import (
 	"github.com/meshscope/meshscope/model"
 
 	"sort"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -26,31 +25,33 @@ const (
 	resPeerAuthentications = "peerauthentications"
 )
 
-// addIstioConfigInformers watches, through the dynamic client, the Istio
+// AddIstioConfigInformers watches, through the dynamic client, the Istio
 // config an istiod reads from its config cluster: DestinationRules,
 // PeerAuthentications, Sidecars, VirtualServices (the services they import
 // into a Sidecar scope), ServiceEntries and WorkloadEntries (optional: a
 // cluster without Istio's CRDs, or without permission, only gets a warning).
-func (w *watcher) addIstioConfigInformers(dyn dynamic.Interface) {
-	w.destinationRules = w.addIstioInformer(dyn, resDestinationRules, gvrDestinationRules)
-	w.peerAuthentications = w.addIstioInformer(dyn, resPeerAuthentications, gvrPeerAuthentications)
-	w.sidecars = w.addIstioInformer(dyn, resSidecars, gvrSidecars)
-	w.virtualServices = w.addIstioInformer(dyn, resVirtualServices, gvrVirtualServices)
-	w.serviceEntriesInf = w.addIstioInformer(dyn, resServiceEntries, gvrServiceEntries)
-	w.addWorkloadEntryInformer(dyn)
+func (w *Watcher) AddIstioConfigInformers(dyn dynamic.Interface) {
+	w.destinationRules = w.addIstioInformer(dyn, resDestinationRules, gvrDestinationRules, "DestinationRule")
+	w.peerAuthentications = w.addIstioInformer(dyn, resPeerAuthentications, gvrPeerAuthentications, "PeerAuthentication")
+	w.sidecars = w.addIstioInformer(dyn, resSidecars, gvrSidecars, "Sidecar")
+	w.virtualServices = w.addIstioInformer(dyn, resVirtualServices, gvrVirtualServices, "VirtualService")
+	w.serviceEntriesInf = w.addIstioInformer(dyn, resServiceEntries, gvrServiceEntries, "ServiceEntry")
+	w.AddWorkloadEntryInformer(dyn)
 }
 
-// addWorkloadEntryInformer watches WorkloadEntries: in a config cluster
+// AddWorkloadEntryInformer watches WorkloadEntries: in a config cluster
 // for its ServiceEntries, in the other clusters because istiod reads
 // theirs too (PILOT_ENABLE_CROSS_CLUSTER_WORKLOAD_ENTRY) and offers them to
 // the config cluster's ServiceEntries.
-func (w *watcher) addWorkloadEntryInformer(dyn dynamic.Interface) {
-	w.workloadEntriesInf = w.addIstioInformer(dyn, resWorkloadEntries, gvrWorkloadEntries)
+func (w *Watcher) AddWorkloadEntryInformer(dyn dynamic.Interface) {
+	w.workloadEntriesInf = w.addIstioInformer(dyn, resWorkloadEntries, gvrWorkloadEntries, "WorkloadEntry")
 }
 
-func (w *watcher) addIstioInformer(dyn dynamic.Interface, name string, gvr schema.GroupVersionResource) *informerHealth {
-	return w.add(name, false, &unstructured.Unstructured{}, transformIstioConfig,
-		listWatch[*unstructured.UnstructuredList](dyn.Resource(gvr).Namespace(metav1.NamespaceAll), "", ""))
+// addIstioInformer watches every object of one Istio config resource (of
+// that kind) in every namespace.
+func (w *Watcher) addIstioInformer(dyn dynamic.Interface, name string, gvr schema.GroupVersionResource, kind string) *informerHealth {
+	return addInformer[*unstructured.UnstructuredList](w, name, false, &unstructured.Unstructured{}, transformIstioConfig,
+		scope{kind: schema.GroupKind{Group: gvr.Group, Kind: kind}}, dyn.Resource(gvr).Namespace)
 }
 
 // transformIstioConfig keeps the spec, the object's identity, creation
@@ -83,24 +84,27 @@ func transformIstioConfig(obj any) (any, error) {
 	return out, nil
 }
 
-// policies reads the policy caches of one cluster.
-func (w *watcher) policies(cluster string) ([]model.DestinationRule, []model.PeerAuthentication, []model.Sidecar, []model.VirtualService) {
-	return w.policiesIn(cluster, w.configRevision())
+// Policies parses the policy caches of one cluster (ID cluster), as the
+// istiod predicted for reads them: the cluster's share of the snapshot's
+// Istio config.
+func (w *Watcher) Policies(cluster string) ([]model.DestinationRule, []model.PeerAuthentication, []model.Sidecar, []model.VirtualService) {
+	return w.PoliciesIn(cluster, w.ConfigRevision())
 }
 
-// policiesIn reads the policies the istiod of revision rev reads.
-func (w *watcher) policiesIn(cluster, rev string) ([]model.DestinationRule, []model.PeerAuthentication, []model.Sidecar, []model.VirtualService) {
+// PoliciesIn parses the policies the istiod of revision rev reads (another
+// revision of a primary: a control plane of its own, model.RevisionPlane).
+func (w *Watcher) PoliciesIn(cluster, rev string) ([]model.DestinationRule, []model.PeerAuthentication, []model.Sidecar, []model.VirtualService) {
 	return readIstioConfig(w.destinationRules, cluster, rev, parseDestinationRule),
 		readIstioConfig(w.peerAuthentications, cluster, rev, parsePeerAuthentication),
 		readIstioConfig(w.sidecars, cluster, rev, parseSidecar),
 		readIstioConfig(w.virtualServices, cluster, rev, parseVirtualService)
 }
 
-// configRevision is the REVISION of the istiod meshscope predicts for in
+// ConfigRevision is the REVISION of the istiod meshscope predicts for in
 // this cluster (model.Cluster.EffectiveRevision of --revision: the one
 // asked where it runs, else the default revision, else the only one; Helm
 // sets REVISION=default for a revision-less istiod).
-func (w *watcher) configRevision() string {
+func (w *Watcher) ConfigRevision() string {
 	requested := ""
 	if w.opts != nil {
 		requested = w.opts.Revision

@@ -1,4 +1,4 @@
-package collector
+package watch
 
 import (
 	"github.com/meshscope/meshscope/model"

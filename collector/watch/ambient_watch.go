@@ -1,4 +1,4 @@
-package collector
+package watch
 
 import (
 	"github.com/meshscope/meshscope/collector/build"
@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
+	kwatch "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 )
@@ -28,13 +28,14 @@ const resGateways = "gateways"
 // again whether it has it now.
 var gatewayAbsentRecheck = 30 * time.Second
 
-// addGatewayInformer watches Gateway API Gateways (optional). istiod reads
+// AddGatewayInformer watches Gateway API Gateways (optional). istiod reads
 // them in every cluster of the mesh, remote ones included: an east-west
 // gateway is declared in the cluster it runs in. A cluster without Gateway
 // API's CRDs is not an error: it has no Gateways (see gatewayListWatch).
-func (w *watcher) addGatewayInformer(dyn dynamic.Interface) {
-	lw, present := gatewayListWatch(dyn.Resource(gvrGateways).Namespace(metav1.NamespaceAll))
-	w.gateways = w.add(resGateways, false, &unstructured.Unstructured{}, transformGateway, lw)
+func (w *Watcher) AddGatewayInformer(dyn dynamic.Interface) {
+	sc := scope{kind: schema.GroupKind{Group: gvrGateways.Group, Kind: "Gateway"}}
+	lw, present := gatewayListWatch(dyn.Resource(gvrGateways).Namespace(sc.namespace))
+	w.gateways = w.add(resGateways, false, &unstructured.Unstructured{}, transformGateway, sc, lw)
 	w.gatewayAPI = present
 }
 
@@ -59,7 +60,7 @@ func gatewayListWatch(c dynamic.ResourceInterface) (*cache.ListWatch, *atomic.Bo
 			}
 			return l, err
 		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (kwatch.Interface, error) {
 			if !absent.Load() {
 				// Real API servers stream the initial state through this
 				// watch (watch-list): no List is made when it works.
@@ -81,13 +82,13 @@ func gatewayListWatch(c dynamic.ResourceInterface) (*cache.ListWatch, *atomic.Bo
 
 // quietWatch delivers no events and ends after d (or with ctx).
 type quietWatch struct {
-	ch   chan watch.Event
+	ch   chan kwatch.Event
 	stop chan struct{}
 	done atomic.Bool
 }
 
 func newQuietWatch(ctx context.Context, d time.Duration) *quietWatch {
-	q := &quietWatch{ch: make(chan watch.Event), stop: make(chan struct{})}
+	q := &quietWatch{ch: make(chan kwatch.Event), stop: make(chan struct{})}
 	go func() {
 		t := time.NewTimer(d)
 		defer t.Stop()
@@ -107,7 +108,7 @@ func (q *quietWatch) Stop() {
 	}
 }
 
-func (q *quietWatch) ResultChan() <-chan watch.Event { return q.ch }
+func (q *quietWatch) ResultChan() <-chan kwatch.Event { return q.ch }
 
 // transformGateway keeps what istiod reads of a Gateway: its ambient index
 // (pilot/pkg/serviceregistry/ambient/networks.go) class, network label,

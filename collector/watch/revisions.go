@@ -1,4 +1,4 @@
-package collector
+package watch
 
 import (
 	"maps"
@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/meshscope/meshscope/collector/internal/errs"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -26,9 +27,9 @@ const resRevisionTags = "revision tags"
 // addRevisionTagInformer watches the revision tags. Optional: without the
 // permission, a namespace labelled for a tag cannot be told from one
 // labelled for a revision no istiod runs.
-func (w *watcher) addRevisionTagInformer(client kubernetes.Interface) {
-	w.tags = w.add(resRevisionTags, false, &admissionv1.MutatingWebhookConfiguration{}, transformRevisionTag,
-		listWatch[*admissionv1.MutatingWebhookConfigurationList](client.AdmissionregistrationV1().MutatingWebhookConfigurations(), "", model.LabelTag))
+func (w *Watcher) addRevisionTagInformer(client kubernetes.Interface) {
+	w.tags = addInformer[*admissionv1.MutatingWebhookConfigurationList](w, resRevisionTags, false, &admissionv1.MutatingWebhookConfiguration{}, transformRevisionTag,
+		scope{selector: model.LabelTag}, clusterScoped(client.AdmissionregistrationV1().MutatingWebhookConfigurations))
 	// istiod patches its webhooks' CA bundles: only the labels matter.
 	w.tags.unchanged = func(old, cur any) bool {
 		o, ok1 := old.(*admissionv1.MutatingWebhookConfiguration)
@@ -54,7 +55,7 @@ func transformRevisionTag(obj any) (any, error) {
 // and the Services of the system namespace labelled istio.io/tag, which
 // newer istioctl writes instead and which win over a webhook of the same
 // tag (pkg/revisions/tag_watcher.go GetMyTags, isTagService).
-func (w *watcher) revisionTags() []model.RevisionTag {
+func (w *Watcher) revisionTags() []model.RevisionTag {
 	byTag := map[string]string{}
 	if w.tags != nil {
 		for _, o := range w.tags.store().List() {
@@ -87,7 +88,7 @@ func (w *watcher) revisionTags() []model.RevisionTag {
 // revisionConfigs reads, for each revision, the ConfigMap its istiod reads
 // (istio, or istio-REV). Parsed texts are cached: the snapshot is rebuilt
 // far more often than mesh config changes.
-func (w *watcher) revisionConfigs(ns string, revisions []string) []model.RevisionConfig {
+func (w *Watcher) revisionConfigs(ns string, revisions []string) []model.RevisionConfig {
 	if w.configMaps == nil || len(revisions) == 0 {
 		return nil
 	}
@@ -120,11 +121,11 @@ func parseRevisionConfig(mesh, networks string) model.RevisionConfig {
 	var rc model.RevisionConfig
 	mc, err := model.ParseMeshConfig(mesh)
 	if err != nil {
-		rc.Error = oneLine(err.Error())
+		rc.Error = errs.OneLine(err.Error())
 	}
 	rc.ServiceSettings, rc.DiscoverySelectors = mc.ServiceSettings, mc.DiscoverySelectors
 	if mn, err := model.ParseMeshNetworks(networks); err != nil {
-		rc.Error = oneLine("meshNetworks: " + err.Error())
+		rc.Error = errs.OneLine("meshNetworks: " + err.Error())
 	} else if len(mn.Networks) > 0 {
 		rc.MeshNetworks = mn
 	}
@@ -138,11 +139,11 @@ func parseRevisionConfig(mesh, networks string) model.RevisionConfig {
 	return rc
 }
 
-// configOfOtherRevisions lists, by revision, the Istio config objects
+// ConfigOfOtherRevisions lists, by revision, the Istio config objects
 // ("DestinationRule sample/x") labelled istio.io/rev for a revision other
 // than rev: the istiod meshscope predicts for ignores them, as its real
 // istiod does, and a reader must be able to see that they exist.
-func (w *watcher) configOfOtherRevisions(rev string) map[string][]string {
+func (w *Watcher) ConfigOfOtherRevisions(rev string) map[string][]string {
 	var out map[string][]string
 	for _, src := range []struct {
 		h    *informerHealth

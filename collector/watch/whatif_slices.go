@@ -1,4 +1,4 @@
-package collector
+package watch
 
 import (
 	"fmt"
@@ -10,13 +10,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 )
 
 // A real change of a Service's selector or ports, or of a pod's labels,
 // readiness or address, reaches istiod through the EndpointSlices the
-// endpoint controller rewrites. A what-if has no controller: endpointSlices
+// endpoint controller rewrites. A what-if has no controller: EndpointSlices
 // plays its part on the overlays of one cluster, for the Services of the
 // namespaces the changes touch — each Service with a selector gets the
 // EndpointSlice the controller would write (its pods: matching, with an
@@ -24,41 +25,43 @@ import (
 // differs; a deleted Service loses its slices (they are its own). A
 // Service whose EndpointSlices the changes give explicitly is left alone.
 
-// endpointSlices brings the overlays of w's slices (cluster names it) in line with its
-// (overlaid) Services and Pods in the namespaces touched; it returns what
-// it rewrote, for the what-if's notes.
-func (w *watcher) endpointSlices(cluster string, overlays map[*informerHealth]*overlayStore, changes []Change) []string {
+// EndpointSlices brings the overlay's slices in line with its (overlaid)
+// Services and Pods in the namespaces the changed objects touch, as the
+// endpoint controller would; it returns what it rewrote, for the
+// what-if's notes. Call it once all of the cluster's changes are applied.
+func (o *Overlay) EndpointSlices(changed []*unstructured.Unstructured) []string {
+	w, cluster := o.w, o.cluster
 	if w.slices == nil || w.services == nil || w.pods == nil {
 		return nil
 	}
 	touched, given := map[string]bool{}, map[string]bool{}
-	for _, ch := range changes {
-		ns := ch.Object.GetNamespace()
-		switch ch.Object.GroupVersionKind().GroupKind().String() {
+	for _, obj := range changed {
+		ns := obj.GetNamespace()
+		switch obj.GroupVersionKind().GroupKind().String() {
 		case "Service", "Pod":
 			touched[ns] = true
 		case "EndpointSlice.discovery.k8s.io":
-			given[ns+"/"+ch.Object.GetLabels()[discoveryv1.LabelServiceName]] = true
+			given[ns+"/"+obj.GetLabels()[discoveryv1.LabelServiceName]] = true
 		}
 	}
 	if len(touched) == 0 {
 		return nil
 	}
-	svcs, pods := w.services.storeWith(overlays), w.pods.storeWith(overlays)
-	ov := overlays[w.slices]
+	svcs, pods := o.storeOf(w.services), o.storeOf(w.pods)
+	ov := o.stores[w.slices]
 	if ov == nil {
 		ov = newOverlayStore(w.slices.store())
 	}
 	bySvc := map[string][]*build.Slice{}
-	for _, o := range ov.List() {
-		if s, ok := o.(*build.Slice); ok && touched[s.Namespace] && s.Service != "" {
+	for _, obj := range ov.List() {
+		if s, ok := obj.(*build.Slice); ok && touched[s.Namespace] && s.Service != "" {
 			bySvc[s.Namespace+"/"+s.Service] = append(bySvc[s.Namespace+"/"+s.Service], s)
 		}
 	}
 	live := map[string]bool{}
 	var notes []string
-	for _, o := range svcs.List() {
-		svc, ok := o.(*corev1.Service)
+	for _, obj := range svcs.List() {
+		svc, ok := obj.(*corev1.Service)
 		if !ok || !touched[svc.Namespace] || len(svc.Spec.Selector) == 0 {
 			continue
 		}
@@ -98,17 +101,9 @@ func (w *watcher) endpointSlices(cluster string, overlays map[*informerHealth]*o
 		}
 	}
 	if len(ov.put)+len(ov.deleted) > 0 {
-		overlays[w.slices] = ov
+		o.stores[w.slices] = ov
 	}
 	return notes
-}
-
-// storeWith is what the informer holds with the what-if's overlay, if any.
-func (h *informerHealth) storeWith(overlays map[*informerHealth]*overlayStore) storeReader {
-	if ov := overlays[h]; ov != nil {
-		return ov
-	}
-	return h.store()
 }
 
 // controllerSlice is the EndpointSlice the endpoint controller writes for

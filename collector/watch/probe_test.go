@@ -1,6 +1,7 @@
-package collector
+package watch
 
 import (
+	"github.com/meshscope/meshscope/collector/internal/errs"
 	"github.com/meshscope/meshscope/model"
 
 	"context"
@@ -14,7 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// defaultProbe and classify against a real HTTP server through a real
+// defaultProbe and errs.Classify against a real HTTP server through a real
 // client-go client: the errors a dead, distrusted or credential-rejecting
 // API server really produces become the right sentences.
 func TestDefaultProbeClassifiesRealErrors(t *testing.T) {
@@ -30,14 +31,14 @@ func TestDefaultProbeClassifiesRealErrors(t *testing.T) {
 	srv := httptest.NewTLSServer(h)
 	defer srv.Close()
 
-	probe := func(cfg *rest.Config) problem {
+	probe := func(cfg *rest.Config) errs.Problem {
 		c, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		return classify(defaultProbe(ctx, c), "the API server")
+		return errs.Classify(defaultProbe(ctx, c), "the API server")
 	}
 	good := &rest.Config{Host: srv.URL, BearerToken: "good-token-123", TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
 	if p := probe(good); p.Kind != "" {
@@ -78,7 +79,7 @@ func TestDefaultProbeBlackholed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	p := classify(defaultProbe(ctx, c), "")
+	p := errs.Classify(defaultProbe(ctx, c), "")
 	if p.Kind != model.ErrUnreachable || time.Since(start) > 2*time.Second {
 		t.Fatalf("blackholed: %+v after %s", p, time.Since(start))
 	}

@@ -1,14 +1,14 @@
-package collector
+package watch
 
 import (
 	"github.com/meshscope/meshscope/model"
 
 	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
@@ -90,18 +90,20 @@ func transformIstiodPod(obj any) (any, error) {
 // whether an istiod runs in this cluster and which root it publishes: the
 // istiod Pods and ConfigMap istio-ca-root-cert. Both are optional (a
 // missing permission is a warning).
-func (w *watcher) addControlPlaneInformers(client kubernetes.Interface, ns string) {
+func (w *Watcher) addControlPlaneInformers(client kubernetes.Interface, ns string) {
 	core := client.CoreV1()
-	w.istiods = w.add(resIstiodPods, false, &corev1.Pod{}, transformIstiodPod,
-		listWatch[*corev1.PodList](core.Pods(ns), "", istiodPodLabel))
-	w.rootCerts = w.add(resRootCert, false, &corev1.ConfigMap{}, transformRootCert,
-		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), fields.OneTermEqualSelector("metadata.name", model.RootCertConfigMap).String(), ""))
+	w.istiods = addInformer[*corev1.PodList](w, resIstiodPods, false, &corev1.Pod{}, transformIstiodPod,
+		scope{namespace: ns, selector: istiodPodLabel}, core.Pods)
+	w.rootCerts = addInformer[*corev1.ConfigMapList](w, resRootCert, false, &corev1.ConfigMap{}, transformRootCert,
+		scope{namespace: ns, name: model.RootCertConfigMap}, core.ConfigMaps)
 	w.rootCerts.unchanged = unchangedRootCert
 	w.addRevisionTagInformer(client)
 }
 
-// controlPlaneFacts fills what the control-plane informers know into c.
-func (w *watcher) controlPlaneFacts(c *model.Cluster, ns string) {
+// ControlPlaneFacts fills what the control-plane informers know into c:
+// its istiods, root certificates, revision tags and configs, and what it
+// may not read, which the diagnosis reports per cluster.
+func (w *Watcher) ControlPlaneFacts(c *model.Cluster, ns string) {
 	c.RootCerts, c.RootCertError = w.rootCertsOf(ns)
 	w.mu.Lock()
 	if w.secrets != nil {
@@ -125,4 +127,21 @@ func (w *watcher) controlPlaneFacts(c *model.Cluster, ns string) {
 	sort.Slice(c.Istiods, func(i, j int) bool { return c.Istiods[i].Name < c.Istiods[j].Name })
 	c.RevisionTags = w.revisionTags()
 	c.RevisionConfigs = w.revisionConfigs(ns, c.Revisions())
+}
+
+// istiodClusterID reads the cluster ID an istiod container runs with: its
+// --clusterID flag, else its CLUSTER_ID environment variable (pilot-discovery
+// defines the flag with the variable as its default).
+func istiodClusterID(env map[string]string, args []string) string {
+	for i, a := range args {
+		for _, flag := range []string{"--clusterID", "-clusterID"} {
+			if v, ok := strings.CutPrefix(a, flag+"="); ok {
+				return v
+			}
+			if a == flag && i+1 < len(args) {
+				return args[i+1]
+			}
+		}
+	}
+	return env["CLUSTER_ID"]
 }

@@ -1,6 +1,7 @@
-package collector
+package watch
 
 import (
+	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 
 	"testing"
@@ -11,7 +12,7 @@ import (
 // the rule's policy; a subset's fields override the rule's, all of them
 // when the subset has settings for the port.
 func TestDestinationRuleLBFor(t *testing.T) {
-	dr := parseDestinationRule("c1", istioObj(t, `apiVersion: networking.istio.io/v1
+	dr := parseDestinationRule("c1", meshtest.IstioObject(t, `apiVersion: networking.istio.io/v1
 kind: DestinationRule
 metadata: {name: hw, namespace: sample}
 spec:
@@ -74,7 +75,7 @@ spec:
 // minHealthPercent travels with its outlierDetection: a subset's outlier
 // detection replaces the rule's, minHealthPercent included.
 func TestLBForMinHealthPercent(t *testing.T) {
-	dr := parseDestinationRule("c1", istioObj(t, `apiVersion: networking.istio.io/v1
+	dr := parseDestinationRule("c1", meshtest.IstioObject(t, `apiVersion: networking.istio.io/v1
 kind: DestinationRule
 metadata: {name: hw, namespace: sample}
 spec:

@@ -1,4 +1,4 @@
-package collector
+package watch
 
 import (
 	"github.com/meshscope/meshscope/collector/build"
@@ -227,5 +227,51 @@ func TestResourceVersionNumber(t *testing.T) {
 	x, y := in.resourceVersionNumber("abc"), in.resourceVersionNumber("abd")
 	if x == y || x != in.resourceVersionNumber("abc") || x < 1<<63 {
 		t.Fatalf("opaque versions: %d %d", x, y)
+	}
+}
+
+func TestStripTransforms(t *testing.T) {
+	s := meshtest.Service("a", "b", 80)
+	s.Annotations["networking.istio.io/exportTo"] = "."
+	_, _ = transformService(s)
+	if s.ManagedFields != nil || len(s.Annotations) != 1 {
+		t.Fatalf("service not stripped: %+v", s.ObjectMeta)
+	}
+	// Pods are cached as build.Pod: identity, node, all labels (any label
+	// may be selected by Istio config), and pods with the same labels share
+	// one label map.
+	in := newInterner()
+	p1, p2, p3 := meshtest.Pod("a", "p1", "1.1.1.1", "", true), meshtest.Pod("a", "p2", "1.1.1.2", "", true), meshtest.Pod("a", "p3", "1.1.1.3", "", true)
+	p3.Labels["pod-template-hash"] = "y"
+	p1.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	o1, _ := in.transformPod(p1)
+	o2, _ := in.transformPod(p2)
+	o3, _ := in.transformPod(p3)
+	c1, c2, c3 := o1.(*build.Pod), o2.(*build.Pod), o3.(*build.Pod)
+	if c1.Name != "p1" || c1.Namespace != "a" || c1.NodeName != "node1" || c1.Labels["pod-template-hash"] != "abc" || c1.Labels["app"] == "" {
+		t.Fatalf("cached pod: %+v", c1)
+	}
+	if c1.IP.String() != "1.1.1.1" || !c1.InEndpoints || c2.InEndpoints {
+		t.Errorf("pod address and readiness: %+v / %+v", c1, c2)
+	}
+	if reflect.ValueOf(c1.Labels).Pointer() != reflect.ValueOf(c2.Labels).Pointer() {
+		t.Error("pods with the same labels should share one map")
+	}
+	if reflect.ValueOf(c1.Labels).Pointer() == reflect.ValueOf(c3.Labels).Pointer() || c3.Labels["pod-template-hash"] != "y" {
+		t.Error("pods with other labels need a map of their own")
+	}
+}
+
+// An endpoint whose pod is not (yet) in the cache is marked: istiod skips it.
+func TestEndpointWithoutPod(t *testing.T) {
+	v := build.Caches{
+		Services: []*corev1.Service{meshtest.Service("sample", "hw", 80)},
+		Slices:   []*build.Slice{cacheSlice(meshtest.EndpointSlice("sample", "hw", "hw-1", 80, map[string]string{"ghost": "10.0.0.9"}))},
+		Pod:      func(string) *build.Pod { return nil },
+	}
+	p := build.BuildPart(v, "c1", nil)
+	eps := p.Services["hw.sample.svc.cluster.local"].Endpoints
+	if len(eps) != 1 || !eps[0].PodMissing || eps[0].Pod != "ghost" || eps[0].Network != "" {
+		t.Fatalf("endpoints = %+v", eps)
 	}
 }

@@ -1,6 +1,7 @@
-package collector
+package watch
 
 import (
+	"encoding/json"
 	"slices"
 	"sort"
 
@@ -10,12 +11,13 @@ import (
 )
 
 // The watcher's read side: what the Registry reads of a watcher's caches.
-// view hands them to the build (package collector/build), which takes
+// View hands them to the build (package collector/build), which takes
 // plain objects and so also builds from caches that did not come from
 // informers.
 
-// view is the cluster's caches as the build's input.
-func (w *watcher) view(systemNamespace string) build.Caches {
+// View is the cluster's caches as the build's input: the build reads
+// plain objects, never an informer.
+func (w *Watcher) View(systemNamespace string) build.Caches {
 	v := build.Caches{}
 	for _, o := range w.services.store().List() {
 		if s, ok := o.(*corev1.Service); ok {
@@ -94,21 +96,45 @@ func (w *watcher) view(systemNamespace string) build.Caches {
 	return v
 }
 
-// meshNetworksRaw returns the meshNetworks text of the mesh ConfigMap
+// MeshNetworks returns the meshNetworks text of the mesh ConfigMap
 // ("istio", or "istio-<revision>"), if any.
-func (w *watcher) meshNetworksRaw(ns string) string {
+func (w *Watcher) MeshNetworks(ns string) string {
 	text, _ := w.meshConfigMapKey(ns, meshNetworksKey)
 	return text
 }
 
+// RemoteSecrets are the remote secrets the watcher holds (none when it
+// does not watch them): what planning parses for the clusters they
+// declare.
+func (w *Watcher) RemoteSecrets() []*corev1.Secret {
+	if w.secrets == nil {
+		return nil
+	}
+	var out []*corev1.Secret
+	for _, obj := range w.secrets.store().List() {
+		// Fakes ignore label selectors: keep only what the selector means.
+		if s, ok := obj.(*corev1.Secret); ok && s.Namespace == w.opts.SystemNamespace && s.Labels[model.MultiClusterSecretLabel] == "true" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // meshConfigMapKey returns one key of the mesh ConfigMap, and whether the
 // ConfigMap exists.
-func (w *watcher) meshConfigMapKey(ns, key string) (string, bool) {
-	return w.meshConfigMapKeyIn(ns, key, w.configRevision())
+func (w *Watcher) meshConfigMapKey(ns, key string) (string, bool) {
+	return w.meshConfigMapKeyIn(ns, key, w.ConfigRevision())
+}
+
+// MeshConfigIn returns the mesh config text of revision rev's ConfigMap
+// ("istio", or "istio-REV"), and whether the ConfigMap exists: istiod's
+// defaults apply without one.
+func (w *Watcher) MeshConfigIn(ns, rev string) (string, bool) {
+	return w.meshConfigMapKeyIn(ns, meshConfigKey, rev)
 }
 
 // meshConfigMapKeyIn is meshConfigMapKey of revision rev's ConfigMap.
-func (w *watcher) meshConfigMapKeyIn(ns, key, rev string) (string, bool) {
+func (w *Watcher) meshConfigMapKeyIn(ns, key, rev string) (string, bool) {
 	o, ok, _ := w.configMaps.store().GetByKey(ns + "/" + model.MeshConfigMapName(rev))
 	if !ok {
 		return "", false
@@ -120,10 +146,10 @@ func (w *watcher) meshConfigMapKeyIn(ns, key, rev string) (string, bool) {
 	return cm.Data[key], true
 }
 
-// istiodClusterIDs are the distinct CLUSTER_IDs of the istiod pods (of the
+// IstiodClusterIDs are the distinct CLUSTER_IDs of the istiod pods (of the
 // revision, when one is given and runs here: elsewhere the cluster is
 // predicted for its default revision) in the system namespace, sorted.
-func (w *watcher) istiodClusterIDs(ns, revision string) []string {
+func (w *Watcher) IstiodClusterIDs(ns, revision string) []string {
 	if w.istiods == nil {
 		return nil
 	}
@@ -148,9 +174,9 @@ func (w *watcher) istiodClusterIDs(ns, revision string) []string {
 	return ids
 }
 
-// injectorClusterID is the clusterName of the sidecar injector's values
+// InjectorClusterID is the clusterName of the sidecar injector's values
 // (ConfigMap istio-sidecar-injector, or -REV), "" when none.
-func (w *watcher) injectorClusterID(ns, revision string) string {
+func (w *Watcher) InjectorClusterID(ns, revision string) string {
 	name := injectorConfigMap
 	if revision != "" && revision != "default" {
 		name += "-" + revision
@@ -164,4 +190,29 @@ func (w *watcher) injectorClusterID(ns, revision string) string {
 		return ""
 	}
 	return c.Data[injectorValuesKey]
+}
+
+// The sidecar injector's ConfigMap and the key of its Helm values.
+const (
+	injectorConfigMap = "istio-sidecar-injector"
+	injectorValuesKey = "values"
+)
+
+// injectorValuesClusterName reads global.multiCluster.clusterName from the
+// injector's values (JSON); "" when absent or unreadable.
+func injectorValuesClusterName(values string) string {
+	if values == "" {
+		return ""
+	}
+	var v struct {
+		Global struct {
+			MultiCluster struct {
+				ClusterName string `json:"clusterName"`
+			} `json:"multiCluster"`
+		} `json:"global"`
+	}
+	if err := json.Unmarshal([]byte(values), &v); err != nil {
+		return ""
+	}
+	return v.Global.MultiCluster.ClusterName
 }

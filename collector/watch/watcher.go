@@ -1,7 +1,7 @@
-package collector
+package watch
 
 import (
-	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/collector/internal/errs"
 	"github.com/meshscope/meshscope/model"
 
 	"context"
@@ -16,9 +16,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kwatch "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -40,7 +46,7 @@ type informerHealth struct {
 	name     string
 	required bool // the cluster cannot be "synced" without it
 	inf      cache.SharedIndexInformer
-	lastErr  problem // last watch/list error; cleared by the next event
+	lastErr  errs.Problem // last watch/list error; cleared by the next event
 	// onChange, when set, sees every added, updated or deleted object.
 	onChange func(obj any)
 	// unchanged, when set, tells an update that changes nothing meshscope
@@ -51,6 +57,25 @@ type informerHealth struct {
 	// instead of the informer's store.
 	transform cache.TransformFunc
 	overlay   *overlayStore
+	// scope is what its list-watch selects, and so which objects of a
+	// what-if it holds (overlay.go); selector is scope.selector parsed.
+	// typed says it holds typed objects (core kinds), not unstructured
+	// ones (Istio config, Gateways).
+	scope    scope
+	selector labels.Selector
+	typed    bool
+}
+
+// scope is what an informer's list-watch selects, recorded when add
+// registers it: the list-watch is made from it, and a what-if routes a
+// changed object to the informers whose scope selects it.
+type scope struct {
+	// kind is the objects' group and kind: taken from the informer's
+	// example object when it is typed, given for unstructured ones.
+	kind schema.GroupKind
+	// namespace and name narrow it ("" for any); selector is its label
+	// selector ("" for every object).
+	namespace, name, selector string
 }
 
 // storeReader is what the read side takes of an informer's store.
@@ -69,21 +94,40 @@ func (h *informerHealth) store() storeReader {
 	return h.inf.GetStore()
 }
 
-// watcher runs the informers of one cluster and tracks its health. It only
+// Config is what a watcher needs of the Registry's options: the one
+// place they are read from (the Registry's Options), passed down.
+type Config struct {
+	// SystemNamespace is istiod's namespace; Revision the --revision
+	// meshscope predicts for; DisableNodes leaves Nodes unwatched.
+	SystemNamespace string
+	Revision        string
+	DisableNodes    bool
+	// SyncTimeout, HealthInterval and HealthTimeout are the Registry's
+	// (Options); Probe, when set, replaces the /version probe (tests make
+	// it fail).
+	SyncTimeout    time.Duration
+	HealthInterval time.Duration
+	HealthTimeout  time.Duration
+	Probe          func(ctx context.Context, c kubernetes.Interface) error
+}
+
+// Watcher runs the informers of one cluster and tracks its health. It only
 // lists and watches. The Registry creates one per cluster and replaces it
-// (stop, start) when the cluster's credentials change.
-type watcher struct {
+// (stop, start) when the cluster's credentials change; what it reads of
+// the caches is in watcher_view.go, the object parsers' files, and a
+// what-if's overlays (overlay.go).
+type Watcher struct {
 	client kubernetes.Interface
-	opts   *Options
+	opts   *Config
 	log    *slog.Logger
-	redact redactor
+	redact errs.Redactor
 	// notify tells the Registry that something changed (publish soon);
 	// onSecrets that remote secrets changed (reconcile sources).
 	notify    func()
 	onSecrets func()
 
 	cancel context.CancelFunc
-	// onSyncHook, set before start, runs a reconcile synchronously at the
+	// onSyncHook, given to Start, runs a reconcile synchronously at the
 	// first sync (context clusters: their secrets and ID sources).
 	onSyncHook func()
 
@@ -98,17 +142,13 @@ type watcher struct {
 	gatewayAPI *atomic.Bool
 
 	// dirty is set by every event and cleared by the snapshot builder
-	// before it reads the caches; part is that builder's cached result.
+	// before it reads the caches (Dirty, TakeDirty).
 	dirty atomic.Bool
-	part  atomic.Pointer[build.Part]
-	// changed marks a what-if's shadow whose overlays change something
-	// (overlay.go): its part is rebuilt, never taken from the live one.
-	changed bool
 
 	mu          sync.Mutex
 	startedAt   time.Time
-	probed      bool    // the API server answered at least once
-	probeErr    problem // last probe result (zero: healthy)
+	probed      bool         // the API server answered at least once
+	probeErr    errs.Problem // last probe result (zero: healthy)
 	timedOut    bool
 	syncedAt    time.Time
 	lastEventAt time.Time
@@ -117,8 +157,14 @@ type watcher struct {
 	kick        chan struct{}
 }
 
-func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, red redactor, withSecrets bool, notify, onSecrets func()) *watcher {
-	w := &watcher{
+// New makes the watcher of one cluster with the informers every cluster
+// has (the Add… methods add the ones only some have); nothing runs before
+// Start. red cleans the sentences of its errors of the cluster's
+// credentials; withSecrets watches the remote secrets (context clusters);
+// notify is called on every change worth a new snapshot, onSecrets on
+// every change planning reads (remote secrets, istiod pods, the injector).
+func New(client kubernetes.Interface, opts *Config, log *slog.Logger, red errs.Redactor, withSecrets bool, notify, onSecrets func()) *Watcher {
+	w := &Watcher{
 		client: client, opts: opts, log: log, redact: red,
 		notify: notify, onSecrets: onSecrets,
 		kick: make(chan struct{}, 1),
@@ -126,33 +172,27 @@ func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, re
 	ns := opts.SystemNamespace
 	core := client.CoreV1()
 	disc := client.DiscoveryV1()
-	w.services = w.add(resServices, true, &corev1.Service{}, transformService,
-		listWatch[*corev1.ServiceList](core.Services(metav1.NamespaceAll), "", ""))
+	w.services = addInformer[*corev1.ServiceList](w, resServices, true, &corev1.Service{}, transformService, scope{}, core.Services)
 	// Slices and pods are cached as slim types of our own, sharing one
 	// interner (namespaces, node names, zones, label sets).
 	in := newInterner()
-	w.slices = w.add(resEndpointSlices, true, &discoveryv1.EndpointSlice{}, in.transformEndpointSlice,
-		listWatch[*discoveryv1.EndpointSliceList](disc.EndpointSlices(metav1.NamespaceAll), "", ""))
-	w.pods = w.add(resPods, true, &corev1.Pod{}, in.transformPod,
-		listWatch[*corev1.PodList](core.Pods(metav1.NamespaceAll), "", ""))
+	w.slices = addInformer[*discoveryv1.EndpointSliceList](w, resEndpointSlices, true, &discoveryv1.EndpointSlice{}, in.transformEndpointSlice, scope{}, disc.EndpointSlices)
+	w.pods = addInformer[*corev1.PodList](w, resPods, true, &corev1.Pod{}, in.transformPod, scope{}, core.Pods)
 	// Namespaces: the system namespace's network label, and every
 	// namespace's labels — for meshConfig discoverySelectors (which
 	// namespaces istiod reads) and ambient (which namespaces are in
 	// ambient mode; serviceScopeConfigs select on namespace labels). A few
 	// hundred small objects.
-	w.namespaces = w.add(resNamespaces, false, &corev1.Namespace{}, transformNamespace,
-		listWatch[*corev1.NamespaceList](core.Namespaces(), "", ""))
+	w.namespaces = addInformer[*corev1.NamespaceList](w, resNamespaces, false, &corev1.Namespace{}, transformNamespace, scope{}, clusterScoped(core.Namespaces))
 	w.namespaces.unchanged = unchangedNamespace
 	if !opts.DisableNodes {
-		w.nodes = w.add(resNodes, false, &corev1.Node{}, transformNode,
-			listWatch[*corev1.NodeList](core.Nodes(), "", ""))
+		w.nodes = addInformer[*corev1.NodeList](w, resNodes, false, &corev1.Node{}, transformNode, scope{}, clusterScoped(core.Nodes))
 		w.nodes.unchanged = unchangedNode
 	}
 	// The system namespace's ConfigMaps: the mesh config, meshNetworks and
 	// the sidecar injector's values (a handful of objects; the transform
 	// keeps only the keys meshscope reads).
-	w.configMaps = w.add(resConfigMaps, false, &corev1.ConfigMap{}, transformConfigMap,
-		listWatch[*corev1.ConfigMapList](core.ConfigMaps(ns), "", ""))
+	w.configMaps = addInformer[*corev1.ConfigMapList](w, resConfigMaps, false, &corev1.ConfigMap{}, transformConfigMap, scope{namespace: ns}, core.ConfigMaps)
 	w.configMaps.unchanged = unchangedConfigMap
 	// A change of what names a context cluster (its istiod's CLUSTER_ID,
 	// the injector's clusterName) re-plans the clusters, like a secret.
@@ -164,27 +204,50 @@ func newWatcher(client kubernetes.Interface, opts *Options, log *slog.Logger, re
 		}
 	}
 	if withSecrets {
-		w.secrets = w.add(resSecrets, false, &corev1.Secret{}, transformSecret,
-			listWatch[*corev1.SecretList](core.Secrets(ns), "", model.MultiClusterSecretLabel+"=true"))
+		w.secrets = addInformer[*corev1.SecretList](w, resSecrets, false, &corev1.Secret{}, transformSecret,
+			scope{namespace: ns, selector: model.MultiClusterSecretLabel + "=true"}, core.Secrets)
 	}
 	return w
+}
+
+// selector is a list-watch's label selector (a constant of this package).
+func selector(s string) labels.Selector {
+	sel, err := labels.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return sel
 }
 
 // listWatchable is what every typed client-go resource client offers.
 type listWatchable[L runtime.Object] interface {
 	List(ctx context.Context, opts metav1.ListOptions) (L, error)
-	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (kwatch.Interface, error)
 }
 
-// listWatch lists and watches c, narrowed by a field and a label selector
-// when given (both may be empty).
-func listWatch[L runtime.Object](c listWatchable[L], fieldSel, labelSel string) *cache.ListWatch {
+// addInformer adds an informer whose list-watch is made from its scope:
+// client gives the resource client of a namespace (clusterScoped for
+// cluster-scoped resources), and the scope's name and label selector
+// narrow what it lists and watches.
+func addInformer[L runtime.Object, C listWatchable[L]](w *Watcher, name string, required bool, example runtime.Object, tf cache.TransformFunc, sc scope, client func(namespace string) C) *informerHealth {
+	return w.add(name, required, example, tf, sc, listWatch[L](client(sc.namespace), sc))
+}
+
+// clusterScoped is the client of a cluster-scoped resource as one of a
+// namespace (its scope has none).
+func clusterScoped[C any](client func() C) func(string) C {
+	return func(string) C { return client() }
+}
+
+// listWatch lists and watches c, narrowed by the scope's name (a field
+// selector) and label selector when given.
+func listWatch[L runtime.Object](c listWatchable[L], sc scope) *cache.ListWatch {
 	narrow := func(o *metav1.ListOptions) {
-		if fieldSel != "" {
-			o.FieldSelector = fieldSel
+		if sc.name != "" {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", sc.name).String()
 		}
-		if labelSel != "" {
-			o.LabelSelector = labelSel
+		if sc.selector != "" {
+			o.LabelSelector = sc.selector
 		}
 	}
 	return &cache.ListWatch{
@@ -192,19 +255,32 @@ func listWatch[L runtime.Object](c listWatchable[L], fieldSel, labelSel string) 
 			narrow(&o)
 			return c.List(ctx, o)
 		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (kwatch.Interface, error) {
 			narrow(&o)
 			return c.Watch(ctx, o)
 		},
 	}
 }
 
-func (w *watcher) add(name string, required bool, example runtime.Object, tf cache.TransformFunc, lw *cache.ListWatch) *informerHealth {
+// add registers an informer listing and watching lw, which selects what
+// sc says (addInformer makes lw from sc; a list-watch of its own must
+// select the same).
+func (w *Watcher) add(name string, required bool, example runtime.Object, tf cache.TransformFunc, sc scope, lw *cache.ListWatch) *informerHealth {
 	// The wrapper carries the client's answer to "do you support
 	// watch-list streaming?": real API servers do (less memory at list
 	// time); fake clientsets do not and would never sync without it.
 	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, w.client), example, 0, cache.Indexers{})
-	h := &informerHealth{name: name, required: required, inf: inf, transform: tf}
+	h := &informerHealth{name: name, required: required, inf: inf, transform: tf, scope: sc}
+	if _, isDynamic := example.(*unstructured.Unstructured); !isDynamic {
+		gvks, _, err := scheme.Scheme.ObjectKinds(example)
+		if err != nil {
+			panic(err) // a typed informer of a type client-go does not know
+		}
+		h.scope.kind, h.typed = gvks[0].GroupKind(), true
+	}
+	if sc.selector != "" {
+		h.selector = selector(sc.selector)
+	}
 	_ = inf.SetTransform(tf)
 	_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
 		w.onWatchError(h, err)
@@ -213,7 +289,7 @@ func (w *watcher) add(name string, required bool, example runtime.Object, tf cac
 	event := func(obj any) {
 		w.mu.Lock()
 		w.lastEventAt = time.Now()
-		h.lastErr = problem{}
+		h.lastErr = errs.Problem{}
 		w.mu.Unlock()
 		w.dirty.Store(true)
 		w.notify()
@@ -230,7 +306,7 @@ func (w *watcher) add(name string, required bool, example runtime.Object, tf cac
 			if h.unchanged != nil && h.unchanged(old, obj) {
 				w.mu.Lock()
 				w.lastEventAt = time.Now()
-				h.lastErr = problem{}
+				h.lastErr = errs.Problem{}
 				w.mu.Unlock()
 				return
 			}
@@ -246,8 +322,8 @@ func (w *watcher) add(name string, required bool, example runtime.Object, tf cac
 // the cluster's state by itself (a watch that ends and reconnects is
 // normal); it asks the health probe to look now, which is what makes a
 // dead API server leave "synced" within seconds.
-func (w *watcher) onWatchError(h *informerHealth, err error) {
-	p := w.redact.problem(classify(err, h.name))
+func (w *Watcher) onWatchError(h *informerHealth, err error) {
+	p := w.redact.Redact(errs.Classify(err, h.name))
 	w.mu.Lock()
 	h.lastErr = p
 	w.watchErrors++
@@ -260,9 +336,13 @@ func (w *watcher) onWatchError(h *informerHealth, err error) {
 	w.notify()
 }
 
-// start runs the informers, the sync tracker and the health probe until
-// ctx is done or stop is called.
-func (w *watcher) start(ctx context.Context) {
+// Start runs the informers, the sync tracker and the health probe until
+// ctx is done or Stop is called. onSync, when not nil, runs synchronously
+// at the first sync, before the cluster can be seen as synced: a context
+// cluster plans again there (its secrets and the IDs its istiod uses), so
+// that a settled snapshot lists every cluster already.
+func (w *Watcher) Start(ctx context.Context, onSync func()) {
+	w.onSyncHook = onSync
 	ctx, w.cancel = context.WithCancel(ctx)
 	w.mu.Lock()
 	w.startedAt = time.Now()
@@ -274,23 +354,37 @@ func (w *watcher) start(ctx context.Context) {
 	go w.probeLoop(ctx)
 }
 
-// synced reports whether the initial sync completed.
-func (w *watcher) synced() bool {
+// Synced reports whether the initial sync completed: a swap of watchers
+// shows the old share until the new one has.
+func (w *Watcher) Synced() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return !w.syncedAt.IsZero()
 }
 
-func (w *watcher) stop() {
+// Stop ends the informers and the probe; the caches stay readable.
+func (w *Watcher) Stop() {
 	if w.cancel != nil {
 		w.cancel()
 	}
 }
 
+// Dirty says whether an event came since the last TakeDirty: a what-if
+// reuses a live part only while its caches did not change.
+func (w *Watcher) Dirty() bool { return w.dirty.Load() }
+
+// TakeDirty clears the dirty flag and says whether it was set: the
+// Registry rebuilds a cluster's part only when its caches changed.
+func (w *Watcher) TakeDirty() bool { return w.dirty.Swap(false) }
+
+// MarkDirty makes the next build rebuild the cluster's part (its ID or
+// network may have changed without an event).
+func (w *Watcher) MarkDirty() { w.dirty.Store(true) }
+
 // settled reports whether the initial sync is complete: every required
 // informer synced, and every optional one synced or failed (a missing
 // permission for nodes or secrets must not hold the cluster back).
-func (w *watcher) settled() bool {
+func (w *Watcher) settled() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, h := range w.infs {
@@ -306,7 +400,7 @@ func (w *watcher) settled() bool {
 
 // trackSync stamps syncedAt when the initial sync completes and sets
 // timedOut after SyncTimeout without it.
-func (w *watcher) trackSync(ctx context.Context) {
+func (w *Watcher) trackSync(ctx context.Context) {
 	deadline := time.NewTimer(w.opts.SyncTimeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -348,7 +442,7 @@ func (w *watcher) trackSync(ctx context.Context) {
 // cluster in error with the classified reason; the next success clears it.
 // With the defaults (3 s, 2 s) a dead API server leaves "synced" in at most
 // about 5 s, a blackholed one in about 5 s as well — well within 15 s.
-func (w *watcher) probeLoop(ctx context.Context) {
+func (w *Watcher) probeLoop(ctx context.Context) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	var last time.Time
@@ -370,7 +464,11 @@ func (w *watcher) probeLoop(ctx context.Context) {
 		}
 		last = time.Now()
 		pctx, cancel := context.WithTimeout(ctx, w.opts.HealthTimeout)
-		err := w.opts.Probe(pctx, w.client)
+		probe := w.opts.Probe
+		if probe == nil {
+			probe = defaultProbe
+		}
+		err := probe(pctx, w.client)
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -386,14 +484,41 @@ func (w *watcher) probeLoop(ctx context.Context) {
 	}
 }
 
-func (w *watcher) recordProbe(err error) {
-	var p problem
+// defaultProbe asks the API server for /version: open to every user by
+// default, cheap, and it fails with 401 when credentials are revoked.
+func defaultProbe(ctx context.Context, c kubernetes.Interface) error {
+	d := c.Discovery()
+	if d == nil {
+		return nil
+	}
+	if rc := d.RESTClient(); rc != nil {
+		if r, ok := rc.(*rest.RESTClient); !ok || r != nil {
+			return rc.Get().AbsPath("/version").Do(ctx).Error()
+		}
+	}
+	// Fakes have no REST client: ServerVersion goes through their
+	// reactors. It takes no context, so wait for it with one.
+	ch := make(chan error, 1)
+	go func() {
+		_, err := d.ServerVersion()
+		ch <- err
+	}()
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (w *Watcher) recordProbe(err error) {
+	var p errs.Problem
 	if err != nil {
-		p = w.redact.problem(classify(err, "the API server"))
+		p = w.redact.Redact(errs.Classify(err, "the API server"))
 		if p.Kind == model.ErrForbidden {
 			// /version is open to everyone by default; a 403 here still
 			// means the server answers, so it is not a health failure.
-			p = problem{}
+			p = errs.Problem{}
 		}
 	}
 	w.mu.Lock()
@@ -408,7 +533,7 @@ func (w *watcher) recordProbe(err error) {
 		// Forbidden stays until the informer sees an event.
 		for _, h := range w.infs {
 			if h.inf.HasSynced() && h.lastErr.Kind != model.ErrForbidden {
-				h.lastErr = problem{}
+				h.lastErr = errs.Problem{}
 			}
 		}
 	}
@@ -424,8 +549,9 @@ func (w *watcher) recordProbe(err error) {
 	}
 }
 
-// status derives the cluster's state from the facts gathered so far.
-func (w *watcher) status(c *model.Cluster) {
+// Status fills the cluster's state, sync and watch health from the facts
+// gathered so far: the Registry knows the cluster, the watcher its health.
+func (w *Watcher) Status(c *model.Cluster) {
 	settled := w.settled()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -484,7 +610,7 @@ func (w *watcher) status(c *model.Cluster) {
 	}
 }
 
-func (w *watcher) unsyncedLocked() []string {
+func (w *Watcher) unsyncedLocked() []string {
 	var out []string
 	for _, h := range w.infs {
 		if !h.inf.HasSynced() {

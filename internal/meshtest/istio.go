@@ -1,0 +1,40 @@
+package meshtest
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"sigs.k8s.io/yaml"
+)
+
+// IstioObject is an object written as YAML (Istio config, a Gateway), as
+// the dynamic client hands it over.
+func IstioObject(t testing.TB, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// GatewaysGVR is the resource of Gateway API Gateways, for a test that
+// changes them in a FakeIstio.
+var GatewaysGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
+
+// FakeIstio is a dynamic client holding Istio config objects and Gateways
+// (the kinds of list a fake cannot guess are given).
+func FakeIstio(objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
+	istio := func(group, resource string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: group, Version: "v1", Resource: resource}
+	}
+	kinds := map[schema.GroupVersionResource]string{
+		istio("networking.istio.io", "destinationrules"): "DestinationRuleList", istio("security.istio.io", "peerauthentications"): "PeerAuthenticationList",
+		istio("networking.istio.io", "serviceentries"): "ServiceEntryList", istio("networking.istio.io", "workloadentries"): "WorkloadEntryList", GatewaysGVR: "GatewayList",
+		istio("networking.istio.io", "sidecars"): "SidecarList", istio("networking.istio.io", "virtualservices"): "VirtualServiceList",
+	}
+	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, objs...)
+}
