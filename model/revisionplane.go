@@ -22,10 +22,10 @@ import (
 // predicts per control plane (explain, doctor, the UI's streams) predicts
 // per revision too.
 
-// RevisionSeparator joins a config cluster and a revision in a control
+// revisionSeparator joins a config cluster and a revision in a control
 // plane's name (cluster1@canary); a viewpoint names its control plane
 // after its own @ (cluster1/network1@cluster1@canary).
-const RevisionSeparator = "@"
+const revisionSeparator = "@"
 
 // JoinControlPlane names the control plane of revision rev of cluster
 // (cluster alone when rev is "").
@@ -33,13 +33,13 @@ func JoinControlPlane(cluster, rev string) string {
 	if rev == "" {
 		return cluster
 	}
-	return cluster + RevisionSeparator + rev
+	return cluster + revisionSeparator + rev
 }
 
 // SplitControlPlane splits a control plane's name into its config cluster
 // and revision ("" for the predicted one).
 func SplitControlPlane(cp string) (cluster, rev string) {
-	cluster, rev, _ = strings.Cut(cp, RevisionSeparator)
+	cluster, rev, _ = strings.Cut(cp, revisionSeparator)
 	return cluster, rev
 }
 

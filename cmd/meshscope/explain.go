@@ -286,6 +286,16 @@ func explainViewpoints(snap *model.Snapshot, from []string, allViews bool) ([]xd
 			if err != nil {
 				return nil, err
 			}
+			if _, ok := snap.CanonicalControlPlane(vp.ControlPlane); !ok {
+				// @cluster1@canary where no canary runs: nothing would
+				// predict it.
+				cluster, rev := model.SplitControlPlane(vp.ControlPlane)
+				revs := "none seen"
+				if c := snap.ClusterByID(cluster); c != nil && len(c.Revisions()) > 0 {
+					revs = strings.Join(c.Revisions(), ", ")
+				}
+				return nil, fmt.Errorf("--from %s: no istiod of revision %s runs in %s (revisions there: %s)", f, rev, cluster, revs)
+			}
 			vps = append(vps, vp)
 		}
 		return vps, nil
