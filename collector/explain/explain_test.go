@@ -74,70 +74,6 @@ func TestCompareDifferences(t *testing.T) {
 	}
 }
 
-func TestDiagnoseHealthyMesh(t *testing.T) {
-	if ps := Diagnose(seed(), Inputs{}); len(ps) != 0 {
-		t.Errorf("healthy seed mesh has problems: %+v", ps)
-	}
-}
-
-func TestDiagnoseLeakDropSkew(t *testing.T) {
-	// Scenario (3): network2's gateway Service loses its network label: no
-	// gateway for network2, and its pod IP leaks to network1.
-	s := seed()
-	s.Gateways = s.Gateways[:1]
-	delete(s.Services[1].Clusters["cluster2"].Labels, model.LabelNetwork)
-	ps := Diagnose(s, Inputs{})
-	if !HasErrors(ps) || !hasProblem(ps, "leak", "no gateway is known for network2") {
-		t.Errorf("leak not found: %+v", ps)
-	}
-
-	// Scenario (4): the cluster2 pod loses its tlsMode label: dropped from network1.
-	s = seed()
-	s.Services[0].Clusters["cluster2"].Endpoints[0].TLSMode = ""
-	ps = Diagnose(s, Inputs{})
-	if !hasProblem(ps, "drop", "helloworld-v2") {
-		t.Errorf("drop not found: %+v", ps)
-	}
-
-	// Three pods in cluster2: 75% of network1's traffic crosses networks,
-	// which the endpoint counts explain: no problem (Diagnose reports skew
-	// only beyond them).
-	s = seed()
-	sic := s.Services[0].Clusters["cluster2"]
-	for _, ip := range []string{"10.144.0.20", "10.144.0.21"} {
-		e := sic.Endpoints[0]
-		e.Address = ip
-		sic.Endpoints = append(sic.Endpoints, e)
-	}
-	ps = Diagnose(s, Inputs{})
-	if hasProblem(ps, "skew", "") || HasErrors(ps) {
-		t.Errorf("skew explained by endpoint counts reported: %+v", ps)
-	}
-}
-
-func TestDiagnoseClustersAndGateways(t *testing.T) {
-	s := seed()
-	s.Clusters[1].State = model.StateError
-	s.Clusters[1].Reason = "x509: certificate signed by unknown authority (TLS/CA mismatch)"
-	s.Clusters[0].Warnings = []string{"cannot read remote secrets: forbidden"}
-	s.Gateways = append(s.Gateways, model.Gateway{Network: "network3", Address: "gw.example.com", Port: 15443, Hostname: true})
-	s.Gateways = s.Gateways[1:] // cluster1's gateway Service gives no gateway
-	ps := Diagnose(s, Inputs{})
-	for _, want := range [][2]string{
-		{"remote-secret", "TLS/CA mismatch"},
-		{"cluster-warning", "forbidden"},
-		{"gateway-hostname", "gw.example.com"},
-		{"gateway-no-address", "cluster1"},
-	} {
-		if !hasProblem(ps, want[0], want[1]) {
-			t.Errorf("no %s problem mentioning %q in %+v", want[0], want[1], ps)
-		}
-	}
-	if ps[0].Severity != Error {
-		t.Errorf("errors must come first: %+v", ps[0])
-	}
-}
-
 func hasProblem(ps []Problem, kind, text string) bool {
 	for _, p := range ps {
 		if string(p.Kind) == kind && strings.Contains(p.Sentence, text) {
@@ -157,20 +93,6 @@ func twoZones() *model.Snapshot {
 	sic.Endpoints = append(sic.Endpoints, e)
 	s.Services[0].Clusters["cluster1"].Endpoints[0].Locality = "region1/zone-a/"
 	return s
-}
-
-func TestDiagnoseDuplicateGateway(t *testing.T) {
-	ps := Diagnose(twoZones(), Inputs{})
-	if !HasErrors(ps) || !hasProblem(ps, "duplicate-gateway", "network2 gets 50 % of a network1 proxy's requests instead of 67 % (and network1 50 % instead of 33 %): Envoy keeps only the first of 2 gateway entries for 192.168.60.9:15443 (one per locality: region2/zone-b, region2/zone-c) — istio#56355") {
-		t.Fatalf("duplicate gateway not reported: %+v", ps)
-	}
-	if !hasProblem(ps, "duplicate-gateway", "topology.istio.io/locality") {
-		t.Errorf("no workaround: %+v", ps)
-	}
-	// One zone: one entry, no problem.
-	if ps := Diagnose(seed(), Inputs{}); hasProblem(ps, "duplicate-gateway", "") {
-		t.Errorf("one zone reported: %+v", ps)
-	}
 }
 
 // What the real istiod sends a network1 sidecar for twoZones (seen in the
