@@ -88,9 +88,9 @@ func (c *Cluster) RevisionReady(rev string) bool {
 	return false
 }
 
-// TagRevision is the revision tag name points to in c ("" when c has no
+// tagRevision is the revision tag name points to in c ("" when c has no
 // such tag).
-func (c *Cluster) TagRevision(name string) string {
+func (c *Cluster) tagRevision(name string) string {
 	for _, t := range c.RevisionTags {
 		if t.Tag == name {
 			return t.Revision
@@ -144,13 +144,13 @@ func (s *Snapshot) RevisionServers(id string) (servers []*Cluster, known bool) {
 // via is the tag's name when a tag resolved it.
 func (s *Snapshot) ResolveRevision(id, name string) (rev, via string) {
 	if c := s.ClusterByID(id); c != nil {
-		if r := c.TagRevision(name); r != "" {
+		if r := c.tagRevision(name); r != "" {
 			return r, name
 		}
 	}
 	servers, _ := s.RevisionServers(id)
 	for _, p := range servers {
-		if r := p.TagRevision(name); r != "" {
+		if r := p.tagRevision(name); r != "" {
 			return r, name
 		}
 	}
@@ -180,12 +180,12 @@ func (c *Cluster) EffectiveRevision(requested string) string {
 	switch {
 	case runs(requested):
 		return requested
-	case requested != "" && runs(c.TagRevision(requested)):
-		return c.TagRevision(requested)
+	case requested != "" && runs(c.tagRevision(requested)):
+		return c.tagRevision(requested)
 	case runs(RevisionDefault):
 		return RevisionDefault
-	case runs(c.TagRevision(RevisionDefault)):
-		return c.TagRevision(RevisionDefault)
+	case runs(c.tagRevision(RevisionDefault)):
+		return c.tagRevision(RevisionDefault)
 	case len(revs) == 1:
 		return revs[0]
 	case requested != "":
@@ -212,7 +212,7 @@ func (s *Snapshot) RevisionNotRunning(rev string) string {
 		if len(revs) == 0 {
 			continue
 		}
-		if slices.Contains(revs, rev) || slices.Contains(revs, c.TagRevision(rev)) {
+		if slices.Contains(revs, rev) || slices.Contains(revs, c.tagRevision(rev)) {
 			return ""
 		}
 		seen = append(seen, c.ID+": "+strings.Join(revs, ", "))

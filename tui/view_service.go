@@ -179,10 +179,10 @@ func (v *serviceView) refresh(vc viewContext, u update) {
 // streamText says why a viewpoint has no EDS for a cluster yet: its
 // stream's state, or — on a stream whose CDS has come — that istiod sends
 // the proxy no such cluster (a subset no DestinationRule it sees declares).
-func streamText(status []StreamStatus, vp, name string, feed Feed) string {
+func streamText(status []xdsclient.StreamStatus, vp, name string, feed Feed) string {
 	if s, ok := streamOf(status, vp); ok {
 		// A connected stream has had its first answer, CDS.
-		if sf, ok := feed.(SentFeed); ok && s.State == xdsclient.StateConnected && !s.Stale {
+		if sf, ok := feed.(sentFeed); ok && s.State == xdsclient.StateConnected && !s.Stale {
 			if _, sent := sf.Cluster(vp, name); !sent {
 				return "istiod sends this proxy no cluster " + name + " (not in its CDS)"
 			}
@@ -193,18 +193,18 @@ func streamText(status []StreamStatus, vp, name string, feed Feed) string {
 }
 
 // streamOf is a viewpoint's stream status.
-func streamOf(status []StreamStatus, vp string) (StreamStatus, bool) {
+func streamOf(status []xdsclient.StreamStatus, vp string) (xdsclient.StreamStatus, bool) {
 	for _, s := range status {
 		if s.Viewpoint == vp {
 			return s, true
 		}
 	}
-	return StreamStatus{}, false
+	return xdsclient.StreamStatus{}, false
 }
 
 // staleText says why what a viewpoint holds may be out of date: its
 // stream is down, and since when nothing came.
-func staleText(now time.Time, s StreamStatus) string {
+func staleText(now time.Time, s xdsclient.StreamStatus) string {
 	t := "stale: stream " + string(s.State)
 	if s.Reason != "" {
 		t = "stale: no stream (" + s.Reason + ")"

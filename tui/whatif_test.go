@@ -217,7 +217,7 @@ func TestWhatIfCommand(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, line string
-		run        WhatIfFunc // nil: the model's
+		run        whatIfFunc // nil: the model's
 		noRun      bool       // no WhatIf at all
 		// err is in the status bar (the run failed); else banner is.
 		err, banner string

@@ -36,7 +36,7 @@ func TestAttributeAndMatch(t *testing.T) {
 	if act[1].Kind != horizon.Gateway || act[1].Network != "network2" || len(act[1].StandsFor) != 1 || act[1].StandsFor[0].Pod != "helloworld-v2" {
 		t.Errorf("gateway endpoint attributed as %+v", act[1])
 	}
-	verdict, diffs := Compare(pred, act, true)
+	verdict, diffs := compare(pred, act, true)
 	if verdict != Match || len(diffs) != 0 {
 		t.Errorf("verdict %s, diffs %+v; want match", verdict, diffs)
 	}
@@ -50,7 +50,7 @@ func TestCompareDifferences(t *testing.T) {
 	la.Endpoints[1].Weight = 3                                                                                                                                                                // istiod counts 3 pods behind the gateway
 	la.Endpoints = append(la.Endpoints, xdsclient.Endpoint{Address: "10.99.0.1", Port: 5000, Weight: 1, Health: "HEALTHY", Workload: xdsclient.Workload{Name: "ghost", Cluster: "cluster9"}}) // unknown cluster
 	la.Endpoints = la.Endpoints[1:]                                                                                                                                                           // local pod missing
-	verdict, diffs := Compare(pred, attribute(s, hello, la, v, pred), true)
+	verdict, diffs := compare(pred, attribute(s, hello, la, v, pred), true)
 	if verdict != Mismatch {
 		t.Fatalf("verdict %s, want mismatch", verdict)
 	}
@@ -69,7 +69,7 @@ func TestCompareDifferences(t *testing.T) {
 	if !strings.Contains(kinds[DiffUnexpected], "cluster9") {
 		t.Errorf("unexpected sentence should name the cluster: %s", kinds[DiffUnexpected])
 	}
-	if v, _ := Compare(pred, nil, false); v != Pending {
+	if v, _ := compare(pred, nil, false); v != Pending {
 		t.Errorf("no EDS yet: verdict %s, want pending", v)
 	}
 }

@@ -540,10 +540,10 @@ func wdsWhy(c ServiceChange, a ambient.Prediction) []string {
 	return why
 }
 
-// Summary counts what the changes do per viewpoint, most affected first:
+// summary counts what the changes do per viewpoint, most affected first:
 // "network2 sidecars (cluster2/network2@cluster1): 12 services change, 3
 // lose every endpoint".
-func Summary(changes []ServiceChange) []string {
+func summary(changes []ServiceChange) []string {
 	type tally struct {
 		services          map[string]bool
 		lostAll, lostRemo map[string]bool

@@ -22,8 +22,8 @@ const AmbientServiceScopes = `serviceScopeConfigs:
   scope: GLOBAL
 `
 
-// GatewayGVR is Gateway API's Gateway resource.
-var GatewayGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
+// gatewayGVR is Gateway API's Gateway resource.
+var gatewayGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
 
 // AmbientEastWestGateway creates the east-west Gateway of ambient
 // multi-network for a network, as istio's gen-eastwest-gateway.sh --ambient
@@ -47,7 +47,7 @@ func AmbientEastWestGateway(ctx context.Context, dyn dynamic.Interface, namespac
 			}},
 		},
 	}}
-	if _, err := dyn.Resource(GatewayGVR).Namespace(namespace).Create(ctx, gw, metav1.CreateOptions{}); err != nil {
+	if _, err := dyn.Resource(gatewayGVR).Namespace(namespace).Create(ctx, gw, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("east-west Gateway: %w", err)
 	}
 	return SetGatewayAddresses(ctx, dyn, namespace, name, ips...)
@@ -57,7 +57,7 @@ func AmbientEastWestGateway(ctx context.Context, dyn dynamic.Interface, namespac
 // entries; none: the gateway lost its address), as a gateway controller
 // does once its load balancer has them.
 func SetGatewayAddresses(ctx context.Context, dyn dynamic.Interface, namespace, name string, ips ...string) error {
-	api := dyn.Resource(GatewayGVR).Namespace(namespace)
+	api := dyn.Resource(gatewayGVR).Namespace(namespace)
 	gw, err := api.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err

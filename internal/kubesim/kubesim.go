@@ -152,16 +152,16 @@ func SyncNamespace(ctx context.Context, cs kubernetes.Interface, namespace strin
 		return err
 	}
 	for i := range svcs.Items {
-		if err := SyncService(ctx, cs, &svcs.Items[i], pods.Items, zones); err != nil {
+		if err := syncService(ctx, cs, &svcs.Items[i], pods.Items, zones); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// NodeZones maps each Node to its topology.kubernetes.io/zone label, which
+// nodeZones maps each Node to its topology.kubernetes.io/zone label, which
 // the EndpointSlice controller copies into every endpoint on that node.
-func NodeZones(ctx context.Context, cs kubernetes.Interface) (map[string]string, error) {
+func nodeZones(ctx context.Context, cs kubernetes.Interface) (map[string]string, error) {
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -181,16 +181,16 @@ func zonesFor(ctx context.Context, cs kubernetes.Interface, pods []corev1.Pod, z
 	}
 	for _, p := range pods {
 		if p.Spec.NodeName != "" {
-			return NodeZones(ctx, cs)
+			return nodeZones(ctx, cs)
 		}
 	}
 	return nil, nil
 }
 
-// SyncService writes the EndpointSlice "<service>-sim" of one Service from
+// syncService writes the EndpointSlice "<service>-sim" of one Service from
 // the Pods its selector matches (ready or not; never deleted ones), with
 // each endpoint's nodeName and, from zones (node → zone), its zone.
-func SyncService(ctx context.Context, cs kubernetes.Interface, svc *corev1.Service, pods []corev1.Pod, zones map[string]string) error {
+func syncService(ctx context.Context, cs kubernetes.Interface, svc *corev1.Service, pods []corev1.Pod, zones map[string]string) error {
 	if len(svc.Spec.Selector) == 0 {
 		return nil
 	}
@@ -283,7 +283,7 @@ func SyncWithZones(ctx context.Context, cs kubernetes.Interface, namespace, serv
 	if err != nil {
 		return err
 	}
-	return SyncService(ctx, cs, svc, pods.Items, zones)
+	return syncService(ctx, cs, svc, pods.Items, zones)
 }
 
 // EastWestGateway creates istio's east-west gateway for a network the way
