@@ -21,16 +21,8 @@ import (
 // proxy connects to istiod-<revision>: a revision no istiod runs leaves new
 // pods without a sidecar and old ones connected nowhere.
 
-// Labels of revision selection.
-const (
-	// LabelInjection on a namespace: "enabled" injects the default
-	// revision (it wins over istio.io/rev), "disabled" none.
-	LabelInjection = "istio-injection"
-	// LabelTag on a tag's MutatingWebhookConfiguration names the tag.
-	LabelTag = "istio.io/tag"
-	// RevisionDefault is the revision of an istiod installed without one.
-	RevisionDefault = "default"
-)
+// RevisionDefault is the revision of an istiod installed without one.
+const RevisionDefault = "default"
 
 // RevisionName is the revision an istiod pod serves: its istio.io/rev
 // label, "default" when it has none.

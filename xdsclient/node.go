@@ -8,6 +8,8 @@ import (
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // defaultIstioVersion is the ISTIO_VERSION meshscope claims when the
@@ -78,7 +80,7 @@ func (v Viewpoint) Defaulted() Viewpoint {
 // NodeID is istiod's TYPE~IP~POD.NAMESPACE~NAMESPACE.svc.cluster.local.
 func (v Viewpoint) NodeID() string {
 	v = v.Defaulted()
-	return fmt.Sprintf("%s~%s~%s.%s~%s.%s", v.NodeType, v.IP, v.PodName, v.Namespace, v.Namespace, defaultDNSDomain)
+	return fmt.Sprintf("%s~%s~%s.%s~%s.%s", v.NodeType, v.IP, v.PodName, v.Namespace, v.Namespace, model.DNSDomain)
 }
 
 // validate reports what istiod would refuse in this identity.

@@ -25,7 +25,6 @@ const (
 	defaultIP        = "192.0.2.10"
 	DefaultPodName   = "meshscope-probe"
 	DefaultNamespace = "default"
-	defaultDNSDomain = "svc.cluster.local"
 )
 
 // PodRef names a real Pod whose identity a viewpoint copies (`pod:NS/NAME@CLUSTER`).

@@ -415,7 +415,7 @@ func servicePorts(sc *model.ServiceInCluster) []port {
 // spiffe is spiffe.MustGenSpiffeURI's identity of a service account.
 func spiffe(trustDomain, ns, sa string) string {
 	if trustDomain == "" {
-		trustDomain = "cluster.local"
+		trustDomain = model.DefaultTrustDomain
 	}
 	return "spiffe://" + trustDomain + "/ns/" + ns + "/sa/" + sa
 }

@@ -126,8 +126,8 @@ func canonical(svc *model.Service, cluster, pod string) (name, revision string) 
 			continue
 		}
 		l := ep.Labels
-		name = firstOf(l["service.istio.io/canonical-name"], l["app.kubernetes.io/name"], l["app"], name)
-		revision = firstOf(l["service.istio.io/canonical-revision"], l["app.kubernetes.io/version"], l["version"], revision)
+		name = firstOf(l[model.LabelCanonicalName], l["app.kubernetes.io/name"], l["app"], name)
+		revision = firstOf(l[model.LabelCanonicalRevision], l["app.kubernetes.io/version"], l["version"], revision)
 		break
 	}
 	return name, revision

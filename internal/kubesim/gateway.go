@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // AmbientServiceScopes is the mesh config of istio's ambient profile for
@@ -37,7 +39,7 @@ func AmbientEastWestGateway(ctx context.Context, dyn dynamic.Interface, namespac
 		"kind":       "Gateway",
 		"metadata": map[string]any{
 			"name": name, "namespace": namespace,
-			"labels": map[string]any{"topology.istio.io/network": network},
+			"labels": map[string]any{model.LabelNetwork: network},
 		},
 		"spec": map[string]any{
 			"gatewayClassName": "istio-east-west",

@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // Pod is a Pod to run: Running, and Ready unless NotReady.
@@ -293,7 +295,7 @@ func SyncWithZones(ctx context.Context, cs kubernetes.Interface, namespace, serv
 // podIP, and the Service's EndpointSlice.
 func EastWestGateway(ctx context.Context, cs kubernetes.Interface, namespace, network, lbIP, podIP string) error {
 	const name = "istio-eastwestgateway"
-	lbls := map[string]string{"istio": "eastwestgateway", "app": name, "topology.istio.io/network": network}
+	lbls := map[string]string{"istio": "eastwestgateway", "app": name, model.LabelNetwork: network}
 	port := func(n string, p int32) corev1.ServicePort {
 		return corev1.ServicePort{Name: n, Port: p, TargetPort: intstr.FromInt32(p), Protocol: corev1.ProtocolTCP}
 	}
