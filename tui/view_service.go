@@ -13,6 +13,7 @@ import (
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -355,7 +356,7 @@ func (v *serviceView) portLine(vc viewContext, w int) string {
 	if v.ztunnel {
 		b.WriteString(vc.st.Accent.Render(" [ztunnel · WDS]"))
 		b.WriteString(vc.st.Muted.Render(fmt.Sprintf(" %s · %s · one view per istiod, whatever the ztunnel's network · w sidecar view · ←/→ control plane · esc back",
-			v.svc.Namespace, plural(len(v.amb), "control plane"))))
+			v.svc.Namespace, humanize.Count(len(v.amb), "control plane"))))
 		return padLines([]string{b.String()}, w, 1)
 	}
 	b.WriteString(vc.st.Muted.Render(" port "))

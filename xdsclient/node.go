@@ -80,7 +80,14 @@ func (v Viewpoint) Defaulted() Viewpoint {
 // NodeID is istiod's TYPE~IP~POD.NAMESPACE~NAMESPACE.svc.cluster.local.
 func (v Viewpoint) NodeID() string {
 	v = v.Defaulted()
-	return fmt.Sprintf("%s~%s~%s.%s~%s.%s", v.NodeType, v.IP, v.PodName, v.Namespace, v.Namespace, model.DNSDomain)
+	return nodeID(string(v.NodeType), v.IP, v.PodName, v.Namespace)
+}
+
+// nodeID is the node ID istiod parses (ParseServiceNodeWithMetadata):
+// TYPE~IP~POD.NAMESPACE~NAMESPACE.svc.cluster.local, for a sidecar, a
+// router and a ztunnel alike.
+func nodeID(typ, ip, pod, ns string) string {
+	return typ + "~" + ip + "~" + pod + "." + ns + "~" + ns + "." + model.DNSDomain
 }
 
 // validate reports what istiod would refuse in this identity.

@@ -7,8 +7,6 @@ import (
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"google.golang.org/protobuf/types/known/structpb"
-
-	"github.com/meshscope/meshscope/model"
 )
 
 // Defaults of an impersonated ztunnel: the name and namespace of istio's
@@ -67,7 +65,7 @@ func (z ZtunnelIdentity) defaulted() ZtunnelIdentity {
 // nodeID is ztunnel's node ID.
 func (z ZtunnelIdentity) nodeID() string {
 	z = z.defaulted()
-	return fmt.Sprintf("ztunnel~%s~%s.%s~%s.%s", z.IP, z.Pod, z.Namespace, z.Namespace, model.DNSDomain)
+	return nodeID("ztunnel", z.IP, z.Pod, z.Namespace)
 }
 
 // String names the identity in events: "ztunnel" or "ztunnel@CLUSTER".

@@ -122,6 +122,20 @@ type Prediction struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
+// ByUID maps every UID a sent workload may carry to the predicted workload
+// it stands for: each workload's own UID and its candidates' (the
+// attribution explain's table and the UI's ztunnel view share).
+func (p Prediction) ByUID() map[string]Workload {
+	out := make(map[string]Workload, len(p.Workloads))
+	for _, pw := range p.Workloads {
+		out[pw.UID] = pw
+		for _, c := range pw.Candidates {
+			out[c] = pw
+		}
+	}
+	return out
+}
+
 // pod is one pod backing the service in one cluster, from its endpoints.
 type pod struct {
 	cluster, namespace, name string

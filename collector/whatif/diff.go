@@ -13,6 +13,7 @@ import (
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -568,7 +569,7 @@ func summary(changes []ServiceChange) []string {
 	var out []string
 	for _, n := range names {
 		t := by[n]
-		s := fmt.Sprintf("%s: %s change", n, plural(len(t.services), "service"))
+		s := fmt.Sprintf("%s: %s change", n, humanize.Count(len(t.services), "service"))
 		if k := len(t.lostAll); k > 0 {
 			s += fmt.Sprintf(", %d lose every endpoint", k)
 		}
@@ -578,13 +579,6 @@ func summary(changes []ServiceChange) []string {
 		out = append(out, s)
 	}
 	return out
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // joinEndpoints writes endpoints for a line of text.

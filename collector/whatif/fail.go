@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/internal/humanize"
 )
 
 // The rules a what-if can fail on (--fail-on), for a pipeline that gates
@@ -59,11 +60,11 @@ func Judge(rep *Report, rules []string) {
 	}
 	if has(failWarning) {
 		if n := count(explain.Error, explain.Warning); n > 0 {
-			rep.Fail = append(rep.Fail, fmt.Sprintf("%s (--fail-on warning)", plural(n, "new problem")))
+			rep.Fail = append(rep.Fail, fmt.Sprintf("%s (--fail-on warning)", humanize.Count(n, "new problem")))
 		}
 	} else if has(failError) {
 		if n := count(explain.Error); n > 0 {
-			rep.Fail = append(rep.Fail, fmt.Sprintf("%s (--fail-on error)", plural(n, "new error")))
+			rep.Fail = append(rep.Fail, fmt.Sprintf("%s (--fail-on error)", humanize.Count(n, "new error")))
 		}
 	}
 	lost, lostRemote := 0, 0

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -186,14 +187,14 @@ func summarize(rep *Report) []string {
 	}
 	first := "no endpoint changes for any proxy"
 	if len(services) > 0 {
-		first = fmt.Sprintf("%s change for some proxy", plural(len(services), "service"))
+		first = fmt.Sprintf("%s change for some proxy", humanize.Count(len(services), "service"))
 		if len(lost) > 0 {
 			first += fmt.Sprintf("; %d lose every endpoint or every remote endpoint somewhere", len(lost))
 		}
 	}
-	first += fmt.Sprintf("; %s, %d resolved", plural(len(rep.Problems.New), "new problem"), len(rep.Problems.Resolved))
+	first += fmt.Sprintf("; %s, %d resolved", humanize.Count(len(rep.Problems.New), "new problem"), len(rep.Problems.Resolved))
 	if errs > 0 {
-		first += fmt.Sprintf(" (%s)", plural(errs, "new error"))
+		first += fmt.Sprintf(" (%s)", humanize.Count(errs, "new error"))
 	}
 	return append([]string{first}, summary(rep.Changes)...)
 }
