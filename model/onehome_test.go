@@ -18,8 +18,8 @@ var homeExempt = map[string]string{
 }
 
 // TestOneHome: the labels and annotations istiod reads are written in
-// labels.go only, and the cluster domain ("cluster.local") in hostname.go
-// only — no other Go file of the product spells them as a string (tests,
+// labels.go only, the cluster domain ("cluster.local") in hostname.go
+// only, and the problem kinds in problems.go only — no other Go file of the product spells them as a string (tests,
 // their fixtures (internal/meshtest), the lab and the end-to-end tests
 // may: they are the mesh's objects, not meshscope's reading of them; and
 // prose may, a help text's example).
@@ -67,6 +67,9 @@ func TestOneHome(t *testing.T) {
 			return err
 		}
 		ast.Inspect(file, func(n ast.Node) bool {
+			if k := literalKind(n); k != "" {
+				t.Errorf("%s: problem kind %s written as a string: use its model.ProblemKind constant (problems.go)", fset.Position(n.Pos()), k)
+			}
 			lit, ok := n.(*ast.BasicLit)
 			if !ok || lit.Kind != token.STRING {
 				return true
@@ -93,4 +96,38 @@ func TestOneHome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// literalKind is the string of a problem kind written as a literal —
+// ProblemKind("x"), or Kind: "x" in a Problem{…} — else "".
+func literalKind(n ast.Node) string {
+	name := func(e ast.Expr) string {
+		switch e := e.(type) {
+		case *ast.Ident:
+			return e.Name
+		case *ast.SelectorExpr:
+			return e.Sel.Name
+		}
+		return ""
+	}
+	switch n := n.(type) {
+	case *ast.CallExpr:
+		if len(n.Args) == 1 && name(n.Fun) == "ProblemKind" {
+			if lit, ok := n.Args[0].(*ast.BasicLit); ok {
+				return lit.Value
+			}
+		}
+	case *ast.CompositeLit:
+		if name(n.Type) != "Problem" {
+			return ""
+		}
+		for _, e := range n.Elts {
+			if kv, ok := e.(*ast.KeyValueExpr); ok && name(kv.Key) == "Kind" {
+				if lit, ok := kv.Value.(*ast.BasicLit); ok {
+					return lit.Value
+				}
+			}
+		}
+	}
+	return ""
 }
