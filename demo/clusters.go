@@ -123,7 +123,7 @@ func (c *cluster) seed(ctx context.Context, rnd *rand.Rand) error {
 		// multi-network turned on does).
 		// (Last, so the services' pod IPs stay what they were.)
 		if err := kubesim.CreatePod(ctx, c.client, kubesim.Pod{Namespace: systemNamespace, Name: "istiod-7c9d8b5f4-k2x9p",
-			IP: c.allocIP(), Labels: map[string]string{"app": "istiod", "istio.io/rev": "default"}, Container: "discovery",
+			IP: c.allocIP(), Labels: map[string]string{"app": "istiod", model.LabelRev: model.RevisionDefault}, Container: "discovery",
 			Image: "docker.io/istio/pilot:1.29.1-distroless",
 			Env:   map[string]string{"CLUSTER_ID": c.def.ID, model.SettingAmbient: "true", model.SettingAmbientMultiNetwork: "true"}}); err != nil {
 			return err
@@ -205,9 +205,9 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 	}
 	labels := map[string]string{
 		"app": s.Name, "version": version,
-		model.LabelNetwork:                    c.def.Network,
-		"service.istio.io/canonical-name":     s.Name,
-		"service.istio.io/canonical-revision": version,
+		model.LabelNetwork:           c.def.Network,
+		model.LabelCanonicalName:     s.Name,
+		model.LabelCanonicalRevision: version,
 	}
 	var annotations map[string]string
 	sidecar := false
@@ -278,7 +278,7 @@ func remoteSecret(def clusterDef) (*corev1.Secret, error) {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "istio-remote-secret-" + def.ID, Namespace: systemNamespace,
-			Labels:      map[string]string{"istio/multiCluster": "true"},
+			Labels:      map[string]string{model.MultiClusterSecretLabel: "true"},
 			Annotations: map[string]string{"networking.istio.io/cluster": def.ID},
 		},
 		Data: map[string][]byte{def.ID: kc},

@@ -130,7 +130,7 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 		cancel()
 		return nil, err
 	}
-	d.XDSAddress = d.xds.Address()
+	d.XDSAddress = d.xds.address()
 	if d.debug, err = newDebugServer(d); err != nil {
 		cancel()
 		d.xds.stop()

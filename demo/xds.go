@@ -98,8 +98,8 @@ func newXDSServer(ctx context.Context, controlPlane string, log *slog.Logger) (*
 	return s, nil
 }
 
-// Address is where the real xdsclient connects (plaintext, loopback).
-func (s *xdsServer) Address() string { return s.lis.Addr().String() }
+// address is where the real xdsclient connects (plaintext, loopback).
+func (s *xdsServer) address() string { return s.lis.Addr().String() }
 
 func (s *xdsServer) stop() { s.grpc.Stop() }
 

@@ -1,34 +1,5 @@
 package model
 
-// Labels and annotations of ambient mode.
-const (
-	// LabelDataplaneMode on a namespace or pod: "ambient" enrolls it,
-	// "none" keeps a pod out of an ambient namespace.
-	LabelDataplaneMode = "istio.io/dataplane-mode"
-	// AnnotationRedirection is written by istio-cni's node agent on a pod
-	// whose traffic it redirects to ztunnel ("enabled"); istiod then sends
-	// the pod's workload with tunnel protocol HBONE.
-	AnnotationRedirection = "ambient.istio.io/redirection"
-	// LabelTunnel "http" says a pod terminates HBONE itself (a sidecar
-	// with HBONE, a waypoint).
-	LabelTunnel = "networking.istio.io/tunnel"
-	// AnnotationGatewayServiceAccount overrides a Gateway's service account.
-	AnnotationGatewayServiceAccount = "gateway.istio.io/service-account"
-	// LabelUseWaypoint on a Service, namespace or pod names the waypoint
-	// (a Gateway) its traffic goes through; "none" opts out.
-	LabelUseWaypoint = "istio.io/use-waypoint"
-	// LabelUseWaypointNamespace names the waypoint's namespace when it is
-	// not the object's own.
-	LabelUseWaypointNamespace = "istio.io/use-waypoint-namespace"
-	// LabelWaypointFor on a Gateway (or its GatewayClass) says which
-	// traffic it is a waypoint for: service (the default), workload, all,
-	// none.
-	LabelWaypointFor = "istio.io/waypoint-for"
-	// LabelGatewayManaged marks the Services istiod deploys for its own
-	// gateways; waypoints and east-west gateways get no waypoint.
-	LabelGatewayManaged = "gateway.istio.io/managed"
-)
-
 // Gateway API classes istiod reads as network gateways in ambient mode.
 const (
 	// ClassEastWest is an east-west gateway deployed in its cluster; other

@@ -16,9 +16,9 @@ func LabelValue(ep *Endpoint, key string) (string, bool) {
 		_, aug, _ = splitLocality(ep.Locality)
 	case LabelSubzone:
 		_, _, aug = splitLocality(ep.Locality)
-	case "topology.istio.io/cluster":
+	case labelCluster:
 		aug = ep.Cluster
-	case "kubernetes.io/hostname":
+	case LabelHostname:
 		aug = ep.Node
 	case LabelNetwork:
 		if v := ep.Labels[LabelNetwork]; v != "" {

@@ -8,6 +8,14 @@ import "strings"
 // written.
 const domainSuffix = "cluster.local"
 
+// DNSDomain is the DNS domain of a pod's namespace's services
+// ("svc.cluster.local"), as in a proxy's node ID.
+const DNSDomain = "svc." + domainSuffix
+
+// DefaultTrustDomain is istiod's trust domain when the mesh config names
+// none (--trust-domain's default, the same words as the cluster domain).
+const DefaultTrustDomain = "cluster.local"
+
 // Hostname is the hostname istiod gives the Kubernetes Service name in
 // namespace (kube/conversion.go ServiceHostname).
 func Hostname(name, namespace string) string {

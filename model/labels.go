@@ -94,9 +94,66 @@ const (
 
 // Labels and annotations of Istio's own objects and of Services.
 const (
-	// LabelRev names the control-plane revision of an istiod pod.
+	// LabelRev names the control-plane revision of an istiod pod (and, on
+	// a namespace, the revision that injects it; on an injected pod, the
+	// revision that did).
 	LabelRev = "istio.io/rev"
 	// AnnotationExportTo on a Service lists the namespaces it is
 	// visible to.
 	AnnotationExportTo = "networking.istio.io/exportTo"
+)
+
+// Labels of revision selection (model/revisions.go).
+const (
+	// LabelInjection on a namespace: "enabled" injects the default
+	// revision (it wins over istio.io/rev), "disabled" none.
+	LabelInjection = "istio-injection"
+	// LabelTag on a tag's MutatingWebhookConfiguration names the tag.
+	LabelTag = "istio.io/tag"
+)
+
+// Labels and annotations of ambient mode.
+const (
+	// LabelDataplaneMode on a namespace or pod: "ambient" enrolls it,
+	// "none" keeps a pod out of an ambient namespace.
+	LabelDataplaneMode = "istio.io/dataplane-mode"
+	// AnnotationRedirection is written by istio-cni's node agent on a pod
+	// whose traffic it redirects to ztunnel ("enabled"); istiod then sends
+	// the pod's workload with tunnel protocol HBONE.
+	AnnotationRedirection = "ambient.istio.io/redirection"
+	// LabelTunnel "http" says a pod terminates HBONE itself (a sidecar
+	// with HBONE, a waypoint).
+	LabelTunnel = "networking.istio.io/tunnel"
+	// AnnotationGatewayServiceAccount overrides a Gateway's service account.
+	AnnotationGatewayServiceAccount = "gateway.istio.io/service-account"
+	// LabelUseWaypoint on a Service, namespace or pod names the waypoint
+	// (a Gateway) its traffic goes through; "none" opts out.
+	LabelUseWaypoint = "istio.io/use-waypoint"
+	// LabelUseWaypointNamespace names the waypoint's namespace when it is
+	// not the object's own.
+	LabelUseWaypointNamespace = "istio.io/use-waypoint-namespace"
+	// LabelWaypointFor on a Gateway (or its GatewayClass) says which
+	// traffic it is a waypoint for: service (the default), workload, all,
+	// none.
+	LabelWaypointFor = "istio.io/waypoint-for"
+	// LabelGatewayManaged marks the Services istiod deploys for its own
+	// gateways; waypoints and east-west gateways get no waypoint.
+	LabelGatewayManaged = "gateway.istio.io/managed"
+)
+
+// Labels istiod reads off workloads for selectors and telemetry names.
+const (
+	// labelCluster is the label istiod adds to every workload's labels
+	// for selectors: the workload's cluster ID.
+	labelCluster = "topology.istio.io/cluster"
+	// LabelHostname is Kubernetes' node name label (istiod adds it to a
+	// workload's labels: its node).
+	LabelHostname = "kubernetes.io/hostname"
+	// LabelCanonicalName and LabelCanonicalRevision name a workload's
+	// service and version (else app.kubernetes.io/name, app; version).
+	LabelCanonicalName     = "service.istio.io/canonical-name"
+	LabelCanonicalRevision = "service.istio.io/canonical-revision"
+	// AnnotationHealthChecks on a WorkloadEntry turns on its health
+	// checks: istiod then sends it only with a Healthy=True condition.
+	AnnotationHealthChecks = "proxy.istio.io/health-checks-enabled"
 )

@@ -113,7 +113,7 @@ func DefaultMeshConfig() MeshConfig {
 	return MeshConfig{
 		Source:                         "default",
 		RootNamespace:                  "istio-system",
-		TrustDomain:                    "cluster.local",
+		TrustDomain:                    DefaultTrustDomain,
 		DefaultServiceExportTo:         []string{"*"},
 		DefaultDestinationRuleExportTo: []string{"*"},
 		DefaultVirtualServiceExportTo:  []string{"*"},

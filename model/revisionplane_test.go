@@ -44,7 +44,7 @@ func TestRevisionPlanes(t *testing.T) {
 		t.Error("a revision that does not run is not a control plane")
 	}
 	// Each revision's settings come from its own pods.
-	if !s.SettingsFor("cluster1@canary").Ambient() || s.SettingsFor("cluster1").Ambient() {
+	if !s.SettingsFor("cluster1@canary").Get(model.SettingAmbient).Value || s.SettingsFor("cluster1").Get(model.SettingAmbient).Value {
 		t.Errorf("settings: canary %v, default %v", s.SettingsFor("cluster1@canary"), s.SettingsFor("cluster1"))
 	}
 
@@ -58,7 +58,7 @@ func TestRevisionPlanes(t *testing.T) {
 	if mc := v.MeshConfigFor("cluster1"); mc.Source != "configmap istio-system/istio-canary" {
 		t.Errorf("canary's mesh config from %s", mc.Source)
 	}
-	if !v.SettingsFor("cluster1").Ambient() || v.ClusterByID("cluster1").PredictedRevision != "canary" {
+	if !v.SettingsFor("cluster1").Get(model.SettingAmbient).Value || v.ClusterByID("cluster1").PredictedRevision != "canary" {
 		t.Errorf("canary's view: settings %v, predicted revision %q", v.SettingsFor("cluster1"), v.ClusterByID("cluster1").PredictedRevision)
 	}
 	if len(v.Clusters) != 2 || v.Service("helloworld.sample.svc.cluster.local") == nil {

@@ -22,16 +22,8 @@ import (
 // proxy connects to istiod-<revision>: a revision no istiod runs leaves new
 // pods without a sidecar and old ones connected nowhere.
 
-// Labels of revision selection.
-const (
-	// LabelInjection on a namespace: "enabled" injects the default
-	// revision (it wins over istio.io/rev), "disabled" none.
-	LabelInjection = "istio-injection"
-	// LabelTag on a tag's MutatingWebhookConfiguration names the tag.
-	LabelTag = "istio.io/tag"
-	// RevisionDefault is the revision of an istiod installed without one.
-	RevisionDefault = "default"
-)
+// RevisionDefault is the revision of an istiod installed without one.
+const RevisionDefault = "default"
 
 // RevisionName is the revision an istiod pod serves: its istio.io/rev
 // label, "default" when it has none.
@@ -89,9 +81,9 @@ func (c *Cluster) RevisionReady(rev string) bool {
 	return false
 }
 
-// TagRevision is the revision tag name points to in c ("" when c has no
+// tagRevision is the revision tag name points to in c ("" when c has no
 // such tag).
-func (c *Cluster) TagRevision(name string) string {
+func (c *Cluster) tagRevision(name string) string {
 	for _, t := range c.RevisionTags {
 		if t.Tag == name {
 			return t.Revision
@@ -145,13 +137,13 @@ func (s *Snapshot) RevisionServers(id string) (servers []*Cluster, known bool) {
 // via is the tag's name when a tag resolved it.
 func (s *Snapshot) ResolveRevision(id, name string) (rev, via string) {
 	if c := s.ClusterByID(id); c != nil {
-		if r := c.TagRevision(name); r != "" {
+		if r := c.tagRevision(name); r != "" {
 			return r, name
 		}
 	}
 	servers, _ := s.RevisionServers(id)
 	for _, p := range servers {
-		if r := p.TagRevision(name); r != "" {
+		if r := p.tagRevision(name); r != "" {
 			return r, name
 		}
 	}
@@ -181,12 +173,12 @@ func (c *Cluster) EffectiveRevision(requested string) string {
 	switch {
 	case runs(requested):
 		return requested
-	case requested != "" && runs(c.TagRevision(requested)):
-		return c.TagRevision(requested)
+	case requested != "" && runs(c.tagRevision(requested)):
+		return c.tagRevision(requested)
 	case runs(RevisionDefault):
 		return RevisionDefault
-	case runs(c.TagRevision(RevisionDefault)):
-		return c.TagRevision(RevisionDefault)
+	case runs(c.tagRevision(RevisionDefault)):
+		return c.tagRevision(RevisionDefault)
 	case len(revs) == 1:
 		return revs[0]
 	case requested != "":
@@ -213,7 +205,7 @@ func (s *Snapshot) RevisionNotRunning(rev string) string {
 		if len(revs) == 0 {
 			continue
 		}
-		if slices.Contains(revs, rev) || slices.Contains(revs, c.TagRevision(rev)) {
+		if slices.Contains(revs, rev) || slices.Contains(revs, c.tagRevision(rev)) {
 			return ""
 		}
 		seen = append(seen, c.ID+": "+strings.Join(revs, ", "))

@@ -73,13 +73,13 @@ func (s IstiodSettings) Get(key string) Setting {
 	return Setting{Key: key, Value: settingDefaults[key], From: FromDefault}
 }
 
-// Ambient says whether the istiod runs ambient mode.
-func (s IstiodSettings) Ambient() bool { return s.Get(SettingAmbient).Value }
+// ambient says whether the istiod runs ambient mode.
+func (s IstiodSettings) ambient() bool { return s.Get(SettingAmbient).Value }
 
 // AmbientMultiNetwork says whether the istiod runs ambient multi-network
 // mode: AMBIENT_ENABLE_MULTI_NETWORK, which counts only with ambient on.
 func (s IstiodSettings) AmbientMultiNetwork() bool {
-	return s.Ambient() && s.Get(SettingAmbientMultiNetwork).Value
+	return s.ambient() && s.Get(SettingAmbientMultiNetwork).Value
 }
 
 // String is "PILOT_ENABLE_AMBIENT=false (istiod's default), …".

@@ -19,8 +19,8 @@ const Default = "default"
 // default first, mono last (it is the NO_COLOR fallback, rarely chosen).
 var builtinNames = []string{"default", "light", "dark", "high-contrast", "catppuccin-mocha", "mono"}
 
-// Builtins returns the names of the built-in themes in cycling order.
-func Builtins() []string {
+// builtins returns the names of the built-in themes in cycling order.
+func builtins() []string {
 	return append([]string(nil), builtinNames...)
 }
 

@@ -8,7 +8,7 @@ import (
 
 func TestBuiltinsLoadAndSetEveryToken(t *testing.T) {
 	isolate(t)
-	for _, name := range Builtins() {
+	for _, name := range builtins() {
 		t.Run(name, func(t *testing.T) {
 			// Every token is written out in the file itself: a built-in is
 			// also the example users copy, so it must not rely on a base.
@@ -50,7 +50,7 @@ func TestBuiltinsLoadAndSetEveryToken(t *testing.T) {
 func checkVisible(t *testing.T, th *Theme) {
 	t.Helper()
 	if th.Name == "mono" {
-		if !th.Colorless() {
+		if !th.colorless() {
 			t.Error("mono sets a colour")
 		}
 		for tok, s := range th.Tokens {
@@ -58,26 +58,26 @@ func checkVisible(t *testing.T, th *Theme) {
 				t.Errorf("mono %s uses an attribute other than bold/underline/reverse", tok)
 			}
 		}
-		for _, tok := range []Token{Selection, StatusBar} {
-			if !th.Spec(tok).Reverse {
+		for _, tok := range []token{Selection, StatusBar} {
+			if !th.spec(tok).Reverse {
 				t.Errorf("mono %s is not reversed", tok)
 			}
 		}
-		for _, tok := range []Token{Accent, Warn, Error, Gateway, Leaked, Forced, Header, Match} {
-			s := th.Spec(tok)
+		for _, tok := range []token{Accent, Warn, Error, Gateway, Leaked, Forced, Header, Match} {
+			s := th.spec(tok)
 			if !s.Bold && !s.Underline && !s.Reverse {
 				t.Errorf("mono %s is indistinguishable from text", tok)
 			}
 		}
 		return
 	}
-	for _, tok := range []Token{Muted, Accent, OK, Warn, Error, Local, Gateway, Leaked, Forced, Dropped, Border, Header, Match} {
-		if th.Spec(tok).FG == nil {
+	for _, tok := range []token{Muted, Accent, OK, Warn, Error, Local, Gateway, Leaked, Forced, Dropped, Border, Header, Match} {
+		if th.spec(tok).FG == nil {
 			t.Errorf("%s (dark=%v): %s has no foreground", th.Name, th.Dark, tok)
 		}
 	}
-	for _, tok := range []Token{Selection, StatusBar} {
-		if th.Spec(tok).BG == nil {
+	for _, tok := range []token{Selection, StatusBar} {
+		if th.spec(tok).BG == nil {
 			t.Errorf("%s (dark=%v): %s has no background", th.Name, th.Dark, tok)
 		}
 	}
@@ -96,19 +96,19 @@ func TestDefaultAdaptsToBackground(t *testing.T) {
 	if dark.Name != "default" {
 		t.Fatalf(`Load("") loaded %q`, dark.Name)
 	}
-	for _, tok := range []Token{Accent, OK, Selection} {
-		l, d := light.Spec(tok), dark.Spec(tok)
+	for _, tok := range []token{Accent, OK, Selection} {
+		l, d := light.spec(tok), dark.spec(tok)
 		if hex(l.FG) == hex(d.FG) && hex(l.BG) == hex(d.BG) {
 			t.Errorf("%s is the same on light and dark backgrounds", tok)
 		}
 	}
-	if got := hex(dark.Spec(Accent).FG); got != hex(ansi(12)) {
+	if got := hex(dark.spec(Accent).FG); got != hex(ansi(12)) {
 		t.Errorf("dark accent = %s, want ANSI 12", got)
 	}
-	if got := hex(light.Spec(Accent).FG); got != hex(ansi(4)) {
+	if got := hex(light.spec(Accent).FG); got != hex(ansi(4)) {
 		t.Errorf("light accent = %s, want ANSI 4", got)
 	}
-	if light.Spec(Text).FG != nil {
+	if light.spec(Text).FG != nil {
 		t.Error("default text should be the terminal's own colour")
 	}
 }
@@ -125,9 +125,9 @@ func TestCatppuccinMochaPalette(t *testing.T) {
 		"error": "#f38ba8", "gateway": "#89b4fa", "selection.bg": "#45475a", "statusbar.bg": "#181825",
 	}
 	got := map[string]string{
-		"text": hex(th.Spec(Text).FG), "accent": hex(th.Spec(Accent).FG), "ok": hex(th.Spec(OK).FG),
-		"warn": hex(th.Spec(Warn).FG), "error": hex(th.Spec(Error).FG), "gateway": hex(th.Spec(Gateway).FG),
-		"selection.bg": hex(th.Spec(Selection).BG), "statusbar.bg": hex(th.Spec(StatusBar).BG),
+		"text": hex(th.spec(Text).FG), "accent": hex(th.spec(Accent).FG), "ok": hex(th.spec(OK).FG),
+		"warn": hex(th.spec(Warn).FG), "error": hex(th.spec(Error).FG), "gateway": hex(th.spec(Gateway).FG),
+		"selection.bg": hex(th.spec(Selection).BG), "statusbar.bg": hex(th.spec(StatusBar).BG),
 	}
 	for k, w := range want {
 		if got[k] != w {

@@ -5,23 +5,23 @@ import (
 	"strings"
 )
 
-// Problem is one thing wrong in a theme file, with the line it is on when
+// problem is one thing wrong in a theme file, with the line it is on when
 // the YAML parser knows it (0 otherwise).
-type Problem struct {
+type problem struct {
 	Line int
 	Msg  string
 }
 
-// FileError lists everything wrong with one theme file, not only the first
+// fileError lists everything wrong with one theme file, not only the first
 // thing: fixing a theme by re-running once per typo is tedious.
-type FileError struct {
+type fileError struct {
 	File     string
-	Problems []Problem
+	Problems []problem
 }
 
 // Error prints one "file:line: message" per problem, the form editors and
 // terminals turn into links.
-func (e *FileError) Error() string {
+func (e *fileError) Error() string {
 	lines := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
 		if p.Line > 0 {
@@ -36,11 +36,11 @@ func (e *FileError) Error() string {
 // problems collects Problems while a file is checked.
 type problems struct {
 	file string
-	list []Problem
+	list []problem
 }
 
 func (p *problems) add(line int, format string, args ...any) {
-	p.list = append(p.list, Problem{Line: line, Msg: fmt.Sprintf(format, args...)})
+	p.list = append(p.list, problem{Line: line, Msg: fmt.Sprintf(format, args...)})
 }
 
 // err returns nil when nothing was wrong, so callers can return it as is.
@@ -48,5 +48,5 @@ func (p *problems) err() error {
 	if len(p.list) == 0 {
 		return nil
 	}
-	return &FileError{File: p.file, Problems: p.list}
+	return &fileError{File: p.file, Problems: p.list}
 }

@@ -35,12 +35,12 @@ func FuzzThemeFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte, isDark bool) {
 		const file = "fuzz.yaml"
 		tf, err := parseFile(src, file)
-		var tokens map[Token]Spec
+		var tokens map[token]spec
 		if err == nil {
 			tokens, err = resolve(tf, isDark, true, nil)
 		}
 		if err != nil {
-			var fe *FileError
+			var fe *fileError
 			if !errors.As(err, &fe) || len(fe.Problems) == 0 {
 				t.Fatalf("not a FileError with problems: %#v", err)
 			}
@@ -63,7 +63,7 @@ func FuzzThemeFile(f *testing.F) {
 		}
 		st := NewStyles(&Theme{Name: "fuzz", Dark: isDark, Tokens: tokens})
 		for _, tok := range allTokens {
-			st.Of(tok).Render("x")
+			st.of(tok).Render("x")
 		}
 	})
 }

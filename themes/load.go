@@ -10,11 +10,11 @@ import (
 	"strings"
 )
 
-// Dir is where user themes live: $XDG_CONFIG_HOME/meshscope/themes, or
+// dir is where user themes live: $XDG_CONFIG_HOME/meshscope/themes, or
 // ~/.config/meshscope/themes when XDG_CONFIG_HOME is unset. ~/.config is used
 // on every OS (not os.UserConfigDir's ~/Library/...) because that is where
 // terminal users look for a CLI's config. Empty if no home can be found.
-func Dir() string {
+func dir() string {
 	// The XDG spec says a relative XDG_CONFIG_HOME is invalid and must be ignored.
 	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
 		return filepath.Join(x, "meshscope", "themes")
@@ -54,14 +54,14 @@ func Load(name string, isDark bool) (*Theme, error) {
 		name = Default
 	}
 	if looksLikePath(name) {
-		return LoadFile(name, isDark)
+		return loadFile(name, isDark)
 	}
 	userPath := ""
-	if dir := Dir(); dir != "" {
+	if dir := dir(); dir != "" {
 		userPath = filepath.Join(dir, name+".yaml")
 		switch _, err := os.Stat(userPath); {
 		case err == nil:
-			return LoadFile(userPath, isDark)
+			return loadFile(userPath, isDark)
 		case !errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("theme %q: %w", name, err)
 		}
@@ -76,9 +76,9 @@ func Load(name string, isDark bool) (*Theme, error) {
 	return nil, errors.New(msg)
 }
 
-// LoadFile loads a user theme from a file; its name is the file name without
+// loadFile loads a user theme from a file; its name is the file name without
 // the extension. A theme without `extends` starts from the built-in default.
-func LoadFile(path string, isDark bool) (*Theme, error) {
+func loadFile(path string, isDark bool) (*Theme, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("theme: %w", err)
@@ -117,19 +117,19 @@ func loadBuiltin(name string, isDark bool) (*Theme, error) {
 // "default" so a file that sets one token is a complete theme; built-ins
 // must be complete on their own (or extend another built-in). chain holds
 // the built-ins already being resolved, to refuse cycles.
-func resolve(tf *themeFile, isDark, user bool, chain []string) (map[Token]Spec, error) {
+func resolve(tf *themeFile, isDark, user bool, chain []string) (map[token]spec, error) {
 	ext := tf.extends
 	if ext == "" && user {
 		ext = Default
 	}
-	tokens := map[Token]Spec{}
+	tokens := map[token]spec{}
 	if ext != "" {
 		if !isBuiltin(ext) {
-			return nil, &FileError{File: tf.file, Problems: []Problem{{Line: tf.extendsLine,
+			return nil, &fileError{File: tf.file, Problems: []problem{{Line: tf.extendsLine,
 				Msg: fmt.Sprintf("extends: unknown built-in theme %q (built-ins: %s)", ext, strings.Join(builtinNames, ", "))}}}
 		}
 		if contains(chain, ext) {
-			return nil, &FileError{File: tf.file, Problems: []Problem{{Line: tf.extendsLine,
+			return nil, &fileError{File: tf.file, Problems: []problem{{Line: tf.extendsLine,
 				Msg: fmt.Sprintf("extends: cycle %s -> %s", strings.Join(chain, " -> "), ext)}}}
 		}
 		btf, err := builtinFile(ext)
@@ -150,14 +150,14 @@ func resolve(tf *themeFile, isDark, user bool, chain []string) (map[Token]Spec, 
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &FileError{File: tf.file, Problems: []Problem{{
+		return nil, &fileError{File: tf.file, Problems: []problem{{
 			Msg: fmt.Sprintf("tokens not set: %s (set them, or use extends)", strings.Join(missing, ", "))}}}
 	}
 	return tokens, nil
 }
 
 // apply lays a patch over a spec: only what the file said changes.
-func (p patch) apply(s Spec, isDark bool) Spec {
+func (p patch) apply(s spec, isDark bool) spec {
 	if p.fg != nil {
 		s.FG = p.fg.resolve(isDark)
 	}
@@ -189,8 +189,8 @@ func (p patch) apply(s Spec, isDark bool) Spec {
 // cycles themes and for --theme completion; an unreadable directory just
 // contributes nothing (the error would surface when a theme is loaded).
 func Names() []string {
-	names := Builtins()
-	dir := Dir()
+	names := builtins()
+	dir := dir()
 	if dir == "" {
 		return names
 	}

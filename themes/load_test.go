@@ -34,23 +34,23 @@ tokens:
 	checks := []struct {
 		what, got, want string
 	}{
-		{"accent fg", hex(th.Spec(Accent).FG), "#00aaff"},
-		{"error fg", hex(th.Spec(Error).FG), "#ff0000"},
-		{"selection bg", hex(th.Spec(Selection).BG), hex(ansi(17))},
-		{"selection fg", hex(th.Spec(Selection).FG), hex(base.Spec(Selection).FG)},
-		{"ok fg (dark)", hex(th.Spec(OK).FG), "#00ff7f"},
-		{"warn fg (untouched)", hex(th.Spec(Warn).FG), hex(base.Spec(Warn).FG)},
-		{"leaked fg (untouched)", hex(th.Spec(Leaked).FG), hex(base.Spec(Leaked).FG)},
+		{"accent fg", hex(th.spec(Accent).FG), "#00aaff"},
+		{"error fg", hex(th.spec(Error).FG), "#ff0000"},
+		{"selection bg", hex(th.spec(Selection).BG), hex(ansi(17))},
+		{"selection fg", hex(th.spec(Selection).FG), hex(base.spec(Selection).FG)},
+		{"ok fg (dark)", hex(th.spec(OK).FG), "#00ff7f"},
+		{"warn fg (untouched)", hex(th.spec(Warn).FG), hex(base.spec(Warn).FG)},
+		{"leaked fg (untouched)", hex(th.spec(Leaked).FG), hex(base.spec(Leaked).FG)},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
 			t.Errorf("%s = %s, want %s", c.what, c.got, c.want)
 		}
 	}
-	if !th.Spec(Error).Bold {
+	if !th.spec(Error).Bold {
 		t.Error("error lost dark's bold: a colour-only override must keep attributes")
 	}
-	if l := th.Spec(Leaked); l.Bold || !l.Underline {
+	if l := th.spec(Leaked); l.Bold || !l.Underline {
 		t.Errorf("leaked attrs = bold %v underline %v, want false/true", l.Bold, l.Underline)
 	}
 
@@ -58,7 +58,7 @@ tokens:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hex(light.Spec(OK).FG); got != hex(ansi(2)) {
+	if got := hex(light.spec(OK).FG); got != hex(ansi(2)) {
 		t.Errorf("ok on light = %s, want ANSI 2", got)
 	}
 }
@@ -72,15 +72,15 @@ func TestUserThemeWithoutExtendsStartsFromDefault(t *testing.T) {
 			t.Fatal(err)
 		}
 		def, _ := Load("default", dark)
-		if got := hex(th.Spec(Accent).FG); got != "#123456" {
+		if got := hex(th.spec(Accent).FG); got != "#123456" {
 			t.Errorf("accent = %s", got)
 		}
 		for _, tok := range allTokens {
 			if tok == Accent {
 				continue
 			}
-			if !reflect.DeepEqual(th.Spec(tok), def.Spec(tok)) {
-				t.Errorf("dark=%v: %s = %+v, want default's %+v", dark, tok, th.Spec(tok), def.Spec(tok))
+			if !reflect.DeepEqual(th.spec(tok), def.spec(tok)) {
+				t.Errorf("dark=%v: %s = %+v, want default's %+v", dark, tok, th.spec(tok), def.spec(tok))
 			}
 		}
 	}
@@ -108,8 +108,8 @@ func TestUserFileShadowsBuiltinAndExtendsTheOriginal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if th.Source != filepath.Join(dir, "default.yaml") || hex(th.Spec(Accent).FG) != "#abcdef" {
-		t.Errorf("Source=%q accent=%s", th.Source, hex(th.Spec(Accent).FG))
+	if th.Source != filepath.Join(dir, "default.yaml") || hex(th.spec(Accent).FG) != "#abcdef" {
+		t.Errorf("Source=%q accent=%s", th.Source, hex(th.spec(Accent).FG))
 	}
 	if got := Names(); strings.Count(strings.Join(got, " "), "default") != 1 {
 		t.Errorf("Names() = %v, want default once", got)
@@ -152,8 +152,8 @@ func TestNoColorForcesMono(t *testing.T) {
 			if err != nil {
 				t.Fatalf("NO_COLOR=%q Load(%q): %v", v, asked, err)
 			}
-			if th.Name != "mono" || th.Source != "NO_COLOR" || !th.Colorless() {
-				t.Errorf("NO_COLOR=%q Load(%q) = %s from %s (colorless %v)", v, asked, th.Name, th.Source, th.Colorless())
+			if th.Name != "mono" || th.Source != "NO_COLOR" || !th.colorless() {
+				t.Errorf("NO_COLOR=%q Load(%q) = %s from %s (colorless %v)", v, asked, th.Name, th.Source, th.colorless())
 			}
 		}
 	}
@@ -203,14 +203,14 @@ func TestNext(t *testing.T) {
 
 func TestDir(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "/xdg")
-	if got, want := Dir(), filepath.Join("/xdg", "meshscope", "themes"); got != want {
+	if got, want := dir(), filepath.Join("/xdg", "meshscope", "themes"); got != want {
 		t.Errorf("Dir() = %q, want %q", got, want)
 	}
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	for _, x := range []string{"", "relative/path"} { // unset, or invalid per XDG
 		t.Setenv("XDG_CONFIG_HOME", x)
-		if got, want := Dir(), filepath.Join(home, ".config", "meshscope", "themes"); got != want {
+		if got, want := dir(), filepath.Join(home, ".config", "meshscope", "themes"); got != want {
 			t.Errorf("XDG_CONFIG_HOME=%q: Dir() = %q, want %q", x, got, want)
 		}
 	}

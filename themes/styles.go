@@ -17,16 +17,16 @@ type Styles struct {
 	Selection, Header      lipgloss.Style
 	StatusBar, Match       lipgloss.Style
 	Pane, FocusedPane      lipgloss.Style // bordered boxes, unfocused and focused
-	byToken                map[Token]lipgloss.Style
+	byToken                map[token]lipgloss.Style
 }
 
 // NewStyles builds the styles for a theme.
 func NewStyles(t *Theme) Styles {
-	s := Styles{Theme: t, byToken: make(map[Token]lipgloss.Style, len(allTokens))}
+	s := Styles{Theme: t, byToken: make(map[token]lipgloss.Style, len(allTokens))}
 	for _, tok := range allTokens {
-		s.byToken[tok] = styleOf(t.Spec(tok))
+		s.byToken[tok] = styleOf(t.spec(tok))
 	}
-	g := func(tok Token) lipgloss.Style { return s.byToken[tok] }
+	g := func(tok token) lipgloss.Style { return s.byToken[tok] }
 	s.Text, s.Muted, s.Accent = g(Text), g(Muted), g(Accent)
 	s.OK, s.Warn, s.Error = g(OK), g(Warn), g(Error)
 	s.Local, s.Gateway, s.Leaked = g(Local), g(Gateway), g(Leaked)
@@ -37,22 +37,22 @@ func NewStyles(t *Theme) Styles {
 
 	s.Pane = lipgloss.NewStyle().Border(lipgloss.RoundedBorder())
 	s.FocusedPane = s.Pane
-	if c := t.Spec(Border).FG; c != nil {
+	if c := t.spec(Border).FG; c != nil {
 		s.Pane = s.Pane.BorderForeground(c)
 	}
-	if c := t.Spec(Accent).FG; c != nil {
+	if c := t.spec(Accent).FG; c != nil {
 		s.FocusedPane = s.FocusedPane.BorderForeground(c)
 	}
-	if t.Colorless() {
+	if t.colorless() {
 		// Without colour, focus must show in the shape of the border.
 		s.FocusedPane = s.FocusedPane.Border(lipgloss.ThickBorder())
 	}
 	return s
 }
 
-// Of returns the style of any token, for code that picks the token at run
+// of returns the style of any token, for code that picks the token at run
 // time (e.g. from an endpoint's kind). Unknown tokens get a plain style.
-func (s Styles) Of(tok Token) lipgloss.Style {
+func (s Styles) of(tok token) lipgloss.Style {
 	if st, ok := s.byToken[tok]; ok {
 		return st
 	}
@@ -62,7 +62,7 @@ func (s Styles) Of(tok Token) lipgloss.Style {
 // styleOf turns a Spec into a style. Nil colours are left unset rather than
 // set to NoColor so that styles combine: s.Leaked.Inherit(s.Selection) is a
 // leaked endpoint in the selected row, with the row's background.
-func styleOf(sp Spec) lipgloss.Style {
+func styleOf(sp spec) lipgloss.Style {
 	st := lipgloss.NewStyle()
 	if sp.FG != nil {
 		st = st.Foreground(sp.FG)

@@ -2,11 +2,11 @@ package themes
 
 import "image/color"
 
-// Spec is what a theme says about one token: colours and text attributes.
+// spec is what a theme says about one token: colours and text attributes.
 // A nil colour means "the terminal's own" (no escape code is written), which
 // is how mono and NO_COLOR stay colourless and how default keeps the user's
 // text colour.
-type Spec struct {
+type spec struct {
 	FG, BG color.Color
 
 	Bold, Faint, Italic, Underline, Reverse, Strikethrough bool
@@ -27,18 +27,18 @@ type Theme struct {
 	// Dark is the background the light/dark pairs were resolved for.
 	Dark bool
 	// Tokens holds a Spec for every token in Tokens().
-	Tokens map[Token]Spec
+	Tokens map[token]spec
 }
 
-// Spec returns the spec of one token (the zero Spec, i.e. plain terminal
+// spec returns the spec of one token (the zero Spec, i.e. plain terminal
 // text, for a token the theme does not hold, which Load never returns).
-func (t *Theme) Spec(tok Token) Spec {
+func (t *Theme) spec(tok token) spec {
 	return t.Tokens[tok]
 }
 
-// Colorless reports whether no token sets a colour (mono, NO_COLOR). Styles
+// colorless reports whether no token sets a colour (mono, NO_COLOR). Styles
 // uses it to keep focus visible by shape instead of colour.
-func (t *Theme) Colorless() bool {
+func (t *Theme) colorless() bool {
 	for _, s := range t.Tokens {
 		if s.FG != nil || s.BG != nil {
 			return false

@@ -82,7 +82,7 @@ func TestValidationErrors(t *testing.T) {
 			if got := err.Error(); got != strings.Join(want, "\n") {
 				t.Errorf("got:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 			}
-			var fe *FileError
+			var fe *fileError
 			if !errors.As(err, &fe) || fe.File != path || len(fe.Problems) != len(c.want) {
 				t.Errorf("not a *FileError for %s with %d problems: %#v", path, len(c.want), err)
 			}
@@ -122,8 +122,8 @@ tokens:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tok := range []Token{Accent, Header, Match} {
-		if got := hex(th.Spec(tok).FG); got != "#7c3aed" {
+	for _, tok := range []token{Accent, Header, Match} {
+		if got := hex(th.spec(tok).FG); got != "#7c3aed" {
 			t.Errorf("%s = %s", tok, got)
 		}
 	}

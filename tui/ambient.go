@@ -26,7 +26,7 @@ func ztunnelPlanes(feed Feed, snap *model.Snapshot) []string {
 
 // explainZtunnels is, for one service, each control plane's WDS next to
 // its prediction (views built once per index and reused).
-func explainZtunnels(feed Feed, snap *model.Snapshot, views map[string]*ambient.View, status []StreamStatus, svc *model.Service) []ambient.Explanation {
+func explainZtunnels(feed Feed, snap *model.Snapshot, views map[string]*ambient.View, status []xdsclient.StreamStatus, svc *model.Service) []ambient.Explanation {
 	af, _ := feed.(AmbientFeed)
 	var out []ambient.Explanation
 	for _, cp := range ztunnelPlanes(feed, snap) {
@@ -51,7 +51,7 @@ func explainZtunnels(feed Feed, snap *model.Snapshot, views map[string]*ambient.
 }
 
 // ztunnelStreamText says why a control plane's ztunnel holds nothing yet.
-func ztunnelStreamText(status []StreamStatus, cp string) string {
+func ztunnelStreamText(status []xdsclient.StreamStatus, cp string) string {
 	name := xdsclient.ZtunnelIdentity{Cluster: cp}.String()
 	for _, s := range status {
 		if s.Viewpoint == name {
@@ -67,7 +67,7 @@ type ambientVerdicts struct {
 	snap   *model.Snapshot
 	feed   Feed
 	views  map[string]*ambient.View
-	status []StreamStatus
+	status []xdsclient.StreamStatus
 }
 
 func newAmbientVerdicts(snap *model.Snapshot, feed Feed) *ambientVerdicts {

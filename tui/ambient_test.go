@@ -74,7 +74,7 @@ func (f *ambientFeed) WDS(cp, key string) (xdsclient.WDSServiceView, bool) {
 
 func newAmbientFeed(snap *model.Snapshot) *ambientFeed {
 	f := &ambientFeed{fakeFeed: testFeed(snap), res: ambient.NewView(snap, "cluster1").Resources()}
-	f.status = append(f.status, StreamStatus{Viewpoint: "ztunnel@cluster1", ControlPlane: "cluster1", State: "connected", LastPush: ago(2 * time.Second)})
+	f.status = append(f.status, xdsclient.StreamStatus{Viewpoint: "ztunnel@cluster1", ControlPlane: "cluster1", State: "connected", LastPush: ago(2 * time.Second)})
 	return f
 }
 

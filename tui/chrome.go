@@ -68,7 +68,7 @@ func (m *Model) helpBody(w, h int) string {
 
 // streamStateText is a stream's state in a few words: "connected",
 // "disconnected,stale", "no stream: why,stale".
-func streamStateText(s StreamStatus) string {
+func streamStateText(s xdsclient.StreamStatus) string {
 	t := string(s.State)
 	if s.Reason != "" {
 		t = "no stream: " + s.Reason

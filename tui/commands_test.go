@@ -7,12 +7,28 @@ import (
 	tea "charm.land/bubbletea/v2"
 )
 
-func TestCommandCompletion(t *testing.T) {
-	for in, want := range map[string]string{"prob": "problems", "pro": "pro", "prox": "proxies", "e": "events", "s": "svc", "cl": "clusters", "": "", "x": "x", "q": "quit"} {
-		if got := complete(in); got != want {
-			t.Errorf("complete(%q) = %q, want %q", in, got, want)
-		}
+// TestComplete: a prefix completes to the one command it starts, or stays.
+func TestComplete(t *testing.T) {
+	for _, c := range []struct{ name, in, want string }{
+		{"a prefix of one name", "prob", "problems"},
+		{"a prefix of several", "pro", "pro"},
+		{"proxies", "prox", "proxies"},
+		{"one letter", "e", "events"},
+		{"an alias's prefix", "s", "svc"},
+		{"two letters", "cl", "clusters"},
+		{"nothing", "", ""},
+		{"no command", "x", "x"},
+		{"quit", "q", "quit"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := complete(c.in); got != c.want {
+				t.Errorf("complete(%q) = %q, want %q", c.in, got, c.want)
+			}
+		})
 	}
+}
+
+func TestCommandCompletion(t *testing.T) {
 	m := goldenModel(t, "default", 120, 40)
 	press(m, ":")
 	typeText(m, "ev")

@@ -24,7 +24,7 @@ type viewContext struct {
 	keys   *keyMap
 	feed   Feed
 	now    func() time.Time
-	status []StreamStatus
+	status []xdsclient.StreamStatus
 	// width and height are the body's size in cells: the terminal less the
 	// header, the status bar and the input line when one is open.
 	width, height int

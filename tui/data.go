@@ -230,7 +230,7 @@ func explainFor(feed Feed, snap *model.Snapshot, views []model.IstiodView, host,
 				cp = c
 			}
 		}
-		if sf, ok := feed.(SentFeed); ok {
+		if sf, ok := feed.(sentFeed); ok {
 			x.Cluster, _ = sf.Cluster(vp.String(), name)
 		}
 	}
@@ -274,7 +274,7 @@ func staleViewpoints(feed Feed) map[string]bool {
 }
 
 // staleKey names the stale streams of status, for noticing a change.
-func staleKey(status []StreamStatus) string {
+func staleKey(status []xdsclient.StreamStatus) string {
 	var b strings.Builder
 	for _, st := range status {
 		if st.Stale {

@@ -9,13 +9,13 @@ import (
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// SentFeed is the optional part of a Feed that serves what its streams
+// sentFeed is the optional part of a Feed that serves what its streams
 // hold the way doctor compares it with the prediction (explain.Sent: the
 // EDS of every cluster each stream's CDS names), and the CDS cluster of an
 // EDS cluster name, whose load balancing decides Envoy's shares. Both are
 // called from background commands and, for Cluster, from Update: cheap,
 // never blocking, safe for concurrent use.
-type SentFeed interface {
+type sentFeed interface {
 	Sent() []explain.Sent
 	Cluster(viewpoint, edsCluster string) (*xdsclient.Cluster, bool)
 }
@@ -72,7 +72,7 @@ func (a *feedAnswers) Fleet() *fleet.Fleet {
 }
 
 func (a *feedAnswers) Sent() []explain.Sent {
-	if sf, ok := a.feed.(SentFeed); ok {
+	if sf, ok := a.feed.(sentFeed); ok {
 		return sf.Sent()
 	}
 	return nil

@@ -23,64 +23,75 @@ func faultModel(t *testing.T, w, h int, edit func(*model.Snapshot)) *Model {
 	return newTestModel(t, "default", w, h, snap, feed)
 }
 
-// A viewpoint whose stream is down shows its last EDS as stale, with the
-// stream's state and the age of its last push, in the service view (the
-// other viewpoint does not), and the services list badges it.
-func TestServiceViewSaysStale(t *testing.T) {
-	m := faultModel(t, 120, 40, nil)
-	press(m, ":")
-	typeText(m, "svc")
-	press(m, "enter")
-	if out := plain(m); !strings.Contains(out, "mismatch,stale") {
-		t.Fatalf("the services list does not badge helloworld stale:\n%s", out)
-	}
-	press(m, "enter")
-	out := plain(m)
-	if m.currentID() != viewService || strings.Count(out, "stale: stream disconnected, last push 40s ago") != 1 {
-		t.Fatalf("the service view should mark network2's column stale, once:\n%s", out)
-	}
-}
-
-// At 60×15 the UI says the terminal is too small, how to go on, and still
-// what is wrong with the mesh: clusters not synced, streams down.
-func TestTooSmallSaysWhatIsWrong(t *testing.T) {
-	m := faultModel(t, 60, 15, nil)
-	out := plain(m)
-	checkSize(t, out, 60, 15)
-	for _, want := range []string{"terminal too small (need 80×24, have 60×15)", "press q to quit", "clusters 2/3 synced",
-		"xds 1/2 up (cluster2/network2 disconnected,stale)", "push 3s ago"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("no %q on the small screen:\n%s", want, out)
-		}
-	}
-}
-
-// A cluster that synced once and is out of touch now: the services list
-// says its presence marks are as last seen.
-func TestServicesLegendLastSeen(t *testing.T) {
-	m := faultModel(t, 120, 40, func(s *model.Snapshot) {
-		c := &s.Clusters[1]
-		c.State, c.ErrorKind, c.Reason = model.StateError, model.ErrUnreachable, "API server unreachable"
-	})
-	press(m, ":")
-	typeText(m, "svc")
-	press(m, "enter")
-	out := plain(m)
-	if !strings.Contains(out, "2=cluster2 (error: as last seen)") || strings.Contains(out, "3=cluster3 (") {
-		t.Fatalf("the legend should say cluster2's marks are as last seen (cluster3 never synced):\n%s", out)
-	}
-}
-
-// The diff view's header says when one side's stream is down: what it
-// compares from that side may be old.
-func TestDiffSaysStale(t *testing.T) {
-	m := faultModel(t, 160, 40, nil)
-	press(m, ":")
-	typeText(m, "diff network1 network2")
-	press(m, "enter")
-	out := plain(m)
-	if m.currentID() != viewDiff || !strings.Contains(out, "cluster2/network2 stale: stream disconnected, last push 40s ago") || strings.Contains(out, "cluster1/network1 stale") {
-		t.Fatalf("the diff header should say network2's side is stale:\n%s", out)
+// TestFaultsSaid: with network2's stream down (and, in one case,
+// cluster2 out of touch) every screen says what it rests on.
+func TestFaultsSaid(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		w, h int
+		edit func(*model.Snapshot)
+		// line is a ":" command run (with enter), keys are pressed after it.
+		line string
+		keys []string
+		view viewID
+		// want are on the screen, wantOnce exactly once; never never.
+		want     []string
+		wantOnce string
+		never    []string
+	}{
+		// The services list badges helloworld stale.
+		{name: "services list badge", w: 120, h: 40, line: "svc", view: viewServices, want: []string{"mismatch,stale"}},
+		// A viewpoint whose stream is down shows its last EDS as stale,
+		// with the stream's state and the age of its last push, in the
+		// service view (the other viewpoint does not).
+		{name: "service view column", w: 120, h: 40, line: "svc", keys: []string{"enter"}, view: viewService,
+			wantOnce: "stale: stream disconnected, last push 40s ago"},
+		// At 60×15 the UI says the terminal is too small, how to go on,
+		// and still what is wrong with the mesh: clusters not synced,
+		// streams down.
+		{name: "too small", w: 60, h: 15, view: viewClusters,
+			want: []string{"terminal too small (need 80×24, have 60×15)", "press q to quit", "clusters 2/3 synced",
+				"xds 1/2 up (cluster2/network2 disconnected,stale)", "push 3s ago"}},
+		// A cluster that synced once and is out of touch now: the services
+		// list says its presence marks are as last seen (cluster3 never synced).
+		{name: "services legend last seen", w: 120, h: 40, line: "svc", view: viewServices,
+			edit: func(s *model.Snapshot) {
+				c := &s.Clusters[1]
+				c.State, c.ErrorKind, c.Reason = model.StateError, model.ErrUnreachable, "API server unreachable"
+			},
+			want: []string{"2=cluster2 (error: as last seen)"}, never: []string{"3=cluster3 ("}},
+		// The diff view's header says when one side's stream is down: what
+		// it compares from that side may be old.
+		{name: "diff header", w: 160, h: 40, line: "diff network1 network2", view: viewDiff,
+			want: []string{"cluster2/network2 stale: stream disconnected, last push 40s ago"}, never: []string{"cluster1/network1 stale"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := faultModel(t, c.w, c.h, c.edit)
+			if c.line != "" {
+				press(m, ":")
+				typeText(m, c.line)
+				press(m, "enter")
+			}
+			press(m, c.keys...)
+			out := plain(m)
+			checkSize(t, out, c.w, c.h)
+			if m.currentID() != c.view {
+				t.Fatalf("view %d, want %d:\n%s", m.currentID(), c.view, out)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("no %q on the screen:\n%s", w, out)
+				}
+			}
+			if c.wantOnce != "" && strings.Count(out, c.wantOnce) != 1 {
+				t.Errorf("%q %d times, want once:\n%s", c.wantOnce, strings.Count(out, c.wantOnce), out)
+			}
+			for _, w := range c.never {
+				if strings.Contains(out, w) {
+					t.Errorf("%q on the screen:\n%s", w, out)
+				}
+			}
+		})
 	}
 }
 

@@ -29,12 +29,8 @@ type Feed interface {
 	// Viewpoints are the live viewpoints (by default one per network).
 	Viewpoints() []xdsclient.Viewpoint
 	// Status is the stream state of every viewpoint.
-	Status() []StreamStatus
+	Status() []xdsclient.StreamStatus
 }
-
-// StreamStatus is the state of one viewpoint's xDS stream, for the status bar
-// and the service view.
-type StreamStatus = xdsclient.StreamStatus
 
 // AmbientFeed is the optional part of a Feed that serves, in ambient mode,
 // what one impersonated ztunnel per control plane holds (the workload API,

@@ -149,7 +149,7 @@ type fakeFeed struct {
 	actual map[string]*xdsclient.LoadAssignment
 	cds    map[string]*xdsclient.Cluster
 	vps    []xdsclient.Viewpoint
-	status []StreamStatus
+	status []xdsclient.StreamStatus
 }
 
 func newFakeFeed() *fakeFeed {
@@ -200,7 +200,7 @@ func (f *fakeFeed) Viewpoints() []xdsclient.Viewpoint {
 	defer f.mu.Unlock()
 	return f.vps
 }
-func (f *fakeFeed) Status() []StreamStatus {
+func (f *fakeFeed) Status() []xdsclient.StreamStatus {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.status
@@ -228,7 +228,7 @@ func testFeed(snap *model.Snapshot) *fakeFeed {
 			}
 		}
 	}
-	f.status = []StreamStatus{
+	f.status = []xdsclient.StreamStatus{
 		{Viewpoint: vp1.String(), ControlPlane: "istiod-cluster1", State: "connected", LastPush: ago(3 * time.Second)},
 		{Viewpoint: vp2.String(), ControlPlane: "istiod-cluster1", State: "connected", LastPush: ago(4 * time.Second)},
 	}

@@ -1,11 +1,10 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/meshscope/meshscope/collector/fleet"
 	"github.com/meshscope/meshscope/model"
@@ -81,47 +80,6 @@ func fleetModel(t *testing.T, w, h int) *Model {
 	return m
 }
 
-func TestGoldenProxies(t *testing.T) {
-	m := fleetModel(t, 120, 40)
-	press(m, ":")
-	typeText(m, "proxies")
-	press(m, "enter")
-	if m.currentID() != viewProxies {
-		t.Fatal(":proxies did not open the proxies view")
-	}
-	press(m, "down")
-	out := plain(m)
-	checkSize(t, out, 120, 40)
-	for _, want := range []string{"DISCONNECTED", "STALE 45s", "NACK", "network \"\"≠network2", "sidecar*"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("proxies view does not show %q", want)
-		}
-	}
-	golden.RequireEqual(t, out)
-}
-
-func TestGoldenProxiesWide(t *testing.T) {
-	m := fleetModel(t, 160, 30)
-	m.push(viewProxies)
-	out := plain(m)
-	checkSize(t, out, 160, 30)
-	golden.RequireEqual(t, out)
-}
-
-func TestGoldenProxies80x24Filtered(t *testing.T) {
-	m := fleetModel(t, 80, 24)
-	m.push(viewProxies)
-	press(m, "/")
-	typeText(m, "state=STALE,NACK")
-	press(m, "enter")
-	out := plain(m)
-	checkSize(t, out, 80, 24)
-	if strings.Contains(out, "legacy-0") || !strings.Contains(out, "strasse-0") {
-		t.Errorf("state=STALE,NACK does not keep only the stale and the rejected:\n%s", out)
-	}
-	golden.RequireEqual(t, out)
-}
-
 // enter on a proxy opens its cluster.
 func TestProxiesEnterOpensCluster(t *testing.T) {
 	m := fleetModel(t, 120, 40)
@@ -162,37 +120,18 @@ func TestProxiesNoSyncz(t *testing.T) {
 	}
 }
 
-func TestGoldenMap(t *testing.T) {
-	m := fleetModel(t, 120, 40)
-	press(m, ":")
-	typeText(m, "map")
-	press(m, "enter")
-	if m.currentID() != viewMap {
-		t.Fatal(":map did not open the map")
-	}
-	out := plain(m)
-	checkSize(t, out, 120, 40)
-	golden.RequireEqual(t, out)
-}
-
-func TestGoldenMap80x24(t *testing.T) {
-	m := fleetModel(t, 80, 24)
-	m.push(viewMap)
-	out := plain(m)
-	checkSize(t, out, 80, 24)
-	golden.RequireEqual(t, out)
-}
-
 // Every size from 80×24 up keeps an exact frame, and the map scrolls.
 func TestFleetFrameSizes(t *testing.T) {
 	for _, sz := range [][2]int{{80, 24}, {81, 25}, {100, 30}, {200, 60}} {
-		m := fleetModel(t, sz[0], sz[1])
-		for _, id := range []viewID{viewProxies, viewMap} {
-			m.push(id)
-			checkSize(t, m.View().Content, sz[0], sz[1])
-			press(m, "G")
-			checkSize(t, m.View().Content, sz[0], sz[1])
-		}
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			m := fleetModel(t, sz[0], sz[1])
+			for _, id := range []viewID{viewProxies, viewMap} {
+				m.push(id)
+				checkSize(t, m.View().Content, sz[0], sz[1])
+				press(m, "G")
+				checkSize(t, m.View().Content, sz[0], sz[1])
+			}
+		})
 	}
 }
 

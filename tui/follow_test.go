@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -23,47 +21,58 @@ func followSnapshot() *model.Snapshot {
 	return next
 }
 
-// TestOpenDiffFollowsSnapshot: an open ":diff" shows a new snapshot without
-// being reopened.
-func TestOpenDiffFollowsSnapshot(t *testing.T) {
-	m := newTestModel(t, "mono", 120, 40, testSnapshot(), nil)
-	m.runCommand("diff network1 network2")
-	if m.currentID() != viewDiff {
-		t.Fatalf("view %v after :diff, flash %q", m.currentID(), m.flash)
-	}
-	if out := plain(m); strings.Contains(out, "plain.sample") {
-		t.Fatalf("plain.sample listed before it exists:\n%s", out)
-	}
-	next := followSnapshot()
-	m.snap = next
-	m.Update(indexMsg{ix: buildIndex(next, nil, nil)})
-	if out := plain(m); !strings.Contains(out, "plain.sample") || !strings.Contains(out, "plain-0@cluster2") {
-		t.Errorf("the open :diff did not follow the new snapshot:\n%s", out)
-	}
-}
-
-// TestOpenProxyConfigFollowsSnapshot: an open ":pc" shows what the feed holds
-// when a new snapshot arrives, without being reopened.
-func TestOpenProxyConfigFollowsSnapshot(t *testing.T) {
-	snap := testSnapshot()
-	feed := &configFeed{fakeFeed: testFeed(snap), cfg: map[string]ProxyConfig{
-		vp1.String(): {Clusters: []xdsclient.Cluster{{Name: "BlackHoleCluster", Type: "STATIC", TLSMode: "none"}}},
-	}}
-	m := newTestModel(t, "mono", 120, 40, snap, feed)
-	m.runCommand("pc network1")
-	if m.currentID() != viewConfig {
-		t.Fatalf("view %v after :pc, flash %q", m.currentID(), m.flash)
-	}
-	if out := ansi.Strip(m.View().Content); !strings.Contains(out, "CLUSTERS (1)") {
-		t.Fatalf("pc view before the snapshot:\n%s", out)
-	}
-	c := feed.cfg[vp1.String()]
-	c.Clusters = append(c.Clusters, xdsclient.Cluster{Name: "outbound|5000||plain.sample.svc.cluster.local", Type: "EDS", TLSMode: "auto"})
-	feed.cfg[vp1.String()] = c
-	next := followSnapshot()
-	m.snap = next
-	m.Update(indexMsg{ix: buildIndex(next, feed, nil)})
-	if out := ansi.Strip(m.View().Content); !strings.Contains(out, "CLUSTERS (2)") || !strings.Contains(out, "plain.sample") {
-		t.Errorf("the open :pc did not follow the new snapshot:\n%s", out)
+// TestOpenViewFollowsSnapshot: an open ":diff" or ":pc" shows a new
+// snapshot (and what the feed holds then) without being reopened.
+func TestOpenViewFollowsSnapshot(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		line string
+		view viewID
+		// config, when set, is the feed's proxy config of vp1, and next
+		// what it holds when the new snapshot arrives.
+		config, next []xdsclient.Cluster
+		// before is on the screen before the new snapshot (absent: is not);
+		// after is after.
+		before string
+		absent bool
+		after  []string
+	}{
+		{name: "diff", line: "diff network1 network2", view: viewDiff, before: "plain.sample", absent: true,
+			after: []string{"plain.sample", "plain-0@cluster2"}},
+		{name: "proxy config", line: "pc network1", view: viewConfig, before: "CLUSTERS (1)",
+			config: []xdsclient.Cluster{{Name: "BlackHoleCluster", Type: "STATIC", TLSMode: "none"}},
+			next: []xdsclient.Cluster{{Name: "BlackHoleCluster", Type: "STATIC", TLSMode: "none"},
+				{Name: "outbound|5000||plain.sample.svc.cluster.local", Type: "EDS", TLSMode: "auto"}},
+			after: []string{"CLUSTERS (2)", "plain.sample"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			snap := testSnapshot()
+			var feed Feed
+			var cf *configFeed
+			if c.config != nil {
+				cf = &configFeed{fakeFeed: testFeed(snap), cfg: map[string]ProxyConfig{vp1.String(): {Clusters: c.config}}}
+				feed = cf
+			}
+			m := newTestModel(t, "mono", 120, 40, snap, feed)
+			m.runCommand(c.line)
+			if m.currentID() != c.view {
+				t.Fatalf("view %v after :%s, flash %q", m.currentID(), c.line, m.flash)
+			}
+			if out := plain(m); strings.Contains(out, c.before) == c.absent {
+				t.Fatalf("before the snapshot, %q shown: %v, want %v:\n%s", c.before, !c.absent, c.absent, out)
+			}
+			if cf != nil {
+				cf.cfg[vp1.String()] = ProxyConfig{Clusters: c.next}
+			}
+			next := followSnapshot()
+			m.snap = next
+			m.Update(indexMsg{ix: buildIndex(next, feed, nil)})
+			out := plain(m)
+			for _, w := range c.after {
+				if !strings.Contains(out, w) {
+					t.Errorf("the open :%s did not follow the new snapshot (no %q):\n%s", c.line, w, out)
+				}
+			}
+		})
 	}
 }

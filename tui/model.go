@@ -102,7 +102,7 @@ type Model struct {
 	flash    string
 	flashErr bool
 
-	status   []StreamStatus
+	status   []xdsclient.StreamStatus
 	lastPush time.Time
 	// waitingSince is when the UI last stopped being settled (zero: it is
 	// settled); past settleHint the status bar says what it waits for.

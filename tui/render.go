@@ -313,11 +313,3 @@ func wrap(s string, w int) []string {
 	}
 	return lines
 }
-
-// plural renders "1 gateway", "2 gateways".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/meshscope/meshscope/collector/whatif"
 )
 
 // Options configure the UI.
@@ -18,7 +20,7 @@ type Options struct {
 	Contexts []string
 	// WhatIf answers ":whatif" on the mesh the feed reads (live.WhatIf on
 	// the session's Registry); nil: the command says it cannot.
-	WhatIf WhatIfFunc
+	WhatIf func(whatif.Request) (*whatif.Report, error)
 
 	// now replaces the clock in tests.
 	now func() time.Time

@@ -174,12 +174,26 @@ func TestEventsFilterByServiceAndViewpoint(t *testing.T) {
 		es = append(es, entry{xds: &evs[i]})
 	}
 	m.events.add(m.vc(), es)
-	for q, want := range map[string]int{"": 4, "helloworld": 2, "eds helloworld": 1, "network2": 2, "network2 nack": 1, "kube": 1,
-		"kube cluster2": 1, "cluster2 helloworld": 1, "nothing-like-this": 0} {
-		m.events.setFilter(m.vc(), q)
-		if got := len(m.events.list.rows); got != want {
-			t.Errorf("filter %q: %d events, want %d", q, got, want)
-		}
+	for _, c := range []struct {
+		name, q string
+		want    int
+	}{
+		{"no filter", "", 4},
+		{"service", "helloworld", 2},
+		{"type and service", "eds helloworld", 1},
+		{"network of the viewpoint", "network2", 2},
+		{"viewpoint and type", "network2 nack", 1},
+		{"kube changes", "kube", 1},
+		{"kube and cluster", "kube cluster2", 1},
+		{"cluster and service", "cluster2 helloworld", 1},
+		{"nothing", "nothing-like-this", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m.events.setFilter(m.vc(), c.q)
+			if got := len(m.events.list.rows); got != c.want {
+				t.Errorf("filter %q: %d events, want %d", c.q, got, c.want)
+			}
+		})
 	}
 }
 

@@ -91,13 +91,7 @@ func (z *ztunnelLines) workloads(e ambient.Explanation) {
 	for _, d := range e.Differences {
 		bad[d.UID] = true
 	}
-	pred := map[string]ambient.Workload{}
-	for _, pw := range p.Workloads {
-		pred[pw.UID] = pw
-		for _, c := range pw.Candidates {
-			pred[c] = pw
-		}
-	}
+	pred := p.ByUID()
 	seen := map[string]bool{}
 	if e.Actual != nil {
 		z.section(fmt.Sprintf("WORKLOADS SENT (%d)", len(e.Actual.Workloads)))

@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -237,7 +238,7 @@ func (v *clustersView) render(vc viewContext, w, h int) string {
 	if mid > 0 {
 		lines = append(lines, v.controlPlanes(vc, w, mid)...)
 	}
-	lines = append(lines, vc.paneTitle("Networks & gateways — "+plural(len(snap.Networks), "network")+", "+plural(len(snap.Gateways), "gateway"), v.focus == focusGateways, w))
+	lines = append(lines, vc.paneTitle("Networks & gateways — "+humanize.Count(len(snap.Networks), "network")+", "+humanize.Count(len(snap.Gateways), "gateway"), v.focus == focusGateways, w))
 	gwW := len("GATEWAY")
 	for _, g := range v.gws {
 		gwW = max(gwW, ansi.StringWidth(g.gateway))

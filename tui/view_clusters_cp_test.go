@@ -21,9 +21,11 @@ func TestRevisionsCell(t *testing.T) {
 		{"a canary", []model.IstiodPod{pod("default", true), pod("1-28", true)}, "revisions 1-28, default (2 pods)", true},
 		{"a canary not ready", []model.IstiodPod{pod("default", true), pod("1-28", false)}, "revisions 1-28, default (2 pods), one not ready", false},
 	} {
-		got, ready := revisionsCell(tc.pods)
-		if got != tc.want || ready != tc.ready {
-			t.Errorf("%s: %q %v, want %q %v", tc.name, got, ready, tc.want, tc.ready)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got, ready := revisionsCell(tc.pods)
+			if got != tc.want || ready != tc.ready {
+				t.Errorf("%q %v, want %q %v", got, ready, tc.want, tc.ready)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/meshmap"
+	"github.com/meshscope/meshscope/internal/humanize"
 )
 
 // mapView (:map) draws the mesh (collector/meshmap, built off the update
@@ -32,7 +33,7 @@ func (v *mapView) title(vc viewContext) string {
 		return "Map"
 	}
 	m := &vc.fleet.mesh
-	return fmt.Sprintf("Map (%s, %s)", plural(len(m.Networks), "network"), plural(len(m.ControlPlanes), "control plane"))
+	return fmt.Sprintf("Map (%s, %s)", humanize.Count(len(m.Networks), "network"), humanize.Count(len(m.ControlPlanes), "control plane"))
 }
 
 func (v *mapView) refresh(viewContext, update) {}
@@ -122,7 +123,7 @@ func (v *mapView) lines(vc viewContext, w, h int) []string {
 	}
 	if len(m.Problems) > 0 {
 		e, wn := meshmap.Counts(m.Problems)
-		out = append(out, "", " "+vc.st.Muted.Render(fit(fmt.Sprintf("+ %s, %s of services and settings (:problems)", plural(e, "error"), plural(wn, "warning")), w-2)))
+		out = append(out, "", " "+vc.st.Muted.Render(fit(fmt.Sprintf("+ %s, %s of services and settings (:problems)", humanize.Count(e, "error"), humanize.Count(wn, "warning")), w-2)))
 	}
 	// What room is left: the sentences of the problems on the map.
 	if room := h - len(out) - 2; room > 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -179,10 +180,10 @@ func (v *serviceView) refresh(vc viewContext, u update) {
 // streamText says why a viewpoint has no EDS for a cluster yet: its
 // stream's state, or — on a stream whose CDS has come — that istiod sends
 // the proxy no such cluster (a subset no DestinationRule it sees declares).
-func streamText(status []StreamStatus, vp, name string, feed Feed) string {
+func streamText(status []xdsclient.StreamStatus, vp, name string, feed Feed) string {
 	if s, ok := streamOf(status, vp); ok {
 		// A connected stream has had its first answer, CDS.
-		if sf, ok := feed.(SentFeed); ok && s.State == xdsclient.StateConnected && !s.Stale {
+		if sf, ok := feed.(sentFeed); ok && s.State == xdsclient.StateConnected && !s.Stale {
 			if _, sent := sf.Cluster(vp, name); !sent {
 				return "istiod sends this proxy no cluster " + name + " (not in its CDS)"
 			}
@@ -193,18 +194,18 @@ func streamText(status []StreamStatus, vp, name string, feed Feed) string {
 }
 
 // streamOf is a viewpoint's stream status.
-func streamOf(status []StreamStatus, vp string) (StreamStatus, bool) {
+func streamOf(status []xdsclient.StreamStatus, vp string) (xdsclient.StreamStatus, bool) {
 	for _, s := range status {
 		if s.Viewpoint == vp {
 			return s, true
 		}
 	}
-	return StreamStatus{}, false
+	return xdsclient.StreamStatus{}, false
 }
 
 // staleText says why what a viewpoint holds may be out of date: its
 // stream is down, and since when nothing came.
-func staleText(now time.Time, s StreamStatus) string {
+func staleText(now time.Time, s xdsclient.StreamStatus) string {
 	t := "stale: stream " + string(s.State)
 	if s.Reason != "" {
 		t = "stale: no stream (" + s.Reason + ")"
@@ -355,7 +356,7 @@ func (v *serviceView) portLine(vc viewContext, w int) string {
 	if v.ztunnel {
 		b.WriteString(vc.st.Accent.Render(" [ztunnel · WDS]"))
 		b.WriteString(vc.st.Muted.Render(fmt.Sprintf(" %s · %s · one view per istiod, whatever the ztunnel's network · w sidecar view · ←/→ control plane · esc back",
-			v.svc.Namespace, plural(len(v.amb), "control plane"))))
+			v.svc.Namespace, humanize.Count(len(v.amb), "control plane"))))
 		return padLines([]string{b.String()}, w, 1)
 	}
 	b.WriteString(vc.st.Muted.Render(" port "))

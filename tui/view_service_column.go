@@ -8,6 +8,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/internal/humanize"
 )
 
 // One viewpoint's column of the service and compare views.
@@ -191,7 +192,7 @@ func columnHead(vc viewContext, name string, v explain.Verdict, differences int,
 		vst = vc.st.OK
 	case explain.Mismatch:
 		vst = vc.st.Error
-		verdict += " (" + plural(differences, "difference") + ")"
+		verdict += " (" + humanize.Count(differences, "difference") + ")"
 	case explain.Pending:
 		vst = vc.st.Warn
 	}

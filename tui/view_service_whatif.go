@@ -9,6 +9,7 @@ import (
 
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/whatif"
+	"github.com/meshscope/meshscope/internal/humanize"
 )
 
 // The service view's what-if pane: for every port and viewpoint whose
@@ -37,7 +38,7 @@ func (v *serviceView) renderWhatIf(vc viewContext, w, h int) string {
 		what += " in " + v.wi.cluster
 	}
 	head := vc.st.Warn.Reverse(true).Render(" WHAT-IF ") +
-		vc.st.Muted.Render(fmt.Sprintf(" %s · %s change · d live columns · esc back", what, plural(views, "view")))
+		vc.st.Muted.Render(fmt.Sprintf(" %s · %s change · d live columns · esc back", what, humanize.Count(views, "view")))
 	body := v.whatIfLines(vc, hc, w)
 	rows := max(h-1, 0)
 	v.off = min(v.off, max(len(body)-rows, 0))

@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -56,7 +57,7 @@ func (v *servicesView) title(vc viewContext) string {
 	case v.changedOnly:
 		t += fmt.Sprintf(" · only the %d the what-if changes (d: all)", len(v.list.rows))
 	default:
-		t += fmt.Sprintf(" · the what-if changes %s (d: only those)", plural(len(v.wi.hosts), "service"))
+		t += fmt.Sprintf(" · the what-if changes %s (d: only those)", humanize.Count(len(v.wi.hosts), "service"))
 	}
 	return t
 }

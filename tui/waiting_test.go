@@ -17,7 +17,7 @@ func TestStatusSaysWhatItWaitsFor(t *testing.T) {
 	snap := testSnapshot()
 	snap.Clusters[1].State = model.StateSyncing // cluster2
 	feed := testFeed(snap)
-	feed.status = []StreamStatus{
+	feed.status = []xdsclient.StreamStatus{
 		{Viewpoint: vp1.String(), State: xdsclient.StateConnected, Progress: xdsclient.Progress{FollowsCDS: true, CDS: true, EDS: 12, EDSWanted: 12}},
 		{Viewpoint: vp2.String(), State: xdsclient.StateConnected, Progress: xdsclient.Progress{FollowsCDS: true, CDS: true, EDS: 1204, EDSWanted: 2004}},
 	}
@@ -45,7 +45,7 @@ func TestStatusSaysWhatItWaitsFor(t *testing.T) {
 
 	// A stream that lost its connection is named with its state.
 	feed.mu.Lock()
-	feed.status[0] = StreamStatus{Viewpoint: vp1.String(), State: xdsclient.StateConnecting, Stale: true, Progress: xdsclient.Progress{FollowsCDS: true}}
+	feed.status[0] = xdsclient.StreamStatus{Viewpoint: vp1.String(), State: xdsclient.StateConnecting, Stale: true, Progress: xdsclient.Progress{FollowsCDS: true}}
 	feed.mu.Unlock()
 	m.Update(tickMsg(now))
 	if b := bar(); !strings.Contains(b, vp1.String()+" connecting") {

@@ -16,9 +16,9 @@ import (
 // ":whatif off" drops it. The live mesh keeps updating underneath; the
 // overlay stays the answer for the snapshot it was computed on.
 
-// WhatIfFunc answers a what-if on the mesh the UI reads (live.WhatIf on the
+// whatIfFunc answers a what-if on the mesh the UI reads (live.WhatIf on the
 // session's Registry); Options.WhatIf.
-type WhatIfFunc func(whatif.Request) (*whatif.Report, error)
+type whatIfFunc = func(whatif.Request) (*whatif.Report, error)
 
 // whatIfState is the root's what-if: the overlay shown, the run under way
 // and the error of the last run.

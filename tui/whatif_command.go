@@ -183,7 +183,7 @@ func (m *Model) runWhatIf(args []string) tea.Cmd {
 
 // whatIfCmd reads the file and answers the what-if in the background: it
 // takes up to a few hundred milliseconds on a big mesh.
-func whatIfCmd(seq int, a whatIfArgs, run WhatIfFunc) tea.Cmd {
+func whatIfCmd(seq int, a whatIfArgs, run whatIfFunc) tea.Cmd {
 	return func() tea.Msg {
 		var objs []whatif.Object
 		if a.src.Path != "" {

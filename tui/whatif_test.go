@@ -112,16 +112,18 @@ func TestOverlayModel(t *testing.T) {
 		{extHost, 1, false, false},
 		{"sleep.sample.svc.cluster.local", 0, false, false},
 	} {
-		h := ov.of(c.host)
-		if c.changes == 0 {
-			if h != nil || h.lost() {
-				t.Errorf("%s: changed %+v", c.host, h)
+		t.Run(c.host, func(t *testing.T) {
+			h := ov.of(c.host)
+			if c.changes == 0 {
+				if h != nil || h.lost() {
+					t.Errorf("%s: changed %+v", c.host, h)
+				}
+				return
 			}
-			continue
-		}
-		if h == nil || len(h.changes) != c.changes || h.lostAll != c.lostAll || h.lostRemote != c.lostRemo {
-			t.Errorf("%s: %+v, want %d changes, lostAll %v, lostRemote %v", c.host, h, c.changes, c.lostAll, c.lostRemo)
-		}
+			if h == nil || len(h.changes) != c.changes || h.lostAll != c.lostAll || h.lostRemote != c.lostRemo {
+				t.Errorf("%s: %+v, want %d changes, lostAll %v, lostRemote %v", c.host, h, c.changes, c.lostAll, c.lostRemo)
+			}
+		})
 	}
 	if (*overlay)(nil).of(helloHost) != nil {
 		t.Error("no overlay changes something")
@@ -150,7 +152,7 @@ func TestOverlayModel(t *testing.T) {
 		{ov, false, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints, 1 new error) — :whatif off to drop"},
 		{newOverlay("--delete x.yaml", "cluster1", &whatif.Report{Changes: testReport().Changes[:1]}), true, "WHAT-IF: --delete x.yaml (1 service changes) — esc to drop"},
 		{judged(whatif.DefaultFailOn), true, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints, 1 new error; FAILS --fail-on error,lost) — esc to drop"},
-		{judged([]string{whatif.FailNone}), true, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints, 1 new error) — esc to drop"},
+		{judged([]string{"none"}), true, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints, 1 new error) — esc to drop"},
 	} {
 		if got := c.ov.banner(c.escDrops); got != c.want {
 			t.Errorf("banner %q, want %q", got, c.want)
@@ -187,26 +189,28 @@ func TestParseWhatIfArgs(t *testing.T) {
 		{args: []string{"f.yaml", "--fail-on=error,lost-remote"}, path: "f.yaml", failOn: "error,lost-remote"},
 		{args: []string{"f.yaml", "--fail-on", "everything"}, err: "one of error, warning"},
 	} {
-		a, err := parseWhatIfArgs(c.args)
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%v: error %v, want %q", c.args, err, c.err)
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			a, err := parseWhatIfArgs(c.args)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Errorf("%v: error %v, want %q", c.args, err, c.err)
+				}
+				return
 			}
-			continue
-		}
-		env := ""
-		for _, e := range a.env {
-			env += fmt.Sprint(e)
-		}
-		if err != nil || a.off != c.off || a.delete != c.del || a.src.Path != c.path || a.cluster != c.cluster || a.src.Cluster != c.srcC || env != c.env {
-			t.Errorf("%v: %+v, %v", c.args, a, err)
-		}
-		if got := strings.Join(a.failOn, ","); got != c.failOn {
-			t.Errorf("%v: --fail-on %q, want %q", c.args, got, c.failOn)
-		}
-		if c.what != "" && a.what() != c.what {
-			t.Errorf("%v: what %q, want %q", c.args, a.what(), c.what)
-		}
+			env := ""
+			for _, e := range a.env {
+				env += fmt.Sprint(e)
+			}
+			if err != nil || a.off != c.off || a.delete != c.del || a.src.Path != c.path || a.cluster != c.cluster || a.src.Cluster != c.srcC || env != c.env {
+				t.Errorf("%v: %+v, %v", c.args, a, err)
+			}
+			if got := strings.Join(a.failOn, ","); got != c.failOn {
+				t.Errorf("%v: --fail-on %q, want %q", c.args, got, c.failOn)
+			}
+			if c.what != "" && a.what() != c.what {
+				t.Errorf("%v: what %q, want %q", c.args, a.what(), c.what)
+			}
+		})
 	}
 	home, err := os.UserHomeDir()
 	if err == nil {
@@ -229,7 +233,7 @@ func TestWhatIfCommand(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, line string
-		run        WhatIfFunc // nil: the model's
+		run        whatIfFunc // nil: the model's
 		noRun      bool       // no WhatIf at all
 		// err is in the status bar (the run failed); else banner is.
 		err, banner string
@@ -368,113 +372,115 @@ func TestWhatIfAnswersInOrder(t *testing.T) {
 // marked; all of it at 120×40 and at 80×24.
 func TestWhatIfOverlayViews(t *testing.T) {
 	for _, size := range [][2]int{{120, 40}, {80, 24}} {
-		w, h := size[0], size[1]
-		m, dr, _ := whatIfModel(t, w, h)
-		runLine(m, "whatif "+dr)
-		// Every screen says it is not the live mesh alone.
-		for _, id := range []viewID{viewClusters, viewServices, viewProblems, viewEvents, viewProxies, viewMap} {
-			m.push(id)
-			out := plain(m)
-			checkSize(t, m.View().Content, w, h)
-			if !strings.Contains(strings.SplitN(out, "\n", 2)[0], "WHAT-IF") || !strings.Contains(statusLine(m), "WHAT-IF: "+dr[:min(len(dr), 20)]) {
-				t.Fatalf("%dx%d view %d does not show the what-if:\n%s", w, h, id, out)
-			}
-		}
-		press(m, "?")
-		if !strings.Contains(statusLine(m), "WHAT-IF") {
-			t.Errorf("help hides the banner")
-		}
-		press(m, "esc")
-
-		// Services: the mark, in the error style for a service that loses
-		// endpoints; d shows only the changed ones.
-		m.push(viewServices)
-		rows := map[string]string{}
-		for _, l := range strings.Split(m.View().Content, "\n") {
-			for _, host := range []string{helloHost, legacyHost, "sleep.sample"} {
-				if p := ansi.Strip(l); strings.Contains(p, host[:12]) {
-					rows[host] = p
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			w, h := size[0], size[1]
+			m, dr, _ := whatIfModel(t, w, h)
+			runLine(m, "whatif "+dr)
+			// Every screen says it is not the live mesh alone.
+			for _, id := range []viewID{viewClusters, viewServices, viewProblems, viewEvents, viewProxies, viewMap} {
+				m.push(id)
+				out := plain(m)
+				checkSize(t, m.View().Content, w, h)
+				if !strings.Contains(strings.SplitN(out, "\n", 2)[0], "WHAT-IF") || !strings.Contains(statusLine(m), "WHAT-IF: "+dr[:min(len(dr), 20)]) {
+					t.Fatalf("%dx%d view %d does not show the what-if:\n%s", w, h, id, out)
 				}
 			}
-		}
-		// Lost ones show without colour too.
-		for host, mark := range map[string]string{helloHost: "Δ! hello", legacyHost: "Δ! legacy", "sleep.sample": "   sleep"} {
-			if !strings.Contains(rows[host], mark) {
-				t.Errorf("%dx%d row %q: not marked %q", w, h, rows[host], mark)
+			press(m, "?")
+			if !strings.Contains(statusLine(m), "WHAT-IF") {
+				t.Errorf("help hides the banner")
 			}
-		}
-		vc := m.vc()
-		if vc.st.Error.Render("Δ") == vc.st.Warn.Render("Δ") {
-			t.Fatal("the theme draws errors and warnings alike: the test cannot tell the marks apart")
-		}
-		for host, st := range map[string]string{helloHost: vc.st.Error.Render("Δ!"), legacyHost: vc.st.Error.Render("Δ!"), extHost: vc.st.Warn.Render("Δ ")} {
-			if got := whatIfMark(vc, m.wi.ov.of(host), false); got != st {
-				t.Errorf("%s's mark %q, want %q", host, got, st)
-			}
-		}
-		if !strings.Contains(plain(m), "Δ what-if changes its endpoints, Δ! loses them all") {
-			t.Errorf("%dx%d: no legend of the mark", w, h)
-		}
-		press(m, "d")
-		if n := len(m.services.list.rows); n != 2 || !strings.Contains(m.services.title(m.vc()), "only the 2 the what-if changes") {
-			t.Errorf("%dx%d: d shows %d rows:\n%s", w, h, n, plain(m))
-		}
-		checkSize(t, m.View().Content, w, h)
+			press(m, "esc")
 
-		// A changed service opens on its before → after.
-		press(m, "g", "enter")
-		if m.currentID() != viewService || m.service.host != helloHost || !m.service.showWhatIf() {
-			t.Fatalf("%dx%d: enter opened view %d on %q, what-if %v", w, h, m.currentID(), m.service.host, m.service.showWhatIf())
-		}
-		out := plain(m)
-		checkSize(t, m.View().Content, w, h)
-		for _, want := range []string{":5000 from cluster1/network1@cluster1 (sidecar) LOSES EVERY REMOTE ENDPOINT", "endpoints 2 → 1 (−1)",
-			"− 192.168.60.9:15443 ×2 (gateway, network2)", "10.10.0.5:5000 (local, network1)", "network1 33.3% → 100%, network2 66.7% → 0%",
-			"why   cross-network endpoint without mTLS"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("%dx%d: the before → after lacks %q:\n%s", w, h, want, out)
+			// Services: the mark, in the error style for a service that loses
+			// endpoints; d shows only the changed ones.
+			m.push(viewServices)
+			rows := map[string]string{}
+			for _, l := range strings.Split(m.View().Content, "\n") {
+				for _, host := range []string{helloHost, legacyHost, "sleep.sample"} {
+					if p := ansi.Strip(l); strings.Contains(p, host[:12]) {
+						rows[host] = p
+					}
+				}
 			}
-		}
-		press(m, "G") // scrolls to the end: the re-weighted view and the new problem
-		out = plain(m)
-		for _, want := range []string{"~ 10.10.0.5:5000 ×2 (leaked, network1), was 10.10.0.5:5000 (leaked, network1)", "NEW PROBLEMS (what-if) (1)"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("%dx%d: the end of the before → after lacks %q:\n%s", w, h, want, out)
+			// Lost ones show without colour too.
+			for host, mark := range map[string]string{helloHost: "Δ! hello", legacyHost: "Δ! legacy", "sleep.sample": "   sleep"} {
+				if !strings.Contains(rows[host], mark) {
+					t.Errorf("%dx%d row %q: not marked %q", w, h, rows[host], mark)
+				}
 			}
-		}
-		press(m, "d") // the live columns, marked
-		if out := plain(m); !strings.Contains(out, "Δ what-if: d") || !strings.Contains(out, "verdict") || m.service.showWhatIf() {
-			t.Errorf("%dx%d: d did not show the live columns:\n%s", w, h, out)
-		}
-		// esc goes back to the list, the overlay stays.
-		press(m, "esc")
-		if m.currentID() != viewServices || m.wi.ov == nil {
-			t.Fatalf("%dx%d: esc from the service: view %d, overlay %v", w, h, m.currentID(), m.wi.ov != nil)
-		}
+			vc := m.vc()
+			if vc.st.Error.Render("Δ") == vc.st.Warn.Render("Δ") {
+				t.Fatal("the theme draws errors and warnings alike: the test cannot tell the marks apart")
+			}
+			for host, st := range map[string]string{helloHost: vc.st.Error.Render("Δ!"), legacyHost: vc.st.Error.Render("Δ!"), extHost: vc.st.Warn.Render("Δ ")} {
+				if got := whatIfMark(vc, m.wi.ov.of(host), false); got != st {
+					t.Errorf("%s's mark %q, want %q", host, got, st)
+				}
+			}
+			if !strings.Contains(plain(m), "Δ what-if changes its endpoints, Δ! loses them all") {
+				t.Errorf("%dx%d: no legend of the mark", w, h)
+			}
+			press(m, "d")
+			if n := len(m.services.list.rows); n != 2 || !strings.Contains(m.services.title(m.vc()), "only the 2 the what-if changes") {
+				t.Errorf("%dx%d: d shows %d rows:\n%s", w, h, n, plain(m))
+			}
+			checkSize(t, m.View().Content, w, h)
 
-		// Problems: the what-if's first, marked, with their sentence.
-		m.push(viewProblems)
-		out = plain(m)
-		checkSize(t, m.View().Content, w, h)
-		if !strings.Contains(out, "what-if: 1 new, 1 resolved") {
-			t.Errorf("%dx%d: problems title:\n%s", w, h, out)
-		}
-		var marks []string
-		for _, l := range strings.Split(out, "\n")[2:] {
-			if f := strings.Fields(strings.TrimPrefix(l, ">")); len(f) > 0 && (f[0] == whatIfNew || f[0] == whatIfResolved) {
-				marks = append(marks, f[0]+" "+f[2])
+			// A changed service opens on its before → after.
+			press(m, "g", "enter")
+			if m.currentID() != viewService || m.service.host != helloHost || !m.service.showWhatIf() {
+				t.Fatalf("%dx%d: enter opened view %d on %q, what-if %v", w, h, m.currentID(), m.service.host, m.service.showWhatIf())
 			}
-		}
-		if strings.Join(marks, ", ") != "NEW drop, RESOLVED skew" {
-			t.Errorf("%dx%d: what-if rows %q:\n%s", w, h, marks, out)
-		}
-		if !strings.Contains(out, "What-if "+dr[:min(len(dr), 10)]) {
-			t.Errorf("%dx%d: the selected what-if problem does not say it is one:\n%s", w, h, out)
-		}
-		press(m, "enter")
-		if m.currentID() != viewService || m.service.host != helloHost {
-			t.Errorf("%dx%d: enter on the new problem opened %d %q", w, h, m.currentID(), m.service.host)
-		}
+			out := plain(m)
+			checkSize(t, m.View().Content, w, h)
+			for _, want := range []string{":5000 from cluster1/network1@cluster1 (sidecar) LOSES EVERY REMOTE ENDPOINT", "endpoints 2 → 1 (−1)",
+				"− 192.168.60.9:15443 ×2 (gateway, network2)", "10.10.0.5:5000 (local, network1)", "network1 33.3% → 100%, network2 66.7% → 0%",
+				"why   cross-network endpoint without mTLS"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("%dx%d: the before → after lacks %q:\n%s", w, h, want, out)
+				}
+			}
+			press(m, "G") // scrolls to the end: the re-weighted view and the new problem
+			out = plain(m)
+			for _, want := range []string{"~ 10.10.0.5:5000 ×2 (leaked, network1), was 10.10.0.5:5000 (leaked, network1)", "NEW PROBLEMS (what-if) (1)"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("%dx%d: the end of the before → after lacks %q:\n%s", w, h, want, out)
+				}
+			}
+			press(m, "d") // the live columns, marked
+			if out := plain(m); !strings.Contains(out, "Δ what-if: d") || !strings.Contains(out, "verdict") || m.service.showWhatIf() {
+				t.Errorf("%dx%d: d did not show the live columns:\n%s", w, h, out)
+			}
+			// esc goes back to the list, the overlay stays.
+			press(m, "esc")
+			if m.currentID() != viewServices || m.wi.ov == nil {
+				t.Fatalf("%dx%d: esc from the service: view %d, overlay %v", w, h, m.currentID(), m.wi.ov != nil)
+			}
+
+			// Problems: the what-if's first, marked, with their sentence.
+			m.push(viewProblems)
+			out = plain(m)
+			checkSize(t, m.View().Content, w, h)
+			if !strings.Contains(out, "what-if: 1 new, 1 resolved") {
+				t.Errorf("%dx%d: problems title:\n%s", w, h, out)
+			}
+			var marks []string
+			for _, l := range strings.Split(out, "\n")[2:] {
+				if f := strings.Fields(strings.TrimPrefix(l, ">")); len(f) > 0 && (f[0] == whatIfNew || f[0] == whatIfResolved) {
+					marks = append(marks, f[0]+" "+f[2])
+				}
+			}
+			if strings.Join(marks, ", ") != "NEW drop, RESOLVED skew" {
+				t.Errorf("%dx%d: what-if rows %q:\n%s", w, h, marks, out)
+			}
+			if !strings.Contains(out, "What-if "+dr[:min(len(dr), 10)]) {
+				t.Errorf("%dx%d: the selected what-if problem does not say it is one:\n%s", w, h, out)
+			}
+			press(m, "enter")
+			if m.currentID() != viewService || m.service.host != helloHost {
+				t.Errorf("%dx%d: enter on the new problem opened %d %q", w, h, m.currentID(), m.service.host)
+			}
+		})
 	}
 }
 
@@ -537,18 +543,20 @@ func TestCompletePathLine(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "more"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for in, want := range map[string]string{
-		"whatif " + dir + "/si":          "whatif " + dir + "/sidecar.yaml ",
-		"whatif " + dir + "/d":           "whatif " + dir + "/dr-",
-		"whatif " + dir + "/dr-":         "whatif " + dir + "/dr-",
-		"whatif " + dir + "/mo":          "whatif " + dir + "/more/",
-		"whatif cluster2=" + dir + "/si": "whatif cluster2=" + dir + "/sidecar.yaml ",
-		"whatif " + dir + "/zz":          "whatif " + dir + "/zz",
-		"whatif ":                        "whatif ",
+	for _, c := range []struct{ name, in, want string }{
+		{"one file", "whatif " + dir + "/si", "whatif " + dir + "/sidecar.yaml "},
+		{"common prefix", "whatif " + dir + "/d", "whatif " + dir + "/dr-"},
+		{"no longer prefix", "whatif " + dir + "/dr-", "whatif " + dir + "/dr-"},
+		{"directory", "whatif " + dir + "/mo", "whatif " + dir + "/more/"},
+		{"CLUSTER=FILE", "whatif cluster2=" + dir + "/si", "whatif cluster2=" + dir + "/sidecar.yaml "},
+		{"no such file", "whatif " + dir + "/zz", "whatif " + dir + "/zz"},
+		{"nothing yet", "whatif ", "whatif "},
 	} {
-		if got := completePathLine(in); got != want {
-			t.Errorf("complete %q = %q, want %q", in, got, want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := completePathLine(c.in); got != c.want {
+				t.Errorf("complete %q = %q, want %q", c.in, got, c.want)
+			}
+		})
 	}
 	// Through the command line: tab after the name leaves room, then
 	// completes the file.

@@ -58,7 +58,7 @@ func BenchmarkEDSParts(b *testing.B) {
 	}
 	b.Run("diff", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if len(DiffEndpoints(old, cur)) != 100 {
+			if len(diffEndpoints(old, cur)) != 100 {
 				b.Fatal("diff")
 			}
 		}

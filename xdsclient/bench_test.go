@@ -165,7 +165,7 @@ func measureIdle(b *testing.B, addr string, n int, shared bool) (goroutinesPer, 
 	for _, c := range clients {
 		for len(c.LoadAssignments()) < 2 || c.Status().State != StateConnected {
 			if time.Now().After(deadline) {
-				b.Fatalf("client %s not synced: %+v", c.Viewpoint(), c.Status())
+				b.Fatalf("client %s not synced: %+v", c.viewpoint(), c.Status())
 			}
 			time.Sleep(5 * time.Millisecond)
 		}

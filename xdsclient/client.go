@@ -47,7 +47,7 @@ type Options struct {
 	// client's goroutine; it must not block for long (it holds up the ACK).
 	OnEvent func(Event)
 	// Journal, when set, records every event (it may be shared by clients).
-	Journal *Journal[Event]
+	Journal *journal[Event]
 }
 
 // Client impersonates one proxy on one ADS stream. Create it with New, run
@@ -143,11 +143,8 @@ func (c *Client) FollowsCDS() bool {
 	return c.types[CDS].enabled
 }
 
-// Node is the identity this client presents (for display and tests).
-func (c *Client) Node() *core.Node { return c.node }
-
-// Viewpoint is the viewpoint as a string, as it appears in events.
-func (c *Client) Viewpoint() string { return c.vp }
+// viewpoint is the viewpoint as a string, as it appears in events.
+func (c *Client) viewpoint() string { return c.vp }
 
 // Status returns the connection state.
 func (c *Client) Status() Status {
@@ -209,10 +206,10 @@ func views[V any](c *Client, t Type) []V {
 	return out
 }
 
-// SetEDSNames replaces the EDS subscription with exactly names; nil goes
+// setEDSNames replaces the EDS subscription with exactly names; nil goes
 // back to following CDS (not for an EDSOnly client). It takes effect at once on a live stream, and is
 // kept for the next one otherwise.
-func (c *Client) SetEDSNames(names []string) error {
+func (c *Client) setEDSNames(names []string) error {
 	if len(names) == 0 && c.opts.EDSOnly {
 		return errors.New("xdsclient: an EDS-only client cannot follow CDS; give the EDS names")
 	}

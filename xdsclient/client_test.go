@@ -75,12 +75,12 @@ func TestStreams(t *testing.T) {
 			waitFor(t, 3*time.Second, "ACK of the EDS push", func() bool {
 				sotw, delta := srv.requests()
 				for _, r := range sotw {
-					if r.GetTypeUrl() == EndpointTypeURL && r.GetResponseNonce() == ev.Nonce && r.GetVersionInfo() == ev.Version && r.GetErrorDetail() == nil {
+					if r.GetTypeUrl() == endpointTypeURL && r.GetResponseNonce() == ev.Nonce && r.GetVersionInfo() == ev.Version && r.GetErrorDetail() == nil {
 						return true
 					}
 				}
 				for _, r := range delta {
-					if r.GetTypeUrl() == EndpointTypeURL && r.GetResponseNonce() == ev.Nonce && r.GetErrorDetail() == nil {
+					if r.GetTypeUrl() == endpointTypeURL && r.GetResponseNonce() == ev.Nonce && r.GetErrorDetail() == nil {
 						return true
 					}
 				}
@@ -142,7 +142,7 @@ func TestExplicitEDS(t *testing.T) {
 				}
 			}
 			// Back to following CDS picks up the other cluster.
-			if err := c.SetEDSNames(nil); err != nil {
+			if err := c.setEDSNames(nil); err != nil {
 				t.Fatal(err)
 			}
 			waitFor(t, 5*time.Second, "sleep endpoints after SetEDSNames(nil)", func() bool {
@@ -232,7 +232,7 @@ func TestReconnect(t *testing.T) {
 			for _, r := range delta {
 				asked[r.GetTypeUrl()] = true
 			}
-			if !asked[ClusterTypeURL] || !asked[EndpointTypeURL] {
+			if !asked[ClusterTypeURL] || !asked[endpointTypeURL] {
 				t.Errorf("resubscribed types = %v", asked)
 			}
 		})

@@ -84,8 +84,8 @@ type Workload struct {
 	Cluster   string `json:"cluster,omitempty"`
 }
 
-// ParseWorkload splits the `istio.workload` string; missing fields stay empty.
-func ParseWorkload(s string) Workload {
+// parseWorkload splits the `istio.workload` string; missing fields stay empty.
+func parseWorkload(s string) Workload {
 	var f [5]string
 	for i := 0; i < 5; i++ {
 		var ok bool
@@ -171,7 +171,7 @@ func decodeResource(t Type, a *anypb.Any, prevEDS func(string) *LoadAssignment) 
 	if a == nil {
 		return decoded{}, fmt.Errorf("empty resource")
 	}
-	if a.GetTypeUrl() != t.URL() {
+	if a.GetTypeUrl() != t.url() {
 		return decoded{}, fmt.Errorf("resource of type %q in a %s response", a.GetTypeUrl(), t)
 	}
 	switch t {
@@ -321,7 +321,7 @@ func decodeLoadAssignment(cla *endpoint.ClusterLoadAssignment) (LoadAssignment, 
 			fm := lb.GetMetadata().GetFilterMetadata()
 			ep.TLSMode = fm["envoy.transport_socket_match"].GetFields()["tlsMode"].GetStringValue()
 			if w := fm["istio"].GetFields()["workload"].GetStringValue(); w != "" {
-				ep.Workload = ParseWorkload(w)
+				ep.Workload = parseWorkload(w)
 			}
 			la.Endpoints = append(la.Endpoints, ep)
 		}

@@ -387,7 +387,7 @@ func (d *claDecoder) endpoint(lb []byte, grp group, la *LoadAssignment) error {
 			sp.addr, sp.tls, sp.wlName = ps.addr, ps.tls, ps.wlName
 			ep.Address, ep.TLSMode = d.at(sp, sp.addr), d.at(sp, sp.tls)
 			if sp.wlName.n > 0 {
-				ep.Workload = ParseWorkload(d.at(sp, sp.wlName))
+				ep.Workload = parseWorkload(d.at(sp, sp.wlName))
 			}
 			la.Endpoints = append(la.Endpoints, ep)
 			la.spans = append(la.spans, sp)
@@ -580,7 +580,7 @@ func (d *claDecoder) metadata(b []byte, ep *Endpoint) error {
 				ep.TLSMode = d.str(s)
 				d.cur.tls = d.ref(s)
 			} else {
-				ep.Workload = ParseWorkload(d.str(s))
+				ep.Workload = parseWorkload(d.str(s))
 				d.cur.wlName = d.ref(s)
 			}
 		}

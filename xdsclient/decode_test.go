@@ -99,7 +99,7 @@ func TestDecodeErrors(t *testing.T) {
 		"no cluster name":   {EDS, noName},
 		"wrong type":        {EDS, wrongType},
 		"garbage cluster":   {CDS, garbage},
-		"garbage endpoints": {EDS, &anypb.Any{TypeUrl: EndpointTypeURL, Value: []byte{0x12, 0xff}}},
+		"garbage endpoints": {EDS, &anypb.Any{TypeUrl: endpointTypeURL, Value: []byte{0x12, 0xff}}},
 		"nil":               {CDS, nil},
 	}
 	for name, c := range cases {

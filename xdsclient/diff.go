@@ -16,7 +16,7 @@ type epKey struct {
 	nth  uint32
 }
 
-// DiffEndpoints compares two states of one cluster's endpoints. Endpoints
+// diffEndpoints compares two states of one cluster's endpoints. Endpoints
 // are matched by address and port; a different weight is a "weight" change,
 // any other difference (health, locality, metadata) a "changed" one. The
 // result is in a stable order: removals, then the new state's order.
@@ -24,7 +24,7 @@ type epKey struct {
 // The changes own their strings: the fast EDS decoder's strings are slices
 // of the whole response, and a change kept in a timeline for hours must
 // not keep the push it came from alive.
-func DiffEndpoints(old, cur LoadAssignment) []EndpointChange {
+func diffEndpoints(old, cur LoadAssignment) []EndpointChange {
 	name := cur.Cluster
 	if name == "" {
 		name = old.Cluster
@@ -102,12 +102,12 @@ func (d *resourceDiff) update(name string, old any, had bool, cur any) {
 	if !had {
 		d.added = append(d.added, strings.Clone(name))
 		if la, ok := cur.(LoadAssignment); ok {
-			d.endpoints = append(d.endpoints, DiffEndpoints(LoadAssignment{Cluster: name}, la)...)
+			d.endpoints = append(d.endpoints, diffEndpoints(LoadAssignment{Cluster: name}, la)...)
 		}
 		return
 	}
 	if la, ok := cur.(LoadAssignment); ok {
-		ch := DiffEndpoints(old.(LoadAssignment), la)
+		ch := diffEndpoints(old.(LoadAssignment), la)
 		if len(ch) > 0 {
 			d.changed = append(d.changed, strings.Clone(name))
 			d.endpoints = append(d.endpoints, ch...)
@@ -122,7 +122,7 @@ func (d *resourceDiff) update(name string, old any, had bool, cur any) {
 func (d *resourceDiff) remove(name string, old any) {
 	d.removed = append(d.removed, strings.Clone(name))
 	if la, ok := old.(LoadAssignment); ok {
-		d.endpoints = append(d.endpoints, DiffEndpoints(la, LoadAssignment{Cluster: name})...)
+		d.endpoints = append(d.endpoints, diffEndpoints(la, LoadAssignment{Cluster: name})...)
 	}
 }
 

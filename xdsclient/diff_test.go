@@ -23,7 +23,7 @@ func TestDiffEndpoints(t *testing.T) {
 	newEp := Endpoint{Address: "10.44.0.20", Port: 5000, Weight: 1}
 	cur := LoadAssignment{Cluster: helloEDS, Endpoints: []Endpoint{unhealthy, gw3, newEp}}
 
-	got := DiffEndpoints(old, cur)
+	got := diffEndpoints(old, cur)
 	want := []string{
 		"changed 10.44.0.13:5000 w1",
 		"weight 192.168.60.9:15443 w3 (was 1) cluster2",
@@ -33,11 +33,11 @@ func TestDiffEndpoints(t *testing.T) {
 		t.Errorf("diff:\n%s\nwant:\n%s", s, strings.Join(want, "\n"))
 	}
 	// Removal comes first; an identical state is no change.
-	got = DiffEndpoints(cur, LoadAssignment{Cluster: helloEDS, Endpoints: []Endpoint{gw3}})
+	got = diffEndpoints(cur, LoadAssignment{Cluster: helloEDS, Endpoints: []Endpoint{gw3}})
 	if s := changesString(got); s != "removed 10.44.0.13:5000 w1\nremoved 10.44.0.20:5000 w1" {
 		t.Errorf("removal diff:\n%s", s)
 	}
-	if got := DiffEndpoints(cur, cur); len(got) != 0 {
+	if got := diffEndpoints(cur, cur); len(got) != 0 {
 		t.Errorf("identical: %v", got)
 	}
 }
@@ -53,10 +53,10 @@ func TestDiffEndpointsDuplicateAddress(t *testing.T) {
 	gwB3 := gwB
 	gwB3.Weight = 3
 	cur := LoadAssignment{Cluster: helloEDS, Endpoints: []Endpoint{gwA, gwB3}}
-	if s := changesString(DiffEndpoints(old, cur)); s != "removed 10.44.0.13:5000 w1\nweight 192.168.60.9:15443 w3 (was 2) cluster2" {
+	if s := changesString(diffEndpoints(old, cur)); s != "removed 10.44.0.13:5000 w1\nweight 192.168.60.9:15443 w3 (was 2) cluster2" {
 		t.Errorf("diff:\n%s", s)
 	}
-	if got := DiffEndpoints(cur, LoadAssignment{Cluster: helloEDS, Endpoints: []Endpoint{local, gwA, gwB3}}); len(got) != 1 || got[0].Change != EndpointAdded {
+	if got := diffEndpoints(cur, LoadAssignment{Cluster: helloEDS, Endpoints: []Endpoint{local, gwA, gwB3}}); len(got) != 1 || got[0].Change != EndpointAdded {
 		t.Errorf("re-added local: %+v", got)
 	}
 }
@@ -84,7 +84,7 @@ func TestParseWorkload(t *testing.T) {
 		"":             {},
 	}
 	for in, want := range cases {
-		if got := ParseWorkload(in); got != want {
+		if got := parseWorkload(in); got != want {
 			t.Errorf("%q: %+v", in, got)
 		}
 	}
@@ -94,18 +94,18 @@ func TestParseWorkload(t *testing.T) {
 }
 
 func TestJournal(t *testing.T) {
-	j := NewJournal[int](3)
+	j := newJournal[int](3)
 	for i := 1; i <= 2; i++ {
-		j.Add(i)
+		j.add(i)
 	}
-	if got := fmt.Sprint(j.Items()); got != "[1 2]" || j.Dropped() != 0 {
-		t.Errorf("items = %s dropped %d", got, j.Dropped())
+	if got := fmt.Sprint(j.items()); got != "[1 2]" || j.droppedCount() != 0 {
+		t.Errorf("items = %s dropped %d", got, j.droppedCount())
 	}
 	for i := 3; i <= 7; i++ {
-		j.Add(i)
+		j.add(i)
 	}
-	if got := fmt.Sprint(j.Items()); got != "[5 6 7]" || j.Len() != 3 || j.Total() != 7 || j.Dropped() != 4 {
-		t.Errorf("items = %s len %d total %d dropped %d", got, j.Len(), j.Total(), j.Dropped())
+	if got := fmt.Sprint(j.items()); got != "[5 6 7]" || j.len() != 3 || j.totalAdded() != 7 || j.droppedCount() != 4 {
+		t.Errorf("items = %s len %d total %d dropped %d", got, j.len(), j.totalAdded(), j.droppedCount())
 	}
 }
 
@@ -153,10 +153,10 @@ func TestDiffEndpointsReordered(t *testing.T) {
 	a := Endpoint{Address: "10.0.0.1", Port: 80, Weight: 1}
 	b := Endpoint{Address: "10.0.0.2", Port: 80, Weight: 1}
 	c := Endpoint{Address: "10.0.0.3", Port: 80, Weight: 2}
-	if got := DiffEndpoints(LoadAssignment{Endpoints: []Endpoint{a, b}}, LoadAssignment{Endpoints: []Endpoint{b, a}}); len(got) != 0 {
+	if got := diffEndpoints(LoadAssignment{Endpoints: []Endpoint{a, b}}, LoadAssignment{Endpoints: []Endpoint{b, a}}); len(got) != 0 {
 		t.Errorf("reordered: %v", got)
 	}
-	got := DiffEndpoints(LoadAssignment{Cluster: "x", Endpoints: []Endpoint{a, b}}, LoadAssignment{Cluster: "x", Endpoints: []Endpoint{c, a}})
+	got := diffEndpoints(LoadAssignment{Cluster: "x", Endpoints: []Endpoint{a, b}}, LoadAssignment{Cluster: "x", Endpoints: []Endpoint{c, a}})
 	if s := changesString(got); s != "removed 10.0.0.2:80 w1\nadded 10.0.0.3:80 w2" {
 		t.Errorf("swap:\n%s", s)
 	}

@@ -22,10 +22,9 @@
 // Typical use (one control plane, two viewpoints on one connection):
 //
 //	conn, err := xdsclient.Dial(xdsclient.TransportConfig{Address: "127.0.0.1:15010"})
-//	journal := xdsclient.NewJournal[xdsclient.Event](10000)
 //	vp, err := xdsclient.ParseViewpoint("cluster1/network1", known)
 //	c, err := xdsclient.New(xdsclient.Options{
-//		Viewpoint: vp, ControlPlane: "cluster1", Conn: conn, Journal: journal,
+//		Viewpoint: vp, ControlPlane: "cluster1", Conn: conn,
 //		EDSNames: []string{"outbound|5000||helloworld.sample.svc.cluster.local"}, // or nil: follow CDS
 //		OnEvent: func(ev xdsclient.Event) { ... },
 //	})

@@ -29,16 +29,16 @@ func TestEDSOnly(t *testing.T) {
 			}
 			sotw, delta := srv.requests()
 			for _, r := range sotw {
-				if r.GetTypeUrl() != EndpointTypeURL {
+				if r.GetTypeUrl() != endpointTypeURL {
 					t.Errorf("request for %s", r.GetTypeUrl())
 				}
 			}
 			for _, r := range delta {
-				if r.GetTypeUrl() != EndpointTypeURL {
+				if r.GetTypeUrl() != endpointTypeURL {
 					t.Errorf("request for %s", r.GetTypeUrl())
 				}
 			}
-			if err := c.SetEDSNames(nil); err == nil {
+			if err := c.setEDSNames(nil); err == nil {
 				t.Error("an EDS-only client agreed to follow CDS")
 			}
 		})

@@ -60,7 +60,7 @@ func checkEDSDecode(t *testing.T, prevRaw, raw []byte) {
 		}
 	}
 
-	got, err := decodeResource(EDS, &anypb.Any{TypeUrl: EndpointTypeURL, Value: raw}, nil)
+	got, err := decodeResource(EDS, &anypb.Any{TypeUrl: endpointTypeURL, Value: raw}, nil)
 	switch {
 	case (err == nil) != (refErr == nil):
 		t.Fatalf("decodeResource error %v, proto + generic path error %v", err, refErr)

@@ -50,7 +50,7 @@ func FuzzParseViewpoint(f *testing.F) {
 				t.Fatalf("parsed a name with a space: %+v", vp)
 			}
 		}
-		if err := vp.Validate(); err != nil {
+		if err := vp.validate(); err != nil {
 			t.Fatalf("parsed viewpoint does not validate: %v (%+v)", err, vp)
 		}
 		for _, name := range []string{vp.Cluster, vp.Network, vp.ControlPlane} {

@@ -2,12 +2,12 @@ package xdsclient
 
 import "sync"
 
-// Journal is a bounded ring buffer: it keeps the last N items and counts
+// journal is a bounded ring buffer: it keeps the last N items and counts
 // what it had to drop, so a reader can say "older events were discarded"
 // instead of silently showing a gap. It is generic and depends on nothing in
 // this package, so it can move to the collector with the rest of the journal.
 // It is safe for concurrent use.
-type Journal[T any] struct {
+type journal[T any] struct {
 	mu      sync.Mutex
 	buf     []T
 	next    int    // index of the next write
@@ -16,16 +16,16 @@ type Journal[T any] struct {
 	dropped uint64 // items overwritten
 }
 
-// NewJournal returns a journal that keeps the last size items (at least 1).
-func NewJournal[T any](size int) *Journal[T] {
+// newJournal returns a journal that keeps the last size items (at least 1).
+func newJournal[T any](size int) *journal[T] {
 	if size < 1 {
 		size = 1
 	}
-	return &Journal[T]{buf: make([]T, size)}
+	return &journal[T]{buf: make([]T, size)}
 }
 
-// Add appends v, dropping the oldest item when full.
-func (j *Journal[T]) Add(v T) {
+// add appends v, dropping the oldest item when full.
+func (j *journal[T]) add(v T) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.full {
@@ -39,8 +39,8 @@ func (j *Journal[T]) Add(v T) {
 	}
 }
 
-// Items returns the kept items, oldest first, as a new slice.
-func (j *Journal[T]) Items() []T {
+// items returns the kept items, oldest first, as a new slice.
+func (j *journal[T]) items() []T {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if !j.full {
@@ -51,9 +51,8 @@ func (j *Journal[T]) Items() []T {
 	return append(out, j.buf[:j.next]...)
 }
 
-// Len is the number of items kept; Total the number ever added; Dropped the
-// number overwritten.
-func (j *Journal[T]) Len() int {
+// len is the number of items kept.
+func (j *journal[T]) len() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.full {
@@ -62,15 +61,15 @@ func (j *Journal[T]) Len() int {
 	return j.next
 }
 
-// Total is the number of items ever added.
-func (j *Journal[T]) Total() uint64 {
+// totalAdded is the number of items ever added.
+func (j *journal[T]) totalAdded() uint64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.total
 }
 
-// Dropped is the number of items overwritten because the journal was full.
-func (j *Journal[T]) Dropped() uint64 {
+// droppedCount is the number of items overwritten because the journal was full.
+func (j *journal[T]) droppedCount() uint64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.dropped

@@ -22,7 +22,7 @@ func TestStopReleasesEverything(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		j := NewJournal[Event](100)
+		j := newJournal[Event](100)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{}, 5)
 		var clients []*Client
@@ -55,7 +55,7 @@ func TestStopReleasesEverything(t *testing.T) {
 			}
 		}
 		connects := 0
-		for _, ev := range j.Items() {
+		for _, ev := range j.items() {
 			if ev.Type == EventConnect {
 				connects++
 			}

@@ -133,14 +133,14 @@ func (g guardedStatus) attempt(n int) {
 
 // emitEvent numbers and stamps an event of control plane cp and viewpoint
 // vp, then records it and hands it on.
-func emitEvent(ev Event, cp, vp string, j *Journal[Event], on func(Event)) {
+func emitEvent(ev Event, cp, vp string, j *journal[Event], on func(Event)) {
 	ev.Seq = eventSeq.Add(1)
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
 	ev.ControlPlane, ev.Viewpoint = cp, vp
 	if j != nil {
-		j.Add(ev)
+		j.add(ev)
 	}
 	if on != nil {
 		on(ev)

@@ -8,39 +8,41 @@ import (
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/meshscope/meshscope/model"
 )
 
-// DefaultIstioVersion is the ISTIO_VERSION meshscope claims when the
+// defaultIstioVersion is the ISTIO_VERSION meshscope claims when the
 // viewpoint does not copy one from a real pod. istiod gates some features on
 // the proxy's version; claiming a current one gets the current behaviour.
-const DefaultIstioVersion = "1.31.0"
+const defaultIstioVersion = "1.31.0"
 
-// ProbeSuffix marks the ISTIO_VERSION of every proxy meshscope
+// probeSuffix marks the ISTIO_VERSION of every proxy meshscope
 // impersonates ("1.31.0-meshscope"), so that istiod's /debug/syncz, which
 // shows a proxy's ID, type, cluster and version only, tells meshscope's
 // probes from the mesh's proxies — even a probe that copies a real pod's
 // name. istiod reads a version through a regexp that stops at the suffix
 // (ParseIstioVersion): what it sends does not change.
-const ProbeSuffix = "-meshscope"
+const probeSuffix = "-meshscope"
 
-// ProbeVersion is the ISTIO_VERSION sent for a proxy of version v.
-func ProbeVersion(v string) string {
-	if strings.HasSuffix(v, ProbeSuffix) {
+// probeVersion is the ISTIO_VERSION sent for a proxy of version v.
+func probeVersion(v string) string {
+	if strings.HasSuffix(v, probeSuffix) {
 		return v
 	}
-	return v + ProbeSuffix
+	return v + probeSuffix
 }
 
 // IsProbeVersion says whether an ISTIO_VERSION (as syncz shows it) is a
 // meshscope probe's.
-func IsProbeVersion(v string) bool { return strings.HasSuffix(v, ProbeSuffix) }
+func IsProbeVersion(v string) bool { return strings.HasSuffix(v, probeSuffix) }
 
-// NodeMetadata is the part of istiod's NodeMetadata
+// nodeMetadata is the part of istiod's NodeMetadata
 // (pkg/model/proxy.go) that decides what a proxy is sent. The JSON
 // names are istiod's. List-valued fields (INSTANCE_IPS,
 // REQUESTED_NETWORK_VIEW) are istiod "StringList"s: one comma-separated
 // string, not a JSON array.
-type NodeMetadata struct {
+type nodeMetadata struct {
 	IstioVersion         string            `json:"ISTIO_VERSION"`
 	ClusterID            string            `json:"CLUSTER_ID,omitempty"`
 	Network              string            `json:"NETWORK,omitempty"`
@@ -64,7 +66,7 @@ func (v Viewpoint) Defaulted() Viewpoint {
 		v.NodeType = Sidecar
 	}
 	if v.IP == "" {
-		v.IP = DefaultIP
+		v.IP = defaultIP
 	}
 	if v.Namespace == "" {
 		v.Namespace = DefaultNamespace
@@ -78,11 +80,18 @@ func (v Viewpoint) Defaulted() Viewpoint {
 // NodeID is istiod's TYPE~IP~POD.NAMESPACE~NAMESPACE.svc.cluster.local.
 func (v Viewpoint) NodeID() string {
 	v = v.Defaulted()
-	return fmt.Sprintf("%s~%s~%s.%s~%s.%s", v.NodeType, v.IP, v.PodName, v.Namespace, v.Namespace, DefaultDNSDomain)
+	return nodeID(string(v.NodeType), v.IP, v.PodName, v.Namespace)
 }
 
-// Validate reports what istiod would refuse in this identity.
-func (v Viewpoint) Validate() error {
+// nodeID is the node ID istiod parses (ParseServiceNodeWithMetadata):
+// TYPE~IP~POD.NAMESPACE~NAMESPACE.svc.cluster.local, for a sidecar, a
+// router and a ztunnel alike.
+func nodeID(typ, ip, pod, ns string) string {
+	return typ + "~" + ip + "~" + pod + "." + ns + "~" + ns + "." + model.DNSDomain
+}
+
+// validate reports what istiod would refuse in this identity.
+func (v Viewpoint) validate() error {
 	v = v.Defaulted()
 	if v.NodeType != Sidecar && v.NodeType != Router {
 		return fmt.Errorf("node type %q: want sidecar or router", v.NodeType)
@@ -90,7 +99,7 @@ func (v Viewpoint) Validate() error {
 	if net.ParseIP(v.IP) == nil {
 		return fmt.Errorf("node IP %q is not an IP address", v.IP)
 	}
-	if v.Pod != nil && v.IP == DefaultIP {
+	if v.Pod != nil && v.IP == defaultIP {
 		return fmt.Errorf("viewpoint %s names a pod that has not been read yet (use ViewpointFromPod)", v.Pod)
 	}
 	if v.NoNetwork && v.Network != "" {
@@ -99,11 +108,11 @@ func (v Viewpoint) Validate() error {
 	return nil
 }
 
-// NodeMetadata returns the metadata istiod will read for this viewpoint.
-func (v Viewpoint) NodeMetadata() NodeMetadata {
+// nodeMetadata returns the metadata istiod will read for this viewpoint.
+func (v Viewpoint) nodeMetadata() nodeMetadata {
 	v = v.Defaulted()
-	md := NodeMetadata{
-		IstioVersion:   DefaultIstioVersion,
+	md := nodeMetadata{
+		IstioVersion:   defaultIstioVersion,
 		ClusterID:      v.Cluster,
 		Network:        v.Network,
 		Namespace:      v.Namespace,
@@ -149,14 +158,14 @@ func (v Viewpoint) NodeMetadata() NodeMetadata {
 			md.Extra[k] = val
 		}
 	}
-	md.IstioVersion = ProbeVersion(md.IstioVersion)
+	md.IstioVersion = probeVersion(md.IstioVersion)
 	return md
 }
 
 // MarshalJSON flattens Extra next to the named fields, as istiod's
 // metadata is one flat JSON object.
-func (m NodeMetadata) MarshalJSON() ([]byte, error) {
-	type plain NodeMetadata
+func (m nodeMetadata) MarshalJSON() ([]byte, error) {
+	type plain nodeMetadata
 	b, err := json.Marshal(plain(m))
 	if err != nil || len(m.Extra) == 0 {
 		return b, err
@@ -171,8 +180,8 @@ func (m NodeMetadata) MarshalJSON() ([]byte, error) {
 	return json.Marshal(all)
 }
 
-// Struct encodes the metadata as the google.protobuf.Struct of core.Node.
-func (m NodeMetadata) Struct() (*structpb.Struct, error) {
+// toStruct encodes the metadata as the google.protobuf.Struct of core.Node.
+func (m nodeMetadata) toStruct() (*structpb.Struct, error) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
@@ -186,10 +195,10 @@ func (m NodeMetadata) Struct() (*structpb.Struct, error) {
 
 // Node builds the core.Node sent in the first request of every stream.
 func (v Viewpoint) Node() (*core.Node, error) {
-	if err := v.Validate(); err != nil {
+	if err := v.validate(); err != nil {
 		return nil, err
 	}
-	md, err := v.NodeMetadata().Struct()
+	md, err := v.nodeMetadata().toStruct()
 	if err != nil {
 		return nil, fmt.Errorf("node metadata: %w", err)
 	}

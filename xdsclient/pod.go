@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 const (
@@ -74,7 +76,7 @@ func ViewpointFromPod(pod *corev1.Pod, clusterID string) (Viewpoint, error) {
 	}
 	if n := vp.Metadata["NETWORK"]; n != "" {
 		vp.Network = n
-	} else if n := pod.Labels["topology.istio.io/network"]; n != "" {
+	} else if n := pod.Labels[model.LabelNetwork]; n != "" {
 		vp.Network = n
 	} else {
 		// The real proxy would send no NETWORK: say so, rather than leaving

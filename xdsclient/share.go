@@ -148,7 +148,7 @@ func (e *sharedLA) view() LoadAssignment {
 // decode decodes one resource of a response, through the shared table for
 // EDS when the client has one.
 func (c *Client) decode(t Type, a *anypb.Any, prevEDS func(string) *LoadAssignment) (decoded, error) {
-	if t != EDS || c.opts.Shared == nil || a.GetTypeUrl() != EndpointTypeURL {
+	if t != EDS || c.opts.Shared == nil || a.GetTypeUrl() != endpointTypeURL {
 		return decodeResource(t, a, prevEDS)
 	}
 	return c.opts.Shared.loadAssignment(a.GetValue(), func() (decoded, error) { return decodeResource(t, a, prevEDS) })

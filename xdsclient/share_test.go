@@ -22,7 +22,7 @@ func edsResponse(t testing.TB, nonce string, clas ...*endpoint.ClusterLoadAssign
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.resources = append(r.resources, &anypb.Any{TypeUrl: EndpointTypeURL, Value: b})
+		r.resources = append(r.resources, &anypb.Any{TypeUrl: endpointTypeURL, Value: b})
 		r.bytes += len(b)
 	}
 	return r
@@ -131,7 +131,7 @@ func TestSharedForgetsDroppedClients(t *testing.T) {
 func TestSharedNACKsBadBytes(t *testing.T) {
 	shared := NewShared()
 	c := newEDSClient(t, net1, shared)
-	r := &response{t: EDS, nonce: "1", resources: []*anypb.Any{{TypeUrl: EndpointTypeURL, Value: []byte{0xff, 0xff, 0xff}}}}
+	r := &response{t: EDS, nonce: "1", resources: []*anypb.Any{{TypeUrl: endpointTypeURL, Value: []byte{0xff, 0xff, 0xff}}}}
 	if _, _, nack := c.apply(r); nack == nil {
 		t.Fatal("garbage was accepted")
 	}

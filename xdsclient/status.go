@@ -74,10 +74,6 @@ type Progress struct {
 	EDS, EDSWanted int
 }
 
-// Full says the stream holds everything it follows: CDS, and the EDS of
-// every cluster CDS names.
-func (p Progress) Full() bool { return p.CDS && p.EDS >= p.EDSWanted }
-
 // Text is the state in a few words for a person: "connected", or "no
 // stream: " and why.
 func (s StreamStatus) Text() string {

@@ -64,7 +64,7 @@ func openSotW(ctx context.Context, conn *grpc.ClientConn, node *core.Node) (adsS
 
 func (s *sotwStream) request(t Type, names []string, v vn) *discovery.DiscoveryRequest {
 	req := &discovery.DiscoveryRequest{
-		TypeUrl:       t.URL(),
+		TypeUrl:       t.url(),
 		ResourceNames: names,
 		VersionInfo:   v.version,
 		ResponseNonce: v.nonce,
@@ -156,7 +156,7 @@ func (s *deltaStream) subscribe(t Type, names []string, _ vn, st *typeState) err
 			return nil
 		}
 		// An empty first subscription is the (legacy) wildcard, as Envoy sends it.
-		if err := s.send(&discovery.DeltaDiscoveryRequest{TypeUrl: t.URL()}); err != nil {
+		if err := s.send(&discovery.DeltaDiscoveryRequest{TypeUrl: t.url()}); err != nil {
 			return err
 		}
 		st.sent = map[string]bool{}
@@ -179,7 +179,7 @@ func (s *deltaStream) subscribe(t Type, names []string, _ vn, st *typeState) err
 	}
 	slices.Sort(add)
 	slices.Sort(del)
-	if err := s.send(&discovery.DeltaDiscoveryRequest{TypeUrl: t.URL(), ResourceNamesSubscribe: add, ResourceNamesUnsubscribe: del}); err != nil {
+	if err := s.send(&discovery.DeltaDiscoveryRequest{TypeUrl: t.url(), ResourceNamesSubscribe: add, ResourceNamesUnsubscribe: del}); err != nil {
 		return err
 	}
 	st.sent = want
@@ -187,7 +187,7 @@ func (s *deltaStream) subscribe(t Type, names []string, _ vn, st *typeState) err
 }
 
 func (s *deltaStream) ack(t Type, v vn, nack error) error {
-	req := &discovery.DeltaDiscoveryRequest{TypeUrl: t.URL(), ResponseNonce: v.nonce}
+	req := &discovery.DeltaDiscoveryRequest{TypeUrl: t.url(), ResponseNonce: v.nonce}
 	if nack != nil {
 		req.ErrorDetail = nackStatus(nack)
 	}

@@ -16,9 +16,9 @@ const (
 // Type URLs of the v3 resources, as sent in DiscoveryRequest.type_url.
 const (
 	ClusterTypeURL  = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
-	EndpointTypeURL = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
-	ListenerTypeURL = "type.googleapis.com/envoy.config.listener.v3.Listener"
-	RouteTypeURL    = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
+	endpointTypeURL = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
+	listenerTypeURL = "type.googleapis.com/envoy.config.listener.v3.Listener"
+	routeTypeURL    = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
 )
 
 // allTypes is the order in which types are (re)subscribed: clusters before
@@ -26,17 +26,17 @@ const (
 // sees a request for names it has not announced yet.
 var allTypes = []Type{CDS, EDS, LDS, RDS}
 
-// URL returns the type URL of t.
-func (t Type) URL() string {
+// url returns the type URL of t.
+func (t Type) url() string {
 	switch t {
 	case CDS:
 		return ClusterTypeURL
 	case EDS:
-		return EndpointTypeURL
+		return endpointTypeURL
 	case LDS:
-		return ListenerTypeURL
+		return listenerTypeURL
 	case RDS:
-		return RouteTypeURL
+		return routeTypeURL
 	}
 	return ""
 }
@@ -48,7 +48,7 @@ func (t Type) wildcard() bool { return t == CDS || t == LDS }
 // typeFromURL maps a type URL back to its Type.
 func typeFromURL(url string) (Type, error) {
 	for _, t := range allTypes {
-		if t.URL() == url {
+		if t.url() == url {
 			return t, nil
 		}
 	}

@@ -22,10 +22,9 @@ const (
 // rejects a node ID without one and picks gateways by IP family) that can
 // never be a real pod's IP, so istiod never mistakes meshscope for a workload.
 const (
-	DefaultIP        = "192.0.2.10"
+	defaultIP        = "192.0.2.10"
 	DefaultPodName   = "meshscope-probe"
 	DefaultNamespace = "default"
-	DefaultDNSDomain = "svc.cluster.local"
 )
 
 // PodRef names a real Pod whose identity a viewpoint copies (`pod:NS/NAME@CLUSTER`).

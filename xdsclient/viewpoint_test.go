@@ -99,7 +99,7 @@ func TestNodeIdentity(t *testing.T) {
 	}
 	f := node.GetMetadata().GetFields()
 	for k, want := range map[string]string{
-		"ISTIO_VERSION": ProbeVersion(DefaultIstioVersion), "CLUSTER_ID": "cluster1", "NETWORK": "network1", "NAMESPACE": "sample",
+		"ISTIO_VERSION": probeVersion(defaultIstioVersion), "CLUSTER_ID": "cluster1", "NETWORK": "network1", "NAMESPACE": "sample",
 		"INSTANCE_IPS": "192.0.2.10", "MESH_ID": "mesh1", "FOO": "bar", "REQUESTED_NETWORK_VIEW": "network1,network2",
 	} {
 		if got := f[k].GetStringValue(); got != want {
@@ -132,7 +132,7 @@ func TestNodeIdentity(t *testing.T) {
 		}
 	}
 	// Flat JSON: extra keys sit next to the named ones.
-	b, _ := json.Marshal(vp.NodeMetadata())
+	b, _ := json.Marshal(vp.nodeMetadata())
 	if !strings.Contains(string(b), `"FOO":"bar"`) || !strings.Contains(string(b), `"NETWORK":"network1"`) {
 		t.Errorf("json = %s", b)
 	}
@@ -178,13 +178,13 @@ func TestViewpointFromPod(t *testing.T) {
 	if got := vp.NodeID(); got != "sidecar~10.144.0.15~helloworld-v2-x.sample~sample.svc.cluster.local" {
 		t.Errorf("node id = %q", got)
 	}
-	md := vp.NodeMetadata()
+	md := vp.nodeMetadata()
 	if md.ServiceAccount != "helloworld" || md.WorkloadName != "helloworld-v2" || md.ClusterID != "cluster2" {
 		t.Errorf("metadata = %+v", md)
 	}
 	// The cluster it was read from wins over the env.
 	vp2, _ := ViewpointFromPod(pod, "clusterX")
-	if vp2.Cluster != "clusterX" || vp2.NodeMetadata().ClusterID != "clusterX" {
+	if vp2.Cluster != "clusterX" || vp2.nodeMetadata().ClusterID != "clusterX" {
 		t.Errorf("cluster = %q", vp2.Cluster)
 	}
 	// No IP yet: an error that says so.

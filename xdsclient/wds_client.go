@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -31,7 +30,7 @@ type WDSOptions struct {
 	// goroutine; it must not block for long (it holds up the ACK).
 	OnEvent func(Event)
 	// Journal, when set, records every event.
-	Journal *Journal[Event]
+	Journal *journal[Event]
 }
 
 // WDSClient impersonates a ztunnel: one Delta ADS stream subscribed to
@@ -102,9 +101,6 @@ func NewWDS(opts WDSOptions) (*WDSClient, error) {
 	return c, nil
 }
 
-// Node is the identity this client presents.
-func (c *WDSClient) Node() *core.Node { return c.node }
-
 // Status returns the connection state.
 func (c *WDSClient) Status() Status {
 	c.mu.Lock()
@@ -112,34 +108,23 @@ func (c *WDSClient) Status() Status {
 	return c.status
 }
 
-// Version is the system_version_info of the last accepted response.
-func (c *WDSClient) Version() string {
+// lastVersion is the system_version_info of the last accepted response.
+func (c *WDSClient) lastVersion() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.version
 }
 
-// Len is the number of Address resources held.
-func (c *WDSClient) Len() int {
+// len is the number of Address resources held.
+func (c *WDSClient) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.state)
 }
 
-// Addresses returns every resource held, sorted by name.
-func (c *WDSClient) Addresses() []WDSAddress {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([]WDSAddress, 0, len(c.state))
-	for _, k := range slices.Sorted(maps.Keys(c.state)) {
-		out = append(out, c.state[k].addr)
-	}
-	return out
-}
-
-// Address returns one resource by name (a workload UID, or a service's
+// address returns one resource by name (a workload UID, or a service's
 // "namespace/hostname").
-func (c *WDSClient) Address(name string) (WDSAddress, bool) {
+func (c *WDSClient) address(name string) (WDSAddress, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.state[name]; ok {

@@ -103,8 +103,8 @@ func TestWDSClientPushes(t *testing.T) {
 	if v := c.ServiceView(helloKey); len(v.Workloads) != 1 {
 		t.Errorf("after removal: %+v", v.Workloads)
 	}
-	if c.Len() != 3 || c.Version() != "v3" || c.Status().State != StateConnected {
-		t.Errorf("len %d version %s status %+v", c.Len(), c.Version(), c.Status())
+	if c.len() != 3 || c.lastVersion() != "v3" || c.Status().State != StateConnected {
+		t.Errorf("len %d version %s status %+v", c.len(), c.lastVersion(), c.Status())
 	}
 }
 
@@ -129,8 +129,8 @@ func TestWDSClientNACK(t *testing.T) {
 	if r := reqs[2]; r.GetResponseNonce() != nonce || r.GetErrorDetail() == nil || !strings.Contains(r.GetErrorDetail().GetMessage(), "broken") {
 		t.Errorf("nack request: %v", r)
 	}
-	if _, ok := c.Address(pod1.Name); !ok || c.Version() != "v1" {
-		t.Errorf("state after nack: version %s, pod kept %v", c.Version(), ok)
+	if _, ok := c.address(pod1.Name); !ok || c.lastVersion() != "v1" {
+		t.Errorf("state after nack: version %s, pod kept %v", c.lastVersion(), ok)
 	}
 }
 
@@ -162,8 +162,8 @@ func TestWDSClientReconnect(t *testing.T) {
 	if !reflect.DeepEqual(ev.Removed, []string{pod2.Name}) || len(ev.Added) != 0 || len(ev.Changed) != 0 {
 		t.Errorf("first push after reconnect: %+v", ev)
 	}
-	if c.Len() != 1 || c.Status().Stale {
-		t.Errorf("after reconnect: len %d status %+v", c.Len(), c.Status())
+	if c.len() != 1 || c.Status().Stale {
+		t.Errorf("after reconnect: len %d status %+v", c.len(), c.Status())
 	}
 }
 
@@ -180,7 +180,7 @@ func TestZtunnelIdentity(t *testing.T) {
 		t.Errorf("id %s", n.GetId())
 	}
 	md := n.GetMetadata().AsMap()
-	if md["FOO"] != "bar" || md["NODE_NAME"] != "n1" || md["CLUSTER_ID"] != "c2" || md["ISTIO_VERSION"] != ProbeVersion(DefaultIstioVersion) {
+	if md["FOO"] != "bar" || md["NODE_NAME"] != "n1" || md["CLUSTER_ID"] != "c2" || md["ISTIO_VERSION"] != probeVersion(defaultIstioVersion) {
 		t.Errorf("metadata %v", md)
 	}
 }
@@ -201,7 +201,7 @@ func TestParseZtunnel(t *testing.T) {
 
 // TestWDSEnumsJSON: the workload API's enums read back what they write.
 func TestWDSEnumsJSON(t *testing.T) {
-	w := WDSWorkload{UID: "u", TunnelProtocol: TunnelHBONE, Status: Unhealthy, WorkloadType: WorkloadPod, NetworkMode: NetworkHost}
+	w := WDSWorkload{UID: "u", TunnelProtocol: TunnelHBONE, Status: Unhealthy, WorkloadType: WorkloadPod, NetworkMode: networkHost}
 	b, err := json.Marshal(w)
 	if err != nil {
 		t.Fatal(err)

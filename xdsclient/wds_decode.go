@@ -317,7 +317,7 @@ func (d *wdsDecoder) workload(name string, b []byte, w *WDSWorkload) error {
 				w.Locality = &l
 			}
 		case fWlNetworkMode:
-			w.NetworkMode = NetworkMode(n)
+			w.NetworkMode = networkMode(n)
 		case fWlExtensions:
 			var name string
 			if name, err = decodeExtensionName(v); err == nil {

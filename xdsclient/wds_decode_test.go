@@ -32,7 +32,7 @@ func TestWDSEncodeDecodeRoundTrip(t *testing.T) {
 		AuthorizationPolicies: []string{"istio-system/allow"},
 		Status:                Unhealthy, ClusterID: "cluster1",
 		Locality:    &Locality{Region: "r", Zone: "z", SubZone: "s"},
-		NetworkMode: NetworkHost, Extensions: []string{"ext"},
+		NetworkMode: networkHost, Extensions: []string{"ext"},
 		Capacity: 3, CapacitySet: true,
 	}
 	s := &WDSService{
@@ -44,7 +44,7 @@ func TestWDSEncodeDecodeRoundTrip(t *testing.T) {
 		IPFamilies:      "DUAL", Canonical: true, IngressUseWaypoint: true, Visibility: "NAMESPACE",
 		Extensions: []string{"x"},
 	}
-	for _, a := range []WDSAddress{{Name: w.UID, Workload: w}, {Name: s.Key(), Service: s}} {
+	for _, a := range []WDSAddress{{Name: w.UID, Workload: w}, {Name: s.key(), Service: s}} {
 		b, err := EncodeWDSAddress(a)
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +56,7 @@ func TestWDSEncodeDecodeRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, a) {
 			t.Errorf("round trip of %s:\n got %+v\nwant %+v", a.Name, got, a)
 		}
-		if d := DiffWDSAddress(got, a); d != nil {
+		if d := diffWDSAddress(got, a); d != nil {
 			t.Errorf("DiffWDSAddress of equal %s: %v", a.Name, d)
 		}
 	}
@@ -146,10 +146,10 @@ func TestDiffWDSAddress(t *testing.T) {
 	a := wdsSplitHorizon("network2", "istio-system/istio-eastwest", "192.168.60.9", "sample/helloworld.sample.svc.cluster.local", 1)
 	b := wdsSplitHorizon("network2", "istio-system/istio-eastwest", "192.168.60.9", "sample/helloworld.sample.svc.cluster.local", 3)
 	b.Workload.NetworkGateway = &WDSGateway{Network: "network2", Address: "192.168.60.10", HBONEPort: 15008}
-	if got := DiffWDSAddress(a, b); !reflect.DeepEqual(got, []string{"networkGateway", "capacity"}) {
+	if got := diffWDSAddress(a, b); !reflect.DeepEqual(got, []string{"networkGateway", "capacity"}) {
 		t.Errorf("diff: %v", got)
 	}
-	if got := DiffWDSAddress(a, wdsSvc("sample", "helloworld")); !reflect.DeepEqual(got, []string{"kind"}) {
+	if got := diffWDSAddress(a, wdsSvc("sample", "helloworld")); !reflect.DeepEqual(got, []string{"kind"}) {
 		t.Errorf("workload vs service: %v", got)
 	}
 }
@@ -186,12 +186,12 @@ func TestWDSDecodeRealIstiod(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.file, err)
 		}
-		if len(ev.Added) != len(r.GetResources()) || c.Len() != len(r.GetResources()) {
+		if len(ev.Added) != len(r.GetResources()) || c.len() != len(r.GetResources()) {
 			t.Errorf("%s: %d added of %d", tc.file, len(ev.Added), len(r.GetResources()))
 		}
 		// Every resource re-encodes to the same bytes: nothing was lost.
 		for _, res := range r.GetResources() {
-			a, _ := c.Address(res.GetName())
+			a, _ := c.address(res.GetName())
 			enc, err := EncodeWDSAddress(a)
 			if err != nil || !bytes.Equal(enc, res.GetResource().GetValue()) {
 				t.Errorf("%s: %s does not re-encode to istiod's bytes (%v)", tc.file, res.GetName(), err)

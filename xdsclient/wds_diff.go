@@ -78,12 +78,12 @@ func orDash(s string) string {
 }
 
 func addressChange(a WDSAddress, change string, fields []string) AddressChange {
-	return AddressChange{Name: a.Name, Kind: a.Kind(), Change: change, Fields: fields, Workload: a.Workload, Service: a.Service}
+	return AddressChange{Name: a.Name, Kind: a.kind(), Change: change, Fields: fields, Workload: a.Workload, Service: a.Service}
 }
 
-// DiffWDSAddress names the fields in which two versions of one Address
+// diffWDSAddress names the fields in which two versions of one Address
 // differ (nil when they are equal).
-func DiffWDSAddress(old, cur WDSAddress) []string {
+func diffWDSAddress(old, cur WDSAddress) []string {
 	k, m := diffAddress(old, cur)
 	return m.names(k)
 }

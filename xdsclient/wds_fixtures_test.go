@@ -141,5 +141,5 @@ func wdsSplitHorizon(network, gwSource, gwIP, service string, capacity uint32) W
 func wdsSvc(ns, name string, vips ...WDSNetworkAddress) WDSAddress {
 	s := &WDSService{Name: name, Namespace: ns, Hostname: name + "." + ns + ".svc.cluster.local", Addresses: vips,
 		Ports: []WDSPort{{ServicePort: 5000, TargetPort: 5000}}}
-	return WDSAddress{Name: s.Key(), Service: s}
+	return WDSAddress{Name: s.key(), Service: s}
 }

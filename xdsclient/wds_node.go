@@ -48,7 +48,7 @@ type ZtunnelIdentity struct {
 
 func (z ZtunnelIdentity) defaulted() ZtunnelIdentity {
 	if z.IP == "" {
-		z.IP = DefaultIP
+		z.IP = defaultIP
 	}
 	if z.Pod == "" {
 		z.Pod = DefaultZtunnelPod
@@ -57,15 +57,15 @@ func (z ZtunnelIdentity) defaulted() ZtunnelIdentity {
 		z.Namespace = DefaultZtunnelNamespace
 	}
 	if z.IstioVersion == "" {
-		z.IstioVersion = DefaultIstioVersion
+		z.IstioVersion = defaultIstioVersion
 	}
 	return z
 }
 
-// NodeID is ztunnel's node ID.
-func (z ZtunnelIdentity) NodeID() string {
+// nodeID is ztunnel's node ID.
+func (z ZtunnelIdentity) nodeID() string {
 	z = z.defaulted()
-	return fmt.Sprintf("ztunnel~%s~%s.%s~%s.%s", z.IP, z.Pod, z.Namespace, z.Namespace, DefaultDNSDomain)
+	return nodeID("ztunnel", z.IP, z.Pod, z.Namespace)
 }
 
 // String names the identity in events: "ztunnel" or "ztunnel@CLUSTER".
@@ -91,7 +91,7 @@ func (z ZtunnelIdentity) Node() (*core.Node, error) {
 	md["NAMESPACE"] = z.Namespace
 	md["INSTANCE_IPS"] = z.IP
 	md["NODE_NAME"] = z.NodeName
-	md["ISTIO_VERSION"] = ProbeVersion(z.IstioVersion)
+	md["ISTIO_VERSION"] = probeVersion(z.IstioVersion)
 	if z.Cluster != "" {
 		md["CLUSTER_ID"] = z.Cluster
 	}
@@ -99,7 +99,7 @@ func (z ZtunnelIdentity) Node() (*core.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ztunnel metadata: %w", err)
 	}
-	return &core.Node{Id: z.NodeID(), Metadata: s, UserAgentName: "meshscope"}, nil
+	return &core.Node{Id: z.nodeID(), Metadata: s, UserAgentName: "meshscope"}, nil
 }
 
 // ParseZtunnel reads the ztunnel viewpoint of the commands: "ztunnel" (a

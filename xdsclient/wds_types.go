@@ -19,7 +19,7 @@ import (
 // Type URLs of the workload API, as ztunnel subscribes to them.
 const (
 	AddressTypeURL       = "type.googleapis.com/istio.workload.Address"
-	AuthorizationTypeURL = "type.googleapis.com/istio.security.Authorization"
+	authorizationTypeURL = "type.googleapis.com/istio.security.Authorization"
 )
 
 // WDS is the workload discovery (Address) resource type, as ztunnel
@@ -67,7 +67,7 @@ type WDSWorkload struct {
 	TunnelProtocol TunnelProtocol `json:"tunnelProtocol"`
 	Status         WorkloadStatus `json:"status"`
 	WorkloadType   WorkloadType   `json:"workloadType"`
-	NetworkMode    NetworkMode    `json:"networkMode"`
+	NetworkMode    networkMode    `json:"networkMode"`
 }
 
 // The workload API's enums are kept as their numbers (a view is smaller,
@@ -126,19 +126,19 @@ func (t *WorkloadType) UnmarshalText(b []byte) error {
 	return err
 }
 
-// NetworkMode is STANDARD or HOST_NETWORK (the address is shared).
-type NetworkMode uint8
+// networkMode is STANDARD or HOST_NETWORK (the address is shared).
+type networkMode uint8
 
 const (
-	NetworkStandard NetworkMode = iota // STANDARD
-	NetworkHost                        // HOST_NETWORK
+	networkStandard networkMode = iota // STANDARD
+	networkHost                        // HOST_NETWORK
 )
 
-func (m NetworkMode) String() string               { return enumName(networkModes, uint64(m)) }
-func (m NetworkMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
-func (m *NetworkMode) UnmarshalText(b []byte) error {
+func (m networkMode) String() string               { return enumName(networkModes, uint64(m)) }
+func (m networkMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+func (m *networkMode) UnmarshalText(b []byte) error {
 	v, err := enumValue(networkModes, string(b))
-	*m = NetworkMode(v)
+	*m = networkMode(v)
 	return err
 }
 
@@ -207,8 +207,8 @@ type WDSService struct {
 	Extensions []string `json:"extensions,omitempty"`
 }
 
-// Key is the service's WDS resource name, "namespace/hostname".
-func (s *WDSService) Key() string { return s.Namespace + "/" + s.Hostname }
+// key is the service's WDS resource name, "namespace/hostname".
+func (s *WDSService) key() string { return s.Namespace + "/" + s.Hostname }
 
 // WDSAddress is one Address resource: exactly one of Workload and Service.
 type WDSAddress struct {
@@ -219,8 +219,8 @@ type WDSAddress struct {
 	Service  *WDSService  `json:"service,omitempty"`
 }
 
-// Kind is "workload" or "service".
-func (a WDSAddress) Kind() string {
+// kind is "workload" or "service".
+func (a WDSAddress) kind() string {
 	if a.Service != nil {
 		return "service"
 	}

@@ -93,13 +93,7 @@ func writeZtunnelTable(w io.Writer, res explainResult, after bool) {
 		fmt.Fprintf(w, "  service: %s\n", serviceLine(p, z.Actual))
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "WORKLOAD\tSTATUS\tKIND\tADDRESS\tCAPACITY\tTUNNEL\tCLUSTER\tNETWORK\tWHY")
-		pred := map[string]ambient.Workload{}
-		for _, pw := range p.Workloads {
-			pred[pw.UID] = pw
-			for _, c := range pw.Candidates {
-				pred[c] = pw
-			}
-		}
+		pred := p.ByUID()
 		seen := map[string]bool{}
 		if z.Actual != nil {
 			for _, a := range z.Actual.Workloads {

@@ -26,8 +26,8 @@ type Difference struct {
 	Why string `json:"why"`
 }
 
-// Comparison is the verdict for one service and one control plane.
-type Comparison struct {
+// comparison is the verdict for one service and one control plane.
+type comparison struct {
 	Verdict     Verdict      `json:"verdict"`
 	Differences []Difference `json:"differences,omitempty"`
 }
@@ -38,7 +38,7 @@ type Comparison struct {
 // for a split-horizon workload its gateway and capacity). A split-horizon
 // workload behind any of its network's gateways matches (istiod picks one).
 // Application protocols, names and telemetry fields are not compared.
-func Compare(p Prediction, actual xdsclient.WDSServiceView) Comparison {
+func Compare(p Prediction, actual xdsclient.WDSServiceView) comparison {
 	var d []Difference
 	add := func(kind, uid, format string, a ...any) {
 		d = append(d, Difference{Kind: kind, UID: uid, Why: fmt.Sprintf(format, a...)})
@@ -57,9 +57,9 @@ func Compare(p Prediction, actual xdsclient.WDSServiceView) Comparison {
 		if !slices.Equal(vips, p.VIPs) {
 			add("service", "", "Service %s has VIPs %s; predicted %s", p.Service, list(vips), list(p.VIPs))
 		}
-		var ports []Port
+		var ports []port
 		for _, pt := range s.Ports {
-			ports = append(ports, Port{ServicePort: pt.ServicePort, TargetPort: pt.TargetPort})
+			ports = append(ports, port{ServicePort: pt.ServicePort, TargetPort: pt.TargetPort})
 		}
 		if !slices.Equal(ports, p.Ports) {
 			add("service", "", "Service %s has ports %v; predicted %v", p.Service, ports, p.Ports)
@@ -102,9 +102,9 @@ func Compare(p Prediction, actual xdsclient.WDSServiceView) Comparison {
 		}
 	}
 	if len(d) == 0 {
-		return Comparison{Verdict: Match}
+		return comparison{Verdict: Match}
 	}
-	return Comparison{Verdict: Mismatch, Differences: d}
+	return comparison{Verdict: Mismatch, Differences: d}
 }
 
 // workloadDiff names what differs between a predicted and an actual

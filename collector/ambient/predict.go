@@ -79,8 +79,8 @@ type Dropped struct {
 	Why      string     `json:"why"`
 }
 
-// Port is a service port as WDS carries it.
-type Port struct {
+// port is a service port as WDS carries it.
+type port struct {
 	ServicePort uint32 `json:"servicePort"`
 	TargetPort  uint32 `json:"targetPort"`
 }
@@ -103,7 +103,7 @@ type Prediction struct {
 	From string `json:"from,omitempty"`
 	// VIPs are "network/ip" of the Service resource, sorted.
 	VIPs  []string `json:"vips,omitempty"`
-	Ports []Port   `json:"ports,omitempty"`
+	Ports []port   `json:"ports,omitempty"`
 	// SubjectAltNames are the identities of the other networks' pods of a
 	// global service (istiod adds them so ztunnel can verify the gateway's
 	// peer), sorted.
@@ -113,13 +113,27 @@ type Prediction struct {
 	Waypoint *Waypoint `json:"waypoint,omitempty"`
 	// WaypointUses are how each cluster istiod reads the service in names
 	// and resolves its waypoint (only clusters where a waypoint is named).
-	WaypointUses []WaypointUse `json:"waypointUses,omitempty"`
+	WaypointUses []waypointUse `json:"waypointUses,omitempty"`
 	// Workloads, sorted by UID.
 	Workloads []Workload `json:"workloads"`
 	Dropped   []Dropped  `json:"dropped,omitempty"`
 	// Notes are things to know: several gateways in a network, facts
 	// meshscope could not read, parts istiod builds that are not modelled.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// ByUID maps every UID a sent workload may carry to the predicted workload
+// it stands for: each workload's own UID and its candidates' (the
+// attribution explain's table and the UI's ztunnel view share).
+func (p Prediction) ByUID() map[string]Workload {
+	out := make(map[string]Workload, len(p.Workloads))
+	for _, pw := range p.Workloads {
+		out[pw.UID] = pw
+		for _, c := range pw.Candidates {
+			out[c] = pw
+		}
+	}
+	return out
 }
 
 // pod is one pod backing the service in one cluster, from its endpoints.
@@ -185,7 +199,7 @@ func (v *View) servicesRead(p *Prediction, svc *model.Service) (read []clusterSv
 		if a := v.snap.AmbientFor(id); a == nil || a.Namespaces == nil {
 			p.Notes = append(p.Notes, fmt.Sprintf("the namespace labels of %s are unknown: its services are taken as not global", id))
 		}
-		cs := clusterSvc{id: id, sc: sc, scope: v.ScopeIn(id, svc.Namespace, svc.Hostname)}
+		cs := clusterSvc{id: id, sc: sc, scope: v.scopeIn(id, svc.Namespace, svc.Hostname)}
 		if id != v.cluster && cs.scope != Global {
 			p.Dropped = append(p.Dropped, v.dropGroup(id, svc, DropNotGlobal,
 				fmt.Sprintf("%s is not global in %s: istiod reads only global services from other clusters", svc.Hostname, id)))
@@ -347,11 +361,11 @@ func (v *View) podWorkload(pd pod, net, hostname string) Workload {
 // buildGlobalCollections and createSplitHorizonWorkload, multicluster.go): behind the network's first gateway, on its
 // HBONE port or 15008, capacity one per pod. note flags several gateways.
 func (v *View) splitHorizon(net, serviceKey string, pods []pod) (w Workload, note string, ok bool) {
-	gws := v.GatewaysFor(net)
+	gws := v.gatewaysFor(net)
 	if len(gws) == 0 {
 		return w, "", false
 	}
-	uid := func(g NetworkGateway) string {
+	uid := func(g networkGateway) string {
 		return net + "/SplitHorizonWorkload/" + g.key() + "/" + serviceKey
 	}
 	g := gws[0]
@@ -402,12 +416,12 @@ func dropped(pods []pod, net string, reason DropReason, why string) Dropped {
 	return d
 }
 
-func servicePorts(sc *model.ServiceInCluster) []Port {
-	out := make([]Port, 0, len(sc.Ports))
+func servicePorts(sc *model.ServiceInCluster) []port {
+	out := make([]port, 0, len(sc.Ports))
 	for _, sp := range sc.Ports {
 		// A named target port is 0 in WDS (resolved per pod).
 		tp, _ := strconv.ParseUint(sp.TargetPort, 10, 32)
-		out = append(out, Port{ServicePort: uint32(sp.Port), TargetPort: uint32(tp)})
+		out = append(out, port{ServicePort: uint32(sp.Port), TargetPort: uint32(tp)})
 	}
 	return out
 }
@@ -415,7 +429,7 @@ func servicePorts(sc *model.ServiceInCluster) []Port {
 // spiffe is spiffe.MustGenSpiffeURI's identity of a service account.
 func spiffe(trustDomain, ns, sa string) string {
 	if trustDomain == "" {
-		trustDomain = "cluster.local"
+		trustDomain = model.DefaultTrustDomain
 	}
 	return "spiffe://" + trustDomain + "/ns/" + ns + "/sa/" + sa
 }

@@ -341,7 +341,7 @@ func TestScope(t *testing.T) {
 	mc.Cluster = "cluster1"
 	m.s.MeshConfigs = []model.MeshConfig{mc}
 	a := m.s.AmbientFor("cluster1")
-	scope := func() Scope { return NewView(m.s, "cluster1").ScopeIn("cluster1", "ambient", hello) }
+	scope := func() Scope { return NewView(m.s, "cluster1").scopeIn("cluster1", "ambient", hello) }
 	if s := scope(); s != Local {
 		t.Errorf("no selector matches: %s", s)
 	}
@@ -368,7 +368,7 @@ func TestGatewayWorkloads(t *testing.T) {
 	m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
 	m.gateway("cluster1", "net3", model.ClassRemote, "network3", 15008, "", "192.168.70.1")
 	var got []string
-	for _, w := range NewView(m.s, "cluster1").GatewayWorkloads() {
+	for _, w := range NewView(m.s, "cluster1").gatewayWorkloads() {
 		got = append(got, w.UID+" "+strings.Join(w.Addresses, ","))
 	}
 	want := []string{"NetworkGateway/network2/192.168.60.10/0 192.168.60.10", "NetworkGateway/network3/192.168.70.1/15008 192.168.70.1"}

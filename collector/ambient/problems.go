@@ -65,7 +65,7 @@ func Problems(snap *model.Snapshot) []Problem {
 
 func (v *View) gatewayProblems() []Problem {
 	var out []Problem
-	byNet := map[string][]NetworkGateway{}
+	byNet := map[string][]networkGateway{}
 	var nets []string
 	for _, g := range v.Gateways {
 		if _, ok := byNet[g.Network]; !ok {
@@ -154,7 +154,7 @@ func (v *View) serviceProblems(svc *model.Service) []Problem {
 
 func (v *View) globalSomewhere(svc *model.Service) bool {
 	for _, id := range v.Clusters {
-		if sc := svc.Clusters[id]; sc != nil && !sc.NoService && v.ScopeIn(id, svc.Namespace, svc.Hostname) == Global {
+		if sc := svc.Clusters[id]; sc != nil && !sc.NoService && v.scopeIn(id, svc.Namespace, svc.Hostname) == Global {
 			return true
 		}
 	}

@@ -40,7 +40,7 @@ func (v *View) Resources() []xdsclient.WDSAddress {
 			a.Workload.Services = append(a.Workload.Services, xdsclient.WDSServicePorts{Service: p.Service, Ports: ports})
 		}
 	}
-	for _, w := range v.GatewayWorkloads() {
+	for _, w := range v.gatewayWorkloads() {
 		g := v.gatewayOf(w)
 		byName[w.UID] = &xdsclient.WDSAddress{Name: w.UID, Workload: &xdsclient.WDSWorkload{
 			UID: w.UID, Name: w.UID, Namespace: g.Namespace, Addresses: w.Addresses, Network: w.Network,
@@ -126,8 +126,8 @@ func canonical(svc *model.Service, cluster, pod string) (name, revision string) 
 			continue
 		}
 		l := ep.Labels
-		name = firstOf(l["service.istio.io/canonical-name"], l["app.kubernetes.io/name"], l["app"], name)
-		revision = firstOf(l["service.istio.io/canonical-revision"], l["app.kubernetes.io/version"], l["version"], revision)
+		name = firstOf(l[model.LabelCanonicalName], l["app.kubernetes.io/name"], l["app"], name)
+		revision = firstOf(l[model.LabelCanonicalRevision], l["app.kubernetes.io/version"], l["version"], revision)
 		break
 	}
 	return name, revision
@@ -142,7 +142,7 @@ func firstOf(s ...string) string {
 	return ""
 }
 
-func wdsPorts(ps []Port) []xdsclient.WDSPort {
+func wdsPorts(ps []port) []xdsclient.WDSPort {
 	out := make([]xdsclient.WDSPort, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, xdsclient.WDSPort{ServicePort: p.ServicePort, TargetPort: p.TargetPort})
@@ -151,13 +151,13 @@ func wdsPorts(ps []Port) []xdsclient.WDSPort {
 }
 
 // gatewayOf finds the network gateway a gateway workload stands for.
-func (v *View) gatewayOf(w Workload) NetworkGateway {
+func (v *View) gatewayOf(w Workload) networkGateway {
 	for _, g := range v.Gateways {
 		if g.Network == w.Network && g.Cluster == w.Cluster && (len(w.Addresses) == 0 || g.Address == w.Addresses[0]) {
 			return g
 		}
 	}
-	return NetworkGateway{}
+	return networkGateway{}
 }
 
 func splitHostPort(hp string) (string, uint32) {

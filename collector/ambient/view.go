@@ -28,16 +28,16 @@ type View struct {
 	Clusters []string `json:"clusters"`
 	// Gateways are istiod's network gateways, sorted by network, source,
 	// address.
-	Gateways []NetworkGateway `json:"gateways,omitempty"`
+	Gateways []networkGateway `json:"gateways,omitempty"`
 
 	snap     *model.Snapshot
 	mesh     model.MeshConfig
 	networks map[string]string // cluster → network
 }
 
-// NetworkGateway is one east-west gateway address as istiod's ambient index
+// networkGateway is one east-west gateway address as istiod's ambient index
 // holds it (networks.go NetworkGateway).
-type NetworkGateway struct {
+type networkGateway struct {
 	Network string `json:"network"`
 	// Cluster holds the Gateway.
 	Cluster string `json:"cluster"`
@@ -59,7 +59,7 @@ type NetworkGateway struct {
 const defaultHBONEPort = 15008
 
 // key is istiod's resource name of a gateway, "namespace/name/address".
-func (g NetworkGateway) key() string { return g.Source + "/" + g.Address }
+func (g networkGateway) key() string { return g.Source + "/" + g.Address }
 
 // NewView builds the view of the istiod of cluster controlPlane.
 func NewView(snap *model.Snapshot, controlPlane string) *View {
@@ -105,12 +105,6 @@ func readBy(c model.Cluster, cp string) bool {
 	return false
 }
 
-// NetworkOf is a cluster's network as istiod reads it.
-func (v *View) NetworkOf(cluster string) string { return v.networks[cluster] }
-
-// Reads reports whether istiod reads the cluster.
-func (v *View) Reads(cluster string) bool { return slices.Contains(v.Clusters, cluster) }
-
 // networkGateways mirrors networks.go k8sGatewayToNetworkGateways and the
 // merge of buildGlobalNetworkCollections: in istiod's own cluster a
 // Gateway of class istio-remote with a network label yields one gateway per
@@ -119,8 +113,8 @@ func (v *View) Reads(cluster string) bool { return slices.Contains(v.Clusters, c
 // does, on its first HBONE listener with TLS terminated, with no port. One
 // gateway per namespace/name/address: istiod's own cluster's wins, else the
 // first cluster's.
-func (v *View) networkGateways() []NetworkGateway {
-	byKey := map[string]NetworkGateway{}
+func (v *View) networkGateways() []networkGateway {
+	byKey := map[string]networkGateway{}
 	var order []string
 	for _, id := range v.Clusters {
 		a := v.snap.AmbientFor(id)
@@ -143,7 +137,7 @@ func (v *View) networkGateways() []NetworkGateway {
 				if addr.Type != "IPAddress" && addr.Type != "Hostname" {
 					continue
 				}
-				ng := NetworkGateway{Network: g.Network, Cluster: id, Source: g.Source(), Address: addr.Value,
+				ng := networkGateway{Network: g.Network, Cluster: id, Source: g.Source(), Address: addr.Value,
 					Namespace: g.Namespace, ServiceAccount: g.ServiceAccount}
 				if _, err := netip.ParseAddr(addr.Value); err != nil {
 					ng.Hostname = true
@@ -161,11 +155,11 @@ func (v *View) networkGateways() []NetworkGateway {
 			}
 		}
 	}
-	out := make([]NetworkGateway, 0, len(order))
+	out := make([]networkGateway, 0, len(order))
 	for _, k := range order {
 		out = append(out, byKey[k])
 	}
-	slices.SortStableFunc(out, func(a, b NetworkGateway) int {
+	slices.SortStableFunc(out, func(a, b networkGateway) int {
 		return strings.Compare(a.Network+"\x00"+a.Source+"\x00"+a.Address, b.Network+"\x00"+b.Source+"\x00"+b.Address)
 	})
 	return out
@@ -180,9 +174,9 @@ func hboneListener(g model.K8sGateway, needTerminate bool) (model.GatewayListene
 	return model.GatewayListener{}, false
 }
 
-// GatewaysFor returns istiod's gateways of one network.
-func (v *View) GatewaysFor(network string) []NetworkGateway {
-	var out []NetworkGateway
+// gatewaysFor returns istiod's gateways of one network.
+func (v *View) gatewaysFor(network string) []networkGateway {
+	var out []networkGateway
 	for _, g := range v.Gateways {
 		if g.Network == network {
 			out = append(out, g)
@@ -191,9 +185,9 @@ func (v *View) GatewaysFor(network string) []NetworkGateway {
 	return out
 }
 
-// GatewayWorkloads are the workloads istiod sends for its network gateways
+// gatewayWorkloads are the workloads istiod sends for its network gateways
 // (workloads.go convertGateway), one per gateway, in every network.
-func (v *View) GatewayWorkloads() []Workload {
+func (v *View) gatewayWorkloads() []Workload {
 	out := make([]Workload, 0, len(v.Gateways))
 	for _, g := range v.Gateways {
 		w := Workload{
@@ -217,12 +211,12 @@ const (
 	Local  Scope = "local"
 )
 
-// ScopeIn decides a service's scope in one cluster with istiod's mesh
+// scopeIn decides a service's scope in one cluster with istiod's mesh
 // config (services.go matchServiceScope): global when an entry of
 // serviceScopeConfigs with scope GLOBAL selects both the namespace's labels
 // (in that cluster) and the Service's labels; an entry whose namespace is
 // unknown is skipped; a missing selector selects everything.
-func (v *View) ScopeIn(cluster, namespace, hostname string) Scope {
+func (v *View) scopeIn(cluster, namespace, hostname string) Scope {
 	a := v.snap.AmbientFor(cluster)
 	if a == nil {
 		return Local
@@ -257,7 +251,7 @@ func (v *View) ServiceScope(hostname string) (scope Scope, ok bool) {
 		if sc == nil || sc.NoService || sc.Type == "ExternalName" {
 			continue
 		}
-		s := v.ScopeIn(id, svc.Namespace, hostname)
+		s := v.scopeIn(id, svc.Namespace, hostname)
 		if id == v.cluster {
 			return s, true
 		}

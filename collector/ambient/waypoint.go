@@ -38,9 +38,9 @@ func (w *Waypoint) AddressString() string {
 	return w.Address.String()
 }
 
-// WaypointUse is how a service names its waypoint in one cluster and what
+// waypointUse is how a service names its waypoint in one cluster and what
 // istiod resolves there.
-type WaypointUse struct {
+type waypointUse struct {
 	Cluster string `json:"cluster"`
 	// Named is the waypoint the labels ask for, "namespace/name" ("" when
 	// none does).
@@ -79,8 +79,8 @@ const (
 //     unset);
 //   - its traffic type (istio.io/waypoint-for on the Gateway, else on its
 //     GatewayClass, else service) must be service or all.
-func (v *View) waypointIn(cluster string, svc *model.Service) WaypointUse {
-	u := WaypointUse{Cluster: cluster}
+func (v *View) waypointIn(cluster string, svc *model.Service) waypointUse {
+	u := waypointUse{Cluster: cluster}
 	a := v.snap.AmbientFor(cluster)
 	if a == nil {
 		return u
@@ -94,14 +94,14 @@ func (v *View) waypointIn(cluster string, svc *model.Service) WaypointUse {
 	named, none := useWaypoint(sl, svc.Namespace)
 	u.From = "service"
 	if none {
-		return WaypointUse{Cluster: cluster}
+		return waypointUse{Cluster: cluster}
 	}
 	if named == "" {
 		named, _ = useWaypoint(nsLabels, svc.Namespace)
 		u.From = "namespace"
 	}
 	if named == "" {
-		return WaypointUse{Cluster: cluster}
+		return waypointUse{Cluster: cluster}
 	}
 	u.Named = named
 	var gw *model.K8sGateway
@@ -227,7 +227,7 @@ func (v *View) waypointProblems(svc *model.Service, p Prediction) []Problem {
 			v.ControlPlane, orNone(v.Network), svc.Hostname, w.Source(), w.Cluster, orNone(w.Network), orText(w.AddressString(), "no address"),
 			v.ControlPlane, svc.Hostname, p.From, v.ControlPlane)
 	}
-	var base *WaypointUse
+	var base *waypointUse
 	for i := range p.WaypointUses {
 		if p.WaypointUses[i].Cluster == p.From {
 			base = &p.WaypointUses[i]

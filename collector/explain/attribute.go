@@ -8,8 +8,8 @@ import (
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// Unknown is the kind of an actual endpoint meshscope cannot place.
-const Unknown horizon.Kind = "unknown"
+// unknown is the kind of an actual endpoint meshscope cannot place.
+const unknown horizon.Kind = "unknown"
 
 // Actual is one endpoint istiod really sent, with what meshscope knows of it.
 type Actual struct {
@@ -58,7 +58,7 @@ func attribute(snap *model.Snapshot, hostname string, la xdsclient.LoadAssignmen
 	for _, e := range la.Endpoints {
 		a := Actual{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: horizon.Health(e.Health),
 			Locality: strings.TrimRight(e.Locality.String(), "/"), LocalityWeight: e.LocalityWeight, Priority: e.Priority,
-			Kind: Unknown, Cluster: e.Workload.Cluster, Workload: e.Workload.Name}
+			Kind: unknown, Cluster: e.Workload.Cluster, Workload: e.Workload.Name}
 		if e.Gateway() {
 			a.Kind = horizon.Gateway
 			if proxy.Network == "" {

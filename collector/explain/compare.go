@@ -64,9 +64,9 @@ func (k Keyer) Key(addr string, port uint32, locality string) Key {
 	return b
 }
 
-// Compare matches actual endpoints to predicted ones by address, port and
+// compare matches actual endpoints to predicted ones by address, port and
 // locality group and says every difference with its likely cause.
-func Compare(pred horizon.Prediction, actual []Actual, received bool) (Verdict, []Difference) {
+func compare(pred horizon.Prediction, actual []Actual, received bool) (Verdict, []Difference) {
 	if !received {
 		return Pending, nil
 	}
@@ -172,7 +172,7 @@ func unexpectedSentence(a Actual) string {
 	case horizon.Gateway, horizon.Forced:
 		return fmt.Sprintf("istiod sends gateway %s:%d for cluster %s, which meshscope does not predict: istiod may know a gateway meshscope does not (meshNetworks, a resolved hostname gateway) or still count endpoints meshscope no longer sees",
 			a.Address, a.Port, orUnknown(a.Cluster))
-	case Unknown:
+	case unknown:
 		return fmt.Sprintf("istiod sends %s:%d%s, which meshscope does not see at all: is that cluster watched by meshscope (its remote secret readable, its apiserver reachable)?",
 			a.Address, a.Port, describe(a.Pod, a.Cluster, ""))
 	default:

@@ -43,7 +43,7 @@ type Inputs struct {
 // Defaults of Inputs.
 const (
 	DefaultSkewThreshold  = 10
-	DefaultLBPendingAfter = time.Minute
+	defaultLBPendingAfter = time.Minute
 )
 
 func (in *Inputs) defaults() {
@@ -57,7 +57,7 @@ func (in *Inputs) defaults() {
 		in.SkewThreshold = DefaultSkewThreshold
 	}
 	if in.LBPendingAfter <= 0 {
-		in.LBPendingAfter = DefaultLBPendingAfter
+		in.LBPendingAfter = defaultLBPendingAfter
 	}
 	if in.StaleAfter <= 0 {
 		in.StaleAfter = DefaultStaleAfter
@@ -103,7 +103,7 @@ func Diagnose(snap *model.Snapshot, in Inputs) []Problem {
 	ps = append(ps, wdsProblems(snap, in)...)
 	ps = append(ps, fleetProblems(in.Fleet, in.StaleAfter)...)
 	ps = append(ps, primarySkew(fleet.IstiodVersions(snap))...)
-	ps = Group(dedupe(ps))
+	ps = group(dedupe(ps))
 	SortProblems(ps)
 	return ps
 }

@@ -19,11 +19,11 @@ type grouping struct {
 // groupExamples is how many subjects a merged row names.
 const groupExamples = 3
 
-// Group merges problems of the same cause into one row with a count, so
+// group merges problems of the same cause into one row with a count, so
 // that one broken setting over forty pods is one row, not forty. Problems
 // without a grouping, and causes that occur once, keep their own sentence.
 // The order of first occurrence is kept.
-func Group(ps []Problem) []Problem {
+func group(ps []Problem) []Problem {
 	type acc struct {
 		at       int
 		subjects []string

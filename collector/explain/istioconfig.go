@@ -21,7 +21,7 @@ func istioConfigProblems(snap *model.Snapshot) []Problem {
 	for _, we := range snap.WorkloadEntries {
 		if we.Unhealthy {
 			ps = append(ps, Problem{Severity: Info, Kind: model.ProblemWorkloadEntryUnhealthy, Cluster: we.Cluster,
-				Sentence: fmt.Sprintf("WorkloadEntry %s/%s in %s has health checks on (%s) and no Healthy=True condition: istiod leaves it out of every ServiceEntry", we.Namespace, we.Name, we.Cluster, "proxy.istio.io/health-checks-enabled")})
+				Sentence: fmt.Sprintf("WorkloadEntry %s/%s in %s has health checks on (%s) and no Healthy=True condition: istiod leaves it out of every ServiceEntry", we.Namespace, we.Name, we.Cluster, model.AnnotationHealthChecks)})
 		}
 	}
 	for _, svc := range snap.Services {

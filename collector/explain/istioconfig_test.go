@@ -42,27 +42,3 @@ func TestExplainServiceEntry(t *testing.T) {
 		t.Errorf("gateway stands for %+v", a.StandsFor)
 	}
 }
-
-func TestDiagnoseServiceEntries(t *testing.T) {
-	s := withVM(seed(), "disabled")
-	ps := Diagnose(s, Inputs{})
-	if !hasProblem(ps, "drop", "give WorkloadEntry/vm-2 a serviceAccount") {
-		t.Errorf("no drop for the WorkloadEntry without mTLS: %+v", ps)
-	}
-	s = withVM(seed(), "istio")
-	s.Services[2].ServiceEntries[0].Endpoints = nil
-	s.MeshConfigs = []model.MeshConfig{{Cluster: "cluster1", Source: "configmap istio-system/istio", Error: "mesh config: bad yaml"}}
-	// A ServiceEntry for helloworld's host with another port name.
-	s.Services[0].ServiceEntries = []*model.ServiceEntryHost{{Cluster: "cluster1", Namespace: "sample", Name: "hw-extra", Resolution: "STATIC",
-		Ports: []model.ServicePort{{Name: "web", Port: 5000}}, Endpoints: []model.Endpoint{{Address: "10.44.0.90"}}}}
-	ps = Diagnose(s, Inputs{})
-	for _, want := range [][2]string{
-		{"serviceentry-no-workloads", "ServiceEntry sample/vm selects no WorkloadEntry"},
-		{"mesh-config", "bad yaml"},
-		{"serviceentry-port-name", `named "web" but the Kubernetes Service`},
-	} {
-		if !hasProblem(ps, want[0], want[1]) {
-			t.Errorf("no %s problem with %q in %+v", want[0], want[1], ps)
-		}
-	}
-}

@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 
@@ -37,57 +38,52 @@ func TestNamespaceRevision(t *testing.T) {
 		istiods map[string]bool
 		labels  map[string]string
 		tags    []model.RevisionTag
-		want    []string // "" for no problem
+		want    []string // nil for no problem
+		edit    func(*model.Snapshot)
+		cluster string // the cluster the problem concerns, when not cluster1
 	}{
-		{"no label", both, nil, nil, nil},
-		{"a running revision", both, map[string]string{model.LabelRev: "canary"}, nil, nil},
-		{"the default revision", both, map[string]string{model.LabelRev: "default"}, nil, nil},
-		{"injection enabled", both, map[string]string{model.LabelInjection: "enabled"}, nil, nil},
-		{"injection disabled wins", both, map[string]string{model.LabelInjection: "disabled", model.LabelRev: "nonexistent"}, nil, nil},
-		{"injection enabled wins over a missing revision", both, map[string]string{model.LabelInjection: "enabled", model.LabelRev: "nonexistent"}, nil, nil},
+		{"no label", both, nil, nil, nil, nil, ""},
+		{"a running revision", both, map[string]string{model.LabelRev: "canary"}, nil, nil, nil, ""},
+		{"the default revision", both, map[string]string{model.LabelRev: "default"}, nil, nil, nil, ""},
+		{"injection enabled", both, map[string]string{model.LabelInjection: "enabled"}, nil, nil, nil, ""},
+		{"injection disabled wins", both, map[string]string{model.LabelInjection: "disabled", model.LabelRev: "nonexistent"}, nil, nil, nil, ""},
+		{"injection enabled wins over a missing revision", both, map[string]string{model.LabelInjection: "enabled", model.LabelRev: "nonexistent"}, nil, nil, nil, ""},
 		{"a revision no istiod runs", both, map[string]string{model.LabelRev: "nonexistent"}, nil,
-			[]string{"namespace sample in cluster1 is labelled istio.io/rev=nonexistent", "no istiod of revision nonexistent runs in cluster1 (revisions there: canary, default)", "get no sidecar"}},
+			[]string{"namespace sample in cluster1 is labelled istio.io/rev=nonexistent", "no istiod of revision nonexistent runs in cluster1 (revisions there: canary, default)", "get no sidecar"}, nil, ""},
 		{"injection enabled with no default revision", map[string]bool{"canary": true}, map[string]string{model.LabelInjection: "enabled"}, nil,
-			[]string{"istio-injection=enabled (the default revision)", "no istiod of revision default runs"}},
-		{"a tag of a running revision", both, map[string]string{model.LabelRev: "prod"}, []model.RevisionTag{{Tag: "prod", Revision: "canary"}}, nil},
-		{"a default tag", map[string]bool{"canary": true}, map[string]string{model.LabelInjection: "enabled"}, []model.RevisionTag{{Tag: "default", Revision: "canary"}}, nil},
+			[]string{"istio-injection=enabled (the default revision)", "no istiod of revision default runs"}, nil, ""},
+		{"a tag of a running revision", both, map[string]string{model.LabelRev: "prod"}, []model.RevisionTag{{Tag: "prod", Revision: "canary"}}, nil, nil, ""},
+		{"a default tag", map[string]bool{"canary": true}, map[string]string{model.LabelInjection: "enabled"}, []model.RevisionTag{{Tag: "default", Revision: "canary"}}, nil, nil, ""},
 		{"a tag of a revision gone", both, map[string]string{model.LabelRev: "prod"}, []model.RevisionTag{{Tag: "prod", Revision: "1-27"}},
-			[]string{"labelled istio.io/rev=prod", "no istiod of revision prod (a tag of revision 1-27) runs in cluster1"}},
+			[]string{"labelled istio.io/rev=prod", "no istiod of revision prod (a tag of revision 1-27) runs in cluster1"}, nil, ""},
 		{"a revision not ready", map[string]bool{"default": true, "canary": false}, map[string]string{model.LabelRev: "canary"}, nil,
-			[]string{"the istiod pods of revision canary in cluster1 are not ready"}},
+			[]string{"the istiod pods of revision canary in cluster1 are not ready"}, nil, ""},
+		// A remote cluster's namespaces are served by the primary that reads it.
+		{name: "a remote's namespace", istiods: both, edit: func(s *model.Snapshot) {
+			s.Clusters[1].Istiods = nil // cluster2 is a remote of cluster1
+			s.Ambient = append(s.Ambient, model.AmbientCluster{Cluster: "cluster2", Namespaces: map[string]map[string]string{
+				"sample": {model.LabelRev: "canary"}, "other": {model.LabelRev: "nonexistent"}}})
+		}, want: []string{"namespace other in cluster2", "no istiod of revision nonexistent runs in cluster1"}, cluster: "cluster2"},
+		// Without any istiod pod in sight the check cannot tell: nothing.
+		{name: "no istiod known", labels: map[string]string{model.LabelRev: "nonexistent"}, edit: func(s *model.Snapshot) { s.Clusters[1].Istiods = nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ps := Diagnose(revMesh(tc.istiods, tc.labels, tc.tags...), Inputs{Now: testNow})
+			s := revMesh(tc.istiods, tc.labels, tc.tags...)
+			if tc.edit != nil {
+				tc.edit(s)
+			}
+			ps := Diagnose(s, Inputs{Now: testNow})
 			if tc.want == nil {
 				if got := find(ps, string(model.ProblemNamespaceRevision)); len(got) != 0 {
 					t.Fatalf("want none, got %+v", got)
 				}
 				return
 			}
-			want(t, ps, string(model.ProblemNamespaceRevision), Error, tc.want...)
+			p := want(t, ps, string(model.ProblemNamespaceRevision), Error, tc.want...)
+			if c := cmp.Or(tc.cluster, "cluster1"); p.Cluster != c {
+				t.Errorf("cluster %q, want %s", p.Cluster, c)
+			}
 		})
-	}
-}
-
-// A remote cluster's namespaces are served by the primary that reads it.
-func TestNamespaceRevisionPrimaryRemote(t *testing.T) {
-	s := revMesh(map[string]bool{"default": true, "canary": true}, nil)
-	s.Clusters[1].Istiods = nil // cluster2 is a remote of cluster1
-	s.Ambient = append(s.Ambient, model.AmbientCluster{Cluster: "cluster2", Namespaces: map[string]map[string]string{
-		"sample": {model.LabelRev: "canary"}, "other": {model.LabelRev: "nonexistent"}}})
-	ps := Diagnose(s, Inputs{Now: testNow})
-	p := want(t, ps, string(model.ProblemNamespaceRevision), Error, "namespace other in cluster2", "no istiod of revision nonexistent runs in cluster1")
-	if p.Cluster != "cluster2" {
-		t.Errorf("cluster %q, want cluster2", p.Cluster)
-	}
-}
-
-// Without any istiod pod in sight the check cannot tell: nothing.
-func TestNamespaceRevisionUnknown(t *testing.T) {
-	s := revMesh(nil, map[string]string{model.LabelRev: "nonexistent"})
-	s.Clusters[1].Istiods = nil
-	if got := find(Diagnose(s, Inputs{Now: testNow}), string(model.ProblemNamespaceRevision)); len(got) != 0 {
-		t.Errorf("want none, got %+v", got)
 	}
 }
 

@@ -96,7 +96,7 @@ func sentProblems(snap *model.Snapshot, in Inputs) []Problem {
 					continue
 				}
 				actual := attribute(view, svc.Hostname, la, proxy, pred)
-				_, diffs := Compare(pred, actual, true)
+				_, diffs := compare(pred, actual, true)
 				for _, d := range diffs {
 					p := diffProblem(snap, s, who, svc.Hostname, port.Port, d, la, in, stale)
 					ps = append(ps, p)

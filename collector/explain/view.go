@@ -173,7 +173,7 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 	}
 	v.Split = split(v.Actual, pred.Endpoints, la != nil)
 	var diffs []Difference
-	v.Verdict, diffs = Compare(pred, v.Actual, la != nil)
+	v.Verdict, diffs = compare(pred, v.Actual, la != nil)
 	if la != nil && cl != nil && pred.Found {
 		if lb := compareLB(pred.LB, v.LB); len(lb) > 0 {
 			diffs = append(diffs, lb...)

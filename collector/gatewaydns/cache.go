@@ -11,7 +11,7 @@ import (
 
 // Resolver answers one name; Client is the real one, tests give others.
 type Resolver interface {
-	Resolve(name string) Answer
+	Resolve(name string) answer
 }
 
 // Cache keeps the answer of every gateway name it is asked about, as
@@ -30,7 +30,7 @@ type Cache struct {
 }
 
 type entry struct {
-	ans    Answer
+	ans    answer
 	at     time.Time
 	expiry time.Time
 	timer  *time.Timer
@@ -67,7 +67,7 @@ func (c *Cache) Resolve(names []string) []model.GatewayName {
 
 	// Ask for the missing names at once and outside the lock: a server
 	// that does not answer costs one timeout, not one per name.
-	answers := make([]Answer, len(missing))
+	answers := make([]answer, len(missing))
 	var wg sync.WaitGroup
 	for i, name := range missing {
 		wg.Add(1)
@@ -111,7 +111,7 @@ func (c *Cache) Lookup(names []string) []model.GatewayName {
 
 // storeLocked records an answer and arms its refresh. It returns whether
 // the addresses changed.
-func (c *Cache) storeLocked(name string, ans Answer) bool {
+func (c *Cache) storeLocked(name string, ans answer) bool {
 	if c.closed {
 		return false
 	}

@@ -11,18 +11,18 @@ import (
 // fakeResolver answers from a settable answer and counts the questions.
 type fakeResolver struct {
 	mu    sync.Mutex
-	ans   Answer
+	ans   answer
 	calls int
 }
 
-func (f *fakeResolver) Resolve(string) Answer {
+func (f *fakeResolver) Resolve(string) answer {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
 	return f.ans
 }
 
-func (f *fakeResolver) set(a Answer) {
+func (f *fakeResolver) set(a answer) {
 	f.mu.Lock()
 	f.ans = a
 	f.mu.Unlock()
@@ -36,7 +36,7 @@ func (f *fakeResolver) count() int {
 
 func TestCache(t *testing.T) {
 	const ttl = 30 * time.Millisecond
-	r := &fakeResolver{ans: Answer{Addresses: []string{"192.0.2.1", "192.0.2.2"}, TTL: time.Hour}}
+	r := &fakeResolver{ans: answer{Addresses: []string{"192.0.2.1", "192.0.2.2"}, TTL: time.Hour}}
 	changed := make(chan struct{}, 10)
 	c := NewCache(r, func() { changed <- struct{}{} })
 	defer c.Close()
@@ -52,7 +52,7 @@ func TestCache(t *testing.T) {
 
 	// An expired answer is asked again on the next build.
 	setNow(c, func() time.Time { return time.Now().Add(2 * time.Hour) })
-	r.set(Answer{Addresses: []string{"192.0.2.3"}, TTL: ttl})
+	r.set(answer{Addresses: []string{"192.0.2.3"}, TTL: ttl})
 	if got := c.Resolve([]string{"gw.example.test"}); !slices.Equal(got[0].Addresses, []string{"192.0.2.3"}) {
 		t.Fatalf("expired answer not refreshed: %+v", got)
 	}
@@ -60,7 +60,7 @@ func TestCache(t *testing.T) {
 
 	// When the TTL runs out the name is asked again in the background; a
 	// changed answer calls back.
-	r.set(Answer{Addresses: []string{"192.0.2.4"}, TTL: ttl})
+	r.set(answer{Addresses: []string{"192.0.2.4"}, TTL: ttl})
 	select {
 	case <-changed:
 	case <-time.After(5 * time.Second):
@@ -72,7 +72,7 @@ func TestCache(t *testing.T) {
 	}
 
 	// A failed query keeps the old addresses (and says why); no callback.
-	r.set(Answer{TTL: ttl, Err: errors.New("no DNS server answered")})
+	r.set(answer{TTL: ttl, Err: errors.New("no DNS server answered")})
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		got := c.Resolve([]string{"gw.example.test"})
@@ -111,11 +111,11 @@ func setNow(c *Cache, now func() time.Time) {
 // TestCacheLookup: a what-if's lookup answers from the cache and keeps
 // nothing new.
 func TestCacheLookup(t *testing.T) {
-	r := &fakeResolver{ans: Answer{Addresses: []string{"192.0.2.1"}, TTL: time.Hour}}
+	r := &fakeResolver{ans: answer{Addresses: []string{"192.0.2.1"}, TTL: time.Hour}}
 	c := NewCache(r, nil)
 	defer c.Close()
 	c.Resolve([]string{"a.example.test"})
-	r.set(Answer{Addresses: []string{"192.0.2.9"}, TTL: time.Hour})
+	r.set(answer{Addresses: []string{"192.0.2.9"}, TTL: time.Hour})
 	got := c.Lookup([]string{"a.example.test", "b.example.test"})
 	if len(got) != 2 || got[0].Addresses[0] != "192.0.2.1" || got[1].Addresses[0] != "192.0.2.9" {
 		t.Fatalf("Lookup = %+v", got)

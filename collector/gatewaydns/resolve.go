@@ -16,7 +16,7 @@ import (
 // CoreDNS's.
 const (
 	MinTTL = 30 * time.Second
-	MaxTTL = time.Hour
+	maxTTL = time.Hour
 )
 
 // Client asks DNS servers the way istiod's dnsClient does.
@@ -41,8 +41,8 @@ func ResolvConf(path string) ([]string, error) {
 	return out, nil
 }
 
-// Answer is what one resolution gives.
-type Answer struct {
+// answer is what one resolution gives.
+type answer struct {
 	Addresses []string
 	TTL       time.Duration
 	// Err: both queries failed; Addresses is then empty and TTL MinTTL.
@@ -54,8 +54,8 @@ type Answer struct {
 // section counts, whatever its owner name (a CNAME chain's target
 // included); the TTL is the smallest of both answers, bounded by
 // MinTTL..MaxTTL; it fails only when both queries fail.
-func (c Client) Resolve(name string) Answer {
-	ttl := MaxTTL
+func (c Client) Resolve(name string) answer {
+	ttl := maxTTL
 	var out []string
 	var errs []error
 	var mu sync.Mutex
@@ -85,9 +85,9 @@ func (c Client) Resolve(name string) Answer {
 	wg.Wait()
 	sort.Strings(out)
 	if len(errs) == 2 {
-		return Answer{Addresses: out, TTL: MinTTL, Err: errors.Join(errs...)}
+		return answer{Addresses: out, TTL: MinTTL, Err: errors.Join(errs...)}
 	}
-	return Answer{Addresses: out, TTL: max(ttl, MinTTL)}
+	return answer{Addresses: out, TTL: max(ttl, MinTTL)}
 }
 
 // query tries each server in order (dnsClient.Query): a server failure or
@@ -131,7 +131,7 @@ func minimalTTL(m *dns.Msg) time.Duration {
 		(len(m.Extra) == 0 || (len(m.Extra) == 1 && m.Extra[0].Header().Rrtype == dns.TypeOPT)) {
 		return MinTTL
 	}
-	ttl := MaxTTL
+	ttl := maxTTL
 	for _, sec := range [][]dns.RR{m.Answer, m.Ns, m.Extra} {
 		for _, r := range sec {
 			if r.Header().Rrtype == dns.TypeOPT {

@@ -95,7 +95,7 @@ func TestResolve(t *testing.T) {
 	}{
 		{"A and AAAA, sorted, smallest TTL", [](func(dns.Question) (int, []dns.RR, []dns.RR)){full}, "gw.example.test", []string{"192.0.2.1", "192.0.2.2", "2001:db8::1"}, 60 * time.Second, false},
 		{"a TTL under 30 s is kept 30 s", [](func(dns.Question) (int, []dns.RR, []dns.RR)){full}, "short.example.test", []string{"192.0.2.9"}, MinTTL, false},
-		{"a TTL over 1 h is kept 1 h", [](func(dns.Question) (int, []dns.RR, []dns.RR)){full}, "long.example.test", []string{"192.0.2.10", "2001:db8::10"}, MaxTTL, false},
+		{"a TTL over 1 h is kept 1 h", [](func(dns.Question) (int, []dns.RR, []dns.RR)){full}, "long.example.test", []string{"192.0.2.10", "2001:db8::10"}, maxTTL, false},
 		// The empty AAAA answer (no SOA with it) counts as the fail-safe
 		// 30 s, as in istiod's minimalTTL.
 		{"an A-only name without SOA is kept 30 s", [](func(dns.Question) (int, []dns.RR, []dns.RR)){full}, "aonly.example.test", []string{"192.0.2.11"}, MinTTL, false},

@@ -51,7 +51,7 @@ func (t *target) effectiveLocalityLB() (l localityLB, ok bool) {
 	case t.trafficDistribution != "":
 		prio := []string{model.LabelNetwork, model.LabelRegion, model.LabelZone}
 		if t.trafficDistribution == "PreferSameNode" {
-			prio = append(prio, model.LabelSubzone, "kubernetes.io/hostname")
+			prio = append(prio, model.LabelSubzone, model.LabelHostname)
 		}
 		enabled := true
 		l.setting = &model.LocalityLbSetting{Enabled: &enabled, FailoverPriority: prio}

@@ -172,7 +172,7 @@ func (sc *sidecarScope) vsImports(v *configView, hostname string, port int32, pr
 		}
 		for i := range v.vss {
 			vs := &v.vss[i]
-			if !boundToMesh(vs.Gateways) || !Visible(vs.ExportTo, v.mc.DefaultVirtualServiceExportTo, vs.Namespace, proxyNS) || !sc.selects(l, vs, proxyNS) {
+			if !boundToMesh(vs.Gateways) || !visible(vs.ExportTo, v.mc.DefaultVirtualServiceExportTo, vs.Namespace, proxyNS) || !sc.selects(l, vs, proxyNS) {
 				continue
 			}
 			for _, d := range vs.Destinations {

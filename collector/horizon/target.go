@@ -234,7 +234,7 @@ func kubeCandidate(svc *model.Service, cfg *configView) candidates {
 func (c *candidates) chooseNamespace(entries []*model.ServiceEntryHost, cfg *configView, svc *model.Service, port int32, proxyNS string, proxyLabels map[string]string) (chosen string, found, kubeFound bool, hiddenWhy string) {
 	mc := cfg.mc
 	visible := func(exportTo []string, ns string) bool {
-		return Visible(exportTo, mc.DefaultServiceExportTo, ns, proxyNS)
+		return visible(exportTo, mc.DefaultServiceExportTo, ns, proxyNS)
 	}
 	kubeFound, kubeNS := c.kubeFound, c.kubeNS
 	if kubeFound && !visible(c.kubeExport, kubeNS) {
@@ -397,11 +397,11 @@ func (t *target) exclude(src *source, ep *model.Endpoint) (DropReason, string) {
 	return "", ""
 }
 
-// Visible mirrors istiod's IsServiceVisible (with initServiceRegistry's
+// visible mirrors istiod's IsServiceVisible (with initServiceRegistry's
 // rule for "~"): whether a service of namespace ns with exportTo (or the
 // mesh's defaultServiceExportTo when it has none) is visible to a proxy in
 // proxyNS.
-func Visible(exportTo, defaults []string, ns, proxyNS string) bool {
+func visible(exportTo, defaults []string, ns, proxyNS string) bool {
 	set := orDefault(exportTo, defaults)
 	switch {
 	case slices.Contains(set, "*"):

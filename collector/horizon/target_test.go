@@ -155,7 +155,7 @@ func TestPredictExportTo(t *testing.T) {
 		ns       string
 		want     bool
 	}{{nil, "x", true}, {[]string{"*"}, "x", true}, {[]string{"~", "x"}, "x", false}, {[]string{"x"}, "sample", false}, {[]string{"sample"}, "sample", true}, {[]string{"."}, "sample", true}} {
-		if got := Visible(c.exportTo, []string{"*"}, "sample", c.ns); got != c.want {
+		if got := visible(c.exportTo, []string{"*"}, "sample", c.ns); got != c.want {
 			t.Errorf("IsServiceVisible(exportTo %v, proxy in %s) = %v, want %v", c.exportTo, c.ns, got, c.want)
 		}
 	}

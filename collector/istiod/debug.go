@@ -15,7 +15,6 @@ import (
 type (
 	View    = model.IstiodView
 	Cluster = model.IstiodCluster
-	Gateway = model.IstiodGateway
 )
 
 // FetchView reads /debug/clusterz and /debug/networkz from istiod's

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // DefaultNamespace is where istiod runs unless told otherwise.
@@ -73,7 +75,7 @@ func FindPod(ctx context.Context, cs kubernetes.Interface, namespace, revision s
 func podsOfRevision(pods []corev1.Pod, rev string) []corev1.Pod {
 	var out []corev1.Pod
 	for _, p := range pods {
-		if p.Labels["istio.io/rev"] == rev || rev == "default" && p.Labels["istio.io/rev"] == "" {
+		if p.Labels[model.LabelRev] == rev || rev == model.RevisionDefault && p.Labels[model.LabelRev] == "" {
 			out = append(out, p)
 		}
 	}
@@ -83,21 +85,21 @@ func podsOfRevision(pods []corev1.Pod, rev string) []corev1.Pod {
 // tagRevision is the revision the revision tag name points to, "" when
 // there is none or it cannot be read.
 func tagRevision(ctx context.Context, cs kubernetes.Interface, name string) string {
-	l, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{LabelSelector: "istio.io/tag=" + name})
+	l, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{LabelSelector: model.LabelTag + "=" + name})
 	if err != nil {
 		return ""
 	}
 	for _, m := range l.Items {
-		if m.Labels["istio.io/tag"] == name && m.Labels["istio.io/rev"] != "" {
-			return m.Labels["istio.io/rev"]
+		if m.Labels[model.LabelTag] == name && m.Labels[model.LabelRev] != "" {
+			return m.Labels[model.LabelRev]
 		}
 	}
 	return ""
 }
 
 func isDefaultRevision(p *corev1.Pod) bool {
-	r := p.Labels["istio.io/rev"]
-	return r == "" || r == "default"
+	r := p.Labels[model.LabelRev]
+	return r == "" || r == model.RevisionDefault
 }
 
 func podReady(p *corev1.Pod) bool {

@@ -28,9 +28,9 @@ type Kube struct {
 	Revision string
 }
 
-// Config is the rest.Config of a kube context ("" means the first of
+// config is the rest.Config of a kube context ("" means the first of
 // Contexts, else the current one) and the context's name.
-func (k Kube) Config(kctx string) (*rest.Config, string, error) {
+func (k Kube) config(kctx string) (*rest.Config, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if k.Kubeconfig != "" {
 		rules.ExplicitPath = k.Kubeconfig
@@ -58,7 +58,7 @@ func (k Kube) Config(kctx string) (*rest.Config, string, error) {
 // ref's Cluster names the kube context; the cluster ID comes from the pod's
 // ISTIO_META_CLUSTER_ID, else the context name.
 func (k Kube) ViewpointFromPod(ctx context.Context, ref xdsclient.PodRef) (xdsclient.Viewpoint, error) {
-	cfg, kctx, err := k.Config(ref.Cluster)
+	cfg, kctx, err := k.config(ref.Cluster)
 	if err != nil {
 		return xdsclient.Viewpoint{}, err
 	}
@@ -93,7 +93,7 @@ func (k Kube) PortForward(ctx context.Context, namespace string, port int, timeo
 // own cluster, and its debug endpoint is reached only through that
 // cluster's API server.
 func (k Kube) PortForwardIn(ctx context.Context, kctx, namespace string, port int, timeout time.Duration) (*PortForward, string, error) {
-	cfg, kctx, err := k.Config(kctx)
+	cfg, kctx, err := k.config(kctx)
 	if err != nil {
 		return nil, "", fmt.Errorf("no kube context to port-forward through: %w", err)
 	}

@@ -28,7 +28,7 @@ func (k Kube) ServicePorts(ctx context.Context, namespace, name string) ([]int32
 		errs  []error
 	)
 	for _, kctx := range kctxs {
-		cfg, kname, err := k.Config(kctx)
+		cfg, kname, err := k.config(kctx)
 		if err != nil {
 			errs = append(errs, err)
 			continue

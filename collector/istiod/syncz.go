@@ -18,7 +18,7 @@ const (
 	TypeLDS = model.TypeLDS
 	TypeRDS = model.TypeRDS
 	TypeEDS = model.TypeEDS
-	TypeWDS = model.TypeWDS
+	typeWDS = model.TypeWDS
 )
 
 // FetchSyncz reads /debug/syncz from istiod's HTTP debug address (host:port

@@ -51,7 +51,7 @@ func (s *Session) fetch(ctx context.Context, vps []xdsclient.Viewpoint, names []
 	defer cancel()
 	var wg sync.WaitGroup
 	for i, vp := range vps {
-		t, err := s.ControlPlaneFor(ctx, vp)
+		t, err := s.controlPlaneFor(ctx, vp)
 		if err != nil {
 			out[i] = EDSResult{Why: err.Error()}
 			continue

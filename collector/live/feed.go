@@ -272,7 +272,7 @@ func (f *Feed) launch(key string, vp xdsclient.Viewpoint, have func() bool, fres
 	if running || wait {
 		return
 	}
-	t, err := f.s.ControlPlaneFor(f.ctx, vp)
+	t, err := f.s.controlPlaneFor(f.ctx, vp)
 	if err != nil {
 		f.fail(key, err.Error())
 		return

@@ -305,16 +305,16 @@ func TestControlPlaneFor(t *testing.T) {
 		{xdsclient.Viewpoint{Cluster: "cluster2", ControlPlane: "cluster1"}, "a:1"},
 		{xdsclient.Viewpoint{Cluster: "cluster9"}, "a:1"},
 	} {
-		if got, err := s.ControlPlaneFor(ctx, c.vp); err != nil || got.Address != c.want {
+		if got, err := s.controlPlaneFor(ctx, c.vp); err != nil || got.Address != c.want {
 			t.Errorf("%s: %+v %v, want %s", c.vp, got, err, c.want)
 		}
 	}
 	s.controlPlanes = []Target{{Address: "a:1"}}
-	if got, _ := s.ControlPlaneFor(ctx, xdsclient.Viewpoint{Cluster: "cluster1"}); got.Cluster != "a:1" {
+	if got, _ := s.controlPlaneFor(ctx, xdsclient.Viewpoint{Cluster: "cluster1"}); got.Cluster != "a:1" {
 		t.Errorf("unnamed control plane: %+v", got)
 	}
 	s.controlPlanes = nil
-	if _, err := s.ControlPlaneFor(ctx, xdsclient.Viewpoint{}); err == nil || !strings.Contains(err.Error(), "--xds-address") {
+	if _, err := s.controlPlaneFor(ctx, xdsclient.Viewpoint{}); err == nil || !strings.Contains(err.Error(), "--xds-address") {
 		t.Errorf("none: %v", err)
 	}
 }

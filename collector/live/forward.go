@@ -105,10 +105,10 @@ func (fw *forwarder) close() {
 // a real mesh (not the demo) and no control plane given.
 func (s *Session) forwardsToIstiod() bool { return s.fwd != nil && len(s.controlPlanes) == 0 }
 
-// ControlPlaneFor picks the istiod serving a viewpoint: the one given for
+// controlPlaneFor picks the istiod serving a viewpoint: the one given for
 // its control plane (else its cluster), else the first one given; with
 // none given, a port-forward to the istiod pod of the first context.
-func (s *Session) ControlPlaneFor(ctx context.Context, vp xdsclient.Viewpoint) (Target, error) {
+func (s *Session) controlPlaneFor(ctx context.Context, vp xdsclient.Viewpoint) (Target, error) {
 	if len(s.controlPlanes) == 0 {
 		if s.fwd == nil {
 			return Target{}, fmt.Errorf("no istiod address: give --xds-address")

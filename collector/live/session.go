@@ -67,8 +67,8 @@ type InProcess interface {
 
 // Defaults of Options.
 const (
-	DefaultRetryDelay = 15 * time.Second
-	DefaultIstiodPoll = 5 * time.Second
+	defaultRetryDelay = 15 * time.Second
+	defaultIstiodPoll = 5 * time.Second
 )
 
 // forwardTimeout bounds each attempt to port-forward to istiod.
@@ -106,10 +106,10 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	s := &Session{controlPlanes: o.ControlPlanes, istiodDebug: o.IstiodDebug,
 		retry: o.RetryDelay, istiodPoll: o.IstiodPoll, syncTimeout: o.Collector.SyncTimeout}
 	if s.retry <= 0 {
-		s.retry = DefaultRetryDelay
+		s.retry = defaultRetryDelay
 	}
 	if s.istiodPoll <= 0 {
-		s.istiodPoll = DefaultIstiodPoll
+		s.istiodPoll = defaultIstiodPoll
 	}
 	if d := o.InProcess; d != nil {
 		if len(s.controlPlanes) == 0 {

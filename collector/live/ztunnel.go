@@ -152,7 +152,7 @@ func (s *Session) FetchWDS(ctx context.Context, cps []string, timeout time.Durat
 	var wg sync.WaitGroup
 	for i, cp := range cps {
 		out[i].ControlPlane = cp
-		t, err := s.ControlPlaneFor(ctx, ztunnelViewpoint(cp))
+		t, err := s.controlPlaneFor(ctx, ztunnelViewpoint(cp))
 		if err != nil {
 			out[i].Why = err.Error()
 			continue

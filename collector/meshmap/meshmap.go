@@ -280,7 +280,7 @@ func gatewayOf(n *Network, snap *model.Snapshot, p explain.Problem) *Gateway {
 // serviceHost is the hostname of a "namespace/name" Service.
 func serviceHost(nsName string) string {
 	ns, name, _ := strings.Cut(nsName, "/")
-	return name + "." + ns + ".svc.cluster.local"
+	return model.Hostname(name, ns)
 }
 
 // namesCluster says whether a sentence names cluster id ("cluster

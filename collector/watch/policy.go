@@ -74,8 +74,8 @@ func transformIstioConfig(obj any) (any, error) {
 		out.Object["spec"] = spec
 	}
 	if u.GetKind() == "WorkloadEntry" {
-		if v, ok := u.GetAnnotations()[healthChecksAnnotation]; ok {
-			meta["annotations"] = map[string]any{healthChecksAnnotation: v}
+		if v, ok := u.GetAnnotations()[model.AnnotationHealthChecks]; ok {
+			meta["annotations"] = map[string]any{model.AnnotationHealthChecks: v}
 		}
 		if c, ok, _ := unstructured.NestedFieldNoCopy(u.Object, "status", "conditions"); ok {
 			out.Object["status"] = map[string]any{"conditions": c}

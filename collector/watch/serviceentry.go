@@ -25,8 +25,6 @@ var (
 const (
 	resServiceEntries  = "serviceentries"
 	resWorkloadEntries = "workloadentries"
-	// healthChecksAnnotation turns on WorkloadEntry health checks.
-	healthChecksAnnotation = "proxy.istio.io/health-checks-enabled"
 )
 
 // ServiceEntries parses the ServiceEntry cache of one (config) cluster:
@@ -98,7 +96,7 @@ func parseWorkloadEntry(cluster string, u *unstructured.Unstructured) model.Work
 		}
 		we.Labels = merged
 	}
-	if on, _ := strconv.ParseBool(u.GetAnnotations()[healthChecksAnnotation]); on {
+	if on, _ := strconv.ParseBool(u.GetAnnotations()[model.AnnotationHealthChecks]); on {
 		// Unhealthy until a Healthy=True condition says otherwise
 		// (status.GetBoolConditionFromSpec with default false).
 		we.Unhealthy = true

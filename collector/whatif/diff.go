@@ -13,6 +13,7 @@ import (
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -541,10 +542,10 @@ func wdsWhy(c ServiceChange, a ambient.Prediction) []string {
 	return why
 }
 
-// Summary counts what the changes do per viewpoint, most affected first:
+// summary counts what the changes do per viewpoint, most affected first:
 // "network2 sidecars (cluster2/network2@cluster1): 12 services change, 3
 // lose every endpoint".
-func Summary(changes []ServiceChange) []string {
+func summary(changes []ServiceChange) []string {
 	type tally struct {
 		services          map[string]bool
 		lostAll, lostRemo map[string]bool
@@ -569,7 +570,7 @@ func Summary(changes []ServiceChange) []string {
 	var out []string
 	for _, n := range names {
 		t := by[n]
-		s := fmt.Sprintf("%s: %s change", n, plural(len(t.services), "service"))
+		s := fmt.Sprintf("%s: %s change", n, humanize.Count(len(t.services), "service"))
 		if k := len(t.lostAll); k > 0 {
 			s += fmt.Sprintf(", %d lose every endpoint", k)
 		}
@@ -579,13 +580,6 @@ func Summary(changes []ServiceChange) []string {
 		out = append(out, s)
 	}
 	return out
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // joinEndpoints writes endpoints for a line of text.

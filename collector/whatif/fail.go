@@ -6,24 +6,25 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/internal/humanize"
 )
 
 // The rules a what-if can fail on (--fail-on), for a pipeline that gates
 // a pull request on it.
 const (
-	FailError      = "error"       // a new error-level problem
-	FailWarning    = "warning"     // a new problem of warning level or worse
-	FailLost       = "lost"        // a service loses every endpoint from some viewpoint
-	FailLostRemote = "lost-remote" // … or every endpoint of the other clusters
-	FailChange     = "change"      // any endpoint of any proxy changes
-	FailNone       = "none"
+	failError      = "error"       // a new error-level problem
+	failWarning    = "warning"     // a new problem of warning level or worse
+	failLost       = "lost"        // a service loses every endpoint from some viewpoint
+	failLostRemote = "lost-remote" // … or every endpoint of the other clusters
+	failChange     = "change"      // any endpoint of any proxy changes
+	failNone       = "none"
 )
 
 // FailRules are the rules in the order --fail-on lists them; DefaultFailOn
 // is what a what-if fails on unless told.
 var (
-	FailRules     = []string{FailError, FailWarning, FailLost, FailLostRemote, FailChange, FailNone}
-	DefaultFailOn = []string{FailError, FailLost}
+	failRules     = []string{failError, failWarning, failLost, failLostRemote, failChange, failNone}
+	DefaultFailOn = []string{failError, failLost}
 )
 
 // ParseFailOn checks --fail-on's rules.
@@ -32,13 +33,13 @@ func ParseFailOn(rules []string) ([]string, error) {
 	for _, r := range rules {
 		for _, part := range strings.Split(r, ",") {
 			part = strings.TrimSpace(part)
-			if !slices.Contains(FailRules, part) {
-				return nil, fmt.Errorf("--fail-on %q: one of %s", part, strings.Join(FailRules, ", "))
+			if !slices.Contains(failRules, part) {
+				return nil, fmt.Errorf("--fail-on %q: one of %s", part, strings.Join(failRules, ", "))
 			}
 			out = append(out, part)
 		}
 	}
-	if slices.Contains(out, FailNone) && len(out) > 1 {
+	if slices.Contains(out, failNone) && len(out) > 1 {
 		return nil, fmt.Errorf("--fail-on none cannot be combined with other rules")
 	}
 	return out, nil
@@ -57,13 +58,13 @@ func Judge(rep *Report, rules []string) {
 		}
 		return n
 	}
-	if has(FailWarning) {
+	if has(failWarning) {
 		if n := count(explain.Error, explain.Warning); n > 0 {
-			rep.Fail = append(rep.Fail, fmt.Sprintf("%s (--fail-on warning)", plural(n, "new problem")))
+			rep.Fail = append(rep.Fail, fmt.Sprintf("%s (--fail-on warning)", humanize.Count(n, "new problem")))
 		}
-	} else if has(FailError) {
+	} else if has(failError) {
 		if n := count(explain.Error); n > 0 {
-			rep.Fail = append(rep.Fail, fmt.Sprintf("%s (--fail-on error)", plural(n, "new error")))
+			rep.Fail = append(rep.Fail, fmt.Sprintf("%s (--fail-on error)", humanize.Count(n, "new error")))
 		}
 	}
 	lost, lostRemote := 0, 0
@@ -75,13 +76,13 @@ func Judge(rep *Report, rules []string) {
 			lostRemote++
 		}
 	}
-	if (has(FailLost) || has(FailLostRemote)) && lost > 0 {
+	if (has(failLost) || has(failLostRemote)) && lost > 0 {
 		rep.Fail = append(rep.Fail, fmt.Sprintf("%d service view(s) lose every endpoint (--fail-on lost)", lost))
 	}
-	if has(FailLostRemote) && lostRemote > 0 {
+	if has(failLostRemote) && lostRemote > 0 {
 		rep.Fail = append(rep.Fail, fmt.Sprintf("%d service view(s) lose every remote endpoint (--fail-on lost-remote)", lostRemote))
 	}
-	if has(FailChange) && len(rep.Changes) > 0 {
+	if has(failChange) && len(rep.Changes) > 0 {
 		rep.Fail = append(rep.Fail, fmt.Sprintf("%d service view(s) change (--fail-on change)", len(rep.Changes)))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -18,8 +19,8 @@ type Request struct {
 	Env     []model.IstiodEnv
 }
 
-// ObjectOutcome is what one object of the request does.
-type ObjectOutcome struct {
+// objectOutcome is what one object of the request does.
+type objectOutcome struct {
 	Action  string `json:"action"` // put or delete
 	Kind    string `json:"kind"`
 	Name    string `json:"name"` // namespace/name, or name
@@ -43,7 +44,7 @@ type Problems struct {
 type Report struct {
 	// Summary is one line first, then a line per viewpoint.
 	Summary  []string          `json:"summary"`
-	Objects  []ObjectOutcome   `json:"objects"`
+	Objects  []objectOutcome   `json:"objects"`
 	Settings []model.IstiodEnv `json:"settings,omitempty"`
 	Changes  []ServiceChange   `json:"changes"`
 	Problems Problems          `json:"problems"`
@@ -83,7 +84,7 @@ func Answer(req Request, a Applied) *Report {
 	rep := &Report{Settings: req.Env, Changes: []ServiceChange{}, Notes: a.Notes}
 	i := 0
 	for _, o := range req.Objects {
-		oc := ObjectOutcome{Action: "put", Kind: o.Object.GetKind(), Name: objectName(o), Cluster: o.Cluster, Origin: o.Origin()}
+		oc := objectOutcome{Action: "put", Kind: o.Object.GetKind(), Name: objectName(o), Cluster: o.Cluster, Origin: o.Origin()}
 		if req.Delete {
 			oc.Action = "delete"
 		}
@@ -102,15 +103,15 @@ func Answer(req Request, a Applied) *Report {
 		rep.Objects = append(rep.Objects, oc)
 	}
 	rep.SnapshotVersion, rep.SnapshotTime = a.Before.Version, a.Before.Time
-	rep.Changes, rep.Problems = Compare(a.Before, a.After)
+	rep.Changes, rep.Problems = compare(a.Before, a.After)
 	rep.Summary = summarize(rep)
 	return rep
 }
 
-// Compare is the endpoints and the problems of two snapshots side by
+// compare is the endpoints and the problems of two snapshots side by
 // side, of the services that differ when nothing else does (narrow): the
 // three passes (endpoints, and a diagnosis of each) run at once.
-func Compare(before, after *model.Snapshot) ([]ServiceChange, Problems) {
+func compare(before, after *model.Snapshot) ([]ServiceChange, Problems) {
 	now := before.Time
 	b, a, cut := narrow(before, after)
 	if cut && len(b.Services) == 0 && len(a.Services) == 0 {
@@ -186,16 +187,16 @@ func summarize(rep *Report) []string {
 	}
 	first := "no endpoint changes for any proxy"
 	if len(services) > 0 {
-		first = fmt.Sprintf("%s change for some proxy", plural(len(services), "service"))
+		first = fmt.Sprintf("%s change for some proxy", humanize.Count(len(services), "service"))
 		if len(lost) > 0 {
 			first += fmt.Sprintf("; %d lose every endpoint or every remote endpoint somewhere", len(lost))
 		}
 	}
-	first += fmt.Sprintf("; %s, %d resolved", plural(len(rep.Problems.New), "new problem"), len(rep.Problems.Resolved))
+	first += fmt.Sprintf("; %s, %d resolved", humanize.Count(len(rep.Problems.New), "new problem"), len(rep.Problems.Resolved))
 	if errs > 0 {
-		first += fmt.Sprintf(" (%s)", plural(errs, "new error"))
+		first += fmt.Sprintf(" (%s)", humanize.Count(errs, "new error"))
 	}
-	return append([]string{first}, Summary(rep.Changes)...)
+	return append([]string{first}, summary(rep.Changes)...)
 }
 
 func objectName(o Object) string {

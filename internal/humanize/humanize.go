@@ -24,3 +24,12 @@ func Bytes(n int) string {
 	}
 	return fmt.Sprintf("%.0f%s", v, unit)
 }
+
+// Count renders a count with its noun, plural with an s when it is not
+// one: "1 gateway", "2 gateways", "0 services".
+func Count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -20,7 +20,7 @@ func NewFakeDynamic() *dynamicfake.FakeDynamicClient {
 		gvr("networking.istio.io", "workloadentries"):   "WorkloadEntryList",
 		gvr("networking.istio.io", "sidecars"):          "SidecarList",
 		gvr("networking.istio.io", "virtualservices"):   "VirtualServiceList",
-		GatewayGVR: "GatewayList",
+		gatewayGVR: "GatewayList",
 	}
 	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds)
 }

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // AmbientServiceScopes is the mesh config of istio's ambient profile for
@@ -22,8 +24,8 @@ const AmbientServiceScopes = `serviceScopeConfigs:
   scope: GLOBAL
 `
 
-// GatewayGVR is Gateway API's Gateway resource.
-var GatewayGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
+// gatewayGVR is Gateway API's Gateway resource.
+var gatewayGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}
 
 // AmbientEastWestGateway creates the east-west Gateway of ambient
 // multi-network for a network, as istio's gen-eastwest-gateway.sh --ambient
@@ -37,7 +39,7 @@ func AmbientEastWestGateway(ctx context.Context, dyn dynamic.Interface, namespac
 		"kind":       "Gateway",
 		"metadata": map[string]any{
 			"name": name, "namespace": namespace,
-			"labels": map[string]any{"topology.istio.io/network": network},
+			"labels": map[string]any{model.LabelNetwork: network},
 		},
 		"spec": map[string]any{
 			"gatewayClassName": "istio-east-west",
@@ -47,7 +49,7 @@ func AmbientEastWestGateway(ctx context.Context, dyn dynamic.Interface, namespac
 			}},
 		},
 	}}
-	if _, err := dyn.Resource(GatewayGVR).Namespace(namespace).Create(ctx, gw, metav1.CreateOptions{}); err != nil {
+	if _, err := dyn.Resource(gatewayGVR).Namespace(namespace).Create(ctx, gw, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("east-west Gateway: %w", err)
 	}
 	return SetGatewayAddresses(ctx, dyn, namespace, name, ips...)
@@ -57,7 +59,7 @@ func AmbientEastWestGateway(ctx context.Context, dyn dynamic.Interface, namespac
 // entries; none: the gateway lost its address), as a gateway controller
 // does once its load balancer has them.
 func SetGatewayAddresses(ctx context.Context, dyn dynamic.Interface, namespace, name string, ips ...string) error {
-	api := dyn.Resource(GatewayGVR).Namespace(namespace)
+	api := dyn.Resource(gatewayGVR).Namespace(namespace)
 	gw, err := api.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err

@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // Pod is a Pod to run: Running, and Ready unless NotReady.
@@ -152,16 +154,16 @@ func SyncNamespace(ctx context.Context, cs kubernetes.Interface, namespace strin
 		return err
 	}
 	for i := range svcs.Items {
-		if err := SyncService(ctx, cs, &svcs.Items[i], pods.Items, zones); err != nil {
+		if err := syncService(ctx, cs, &svcs.Items[i], pods.Items, zones); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// NodeZones maps each Node to its topology.kubernetes.io/zone label, which
+// nodeZones maps each Node to its topology.kubernetes.io/zone label, which
 // the EndpointSlice controller copies into every endpoint on that node.
-func NodeZones(ctx context.Context, cs kubernetes.Interface) (map[string]string, error) {
+func nodeZones(ctx context.Context, cs kubernetes.Interface) (map[string]string, error) {
 	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -181,16 +183,16 @@ func zonesFor(ctx context.Context, cs kubernetes.Interface, pods []corev1.Pod, z
 	}
 	for _, p := range pods {
 		if p.Spec.NodeName != "" {
-			return NodeZones(ctx, cs)
+			return nodeZones(ctx, cs)
 		}
 	}
 	return nil, nil
 }
 
-// SyncService writes the EndpointSlice "<service>-sim" of one Service from
+// syncService writes the EndpointSlice "<service>-sim" of one Service from
 // the Pods its selector matches (ready or not; never deleted ones), with
 // each endpoint's nodeName and, from zones (node → zone), its zone.
-func SyncService(ctx context.Context, cs kubernetes.Interface, svc *corev1.Service, pods []corev1.Pod, zones map[string]string) error {
+func syncService(ctx context.Context, cs kubernetes.Interface, svc *corev1.Service, pods []corev1.Pod, zones map[string]string) error {
 	if len(svc.Spec.Selector) == 0 {
 		return nil
 	}
@@ -283,7 +285,7 @@ func SyncWithZones(ctx context.Context, cs kubernetes.Interface, namespace, serv
 	if err != nil {
 		return err
 	}
-	return SyncService(ctx, cs, svc, pods.Items, zones)
+	return syncService(ctx, cs, svc, pods.Items, zones)
 }
 
 // EastWestGateway creates istio's east-west gateway for a network the way
@@ -293,7 +295,7 @@ func SyncWithZones(ctx context.Context, cs kubernetes.Interface, namespace, serv
 // podIP, and the Service's EndpointSlice.
 func EastWestGateway(ctx context.Context, cs kubernetes.Interface, namespace, network, lbIP, podIP string) error {
 	const name = "istio-eastwestgateway"
-	lbls := map[string]string{"istio": "eastwestgateway", "app": name, "topology.istio.io/network": network}
+	lbls := map[string]string{"istio": "eastwestgateway", "app": name, model.LabelNetwork: network}
 	port := func(n string, p int32) corev1.ServicePort {
 		return corev1.ServicePort{Name: n, Port: p, TargetPort: intstr.FromInt32(p), Protocol: corev1.ProtocolTCP}
 	}
