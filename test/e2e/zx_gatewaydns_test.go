@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/test/e2e/e2eutil"
 )
 
 // gw2Name is cluster2's east-west gateway's DNS name in this test (its
@@ -36,21 +36,12 @@ const gw2Name = "gw2." + lab.LabDNSDomain
 // unresolvable name causes. explain's WHY names the gateway's name next to
 // each address; the UI, running through both changes, shows each new
 // answer as a dns entry on its timeline and the EDS push of cluster1's
-// istiod at the name's addresses with that answer as its cause. It restarts the istiods twice (to and from the
-// lab's DNS), so it runs with the doctor tests.
+// istiod at the name's addresses with that answer as its cause. It
+// restarts the istiods twice (to and from the lab's DNS), so it runs with
+// the doctor tests.
 func TestGatewayDNSName(t *testing.T) {
 	ctx := context.Background()
-	if err := theLab.EnableDNS(ctx); err != nil {
-		if errors.Is(err, lab.ErrNoDNSNamespace) {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := theLab.DisableDNS(ctx); err != nil {
-			t.Errorf("lab DNS off: %v", err)
-		}
-	})
+	e2eutil.LabDNS(t, theLab)
 	two := &lab.DNSRecord{A: []string{"192.168.60.21", "192.168.60.22"}, TTL: 30}
 	if err := theLab.SetDNS(gw2Name, two); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package ambient
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/test/e2e/e2eutil"
 )
 
 // gw2Name is cluster2's ambient east-west gateway's DNS name in this test.
@@ -28,17 +28,7 @@ const gw2Name = "gw2." + lab.LabDNSDomain
 // the istiods twice (to and from the lab's DNS), so it runs last.
 func TestAmbientGatewayDNSName(t *testing.T) {
 	ctx := context.Background()
-	if err := theLab.EnableDNS(ctx); err != nil {
-		if errors.Is(err, lab.ErrNoDNSNamespace) {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := theLab.DisableDNS(ctx); err != nil {
-			t.Errorf("lab DNS off: %v", err)
-		}
-	})
+	e2eutil.LabDNS(t, theLab)
 	if err := theLab.SetDNS(gw2Name, &lab.DNSRecord{A: []string{"192.168.60.21", "192.168.60.22"}, TTL: 30}); err != nil {
 		t.Fatal(err)
 	}
