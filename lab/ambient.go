@@ -200,14 +200,16 @@ func createAmbientGateway(ctx context.Context, c *Cluster) error {
 }
 
 // SetAmbientGatewayAddresses replaces the status addresses of the ambient
-// east-west Gateway of cluster (none: the gateway lost its address).
-func (l *Lab) SetAmbientGatewayAddresses(ctx context.Context, cluster string, ips ...string) error {
-	return l.SetGatewayAddresses(ctx, cluster, SystemNamespace, AmbientGateway, ips...)
+// east-west Gateway of cluster (none: the gateway lost its address; a DNS
+// name is an address of type Hostname).
+func (l *Lab) SetAmbientGatewayAddresses(ctx context.Context, cluster string, addrs ...string) error {
+	return l.SetGatewayAddresses(ctx, cluster, SystemNamespace, AmbientGateway, addrs...)
 }
 
 // SetGatewayAddresses replaces the status addresses of a Gateway of
-// cluster, as its gateway controller would (istiod's is off in the lab).
-func (l *Lab) SetGatewayAddresses(ctx context.Context, cluster, namespace, name string, ips ...string) error {
+// cluster, as its gateway controller would (istiod's is off in the lab):
+// IPs of type IPAddress, names of type Hostname.
+func (l *Lab) SetGatewayAddresses(ctx context.Context, cluster, namespace, name string, addrs ...string) error {
 	c, err := l.cluster(cluster)
 	if err != nil {
 		return err
@@ -216,7 +218,7 @@ func (l *Lab) SetGatewayAddresses(ctx context.Context, cluster, namespace, name 
 	if err != nil {
 		return err
 	}
-	return kubesim.SetGatewayAddresses(ctx, dyn, namespace, name, ips...)
+	return kubesim.SetGatewayAddresses(ctx, dyn, namespace, name, addrs...)
 }
 
 // istiodSettingsEnv is the env beyond the base that every lab istiod runs

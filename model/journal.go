@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,10 +25,34 @@ type KubeChange struct {
 	// (GatewayGone false) or went away.
 	Gateway     string `json:"gateway,omitempty"`
 	GatewayGone bool   `json:"gatewayGone,omitempty"`
+	// GatewayName is a gateway DNS name whose answer changed, in Network
+	// (Cluster holds its gateway): the addresses it gives now and gave
+	// before (none: it does not resolve) — what istiod turns into gateways
+	// (istiod-rules.md G7) when it asks again. NameChange says how.
+	GatewayName      string     `json:"gatewayName,omitempty"`
+	Network          string     `json:"network,omitempty"`
+	GatewayAddresses []string   `json:"gatewayAddresses,omitempty"`
+	GatewayPrevious  []string   `json:"gatewayPrevious,omitempty"`
+	NameChange       NameChange `json:"nameChange,omitempty"`
 }
+
+// NameChange says how a gateway DNS name changed between two snapshots.
+type NameChange string
+
+const (
+	// nameNew: a gateway with this name appeared.
+	nameNew NameChange = "new"
+	// NameAnswer: the name's answer changed.
+	NameAnswer NameChange = "answer"
+	// nameGone: no gateway has this name any more.
+	nameGone NameChange = "gone"
+)
 
 // Summary is the change in a few words.
 func (c KubeChange) Summary() string {
+	if c.GatewayName != "" {
+		return c.nameSummary()
+	}
 	if c.Gateway != "" {
 		if c.GatewayGone {
 			return "gateway gone: " + c.Gateway
@@ -50,6 +75,49 @@ func (c KubeChange) Summary() string {
 	add("ready ", c.Ready)
 	add("unready ", c.NotReady)
 	return ShortHost(c.Service) + ": " + strings.Join(parts, ", ")
+}
+
+// nameSummary: "gateway name NAME of NETWORK: NOW (was BEFORE)".
+func (c KubeChange) nameSummary() string {
+	return "gateway name " + c.GatewayName + " of " + c.Network + ": " + c.AnswerText()
+}
+
+// AnswerText is a gateway DNS name's change without the name: "NOW (was
+// BEFORE)", "does not resolve (was …)", "A, B (new)".
+func (c KubeChange) AnswerText() string {
+	addrs := func(l []string) string {
+		if len(l) == 0 {
+			return "does not resolve"
+		}
+		return strings.Join(l, ", ")
+	}
+	was := " (did not resolve before)"
+	if len(c.GatewayPrevious) > 0 {
+		was = " (was " + strings.Join(c.GatewayPrevious, ", ") + ")"
+	}
+	switch c.NameChange {
+	case nameNew:
+		return addrs(c.GatewayAddresses) + " (new)"
+	case nameGone:
+		if len(c.GatewayPrevious) == 0 {
+			return "no gateway has it any more"
+		}
+		return "no gateway has it any more" + was
+	}
+	return addrs(c.GatewayAddresses) + was
+}
+
+// IsDNS reports whether the change is a gateway DNS name's new answer
+// (not a change of a cluster's objects).
+func (c KubeChange) IsDNS() bool { return c.GatewayName != "" }
+
+// Source is where the change comes from: the gateway DNS name, else the
+// cluster.
+func (c KubeChange) Source() string {
+	if c.GatewayName != "" {
+		return c.GatewayName
+	}
+	return c.Cluster
 }
 
 // DiffSnapshots lists what changed from prev to next, per cluster and
@@ -96,11 +164,18 @@ func DiffSnapshots(prev, next *Snapshot) []KubeChange {
 		}
 		return fmt.Sprintf("%s %s:%d", g.Network, g.Address, g.Port)
 	}
+	// Gateways from DNS names change with their name's answer: one change
+	// per name, below, not one per address.
 	had := map[string]Gateway{}
 	for _, g := range prev.Gateways {
-		had[gw(g)] = g
+		if g.Name == "" && !g.Hostname {
+			had[gw(g)] = g
+		}
 	}
 	for _, g := range next.Gateways {
+		if g.Name != "" || g.Hostname {
+			continue
+		}
 		if _, ok := had[gw(g)]; ok {
 			delete(had, gw(g))
 			continue
@@ -110,11 +185,12 @@ func DiffSnapshots(prev, next *Snapshot) []KubeChange {
 	for k, g := range had {
 		out = append(out, KubeChange{Time: next.Time, Cluster: g.Cluster, Gateway: k, GatewayGone: true})
 	}
+	out = append(out, diffGatewayNames(prev, next)...)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Cluster != out[j].Cluster {
 			return out[i].Cluster < out[j].Cluster
 		}
-		return out[i].Service+out[i].Gateway < out[j].Service+out[j].Gateway
+		return out[i].Service+out[i].Gateway+out[i].GatewayName < out[j].Service+out[j].Gateway+out[j].GatewayName
 	})
 	return out
 }
@@ -142,4 +218,60 @@ func diffEndpoints(before, after []Endpoint) (KubeChange, bool) {
 	}
 	sort.Strings(c.Removed)
 	return c, len(c.Added)+len(c.Removed)+len(c.Ready)+len(c.NotReady) > 0
+}
+
+// gatewayName is what a snapshot's gateways make of one DNS name: the
+// addresses it resolved to (sorted, none when it does not resolve), its
+// network and the cluster of its gateway.
+type gatewayName struct {
+	addrs            []string
+	network, cluster string
+}
+
+func gatewayNamesOf(s *Snapshot) map[string]*gatewayName {
+	out := map[string]*gatewayName{}
+	for _, g := range s.Gateways {
+		name := g.Name
+		if g.Hostname {
+			name = g.Address
+		}
+		if name == "" {
+			continue
+		}
+		n := out[name]
+		if n == nil {
+			n = &gatewayName{network: g.Network, cluster: g.Cluster}
+			out[name] = n
+		}
+		if !g.Hostname && !slices.Contains(n.addrs, g.Address) {
+			n.addrs = append(n.addrs, g.Address)
+		}
+	}
+	for _, n := range out {
+		sort.Strings(n.addrs)
+	}
+	return out
+}
+
+// diffGatewayNames is one change per gateway DNS name that appeared, went
+// or whose answer changed from prev to next.
+func diffGatewayNames(prev, next *Snapshot) []KubeChange {
+	before, after := gatewayNamesOf(prev), gatewayNamesOf(next)
+	var out []KubeChange
+	for name, n := range after {
+		c := KubeChange{Time: next.Time, Cluster: n.cluster, Network: n.network, GatewayName: name, GatewayAddresses: n.addrs, NameChange: nameNew}
+		if b, ok := before[name]; ok {
+			if slices.Equal(b.addrs, n.addrs) {
+				continue
+			}
+			c.GatewayPrevious, c.NameChange = b.addrs, NameAnswer
+		}
+		out = append(out, c)
+	}
+	for name, b := range before {
+		if _, ok := after[name]; !ok {
+			out = append(out, KubeChange{Time: next.Time, Cluster: b.cluster, Network: b.network, GatewayName: name, GatewayPrevious: b.addrs, NameChange: nameGone})
+		}
+	}
+	return out
 }

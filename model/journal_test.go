@@ -37,24 +37,37 @@ func TestDiffSnapshots(t *testing.T) {
 	}
 }
 
-// TestDiffSnapshotsGatewayName: a gateway DNS name's new answer shows as
-// gateways gone and up, each naming the DNS name it came from.
+// TestDiffSnapshotsGatewayName: a gateway DNS name's new answer is one
+// change naming the name, its network and both answers — not one per
+// address; a name that stops resolving (a hostname gateway, which istiod
+// drops) and one that goes away say so.
 func TestDiffSnapshotsGatewayName(t *testing.T) {
 	g := func(addr string) Gateway {
 		return Gateway{Network: "network2", Cluster: "cluster2", Address: addr, Port: 15443, Name: "gw2.example.test"}
 	}
-	prev := &Snapshot{Gateways: []Gateway{g("192.0.2.21"), g("192.0.2.22")}}
-	next := &Snapshot{Gateways: []Gateway{g("192.0.2.23")}}
-	var got []string
-	for _, c := range DiffSnapshots(prev, next) {
-		got = append(got, c.Summary())
+	unresolved := Gateway{Network: "network2", Cluster: "cluster2", Address: "gw2.example.test", Port: 15443, Hostname: true}
+	ip := Gateway{Network: "network1", Cluster: "cluster1", Address: "192.0.2.113", Port: 15443}
+	steps := []struct {
+		prev, next []Gateway
+		want       string
+	}{
+		{[]Gateway{ip}, []Gateway{ip, g("192.0.2.21"), g("192.0.2.22")}, "gateway name gw2.example.test of network2: 192.0.2.21, 192.0.2.22 (new)"},
+		{[]Gateway{ip, g("192.0.2.21"), g("192.0.2.22")}, []Gateway{ip, g("192.0.2.23")}, "gateway name gw2.example.test of network2: 192.0.2.23 (was 192.0.2.21, 192.0.2.22)"},
+		{[]Gateway{ip, g("192.0.2.23")}, []Gateway{ip, unresolved}, "gateway name gw2.example.test of network2: does not resolve (was 192.0.2.23)"},
+		{[]Gateway{ip, unresolved}, []Gateway{ip}, "gateway name gw2.example.test of network2: no gateway has it any more"},
+		{[]Gateway{ip, unresolved}, []Gateway{ip, g("192.0.2.24")}, "gateway name gw2.example.test of network2: 192.0.2.24 (did not resolve before)"},
+		{[]Gateway{ip, g("192.0.2.23")}, []Gateway{ip, g("192.0.2.23")}, ""},
 	}
-	want := []string{
-		"gateway gone: network2 192.0.2.21:15443 (DNS name gw2.example.test)",
-		"gateway gone: network2 192.0.2.22:15443 (DNS name gw2.example.test)",
-		"gateway up: network2 192.0.2.23:15443 (DNS name gw2.example.test)",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	for _, st := range steps {
+		var got []string
+		for _, c := range DiffSnapshots(&Snapshot{Gateways: st.prev}, &Snapshot{Gateways: st.next}) {
+			got = append(got, c.Summary())
+			if !c.IsDNS() || c.Source() != "gw2.example.test" || c.Cluster != "cluster2" {
+				t.Errorf("%s: %+v", c.Summary(), c)
+			}
+		}
+		if strings.Join(got, "\n") != st.want {
+			t.Errorf("got %q, want %q", got, st.want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,9 +106,13 @@ func (e entry) time() time.Time {
 	return e.xds.Time
 }
 
-// kind is the TYPE column: the xDS event type, or "kube".
+// kind is the TYPE column: the xDS event type, "kube", or "dns" for a
+// gateway DNS name's new answer.
 func (e entry) kind() string {
 	if e.kube != nil {
+		if e.kube.IsDNS() {
+			return "dns"
+		}
 		return "kube"
 	}
 	return string(e.xds.Type)
@@ -136,6 +141,9 @@ func (e entry) isWDS() bool {
 // service's hostname, or "gateway" (a gateway change concerns every
 // service).
 func (e entry) subject() string {
+	if e.kube.IsDNS() {
+		return "dns " + e.kube.GatewayName
+	}
 	if e.kube.Service == "" {
 		return "gateway"
 	}
@@ -146,7 +154,7 @@ func (e entry) subject() string {
 // control plane or cluster, and the services or gateway concerned.
 func (e entry) haystack() string {
 	if k := e.kube; k != nil {
-		return strings.ToLower("kube " + k.Cluster + " " + k.Service + " " + k.Gateway)
+		return strings.ToLower(e.kind() + " " + k.Cluster + " " + k.Service + " " + k.Gateway + " " + k.GatewayName)
 	}
 	x := e.xds
 	return strings.ToLower(string(x.Type) + " " + x.Viewpoint + " " + x.ControlPlane + " " + strings.Join(x.Changed, " ") + " " +
@@ -206,9 +214,11 @@ func wdsHosts(e *xdsclient.Event) []string {
 }
 
 // cause links an EDS (or WDS) push to the latest kube change of one of its
-// services (or of a gateway) within causeWindow before it, with the delay.
-// lastKube holds the latest change per subject.
-func cause(e *xdsclient.Event, lastKube map[string]*model.KubeChange) (*model.KubeChange, time.Duration, bool) {
+// services (or of a gateway), or gateway DNS name's new answer at whose
+// addresses it changes an endpoint (dnsCaused), within causeWindow before
+// it, with the delay. lastKube holds the latest change per subject,
+// lastDNS the latest answer per name.
+func cause(e *xdsclient.Event, lastKube, lastDNS map[string]*model.KubeChange) (*model.KubeChange, time.Duration, bool) {
 	var best *model.KubeChange
 	consider := func(k *model.KubeChange) {
 		d := e.Time.Sub(k.Time)
@@ -229,6 +239,11 @@ func cause(e *xdsclient.Event, lastKube map[string]*model.KubeChange) (*model.Ku
 	if k, ok := lastKube["gateway"]; ok {
 		consider(k)
 	}
+	for _, k := range lastDNS {
+		if dnsCaused(e, k) {
+			consider(k)
+		}
+	}
 	if best == nil {
 		return nil, 0, false
 	}
@@ -236,13 +251,41 @@ func cause(e *xdsclient.Event, lastKube map[string]*model.KubeChange) (*model.Ku
 }
 
 func causeText(k *model.KubeChange, d time.Duration) string {
-	return fmt.Sprintf("← %s %+dms", k.Cluster, d.Milliseconds())
+	return fmt.Sprintf("← %s %+dms", k.Source(), d.Milliseconds())
+}
+
+// dnsLookback bounds how long before meshscope saw a gateway DNS name's new
+// answer istiod may have pushed it: each asks again when its own cached
+// answer runs out (at least 30 s, istiod-rules.md G7), so istiod can be up
+// to a TTL ahead.
+const dnsLookback = time.Minute
+
+// dnsCaused reports whether an EDS push is one a gateway DNS name's new
+// answer k causes: it adds a gateway entry at an address the name gives
+// now and did not before, or removes one at an address it gave before and
+// does not now. (A stream's first push adds every endpoint, the old
+// addresses too: not caused by the new answer.)
+func dnsCaused(e *xdsclient.Event, k *model.KubeChange) bool {
+	if xdsclient.Type(e.Type) != xdsclient.EDS {
+		return false
+	}
+	for _, c := range e.Endpoints {
+		now, before := slices.Contains(k.GatewayAddresses, c.Address), slices.Contains(k.GatewayPrevious, c.Address)
+		if c.Change == xdsclient.EndpointAdded && now && !before || c.Change == xdsclient.EndpointRemoved && before && !now {
+			return true
+		}
+	}
+	return false
 }
 
 // changesText summarizes what an entry changed: endpoint changes of an
 // EDS push, resources added/removed/changed, the sentence of a state
 // event, or the kube change.
 func changesText(en entry) string {
+	if k := en.kube; k != nil && k.IsDNS() {
+		// TYPE says dns: the name and its answer, which must fit.
+		return k.GatewayName + ": " + k.AnswerText()
+	}
 	if en.kube != nil {
 		return en.kube.Summary()
 	}

@@ -70,6 +70,71 @@ func TestPushLinkedToKubeChange(t *testing.T) {
 	}
 }
 
+// TestPushLinkedToDNSAnswer: a gateway DNS name's new answer is a "dns"
+// entry; an EDS push at the name's addresses is linked to it whether it
+// came after meshscope saw the answer or before (istiod asked DNS again
+// first, up to a TTL earlier: the delay is negative); a push at other
+// addresses is not, nor one long before. /NAME lists the answer and its
+// pushes, and the detail says the DNS answer caused the push.
+func TestPushLinkedToDNSAnswer(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	eds := func(seq uint64, at time.Duration, addr string) *xdsclient.Event {
+		return &xdsclient.Event{Seq: seq, Time: t0.Add(at), ControlPlane: "cluster1", Viewpoint: "cluster1/network1", Type: "eds",
+			Changed:   []string{"outbound|5000||helloworld.sample.svc.cluster.local"},
+			Endpoints: []xdsclient.EndpointChange{{Cluster: "outbound|5000||helloworld.sample.svc.cluster.local", Change: xdsclient.EndpointAdded, Address: addr, Port: 15443, Weight: 1}}}
+	}
+	name := model.KubeChange{Time: t0, Cluster: "cluster2", Network: "network2", GatewayName: "gw2.example.test", NameChange: model.NameAnswer,
+		GatewayAddresses: []string{"192.168.60.23"}, GatewayPrevious: []string{"192.168.60.21", "192.168.60.22"}}
+	// The first push of a stream adds every endpoint, the name's old
+	// addresses too: no cause.
+	first := eds(5, -20*time.Second, "192.168.60.21")
+	// The name stops resolving; istiod removes 192.168.60.23 29 s after
+	// the first answer, a second before meshscope sees the second one.
+	gone := eds(6, 29*time.Second, "192.168.60.23")
+	gone.Endpoints[0].Change = xdsclient.EndpointRemoved
+	none := model.KubeChange{Time: t0.Add(30 * time.Second), Cluster: "cluster2", Network: "network2", GatewayName: "gw2.example.test", NameChange: model.NameAnswer,
+		GatewayPrevious: []string{"192.168.60.23"}}
+	m := newTestModel(t, "mono", 140, 40, nil, nil)
+	v := m.events
+	v.add(m.vc(), []entry{
+		{xds: eds(1, -2*time.Minute, "192.168.60.23")}, // id 1: too early
+		{xds: first}, // id 2: a stream's first push
+		{xds: eds(2, -12*time.Second, "192.168.60.23")}, // id 3: istiod first
+		{xds: eds(3, -5*time.Second, "192.168.60.50")},  // id 4: another gateway
+		{kube: &name}, // id 5
+		{xds: eds(4, 300*time.Millisecond, "192.168.60.23")}, // id 6: after
+		{xds: gone},   // id 7: the next answer's
+		{kube: &none}, // id 8
+	})
+	want := map[uint64]string{3: "← gw2.example.test -12000ms", 6: "← gw2.example.test +300ms", 7: "← gw2.example.test -1000ms"}
+	for id := uint64(1); id <= 8; id++ {
+		c, ok := v.causes[id]
+		if c.short != want[id] || ok != (want[id] != "") {
+			t.Errorf("entry %d: cause %+v, want %q", id, c, want[id])
+		}
+	}
+	if c := v.causes[3]; !strings.Contains(c.long, "gateway name gw2.example.test of network2: 192.168.60.23 (was 192.168.60.21, 192.168.60.22)") {
+		t.Errorf("long cause %q", c.long)
+	}
+	if c := v.causes[7]; !strings.Contains(c.long, "gateway name gw2.example.test of network2: does not resolve (was 192.168.60.23)") {
+		t.Errorf("long cause %q", c.long)
+	}
+	v.setFilter(m.vc(), "gw2.example.test")
+	if n := len(v.list.rows); n != 5 {
+		t.Errorf("/gw2.example.test: %d entries, want the two answers and their three pushes", n)
+	}
+	m.push(viewEvents)
+	out := plain(m)
+	if !strings.Contains(out, " dns ") || !strings.Contains(out, "dns        -                -       - gw2.example.test: does not resolve (") ||
+		!strings.Contains(out, "gateway name gw2.example.test of network2: does not resolve (was 192.168.60.23)") {
+		t.Errorf("the dns row:\n%s", out)
+	}
+	press(m, "G") // the oldest shown: istiod's push before meshscope saw the first answer
+	if out := plain(m); !strings.Contains(out, "caused by the DNS answer ← gw2.example.test -12000ms") {
+		t.Errorf("push detail:\n%s", out)
+	}
+}
+
 // TestKubeChangesFromSnapshots: the UI derives kube changes from successive
 // snapshots off the update loop, once a snapshot settled (the initial sync
 // is not news), and puts them on the timeline.

@@ -63,7 +63,8 @@ const clusterDetail = 3
 // header, rows) and gateways (the rest).
 func (v *clustersView) heights(vc viewContext, h int) (top, mid, bottom int) {
 	if n := len(v.cp.rows); n > 0 {
-		mid = min(n+2, max(h/4, 3))
+		// Title, header, rows, and the selected istiod's settings.
+		mid = min(n+3, max(h/4, 4))
 	}
 	want := len(v.cl.rows) + 2 + clusterDetail
 	top = min(want, max((h-mid)*3/5, 2+clusterDetail+1))
@@ -90,7 +91,7 @@ func (v *clustersView) refresh(vc viewContext, _ update) {
 	}
 	top, mid, bottom := v.heights(vc, vc.height)
 	v.cl.show(v.cl.rows, clusterRows(top))
-	v.cp.show(v.cp.rows, max(mid-2, 1))
+	v.cp.show(v.cp.rows, max(mid-3, 1))
 	v.gw.show(v.gw.rows, bottom-2)
 }
 

@@ -115,7 +115,8 @@ func (v *clustersView) detail(vc viewContext, w int) []string {
 
 // controlPlanes draws the control planes pane in h lines: each primary's
 // istiod pods (CLUSTER_ID, ready), the clusters it reads and where
-// meshscope learned that, and its root CA.
+// meshscope learned that, and its root CA; under them the selected
+// primary's istiod settings, each with where it came from.
 func (v *clustersView) controlPlanes(vc viewContext, w, h int) []string {
 	cps := vc.ix.cps
 	lines := []string{vc.paneTitle(fmt.Sprintf("Control planes (%d): the clusters each primary's istiod reads", len(cps)), v.focus == focusControlPlanes, w)}
@@ -130,7 +131,7 @@ func (v *clustersView) controlPlanes(vc viewContext, w, h int) []string {
 		{title: "READS", w: 0, grow: 3},
 		{title: "ROOT CA", w: rootW},
 	}, w, 10)
-	rows := vc.table(cols, &v.cp, w, h-1, v.focus == focusControlPlanes, func(i int32, sel bool) []string {
+	rows := vc.table(cols, &v.cp, w, h-2, v.focus == focusControlPlanes, func(i int32, sel bool) []string {
 		r := cps[i]
 		istiod, ist := "no istiod pod seen", vc.st.Muted
 		cid, cst := "-", vc.st.Muted
@@ -171,10 +172,75 @@ func (v *clustersView) controlPlanes(vc viewContext, w, h int) []string {
 		}
 	})
 	lines = append(lines, rows...)
+	for len(lines) < h-1 {
+		lines = append(lines, "")
+	}
+	if i, ok := v.cp.selected(); ok && h > 2 {
+		id := cps[i].id
+		text, guessed := settingsText(vc.ix.snap.SettingsFor(id))
+		st := vc.st.Muted
+		if guessed {
+			st = vc.st.Warn
+		}
+		lines = append(lines, st.Render(fit("  istiod "+id+" · "+text, w)))
+	}
 	for len(lines) < h {
 		lines = append(lines, "")
 	}
-	return lines
+	return lines[:h]
+}
+
+// settingLabels are the short names of istiod's settings in the UI.
+var settingLabels = map[string]string{
+	model.SettingAmbient:                 "ambient",
+	model.SettingAmbientMultiNetwork:     "multi-network",
+	model.SettingResolveHostnameGateways: "gateway DNS",
+}
+
+// settingsText is an istiod's settings in a few words, grouped by where
+// they came from, the source first so that a narrow line still says it:
+// "pod istiod-x: ambient on, multi-network on · default: gateway DNS on"
+// (pod: its istiod pod's env; --istiod-env; default: istiod's own;
+// inferred: from the mesh, no istiod pod could be read). guessed is true
+// when one was inferred or the pod sets a value istiod does not read.
+func settingsText(st model.IstiodSettings) (text string, guessed bool) {
+	var groups, items []string
+	from := ""
+	flush := func() {
+		if len(items) > 0 {
+			groups = append(groups, from+": "+strings.Join(items, ", "))
+		}
+		items = nil
+	}
+	for _, k := range model.SettingKeys {
+		s := st.Get(k)
+		var f string
+		switch s.From {
+		case model.FromPod:
+			f = strings.TrimSpace("pod " + s.Note)
+		case model.FromFlag:
+			f = "--istiod-env"
+		case model.FromInferred:
+			f, guessed = "inferred", true
+		default:
+			f = "default"
+			if s.Note != "" {
+				// The pod's value is not a boolean: istiod runs with its default.
+				f, guessed = "default (the pod's value is no boolean)", true
+			}
+		}
+		if f != from {
+			flush()
+			from = f
+		}
+		onOff := "off"
+		if s.Value {
+			onOff = "on"
+		}
+		items = append(items, settingLabels[k]+" "+onOff)
+	}
+	flush()
+	return strings.Join(groups, " · "), guessed
 }
 
 // revisionsCell names the revisions of a primary's istiod pods when there

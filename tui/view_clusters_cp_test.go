@@ -29,3 +29,37 @@ func TestRevisionsCell(t *testing.T) {
 		})
 	}
 }
+
+// TestSettingsText: an istiod's settings grouped by where they came from,
+// the source first; a guess (inferred from the mesh, a value istiod does
+// not read) is flagged.
+func TestSettingsText(t *testing.T) {
+	set := func(ss ...model.Setting) model.IstiodSettings {
+		return model.IstiodSettings{ControlPlane: "cluster1", Settings: ss}
+	}
+	for _, tc := range []struct {
+		name    string
+		st      model.IstiodSettings
+		want    string
+		guessed bool
+	}{
+		{"istiod's defaults", set(), "default: ambient off, multi-network off, gateway DNS on", false},
+		{"the ambient lab's pod", set(
+			model.Setting{Key: model.SettingAmbient, Value: true, From: model.FromPod, Note: "istiod-local"},
+			model.Setting{Key: model.SettingAmbientMultiNetwork, Value: true, From: model.FromPod, Note: "istiod-local"}),
+			"pod istiod-local: ambient on, multi-network on · default: gateway DNS on", false},
+		{"--istiod-env", set(model.Setting{Key: model.SettingResolveHostnameGateways, Value: false, From: model.FromFlag}),
+			"default: ambient off, multi-network off · --istiod-env: gateway DNS off", false},
+		{"inferred", set(
+			model.Setting{Key: model.SettingAmbient, Value: true, From: model.FromInferred},
+			model.Setting{Key: model.SettingAmbientMultiNetwork, Value: true, From: model.FromInferred}),
+			"inferred: ambient on, multi-network on · default: gateway DNS on", true},
+		{"not a boolean", set(model.Setting{Key: model.SettingAmbient, Value: false, From: model.FromDefault, Note: `(pod istiod-local sets "yes", which istiod does not read as a boolean)`}),
+			"default (the pod's value is no boolean): ambient off · default: multi-network off, gateway DNS on", true},
+	} {
+		got, guessed := settingsText(tc.st)
+		if got != tc.want || guessed != tc.guessed {
+			t.Errorf("%s: %q %v, want %q %v", tc.name, got, guessed, tc.want, tc.guessed)
+		}
+	}
+}

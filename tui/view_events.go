@@ -31,14 +31,21 @@ type eventsView struct {
 	// change that caused it.
 	lastKube map[string]*model.KubeChange
 	causes   map[uint64]causeInfo
+	// lastDNS is the latest new answer per gateway DNS name.
+	lastDNS map[string]*model.KubeChange
 }
 
 // causeInfo is the kube change behind a push: a short form for the row, a
 // long one for the detail pane.
-type causeInfo struct{ short, long string }
+type causeInfo struct {
+	short, long string
+	// name is the gateway DNS name whose new answer caused the push ("":
+	// a kube change did).
+	name string
+}
 
 func newEventsView() *eventsView {
-	v := &eventsView{lastKube: map[string]*model.KubeChange{}, causes: map[uint64]causeInfo{}}
+	v := &eventsView{lastKube: map[string]*model.KubeChange{}, causes: map[uint64]causeInfo{}, lastDNS: map[string]*model.KubeChange{}}
 	v.list.keyOf = func(i int32) string { return strconv.FormatUint(v.all[i].id, 10) }
 	return v
 }
@@ -95,11 +102,14 @@ func (v *eventsView) add(vc viewContext, es []entry) {
 		v.nextID++
 		e.id = v.nextID
 		switch {
+		case e.kube != nil && e.kube.IsDNS():
+			v.lastDNS[e.kube.GatewayName] = e.kube
+			v.linkBack(e.kube)
 		case e.kube != nil:
 			v.lastKube[e.subject()] = e.kube
 		case e.isEDS() || e.isWDS():
-			if k, d, ok := cause(e.xds, v.lastKube); ok {
-				v.causes[e.id] = causeInfo{short: causeText(k, d), long: causeText(k, d) + " " + k.Summary()}
+			if k, d, ok := cause(e.xds, v.lastKube, v.lastDNS); ok {
+				v.causes[e.id] = causeInfo{short: causeText(k, d), long: causeText(k, d) + " " + k.Summary(), name: k.GatewayName}
 			}
 		}
 		v.all = append(v.all, e)
@@ -113,6 +123,24 @@ func (v *eventsView) add(vc viewContext, es []entry) {
 	v.rebuild(vc)
 }
 
+// linkBack links a gateway DNS name's new answer to the EDS pushes istiod
+// sent for it before meshscope saw it (istiod asked DNS again first):
+// pushes of the last dnsLookback with no cause yet whose endpoint changes
+// are at the name's old or new addresses. Their delay is negative.
+func (v *eventsView) linkBack(k *model.KubeChange) {
+	for i := len(v.all) - 1; i >= 0; i-- {
+		e := v.all[i]
+		if k.Time.Sub(e.time()) > dnsLookback {
+			break
+		}
+		if _, ok := v.causes[e.id]; ok || e.xds == nil || !dnsCaused(e.xds, k) {
+			continue
+		}
+		d := e.xds.Time.Sub(k.Time)
+		v.causes[e.id] = causeInfo{short: causeText(k, d), long: causeText(k, d) + " " + k.Summary(), name: k.GatewayName}
+	}
+}
+
 // matches reports whether an entry passes the filter: every word of the
 // query is a case-insensitive substring of its type (eds, kube, nack...),
 // viewpoint, control plane or cluster, or the services it concerns — so
@@ -122,6 +150,11 @@ func (v *eventsView) matches(e entry) bool {
 		return true
 	}
 	hay := e.haystack()
+	if c, ok := v.causes[e.id]; ok && c.name != "" {
+		// A push is found by the DNS name that caused it too:
+		// /gw2.example.com lists a name's new answer and its pushes.
+		hay += " " + strings.ToLower(c.name)
+	}
 	for _, w := range strings.Fields(strings.ToLower(v.list.query)) {
 		if !strings.Contains(hay, w) {
 			return false
@@ -241,7 +274,9 @@ func (v *eventsView) detail(vc viewContext, e entry, w, h int) []string {
 		return nil
 	}
 	var title string
-	if k := e.kube; k != nil {
+	if k := e.kube; k != nil && k.IsDNS() {
+		title = fmt.Sprintf("%s dns · gateway name %s · %s (cluster %s)", k.Time.Format("15:04:05.000"), k.GatewayName, k.Network, k.Cluster)
+	} else if k != nil {
 		title = fmt.Sprintf("%s kube · cluster %s · %s", k.Time.Format("15:04:05.000"), k.Cluster, e.subject())
 	} else {
 		x := e.xds
@@ -266,6 +301,9 @@ func (v *eventsView) detail(vc viewContext, e entry, w, h int) []string {
 	}
 	if k := e.kube; k != nil {
 		add(vc.st.Text, k.Summary())
+		if k.IsDNS() {
+			add(vc.st.Muted, "the answer meshscope got; istiod pushes the gateways it gives when its own cached answer runs out")
+		}
 		names("endpoints added", k.Added)
 		names("endpoints removed", k.Removed)
 		names("became ready", k.Ready)
@@ -288,7 +326,11 @@ func (v *eventsView) xdsDetail(vc viewContext, e entry, add func(lipgloss.Style,
 		add(vc.st.Text, x.Message)
 	}
 	if c, ok := v.causes[e.id]; ok {
-		add(vc.st.Warn, "caused by the kube change "+c.long)
+		what := "the kube change "
+		if c.name != "" {
+			what = "the DNS answer "
+		}
+		add(vc.st.Warn, "caused by "+what+c.long)
 	}
 	if e.eps.total > len(x.Endpoints) {
 		add(vc.st.Muted, fmt.Sprintf("%d endpoint changes; the first %d:", e.eps.total, len(x.Endpoints)))

@@ -122,9 +122,9 @@ func (c *WDSClient) len() int {
 	return len(c.state)
 }
 
-// address returns one resource by name (a workload UID, or a service's
+// Address returns one resource by name (a workload UID, or a service's
 // "namespace/hostname").
-func (c *WDSClient) address(name string) (WDSAddress, bool) {
+func (c *WDSClient) Address(name string) (WDSAddress, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.state[name]; ok {

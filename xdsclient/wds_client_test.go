@@ -129,7 +129,7 @@ func TestWDSClientNACK(t *testing.T) {
 	if r := reqs[2]; r.GetResponseNonce() != nonce || r.GetErrorDetail() == nil || !strings.Contains(r.GetErrorDetail().GetMessage(), "broken") {
 		t.Errorf("nack request: %v", r)
 	}
-	if _, ok := c.address(pod1.Name); !ok || c.lastVersion() != "v1" {
+	if _, ok := c.Address(pod1.Name); !ok || c.lastVersion() != "v1" {
 		t.Errorf("state after nack: version %s, pod kept %v", c.lastVersion(), ok)
 	}
 }

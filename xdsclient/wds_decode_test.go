@@ -191,7 +191,7 @@ func TestWDSDecodeRealIstiod(t *testing.T) {
 		}
 		// Every resource re-encodes to the same bytes: nothing was lost.
 		for _, res := range r.GetResources() {
-			a, _ := c.address(res.GetName())
+			a, _ := c.Address(res.GetName())
 			enc, err := EncodeWDSAddress(a)
 			if err != nil || !bytes.Equal(enc, res.GetResource().GetValue()) {
 				t.Errorf("%s: %s does not re-encode to istiod's bytes (%v)", tc.file, res.GetName(), err)

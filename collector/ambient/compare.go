@@ -120,6 +120,9 @@ func workloadDiff(p Workload, a xdsclient.WDSWorkload) string {
 	if !slices.Equal(addrs, want) {
 		diff("addresses", list(addrs), list(want))
 	}
+	if a.Hostname != p.Hostname {
+		diff("hostname", orText(a.Hostname, "none"), orText(p.Hostname, "none"))
+	}
 	if a.Network != p.Network {
 		diff("network", orNone(a.Network), orNone(p.Network))
 	}

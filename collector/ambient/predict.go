@@ -52,8 +52,14 @@ type Workload struct {
 	// TunnelProtocol is HBONE for a pod istio-cni redirects (or one that
 	// terminates HBONE itself) and for a split-horizon workload, else NONE.
 	TunnelProtocol xdsclient.TunnelProtocol `json:"tunnelProtocol"`
-	// Gateway is a split-horizon workload's network gateway, ADDR:PORT.
+	// Gateway is a split-horizon workload's network gateway, ADDR:PORT,
+	// or NAMESPACE/NAME:PORT when the gateway's address is a DNS name
+	// (istiod sends the name, unresolved; ztunnel finds the gateway
+	// workload of that name and resolves it when it connects).
 	Gateway string `json:"gateway,omitempty"`
+	// Hostname is a gateway workload's DNS name: istiod sends it as the
+	// workload's hostname, with no addresses.
+	Hostname string `json:"hostname,omitempty"`
 	// Capacity is a split-horizon workload's: the pods it stands for.
 	Capacity uint32 `json:"capacity,omitempty"`
 	// StandsFor lists the pods behind a split-horizon workload (UIDs).
@@ -374,7 +380,7 @@ func (v *View) splitHorizon(net, serviceKey string, pods []pod) (w Workload, not
 		port = defaultHBONEPort
 	}
 	w = Workload{UID: uid(g), Kind: KindSplitHorizon, Cluster: g.Cluster, Network: net, Status: xdsclient.Healthy, TunnelProtocol: xdsclient.TunnelHBONE,
-		Gateway: joinHostPort(g.Address, port), Capacity: uint32(len(pods))}
+		Gateway: g.wdsAddress(port).String(), Capacity: uint32(len(pods))}
 	clusters := map[string]bool{}
 	for _, pd := range pods {
 		w.StandsFor = append(w.StandsFor, pd.uid())
@@ -382,6 +388,9 @@ func (v *View) splitHorizon(net, serviceKey string, pods []pod) (w Workload, not
 	}
 	w.Why = fmt.Sprintf("%d pod(s) of network %s merged behind its gateway %s (%s in %s), capacity %d",
 		len(pods), orNone(net), w.Gateway, g.Source, g.Cluster, w.Capacity)
+	if g.Hostname {
+		w.Why += fmt.Sprintf("; %s is a DNS name, sent unresolved: ztunnel resolves it when it connects", g.Address)
+	}
 	if len(gws) > 1 {
 		var addrs []string
 		for _, o := range gws {
@@ -432,13 +441,6 @@ func spiffe(trustDomain, ns, sa string) string {
 		trustDomain = model.DefaultTrustDomain
 	}
 	return "spiffe://" + trustDomain + "/ns/" + ns + "/sa/" + sa
-}
-
-func joinHostPort(addr string, port uint32) string {
-	if strings.Contains(addr, ":") {
-		addr = "[" + addr + "]"
-	}
-	return addr + ":" + strconv.FormatUint(uint64(port), 10)
 }
 
 func orNone(s string) string {

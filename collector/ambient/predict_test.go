@@ -231,7 +231,7 @@ func TestPredict(t *testing.T) {
 			want: []string{
 				"service global from cluster1 vips=network1/10.96.0.10,network2/10.97.0.10 sans=spiffe://cluster.local/ns/ambient/sa/default",
 				"pod cluster1//Pod/ambient/hw-1 10.44.0.30 HEALTHY HBONE",
-				"split-horizon network2/SplitHorizonWorkload/istio-system/net2-gw/gw.example.com/" + helloKey + "  HEALTHY HBONE gw=gw.example.com:15009 cap=1 for=cluster2//Pod/ambient/hw-2a",
+				"split-horizon network2/SplitHorizonWorkload/istio-system/net2-gw/gw.example.com/" + helloKey + "  HEALTHY HBONE gw=istio-system/gw.example.com:15009 cap=1 for=cluster2//Pod/ambient/hw-2a",
 			},
 		},
 		{
@@ -368,7 +368,7 @@ func TestGatewayWorkloads(t *testing.T) {
 	m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
 	m.gateway("cluster1", "net3", model.ClassRemote, "network3", 15008, "", "192.168.70.1")
 	var got []string
-	for _, w := range NewView(m.s, "cluster1").gatewayWorkloads() {
+	for _, w := range NewView(m.s, "cluster1").GatewayWorkloads() {
 		got = append(got, w.UID+" "+strings.Join(w.Addresses, ","))
 	}
 	want := []string{"NetworkGateway/network2/192.168.60.10/0 192.168.60.10", "NetworkGateway/network3/192.168.70.1/15008 192.168.70.1"}
@@ -419,5 +419,69 @@ func TestCompare(t *testing.T) {
 		if c.Verdict != Mismatch || !slices.ContainsFunc(c.Differences, func(d Difference) bool { return strings.Contains(d.Why, tc.want) }) {
 			t.Errorf("%s: %+v, want a difference saying %q", name, c, tc.want)
 		}
+	}
+}
+
+// TestHostnameGateway: an east-west Gateway whose status address is a DNS
+// name (an AWS NLB's). In ambient mode istiod does not resolve it: the
+// split-horizon workload names it as namespace/name on 15008, the gateway
+// workload carries it as its hostname with no address — whatever DNS
+// answers — and a ztunnel holding what meshscope predicts matches.
+func TestHostnameGateway(t *testing.T) {
+	m := newTestMesh(t, [2]string{"cluster1", "network1"}, [2]string{"cluster2", "network2"})
+	m.service("cluster1", "10.96.0.10", true, testPod{name: "hw-1", ip: "10.44.0.30"})
+	m.service("cluster2", "10.97.0.10", true, testPod{name: "hw-2a", ip: "10.144.0.30"}, testPod{name: "hw-2b", ip: "10.144.0.32"})
+	m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "host:gw2.example.com")
+	// meshscope's answer for the name plays no part in ambient predictions.
+	m.s.GatewayNames = []model.GatewayName{{Name: "gw2.example.com", Addresses: []string{"192.168.60.21", "192.168.60.22"}}}
+	v := NewView(m.s, "cluster1")
+	p := v.Predict(hello)
+	sh := "network2/SplitHorizonWorkload/istio-system/istio-eastwestgateway/gw2.example.com/" + helloKey
+	want := []string{
+		"service global from cluster1 vips=network1/10.96.0.10,network2/10.97.0.10 sans=spiffe://cluster.local/ns/ambient/sa/default",
+		"pod cluster1//Pod/ambient/hw-1 10.44.0.30 HEALTHY HBONE",
+		"split-horizon " + sh + "  HEALTHY HBONE gw=istio-system/gw2.example.com:15008 cap=2 for=cluster2//Pod/ambient/hw-2a,cluster2//Pod/ambient/hw-2b",
+	}
+	if got := render(p); !slices.Equal(got, want) {
+		t.Errorf("prediction\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+	}
+	if w := p.Workloads[1]; !strings.Contains(w.Why, "gw2.example.com is a DNS name, sent unresolved") {
+		t.Errorf("why: %s", w.Why)
+	}
+	gws := v.GatewayWorkloads()
+	if len(gws) != 1 || gws[0].UID != "NetworkGateway/network2/gw2.example.com/0" || gws[0].Hostname != "gw2.example.com" || len(gws[0].Addresses) != 0 {
+		t.Errorf("gateway workloads: %+v", gws)
+	}
+	res := v.Resources()
+	for _, a := range res {
+		b, err := xdsclient.EncodeWDSAddress(a)
+		if err != nil {
+			t.Fatalf("%s does not encode: %v", a.Name, err)
+		}
+		if back, err := xdsclient.DecodeWDSAddress(a.Name, b); err != nil || !reflect.DeepEqual(back, a) {
+			t.Errorf("%s: round trip\n got %+v\nwant %+v (%v)", a.Name, back, a, err)
+		}
+		if w := a.Workload; w != nil && w.UID == gws[0].UID && (w.Hostname != "gw2.example.com" || w.Namespace != "istio-system" || len(w.Addresses) != 0) {
+			t.Errorf("the gateway's workload: %+v", w)
+		}
+	}
+	actual := ServiceView(res, helloKey)
+	if c := Compare(p, actual); c.Verdict != Match {
+		t.Fatalf("a ztunnel holding the predicted resources: %+v", c)
+	}
+	// What a ztunnel would hold if istiod had resolved the name: the
+	// gateway by address is a difference.
+	for i, w := range actual.Workloads {
+		if w.UID == sh {
+			g := *w.NetworkGateway
+			g.Namespace, g.Hostname, g.Network, g.Address = "", "", "network2", "192.168.60.21"
+			actual.Workloads[i].NetworkGateway = &g
+		}
+	}
+	c := Compare(p, actual)
+	if c.Verdict != Mismatch || !slices.ContainsFunc(c.Differences, func(d Difference) bool {
+		return strings.Contains(d.Why, "gateway 192.168.60.21:15008, predicted istio-system/gw2.example.com:15008")
+	}) {
+		t.Errorf("a resolved gateway: %+v", c)
 	}
 }

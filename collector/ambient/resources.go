@@ -40,10 +40,10 @@ func (v *View) Resources() []xdsclient.WDSAddress {
 			a.Workload.Services = append(a.Workload.Services, xdsclient.WDSServicePorts{Service: p.Service, Ports: ports})
 		}
 	}
-	for _, w := range v.gatewayWorkloads() {
+	for _, w := range v.GatewayWorkloads() {
 		g := v.gatewayOf(w)
 		byName[w.UID] = &xdsclient.WDSAddress{Name: w.UID, Workload: &xdsclient.WDSWorkload{
-			UID: w.UID, Name: w.UID, Namespace: g.Namespace, Addresses: w.Addresses, Network: w.Network,
+			UID: w.UID, Name: w.UID, Namespace: g.Namespace, Addresses: w.Addresses, Hostname: w.Hostname, Network: w.Network,
 			ServiceAccount: g.ServiceAccount, TunnelProtocol: w.TunnelProtocol, Status: w.Status,
 		}}
 	}
@@ -99,6 +99,9 @@ func (v *View) wdsWorkload(svc *model.Service, w Workload) *xdsclient.WDSWorkloa
 		// No addresses: reached through the gateway only.
 		host, port := splitHostPort(w.Gateway)
 		out.NetworkGateway = &xdsclient.WDSGateway{Network: w.Network, Address: host, HBONEPort: port}
+		if ns, name, named := strings.Cut(host, "/"); named {
+			out.NetworkGateway = &xdsclient.WDSGateway{Namespace: ns, Hostname: name, HBONEPort: port}
+		}
 		out.Capacity, out.CapacitySet = w.Capacity, true
 	case KindPod:
 		// uid CLUSTER//Pod/NS/NAME
@@ -153,7 +156,7 @@ func wdsPorts(ps []port) []xdsclient.WDSPort {
 // gatewayOf finds the network gateway a gateway workload stands for.
 func (v *View) gatewayOf(w Workload) networkGateway {
 	for _, g := range v.Gateways {
-		if g.Network == w.Network && g.Cluster == w.Cluster && (len(w.Addresses) == 0 || g.Address == w.Addresses[0]) {
+		if g.Network == w.Network && g.Cluster == w.Cluster && (len(w.Addresses) == 0 && w.Hostname == "" || g.Address == w.Hostname || len(w.Addresses) > 0 && g.Address == w.Addresses[0]) {
 			return g
 		}
 	}

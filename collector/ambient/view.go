@@ -61,6 +61,17 @@ const defaultHBONEPort = 15008
 // key is istiod's resource name of a gateway, "namespace/name/address".
 func (g networkGateway) key() string { return g.Source + "/" + g.Address }
 
+// wdsAddress is the gateway as a split-horizon workload's network_gateway
+// names it (multicluster.go createSplitHorizonWorkload): its IP on its
+// network, or — a DNS name, which istiod does not resolve in ambient mode —
+// the name in the Gateway's namespace.
+func (g networkGateway) wdsAddress(port uint32) *xdsclient.WDSGateway {
+	if g.Hostname {
+		return &xdsclient.WDSGateway{Namespace: g.Namespace, Hostname: g.Address, HBONEPort: port}
+	}
+	return &xdsclient.WDSGateway{Network: g.Network, Address: g.Address, HBONEPort: port}
+}
+
 // NewView builds the view of the istiod of cluster controlPlane.
 func NewView(snap *model.Snapshot, controlPlane string) *View {
 	cluster := model.ControlPlaneCluster(controlPlane)
@@ -185,9 +196,10 @@ func (v *View) gatewaysFor(network string) []networkGateway {
 	return out
 }
 
-// gatewayWorkloads are the workloads istiod sends for its network gateways
-// (workloads.go convertGateway), one per gateway, in every network.
-func (v *View) gatewayWorkloads() []Workload {
+// GatewayWorkloads are the workloads istiod sends for its network gateways
+// (workloads.go convertGateway), one per gateway, in every network: its IP
+// as the address, or a DNS name as the hostname (unresolved, no address).
+func (v *View) GatewayWorkloads() []Workload {
 	out := make([]Workload, 0, len(v.Gateways))
 	for _, g := range v.Gateways {
 		w := Workload{
@@ -195,7 +207,10 @@ func (v *View) gatewayWorkloads() []Workload {
 			Kind: KindGateway, Network: g.Network, Cluster: g.Cluster, Status: xdsclient.Healthy, TunnelProtocol: xdsclient.TunnelNone,
 			Why: "network gateway " + g.Source + " in " + g.Cluster,
 		}
-		if !g.Hostname {
+		if g.Hostname {
+			w.Hostname = g.Address
+			w.Why += "; its address " + g.Address + " is a DNS name, sent unresolved (ztunnel resolves it)"
+		} else {
 			w.Addresses = []string{g.Address}
 		}
 		out = append(out, w)

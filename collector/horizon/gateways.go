@@ -32,7 +32,11 @@ type gatewayIndex struct {
 	// gws are the snapshot's gateways; when some are used by one istiod
 	// only (istio-remote Gateways), byCC holds the index of each config
 	// cluster (see forConfigCluster).
-	gws    []model.Gateway
+	gws []model.Gateway
+	// names are the DNS names the gateways resolved from came from (a
+	// gateway Service's load-balancer hostname, ...): the reason sentence
+	// names them.
+	names  map[gwKey]string
 	ccOnly bool
 	mu     sync.Mutex
 	byCC   map[string]*gatewayIndex
@@ -68,6 +72,12 @@ func newGatewayIndexFor(gws []model.Gateway, cc string) *gatewayIndex {
 			continue
 		}
 		seen[k] = true
+		if g.Name != "" {
+			if ix.names == nil {
+				ix.names = map[gwKey]string{}
+			}
+			ix.names[k] = g.Name
+		}
 		ix.byNetwork[k.Network] = append(ix.byNetwork[k.Network], k)
 		nc := [2]string{k.Network, k.Cluster}
 		ix.byNC[nc] = append(ix.byNC[nc], k)

@@ -109,7 +109,7 @@ func (e *gwEntry) endpoint(why *gatewaySentences, proxy Proxy) Endpoint {
 	}
 	ep := Endpoint{Address: e.key.Addr, Port: e.key.Port, Weight: w, Health: Unknown, Kind: e.kind,
 		Locality: e.locality, Cluster: e.key.Cluster, Network: e.key.Network, StandsFor: e.stands}
-	ep.Why = why.why(&ep, proxy)
+	ep.Why = why.why(&ep, e.key, proxy)
 	return ep
 }
 

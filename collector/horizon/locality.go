@@ -28,24 +28,35 @@ func envoyLocality(label string) string {
 
 // gatewaySentences caches the reason of gateway entries within one
 // prediction: with localities there is an entry per group, and entries of
-// one network standing for as many endpoints share their sentence.
-type gatewaySentences []gatewaySentence
+// one network standing for as many endpoints share their sentence (of one
+// address too, when it came from a DNS name: the sentence names both).
+type gatewaySentences struct {
+	cache []gatewaySentence
+	// names are the gateway index's DNS names by gateway (nil: none).
+	names map[gwKey]string
+}
 
 type gatewaySentence struct {
 	kind    Kind
 	network string
 	n       int
+	named   string // "NAME ADDR" of a gateway from a DNS name, else ""
 	why     string
 }
 
-func (c *gatewaySentences) why(e *Endpoint, proxy Proxy) string {
-	for _, s := range *c {
-		if s.kind == e.Kind && s.n == len(e.StandsFor) && s.network == e.Network {
+func (c *gatewaySentences) why(e *Endpoint, k gwKey, proxy Proxy) string {
+	name := c.names[k]
+	named := ""
+	if name != "" {
+		named = name + " " + e.Address
+	}
+	for _, s := range c.cache {
+		if s.kind == e.Kind && s.n == len(e.StandsFor) && s.network == e.Network && s.named == named {
 			return s.why
 		}
 	}
-	w := gatewayWhy(e, proxy)
-	*c = append(*c, gatewaySentence{e.Kind, e.Network, len(e.StandsFor), w})
+	w := gatewayWhy(e, proxy, name)
+	c.cache = append(c.cache, gatewaySentence{e.Kind, e.Network, len(e.StandsFor), named, w})
 	return w
 }
 

@@ -89,6 +89,7 @@ func PredictSubset(snap *model.Snapshot, ix *Index, hostname, subset string, por
 			h.place(&p, &t, h.groups.groupOf(si, ei), ep, epPort, ref)
 		}
 	}
+	h.gwWhy.names = ix.names
 	ends := h.groups.assemble(&p, h.refs, &h.gwWhy, proxy)
 	p.finishGroups(ends)
 	p.LB.PanicThreshold = t.panicThreshold()
@@ -193,7 +194,7 @@ func (h *splitHorizon) init(t *target, ix *Index, hostname string, port int32, p
 	}
 	h.groups.init(t.sources, total, lbuf)
 	h.refs = make([]Ref, 0, total)
-	h.gwWhy = gatewaySentences(gwBuf)
+	h.gwWhy = gatewaySentences{cache: gwBuf}
 }
 
 // place puts an endpoint istiod sends into group grp: directly (one
@@ -292,13 +293,19 @@ func (s *sentences) direct(proxyNet, epNet string) (Kind, string) {
 }
 
 // gatewayWhy builds its sentence by concatenation, one allocation: with
-// localities there is a gateway entry per group, thousands per mesh.
-func gatewayWhy(e *Endpoint, proxy Proxy) string {
+// localities there is a gateway entry per group, thousands per mesh. A
+// gateway address that came from a DNS name is said with its name:
+// "gateway NAME (ADDR) of NETWORK".
+func gatewayWhy(e *Endpoint, proxy Proxy, name string) string {
 	n := strconv.Itoa(len(e.StandsFor)) // no allocation below 100
-	if e.Kind == Forced {
-		return "the proxy sends no NETWORK, so " + n + " endpoint(s) of " + e.Network + " go through " + e.Network + "'s east-west gateway (istiod forceGateway)"
+	gw := e.Network + "'s east-west gateway"
+	if name != "" {
+		gw = "gateway " + name + " (" + e.Address + ") of " + e.Network
 	}
-	return n + " endpoint(s) of " + e.Network + " go through " + e.Network + "'s east-west gateway: " + e.Network + " is not the proxy's network " + proxy.Network
+	if e.Kind == Forced {
+		return "the proxy sends no NETWORK, so " + n + " endpoint(s) of " + e.Network + " go through " + gw + " (istiod forceGateway)"
+	}
+	return n + " endpoint(s) of " + e.Network + " go through " + gw + ": " + e.Network + " is not the proxy's network " + proxy.Network
 }
 
 // scaleWeight mirrors scaleEndpointLBWeight (clipped at MaxUint32).

@@ -261,3 +261,33 @@ func TestGatewayStandsFor(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayNameInWhy: a gateway entry whose address came from a DNS name
+// says the name and the address in its reason ("gateway NAME (ADDR) of
+// NETWORK"), for a proxy in another network and one without NETWORK; a
+// gateway from an IP says what it always said.
+func TestGatewayNameInWhy(t *testing.T) {
+	gws := []model.Gateway{seedGateways[0],
+		{Network: "network2", Cluster: "cluster2", Address: "192.168.60.21", Name: "gw2.example.test", Port: 15443},
+		{Network: "network2", Cluster: "cluster2", Address: "192.168.60.22", Name: "gw2.example.test", Port: 15443}}
+	whys := func(proxy Proxy) map[string]string {
+		out := map[string]string{}
+		for _, e := range Predict(mesh(gws, seedEndpoints), hello, 5000, proxy).Endpoints {
+			out[e.Address] = e.Why
+		}
+		return out
+	}
+	w := whys(Proxy{Cluster: "cluster1", Network: "network1"})
+	for _, a := range []string{"192.168.60.21", "192.168.60.22"} {
+		if want := "1 endpoint(s) of network2 go through gateway gw2.example.test (" + a + ") of network2: network2 is not the proxy's network network1"; w[a] != want {
+			t.Errorf("%s: %q, want %q", a, w[a], want)
+		}
+	}
+	w = whys(Proxy{Cluster: "cluster1"})
+	if want := "the proxy sends no NETWORK, so 1 endpoint(s) of network2 go through gateway gw2.example.test (192.168.60.22) of network2 (istiod forceGateway)"; w["192.168.60.22"] != want {
+		t.Errorf("no NETWORK: %q, want %q", w["192.168.60.22"], want)
+	}
+	if want := "the proxy sends no NETWORK, so 1 endpoint(s) of network1 go through network1's east-west gateway (istiod forceGateway)"; w["192.168.60.113"] != want {
+		t.Errorf("an IP gateway: %q, want %q", w["192.168.60.113"], want)
+	}
+}

@@ -3,6 +3,7 @@ package kubesim
 import (
 	"context"
 	"fmt"
+	"net/netip"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -55,20 +56,25 @@ func AmbientEastWestGateway(ctx context.Context, dyn dynamic.Interface, namespac
 	return SetGatewayAddresses(ctx, dyn, namespace, name, ips...)
 }
 
-// SetGatewayAddresses replaces a Gateway's status.addresses (IPAddress
-// entries; none: the gateway lost its address), as a gateway controller
-// does once its load balancer has them.
-func SetGatewayAddresses(ctx context.Context, dyn dynamic.Interface, namespace, name string, ips ...string) error {
+// SetGatewayAddresses replaces a Gateway's status.addresses (none: the
+// gateway lost its address), as a gateway controller does once its load
+// balancer has them: an IP as type IPAddress, anything else as type
+// Hostname (an AWS NLB's DNS name).
+func SetGatewayAddresses(ctx context.Context, dyn dynamic.Interface, namespace, name string, addrs ...string) error {
 	api := dyn.Resource(gatewayGVR).Namespace(namespace)
 	gw, err := api.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
-	addrs := make([]any, 0, len(ips))
-	for _, ip := range ips {
-		addrs = append(addrs, map[string]any{"type": "IPAddress", "value": ip})
+	status := make([]any, 0, len(addrs))
+	for _, a := range addrs {
+		typ := "IPAddress"
+		if _, err := netip.ParseAddr(a); err != nil {
+			typ = "Hostname"
+		}
+		status = append(status, map[string]any{"type": typ, "value": a})
 	}
-	if err := unstructured.SetNestedSlice(gw.Object, addrs, "status", "addresses"); err != nil {
+	if err := unstructured.SetNestedSlice(gw.Object, status, "status", "addresses"); err != nil {
 		return err
 	}
 	if _, err := api.UpdateStatus(ctx, gw, metav1.UpdateOptions{}); err != nil {

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/test/e2e/e2eutil"
 )
 
 // gw2Name is cluster2's east-west gateway's DNS name in this test (its
@@ -33,21 +33,15 @@ const gw2Name = "gw2." + lab.LabDNSDomain
 // name and its addresses (istiod's, from /debug/networkz). Then the DNS
 // answer changes to one address, and then the name stops resolving: after
 // the TTL istiod and meshscope both move, and doctor reports the leak the
-// unresolvable name causes. It restarts the istiods twice (to and from the
-// lab's DNS), so it runs with the doctor tests.
+// unresolvable name causes. explain's WHY names the gateway's name next to
+// each address; the UI, running through both changes, shows each new
+// answer as a dns entry on its timeline and the EDS push of cluster1's
+// istiod at the name's addresses with that answer as its cause. It
+// restarts the istiods twice (to and from the lab's DNS), so it runs with
+// the doctor tests.
 func TestGatewayDNSName(t *testing.T) {
 	ctx := context.Background()
-	if err := theLab.EnableDNS(ctx); err != nil {
-		if errors.Is(err, lab.ErrNoDNSNamespace) {
-			t.Skip(err)
-		}
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := theLab.DisableDNS(ctx); err != nil {
-			t.Errorf("lab DNS off: %v", err)
-		}
-	})
+	e2eutil.LabDNS(t, theLab)
 	two := &lab.DNSRecord{A: []string{"192.168.60.21", "192.168.60.22"}, TTL: 30}
 	if err := theLab.SetDNS(gw2Name, two); err != nil {
 		t.Fatal(err)
@@ -157,6 +151,13 @@ func TestGatewayDNSName(t *testing.T) {
 	if !strings.Contains(out, "gateway "+gw2Name+" of network2: predicted with 192.168.60.21, 192.168.60.22, as istiod resolves it (its /debug/networkz)") {
 		t.Errorf("explain does not say whose addresses it predicted with")
 	}
+	// Its WHY names the gateway's name next to each address.
+	for _, a := range []string{"192.168.60.21", "192.168.60.22"} {
+		if !strings.Contains(out, "go through gateway "+gw2Name+" ("+a+") of network2: network2 is not the proxy's network network1") ||
+			!strings.Contains(out, "go through gateway "+gw2Name+" ("+a+") of network2 (istiod forceGateway)") {
+			t.Errorf("explain's WHY does not name %s (%s)", gw2Name, a)
+		}
+	}
 
 	// meshscope asks a DNS server that answers otherwise (resolvers that
 	// differ): where istiod's view is read, explain and doctor predict
@@ -200,12 +201,54 @@ func TestGatewayDNSName(t *testing.T) {
 		"192.168.60.113:15443 w=2,192.168.60.21:15443 w=1,192.168.60.22:15443 w=1",
 	}, 60*time.Second)
 
+	// The UI, started before the DNS changes, records each change of the
+	// answer and the pushes it causes (below).
+	ts := startTUI(t, "meshscope-e2e-dns", 200, "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1", "--gateway-dns-server", theLab.DNSServer())
+	ts.WaitScreen("both clusters synced and both streams up", 60*time.Second, func(s string) bool {
+		return strings.Contains(s, "2 of 2 synced") && strings.Contains(s, "xds 2/2 up")
+	})
+	ts.Keys(":events", "Enter")
+	ts.Keys("/")
+	ts.Keys(gw2Name, "Enter")
+	// pushCaused waits until the events view, filtered to the name, shows
+	// the name's new answer as a dns entry and more EDS pushes from
+	// cluster1's istiod linked to a DNS answer ("← gw2.lab.test ±Nms")
+	// than before; with the newest entry selected (g), the detail pane says
+	// the whole answer — the dns entry's own, or the cause of its push.
+	linked := 0
+	pushCaused := func(what, row, answer string) {
+		t.Helper()
+		count := func(s string) int {
+			n := 0
+			for _, l := range strings.Split(s, "\n") {
+				if strings.Contains(l, " eds ") && strings.Contains(l, "← "+gw2Name+" ") && strings.Contains(l, "cluster1") {
+					n++
+				}
+			}
+			return n
+		}
+		var s string
+		for deadline := time.Now().Add(90 * time.Second); ; {
+			ts.Keys("g")
+			s = ts.Screen()
+			if strings.Contains(s, " dns ") && strings.Contains(s, row) && strings.Contains(s, answer) && count(s) > linked {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the UI's timeline should show the DNS answer and the push it caused; the screen is:\n%s", what, s)
+			}
+		}
+		linked = count(s)
+		t.Logf("%s: the UI's events view:\n%s", what, s)
+	}
+
 	// One A record: after the TTL (istiod keeps an answer at least 30 s)
 	// istiod pushes one gateway entry, and meshscope follows.
 	if err := theLab.SetDNS(gw2Name, &lab.DNSRecord{A: []string{"192.168.60.23"}, TTL: 30}); err != nil {
 		t.Fatal(err)
 	}
 	took, snap := matches("one A record", [3]string{seedEDSNetwork1Via("192.168.60.23"), seedEDSNetwork2, "192.168.60.113:15443 w=1,192.168.60.23:15443 w=1"}, 90*time.Second)
+	pushCaused("one A record", gw2Name+": 192.168.60.23 (was 192.168.60.21", "gateway name "+gw2Name+" of network2: 192.168.60.23 (was 192.168.60.21, 192.168.60.22)")
 	if took > 75*time.Second {
 		t.Errorf("the change took %s: more than two TTLs", took)
 	}
@@ -220,6 +263,8 @@ func TestGatewayDNSName(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, snap = matches("a name that does not resolve", [3]string{"10.144.0.15:5000 w=1,10.44.0.13:5000 w=1", seedEDSNetwork2, seedEDSNetwork2}, 90*time.Second)
+	pushCaused("a name that does not resolve", gw2Name+": does not resolve (was 192.168.60.23)", "gateway name "+gw2Name+" of network2: does not resolve (was 192.168.60.23)")
+	ts.Quit()
 	ps = explain.Diagnose(snap, explain.Inputs{Istiod: views()})
 	if _, why := problemOf(ps, string(model.ProblemGatewayHostname), explain.Error,
 		"istiod (cluster1) has no address for gateway "+gw2Name, "does not resolve for istiod", "it does not resolve from where meshscope runs"); why != "" {

@@ -52,9 +52,13 @@ type mesh struct {
 	ztunnels []*ztunnel
 }
 
-func startMesh(t *testing.T) *mesh {
+func startMesh(t *testing.T, opts ...func(*collector.Options)) *mesh {
 	t.Helper()
-	reg, err := collector.NewRegistry(collector.Options{Kubeconfig: theLab.Kubeconfig, Contexts: []string{"cluster1", "cluster2"}, SyncTimeout: 20 * time.Second})
+	o := collector.Options{Kubeconfig: theLab.Kubeconfig, Contexts: []string{"cluster1", "cluster2"}, SyncTimeout: 20 * time.Second}
+	for _, f := range opts {
+		f(&o)
+	}
+	reg, err := collector.NewRegistry(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +107,7 @@ type ambientz struct {
 		UID            string                     `json:"uid"`
 		Network        string                     `json:"network"`
 		Addresses      []string                   `json:"addresses"`
+		Hostname       string                     `json:"hostname"`
 		Capacity       *uint32                    `json:"capacity"`
 		Services       map[string]json.RawMessage `json:"services"`
 		NetworkGateway *struct {
@@ -110,6 +115,11 @@ type ambientz struct {
 				Network string `json:"network"`
 				Address string `json:"address"`
 			} `json:"address"`
+			// Hostname: a gateway named by DNS name (namespace/name).
+			Hostname *struct {
+				Namespace string `json:"namespace"`
+				Hostname  string `json:"hostname"`
+			} `json:"hostname"`
 			HBONEPort uint32 `json:"hboneMtlsPort"`
 		} `json:"networkGateway"`
 	} `json:"workloads"`
@@ -159,6 +169,8 @@ func (az *ambientz) render(key string) []string {
 		gw := ""
 		if g := w.NetworkGateway; g != nil && g.Address != nil {
 			gw = fmt.Sprintf("%s:%d", debugIP(g.Address.Address), g.HBONEPort)
+		} else if g != nil && g.Hostname != nil {
+			gw = fmt.Sprintf("%s/%s:%d", g.Hostname.Namespace, g.Hostname.Hostname, g.HBONEPort)
 		}
 		capacity := uint32(1)
 		if w.Capacity != nil {

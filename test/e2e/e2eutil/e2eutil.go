@@ -5,6 +5,8 @@
 package e2eutil
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +18,25 @@ import (
 
 	"github.com/meshscope/meshscope/lab"
 )
+
+// LabDNS gives the istiods of l the lab's DNS as their resolver
+// (Lab.EnableDNS: it restarts them) until the test ends, and skips the
+// test where the machine cannot (lab.ErrNoDNSNamespace).
+func LabDNS(t *testing.T, l *lab.Lab) {
+	t.Helper()
+	ctx := context.Background()
+	if err := l.EnableDNS(ctx); err != nil {
+		if errors.Is(err, lab.ErrNoDNSNamespace) {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.DisableDNS(ctx); err != nil {
+			t.Errorf("lab DNS off: %v", err)
+		}
+	})
+}
 
 var (
 	binOnce sync.Once
