@@ -106,10 +106,13 @@ func istiodViews(feed Feed) []model.IstiodView {
 }
 
 // cpRow is one control plane of the clusters view: the istiod pods of its
-// cluster, and which clusters it reads and where meshscope learned that
-// ("secrets", "clusterz"; known false when it cannot tell).
+// cluster (of its revision, when the primary runs several: each revision
+// is a row of its own, cluster1@canary), and which clusters it reads and
+// where meshscope learned that ("secrets", "clusterz"; known false when it
+// cannot tell).
 type cpRow struct {
 	id      string
+	cluster string // id's config cluster
 	istiods []model.IstiodPod
 	reads   []string
 	from    string
@@ -118,10 +121,22 @@ type cpRow struct {
 
 func controlPlaneRows(snap *model.Snapshot, views []model.IstiodView) []cpRow {
 	var out []cpRow
-	for _, cp := range snap.ControlPlanes() {
-		r := cpRow{id: cp}
-		if c := snap.ClusterByID(cp); c != nil {
+	for _, cp := range snap.AllControlPlanes() {
+		cluster, rev := model.SplitControlPlane(cp)
+		r := cpRow{id: cp, cluster: cluster}
+		if c := snap.ClusterByID(cluster); c != nil {
 			r.istiods = c.Istiods
+			if len(snap.RevisionControlPlanes(cluster)) > 0 {
+				if rev == "" {
+					rev = c.PredictedRevisionOf()
+				}
+				r.istiods = nil
+				for _, p := range c.Istiods {
+					if p.RevisionName() == rev {
+						r.istiods = append(r.istiods, p)
+					}
+				}
+			}
 		}
 		r.reads, r.from, r.known = explain.ReadsOf(snap, cp, views)
 		out = append(out, r)

@@ -168,7 +168,7 @@ func (v *clustersView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
 			}
 		case focusControlPlanes:
 			if i, ok := v.cp.selected(); ok {
-				id = vc.ix.cps[i].id
+				id = vc.ix.cps[i].cluster // problems name the primary
 			}
 		}
 		if id == "" {

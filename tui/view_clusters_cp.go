@@ -153,7 +153,7 @@ func (v *clustersView) controlPlanes(vc viewContext, w, h int) []string {
 				}
 			}
 			cid, cst = orDash(p.ClusterID), vc.st.Text
-			if p.ClusterID != r.id {
+			if p.ClusterID != r.cluster {
 				// istiod calls its cluster otherwise (unset: "Kubernetes").
 				cst = vc.st.Warn
 			}
@@ -162,7 +162,7 @@ func (v *clustersView) controlPlanes(vc viewContext, w, h int) []string {
 		if !r.known {
 			rst = vc.st.Warn
 		}
-		root, rtst := rootCell(vc, r.id)
+		root, rtst := rootCell(vc, r.cluster)
 		return []string{
 			cell(r.id, cols[0].w, vc.sel(vc.st.Text, sel)),
 			cell(istiod, cols[1].w, vc.sel(ist, sel)),
@@ -269,7 +269,7 @@ func revisionsCell(pods []model.IstiodPod) (text string, ready bool) {
 // knows.
 func readsText(r cpRow) string {
 	if !r.known {
-		return "unknown: run with --context " + r.id + " or --istiod-debug-address " + r.id + "=HOST:PORT"
+		return "unknown: run with --context " + r.cluster + " or --istiod-debug-address " + r.id + "=HOST:PORT"
 	}
 	// Where meshscope learned it first, so a narrow cell still says it.
 	from := "its secrets"

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/meshscope/meshscope/model"
@@ -61,5 +62,30 @@ func TestSettingsText(t *testing.T) {
 		if got != tc.want || guessed != tc.guessed {
 			t.Errorf("%s: %q %v, want %q %v", tc.name, got, guessed, tc.want, tc.guessed)
 		}
+	}
+}
+
+// TestControlPlaneRowsPerRevision: a primary in a canary upgrade is two
+// rows, each with its own revision's istiod pods and the clusters both read.
+func TestControlPlaneRowsPerRevision(t *testing.T) {
+	snap := testSnapshot()
+	c := &snap.Clusters[0]
+	c.Istiods = []model.IstiodPod{{Name: "istiod-1", ClusterID: c.ID, Ready: true}, {Name: "istiod-canary-1", ClusterID: c.ID, Revision: "canary", Ready: true}}
+	c.PredictedRevision = "default"
+	snap.RevisionPlanes = []model.RevisionPlane{{Cluster: c.ID, Revision: "canary"}}
+	rows := controlPlaneRows(snap, nil)
+	byID := map[string]cpRow{}
+	for _, r := range rows {
+		byID[r.id] = r
+	}
+	canary, def := byID[c.ID+"@canary"], byID[c.ID]
+	if len(canary.istiods) != 1 || canary.istiods[0].Name != "istiod-canary-1" || canary.cluster != c.ID {
+		t.Errorf("the canary's row: %+v", canary)
+	}
+	if len(def.istiods) != 1 || def.istiods[0].Name != "istiod-1" {
+		t.Errorf("the default revision's row: %+v", def)
+	}
+	if len(rows) != len(snap.ControlPlanes())+1 || !slices.Equal(canary.reads, def.reads) {
+		t.Errorf("rows %+v", rows)
 	}
 }
