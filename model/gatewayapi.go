@@ -48,6 +48,12 @@ type GatewayListener struct {
 	AllowedSelector *metav1.LabelSelector `json:"allowedSelector,omitempty"`
 }
 
+// Gateway API address types (status.addresses[].type) istiod reads.
+const (
+	AddressTypeIP       = "IPAddress"
+	AddressTypeHostname = "Hostname"
+)
+
 // GatewayAddress is one address of a Gateway (status or spec).
 type GatewayAddress struct {
 	// Type is IPAddress, Hostname or another type; "" when unset.

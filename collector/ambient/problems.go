@@ -120,7 +120,7 @@ func (v *View) ignored(cluster string, g model.K8sGateway) string {
 		return "it has no HBONE listener with TLS mode Terminate"
 	}
 	for _, a := range g.Addresses {
-		if a.Type == "IPAddress" || a.Type == "Hostname" {
+		if a.Type == model.AddressTypeIP || a.Type == model.AddressTypeHostname {
 			return ""
 		}
 	}

@@ -145,7 +145,7 @@ func (v *View) networkGateways() []networkGateway {
 				continue
 			}
 			for _, addr := range g.Addresses {
-				if addr.Type != "IPAddress" && addr.Type != "Hostname" {
+				if addr.Type != model.AddressTypeIP && addr.Type != model.AddressTypeHostname {
 					continue
 				}
 				ng := networkGateway{Network: g.Network, Cluster: id, Source: g.Source(), Address: addr.Value,

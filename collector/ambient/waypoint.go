@@ -180,12 +180,12 @@ func allowsAttachment(g model.K8sGateway, namespace string, nsLabels map[string]
 // port 15008. nil when there is neither.
 func waypointAddress(g model.K8sGateway, network string) *xdsclient.WDSGateway {
 	for _, a := range g.Addresses {
-		if a.Type == "Hostname" {
+		if a.Type == model.AddressTypeHostname {
 			return &xdsclient.WDSGateway{Namespace: g.Namespace, Hostname: a.Value, HBONEPort: waypointPort}
 		}
 	}
 	for _, a := range g.Addresses {
-		if a.Type != "IPAddress" {
+		if a.Type != model.AddressTypeIP {
 			continue
 		}
 		if ip, err := netip.ParseAddr(a.Value); err == nil {

@@ -28,7 +28,7 @@ func GatewayAPIGateways(g *model.K8sGateway, cluster string) []model.Gateway {
 	var out []model.Gateway
 	ref := g.Namespace + "/" + g.Name
 	for _, a := range g.SpecAddresses {
-		if a.Type != "IPAddress" && a.Type != "Hostname" {
+		if a.Type != model.AddressTypeIP && a.Type != model.AddressTypeHostname {
 			continue
 		}
 		add := func(port, hbone uint32) {

@@ -22,6 +22,17 @@ func GatewayNames(in Input) []string {
 	for _, sh := range in.Clusters {
 		if sh.Part != nil {
 			add(sh.Part.gateways)
+			if a := sh.Part.ambient; a != nil {
+				// Ambient east-west Gateways' DNS names: istiod sends them
+				// to ztunnels unresolved; resolved here for doctor only.
+				for _, g := range a.Gateways {
+					for _, ad := range g.Addresses {
+						if g.Class == model.ClassEastWest && g.Network != "" && ad.Type == model.AddressTypeHostname {
+							seen[ad.Value] = true
+						}
+					}
+				}
+			}
 		}
 	}
 	add(staticGateways(in.MeshNetworks, ""))

@@ -18,6 +18,7 @@ import (
 // gateways are reported by hostnameGatewayProblems.
 func eastWestProblems(snap *model.Snapshot, views []model.IstiodView, now time.Time, pendingAfter time.Duration) []Problem {
 	ps := hostnameGatewayProblems(snap, views, now)
+	ps = append(ps, ambientGatewayNameProblems(snap)...)
 	for _, svc := range snap.Services {
 		for _, cid := range sortedKeys(svc.Clusters) {
 			sic := svc.Clusters[cid]

@@ -155,3 +155,42 @@ func TestHostnameGatewayChanged(t *testing.T) {
 		t.Errorf("an old change is still reported: %+v", ps)
 	}
 }
+
+// TestAmbientGatewayName: an ambient east-west Gateway named by DNS is
+// information when the name resolves from where meshscope runs, a warning
+// when it does not (ztunnels resolve it themselves), and nothing before it
+// is asked or for a Gateway of another class.
+func TestAmbientGatewayName(t *testing.T) {
+	const name = "gw2.lab.test"
+	gw := func(class string) model.K8sGateway {
+		return model.K8sGateway{Cluster: "cluster2", Namespace: "istio-system", Name: "istio-eastwestgateway", Class: class, Network: "network2",
+			Addresses: []model.GatewayAddress{{Type: model.AddressTypeHostname, Value: name}}}
+	}
+	for _, tc := range []struct {
+		name  string
+		class string
+		names []model.GatewayName
+		sev   Severity // "" for no problem
+		texts []string
+	}{
+		{"resolves", model.ClassEastWest, []model.GatewayName{{Name: name, Addresses: []string{"192.168.60.21", "192.168.60.22"}, TTL: 30 * time.Second}},
+			Info, []string{"ambient east-west Gateway istio-system/istio-eastwestgateway of network2 in cluster2 has the DNS name gw2.lab.test", "resolves to 192.168.60.21, 192.168.60.22 (TTL 30s)"}},
+		{"does not resolve", model.ClassEastWest, []model.GatewayName{{Name: name}},
+			Warning, []string{"it does not resolve from where meshscope runs (no A or AAAA record)", "ztunnels of other networks reach network2's pods only if it resolves where they run"}},
+		{"query failed", model.ClassEastWest, []model.GatewayName{{Name: name, Err: "SERVFAIL"}}, Warning, []string{"(SERVFAIL)"}},
+		{"not asked yet", model.ClassEastWest, []model.GatewayName{{Name: name, Pending: true}}, "", nil},
+		{"a waypoint's name is not a network gateway", "istio-waypoint", []model.GatewayName{{Name: name}}, "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			snap := &model.Snapshot{GatewayNames: tc.names, Ambient: []model.AmbientCluster{{Cluster: "cluster2", Gateways: []model.K8sGateway{gw(tc.class)}}}}
+			ps := ambientGatewayNameProblems(snap)
+			if tc.sev == "" {
+				if len(ps) != 0 {
+					t.Fatalf("want none, got %+v", ps)
+				}
+				return
+			}
+			want(t, ps, string(model.ProblemGatewayHostname), tc.sev, tc.texts...)
+		})
+	}
+}

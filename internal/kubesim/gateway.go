@@ -68,9 +68,9 @@ func SetGatewayAddresses(ctx context.Context, dyn dynamic.Interface, namespace, 
 	}
 	status := make([]any, 0, len(addrs))
 	for _, a := range addrs {
-		typ := "IPAddress"
+		typ := model.AddressTypeIP
 		if _, err := netip.ParseAddr(a); err != nil {
-			typ = "Hostname"
+			typ = model.AddressTypeHostname
 		}
 		status = append(status, map[string]any{"type": typ, "value": a})
 	}

@@ -9,7 +9,9 @@ import (
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/collector/ambient"
+	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/test/e2e/e2eutil"
 )
 
@@ -76,6 +78,26 @@ func TestAmbientGatewayDNSName(t *testing.T) {
 	if ps := ambient.Problems(m.reg.Snapshot()); len(ps) != 0 {
 		t.Errorf("the ambient lab with a gateway named by DNS has problems: %+v", ps)
 	}
+	// doctor says what the name resolves to from where meshscope runs
+	// (ztunnels resolve it themselves), and warns once it does not.
+	nameProblem := func(sev explain.Severity, text string) {
+		t.Helper()
+		eventually(t, 60*time.Second, func() string {
+			var seen []string
+			for _, p := range explain.Diagnose(m.reg.Snapshot(), explain.Inputs{}) {
+				if p.Kind != model.ProblemGatewayHostname {
+					continue
+				}
+				if p.Severity == sev && strings.Contains(p.Sentence, gw2Name) && strings.Contains(p.Sentence, text) {
+					t.Logf("doctor: %s: %s", p.Severity, p.Sentence)
+					return ""
+				}
+				seen = append(seen, string(p.Severity)+": "+p.Sentence)
+			}
+			return fmt.Sprintf("no %s gateway-hostname saying %q; have %q", sev, text, seen)
+		})
+	}
+	nameProblem(explain.Info, "resolves to 192.168.60.21, 192.168.60.22")
 
 	// One A record, then a name that does not resolve: istiod keeps
 	// sending the name. Past the TTL (istiod keeps an answer at least
@@ -98,6 +120,9 @@ func TestAmbientGatewayDNSName(t *testing.T) {
 		}
 		time.Sleep(40 * time.Second)
 		views(st.what, 30*time.Second)
+		if st.rec == nil {
+			nameProblem(explain.Warning, "it does not resolve from where meshscope runs")
+		}
 		for _, z := range m.ztunnels {
 			for _, e := range z.eventsSince(counts[z.cp]) {
 				for _, a := range e.Addresses {
