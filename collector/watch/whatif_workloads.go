@@ -46,11 +46,13 @@ func IsWorkload(gk schema.GroupKind) bool {
 }
 
 // controllerLabels are the labels a controller adds to the pods it makes
-// from the template; a re-made pod keeps the live pod's, whose new values
-// (a new template hash) cannot be known.
+// from the template, and the node's topology labels Kubernetes 1.33+
+// copies onto a pod when it is bound; a re-made pod keeps the live pod's
+// (its node is kept; a new template hash cannot be known).
 var controllerLabels = []string{
 	appsv1.DefaultDeploymentUniqueLabelKey, appsv1.ControllerRevisionHashLabelKey,
 	appsv1.StatefulSetPodNameLabel, appsv1.PodIndexLabel, appsv1.DeprecatedTemplateGeneration,
+	corev1.LabelTopologyZone, corev1.LabelTopologyRegion,
 }
 
 // workload is what a what-if reads of a workload controller.
