@@ -273,6 +273,14 @@ func TestWhatIfWorkloads(t *testing.T) {
 		{name: "its ReplicaSet put directly: re-made, as its pods are replaced",
 			obj:    workloadObject(t, "ReplicaSet", "helloworld-abc", nil, noTLS),
 			effect: "a ReplicaSet does not update its live pods", after: "10.144.0.15 "},
+		{name: "a paused Deployment: its pod kept as it is",
+			obj: func() *unstructured.Unstructured {
+				u := workloadObject(t, "Deployment", "helloworld", nil, noTLS)
+				_ = unstructured.SetNestedField(u.Object, true, "spec", "paused")
+				return u
+			}(),
+			effect: "it is paused: 1 pod in cluster2 kept as it is until it is resumed (helloworld-v2-def)",
+			after:  "10.144.0.15 istio"},
 		{name: "a Deployment of another name owns no pod",
 			obj:    workloadObject(t, "Deployment", "hello", nil, noTLS),
 			unread: "it owns no live pod in cluster2 (no pod of sample selected by app=helloworld has a ReplicaSet hello-<pod-template-hash> as its controller)",
@@ -300,7 +308,11 @@ func TestWhatIfWorkloads(t *testing.T) {
 			if c.effect != "" && !strings.Contains(o.Effect, c.effect) || c.effect == "" && o.Effect != "" {
 				t.Errorf("effect %q, want %q", o.Effect, c.effect)
 			}
-			if c.unread != "" && (!strings.Contains(o.Unread, c.unread) || len(o.Read) > 0) || c.unread == "" && strings.Join(o.Read, ",") != "pods" {
+			wantRead := "pods"
+			if c.unread != "" || strings.HasPrefix(c.effect, "it is paused") {
+				wantRead = ""
+			}
+			if c.unread != "" && !strings.Contains(o.Unread, c.unread) || strings.Join(o.Read, ",") != wantRead {
 				t.Errorf("read %q, unread %q, want %q", o.Read, o.Unread, c.unread)
 			}
 			rewritten := len(w.Notes) == 1 && strings.Contains(w.Notes[0], "EndpointSlices of Service sample/helloworld in cluster2 are rewritten")

@@ -69,6 +69,8 @@ type workload struct {
 	// partition is a StatefulSet's rolling-update partition: pods of a
 	// lower ordinal keep the old template.
 	partition int32
+	// paused: a paused Deployment rolls nothing out (it still scales).
+	paused bool
 }
 
 func readWorkload(u *unstructured.Unstructured) (workload, error) {
@@ -81,7 +83,7 @@ func readWorkload(u *unstructured.Unstructured) (workload, error) {
 		if err := from(&d); err != nil {
 			return wl, err
 		}
-		sel, wl.template, wl.replicas = d.Spec.Selector, d.Spec.Template, d.Spec.Replicas
+		sel, wl.template, wl.replicas, wl.paused = d.Spec.Selector, d.Spec.Template, d.Spec.Replicas, d.Spec.Paused
 	case "ReplicaSet":
 		var r appsv1.ReplicaSet
 		if err := from(&r); err != nil {
@@ -167,7 +169,8 @@ func (wl workload) fate(p *build.Pod, del bool) fate {
 		return gone
 	case wl.kind == "StatefulSet" && wl.replicas != nil && ordinal(p) >= int(*wl.replicas):
 		return gone // a StatefulSet scales down from its highest ordinal
-	case wl.kind == "StatefulSet" && ordinal(p) >= 0 && ordinal(p) < int(wl.partition):
+	case wl.kind == "StatefulSet" && ordinal(p) >= 0 && ordinal(p) < int(wl.partition),
+		wl.paused:
 		return kept
 	}
 	return remade
@@ -392,8 +395,15 @@ func (wl workload) effect(cluster string, del bool, owned int, made, removed, le
 		}
 		parts = append(parts, fmt.Sprintf("%s in %s %s (%s)", pods(len(removed)), cluster, why, names(removed)))
 	}
-	if len(left) > 0 {
-		parts = append(parts, fmt.Sprintf("%s below its rolling-update partition %d kept as they are (%s)", pods(len(left)), wl.partition, names(left)))
+	asThey := "as they are"
+	if len(left) == 1 {
+		asThey = "as it is"
+	}
+	switch {
+	case len(left) > 0 && wl.paused:
+		parts = append(parts, fmt.Sprintf("it is paused: %s in %s kept %s until it is resumed (%s)", pods(len(left)), cluster, asThey, names(left)))
+	case len(left) > 0:
+		parts = append(parts, fmt.Sprintf("%s in %s below its rolling-update partition %d kept %s (%s)", pods(len(left)), cluster, wl.partition, asThey, names(left)))
 	}
 	if !del && wl.replicas != nil && *wl.replicas != 0 && wl.kind != "StatefulSet" && int(*wl.replicas) != owned {
 		if int(*wl.replicas) > owned {

@@ -58,6 +58,10 @@ func TestWorkloadOwnsAndFate(t *testing.T) {
 		{"a partition keeps the lower ordinals", workloadOf(t, "StatefulSet", "db", map[string]any{"selector": appHello,
 			"updateStrategy": map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"partition": int64(2)}}}),
 			livePod("db-1", "StatefulSet/db", map[string]string{"app": "helloworld", "apps.kubernetes.io/pod-index": "1"}), false, true, kept},
+		{"a paused Deployment rolls nothing out", workloadOf(t, "Deployment", "helloworld", map[string]any{"selector": appHello, "paused": true}),
+			livePod("helloworld-5f8-x", "ReplicaSet/helloworld-5f8", hashed), false, true, kept},
+		{"… but scales", workloadOf(t, "Deployment", "helloworld", map[string]any{"selector": appHello, "paused": true, "replicas": int64(0)}),
+			livePod("helloworld-5f8-x", "ReplicaSet/helloworld-5f8", hashed), false, true, gone},
 		{"a DaemonSet owns its pods", workloadOf(t, "DaemonSet", "agent", map[string]any{"selector": appHello}),
 			livePod("agent-q2x", "DaemonSet/agent", map[string]string{"app": "helloworld"}), false, true, remade},
 	} {

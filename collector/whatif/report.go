@@ -103,7 +103,7 @@ func Answer(req Request, a Applied) *Report {
 			if i < len(a.Effect) {
 				oc.Effect = a.Effect[i]
 			}
-			if len(oc.Read) == 0 && oc.Unread == "" {
+			if len(oc.Read) == 0 && oc.Unread == "" && oc.Effect == "" {
 				oc.Unread = "no cache of cluster " + o.Cluster + " reads it"
 			}
 			i++

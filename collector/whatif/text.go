@@ -39,8 +39,10 @@ func WriteText(w io.Writer, rep *Report, max int) {
 	for _, o := range rep.Objects {
 		what := fmt.Sprintf("%s %s %s in %s (%s)", o.Action, o.Kind, o.Name, o.Cluster, o.Origin)
 		switch {
-		case o.Effect != "":
+		case o.Effect != "" && len(o.Read) > 0:
 			p("  %s: %s (read as %s)\n", what, o.Effect, strings.Join(o.Read, ", "))
+		case o.Effect != "":
+			p("  %s: %s\n", what, o.Effect)
 		case len(o.Read) > 0:
 			p("  %s: read as %s\n", what, strings.Join(o.Read, ", "))
 		default:
