@@ -44,6 +44,10 @@ type Outcome struct {
 	Read []string
 	// Unread says why nothing reads it ("" when Read is not empty).
 	Unread string
+	// Effect says what a workload controller did to the pods it owns
+	// ("2 pods in cluster2 re-made from its template …"; "" for other
+	// kinds).
+	Effect string
 }
 
 // WhatIf is a what-if's two snapshots, built the same way at the same
@@ -182,11 +186,16 @@ func whatIfCluster(items []item, ch Change) (item, error) {
 }
 
 // route puts (or deletes) one change in every informer of its cluster
-// whose list-watch selects it, through the cluster's overlay ov, and
+// whose list-watch selects it, through the cluster's overlay ov (a
+// workload controller: the pods it owns, as its controller would), and
 // refuses a change of a mesh config that is read from a file instead.
 func (r *Registry) route(ov *watch.Overlay, ch Change) (Outcome, error) {
 	o := Outcome{Change: ch}
 	var err error
+	if watch.IsWorkload(ch.Object.GroupVersionKind().GroupKind()) {
+		o.Read, o.Effect, o.Unread, err = ov.ApplyWorkload(ch.Object, ch.Delete)
+		return o, err
+	}
 	if o.Read, o.Unread, err = ov.Apply(ch.Object, ch.Delete); err != nil {
 		return o, err
 	}

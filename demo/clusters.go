@@ -19,6 +19,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 
 	"github.com/meshscope/meshscope/internal/kubesim"
 	"github.com/meshscope/meshscope/model"
@@ -232,7 +233,10 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 		c.planted[c.def.ID+"/"+s.Namespace+"/"+name] = pl
 	}
 	c.mu.Unlock()
-	pod := kubesim.Pod{Namespace: s.Namespace, Name: name, IP: ip, Labels: labels, Annotations: annotations, NotReady: notReady}
+	// Made by Deployment NAME-VERSION through its ReplicaSet NAME-VERSION-HASH.
+	labels["pod-template-hash"] = hash
+	rs := &metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: fmt.Sprintf("%s-%s-%s", s.Name, version, hash), Controller: ptr.To(true)}
+	pod := kubesim.Pod{Namespace: s.Namespace, Name: name, IP: ip, Labels: labels, Annotations: annotations, NotReady: notReady, Controller: rs}
 	if sidecar {
 		// The pod's one container is its proxy, as injected (fleet.go).
 		pod.Container, pod.Image, pod.Env = "istio-proxy", proxyImage, sidecarEnv(c.def, pl)

@@ -14,8 +14,11 @@ import (
 const (
 	istioMetaPrefix     = "ISTIO_META_"
 	istioMetaJSONPrefix = "ISTIO_METAJSON_"
-	proxyContainerName  = "istio-proxy"
 )
+
+// ProxyContainerName is the container the sidecar injector adds (and a
+// ztunnel or gateway pod runs its proxy in).
+const ProxyContainerName = "istio-proxy"
 
 // ViewpointFromPod copies a real Pod's identity — IP, labels, namespace,
 // service account and the ISTIO_META_* env of its istio-proxy container, as
@@ -130,12 +133,12 @@ func envValue(pod *corev1.Pod, e corev1.EnvVar) (string, bool) {
 // native sidecar init container; nil when the pod runs none.
 func ProxyContainer(pod *corev1.Pod) *corev1.Container {
 	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == proxyContainerName {
+		if pod.Spec.Containers[i].Name == ProxyContainerName {
 			return &pod.Spec.Containers[i]
 		}
 	}
 	for i := range pod.Spec.InitContainers {
-		if pod.Spec.InitContainers[i].Name == proxyContainerName {
+		if pod.Spec.InitContainers[i].Name == ProxyContainerName {
 			return &pod.Spec.InitContainers[i]
 		}
 	}

@@ -38,6 +38,22 @@ func TestWhatIfDemo(t *testing.T) {
 	if err != nil || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Changes) != 3 || len(rep.Problems.New) != 3 || rep.Fail != nil {
 		t.Errorf("-o json --fail-on none: %v, %d changes, %d new problems, fail %v", err, len(rep.Changes), len(rep.Problems.New), rep.Fail)
 	}
+	// A Deployment whose template turns injection off: its pod in cluster2
+	// is re-made without a sidecar, and network1 loses it.
+	deploy := filepath.Join("..", "..", "docs", "examples", "what-if-deployment-no-sidecar.yaml")
+	out, err = runCLI(t, "what-if", "--demo", "-f", "cluster2="+deploy)
+	if code, _, ok := exitCode(err); !ok || code != 1 {
+		t.Fatalf("deployment: exit %v, want 1\n%s", err, out)
+	}
+	for _, want := range []string{
+		"after:  10.44.0.28:9080 (local, network1), 192.168.60.9:15443 (gateway, network2)",
+		"lacks security.istio.io/tlsMode=istio (no sidecar)",
+		"put Deployment bookinfo/ratings-v1 in cluster2 (" + deploy + ":1): 1 pod in cluster2 re-made from its template (ratings-v1-",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("what-if --demo of a Deployment lacks %q\n%s", want, out)
+		}
+	}
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(bad, []byte("apiVersion: v1\nkind: Service\nmetadata:\n  name: [x\n"), 0o644); err != nil {

@@ -23,6 +23,7 @@ func WhatIf(reg *collector.Registry, req whatif.Request) (*whatif.Report, error)
 	for _, o := range w.Outcomes {
 		a.Read = append(a.Read, o.Read)
 		a.Unread = append(a.Unread, o.Unread)
+		a.Effect = append(a.Effect, o.Effect)
 	}
 	return whatif.Answer(req, a), nil
 }

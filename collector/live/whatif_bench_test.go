@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
 )
 
 // benchMesh runs a registry over the bench mesh: 3 clusters on 3 networks,
@@ -48,6 +49,8 @@ func benchMesh(b *testing.B) *collector.Registry {
 				pod, ip := fmt.Sprintf("%s-%d", name, j), fmt.Sprintf("10.%d.%d.%d", c, i/250*8+j, i%250)
 				p := meshtest.Pod(ns, pod, ip, net, true)
 				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+				// Made by Deployment NAME through ReplicaSet NAME-abc.
+				p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name + "-abc", Controller: ptr.To(true)}}
 				pods[pod] = ip
 				objs = append(objs, p)
 			}
@@ -120,7 +123,9 @@ func predictWholeMesh(snap *model.Snapshot) int {
 // measured in the same run (issue 22: under 500 ms). "pod": a pod of one
 // service loses its mTLS label (only that service differs: narrow);
 // "destination-rule": a DestinationRule in the primary (Istio config is
-// shared: every service is compared, the worst case of one object).
+// shared: every service is compared, the worst case of one object);
+// "deployment": a Deployment whose template lacks the mTLS label (its 5
+// pods re-made, found among the cluster's 10,000).
 func BenchmarkWhatIfOneObject(b *testing.B) {
 	r := benchMesh(b)
 	snap := r.Snapshot()
@@ -153,12 +158,26 @@ spec:
 		b.Fatal(err)
 	}
 	dr[0].Cluster = "cluster1"
+	deploy, err := whatif.Decode("deploy.yaml", []byte(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: svc8, namespace: ns8}
+spec:
+  selector: {matchLabels: {app: helloworld}}
+  template:
+    metadata: {labels: {app: helloworld, version: v1, topology.istio.io/network: network2}}
+    spec: {containers: [{name: c, image: x}]}
+`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	deploy[0].Cluster = "cluster2"
 	for _, c := range []struct {
 		name string
 		obj  whatif.Object
 	}{
 		{"pod", whatif.Object{Cluster: "cluster2", Object: u, File: "pod.yaml", Line: 1}},
 		{"destination-rule", dr[0]},
+		{"deployment", deploy[0]},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			req := whatif.Request{Objects: []whatif.Object{c.obj}}
@@ -171,7 +190,7 @@ spec:
 			}
 			b.StopTimer()
 			if len(rep.Changes) == 0 {
-				b.Fatal("the change changes nothing")
+				b.Fatalf("the change changes nothing: %+v", rep.Objects)
 			}
 			per := time.Duration(b.Elapsed().Nanoseconds() / int64(b.N))
 			b.ReportMetric(float64(per.Milliseconds()), "ms/what-if")

@@ -102,6 +102,8 @@ type templateKey struct {
 	ports  *[]model.EndpointPort
 	// injected by value: the replicas of one workload share one.
 	injected model.InjectedIdentity
+	// controller is the interned "Kind/name" of the controller owner.
+	controller string
 }
 
 // resourceVersionNumber keeps a resource version in 8 bytes instead of a
@@ -193,7 +195,7 @@ func (in *interner) labelSet(labels map[string]string) (set map[string]string, h
 // template returns the shared build.PodTemplate of a pod. The caller holds in.mu.
 func (in *interner) template(p *corev1.Pod) *build.PodTemplate {
 	labels, hash, shared := in.labelSet(p.Labels)
-	t := &build.PodTemplate{Labels: labels, ServiceAccount: in.str(p.Spec.ServiceAccountName), Ports: in.podPorts(p)}
+	t := &build.PodTemplate{Labels: labels, ServiceAccount: in.str(p.Spec.ServiceAccountName), Ports: in.podPorts(p), Controller: in.controller(p)}
 	if id := injectedIdentity(p); id != nil {
 		id.Network, id.ClusterID, id.Image, id.Version = in.str(id.Network), in.str(id.ClusterID), in.str(id.Image), in.str(id.Version)
 		t.Injected = id
@@ -201,7 +203,7 @@ func (in *interner) template(p *corev1.Pod) *build.PodTemplate {
 	if !shared {
 		return t
 	}
-	k := templateKey{labels: hash, sa: t.ServiceAccount, ports: t.Ports}
+	k := templateKey{labels: hash, sa: t.ServiceAccount, ports: t.Ports, controller: t.Controller}
 	if t.Injected != nil {
 		k.injected = *t.Injected
 	}
@@ -210,6 +212,15 @@ func (in *interner) template(p *corev1.Pod) *build.PodTemplate {
 	}
 	in.templates[k] = t
 	return t
+}
+
+// controller is the pod's controller owner reference as "Kind/name",
+// interned ("" for none). The caller holds in.mu.
+func (in *interner) controller(p *corev1.Pod) string {
+	if r := metav1.GetControllerOfNoCopy(p); r != nil {
+		return in.str(r.Kind + "/" + r.Name)
+	}
+	return ""
 }
 
 func (in *interner) copyLabels(labels map[string]string) map[string]string {

@@ -16,7 +16,8 @@ import (
 )
 
 // A real change of a Service's selector or ports, or of a pod's labels,
-// readiness or address, reaches istiod through the EndpointSlices the
+// readiness or address (or of the workload controller that makes the pod),
+// reaches istiod through the EndpointSlices the
 // endpoint controller rewrites. A what-if has no controller: EndpointSlices
 // plays its part on the overlays of one cluster, for the Services of the
 // namespaces the changes touch — each Service with a selector gets the
@@ -37,11 +38,15 @@ func (o *Overlay) EndpointSlices(changed []*unstructured.Unstructured) []string 
 	touched, given := map[string]bool{}, map[string]bool{}
 	for _, obj := range changed {
 		ns := obj.GetNamespace()
-		switch obj.GroupVersionKind().GroupKind().String() {
+		gk := obj.GroupVersionKind().GroupKind()
+		switch gk.String() {
 		case "Service", "Pod":
 			touched[ns] = true
 		case "EndpointSlice.discovery.k8s.io":
 			given[ns+"/"+obj.GetLabels()[discoveryv1.LabelServiceName]] = true
+		default:
+			// A workload controller's pods (ApplyWorkload).
+			touched[ns] = touched[ns] || IsWorkload(gk)
 		}
 	}
 	if len(touched) == 0 {

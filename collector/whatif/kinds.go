@@ -46,27 +46,37 @@ var istiodReads = map[schema.GroupKind]string{
 	{Group: groupGatewayAPI, Kind: "ReferenceGrant"}:           "which routes may name services of another namespace",
 }
 
-// workloadControllers make the pods istiod reads; istiod reads the pods,
-// not them.
-var workloadControllers = map[string]bool{
-	"Deployment": true, "StatefulSet": true, "DaemonSet": true, "ReplicaSet": true, "Job": true, "CronJob": true,
+// workloadControllers are the controllers whose pods a what-if re-makes from their
+// template (collector/watch ApplyWorkload): istiod reads the pods, not
+// them.
+var workloadControllers = map[schema.GroupKind]bool{
+	{Group: "apps", Kind: "Deployment"}: true, {Group: "apps", Kind: "StatefulSet"}: true,
+	{Group: "apps", Kind: "DaemonSet"}: true, {Group: "apps", Kind: "ReplicaSet"}: true,
 }
+
+// jobs make pods that run to completion, which meshscope does not make
+// from their template.
+var jobs = map[string]bool{"Job": true, "CronJob": true}
 
 // clusterScoped kinds have no namespace (kubectl puts the others in
 // "default" when the object names none).
 var clusterScoped = map[string]bool{"Namespace": true, "Node": true}
 
 // Unmodelled says why a kind changes nothing meshscope predicts ("" for
-// the kinds it reads), and whether istiod reads it.
+// the kinds it reads, and for workload controllers, which it expands into
+// the pods they own), and whether istiod reads it.
 func unmodelled(gk schema.GroupKind) (why string, istiodReadsIt bool) {
 	if modelled[gk] {
 		return "", true
 	}
+	if workloadControllers[gk] {
+		return "", false
+	}
 	if w, ok := istiodReads[gk]; ok {
 		return "istiod reads it, meshscope does not model it: it changes " + w, true
 	}
-	if workloadControllers[gk.Kind] {
-		return "istiod does not read " + gk.Kind + "s, only the Pods and EndpointSlices they make: write those to see the change", false
+	if jobs[gk.Kind] {
+		return "istiod does not read " + gk.Kind + "s, only the Pods and EndpointSlices they make: write those to see the change (meshscope re-makes the pods of Deployments, StatefulSets, DaemonSets and ReplicaSets, not of Jobs)", false
 	}
 	return "istiod does not read it", false
 }

@@ -31,6 +31,9 @@ type objectOutcome struct {
 	Read        []string `json:"read,omitempty"`
 	Unread      string   `json:"unread,omitempty"`
 	IstiodReads bool     `json:"istiodReads"`
+	// Effect says what a workload controller does to the pods it owns
+	// ("2 pods in cluster2 re-made from its template, …").
+	Effect string `json:"effect,omitempty"`
 }
 
 // Problems are the doctor problems the change brings and the ones it
@@ -76,7 +79,10 @@ type Applied struct {
 	Before, After *model.Snapshot
 	Read          [][]string
 	Unread        []string
-	Notes         []string
+	// Effect is what each workload controller did to its pods ("" for
+	// other kinds; may be shorter than Read).
+	Effect []string
+	Notes  []string
 }
 
 // Answer is the report of a request, from what the collector applied.
@@ -95,7 +101,10 @@ func Answer(req Request, a Applied) *Report {
 			oc.Unread = why
 		case i < len(a.Read):
 			oc.Read, oc.Unread = a.Read[i], a.Unread[i]
-			if len(oc.Read) == 0 && oc.Unread == "" {
+			if i < len(a.Effect) {
+				oc.Effect = a.Effect[i]
+			}
+			if len(oc.Read) == 0 && oc.Unread == "" && oc.Effect == "" {
 				oc.Unread = "no cache of cluster " + o.Cluster + " reads it"
 			}
 			i++

@@ -38,9 +38,14 @@ func WriteText(w io.Writer, rep *Report, max int) {
 	p("\nOBJECTS\n")
 	for _, o := range rep.Objects {
 		what := fmt.Sprintf("%s %s %s in %s (%s)", o.Action, o.Kind, o.Name, o.Cluster, o.Origin)
-		if len(o.Read) > 0 {
+		switch {
+		case o.Effect != "" && len(o.Read) > 0:
+			p("  %s: %s (read as %s)\n", what, o.Effect, strings.Join(o.Read, ", "))
+		case o.Effect != "":
+			p("  %s: %s\n", what, o.Effect)
+		case len(o.Read) > 0:
 			p("  %s: read as %s\n", what, strings.Join(o.Read, ", "))
-		} else {
+		default:
 			p("  %s: changes nothing meshscope predicts — %s\n", what, o.Unread)
 		}
 	}

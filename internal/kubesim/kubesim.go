@@ -44,6 +44,9 @@ type Pod struct {
 	// Args its arguments.
 	Image string
 	Args  []string
+	// Controller is the pod's controller (a ReplicaSet, …), as the
+	// controller that made it writes it; nil for none.
+	Controller *metav1.OwnerReference
 }
 
 // CreatePod creates the Pod and writes its status as a kubelet would.
@@ -61,6 +64,9 @@ func CreatePod(ctx context.Context, cs kubernetes.Interface, p Pod) error {
 			NodeName:           p.Node,
 			Containers:         []corev1.Container{{Name: p.Container, Image: p.Image, Args: p.Args, Env: envOf(p.Env)}},
 		},
+	}
+	if p.Controller != nil {
+		pod.OwnerReferences = []metav1.OwnerReference{*p.Controller}
 	}
 	created, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {

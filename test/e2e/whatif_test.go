@@ -38,7 +38,9 @@ var (
 	gvrServices   = e2eutil.Services
 	gvrPods       = e2eutil.Pods
 	gvrConfigMaps = e2eutil.ConfigMaps
-	withoutLabel  = e2eutil.WithoutLabel
+	// gvrDeployments are apps/v1 Deployments (a what-if of a workload controller).
+	gvrDeployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	withoutLabel   = e2eutil.WithoutLabel
 )
 
 // docsIn decodes YAML documents as objects of cluster.
@@ -163,14 +165,19 @@ spec:
 	}
 	type scenario struct {
 		name string
-		// setup, if set, is made for real first (and undone at the end).
+		// setup, if set, is made for real first (and undone at the end);
+		// seen says what meshscope has not seen of it yet ("" once it has).
 		setup, undoSetup func() error
+		seen             func(*model.Snapshot) string
 		objects          func(t *testing.T) []whatif.Object
 		delete           bool
 		env              []model.IstiodEnv
 		apply, undo      func() error
 		host             string
 		port             int32
+		// effect is what the report must say the change did (a part of
+		// the first object's effect).
+		effect string
 		// scoped: the change takes the service out of the proxy's scope
 		// (CDS); a probe that still disagrees reconnects, as a new proxy
 		// gets istiod's current answer.
@@ -302,6 +309,38 @@ spec:
 			host: hello, port: 5000,
 		},
 		{
+			name: "Deployment helloworld-v2 of cluster2 with a template without the mTLS label (its pod re-made: relabelled, as its controller would)",
+			setup: func() error {
+				return theLab.AdoptPod(ctx, "cluster2", lab.SampleNamespace, pod2, "helloworld-v2")
+			},
+			undoSetup: func() error {
+				return theLab.ReleasePod(ctx, "cluster2", lab.SampleNamespace, pod2, "helloworld-v2")
+			},
+			seen: func(s *model.Snapshot) string {
+				for _, e := range s.Service(hello).Clusters["cluster2"].Endpoints {
+					if e.Labels["pod-template-hash"] != "" {
+						return ""
+					}
+				}
+				return "meshscope has not seen " + pod2 + " owned by helloworld-v2"
+			},
+			objects: func(t *testing.T) []whatif.Object {
+				u := liveObject(t, "cluster2", gvrDeployments, "Deployment", lab.SampleNamespace, "helloworld-v2")
+				unstructured.RemoveNestedField(u.Object, "spec", "template", "metadata", "labels", lab.TLSModeLabel)
+				return []whatif.Object{{Cluster: "cluster2", Object: u, File: "deploy.yaml", Line: 1}}
+			},
+			apply: func() error {
+				// What the rollout would do to the pod (the lab runs no
+				// controller): its mTLS label gone.
+				return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.TLSModeLabel, nil)
+			},
+			undo: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.TLSModeLabel, str("istio"))
+			},
+			host: hello, port: 5000,
+			effect: "1 pod in cluster2 re-made from its template (" + pod2 + ")",
+		},
+		{
 			name: "helloworld in cluster1 selects version v2 only (its selector changed: the endpoint controller empties its slice)",
 			objects: func(t *testing.T) []whatif.Object {
 				u := liveObject(t, "cluster1", gvrServices, "Service", lab.SampleNamespace, "helloworld")
@@ -343,6 +382,9 @@ spec:
 				if !reg.Snapshot().Time.After(undone) {
 					return "meshscope has not seen the last scenario undone"
 				}
+				if sc.seen != nil {
+					return sc.seen(reg.Snapshot())
+				}
 				return ""
 			})
 			// meshscope and istiod agree on the mesh as it is, for the
@@ -370,15 +412,28 @@ spec:
 			if !changed {
 				t.Fatalf("the what-if predicts no change for %s", sc.host)
 			}
+			if sc.effect != "" && !strings.Contains(w.Outcomes[0].Effect, sc.effect) {
+				t.Fatalf("the what-if says %q, want %q", w.Outcomes[0].Effect, sc.effect)
+			}
 			if m := matches(w.Before, views, sc.host, sc.port); m != "" {
 				t.Fatalf("what-if's before: %s", m)
 			}
+			logSent(t, "before", views, eds)
 			withChange(t, sc.apply, func() error {
 				undone = time.Now()
 				return sc.undo()
 			})
 			agree(t, func() *model.Snapshot { return w.After }, views, sc.host, sc.port, eds, sc.scoped)
+			logSent(t, "after", views, eds)
 		})
+	}
+}
+
+// logSent logs what istiod sends each view (go test -v).
+func logSent(t *testing.T, when string, views []*whatIfView, eds string) {
+	t.Helper()
+	for _, v := range views {
+		t.Logf("%s: istiod %s sends %s %v", when, v.istiod.Cluster, v.vp, v.p.eds(eds))
 	}
 }
 
