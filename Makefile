@@ -13,7 +13,7 @@ LAB         := $(GO) run ./lab/cmd/meshscope-lab
 # Unit and component tests: everything but the e2e tests, which need the lab.
 TEST_PKGS    = $(shell $(GO) list ./... | grep -v /test/e2e)
 
-.PHONY: all build test lint fuzz release man lab lab-build lab-down lab-status e2e bench bench-go bench-lab bench-e2e soak screenshots demo clean
+.PHONY: all build test lint fuzz release man lab lab-build lab-down lab-status e2e bench bench-go bench-compare bench-lab bench-e2e soak screenshots demo clean
 
 all: lint test build
 
@@ -75,6 +75,13 @@ bench: bench-go bench-lab
 ## bench-go: Go benchmarks of every package (no lab needed)
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem $(TEST_PKGS)
+
+## bench-compare: the Go benchmarks of docs/benchmarks.md's table on BASE
+## (a git revision) and on the working tree, alternately, with min–max per
+## benchmark side by side, e.g. `make bench-compare BASE=d9da168`
+BASE ?= HEAD~1
+bench-compare:
+	lab/bench/compare.sh $(BASE)
 
 ## bench-lab: the collector at lab scale: its own 3-cluster lab in
 ## .lab/bench (ports +200), 2,000 services / 30,000 endpoints, meshscope's time
