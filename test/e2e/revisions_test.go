@@ -379,6 +379,23 @@ func TestRevisionsOnLab(t *testing.T) {
 			t.Errorf("doctor through port-forwards: %s: %s", p.Kind, p.Sentence)
 		}
 	}
+	// --revision canary: cluster1 stands for the canary, and the default
+	// revision is the control plane of its own (cluster1@default), reached
+	// through its own pod; the same difference, named the other way round.
+	ps, _ = doctorJSON(t, "--context", "cluster1,cluster2", "--revision", "canary")
+	found := false
+	for _, p := range ofKind(ps, model.ProblemRevisionsSendDifferently) {
+		found = found || strings.Contains(p.Sentence, "revisions canary and default of cluster1 send a cluster1/network1 proxy different endpoints") &&
+			strings.Contains(strings.Join(p.Examples, "\n"), "helloworld.sample:5000 (canary: 10.44.0.13:5000 w=1; default: 10.44.0.13:5000 w=1, 192.168.60.9:15443 w=1)")
+	}
+	if !found {
+		t.Errorf("revisions-send-differently with --revision canary: %+v", ofKind(ps, model.ProblemRevisionsSendDifferently))
+	}
+	for _, p := range ps {
+		if p.Kind == model.ProblemXDSDiffers || p.Kind == model.ProblemIstiodUnreachable {
+			t.Errorf("doctor --revision canary through port-forwards: %s: %s", p.Kind, p.Sentence)
+		}
+	}
 	// The canary made like the default (the same mesh config, its rule
 	// gone): the difference clears.
 	if err := theLab.SetRevisionMeshConfig(ctx, "cluster1", "canary", lab.MeshConfigText); err != nil {
