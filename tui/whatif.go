@@ -160,6 +160,18 @@ func (o *overlay) banner(escDrops bool) string {
 	case errs > 1:
 		n += fmt.Sprintf(", %d new errors", errs)
 	}
+	// Nothing changes for any proxy: say why, from the first object that
+	// changes nothing (a Deployment that owns no live pod, a kind istiod
+	// does not read) — the command prints every object; here it is the
+	// banner's only answer.
+	if len(o.hosts) == 0 && len(o.rep.Problems.New) == 0 {
+		for _, ob := range o.rep.Objects {
+			if ob.Unread != "" {
+				n += fmt.Sprintf("; %s %s: %s", ob.Kind, ob.Name, ob.Unread)
+				break
+			}
+		}
+	}
 	// What a pipeline running `meshscope what-if --fail-on RULES` would
 	// get: said only when it fails.
 	if len(o.rep.Fail) > 0 {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -135,6 +136,12 @@ func TestOverlayModel(t *testing.T) {
 	if n := ov.inIndex(buildIndex(testSnapshot(), nil, nil)); n != 2 {
 		t.Errorf("%d changed services in the index, want 2 (ext exists only after)", n)
 	}
+	// A change that changes nothing says why (its objects' outcomes).
+	var nothing whatif.Report
+	if err := json.Unmarshal([]byte(`{"objects":[{"action":"put","kind":"Deployment","name":"sample/hello","unread":"it owns no live pod in cluster2"}]}`), &nothing); err != nil {
+		t.Fatal(err)
+	}
+	unchanged := newOverlay("hello.yaml", "cluster2", &nothing)
 	// Judged by --fail-on's rules, as the run does (whatIfCmd).
 	judged := func(rules []string) *overlay {
 		rep := testReport()
@@ -151,6 +158,7 @@ func TestOverlayModel(t *testing.T) {
 		{ov, true, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints, 1 new error) — esc to drop"},
 		{ov, false, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints, 1 new error) — :whatif off to drop"},
 		{newOverlay("--delete x.yaml", "cluster1", &whatif.Report{Changes: testReport().Changes[:1]}), true, "WHAT-IF: --delete x.yaml (1 service changes) — esc to drop"},
+		{unchanged, true, "WHAT-IF: hello.yaml (0 services change; Deployment sample/hello: it owns no live pod in cluster2) — esc to drop"},
 		{judged(whatif.DefaultFailOn), true, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints, 1 new error; FAILS --fail-on error,lost) — esc to drop"},
 		{judged([]string{"none"}), true, "WHAT-IF: dr.yaml (3 services change, 2 lose endpoints, 1 new error) — esc to drop"},
 	} {
