@@ -78,6 +78,20 @@ func (c *Cluster) PredictedRevisionOf() string {
 	return RevisionDefault
 }
 
+// ControlPlaneRevision is the revision control plane cp serves:
+// cluster1@canary's canary, cluster1's its predicted revision ("default"
+// for a cluster the snapshot does not hold).
+func (s *Snapshot) ControlPlaneRevision(cp string) string {
+	cluster, rev := SplitControlPlane(cp)
+	if rev != "" {
+		return rev
+	}
+	if c := s.ClusterByID(cluster); c != nil {
+		return c.PredictedRevisionOf()
+	}
+	return RevisionDefault
+}
+
 // RevisionPlane returns the plane of control plane cp, nil when cp names
 // a cluster alone, its predicted revision, or a revision not running.
 func (s *Snapshot) RevisionPlane(cp string) *RevisionPlane {

@@ -71,10 +71,21 @@ func (c *Cluster) Revisions() []string {
 	return out
 }
 
+// IstiodsOfRevision are c's istiod pods of revision rev (ready or not).
+func (c *Cluster) IstiodsOfRevision(rev string) []IstiodPod {
+	var out []IstiodPod
+	for _, p := range c.Istiods {
+		if p.RevisionName() == rev {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // RevisionReady reports whether a ready istiod pod of revision rev runs in c.
 func (c *Cluster) RevisionReady(rev string) bool {
-	for _, p := range c.Istiods {
-		if p.Ready && p.RevisionName() == rev {
+	for _, p := range c.IstiodsOfRevision(rev) {
+		if p.Ready {
 			return true
 		}
 	}

@@ -225,16 +225,8 @@ func (s *Snapshot) settingsInput(cp string, env []IstiodEnv) settingsInput {
 	// A control plane's pods are those of its revision: cluster1@canary's
 	// the canary's, cluster1's the predicted revision's (all of them when
 	// none of its pods carries it: a pod read without its labels).
-	cluster, rev := SplitControlPlane(cp)
-	if c := s.ClusterByID(cluster); c != nil {
-		if rev == "" {
-			rev = c.PredictedRevisionOf()
-		}
-		for _, p := range c.Istiods {
-			if p.RevisionName() == rev {
-				in.pods = append(in.pods, p)
-			}
-		}
+	if c := s.ClusterByID(ControlPlaneCluster(cp)); c != nil {
+		in.pods = c.IstiodsOfRevision(s.ControlPlaneRevision(cp))
 		if in.pods == nil && s.RevisionPlane(cp) == nil {
 			in.pods = c.Istiods
 		}

@@ -122,20 +122,12 @@ type cpRow struct {
 func controlPlaneRows(snap *model.Snapshot, views []model.IstiodView) []cpRow {
 	var out []cpRow
 	for _, cp := range snap.AllControlPlanes() {
-		cluster, rev := model.SplitControlPlane(cp)
+		cluster := model.ControlPlaneCluster(cp)
 		r := cpRow{id: cp, cluster: cluster}
 		if c := snap.ClusterByID(cluster); c != nil {
 			r.istiods = c.Istiods
 			if len(snap.RevisionControlPlanes(cluster)) > 0 {
-				if rev == "" {
-					rev = c.PredictedRevisionOf()
-				}
-				r.istiods = nil
-				for _, p := range c.Istiods {
-					if p.RevisionName() == rev {
-						r.istiods = append(r.istiods, p)
-					}
-				}
+				r.istiods = c.IstiodsOfRevision(snap.ControlPlaneRevision(cp))
 			}
 		}
 		r.reads, r.from, r.known = explain.ReadsOf(snap, cp, views)

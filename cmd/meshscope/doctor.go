@@ -174,6 +174,6 @@ func writeOtherRevisions(w io.Writer, snap *model.Snapshot) {
 			continue
 		}
 		fmt.Fprintf(w, "istiod %s runs %d revisions, each a control plane of its own: %s is revision %s, and %s; what each sends is compared with its own prediction when meshscope reaches it (a port-forward to each revision's pod, or --xds-address %s=ADDRESS).\n",
-			cp, len(others)+1, cp, snap.ClusterByID(cp).PredictedRevisionOf(), strings.Join(others, ", "), others[0])
+			cp, len(others)+1, cp, snap.ControlPlaneRevision(cp), strings.Join(others, ", "), others[0])
 	}
 }

@@ -23,14 +23,12 @@ func writeRevisionTables(tw *tabwriter.Writer, s *model.Snapshot) {
 				header = true
 			}
 			var pods, tags []string
-			for _, p := range c.Istiods {
-				if p.RevisionName() == rev {
-					name := p.Name
-					if !p.Ready {
-						name += " (not ready)"
-					}
-					pods = append(pods, name)
+			for _, p := range c.IstiodsOfRevision(rev) {
+				name := p.Name
+				if !p.Ready {
+					name += " (not ready)"
 				}
+				pods = append(pods, name)
 			}
 			for _, t := range c.RevisionTags {
 				if t.Revision == rev {

@@ -253,7 +253,7 @@ func revisionNote(snap *model.Snapshot, cp string) string {
 	if len(revs) < 2 {
 		return ""
 	}
-	rev := revisionOfControlPlane(snap, cp)
+	rev := snap.ControlPlaneRevision(cp)
 	var others []string
 	for _, r := range revs {
 		switch {

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -53,18 +54,12 @@ func revisionsSentProblems(snap *model.Snapshot, sent []Sent) []Problem {
 // revisionPairProblem is the problem of two revisions' EDS for one proxy,
 // ok false when they agree on every cluster both sent.
 func revisionPairProblem(snap *model.Snapshot, cluster, viewpoint string, a, b *Sent) (Problem, bool) {
-	ra, rb := revisionOfControlPlane(snap, a.ControlPlane), revisionOfControlPlane(snap, b.ControlPlane)
+	ra, rb := snap.ControlPlaneRevision(a.ControlPlane), snap.ControlPlaneRevision(b.ControlPlane)
 	if ra == rb {
 		return Problem{}, false // the same revision named twice
 	}
 	var differ []string
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for n := range a.EDS {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(a.EDS)) {
 		lb, ok := b.EDS[name]
 		if !ok {
 			continue
@@ -80,19 +75,6 @@ func revisionPairProblem(snap *model.Snapshot, cluster, viewpoint string, a, b *
 		Sentence: fmt.Sprintf("revisions %s and %s of %s send a %s proxy different endpoints for %d cluster(s): a proxy's endpoints change when its namespace moves between them (istio.io/rev) — first %s",
 			ra, rb, cluster, viewpoint, len(differ), differ[0]),
 		Examples: differ}, true
-}
-
-// revisionOfControlPlane names the revision a control plane serves:
-// cluster1@canary's canary, cluster1's its predicted revision.
-func revisionOfControlPlane(snap *model.Snapshot, cp string) string {
-	cluster, rev := model.SplitControlPlane(cp)
-	if rev != "" {
-		return rev
-	}
-	if c := snap.ClusterByID(cluster); c != nil {
-		return c.PredictedRevisionOf()
-	}
-	return model.RevisionDefault
 }
 
 // endpointSet is one load assignment's endpoints as a sorted line:

@@ -335,8 +335,8 @@ func revisionVersion(snap *model.Snapshot, cp string, id *model.InjectedIdentity
 		return ""
 	}
 	v := ""
-	for _, p := range c.Istiods {
-		if p.RevisionName() == id.Revision && p.Version != "" && (v == "" || p.Ready) {
+	for _, p := range c.IstiodsOfRevision(id.Revision) {
+		if p.Version != "" && (v == "" || p.Ready) {
 			v = p.Version
 		}
 	}
