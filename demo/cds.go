@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/analysis/horizon"
 )
 
 // The demo's CDS is shaped like istiod's for a sidecar, as far as the

@@ -3,13 +3,13 @@
 // its real code path (sources, remote secrets, informers, states, networks,
 // gateways), and an in-process xDS server (go-control-plane) that answers the
 // real xdsclient with EDS computed by the same split-horizon rules
-// (collector/horizon), and with LDS and RDS shaped like istiod's for a
+// (analysis/horizon), and with LDS and RDS shaped like istiod's for a
 // sidecar, so the proxy-config view has listeners and routes. cluster1's
 // Istio config (in its fake dynamic client) adds a VM service from a
 // ServiceEntry and its WorkloadEntries, and DestinationRule subsets, whose
 // clusters the xDS server serves too. Namespace ambient runs in ambient
 // mode: the same server sends ztunnels the workload API (WDS)
-// collector/ambient predicts, with Gateway API east-west Gateways in the
+// analysis/ambient predicts, with Gateway API east-west Gateways in the
 // fake dynamic clients. Its pods with sidecars run an istio-proxy
 // container, and its control plane serves istiod's debug views on
 // loopback (debug.go: /debug/syncz, clusterz, networkz) with planted proxy

@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/fleet"
-	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/fleet"
+	"github.com/meshscope/meshscope/session/istiod"
 )
 
 // The demo's istiod debug endpoint: syncz lists every proxy of the clusters

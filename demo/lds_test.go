@@ -17,7 +17,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/tui"
 	"github.com/meshscope/meshscope/xdsclient"

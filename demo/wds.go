@@ -10,7 +10,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/meshscope/meshscope/collector/ambient"
+	"github.com/meshscope/meshscope/analysis/ambient"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -19,7 +19,7 @@ import (
 // istiod in ambient multi-network mode sends every ztunnel (WDS, type
 // istio.workload.Address, Delta ADS). Like istiod, it holds one collection
 // for every client (WDS does not depend on the ztunnel): the resources
-// collector/ambient predicts for the control plane's cluster, encoded with
+// analysis/ambient predicts for the control plane's cluster, encoded with
 // xdsclient.EncodeWDSAddress. Only resources whose bytes changed are
 // pushed, and removed ones are named, as istiod does.
 type wdsServer struct {

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/ambient"
-	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/analysis/ambient"
+	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 

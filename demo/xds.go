@@ -20,7 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -32,7 +32,7 @@ import (
 // unless the planted churn makes them race — and LDS and RDS shaped like
 // istiod's for a sidecar (lds.go), for the proxy-config view; and to every
 // ztunnel the workload API of istiod in ambient multi-network mode
-// (wds.go), predicted by collector/ambient.
+// (wds.go), predicted by analysis/ambient.
 type xdsServer struct {
 	cache cachev3.SnapshotCache
 	// wds serves ztunnels (type istio.workload.Address) the workload API.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/session/istiod"
 )
 
 // MeshConfigText is the MeshConfig the lab's istiods start with: the seed

@@ -8,8 +8,8 @@
 // control plane sees it (ForControlPlane, Restrict), the control planes
 // (ControlPlanes) and what changed between two snapshots (DiffSnapshots).
 //
-// It imports no client-go: the predictions (collector/horizon,
-// collector/ambient), the diagnosis (collector/explain), the UI and the
+// It imports no client-go: the predictions (analysis/horizon,
+// analysis/ambient), the diagnosis (analysis/explain), the UI and the
 // commands read a Snapshot without linking informers, and a Snapshot can
 // be built from objects that never came from an API server.
 package model

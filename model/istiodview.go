@@ -7,7 +7,7 @@ import (
 
 // IstiodView is istiod's own account of the mesh, from its HTTP debug
 // endpoints (port 8080, or 15014; reachable through a port-forward),
-// read by collector/istiod.
+// read by session/istiod.
 type IstiodView struct {
 	// ControlPlane names the istiod (the cluster it is primary of).
 	ControlPlane string `json:"controlPlane"`

@@ -1,7 +1,7 @@
 package model
 
 // ProblemKind is the stable code of a problem doctor and the UI report
-// (collector/explain Diagnose, with collector/ambient's problems). Scripts
+// (analysis/explain Diagnose, with analysis/ambient's problems). Scripts
 // read it in doctor's JSON: a code, once released, keeps its meaning. This
 // is the one list; the UI's badges are keyed on it (tui/doctor.go).
 type ProblemKind string
@@ -135,7 +135,7 @@ const (
 	ProblemWDSDiffers ProblemKind = "wds-differs"
 )
 
-// Problems of the mesh's real proxies (collector/fleet, read from every
+// Problems of the mesh's real proxies (analysis/fleet, read from every
 // istiod's /debug/syncz).
 const (
 	// ProblemProxyDisconnected: a pod with a proxy that no istiod lists.

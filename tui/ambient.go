@@ -1,8 +1,8 @@
 package tui
 
 import (
-	"github.com/meshscope/meshscope/collector/ambient"
-	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/analysis/ambient"
+	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )

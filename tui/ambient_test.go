@@ -8,7 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/meshscope/meshscope/collector/ambient"
+	"github.com/meshscope/meshscope/analysis/ambient"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )

@@ -7,8 +7,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/themes"
 	"github.com/meshscope/meshscope/xdsclient"

@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector/ambient"
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/fleet"
-	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/analysis/ambient"
+	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/fleet"
+	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )

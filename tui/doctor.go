@@ -3,8 +3,8 @@ package tui
 import (
 	"time"
 
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/fleet"
+	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/fleet"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )

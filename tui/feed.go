@@ -5,7 +5,7 @@ import (
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
-// Feed delivers everything the UI shows. collector/live's Feed implements
+// Feed delivers everything the UI shows. session/live's Feed implements
 // it on top of the collector and the xDS clients; tests use a fake.
 //
 // The UI reads the channels through tea.Cmds that wait on them and re-arm

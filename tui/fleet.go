@@ -7,8 +7,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/meshscope/meshscope/collector/fleet"
-	"github.com/meshscope/meshscope/collector/meshmap"
+	"github.com/meshscope/meshscope/analysis/fleet"
+	"github.com/meshscope/meshscope/analysis/meshmap"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -23,7 +23,7 @@ type FleetFeed interface {
 	Syncz() ([]fleet.Read, *model.Snapshot)
 }
 
-// fleetIndex is the fleet (collector/fleet) of one snapshot and one poll
+// fleetIndex is the fleet (analysis/fleet) of one snapshot and one poll
 // of the istiods' syncz, with the proxies view's rows pre-rendered. It is
 // built off the update loop (fleetCmd) and immutable once built.
 type fleetIndex struct {
@@ -32,7 +32,7 @@ type fleetIndex struct {
 	// the index's).
 	snap  *model.Snapshot
 	reads []fleet.Read
-	// mesh is the :map view's model (collector/meshmap), built with the
+	// mesh is the :map view's model (analysis/meshmap), built with the
 	// fleet because it reads the same index.
 	mesh meshmap.Map
 	f    fleet.Fleet

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/fleet"
+	"github.com/meshscope/meshscope/analysis/fleet"
 	"github.com/meshscope/meshscope/model"
 )
 

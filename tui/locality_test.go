@@ -6,7 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/model"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/meshscope/meshscope/collector/whatif"
+	"github.com/meshscope/meshscope/analysis/whatif"
 )
 
 // Options configure the UI.

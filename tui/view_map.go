@@ -8,12 +8,12 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/meshmap"
+	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/meshmap"
 	"github.com/meshscope/meshscope/internal/humanize"
 )
 
-// mapView (:map) draws the mesh (collector/meshmap, built off the update
+// mapView (:map) draws the mesh (analysis/meshmap, built off the update
 // loop with the fleet): one box per network holding its clusters (state,
 // data-plane mode, proxies, ★ where an istiod runs) and its gateways
 // (address, health), then each control plane's arrows to the clusters it

@@ -7,7 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/analysis/explain"
 )
 
 // problemsView is doctor's diagnosis (explain.Diagnose), live: errors

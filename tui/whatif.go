@@ -5,12 +5,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/whatif"
+	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/whatif"
 )
 
 // The what-if overlay (":whatif FILE [CLUSTER]"): a change read from a file,
-// answered by collector/whatif off the update loop, and laid over the live
+// answered by analysis/whatif off the update loop, and laid over the live
 // views — the services it changes marked, a service's endpoints before and
 // after per viewpoint, the problems it brings and resolves — until esc or
 // ":whatif off" drops it. The live mesh keeps updating underneath; the

@@ -34,7 +34,7 @@
 //
 // The package makes no Kubernetes API calls: ViewpointFromPod copies the
 // identity of a Pod object it is handed. Finding istiod, port-forwarding to
-// it and reading a real Pod are package collector/istiod's; running streams
+// it and reading a real Pod are package session/istiod's; running streams
 // for a whole mesh (a viewpoint per network and control plane, retries) is
-// package collector/live's.
+// package session/live's.
 package xdsclient

@@ -4,12 +4,12 @@ import (
 	"context"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/ambient"
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/fleet"
-	"github.com/meshscope/meshscope/collector/istiod"
-	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/analysis/ambient"
+	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/fleet"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/istiod"
+	"github.com/meshscope/meshscope/session/live"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 

@@ -13,12 +13,12 @@ import (
 	"github.com/sahilm/fuzzy"
 	"github.com/spf13/cobra"
 
-	"github.com/meshscope/meshscope/collector/ambient"
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/horizon"
-	"github.com/meshscope/meshscope/collector/istiod"
-	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/analysis/ambient"
+	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/istiod"
+	"github.com/meshscope/meshscope/session/live"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 

@@ -9,9 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/ambient"
-	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/analysis/ambient"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/live"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 

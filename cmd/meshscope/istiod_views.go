@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/istiod"
-	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/istiod"
+	"github.com/meshscope/meshscope/session/live"
 )
 
 // istiodViews reads each istiod's own view (/debug/clusterz,

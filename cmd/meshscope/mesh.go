@@ -16,9 +16,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/demo"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/live"
 )
 
 // meshOptions are the flags of every command that reads the mesh.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/session/live"
 )
 
 // globalOptions are the flags every command shares.

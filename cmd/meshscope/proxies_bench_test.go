@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/session/istiod"
 )
 
 // synczServer is a loopback istiod debug endpoint whose /debug/syncz lists

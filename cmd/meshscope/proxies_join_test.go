@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/fleet"
-	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/analysis/fleet"
 	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/istiod"
 )
 
 // TestJoinFleetSnapshotBeforeReads: a pod that the collector sees while

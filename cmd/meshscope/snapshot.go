@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/live"
 )
 
 func init() { subcommands = append(subcommands, newSnapshotCmd) }

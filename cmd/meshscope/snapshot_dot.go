@@ -4,8 +4,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/meshmap"
+	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/meshmap"
 	"github.com/meshscope/meshscope/model"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/meshscope/meshscope/collector/live"
-	"github.com/meshscope/meshscope/collector/whatif"
+	"github.com/meshscope/meshscope/analysis/whatif"
+	"github.com/meshscope/meshscope/session/live"
 	"github.com/meshscope/meshscope/tui"
 	"github.com/meshscope/meshscope/xdsclient"
 )

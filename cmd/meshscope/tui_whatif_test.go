@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/whatif"
+	"github.com/meshscope/meshscope/analysis/whatif"
 	"github.com/meshscope/meshscope/model"
 )
 

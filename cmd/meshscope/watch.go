@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/meshscope/meshscope/collector/istiod"
-	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/istiod"
+	"github.com/meshscope/meshscope/session/live"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector/horizon"
-	"github.com/meshscope/meshscope/collector/istiod"
+	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/istiod"
 )
 
 // serviceHost splits a Service given as NAME.NAMESPACE or as its hostname

@@ -7,10 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshscope/meshscope/analysis/whatif"
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/collector/live"
-	"github.com/meshscope/meshscope/collector/whatif"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/live"
 )
 
 func init() { subcommands = append(subcommands, newWhatIfCmd) }

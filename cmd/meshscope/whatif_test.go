@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshscope/meshscope/collector/whatif"
+	"github.com/meshscope/meshscope/analysis/whatif"
 )
 
 // TestWhatIfDemo: the README's example — a DestinationRule that turns mTLS

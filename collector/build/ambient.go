@@ -16,7 +16,7 @@ import (
 // Gateway API Gateways (the east-west gateways of ambient multi-network),
 // and pods' service accounts (the identities a global service is reached
 // with). AmbientCluster carries those facts for one cluster; the prediction
-// of what each istiod sends a ztunnel (collector/ambient) reads them.
+// of what each istiod sends a ztunnel (analysis/ambient) reads them.
 
 // buildAmbient gathers a cluster's ambient facts from its caches
 // (serviceLabels, by hostname, from BuildPart's pass over the Services).

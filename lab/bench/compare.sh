@@ -28,8 +28,8 @@ pair() { # basepkg headpkg regex flags...
   done
 }
 uptime
-pair ./collector/horizon/ ./collector/horizon/ 'PredictWholeMesh$|PredictWholeMeshLocalities|PredictWholeMeshIstioConfig' -benchmem -count 1
-pair ./collector/explain/ ./collector/explain/ 'Diagnose' -benchtime 5x -count 1
+pair ./analysis/horizon/ ./analysis/horizon/ 'PredictWholeMesh$|PredictWholeMeshLocalities|PredictWholeMeshIstioConfig' -benchmem -count 1
+pair ./analysis/explain/ ./analysis/explain/ 'Diagnose' -benchtime 5x -count 1
 pair ./xdsclient/ ./xdsclient/ 'WDSPush10k|EDSPush10k$|IdleStreams' -benchmem -benchtime 30x -count 1
 # BuildPart moved from collector to collector/watch (issue 25).
 bp=./collector/watch/
@@ -38,7 +38,7 @@ pair "$bp" ./collector/watch/ 'BuildPart' -benchtime 5x -count 1
 pair ./collector/ ./collector/ 'Publish' -benchtime 5x -count 1
 pair ./tui/ ./tui/ 'ViewServices$|ViewServicesFiltered|ViewClusters|ViewService$|FuzzyKeystroke|FuzzyFirstKeystroke|StartupFirstFrame|FleetBuild|ProxiesDerive|ProxiesApply|ViewProxies|ViewMap' -benchmem -count 1
 pair ./cmd/meshscope/ ./cmd/meshscope/ 'ProxiesCommand' -benchmem -count 1
-pair ./collector/live/ ./collector/live/ 'WhatIfOneObject' -benchtime 5x -count 1
+pair ./session/live/ ./session/live/ 'WhatIfOneObject' -benchtime 5x -count 1
 pair ./demo/ ./demo/ 'DemoSettle' -count 1
 uptime
 echo

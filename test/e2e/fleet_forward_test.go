@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshscope/meshscope/analysis/fleet"
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/collector/fleet"
-	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/session/live"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/horizon"
+	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/collector/istiod"
-	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/istiod"
+	"github.com/meshscope/meshscope/session/live"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/explain"
+	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/xdsclient"
 )

@@ -18,10 +18,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/whatif"
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/horizon"
-	"github.com/meshscope/meshscope/collector/whatif"
 	"github.com/meshscope/meshscope/internal/kubesim"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"

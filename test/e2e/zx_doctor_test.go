@@ -24,11 +24,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/istiod"
 )
 
 // xdsAll and debugAll name both istiods, for --xds-address and

@@ -13,11 +13,11 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/istiod"
 	"github.com/meshscope/meshscope/test/e2e/e2eutil"
 )
 

@@ -23,11 +23,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/collector/explain"
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/istiod"
 )
 
 const helloHost = "helloworld.sample.svc.cluster.local"

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/istiod"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/session/istiod"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 

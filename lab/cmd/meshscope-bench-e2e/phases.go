@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/lab/scale"
+	"github.com/meshscope/meshscope/session/live"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 

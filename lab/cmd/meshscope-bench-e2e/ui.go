@@ -17,9 +17,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/internal/uiprobe"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/live"
 	"github.com/meshscope/meshscope/tui"
 	"github.com/meshscope/meshscope/xdsclient"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/live"
+	"github.com/meshscope/meshscope/session/live"
 )
 
 // dumpDir is where a UI session that is slow to get ready dumps its

@@ -1,5 +1,5 @@
 // Command meshscope-soak runs meshscope for a long while the way the
-// terminal UI runs it — collector/live's session and feed, tui.Model in a
+// terminal UI runs it — session/live's session and feed, tui.Model in a
 // Bubble Tea program drawing every frame (into nothing), a scripted user
 // moving through every view and resizing the terminal — and checks that
 // nothing grows without bound. Every few seconds it samples the live heap

@@ -16,9 +16,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/collector/live"
 	"github.com/meshscope/meshscope/demo"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/live"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshscope/meshscope/analysis/ambient"
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/collector/ambient"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/xdsclient"
 )

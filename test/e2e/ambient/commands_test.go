@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/collector/ambient"
+	"github.com/meshscope/meshscope/analysis/ambient"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/test/e2e/e2eutil"
 	"github.com/meshscope/meshscope/xdsclient"

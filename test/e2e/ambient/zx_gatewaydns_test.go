@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshscope/meshscope/analysis/ambient"
+	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/collector/ambient"
-	"github.com/meshscope/meshscope/collector/explain"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/test/e2e/e2eutil"

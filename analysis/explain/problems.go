@@ -1,0 +1,285 @@
+package explain
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/model"
+)
+
+// Severity orders problems: errors first.
+type Severity string
+
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Info    Severity = "info"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case Error:
+		return 0
+	case Warning:
+		return 1
+	}
+	return 2
+}
+
+// Problem is one thing wrong in the mesh, with the object it concerns so a
+// reader (the TUI) can jump to it.
+type Problem struct {
+	Severity Severity `json:"severity"`
+	// Kind is a stable code (model.ProblemKind: model/problems.go lists them).
+	Kind model.ProblemKind `json:"kind"`
+	// Cluster and Service name what the problem concerns (either may be empty).
+	Cluster  string `json:"cluster,omitempty"`
+	Service  string `json:"service,omitempty"`
+	Sentence string `json:"sentence"`
+	// Count is, for a row that groups repeated problems (the same cause
+	// over many pods or services), how many it stands for; Examples names
+	// the first few of them. Zero for a single problem.
+	Count    int      `json:"count,omitempty"`
+	Examples []string `json:"examples,omitempty"`
+	// Services lists, for a grouped row over several services (Service is
+	// then empty), every one of them, for a reader that marks services
+	// (the UI's badges); doctor's JSON leaves it out.
+	Services []string `json:"-"`
+	// group, when set, lets Group merge this problem with others of the
+	// same cause.
+	group *grouping
+}
+
+// Viewpoints are the default viewpoints: one sidecar per network, in the
+// first cluster of that network, served by that cluster's istiod when it
+// is a context cluster (a primary), else by the first context cluster's.
+func Viewpoints(snap *model.Snapshot) []horizon.Proxy {
+	var out []horizon.Proxy
+	for _, n := range snap.Networks {
+		if n.Name == "" {
+			continue
+		}
+		p := horizon.Proxy{Network: n.Name}
+		if len(n.Clusters) > 0 {
+			p.Cluster = n.Clusters[0]
+		}
+		for _, mc := range snap.MeshConfigs {
+			if mc.Cluster == p.Cluster {
+				p.ConfigCluster = p.Cluster
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// SortProblems orders problems errors first, then by kind and subject.
+func SortProblems(ps []Problem) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].Severity.rank() != ps[j].Severity.rank() {
+			return ps[i].Severity.rank() < ps[j].Severity.rank()
+		}
+		if ps[i].Kind != ps[j].Kind {
+			return ps[i].Kind < ps[j].Kind
+		}
+		return ps[i].Service+ps[i].Cluster < ps[j].Service+ps[j].Cluster
+	})
+}
+
+// HasErrors reports whether any problem is an error (doctor's exit code).
+func HasErrors(ps []Problem) bool {
+	for _, p := range ps {
+		if p.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+func clusterProblems(snap *model.Snapshot) []Problem {
+	var ps []Problem
+	for _, c := range snap.Clusters {
+		via := ""
+		if c.Source.Kind == model.SourceSecret {
+			via = fmt.Sprintf(" (remote secret %s)", c.Source.Name)
+		}
+		switch c.State {
+		case model.StateSynced:
+		case model.StateError:
+			kind := model.ProblemClusterState
+			if c.Source.Kind == model.SourceSecret {
+				kind = model.ProblemRemoteSecret
+			}
+			ps = append(ps, Problem{Severity: Error, Kind: kind, Cluster: c.ID,
+				Sentence: fmt.Sprintf("cluster %s%s: %s", c.ID, via, orText(c.Reason, "error"))})
+		case model.StateRemoved:
+		default:
+			sev := Warning
+			if c.State == model.StateTimeout {
+				sev = Error
+			}
+			ps = append(ps, Problem{Severity: sev, Kind: model.ProblemClusterState, Cluster: c.ID,
+				Sentence: fmt.Sprintf("cluster %s%s is %s%s: its services and endpoints may be incomplete", c.ID, via, c.State, withReason(c.Reason))})
+		}
+		for _, w := range c.Warnings {
+			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemClusterWarning, Cluster: c.ID, Sentence: fmt.Sprintf("cluster %s: %s", c.ID, w)})
+		}
+	}
+	return ps
+}
+
+// gatewayFound: the gateway Service ns/name of cluster gives a gateway.
+func gatewayFound(snap *model.Snapshot, name, cluster string) bool {
+	for _, g := range snap.Gateways {
+		if g.Service == name && g.Cluster == cluster {
+			return true
+		}
+	}
+	return false
+}
+
+func readyEndpoints(sic *model.ServiceInCluster) int {
+	n := 0
+	for _, e := range sic.Endpoints {
+		if e.Ready {
+			n++
+		}
+	}
+	return n
+}
+
+func labelProblems(snap *model.Snapshot) []Problem {
+	var ps []Problem
+	seen := map[string]bool{}
+	for _, svc := range snap.Services {
+		for cid, sic := range svc.Clusters {
+			c := snap.ClusterByID(cid)
+			if c == nil || c.Network == "" {
+				continue
+			}
+			for _, e := range sic.Endpoints {
+				if e.NetworkFrom != model.NetworkFromPodLabel || e.Network == c.Network || e.Pod == "" {
+					continue
+				}
+				k := cid + "/" + e.Pod
+				if seen[k] {
+					continue
+				}
+				seen[k] = true
+				ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemNetworkLabel, Cluster: cid, Service: svc.Hostname,
+					Sentence: fmt.Sprintf("pod %s in %s is labelled %s=%s, but its cluster's network (label on the system namespace) is %s: the pod label wins — check which is right", e.Pod, cid, model.LabelNetwork, e.Network, c.Network)})
+			}
+		}
+	}
+	return ps
+}
+
+// leakDropProblems reports the leaked and the mTLS-dropped endpoints of one
+// prediction; each can be grouped with the same cause elsewhere (Group).
+// A pod dropped for want of a sidecar because it runs in ambient mode is
+// only information: in an ambient mesh its callers are ztunnels, which reach
+// it over HBONE (a sidecar of another network cannot: istiod leaves it out
+// of the sidecar's EDS, as for any pod without tlsMode=istio).
+func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p horizon.Prediction) []Problem {
+	var ps []Problem
+	for _, e := range p.Endpoints {
+		if e.Kind != horizon.Leaked {
+			continue
+		}
+		fix := fmt.Sprintf("no gateway is known for %s — label the east-west gateway Service %s=%s and give it an external IP", e.Network, model.LabelNetwork, e.Network)
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemLeak, Cluster: e.Cluster, Service: host,
+			Sentence: fmt.Sprintf("%s: %s:%d%s goes to %s directly: %s", host, e.Address, e.Port, describe(orText(e.Pod, e.Workload), e.Cluster, e.Network), v.Network, fix),
+			group: &grouping{key: "leak|" + e.Network + "|" + v.Network, subject: model.ShortHost(host) + " " + e.Address,
+				format: fmt.Sprintf("{n} endpoints of %s are sent to %s proxies with their pod IPs ({examples}): %s", e.Network, v.Network, fix)}})
+	}
+	for _, d := range p.Dropped {
+		if d.Reason != horizon.DropNoMTLS {
+			continue
+		}
+		fix := fmt.Sprintf("inject the sidecar (or label the pod) in %s", d.Cluster)
+		if d.Workload != "" {
+			fix = fmt.Sprintf("give %s a serviceAccount, or the label %s=istio once its proxy accepts mTLS", d.Workload, model.LabelTLSMode)
+		}
+		switch d.Cause {
+		case horizon.CausePeerAuthentication:
+			fix = "let that PeerAuthentication allow mTLS (PERMISSIVE or STRICT) for cross-network traffic"
+		case horizon.CauseDestinationRule:
+			fix = "use tls mode ISTIO_MUTUAL in that DestinationRule (or drop its tls setting)"
+		}
+		if d.Cause == horizon.CausePodLabel && d.Pod != "" && ambientPod(snap, host, d.Cluster, d.Pod) {
+			ps = append(ps, ambientSidecarDrop(host, v, d))
+			continue
+		}
+		why := strings.TrimPrefix(d.Why, "cross-network endpoint without mTLS: ")
+		key := "drop|" + d.Cause + "|" + d.Cluster + "|" + v.Network
+		groupWhy := fmt.Sprintf("their pods lack %s=istio (no sidecar)", model.LabelTLSMode)
+		if d.Cause != horizon.CausePodLabel {
+			key += "|" + why
+			groupWhy = why
+		}
+		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemDrop, Cluster: d.Cluster, Service: host,
+			Sentence: fmt.Sprintf("%s: %s:%d%s is dropped for %s: %s — %s",
+				host, d.Address, d.Port, describe(orText(d.Pod, d.Workload), d.Cluster, d.Network), v.Network, why, fix),
+			group: &grouping{key: key, subject: model.ShortHost(host) + " " + orText(orText(d.Pod, d.Workload), d.Address),
+				format: fmt.Sprintf("{n} endpoints in %s are dropped for %s proxies ({examples}): %s; the gateway routes by SNI, which needs mTLS — %s", d.Cluster, v.Network, groupWhy, fix)}})
+	}
+	return ps
+}
+
+// ambientPod reports whether istio-cni redirects the pod of a service's
+// endpoint to ztunnel (the pod is in the service's namespace).
+func ambientPod(snap *model.Snapshot, host, cluster, pod string) bool {
+	svc := snap.Service(host)
+	return svc != nil && snap.AmbientFor(cluster).Pod(svc.Namespace, pod).Redirected
+}
+
+// ambientSidecarDrop is the information that an ambient pod is not sent to
+// another network's sidecars.
+func ambientSidecarDrop(host string, v horizon.Proxy, d horizon.Dropped) Problem {
+	why := fmt.Sprintf("their pods run in ambient mode (istio-cni redirects them to ztunnel; no sidecar) and a sidecar reaches another network only through the mTLS gateway, so istiod leaves them out of its EDS — ztunnels reach them over HBONE (meshscope explain %s --from ztunnel)", model.ShortHost(host))
+	return Problem{Severity: Info, Kind: model.ProblemAmbientSidecarDrop, Cluster: d.Cluster, Service: host,
+		Sentence: fmt.Sprintf("%s: %s:%d%s is not sent to %s sidecars: %s", host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, why),
+		group: &grouping{key: "ambient-sidecar-drop|" + d.Cluster + "|" + v.Network, subject: model.ShortHost(host) + " " + d.Pod,
+			format: fmt.Sprintf("{n} endpoints in %s are not sent to %s sidecars ({examples}): %s", d.Cluster, v.Network, why)}}
+}
+
+// IsGatewayService reports whether a service is a network gateway (labelled
+// with a network in some cluster).
+func IsGatewayService(svc *model.Service) bool {
+	for _, sic := range svc.Clusters {
+		if sic.Labels[model.LabelNetwork] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func dedupe(ps []Problem) []Problem {
+	seen := map[string]bool{}
+	out := ps[:0]
+	for _, p := range ps {
+		k := string(p.Kind) + "\x00" + p.Sentence
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, p)
+	}
+	return out
+}
+
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func withReason(r string) string {
+	if r == "" {
+		return ""
+	}
+	return " (" + strings.TrimSpace(r) + ")"
+}
