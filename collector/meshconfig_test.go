@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/internal/meshtest"
-	"github.com/meshscope/meshscope/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
 )
 
 func TestMeshConfigFromConfigMapAndFile(t *testing.T) {

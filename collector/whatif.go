@@ -7,11 +7,12 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/meshscope/meshscope/collector/build"
 	"github.com/meshscope/meshscope/collector/internal/errs"
 	"github.com/meshscope/meshscope/collector/watch"
 	"github.com/meshscope/meshscope/model"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Change is one object of a what-if: put (created, or replacing the object

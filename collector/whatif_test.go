@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/internal/meshtest"
-	"github.com/meshscope/meshscope/model"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
+
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
 )
 
 // labRegistry runs a registry over the lab's two clusters (fakes), cluster2

@@ -3,9 +3,10 @@ package demo
 import (
 	"context"
 
-	"github.com/meshscope/meshscope/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // The root each simulated cluster's istiod publishes (ConfigMap

@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
 	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/model"
 )

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/meshscope/meshscope/model"
-	"github.com/meshscope/meshscope/xdsclient"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // Waypoint is the waypoint a service's traffic goes through, as istiod

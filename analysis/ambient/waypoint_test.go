@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshscope/meshscope/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // waypoint adds a waypoint Gateway (class istio-waypoint, HBONE on 15008)

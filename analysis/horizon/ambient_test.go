@@ -4,8 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/meshscope/meshscope/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // ambientSeed is the seed mesh run in ambient multi-network mode: both

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshscope/meshscope/internal/meshtest"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/meshscope/meshscope/internal/meshtest"
 )
 
 // Workload controllers of apps/v1 go to the collector (which re-makes

@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/demo"
 	"github.com/meshscope/meshscope/model"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // demoRegistry is the demo mesh's collector, settled.

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/model"
 	"sigs.k8s.io/yaml"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 func sampleSnapshot() *model.Snapshot {

@@ -9,11 +9,12 @@ import (
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 
-	"github.com/meshscope/meshscope/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // Caches is one cluster's caches, the build's input: what its watcher holds

@@ -7,9 +7,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+
 	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 func TestDiscoveryNamespaces(t *testing.T) {

@@ -3,9 +3,10 @@ package build
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // trafficDistribution: spec first, then the Service's annotation, then the

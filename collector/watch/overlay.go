@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/meshscope/meshscope/collector/build"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -13,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/meshscope/meshscope/collector/build"
 )
 
 // A what-if reads a cluster through an overlay: its informers' caches as

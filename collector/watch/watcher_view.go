@@ -5,9 +5,10 @@ import (
 	"slices"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/meshscope/meshscope/collector/build"
 	"github.com/meshscope/meshscope/model"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // The watcher's read side: what the Registry reads of a watcher's caches.

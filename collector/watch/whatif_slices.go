@@ -6,13 +6,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector/build"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
+
+	"github.com/meshscope/meshscope/collector/build"
 )
 
 // A real change of a Service's selector or ports, or of a pod's labels,

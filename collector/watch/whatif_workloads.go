@@ -7,9 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector/build"
-	"github.com/meshscope/meshscope/model"
-	"github.com/meshscope/meshscope/xdsclient"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/xdsclient"
 )
 
 // istiod reads pods, not the controllers that make them; operators change

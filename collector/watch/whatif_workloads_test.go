@@ -5,10 +5,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/meshscope/meshscope/collector/build"
-	"github.com/meshscope/meshscope/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/model"
 )
 
 func workloadOf(t *testing.T, kind, name string, spec map[string]any) workload {

@@ -1,11 +1,12 @@
 package meshtest
 
 import (
-	"github.com/meshscope/meshscope/model"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // The lab fixture as Kubernetes objects (see the lab package).

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/meshscope/meshscope/model"
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // The views istiod's debug endpoints give are the model's (model/istiodview.go):

@@ -2,8 +2,9 @@ package istiod
 
 import (
 	"context"
-	"github.com/meshscope/meshscope/model"
 	"strings"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // SyncStatus and ResourceStatus are the model's (model/istiodview.go).

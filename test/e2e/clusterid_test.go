@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/model"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // TestContextNamedUnlikeClusterID: with a kubeconfig whose only context is
