@@ -1,9 +1,6 @@
 package collector
 
 import (
-	"github.com/meshscope/meshscope/collector/watch"
-	"github.com/meshscope/meshscope/internal/meshtest"
-
 	"context"
 	"fmt"
 	"log/slog"
@@ -12,6 +9,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/meshscope/meshscope/collector/watch"
+	"github.com/meshscope/meshscope/internal/meshtest"
 )
 
 // benchRegistry is a Registry of nClusters clusters whose caches hold

@@ -1,8 +1,6 @@
 package collector
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"fmt"
 	"testing"
 	"time"
@@ -11,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // Objects of the lab fixture (see the lab package), for fake clientsets.

@@ -1,15 +1,15 @@
 package collector
 
 import (
-	"github.com/meshscope/meshscope/collector/internal/errs"
-	"github.com/meshscope/meshscope/model"
-
 	"errors"
 	"strings"
 	"testing"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/meshscope/meshscope/collector/internal/errs"
+	"github.com/meshscope/meshscope/model"
 )
 
 // FuzzUntrustedKubeconfig holds the remote-secret kubeconfig check to its

@@ -1,12 +1,12 @@
 package collector
 
 import (
+	"strings"
+	"time"
+
 	"github.com/meshscope/meshscope/collector/build"
 	"github.com/meshscope/meshscope/collector/internal/errs"
 	"github.com/meshscope/meshscope/model"
-
-	"strings"
-	"time"
 )
 
 // build makes a snapshot in the Registry's two last steps (see plan.go):

@@ -6,12 +6,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/meshscope/meshscope/collector/internal/errs"
-
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/meshscope/meshscope/collector/internal/errs"
 )
 
 // Source is one cluster given to the Registry directly: a kube context

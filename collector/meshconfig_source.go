@@ -1,14 +1,14 @@
 package collector
 
 import (
-	"github.com/meshscope/meshscope/collector/internal/errs"
-	"github.com/meshscope/meshscope/model"
-
 	"context"
 	"fmt"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/meshscope/meshscope/collector/internal/errs"
+	"github.com/meshscope/meshscope/model"
 )
 
 // meshFiles follows the mesh config files given instead of ConfigMap istio

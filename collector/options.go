@@ -1,8 +1,6 @@
 package collector
 
 import (
-	"github.com/meshscope/meshscope/collector/gatewaydns"
-
 	"context"
 	"log/slog"
 	"time"
@@ -11,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/meshscope/meshscope/collector/gatewaydns"
 	"github.com/meshscope/meshscope/model"
 )
 

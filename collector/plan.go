@@ -1,13 +1,13 @@
 package collector
 
 import (
-	"github.com/meshscope/meshscope/collector/internal/errs"
-	"github.com/meshscope/meshscope/model"
-
 	"fmt"
 	"sort"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/meshscope/meshscope/collector/internal/errs"
+	"github.com/meshscope/meshscope/model"
 )
 
 // The Registry keeps its clusters in three steps:

@@ -1,12 +1,6 @@
 package collector
 
 import (
-	"github.com/meshscope/meshscope/collector/build"
-	"github.com/meshscope/meshscope/collector/gatewaydns"
-	"github.com/meshscope/meshscope/collector/internal/errs"
-	"github.com/meshscope/meshscope/collector/watch"
-	"github.com/meshscope/meshscope/model"
-
 	"context"
 	"fmt"
 	"log/slog"
@@ -16,6 +10,12 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/collector/gatewaydns"
+	"github.com/meshscope/meshscope/collector/internal/errs"
+	"github.com/meshscope/meshscope/collector/watch"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Registry knows every cluster of the mesh and publishes Snapshots of it.

@@ -1,9 +1,6 @@
 package collector
 
 import (
-	"github.com/meshscope/meshscope/internal/meshtest"
-	"github.com/meshscope/meshscope/model"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +17,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
 )
 
 // startRegistry runs a registry until the test ends.

@@ -1,9 +1,6 @@
 package collector
 
 import (
-	"github.com/meshscope/meshscope/collector/internal/errs"
-	"github.com/meshscope/meshscope/model"
-
 	"crypto/sha256"
 	"fmt"
 	"maps"
@@ -15,6 +12,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/meshscope/meshscope/collector/internal/errs"
+	"github.com/meshscope/meshscope/model"
 )
 
 // secretEntry is one data key of one remote secret, parsed. It holds the

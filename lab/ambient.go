@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/meshscope/meshscope/internal/kubesim"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/meshscope/meshscope/internal/kubesim"
 )
 
 // The ambient lab (Config.Ambient): both istiods run ambient multi-network

@@ -20,12 +20,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/meshscope/meshscope/internal/kubesim"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cri-streaming/pkg/streaming/portforward"
+
+	"github.com/meshscope/meshscope/internal/kubesim"
 )
 
 // The lab has no kubelet, so `kubectl port-forward` (and meshscope's own

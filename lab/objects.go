@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/meshscope/meshscope/internal/kubesim"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/meshscope/meshscope/internal/kubesim"
 )
 
 // The lab runs no controller-manager, scheduler or kubelet, so it does their

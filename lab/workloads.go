@@ -6,14 +6,14 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/meshscope/meshscope/internal/kubesim"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/meshscope/meshscope/internal/kubesim"
 )
 
 // The lab runs no controller-manager: no Deployment makes a pod. AdoptPod

@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/model"
-
 	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
 )
 
 func TestParseRootCerts(t *testing.T) {

@@ -1,12 +1,12 @@
 package build
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // Ambient mode. istiod's ambient index (pilot/pkg/serviceregistry/ambient)

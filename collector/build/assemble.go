@@ -1,10 +1,10 @@
 package build
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"sort"
 	"time"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // Share is what one cluster contributes to a snapshot, as gathered

@@ -1,10 +1,10 @@
 package build
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"testing"
 	"time"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // TestAssemble: assemble is pure — two clusters' shares become one

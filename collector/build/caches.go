@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
-
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"

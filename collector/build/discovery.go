@@ -1,11 +1,11 @@
 package build
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"sort"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // NamespaceLabels are the labels of every namespace of a cluster (nil when

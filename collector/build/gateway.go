@@ -1,14 +1,14 @@
 package build
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"encoding/json"
 	"net/netip"
 	"sort"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // serviceGateways returns the gateways a Service is, per istiod:

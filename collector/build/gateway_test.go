@@ -1,13 +1,13 @@
 package build
 
 import (
-	"github.com/meshscope/meshscope/internal/meshtest"
-	"github.com/meshscope/meshscope/model"
-
 	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
 )
 
 func TestServiceGateways(t *testing.T) {

@@ -1,11 +1,11 @@
 package build
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"net/netip"
 	"sort"
 	"strings"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // networkNames returns the network names sorted, so that where istiod

@@ -1,13 +1,13 @@
 package build
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"net/netip"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // Part is what one cluster contributes to a snapshot. It is rebuilt

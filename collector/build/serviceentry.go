@@ -1,16 +1,15 @@
 package build
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"net/netip"
-
 	"sort"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // workloadSelector is one ServiceEntry's workloadSelector, offered to the

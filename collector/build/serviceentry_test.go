@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/meshscope/meshscope/internal/meshtest"

@@ -1,11 +1,11 @@
 package build
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // serviceShape copies what tells two clusters' copies of one Service apart

@@ -1,9 +1,6 @@
 package watch
 
 import (
-	"github.com/meshscope/meshscope/collector/build"
-	"github.com/meshscope/meshscope/model"
-
 	"context"
 	"errors"
 	"strconv"
@@ -18,6 +15,9 @@ import (
 	kwatch "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/model"
 )
 
 var gvrGateways = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}

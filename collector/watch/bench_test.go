@@ -1,13 +1,13 @@
 package watch
 
 import (
-	"github.com/meshscope/meshscope/collector/build"
-	"github.com/meshscope/meshscope/internal/meshtest"
-	"github.com/meshscope/meshscope/model"
-
 	"fmt"
 	"runtime"
 	"testing"
+
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
 )
 
 // largeView is one cluster with nSvc services of nEp endpoints each.

@@ -2,14 +2,13 @@ package watch
 
 import (
 	"net/netip"
-
-	"github.com/meshscope/meshscope/collector/build"
-	"github.com/meshscope/meshscope/model"
-
 	"reflect"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/model"
 )
 
 // gatewayObj is a Gateway with the given labels, class, spec addresses

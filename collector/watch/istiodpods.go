@@ -1,8 +1,6 @@
 package watch
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"slices"
 	"sort"
 	"strings"
@@ -12,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // istiodPodLabel is the label selector of istiod pods (istioctl's too).

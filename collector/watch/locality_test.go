@@ -1,14 +1,14 @@
 package watch
 
 import (
-	"github.com/meshscope/meshscope/collector/build"
-	"github.com/meshscope/meshscope/internal/meshtest"
-	"github.com/meshscope/meshscope/model"
-
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
 )
 
 func TestLocalityAsIstiodDerivesIt(t *testing.T) {

@@ -1,13 +1,13 @@
 package watch
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // Istio config that decides whether an endpoint is reached with mTLS, and so

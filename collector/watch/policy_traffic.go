@@ -1,13 +1,13 @@
 package watch
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // parseTrafficPolicy reads the load-balancing part of a DestinationRule

@@ -1,10 +1,10 @@
 package watch
 
 import (
+	"testing"
+
 	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
-
-	"testing"
 )
 
 // LBFor resolves a rule's locality load balancing for a port and subset

@@ -1,9 +1,6 @@
 package watch
 
 import (
-	"github.com/meshscope/meshscope/collector/internal/errs"
-	"github.com/meshscope/meshscope/model"
-
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +10,9 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/meshscope/meshscope/collector/internal/errs"
+	"github.com/meshscope/meshscope/model"
 )
 
 // defaultProbe and errs.Classify against a real HTTP server through a real

@@ -1,14 +1,14 @@
 package watch
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // resRootCert names the informer in sentences ("cannot read configmap

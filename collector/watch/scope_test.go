@@ -1,8 +1,6 @@
 package watch
 
 import (
-	"github.com/meshscope/meshscope/internal/meshtest"
-
 	"context"
 	"log/slog"
 	"strings"
@@ -15,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/meshscope/meshscope/internal/meshtest"
 )
 
 // TestScopesAreWhatListWatchesSelect: every informer's scope — what a

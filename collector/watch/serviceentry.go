@@ -1,12 +1,12 @@
 package watch
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // Services declared by Istio config: ServiceEntries, and the WorkloadEntries

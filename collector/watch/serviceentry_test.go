@@ -1,14 +1,14 @@
 package watch
 
 import (
-	"github.com/meshscope/meshscope/collector/build"
-	"github.com/meshscope/meshscope/internal/meshtest"
-	"github.com/meshscope/meshscope/model"
-
 	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/internal/meshtest"
+	"github.com/meshscope/meshscope/model"
 )
 
 func TestParseWorkloadEntryRules(t *testing.T) {

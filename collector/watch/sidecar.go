@@ -1,10 +1,10 @@
 package watch
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 var gvrSidecars = schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1", Resource: "sidecars"}

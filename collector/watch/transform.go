@@ -1,9 +1,6 @@
 package watch
 
 import (
-	"github.com/meshscope/meshscope/collector/build"
-	"github.com/meshscope/meshscope/model"
-
 	"fmt"
 	"hash/maphash"
 	"maps"
@@ -16,6 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/meshscope/meshscope/collector/build"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Informer transforms strip what meshscope never reads before objects enter

@@ -1,9 +1,6 @@
 package watch
 
 import (
-	"github.com/meshscope/meshscope/collector/internal/errs"
-	"github.com/meshscope/meshscope/model"
-
 	"context"
 	"fmt"
 	"log/slog"
@@ -26,6 +23,9 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/meshscope/meshscope/collector/internal/errs"
+	"github.com/meshscope/meshscope/model"
 )
 
 const meshNetworksKey = "meshNetworks"

@@ -7,13 +7,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/meshscope/meshscope/internal/kubesim"
-	"github.com/meshscope/meshscope/lab"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/meshscope/meshscope/internal/kubesim"
+	"github.com/meshscope/meshscope/lab"
 )
 
 // Change is one churn step: a pod added to or removed from a Service, and

@@ -7,15 +7,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/meshscope/meshscope/internal/kubesim"
-	"github.com/meshscope/meshscope/lab"
-
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/meshscope/meshscope/internal/kubesim"
+	"github.com/meshscope/meshscope/lab"
 )
 
 // Logf reports progress (a benchmark's stderr); nil is silent.

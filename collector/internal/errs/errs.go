@@ -7,8 +7,6 @@
 package errs
 
 import (
-	"github.com/meshscope/meshscope/model"
-
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -21,6 +19,8 @@ import (
 	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // Problem is an error turned into data: a stable kind and a sentence a

@@ -13,14 +13,14 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/lab/scale"
 	"github.com/meshscope/meshscope/model"
-
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // The collector's targets at lab scale.
