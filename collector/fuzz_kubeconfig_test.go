@@ -68,7 +68,7 @@ func FuzzUntrustedKubeconfig(f *testing.F) {
 			}
 			return
 		}
-		var p errs.Problem
+		var p errs.Failure
 		if !errors.As(err, &p) || (p.Kind != model.ErrBadKubeconfig && p.Kind != model.ErrRefusedConfig) {
 			t.Fatalf("error is not a bad/refused-kubeconfig Problem: %#v", err)
 		}

@@ -46,7 +46,7 @@ type plannedCluster struct {
 	fromContext bool
 	// problem stops the cluster from being watched: a refused or broken
 	// kubeconfig, or an ID another cluster registered first.
-	problem errs.Problem
+	problem errs.Failure
 	// config and hash are the remote secret's kubeconfig (secret clusters).
 	config   *rest.Config
 	hash     [32]byte

@@ -93,7 +93,7 @@ func TestPlanClusters(t *testing.T) {
 		ctxs: []contextIn{c1},
 		secs: []secretEntry{func() secretEntry {
 			s := sec(c1.key, "cluster1", "bad", "cluster9", "", "1")
-			s.Problem = errs.Problem{Kind: model.ErrRefusedConfig, Reason: "exec plugin"}
+			s.Problem = errs.Failure{Kind: model.ErrRefusedConfig, Reason: "exec plugin"}
 			return s
 		}()},
 		want: []want{{c1.key, "cluster1", model.IDFromContext, 1, "", ""}, {"secret:cluster1/istio-system/bad/cluster9", "cluster9", model.IDFromRemoteSecret, 1, model.ErrRefusedConfig, ""}},

@@ -80,7 +80,7 @@ type entry struct {
 	sources    []model.SourceRef
 	server     string
 	warnings   []string
-	fixed      errs.Problem // an error that no retry fixes (bad kubeconfig, duplicate ID, client)
+	fixed      errs.Failure // an error that no retry fixes (bad kubeconfig, duplicate ID, client)
 	removed    bool
 
 	fromContext bool
@@ -342,7 +342,7 @@ func (r *Registry) startLocked(e *entry) {
 		var err error
 		client, err = r.newClient(e.id, e.config)
 		if err != nil {
-			e.fixed = redactorForConfig(e.config).Redact(errs.Problem{Kind: model.ErrClient, Reason: "cannot build a client: " + errs.OneLine(err.Error())})
+			e.fixed = redactorForConfig(e.config).Redact(errs.Failure{Kind: model.ErrClient, Reason: "cannot build a client: " + errs.OneLine(err.Error())})
 			return
 		}
 	}
@@ -483,7 +483,7 @@ func (r *Registry) applyLocked(plan []plannedCluster) {
 			if p.problem.Kind != "" {
 				e.fixed = p.problem
 			} else if e.fixed.Kind == model.ErrDuplicateID {
-				e.fixed = errs.Problem{}
+				e.fixed = errs.Failure{}
 			}
 		default:
 			e.fixed = p.problem

@@ -26,7 +26,7 @@ type secretEntry struct {
 	Hash    [32]byte        // SHA-256 of the kubeconfig: unchanged → not reloaded
 	Server  string          // normalized
 	Config  *rest.Config
-	Problem errs.Problem // non-empty Kind: the kubeconfig was refused or unparsable
+	Problem errs.Failure // non-empty Kind: the kubeconfig was refused or unparsable
 	// holderKey and holderName are the registry key and the context name
 	// of the cluster the secret was read from (set by reconcile; never
 	// cached).
@@ -120,7 +120,7 @@ func newUntrustedRestConfig(kubeconfig []byte, allowInsecure bool) (*rest.Config
 	return cfg, nil
 }
 
-func untrustedRestConfig(raw *clientcmdapi.Config, allowInsecure bool) (*rest.Config, errs.Problem) {
+func untrustedRestConfig(raw *clientcmdapi.Config, allowInsecure bool) (*rest.Config, errs.Failure) {
 	// Refuse before validating: clientcmd.Validate itself reads the cert,
 	// key and token files a kubeconfig names, which a remote secret must
 	// not make us do (istiod validates first; we are stricter).
@@ -139,7 +139,7 @@ func untrustedRestConfig(raw *clientcmdapi.Config, allowInsecure bool) (*rest.Co
 	if _, _, err := rest.DefaultServerUrlFor(cfg); err != nil {
 		return nil, errs.Newf(model.ErrBadKubeconfig, "bad kubeconfig: the server of context %q is not a valid URL", raw.CurrentContext)
 	}
-	return cfg, errs.Problem{}
+	return cfg, errs.Failure{}
 }
 
 // validationSummary says what is wrong without echoing field values that
@@ -177,7 +177,7 @@ func validationSummary(raw *clientcmdapi.Config) string {
 // meshscope read a local file too. It rebuilds each AuthInfo from known
 // fields so that a field added to client-go later is not acted on without
 // review.
-func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) errs.Problem {
+func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) errs.Failure {
 	const allow = " (--allow-insecure-kubeconfig to allow)"
 	if !allowInsecure {
 		for _, n := range slices.Sorted(maps.Keys(raw.Clusters)) {
@@ -221,7 +221,7 @@ func sanitizeKubeconfig(raw *clientcmdapi.Config, allowInsecure bool) errs.Probl
 			Exec:                  a.Exec,
 		}
 	}
-	return errs.Problem{}
+	return errs.Failure{}
 }
 
 // redactorFor lists every credential string in a kubeconfig: tokens,

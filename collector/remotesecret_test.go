@@ -71,7 +71,7 @@ users:
 			if err == nil {
 				t.Fatalf("want error %s, got config", tc.kind)
 			}
-			var p errs.Problem
+			var p errs.Failure
 			if !errors.As(err, &p) || p.Kind != tc.kind {
 				t.Fatalf("kind: want %s, got %#v", tc.kind, err)
 			}

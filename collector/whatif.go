@@ -248,7 +248,7 @@ func (r *Registry) replan(items []item, read map[*entry]*watched, overlays map[*
 		case !it.e.fromContext || p.problem.Kind != "":
 			it.e.fixed = p.problem
 		case it.e.fixed.Kind == model.ErrDuplicateID:
-			it.e.fixed = errs.Problem{}
+			it.e.fixed = errs.Failure{}
 		}
 		if !it.e.fromContext && p.problem.Kind == "" && it.w != nil && p.hash != it.e.hash {
 			notes = append(notes, fmt.Sprintf("cluster %s gets new credentials from %s: the what-if assumes they work and reads its current objects", p.id, sourceText(p.source)))

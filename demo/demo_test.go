@@ -180,7 +180,7 @@ func TestDemoChurnPushes(t *testing.T) {
 	}
 }
 
-func has(ps []explain.Problem, kind, text string) bool {
+func has(ps []model.Problem, kind, text string) bool {
 	for _, p := range ps {
 		if string(p.Kind) == kind && strings.Contains(p.Sentence, text) {
 			return true

@@ -7,6 +7,7 @@ import (
 
 	"github.com/meshscope/meshscope/analysis/ambient"
 	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -86,7 +87,7 @@ func TestDemoServesWDS(t *testing.T) {
 	if l := explainAll()["ledger"].Prediction; len(l.Dropped) == 0 || l.Dropped[0].Reason != ambient.DropNotGlobal {
 		t.Errorf("ledger: %+v", l)
 	}
-	if !slices.ContainsFunc(ambient.Problems(d.Registry.Snapshot()), func(p ambient.Problem) bool {
+	if !slices.ContainsFunc(ambient.Problems(d.Registry.Snapshot()), func(p model.Problem) bool {
 		return p.Kind == "ambient-scope-mismatch" && p.Service == "inventory.ambient.svc.cluster.local"
 	}) {
 		t.Errorf("no planted scope mismatch: %+v", ambient.Problems(d.Registry.Snapshot()))

@@ -103,7 +103,7 @@ func (vc viewContext) clusterStateStyle(s model.State) lipgloss.Style {
 
 // severityStyle colours a problem's severity: errors and warnings (the
 // severities of rankSeverity), the rest muted.
-func (vc viewContext) severityStyle(s explain.Severity) lipgloss.Style {
+func (vc viewContext) severityStyle(s model.Severity) lipgloss.Style {
 	if i := slices.Index(rankSeverity[:], s); i >= 0 {
 		return [len(rankSeverity)]lipgloss.Style{vc.st.Error, vc.st.Warn}[i]
 	}

@@ -26,7 +26,7 @@ type index struct {
 	// problems is explain.Diagnose's list (doctor's), errors first,
 	// repeated causes grouped; unknownCPs are the control planes whose set
 	// of clusters meshscope cannot tell (doctor's "Not checked").
-	problems   []explain.Problem
+	problems   []model.Problem
 	unknownCPs []string
 	// fleet is the fleet the diagnosis checked, joined from the syncz
 	// poll fleetReads (nil when istiod's views were not read); the
@@ -74,7 +74,7 @@ type svcRow struct {
 
 // rankSeverity is the severity of the problems behind ranks 0 and 1 of a
 // service row.
-var rankSeverity = [2]explain.Severity{explain.Error, explain.Warning}
+var rankSeverity = [2]model.Severity{model.SeverityError, model.SeverityWarning}
 
 func (r *svcRow) badge() string {
 	parts := append([]string(nil), r.badges...)

@@ -42,7 +42,7 @@ func newDoctor(now func() time.Time) *doctor {
 // the feed serves them — what the live streams hold against the
 // prediction. It also lists the control planes it could not check, and
 // gives the fleet it checked with the syncz poll it joined (nil when none).
-func (d *doctor) diagnose(snap *model.Snapshot, feed Feed, views []model.IstiodView) ([]explain.Problem, []string, *fleet.Fleet, []fleet.Read) {
+func (d *doctor) diagnose(snap *model.Snapshot, feed Feed, views []model.IstiodView) ([]model.Problem, []string, *fleet.Fleet, []fleet.Read) {
 	now := d.now()
 	a := &feedAnswers{feed: feed, views: views, snap: snap, now: now}
 	in := explain.Gather(snap, explain.Inputs{Now: now, Since: d.since, Stale: d.stale}, a)

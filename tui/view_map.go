@@ -8,9 +8,9 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/meshmap"
 	"github.com/meshscope/meshscope/internal/humanize"
+	"github.com/meshscope/meshscope/model"
 )
 
 // mapView (:map) draws the mesh (analysis/meshmap, built off the update
@@ -127,7 +127,7 @@ func (v *mapView) lines(vc viewContext, w, h int) []string {
 	}
 	// What room is left: the sentences of the problems on the map.
 	if room := h - len(out) - 2; room > 0 {
-		var ps []explain.Problem
+		var ps []model.Problem
 		for _, n := range m.Networks {
 			ps = append(ps, n.Problems...)
 			for _, c := range n.Clusters {
@@ -250,12 +250,12 @@ func (v *mapView) box(vc viewContext, fx *fleetIndex, n *meshmap.Network, bw, ki
 // kindsFit is at most n lines of problem kinds, "✗" for an error and "!"
 // for a warning ("✗ remote-secret", "! skew ×2"), the last saying how
 // many more.
-func kindsFit(ps []explain.Problem, n int) []string {
+func kindsFit(ps []model.Problem, n int) []string {
 	var ks []string
 	for _, k := range meshmap.ProblemKinds(ps) {
 		sev, kind, _ := strings.Cut(k, " ")
 		mark := "! "
-		if sev == string(explain.Error) {
+		if sev == string(model.SeverityError) {
 			mark = "✗ "
 		}
 		ks = append(ks, mark+kind)
@@ -267,7 +267,7 @@ func kindsFit(ps []explain.Problem, n int) []string {
 }
 
 // problemStyle colours a list of problems by the worst of them.
-func (v *mapView) problemStyle(vc viewContext, ps []explain.Problem) lipgloss.Style {
+func (v *mapView) problemStyle(vc viewContext, ps []model.Problem) lipgloss.Style {
 	if e, _ := meshmap.Counts(ps); e > 0 {
 		return vc.st.Error
 	}

@@ -7,7 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/model"
 )
 
 // problemsView is doctor's diagnosis (explain.Diagnose), live: errors
@@ -26,7 +26,7 @@ type problemsView struct {
 // problemRow is a problem of the live diagnosis, or one a what-if brings
 // (whatIfNew) or resolves (whatIfResolved).
 type problemRow struct {
-	p  explain.Problem
+	p  model.Problem
 	wi string
 }
 
@@ -45,7 +45,7 @@ func newProblemsView() *problemsView {
 // problemKey identifies a problem across diagnoses. Digits are left out:
 // a count that grows or a duration that ticks ("stale for 40s") is the
 // same problem, and the cursor stays on it.
-func problemKey(p explain.Problem) string {
+func problemKey(p model.Problem) string {
 	noDigits := strings.Map(func(r rune) rune {
 		if r >= '0' && r <= '9' {
 			return -1
@@ -56,7 +56,7 @@ func problemKey(p explain.Problem) string {
 }
 
 // kindText is a problem's kind, with the count of a grouped row: "drop ×40".
-func kindText(p explain.Problem) string {
+func kindText(p model.Problem) string {
 	if p.Count > 1 {
 		return fmt.Sprintf("%s ×%d", p.Kind, p.Count)
 	}
@@ -66,7 +66,7 @@ func kindText(p explain.Problem) string {
 func (v *problemsView) title(vc viewContext) string {
 	errs := 0
 	for _, p := range vc.ix.problems {
-		if p.Severity == explain.Error {
+		if p.Severity == model.SeverityError {
 			errs++
 		}
 	}

@@ -34,9 +34,9 @@ type serviceView struct {
 	// service), one of subsets (SubsetNames, cycled with the Subset key).
 	subset   string
 	subsets  []string
-	problems []explain.Problem // doctor's problems of this service
-	focus    int               // focused viewpoint column
-	off      int               // first line shown of the columns
+	problems []model.Problem // doctor's problems of this service
+	focus    int             // focused viewpoint column
+	off      int             // first line shown of the columns
 	ix       *index
 	vps      []xdsclient.Viewpoint
 	views    []explain.View

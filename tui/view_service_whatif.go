@@ -7,9 +7,9 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/whatif"
 	"github.com/meshscope/meshscope/internal/humanize"
+	"github.com/meshscope/meshscope/model"
 )
 
 // The service view's what-if pane: for every port and viewpoint whose
@@ -69,7 +69,7 @@ func (v *serviceView) whatIfLines(vc viewContext, hc *hostChange, w int) []strin
 	added, resolved := v.wi.problemsOf(v.host)
 	for _, part := range []struct {
 		title    string
-		ps       []explain.Problem
+		ps       []model.Problem
 		resolved bool
 	}{{"NEW PROBLEMS (what-if)", added, false}, {"RESOLVED PROBLEMS (what-if)", resolved, true}} {
 		if len(part.ps) == 0 {

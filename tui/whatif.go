@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/whatif"
+	"github.com/meshscope/meshscope/model"
 )
 
 // The what-if overlay (":whatif FILE [CLUSTER]"): a change read from a file,
@@ -108,11 +108,11 @@ func (o *overlay) inIndex(ix *index) int {
 
 // problemsOf are the what-if's new and resolved problems that concern a
 // service.
-func (o *overlay) problemsOf(host string) (added, resolved []explain.Problem) {
+func (o *overlay) problemsOf(host string) (added, resolved []model.Problem) {
 	if o == nil {
 		return nil, nil
 	}
-	concerns := func(p explain.Problem) bool { return p.Service == host || slices.Contains(p.Services, host) }
+	concerns := func(p model.Problem) bool { return p.Service == host || slices.Contains(p.Services, host) }
 	for _, p := range o.rep.Problems.New {
 		if concerns(p) {
 			added = append(added, p)
@@ -150,7 +150,7 @@ func (o *overlay) banner(escDrops bool) string {
 	// errors first.
 	errs := 0
 	for _, p := range o.rep.Problems.New {
-		if p.Severity == explain.Error {
+		if p.Severity == model.SeverityError {
 			errs++
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/whatif"
 	"github.com/meshscope/meshscope/model"
 )
@@ -52,8 +51,8 @@ func testReport() *whatif.Report {
 				Before: []whatif.Endpoint{legacy}, Removed: []whatif.Endpoint{legacy}, LostAll: true, Why: []string{"legacy's pods lose their sidecar"}},
 		},
 		Problems: whatif.Problems{
-			New:      []explain.Problem{{Severity: explain.Error, Kind: model.ProblemKind("drop"), Service: helloHost, Sentence: "2 endpoints in cluster2 are dropped for network1 proxies: DestinationRule sample/plain sets TLS mode DISABLE"}},
-			Resolved: []explain.Problem{{Severity: explain.Warning, Kind: model.ProblemKind("skew"), Service: legacyHost, Sentence: "legacy is skewed, and no longer after the change"}},
+			New:      []model.Problem{{Severity: model.SeverityError, Kind: model.ProblemKind("drop"), Service: helloHost, Sentence: "2 endpoints in cluster2 are dropped for network1 proxies: DestinationRule sample/plain sets TLS mode DISABLE"}},
+			Resolved: []model.Problem{{Severity: model.SeverityWarning, Kind: model.ProblemKind("skew"), Service: legacyHost, Sentence: "legacy is skewed, and no longer after the change"}},
 		},
 	}
 }

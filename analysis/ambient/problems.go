@@ -7,19 +7,6 @@ import (
 	"github.com/meshscope/meshscope/model"
 )
 
-// Problem is one ambient multi-network problem, as one istiod sees it.
-type Problem struct {
-	// Severity is error, warning or info.
-	Severity string `json:"severity"`
-	// Kind is a stable code (model/problems.go lists them).
-	Kind         model.ProblemKind `json:"kind"`
-	ControlPlane string            `json:"controlPlane"`
-	Cluster      string            `json:"cluster,omitempty"`
-	Network      string            `json:"network,omitempty"`
-	Service      string            `json:"service,omitempty"`
-	Sentence     string            `json:"sentence"`
-}
-
 // InUse reports whether any cluster runs ambient mode: a pod istio-cni
 // redirects, a namespace in ambient data-plane mode, or a Gateway of an
 // ambient class (Snapshot.AmbientInUse). Problems is quiet for a mesh without.
@@ -48,11 +35,11 @@ func Ztunnels(snap *model.Snapshot, cps []string) []string {
 // the Service resource istiod sends does not carry although the service
 // names one (see waypointProblems). Services that are
 // global nowhere are taken as meant to stay local and not reported.
-func Problems(snap *model.Snapshot) []Problem {
+func Problems(snap *model.Snapshot) []model.Problem {
 	if !InUse(snap) {
 		return nil
 	}
-	var out []Problem
+	var out []model.Problem
 	for _, cp := range Ztunnels(snap, snap.ControlPlanes()) {
 		v := NewView(snap, cp)
 		out = append(out, v.gatewayProblems()...)
@@ -63,8 +50,8 @@ func Problems(snap *model.Snapshot) []Problem {
 	return out
 }
 
-func (v *View) gatewayProblems() []Problem {
-	var out []Problem
+func (v *View) gatewayProblems() []model.Problem {
+	var out []model.Problem
 	byNet := map[string][]networkGateway{}
 	var nets []string
 	for _, g := range v.Gateways {
@@ -79,7 +66,7 @@ func (v *View) gatewayProblems() []Problem {
 			for _, g := range gws {
 				names = append(names, g.Source+" "+g.Address+" ("+g.Cluster+")")
 			}
-			out = append(out, Problem{Severity: "warning", Kind: model.ProblemAmbientSeveralGateways, ControlPlane: v.ControlPlane, Network: n,
+			out = append(out, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemAmbientSeveralGateways, ControlPlane: v.ControlPlane, Network: n,
 				Sentence: fmt.Sprintf("istiod of %s knows %d east-west gateways for network %s (%s): it sends ztunnels the first it finds, in no fixed order (istio/istio#59273)",
 					v.ControlPlane, len(gws), n, strings.Join(names, ", "))})
 		}
@@ -91,7 +78,7 @@ func (v *View) gatewayProblems() []Problem {
 		}
 		for _, g := range a.Gateways {
 			if why := v.ignored(id, g); why != "" {
-				out = append(out, Problem{Severity: "warning", Kind: model.ProblemAmbientGatewayIgnored, ControlPlane: v.ControlPlane, Cluster: id, Network: g.Network,
+				out = append(out, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemAmbientGatewayIgnored, ControlPlane: v.ControlPlane, Cluster: id, Network: g.Network,
 					Sentence: fmt.Sprintf("istiod of %s ignores Gateway %s in %s: %s", v.ControlPlane, g.Source(), id, why)})
 			}
 		}
@@ -127,7 +114,7 @@ func (v *View) ignored(cluster string, g model.K8sGateway) string {
 	return "it has no status address of type IPAddress or Hostname (its gateway controller or load balancer has not given it one)"
 }
 
-func (v *View) serviceProblems(svc *model.Service) []Problem {
+func (v *View) serviceProblems(svc *model.Service) []model.Problem {
 	p := v.Predict(svc.Hostname)
 	out := v.waypointProblems(svc, p)
 	for _, d := range p.Dropped {
@@ -136,14 +123,14 @@ func (v *View) serviceProblems(svc *model.Service) []Problem {
 		}
 		switch d.Reason {
 		case DropNoGateway:
-			out = append(out, Problem{Severity: "error", Kind: model.ProblemAmbientNoGateway, ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
+			out = append(out, model.Problem{Severity: model.SeverityError, Kind: model.ProblemAmbientNoGateway, ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
 				Network: d.Network, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("ztunnels of %s's istiod cannot reach the %d pod(s) of %s in network %s: %s", v.ControlPlane, len(d.Pods), svc.Hostname, orNone(d.Network), d.Why)})
 		case DropNotGlobal, DropLocalNotGlobal:
 			if !v.globalSomewhere(svc) {
 				continue // local everywhere: meant to be
 			}
-			out = append(out, Problem{Severity: "warning", Kind: model.ProblemAmbientScopeMismatch, ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
+			out = append(out, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemAmbientScopeMismatch, ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
 				Network: d.Network, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("%s is global in some clusters but not in others: ztunnels of %s's istiod do not get its %d pod(s) in %s (%s)",
 					svc.Hostname, v.ControlPlane, len(d.Pods), strings.Join(d.Clusters, ","), d.Why)})

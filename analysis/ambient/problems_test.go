@@ -8,10 +8,10 @@ import (
 	"github.com/meshscope/meshscope/model"
 )
 
-func kinds(ps []Problem) []string {
+func kinds(ps []model.Problem) []string {
 	var out []string
 	for _, p := range ps {
-		out = append(out, p.Severity+" "+string(p.Kind)+" "+p.ControlPlane+" "+p.Network)
+		out = append(out, string(p.Severity)+" "+string(p.Kind)+" "+p.ControlPlane+" "+p.Network)
 	}
 	slices.Sort(out)
 	return out

@@ -211,12 +211,12 @@ func waypointAddress(g model.K8sGateway, network string) *xdsclient.WDSGateway {
 //     networks;
 //   - waypoint-unresolved (warning): the service names a waypoint that no
 //     cluster istiod reads it in can resolve: no waypoint is sent.
-func (v *View) waypointProblems(svc *model.Service, p Prediction) []Problem {
+func (v *View) waypointProblems(svc *model.Service, p Prediction) []model.Problem {
 	if !p.Sent || len(p.WaypointUses) == 0 {
 		return nil
 	}
-	prob := func(sev string, kind model.ProblemKind, cluster, network, format string, a ...any) []Problem {
-		return []Problem{{Severity: sev, Kind: kind, ControlPlane: v.ControlPlane, Cluster: cluster, Network: network, Service: svc.Hostname,
+	prob := func(sev model.Severity, kind model.ProblemKind, cluster, network, format string, a ...any) []model.Problem {
+		return []model.Problem{{Severity: sev, Kind: kind, ControlPlane: v.ControlPlane, Cluster: cluster, Network: network, Service: svc.Hostname,
 			Sentence: fmt.Sprintf(format, a...)}}
 	}
 	if w := p.Waypoint; w != nil {

@@ -23,14 +23,14 @@ type SentWDS struct {
 // ambientProblems are analysis/ambient's problems (what keeps each
 // istiod's ztunnels from reaching a service's pods across networks) as
 // doctor rows: the cluster is the one concerned, else the control plane.
-func ambientProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func ambientProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	for _, p := range ambient.Problems(snap) {
 		cluster := p.Cluster
 		if cluster == "" {
 			cluster = p.ControlPlane
 		}
-		ps = append(ps, Problem{Severity: Severity(p.Severity), Kind: p.Kind, Cluster: cluster, Service: p.Service, Sentence: p.Sentence})
+		ps = append(ps, model.Problem{Severity: p.Severity, Kind: p.Kind, Cluster: cluster, Service: p.Service, Sentence: p.Sentence})
 	}
 	return ps
 }
@@ -39,11 +39,11 @@ func ambientProblems(snap *model.Snapshot) []Problem {
 // what it is predicted to send, for every service with pods in ambient
 // mode (ambient or mixed): each service that differs is one error row with
 // the differences.
-func wdsProblems(snap *model.Snapshot, in Inputs) []Problem {
-	var ps []Problem
+func wdsProblems(snap *model.Snapshot, in Inputs) []model.Problem {
+	var ps []model.Problem
 	for _, s := range in.WDS {
 		if s.Service == nil {
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemIstiodUnreachable, Cluster: s.ControlPlane,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemIstiodUnreachable, Cluster: s.ControlPlane,
 				Sentence: fmt.Sprintf("cannot compare what istiod %s sends ztunnels with the prediction: %s", s.ControlPlane, orText(s.Error, "nothing arrived"))})
 			continue
 		}
@@ -61,7 +61,7 @@ func wdsProblems(snap *model.Snapshot, in Inputs) []Problem {
 			for i, d := range e.Differences {
 				why[i] = d.Why
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemWDSDiffers, Cluster: s.ControlPlane, Service: svc.Hostname,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemWDSDiffers, Cluster: s.ControlPlane, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("what istiod %s sends ztunnels for %s differs from the prediction (meshscope explain %s --from ztunnel@%s): %s",
 					s.ControlPlane, model.ShortHost(svc.Hostname), model.ShortHost(svc.Hostname), s.ControlPlane, strings.Join(why, "; "))})
 		}

@@ -15,13 +15,13 @@ import (
 // when the DestinationRule also sets outlierDetection (see
 // model.DestinationRule.OutlierDetection), for a rule's own
 // localityLbSetting and for the mesh-wide one alike.
-func localityProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func localityProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	for _, d := range snap.DestinationRules {
 		if !d.LocalityLb.FailsOver() || d.OutlierDetection {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemLocalityFailover, Cluster: d.Cluster, Service: model.FQDN(d.Host, d.Namespace),
+		ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemLocalityFailover, Cluster: d.Cluster, Service: model.FQDN(d.Host, d.Namespace),
 			Sentence: fmt.Sprintf("DestinationRule %s/%s (config cluster %s) sets locality %s for %s but no outlierDetection: istiod turns failover off without it, so traffic never fails over to another locality — add trafficPolicy.outlierDetection",
 				d.Namespace, d.Name, d.Cluster, failoverWhat(d.LocalityLb), d.Host)})
 	}
@@ -41,11 +41,11 @@ func localityProblems(snap *model.Snapshot) []Problem {
 			if d != nil {
 				why = fmt.Sprintf("its DestinationRule %s/%s sets no outlierDetection", d.Namespace, d.Name)
 			}
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemLocalityFailover, Cluster: mc.Cluster, Service: svc.Hostname,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemLocalityFailover, Cluster: mc.Cluster, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("the mesh config of istiod %s sets locality %s, but %s %s: istiod turns failover off without outlierDetection — add a DestinationRule with trafficPolicy.outlierDetection",
 					mc.Cluster, failoverWhat(mc.LocalityLbSetting), model.ShortHost(svc.Hostname), why),
-				group: &grouping{key: "mesh-failover|" + mc.Cluster, subject: model.ShortHost(svc.Hostname),
-					format: fmt.Sprintf("the mesh config of istiod %s sets locality %s, but {n} services have no DestinationRule with outlierDetection ({examples}): istiod turns failover off for them — add trafficPolicy.outlierDetection", mc.Cluster, failoverWhat(mc.LocalityLbSetting))}})
+				Group: &model.ProblemGroup{Key: "mesh-failover|" + mc.Cluster, Subject: model.ShortHost(svc.Hostname),
+					Format: fmt.Sprintf("the mesh config of istiod %s sets locality %s, but {n} services have no DestinationRule with outlierDetection ({examples}): istiod turns failover off for them — add trafficPolicy.outlierDetection", mc.Cluster, failoverWhat(mc.LocalityLbSetting))}})
 		}
 	}
 	return ps
@@ -68,14 +68,14 @@ func failoverWhat(l *model.LocalityLbSetting) string {
 // its DestinationRule, the PeerAuthentications of its namespace and the
 // mesh-wide ones — and the mesh config. A difference means the two control
 // planes' proxies treat the service differently.
-func configSkewProblems(snap *model.Snapshot) []Problem {
+func configSkewProblems(snap *model.Snapshot) []model.Problem {
 	var cps []string
 	for _, cp := range snap.ControlPlanes() {
 		if c := snap.ClusterByID(cp); c != nil && c.IsContext() {
 			cps = append(cps, cp)
 		}
 	}
-	var ps []Problem
+	var ps []model.Problem
 	for i, a := range cps {
 		for _, b := range cps[i+1:] {
 			ps = append(ps, meshConfigSkew(snap, a, b)...)
@@ -86,7 +86,7 @@ func configSkewProblems(snap *model.Snapshot) []Problem {
 }
 
 // meshConfigSkew compares the mesh settings that change what proxies get.
-func meshConfigSkew(snap *model.Snapshot, a, b string) []Problem {
+func meshConfigSkew(snap *model.Snapshot, a, b string) []model.Problem {
 	ma, mb := snap.MeshConfigFor(a), snap.MeshConfigFor(b)
 	fields := []struct {
 		name string
@@ -103,13 +103,13 @@ func meshConfigSkew(snap *model.Snapshot, a, b string) []Problem {
 		{"discoverySelectors", ma.DiscoverySelectors, mb.DiscoverySelectors},
 		{"defaultConfig.proxyMetadata", ma.DefaultConfig.ProxyMetadata, mb.DefaultConfig.ProxyMetadata},
 	}
-	var ps []Problem
+	var ps []model.Problem
 	for _, f := range fields {
 		x, y := jsonText(f.x), jsonText(f.y)
 		if x == y {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemConfigSkew, Cluster: b,
+		ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemConfigSkew, Cluster: b,
 			Sentence: fmt.Sprintf("mesh setting %s differs between istiod %s (%s, %s) and istiod %s (%s, %s): the two primaries treat every service differently — give them the same mesh config",
 				f.name, a, x, ma.Source, b, y, mb.Source)})
 	}
@@ -127,8 +127,8 @@ func jsonText(v any) string {
 // serviceConfigSkew compares the DestinationRule and PeerAuthentications
 // that apply to each service as istiod a and istiod b read them; one
 // differing object over many services is one row.
-func serviceConfigSkew(snap *model.Snapshot, a, b string) []Problem {
-	var ps []Problem
+func serviceConfigSkew(snap *model.Snapshot, a, b string) []model.Problem {
+	var ps []model.Problem
 	for _, svc := range snap.Services {
 		if IsGatewayService(svc) {
 			continue
@@ -153,10 +153,10 @@ func serviceConfigSkew(snap *model.Snapshot, a, b string) []Problem {
 			}
 		}
 		for _, d := range diffs {
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemConfigSkew, Cluster: b, Service: svc.Hostname,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemConfigSkew, Cluster: b, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("%s: %s, so proxies of the two primaries treat it differently — apply the same Istio config in every primary's config cluster", model.ShortHost(svc.Hostname), d),
-				group: &grouping{key: "skew|" + a + "|" + b + "|" + d, subject: model.ShortHost(svc.Hostname),
-					format: fmt.Sprintf("%s for {n} services ({examples}), so proxies of the two primaries treat them differently — apply the same Istio config in every primary's config cluster", d)}})
+				Group: &model.ProblemGroup{Key: "skew|" + a + "|" + b + "|" + d, Subject: model.ShortHost(svc.Hostname),
+					Format: fmt.Sprintf("%s for {n} services ({examples}), so proxies of the two primaries treat them differently — apply the same Istio config in every primary's config cluster", d)}})
 		}
 	}
 	return ps

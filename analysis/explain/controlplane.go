@@ -13,8 +13,8 @@ import (
 // known, every cluster of the mesh its istiod does not read: that istiod's
 // proxies never get the endpoints there ("only local endpoints", the most
 // reported multicluster symptom).
-func controlPlaneProblems(snap *model.Snapshot, views []model.IstiodView) []Problem {
-	var ps []Problem
+func controlPlaneProblems(snap *model.Snapshot, views []model.IstiodView) []model.Problem {
+	var ps []model.Problem
 	for _, cp := range snap.ControlPlanes() {
 		reads, from, known := ReadsOf(snap, cp, views)
 		if !known {
@@ -25,7 +25,7 @@ func controlPlaneProblems(snap *model.Snapshot, views []model.IstiodView) []Prob
 			if slices.Contains(reads, c.ID) || !meshMember(c) {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemControlPlaneMissingCluster, Cluster: cp,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemControlPlaneMissingCluster, Cluster: cp,
 				Sentence: missingClusterSentence(snap, cp, c, reads, from)})
 		}
 	}
@@ -105,7 +105,7 @@ func examples(items []string) string {
 // clusters and Istio config), and reports leaks, mTLS drops and skew that
 // endpoint counts do not explain. Identical findings of two primaries are
 // one row. views, where read, give istiod's answers for gateway names.
-func controlPlaneServiceProblems(snap *model.Snapshot, views []model.IstiodView, threshold int) []Problem {
+func controlPlaneServiceProblems(snap *model.Snapshot, views []model.IstiodView, threshold int) []model.Problem {
 	var cps []string
 	for _, cp := range snap.ControlPlanes() {
 		if c := snap.ClusterByID(cp); c != nil && c.IsContext() {
@@ -115,7 +115,7 @@ func controlPlaneServiceProblems(snap *model.Snapshot, views []model.IstiodView,
 	if len(cps) == 0 {
 		cps = []string{""} // every cluster, every context's config
 	}
-	var ps []Problem
+	var ps []model.Problem
 	seen := map[string]bool{}
 	for _, cp := range cps {
 		view := snap

@@ -75,12 +75,12 @@ func (in *Inputs) defaults() {
 // mode: networks without an HBONE gateway, several gateways per network,
 // services global in some clusters only, and, with in.WDS, where what each
 // control plane sends ztunnels differs from its prediction.
-func Diagnose(snap *model.Snapshot, in Inputs) []Problem {
+func Diagnose(snap *model.Snapshot, in Inputs) []model.Problem {
 	if snap == nil {
 		return nil
 	}
 	in.defaults()
-	var ps []Problem
+	var ps []model.Problem
 	ps = append(ps, clusterProblems(snap)...)
 	ps = append(ps, secretProblems(snap)...)
 	ps = append(ps, controlPlaneProblems(snap, in.Istiod)...)

@@ -17,8 +17,8 @@ var testNow = time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 // mpSeed is the seed mesh in multi-primary (meshtest.LabMultiPrimary).
 func mpSeed() *model.Snapshot { return meshtest.LabMultiPrimary(testNow) }
 
-func find(ps []Problem, kind string) []Problem {
-	var out []Problem
+func find(ps []model.Problem, kind string) []model.Problem {
+	var out []model.Problem
 	for _, p := range ps {
 		if string(p.Kind) == kind {
 			out = append(out, p)
@@ -29,7 +29,7 @@ func find(ps []Problem, kind string) []Problem {
 
 // want checks that exactly one problem of kind exists, with severity sev
 // and every text in its sentence.
-func want(t *testing.T, ps []Problem, kind string, sev Severity, texts ...string) Problem {
+func want(t *testing.T, ps []model.Problem, kind string, sev model.Severity, texts ...string) model.Problem {
 	t.Helper()
 	got := find(ps, kind)
 	if len(got) != 1 {
@@ -54,13 +54,13 @@ type diagnoseCase struct {
 	edit func(*model.Snapshot)        // nil: the seed as it is
 	in   func(*model.Snapshot) Inputs // nil: Inputs{Now: testNow}
 	kind model.ProblemKind            // "": no problem at all
-	sev  Severity
+	sev  model.Severity
 	// texts are in the one problem of kind; nil: no problem of kind.
 	texts []string
 	// n, when more than one, is how many problems of kind there are
 	// (texts are in the first).
 	n     int
-	check func(t *testing.T, ps, got []Problem)
+	check func(t *testing.T, ps, got []model.Problem)
 }
 
 func (c diagnoseCase) run(t *testing.T) {
@@ -78,7 +78,7 @@ func (c diagnoseCase) run(t *testing.T) {
 		in = c.in(s)
 	}
 	ps := Diagnose(s, in)
-	var got []Problem
+	var got []model.Problem
 	switch {
 	case c.kind == "":
 		if len(ps) != 0 {
@@ -104,7 +104,7 @@ func (c diagnoseCase) run(t *testing.T) {
 			}
 		}
 	default:
-		got = []Problem{want(t, ps, string(c.kind), c.sev, c.texts...)}
+		got = []model.Problem{want(t, ps, string(c.kind), c.sev, c.texts...)}
 	}
 	if c.check != nil {
 		c.check(t, ps, got)
@@ -190,12 +190,12 @@ var (
 	}
 	// noInputs is Diagnose's zero Inputs (the lab seed's cases).
 	noInputs = func(*model.Snapshot) Inputs { return Inputs{} }
-	noErrors = func(t *testing.T, ps, _ []Problem) {
+	noErrors = func(t *testing.T, ps, _ []model.Problem) {
 		if HasErrors(ps) {
 			t.Errorf("errors: %+v", ps)
 		}
 	}
-	hasErrors = func(t *testing.T, ps, _ []Problem) {
+	hasErrors = func(t *testing.T, ps, _ []model.Problem) {
 		if !HasErrors(ps) {
 			t.Error("exit status 1 expected")
 		}
@@ -229,64 +229,64 @@ func TestDiagnose(t *testing.T) {
 		{name: "healthy lab", seed: seed, in: noInputs},
 
 		// Control planes and the clusters they read.
-		{name: "remote secret missing", edit: dropSecretForCluster1, kind: model.ProblemControlPlaneMissingCluster, sev: Error,
+		{name: "remote secret missing", edit: dropSecretForCluster1, kind: model.ProblemControlPlaneMissingCluster, sev: model.SeverityError,
 			texts: []string{"istiod cluster2 does not read cluster cluster1", "istio-remote-secret-cluster1", "network2", "network1", "1 service(s)", "helloworld.sample"},
-			check: func(t *testing.T, ps, got []Problem) {
+			check: func(t *testing.T, ps, got []model.Problem) {
 				if got[0].Cluster != "cluster2" {
 					t.Errorf("concerns %s, want the control plane cluster2", got[0].Cluster)
 				}
 				hasErrors(t, ps, got)
 			}},
 		{name: "without clusterz the clusters of cluster2 are unknown", edit: cluster2FromSecretOnly, kind: model.ProblemControlPlaneMissingCluster},
-		{name: "clusterz tells", edit: cluster2FromSecretOnly, kind: model.ProblemControlPlaneMissingCluster, sev: Error,
+		{name: "clusterz tells", edit: cluster2FromSecretOnly, kind: model.ProblemControlPlaneMissingCluster, sev: model.SeverityError,
 			in: func(*model.Snapshot) Inputs {
 				return Inputs{Now: testNow, Istiod: []model.IstiodView{clusterzOfCluster2}}
 			},
 			texts: []string{"istiod cluster2 does not read cluster cluster1", "/debug/clusterz lists only cluster2"}},
-		{name: "cluster in error", seed: seed, edit: clustersAndGatewaysBroken, in: noInputs, kind: model.ProblemRemoteSecret, sev: Error, texts: []string{"TLS/CA mismatch"},
-			check: func(t *testing.T, ps, _ []Problem) {
-				if ps[0].Severity != Error {
+		{name: "cluster in error", seed: seed, edit: clustersAndGatewaysBroken, in: noInputs, kind: model.ProblemRemoteSecret, sev: model.SeverityError, texts: []string{"TLS/CA mismatch"},
+			check: func(t *testing.T, ps, _ []model.Problem) {
+				if ps[0].Severity != model.SeverityError {
 					t.Errorf("errors must come first: %+v", ps[0])
 				}
 			}},
-		{name: "cluster warning", seed: seed, edit: clustersAndGatewaysBroken, in: noInputs, kind: model.ProblemClusterWarning, sev: Warning, texts: []string{"forbidden"}},
-		{name: "remote secret duplicate", edit: secondSecretForCluster2, kind: model.ProblemRemoteSecretDuplicate, sev: Error,
+		{name: "cluster warning", seed: seed, edit: clustersAndGatewaysBroken, in: noInputs, kind: model.ProblemClusterWarning, sev: model.SeverityWarning, texts: []string{"forbidden"}},
+		{name: "remote secret duplicate", edit: secondSecretForCluster2, kind: model.ProblemRemoteSecretDuplicate, sev: model.SeverityError,
 			texts: []string{"istiod cluster1 reads the API server https://127.0.0.1:6444 twice, as clusters cluster2 and cluster2-b"}},
-		{name: "remote secret cluster ID", edit: secondSecretForCluster2, kind: model.ProblemRemoteSecretClusterID, sev: Error,
+		{name: "remote secret cluster ID", edit: secondSecretForCluster2, kind: model.ProblemRemoteSecretClusterID, sev: model.SeverityError,
 			texts: []string{`remote secret istio-system/istio-remote-secret-b in cluster1 calls the API server https://127.0.0.1:6444 "cluster2-b"`, `CLUSTER_ID "cluster2"`}},
-		{name: "remote secret RBAC", edit: secondSecretForCluster2, kind: model.ProblemRemoteSecretRBAC, sev: Error,
+		{name: "remote secret RBAC", edit: secondSecretForCluster2, kind: model.ProblemRemoteSecretRBAC, sev: model.SeverityError,
 			texts: []string{"may not list/watch nodes in cluster2-b", "grant get/list/watch on nodes"},
-			check: func(t *testing.T, _, got []Problem) {
+			check: func(t *testing.T, _, got []model.Problem) {
 				if strings.Contains(got[0].Sentence, "istiod pods") {
 					t.Errorf("only what istiod needs: %s", got[0].Sentence)
 				}
 			}},
 		// A second secret in cluster1 for cluster2's API server, under
 		// another key, merged into the context cluster2.
-		{name: "remote secret alias", kind: model.ProblemRemoteSecretDuplicate, sev: Error,
+		{name: "remote secret alias", kind: model.ProblemRemoteSecretDuplicate, sev: model.SeverityError,
 			edit: func(s *model.Snapshot) {
 				s.Clusters[1].Sources = append(s.Clusters[1].Sources, model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/alias", In: "cluster1", Key: "cluster2-alias"})
 			},
 			texts: []string{`istiod cluster1 reads the API server https://127.0.0.1:6444 (cluster cluster2) twice, as "cluster2" from remote secret istio-system/istio-remote-secret-cluster2 and "cluster2-alias" from remote secret istio-system/alias`}},
-		{name: "remote secret for its own cluster", kind: model.ProblemRemoteSecretDuplicate, sev: Error,
+		{name: "remote secret for its own cluster", kind: model.ProblemRemoteSecretDuplicate, sev: model.SeverityError,
 			edit: func(s *model.Snapshot) {
 				s.Clusters[0].Sources = append(s.Clusters[0].Sources, model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/self", In: "cluster1", Key: "c1-again"})
 			},
 			texts: []string{`declares cluster "c1-again" for cluster1's own API server`}},
 
 		// Root CAs.
-		{name: "roots differ", edit: otherRoot, kind: model.ProblemRootCAMismatch, sev: Error,
+		{name: "roots differ", edit: otherRoot, kind: model.ProblemRootCAMismatch, sev: model.SeverityError,
 			texts: []string{"cluster cluster1 trusts root", "cluster cluster2 trusts root", "sha256 abababab", "sha256 cdcdcdcd", "share no root", "33554536"}},
-		{name: "root expires", edit: otherRoot, kind: model.ProblemRootCAExpiry, sev: Warning, texts: []string{"expires on 2026-12-02 (in 10 days)", "cluster2"}},
+		{name: "root expires", edit: otherRoot, kind: model.ProblemRootCAExpiry, sev: model.SeverityWarning, texts: []string{"expires on 2026-12-02 (in 10 days)", "cluster2"}},
 		{name: "bundles sharing a root", edit: bundleWithBothRoots, kind: model.ProblemRootCAMismatch},
-		{name: "root expired", kind: model.ProblemRootCAExpiry, sev: Error, texts: []string{"expired on"},
+		{name: "root expired", kind: model.ProblemRootCAExpiry, sev: model.SeverityError, texts: []string{"expired on"},
 			edit: func(s *model.Snapshot) {
 				bundleWithBothRoots(s)
 				s.Clusters[1].RootCerts[0].NotAfter = testNow.Add(-time.Hour)
 			}},
 
 		// Services across clusters.
-		{name: "missing service", edit: sleepInCluster1Only, kind: model.ProblemMissingService, sev: Error,
+		{name: "missing service", edit: sleepInCluster1Only, kind: model.ProblemMissingService, sev: model.SeverityError,
 			texts: []string{"sleep.sample exists in cluster1 but not in cluster2", "helloworld-v2", "ISTIO_META_DNS_CAPTURE"}},
 		{name: "missing service with DNS proxying", kind: model.ProblemMissingService,
 			edit: func(s *model.Snapshot) {
@@ -295,14 +295,14 @@ func TestDiagnose(t *testing.T) {
 					s.MeshConfigs[i].DefaultConfig.ProxyMetadata = map[string]string{"ISTIO_META_DNS_CAPTURE": "true"}
 				}
 			}},
-		{name: "inconsistent ports", kind: model.ProblemInconsistentService, sev: Warning,
+		{name: "inconsistent ports", kind: model.ProblemInconsistentService, sev: model.SeverityWarning,
 			edit: func(s *model.Snapshot) {
 				c2 := s.Services[0].Clusters["cluster2"]
 				c2.Ports = []model.ServicePort{{Name: "tcp-web", Port: 5000}, {Name: "metrics", Port: 9090}}
 				c2.Headless = true
 			},
 			texts: []string{"helloworld.sample differs between cluster1 and cluster2", `port 5000 is "http"/TCP in cluster1 but "tcp-web"/TCP in cluster2`, "port(s) 9090 only in cluster2", "headless in cluster2"}},
-		{name: "inconsistent selector", kind: model.ProblemInconsistentService, sev: Warning,
+		{name: "inconsistent selector", kind: model.ProblemInconsistentService, sev: model.SeverityWarning,
 			edit: func(s *model.Snapshot) {
 				c2 := s.Services[0].Clusters["cluster2"]
 				c2.Selector = map[string]string{"app": "helloworl"}
@@ -311,7 +311,7 @@ func TestDiagnose(t *testing.T) {
 			texts: []string{"selector app=helloworl in cluster2 selects no endpoint, while app=helloworld in cluster1 selects 1"}},
 
 		// Locality failover.
-		{name: "failover without outlier detection", edit: failoverRules, kind: model.ProblemLocalityFailover, sev: Warning, n: 2,
+		{name: "failover without outlier detection", edit: failoverRules, kind: model.ProblemLocalityFailover, sev: model.SeverityWarning, n: 2,
 			texts: []string{"DestinationRule sample/hello-failover", "failover (region1→region2) for helloworld but no outlierDetection"}},
 		{name: "failover with outlier detection", kind: model.ProblemLocalityFailover,
 			edit: func(s *model.Snapshot) {
@@ -320,61 +320,61 @@ func TestDiagnose(t *testing.T) {
 					s.DestinationRules[i].OutlierDetection = true
 				}
 			}},
-		{name: "mesh-wide failover", kind: model.ProblemLocalityFailover, sev: Warning,
+		{name: "mesh-wide failover", kind: model.ProblemLocalityFailover, sev: model.SeverityWarning,
 			edit:  func(s *model.Snapshot) { s.MeshConfigs[0].LocalityLbSetting = failover },
 			texts: []string{"the mesh config of istiod cluster1 sets locality failover", "helloworld.sample has no DestinationRule"}},
 
 		// Config skew between primaries.
-		{name: "a rule in one primary", kind: model.ProblemConfigSkew, sev: Warning,
+		{name: "a rule in one primary", kind: model.ProblemConfigSkew, sev: model.SeverityWarning,
 			edit:  func(s *model.Snapshot) { s.DestinationRules = []model.DestinationRule{plainRule} },
 			texts: []string{"helloworld.sample: istiod cluster1 applies DestinationRule sample/helloworld-plain, istiod cluster2 has none"}},
 		{name: "the same rule in both", edit: plainRuleInBoth("f1"), kind: model.ProblemConfigSkew},
-		{name: "the rule differs", edit: plainRuleInBoth("f2"), kind: model.ProblemConfigSkew, sev: Warning,
+		{name: "the rule differs", edit: plainRuleInBoth("f2"), kind: model.ProblemConfigSkew, sev: model.SeverityWarning,
 			texts: []string{"DestinationRule sample/helloworld-plain differs between istiod cluster1 and istiod cluster2"}},
-		{name: "a PeerAuthentication in one primary", kind: model.ProblemConfigSkew, sev: Warning,
+		{name: "a PeerAuthentication in one primary", kind: model.ProblemConfigSkew, sev: model.SeverityWarning,
 			edit: func(s *model.Snapshot) {
 				s.PeerAuthentications = []model.PeerAuthentication{{Cluster: "cluster2", Namespace: "istio-system", Name: "default", Mode: "STRICT", Fingerprint: "p"}}
 			},
 			texts: []string{"istiod cluster2 applies PeerAuthentication istio-system/default, istiod cluster1 has none"}},
-		{name: "a mesh setting differs", kind: model.ProblemConfigSkew, sev: Warning,
+		{name: "a mesh setting differs", kind: model.ProblemConfigSkew, sev: model.SeverityWarning,
 			edit:  func(s *model.Snapshot) { s.MeshConfigs[1].TrustDomain = "other.local" },
 			texts: []string{"mesh setting trustDomain differs between istiod cluster1", `"other.local"`}},
 
 		// East-west gateways.
-		{name: "gateway port", kind: model.ProblemGatewayPort, sev: Error,
+		{name: "gateway port", kind: model.ProblemGatewayPort, sev: model.SeverityError,
 			edit: func(s *model.Snapshot) {
 				eastWest(s, "cluster2").Labels[model.LabelGatewayPort] = "15444"
 				s.Gateways = s.Gateways[:1]
 			},
 			texts: []string{"exposes neither port 15444", "networking.istio.io/gatewayPort", "15443 tls"}},
-		{name: "gateway LB pending", edit: gatewayLBPending, kind: model.ProblemGatewayLBPending, sev: Info,
+		{name: "gateway LB pending", edit: gatewayLBPending, kind: model.ProblemGatewayLBPending, sev: model.SeverityInfo,
 			texts: []string{"still waiting for its load balancer for 20s (error after 1m0s)"}},
-		{name: "gateway LB pending too long", edit: gatewayLBPending, kind: model.ProblemGatewayLBPending, sev: Error,
+		{name: "gateway LB pending too long", edit: gatewayLBPending, kind: model.ProblemGatewayLBPending, sev: model.SeverityError,
 			in:    func(*model.Snapshot) Inputs { return Inputs{Now: testNow.Add(2 * time.Minute)} },
 			texts: []string{"has been waiting for its load balancer for 2m20s"}},
-		{name: "gateway not ready", kind: model.ProblemGatewayNotReady, sev: Error,
+		{name: "gateway not ready", kind: model.ProblemGatewayNotReady, sev: model.SeverityError,
 			edit:  func(s *model.Snapshot) { eastWest(s, "cluster2").Endpoints[0].Ready = false },
 			texts: []string{"no ready pod behind it"}},
-		{name: "gateway address conflict", kind: model.ProblemGatewayAddressConflict, sev: Error,
+		{name: "gateway address conflict", kind: model.ProblemGatewayAddressConflict, sev: model.SeverityError,
 			edit:  func(s *model.Snapshot) { s.Gateways[1].Address = s.Gateways[0].Address },
 			texts: []string{"gateways of 2 networks share address 192.168.60.113"}},
-		{name: "gateway hostname", seed: seed, edit: clustersAndGatewaysBroken, in: noInputs, kind: model.ProblemGatewayHostname, sev: Warning, texts: []string{"gw.example.com"}},
-		{name: "gateway no address", seed: seed, edit: clustersAndGatewaysBroken, in: noInputs, kind: model.ProblemGatewayNoAddress, sev: Error, texts: []string{"cluster1"}},
+		{name: "gateway hostname", seed: seed, edit: clustersAndGatewaysBroken, in: noInputs, kind: model.ProblemGatewayHostname, sev: model.SeverityWarning, texts: []string{"gw.example.com"}},
+		{name: "gateway no address", seed: seed, edit: clustersAndGatewaysBroken, in: noInputs, kind: model.ProblemGatewayNoAddress, sev: model.SeverityError, texts: []string{"cluster1"}},
 		// The same gateway in two locality groups: Envoy keeps one.
-		{name: "duplicate gateway", seed: twoZones, in: noInputs, kind: model.ProblemDuplicateGateway, sev: Error,
+		{name: "duplicate gateway", seed: twoZones, in: noInputs, kind: model.ProblemDuplicateGateway, sev: model.SeverityError,
 			texts: []string{"network2 gets 50 % of a network1 proxy's requests instead of 67 % (and network1 50 % instead of 33 %): Envoy keeps only the first of 2 gateway entries for 192.168.60.9:15443 (one per locality: region2/zone-b, region2/zone-c) — istio#56355",
 				"topology.istio.io/locality"},
 			check: hasErrors},
 		{name: "one zone: no duplicate gateway", seed: seed, in: noInputs, kind: model.ProblemDuplicateGateway},
 		// A duplicate-gateway error is not said again as skew.
-		{name: "duplicate gateway, not skew", kind: model.ProblemDuplicateGateway, sev: Error,
+		{name: "duplicate gateway, not skew", kind: model.ProblemDuplicateGateway, sev: model.SeverityError,
 			edit: func(s *model.Snapshot) {
 				sic := s.Services[0].Clusters["cluster2"]
 				addPods(sic, 1, true)
 				sic.Endpoints[1].Locality = "region2/zone-b"
 			},
 			texts: []string{"network2 gets 50 % of a network1 proxy's requests instead of 67 %", "istio#56355"},
-			check: func(t *testing.T, ps, _ []Problem) {
+			check: func(t *testing.T, ps, _ []model.Problem) {
 				if got := find(ps, "skew"); len(got) != 0 {
 					t.Errorf("duplicate gateway entries reported as skew too: %+v", got)
 				}
@@ -383,15 +383,15 @@ func TestDiagnose(t *testing.T) {
 		// Endpoints leaked, dropped, skewed.
 		// Network2's gateway Service loses its network label: no gateway
 		// for network2, and its pod IP leaks to network1.
-		{name: "leak", seed: seed, in: noInputs, kind: model.ProblemLeak, sev: Error, texts: []string{"no gateway is known for network2"}, check: hasErrors,
+		{name: "leak", seed: seed, in: noInputs, kind: model.ProblemLeak, sev: model.SeverityError, texts: []string{"no gateway is known for network2"}, check: hasErrors,
 			edit: func(s *model.Snapshot) {
 				s.Gateways = s.Gateways[:1]
 				delete(s.Services[1].Clusters["cluster2"].Labels, model.LabelNetwork)
 			}},
 		// The cluster2 pod loses its tlsMode label: dropped from network1.
-		{name: "drop", seed: seed, in: noInputs, kind: model.ProblemDrop, sev: Error, texts: []string{"helloworld-v2"},
+		{name: "drop", seed: seed, in: noInputs, kind: model.ProblemDrop, sev: model.SeverityError, texts: []string{"helloworld-v2"},
 			edit: func(s *model.Snapshot) { s.Services[0].Clusters["cluster2"].Endpoints[0].TLSMode = "" }},
-		{name: "drops grouped", kind: model.ProblemDrop, sev: Error,
+		{name: "drops grouped", kind: model.ProblemDrop, sev: model.SeverityError,
 			edit: func(s *model.Snapshot) {
 				sic := s.Services[0].Clusters["cluster2"]
 				addPods(sic, 5, true)
@@ -400,16 +400,16 @@ func TestDiagnose(t *testing.T) {
 				}
 			},
 			texts: []string{"6 endpoints in cluster2 are dropped for network1 proxies", "and 3 more", "lack security.istio.io/tlsMode=istio"},
-			check: func(t *testing.T, _, got []Problem) {
+			check: func(t *testing.T, _, got []model.Problem) {
 				if got[0].Count != 6 || len(got[0].Examples) != 3 {
 					t.Errorf("count %d examples %v", got[0].Count, got[0].Examples)
 				}
 			}},
 		// One occurrence keeps its own sentence.
-		{name: "one drop", kind: model.ProblemDrop, sev: Error,
+		{name: "one drop", kind: model.ProblemDrop, sev: model.SeverityError,
 			edit:  func(s *model.Snapshot) { s.Services[0].Clusters["cluster2"].Endpoints[0].TLSMode = "" },
 			texts: []string{"10.144.0.15:5000 (helloworld-v2 in cluster2, network2) is dropped for network1"},
-			check: func(t *testing.T, _, got []Problem) {
+			check: func(t *testing.T, _, got []model.Problem) {
 				if got[0].Count != 0 {
 					t.Errorf("single problem with count %d", got[0].Count)
 				}
@@ -430,33 +430,33 @@ func TestDiagnose(t *testing.T) {
 		// The cluster2 pod is not ready: istiod still counts it in the
 		// gateway's weight, so half of network1's traffic goes to a
 		// network with no healthy endpoint.
-		{name: "skew from an unhealthy endpoint", edit: helloV2NotReady, kind: model.ProblemSkew, sev: Warning,
+		{name: "skew from an unhealthy endpoint", edit: helloV2NotReady, kind: model.ProblemSkew, sev: model.SeverityWarning,
 			texts: []string{"a network1 proxy sends 50% of its traffic across networks, but its endpoint counts give 0%", "counts 1 unhealthy endpoint", "threshold ±10 points"}},
 		{name: "skew within the threshold", edit: helloV2NotReady, kind: model.ProblemSkew,
 			in: func(*model.Snapshot) Inputs { return Inputs{Now: testNow, SkewThreshold: 60} }},
 
 		// ServiceEntries and mesh config (lab seed).
-		{name: "WorkloadEntry without mTLS", seed: seed, in: noInputs, kind: model.ProblemDrop, sev: Error, texts: []string{"give WorkloadEntry/vm-2 a serviceAccount"},
+		{name: "WorkloadEntry without mTLS", seed: seed, in: noInputs, kind: model.ProblemDrop, sev: model.SeverityError, texts: []string{"give WorkloadEntry/vm-2 a serviceAccount"},
 			edit: func(s *model.Snapshot) { withVM(s, "disabled") }},
-		{name: "ServiceEntry selects nothing", seed: seed, edit: serviceEntriesBroken, in: noInputs, kind: model.ProblemServiceEntryNoWorkloads, sev: Warning,
+		{name: "ServiceEntry selects nothing", seed: seed, edit: serviceEntriesBroken, in: noInputs, kind: model.ProblemServiceEntryNoWorkloads, sev: model.SeverityWarning,
 			texts: []string{"ServiceEntry sample/vm selects no WorkloadEntry"}},
-		{name: "mesh config does not parse", seed: seed, edit: serviceEntriesBroken, in: noInputs, kind: model.ProblemMeshConfig, sev: Warning, texts: []string{"bad yaml"}},
-		{name: "ServiceEntry port name", seed: seed, edit: serviceEntriesBroken, in: noInputs, kind: model.ProblemServiceEntryPortName, sev: Warning,
+		{name: "mesh config does not parse", seed: seed, edit: serviceEntriesBroken, in: noInputs, kind: model.ProblemMeshConfig, sev: model.SeverityWarning, texts: []string{"bad yaml"}},
+		{name: "ServiceEntry port name", seed: seed, edit: serviceEntriesBroken, in: noInputs, kind: model.ProblemServiceEntryPortName, sev: model.SeverityWarning,
 			texts: []string{`named "web" but the Kubernetes Service`}},
 
 		// What istiod sends, against the prediction.
 		{name: "istiod sends the prediction", in: sending(sentSeed())},
 		// The cluster2 pod is gone, but istiod cluster1 still sends it.
-		{name: "stale endpoint", edit: helloV2Gone, kind: model.ProblemStaleEndpoint, sev: Error,
+		{name: "stale endpoint", edit: helloV2Gone, kind: model.ProblemStaleEndpoint, sev: model.SeverityError,
 			in: func(*model.Snapshot) Inputs {
 				return Inputs{Now: testNow, Since: testNow.Add(-time.Minute), Sent: []Sent{sentSeed()}, Stale: &StaleTracker{}}
 			},
 			texts: []string{"istiod cluster1 still sends 10.144.0.15:5000 (workload helloworld-v2, cluster2)", "its pod of workload helloworld-v2 is gone",
 				"stale for at least 1m0s (as long as meshscope has been watching)", "remote secret istio-system/istio-remote-secret-cluster2 in cluster1"}},
-		{name: "not ready, sent healthy", edit: helloV2NotReady, in: sending(sentSeed()), kind: model.ProblemStaleEndpoint, sev: Error,
+		{name: "not ready, sent healthy", edit: helloV2NotReady, in: sending(sentSeed()), kind: model.ProblemStaleEndpoint, sev: model.SeverityError,
 			texts: []string{"pod helloworld-v2 in cluster2 is not ready, but istiod sends it HEALTHY"}},
 		// An endpoint missing for another reason: xds-differs with its cause.
-		{name: "xds differs", kind: model.ProblemXDSDiffers, sev: Error,
+		{name: "xds differs", kind: model.ProblemXDSDiffers, sev: model.SeverityError,
 			in: func(*model.Snapshot) Inputs {
 				short := sentSeed()
 				la := short.EDS[short.Clusters[0]]
@@ -465,7 +465,7 @@ func TestDiagnose(t *testing.T) {
 				return Inputs{Now: testNow, Sent: []Sent{short}}
 			},
 			texts: []string{"istiod cluster1 → cluster2/network2@cluster1 proxy, helloworld.sample port 5000: istiod does not send"}},
-		{name: "nothing arrived", in: sending(Sent{ControlPlane: "cluster1", Viewpoint: vp2, Error: "no CDS"}), kind: model.ProblemIstiodUnreachable, sev: Warning,
+		{name: "nothing arrived", in: sending(Sent{ControlPlane: "cluster1", Viewpoint: vp2, Error: "no CDS"}), kind: model.ProblemIstiodUnreachable, sev: model.SeverityWarning,
 			texts: []string{"no CDS"}},
 	} {
 		t.Run(c.name, c.run)
@@ -514,9 +514,9 @@ func TestDiagnoseStaleFor(t *testing.T) {
 	gone := mpSeed()
 	helloV2Gone(gone)
 	in := Inputs{Now: testNow, Since: testNow.Add(-time.Minute), Sent: []Sent{sentSeed()}, Stale: &StaleTracker{}}
-	want(t, Diagnose(gone, in), "stale-endpoint", Error, "stale for at least 1m0s")
+	want(t, Diagnose(gone, in), "stale-endpoint", model.SeverityError, "stale for at least 1m0s")
 	in.Now = testNow.Add(30 * time.Second)
-	want(t, Diagnose(gone, in), "stale-endpoint", Error, "stale for 30s")
+	want(t, Diagnose(gone, in), "stale-endpoint", model.SeverityError, "stale for 30s")
 }
 
 func sortServices(s *model.Snapshot) {

@@ -17,7 +17,7 @@ import (
 // gateway inside each locality group, so a remote network whose endpoints
 // span several localities gets its gateway once per locality, each with
 // that locality's weight, and Envoy keeps only the first.
-func duplicateProblems(host string, port int32, v horizon.Proxy, p horizon.Prediction) []Problem {
+func duplicateProblems(host string, port int32, v horizon.Proxy, p horizon.Prediction) []model.Problem {
 	type dup struct {
 		addr    string
 		port    uint32
@@ -57,7 +57,7 @@ func duplicateProblems(host string, port int32, v horizon.Proxy, p horizon.Predi
 	}
 	shares := horizon.SharesByNetwork(nets, effs)
 	sort.Slice(shares, func(i, j int) bool { return shares[i].Network < shares[j].Network })
-	var ps []Problem
+	var ps []model.Problem
 	for _, d := range dups {
 		var got, want float64
 		var others []string
@@ -83,7 +83,7 @@ func duplicateProblems(host string, port int32, v horizon.Proxy, p horizon.Predi
 		if v.Network != "" {
 			proxy = "a " + v.Network + " proxy"
 		}
-		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemDuplicateGateway, Service: host,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemDuplicateGateway, Service: host,
 			Sentence: fmt.Sprintf("%s port %d: %s gets %d %% of %s's requests instead of %d %%%s: Envoy keeps only the first of %d %s for %s:%d (one per locality: %s) — istio#56355. "+
 				"Workaround until istiod sends one entry per gateway (istio/istio#60835): give the pods of %s %s one locality (the same topology.istio.io/locality label on all of them)",
 				model.ShortHost(host), port, orNoNetwork(d.network), pct(got), proxy, pct(want), also, d.entries, what, d.addr, d.port, strings.Join(d.locs, ", "),

@@ -16,7 +16,7 @@ import (
 // pending longer than pendingAfter); no address at all; no ready pod behind
 // it; and one address used by the gateways of two networks. Hostname
 // gateways are reported by hostnameGatewayProblems.
-func eastWestProblems(snap *model.Snapshot, views []model.IstiodView, now time.Time, pendingAfter time.Duration) []Problem {
+func eastWestProblems(snap *model.Snapshot, views []model.IstiodView, now time.Time, pendingAfter time.Duration) []model.Problem {
 	ps := hostnameGatewayProblems(snap, views, now)
 	ps = append(ps, ambientGatewayNameProblems(snap)...)
 	for _, svc := range snap.Services {
@@ -34,8 +34,8 @@ func eastWestProblems(snap *model.Snapshot, views []model.IstiodView, now time.T
 	return ps
 }
 
-func gatewayServiceProblems(snap *model.Snapshot, svc *model.Service, sic *model.ServiceInCluster, name, nw string, now time.Time, pendingAfter time.Duration) []Problem {
-	var ps []Problem
+func gatewayServiceProblems(snap *model.Snapshot, svc *model.Service, sic *model.ServiceInCluster, name, nw string, now time.Time, pendingAfter time.Duration) []model.Problem {
+	var ps []model.Problem
 	cid := sic.Cluster
 	gwPort, portFrom := int32(model.DefaultGatewayPort), "the default mTLS port"
 	if s := sic.Labels[model.LabelGatewayPort]; s != "" {
@@ -48,24 +48,24 @@ func gatewayServiceProblems(snap *model.Snapshot, svc *model.Service, sic *model
 	found := gatewayFound(snap, name, cid)
 	switch {
 	case !exposesPort(sic, gwPort) && !exposesPort(sic, model.DefaultGatewayHBONEPort):
-		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayPort, Cluster: cid, Service: svc.Hostname,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemGatewayPort, Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but exposes neither port %d (%s) nor HBONE %d (its ports: %s): istiod does not take it as %s's gateway — expose port %d (named tls) or fix the label",
 				name, cid, model.LabelNetwork, nw, gwPort, portFrom, model.DefaultGatewayHBONEPort, portsOf(sic), nw, gwPort)})
 	case !found && sic.LBPending:
 		age := now.Sub(sic.Created)
-		sev, what := Info, "is still waiting for its load balancer"
+		sev, what := model.SeverityInfo, "is still waiting for its load balancer"
 		if sic.Created.IsZero() || age > pendingAfter {
-			sev, what = Error, "has been waiting for its load balancer"
+			sev, what = model.SeverityError, "has been waiting for its load balancer"
 		}
-		ps = append(ps, Problem{Severity: sev, Kind: model.ProblemGatewayLBPending, Cluster: cid, Service: svc.Hostname,
+		ps = append(ps, model.Problem{Severity: sev, Kind: model.ProblemGatewayLBPending, Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s (type LoadBalancer) %s for %s (error after %s): without an ingress address it is no gateway for %s, so other networks reach %s's endpoints directly or not at all — check the cloud load balancer controller and its events",
 				name, cid, what, ageText(sic.Created, now), pendingAfter, nw, nw)})
 	case !found:
-		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayNoAddress, Cluster: cid, Service: svc.Hostname,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemGatewayNoAddress, Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but has no usable address (load-balancer ingress IP/hostname or externalIP): it is no gateway for %s", name, cid, model.LabelNetwork, nw, nw)})
 	}
 	if readyEndpoints(sic) == 0 {
-		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayNotReady, Cluster: cid, Service: svc.Hostname,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemGatewayNotReady, Cluster: cid, Service: svc.Hostname,
 			Sentence: fmt.Sprintf("gateway Service %s in %s has no ready pod behind it (%d endpoint(s), none ready): traffic other networks send to %s's gateway in %s has nowhere to go — check the gateway Deployment", name, cid, len(sic.Endpoints), nw, cid)})
 	}
 	return ps
@@ -74,8 +74,8 @@ func gatewayServiceProblems(snap *model.Snapshot, svc *model.Service, sic *model
 // gatewayAddressConflicts: one address used by gateways of two networks.
 // Proxies send both networks' traffic to the same place; the load balancer
 // there can only be one network's gateway.
-func gatewayAddressConflicts(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func gatewayAddressConflicts(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	byAddr := map[string][]model.Gateway{}
 	var addrs []string
 	for _, g := range snap.Gateways {
@@ -97,7 +97,7 @@ func gatewayAddressConflicts(snap *model.Snapshot) []Problem {
 		if len(nets) < 2 {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayAddressConflict, Cluster: gs[len(gs)-1].Cluster,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemGatewayAddressConflict, Cluster: gs[len(gs)-1].Cluster,
 			Sentence: fmt.Sprintf("gateways of %d networks share address %s: %s — proxies send every one of those networks' traffic to one load balancer, which can only be one network's gateway; give each network's gateway its own address",
 				len(nets), a, strings.Join(who, ", "))})
 	}

@@ -25,7 +25,7 @@ func actualSeed() xdsclient.LoadAssignment {
 	}}
 }
 
-func hasProblem(ps []Problem, kind, text string) bool {
+func hasProblem(ps []model.Problem, kind, text string) bool {
 	for _, p := range ps {
 		if string(p.Kind) == kind && strings.Contains(p.Sentence, text) {
 			return true

@@ -22,11 +22,11 @@ const DefaultStaleAfter = 30 * time.Second
 // acknowledged istiod's last push for StaleAfter, proxies injected with a
 // network or cluster the mesh no longer gives their pod, and versions
 // outside the skew Istio supports. meshscope's own probes are left out.
-func fleetProblems(f *fleet.Fleet, staleAfter time.Duration) []Problem {
+func fleetProblems(f *fleet.Fleet, staleAfter time.Duration) []model.Problem {
 	if f == nil {
 		return nil
 	}
-	var ps []Problem
+	var ps []model.Problem
 	for _, p := range f.Proxies {
 		if p.Probe {
 			continue
@@ -34,30 +34,30 @@ func fleetProblems(f *fleet.Fleet, staleAfter time.Duration) []Problem {
 		where := p.Namespace + "/" + p.Name
 		switch {
 		case p.State == fleet.Disconnected:
-			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemProxyDisconnected, Cluster: p.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemProxyDisconnected, Cluster: p.Cluster,
 				Sentence: fmt.Sprintf("%s %s in %s is connected to no istiod meshscope reads: it runs on the last config it got, and gets no endpoint change until it reconnects (in primary-remote, through the east-west gateway to its primary)", p.Kind, where, p.Cluster),
-				group: &grouping{key: "proxy-disconnected|" + p.Cluster, subject: where,
-					format: fmt.Sprintf("{n} proxies in %s are connected to no istiod meshscope reads ({examples}): they get no endpoint change until they reconnect", p.Cluster)}})
+				Group: &model.ProblemGroup{Key: "proxy-disconnected|" + p.Cluster, Subject: where,
+					Format: fmt.Sprintf("{n} proxies in %s are connected to no istiod meshscope reads ({examples}): they get no endpoint change until they reconnect", p.Cluster)}})
 		case p.State == fleet.Rejected:
-			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemProxyStale, Cluster: p.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemProxyStale, Cluster: p.Cluster,
 				Sentence: fmt.Sprintf("%s %s rejected (NACK) istiod %s's last push: %s — it keeps the config it had before", p.Kind, where, p.ControlPlane, nackError(p))})
 		case p.State == fleet.Stale && p.StaleFor >= staleAfter:
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemProxyStale, Cluster: p.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemProxyStale, Cluster: p.Cluster,
 				Sentence: fmt.Sprintf("%s %s has not acknowledged istiod %s's last push of %s for %s: it may not have applied it (overloaded, or stuck)", p.Kind, where, p.ControlPlane, staleTypes(p), p.StaleFor.Round(time.Second).String()),
-				group: &grouping{key: "proxy-stale|" + p.ControlPlane, subject: where,
-					format: fmt.Sprintf("{n} proxies have not acknowledged istiod %s's last push for %s or more ({examples})", p.ControlPlane, staleAfter.String())}})
+				Group: &model.ProblemGroup{Key: "proxy-stale|" + p.ControlPlane, Subject: where,
+					Format: fmt.Sprintf("{n} proxies have not acknowledged istiod %s's last push for %s or more ({examples})", p.ControlPlane, staleAfter.String())}})
 		}
 		for _, d := range p.Drift {
-			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemProxyIdentityDrift, Cluster: p.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemProxyIdentityDrift, Cluster: p.Cluster,
 				Sentence: driftSentence(p, d),
-				group: &grouping{key: "drift|" + p.Cluster + "|" + d.Field + "|" + d.Injected + "|" + d.Derived, subject: where,
-					format: fmt.Sprintf("{n} proxies in %s were injected with %s %s, but their pods are on %s %s now ({examples}): %s — restart their workloads", p.Cluster, d.Field, orText(d.Injected, "none"), d.Field, orText(d.Derived, "none"), driftCost(d))}})
+				Group: &model.ProblemGroup{Key: "drift|" + p.Cluster + "|" + d.Field + "|" + d.Injected + "|" + d.Derived, Subject: where,
+					Format: fmt.Sprintf("{n} proxies in %s were injected with %s %s, but their pods are on %s %s now ({examples}): %s — restart their workloads", p.Cluster, d.Field, orText(d.Injected, "none"), d.Field, orText(d.Derived, "none"), driftCost(d))}})
 		}
 		if why := proxySkew(p.Version, p.IstiodVersion); why != "" && p.ControlPlane != "" {
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemVersionSkew, Cluster: p.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemVersionSkew, Cluster: p.Cluster,
 				Sentence: fmt.Sprintf("%s %s runs Istio %s against istiod %s %s: %s", p.Kind, where, p.Version, p.ControlPlane, p.IstiodVersion, why),
-				group: &grouping{key: "skew|" + p.ControlPlane + "|" + minorOf(p.Version), subject: where,
-					format: fmt.Sprintf("{n} proxies run Istio %s against istiod %s %s ({examples}): %s", minorOf(p.Version), p.ControlPlane, p.IstiodVersion, why)}})
+				Group: &model.ProblemGroup{Key: "skew|" + p.ControlPlane + "|" + minorOf(p.Version), Subject: where,
+					Format: fmt.Sprintf("{n} proxies run Istio %s against istiod %s %s ({examples}): %s", minorOf(p.Version), p.ControlPlane, p.IstiodVersion, why)}})
 		}
 	}
 	return ps
@@ -135,7 +135,7 @@ func minorOf(v string) string {
 
 // primarySkew reports primaries whose istiods run different minor versions
 // (an upgrade in progress, or one forgotten).
-func primarySkew(versions map[string]string) []Problem {
+func primarySkew(versions map[string]string) []model.Problem {
 	byMinor := map[string][]string{}
 	for cp, v := range versions {
 		if _, ok := minor(v); ok {
@@ -150,7 +150,7 @@ func primarySkew(versions map[string]string) []Problem {
 		all = append(all, l...)
 	}
 	slices.Sort(all)
-	return []Problem{{Severity: Warning, Kind: model.ProblemVersionSkew,
+	return []model.Problem{{Severity: model.SeverityWarning, Kind: model.ProblemVersionSkew,
 		Sentence: fmt.Sprintf("the primaries' istiods run different minor versions (%s): finish the upgrade, a mesh is supported on one minor version (or two during a canary)", strings.Join(all, ", "))}}
 }
 

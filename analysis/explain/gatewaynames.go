@@ -63,13 +63,13 @@ func namedGateways(snap *model.Snapshot) []namedGateway {
 // RESOLVE_HOSTNAME_GATEWAYS off drops every such gateway. A name whose
 // answer changed in the last ten minutes is noted: proxies move with it
 // once istiod asks again.
-func hostnameGatewayProblems(snap *model.Snapshot, views []model.IstiodView, now time.Time) []Problem {
-	var ps []Problem
+func hostnameGatewayProblems(snap *model.Snapshot, views []model.IstiodView, now time.Time) []model.Problem {
+	var ps []model.Problem
 	for _, n := range snap.GatewayNames {
 		if n.ChangedAt.IsZero() || now.Sub(n.ChangedAt) > nameChangeRecent {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Info, Kind: model.ProblemGatewayHostname,
+		ps = append(ps, model.Problem{Severity: model.SeverityInfo, Kind: model.ProblemGatewayHostname,
 			Sentence: fmt.Sprintf("gateway name %s changed %s ago, from %s to %s (as meshscope resolves it): istiod pushes new EDS when its own answer's TTL runs out (at least 30 s)",
 				n.Name, now.Sub(n.ChangedAt).Round(time.Second), orText(strings.Join(n.Previous, ", "), "no address"), orText(strings.Join(n.Addresses, ", "), "no address"))})
 	}
@@ -81,7 +81,7 @@ func hostnameGatewayProblems(snap *model.Snapshot, views []model.IstiodView, now
 		what += ")"
 		for _, cp := range ng.notResolvedBy {
 			st := snap.SettingsFor(cp).Get(model.SettingResolveHostnameGateways)
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemGatewayHostname, Cluster: ng.cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemGatewayHostname, Cluster: ng.cluster,
 				Sentence: fmt.Sprintf("istiod (%s) does not resolve gateway names (%s=false, %s): it drops %s", cp, model.SettingResolveHostnameGateways, st.From, what)})
 		}
 		ans, asked := snap.GatewayName(ng.name)
@@ -112,13 +112,13 @@ func hostnameGatewayProblems(snap *model.Snapshot, views []model.IstiodView, now
 			}
 			switch {
 			case len(theirs) == 0:
-				ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayHostname, Cluster: ng.cluster,
+				ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemGatewayHostname, Cluster: ng.cluster,
 					Sentence: fmt.Sprintf("%s has no address for %s (its /debug/networkz): the name does not resolve for istiod, which drops the gateway — endpoints of %s are sent to other networks as they are, or not at all; %s", who, what, ng.network, mine)})
 			case !slices.Equal(theirs, ng.resolved):
-				ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemGatewayHostname, Cluster: ng.cluster,
+				ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemGatewayHostname, Cluster: ng.cluster,
 					Sentence: fmt.Sprintf("%s resolves %s to %s (its /debug/networkz), but %s: the answer changed between the two queries or the resolvers differ; predictions use meshscope's", who, what, strings.Join(theirs, ", "), mine)})
 			default:
-				ps = append(ps, Problem{Severity: Info, Kind: model.ProblemGatewayHostname, Cluster: ng.cluster,
+				ps = append(ps, model.Problem{Severity: model.SeverityInfo, Kind: model.ProblemGatewayHostname, Cluster: ng.cluster,
 					Sentence: fmt.Sprintf("%s resolves %s to %s (its /debug/networkz); meshscope's own answer is the same", who, what, strings.Join(theirs, ", "))})
 			}
 		}
@@ -127,13 +127,13 @@ func hostnameGatewayProblems(snap *model.Snapshot, views []model.IstiodView, now
 		}
 		switch {
 		case !asked || ans.Pending:
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemGatewayHostname, Cluster: ng.cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemGatewayHostname, Cluster: ng.cluster,
 				Sentence: fmt.Sprintf("%s is a DNS name istiod resolves itself (%s); %s, so predictions leave it out", what, model.SettingResolveHostnameGateways, mine)})
 		case len(ng.resolved) == 0:
-			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemGatewayHostname, Cluster: ng.cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemGatewayHostname, Cluster: ng.cluster,
 				Sentence: fmt.Sprintf("%s gives no address: %s; istiod drops a gateway whose name does not resolve — endpoints of %s are sent to other networks as they are, or not at all", what, mine, ng.network)})
 		default:
-			ps = append(ps, Problem{Severity: Info, Kind: model.ProblemGatewayHostname, Cluster: ng.cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityInfo, Kind: model.ProblemGatewayHostname, Cluster: ng.cluster,
 				Sentence: fmt.Sprintf("%s: %s (TTL %s); istiod resolves it itself and may get another answer", what, mine, ans.TTL)})
 		}
 	}

@@ -15,8 +15,8 @@ import (
 // what ztunnels see: a name that gives no address is a warning (ztunnels of
 // other networks reach the gateway's network only if it resolves where they
 // run — a private zone may answer there), one that does is information.
-func ambientGatewayNameProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func ambientGatewayNameProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	for _, a := range snap.Ambient {
 		for _, g := range a.Gateways {
 			if g.Class != model.ClassEastWest || g.Network == "" {
@@ -37,10 +37,10 @@ func ambientGatewayNameProblems(snap *model.Snapshot) []Problem {
 					if ans.Err != "" {
 						why = ans.Err
 					}
-					ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemGatewayHostname, Cluster: a.Cluster,
+					ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemGatewayHostname, Cluster: a.Cluster,
 						Sentence: fmt.Sprintf("%s; it does not resolve from where meshscope runs (%s): ztunnels of other networks reach %s's pods only if it resolves where they run", what, why, g.Network)})
 				default:
-					ps = append(ps, Problem{Severity: Info, Kind: model.ProblemGatewayHostname, Cluster: a.Cluster,
+					ps = append(ps, model.Problem{Severity: model.SeverityInfo, Kind: model.ProblemGatewayHostname, Cluster: a.Cluster,
 						Sentence: fmt.Sprintf("%s; from where meshscope runs it resolves to %s (TTL %s)", what, strings.Join(ans.Addresses, ", "), ans.TTL)})
 				}
 			}

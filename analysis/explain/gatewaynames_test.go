@@ -35,31 +35,31 @@ func TestHostnameGatewayProblems(t *testing.T) {
 		names []model.GatewayName
 		views []model.IstiodView
 		env   []model.IstiodEnv
-		sev   Severity
+		sev   model.Severity
 		texts []string
 	}{
 		{"resolved by meshscope, istiod not read", []model.Gateway{ip1, resolved("192.0.2.21"), resolved("192.0.2.22")}, answer("192.0.2.21", "192.0.2.22"), nil, nil,
-			Info, []string{"gateway " + name + " of network2", "meshscope resolved it from where it runs to 192.0.2.21, 192.0.2.22", "TTL 30s"}},
+			model.SeverityInfo, []string{"gateway " + name + " of network2", "meshscope resolved it from where it runs to 192.0.2.21, 192.0.2.22", "TTL 30s"}},
 		{"not resolved by meshscope", []model.Gateway{unresolved}, nil, nil, nil,
-			Warning, []string{"meshscope did not resolve it", "predictions leave it out"}},
+			model.SeverityWarning, []string{"meshscope did not resolve it", "predictions leave it out"}},
 		{"does not resolve", []model.Gateway{unresolved}, answer(), nil, nil,
-			Error, []string{"gives no address", "does not resolve from where meshscope runs", "istiod drops"}},
+			model.SeverityError, []string{"gives no address", "does not resolve from where meshscope runs", "istiod drops"}},
 		{"istiod's answer is read and the same", []model.Gateway{ip1, resolved("192.0.2.21")}, answer("192.0.2.21"), view("192.0.2.21"), nil,
-			Info, []string{"istiod (cluster1) resolves gateway " + name, "to 192.0.2.21 (its /debug/networkz)", "the same"}},
+			model.SeverityInfo, []string{"istiod (cluster1) resolves gateway " + name, "to 192.0.2.21 (its /debug/networkz)", "the same"}},
 		{"istiod's answer differs", []model.Gateway{ip1, resolved("192.0.2.21")}, answer("192.0.2.21"), view("192.0.2.23"), nil,
-			Warning, []string{"resolves gateway " + name + " of network2 (service istio-system/istio-eastwestgateway in cluster2) to 192.0.2.23", "meshscope resolved it from where it runs to 192.0.2.21"}},
+			model.SeverityWarning, []string{"resolves gateway " + name + " of network2 (service istio-system/istio-eastwestgateway in cluster2) to 192.0.2.23", "meshscope resolved it from where it runs to 192.0.2.21"}},
 		{"istiod has no address for it", []model.Gateway{ip1, unresolved}, answer(), view(), nil,
-			Error, []string{"istiod (cluster1) has no address for gateway " + name, "endpoints of network2 are sent to other networks as they are"}},
+			model.SeverityError, []string{"istiod (cluster1) has no address for gateway " + name, "endpoints of network2 are sent to other networks as they are"}},
 		{"RESOLVE_HOSTNAME_GATEWAYS=false", []model.Gateway{resolved("192.0.2.21", "cluster1")}, answer("192.0.2.21"), nil,
 			[]model.IstiodEnv{{Cluster: "cluster1", Key: model.SettingResolveHostnameGateways, Value: "false"}},
-			Warning, []string{"istiod (cluster1) does not resolve gateway names (RESOLVE_HOSTNAME_GATEWAYS=false, --istiod-env)", "it drops gateway " + name}},
+			model.SeverityWarning, []string{"istiod (cluster1) does not resolve gateway names (RESOLVE_HOSTNAME_GATEWAYS=false, --istiod-env)", "it drops gateway " + name}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := &model.Snapshot{Gateways: tc.gws, GatewayNames: tc.names,
 				Clusters: []model.Cluster{{ID: "cluster1", State: model.StateSynced, Source: model.SourceRef{Kind: model.SourceContext, Name: "cluster1"}}}}
 			snap.Settings = snap.ResolveSettings(tc.env)
 			ps := hostnameGatewayProblems(snap, tc.views, time.Now())
-			var got []Problem
+			var got []model.Problem
 			for _, p := range ps {
 				if p.Severity == tc.sev {
 					got = append(got, p)
@@ -149,7 +149,7 @@ func TestHostnameGatewayChanged(t *testing.T) {
 	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 	snap := &model.Snapshot{GatewayNames: []model.GatewayName{{Name: "gw2.example.test", Addresses: []string{"192.0.2.23"},
 		Previous: []string{"192.0.2.21", "192.0.2.22"}, ChangedAt: now.Add(-42 * time.Second), By: model.ResolvedByMeshscope}}}
-	want(t, hostnameGatewayProblems(snap, nil, now), string(model.ProblemGatewayHostname), Info,
+	want(t, hostnameGatewayProblems(snap, nil, now), string(model.ProblemGatewayHostname), model.SeverityInfo,
 		"gateway name gw2.example.test changed 42s ago, from 192.0.2.21, 192.0.2.22 to 192.0.2.23")
 	if ps := hostnameGatewayProblems(snap, nil, now.Add(11*time.Minute)); len(ps) != 0 {
 		t.Errorf("an old change is still reported: %+v", ps)
@@ -170,14 +170,14 @@ func TestAmbientGatewayName(t *testing.T) {
 		name  string
 		class string
 		names []model.GatewayName
-		sev   Severity // "" for no problem
+		sev   model.Severity // "" for no problem
 		texts []string
 	}{
 		{"resolves", model.ClassEastWest, []model.GatewayName{{Name: name, Addresses: []string{"192.168.60.21", "192.168.60.22"}, TTL: 30 * time.Second}},
-			Info, []string{"ambient east-west Gateway istio-system/istio-eastwestgateway of network2 in cluster2 has the DNS name gw2.lab.test", "resolves to 192.168.60.21, 192.168.60.22 (TTL 30s)"}},
+			model.SeverityInfo, []string{"ambient east-west Gateway istio-system/istio-eastwestgateway of network2 in cluster2 has the DNS name gw2.lab.test", "resolves to 192.168.60.21, 192.168.60.22 (TTL 30s)"}},
 		{"does not resolve", model.ClassEastWest, []model.GatewayName{{Name: name}},
-			Warning, []string{"it does not resolve from where meshscope runs (no A or AAAA record)", "ztunnels of other networks reach network2's pods only if it resolves where they run"}},
-		{"query failed", model.ClassEastWest, []model.GatewayName{{Name: name, Err: "SERVFAIL"}}, Warning, []string{"(SERVFAIL)"}},
+			model.SeverityWarning, []string{"it does not resolve from where meshscope runs (no A or AAAA record)", "ztunnels of other networks reach network2's pods only if it resolves where they run"}},
+		{"query failed", model.ClassEastWest, []model.GatewayName{{Name: name, Err: "SERVFAIL"}}, model.SeverityWarning, []string{"(SERVFAIL)"}},
 		{"not asked yet", model.ClassEastWest, []model.GatewayName{{Name: name, Pending: true}}, "", nil},
 		{"a waypoint's name is not a network gateway", "istio-waypoint", []model.GatewayName{{Name: name}}, "", nil},
 	} {

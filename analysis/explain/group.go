@@ -7,15 +7,6 @@ import (
 	"github.com/meshscope/meshscope/model"
 )
 
-// grouping says how a problem merges with others of the same cause: the
-// same key (with the same severity and kind) means the same cause; subject
-// names this occurrence (a pod, an endpoint, a service); format is the
-// sentence of the merged row, with {n} for the count and {examples} for
-// the first subjects.
-type grouping struct {
-	key, subject, format string
-}
-
 // groupExamples is how many subjects a merged row names.
 const groupExamples = 3
 
@@ -23,7 +14,7 @@ const groupExamples = 3
 // that one broken setting over forty pods is one row, not forty. Problems
 // without a grouping, and causes that occur once, keep their own sentence.
 // The order of first occurrence is kept.
-func group(ps []Problem) []Problem {
+func group(ps []model.Problem) []model.Problem {
 	type acc struct {
 		at       int
 		subjects []string
@@ -32,20 +23,20 @@ func group(ps []Problem) []Problem {
 		hosts    []string // the services, in order of occurrence
 	}
 	byKey := map[string]*acc{}
-	var out []Problem
+	var out []model.Problem
 	for _, p := range ps {
-		if p.group == nil {
+		if p.Group == nil {
 			out = append(out, p)
 			continue
 		}
-		k := string(p.Severity) + "\x00" + string(p.Kind) + "\x00" + p.group.key
+		k := string(p.Severity) + "\x00" + string(p.Kind) + "\x00" + p.Group.Key
 		a := byKey[k]
 		if a == nil {
 			a = &acc{at: len(out), clusters: map[string]bool{}, services: map[string]bool{}}
 			byKey[k] = a
 			out = append(out, p)
 		}
-		a.subjects = append(a.subjects, p.group.subject)
+		a.subjects = append(a.subjects, p.Group.Subject)
 		a.clusters[p.Cluster] = true
 		if !a.services[p.Service] && p.Service != "" {
 			a.hosts = append(a.hosts, p.Service)
@@ -70,7 +61,7 @@ func group(ps []Problem) []Problem {
 		if more := len(a.subjects) - len(p.Examples); more > 0 {
 			ex += fmt.Sprintf(" and %d more", more)
 		}
-		p.Sentence = strings.NewReplacer("{n}", fmt.Sprint(p.Count), "{examples}", ex).Replace(p.group.format)
+		p.Sentence = strings.NewReplacer("{n}", fmt.Sprint(p.Count), "{examples}", ex).Replace(p.Group.Format)
 		if len(a.clusters) > 1 {
 			p.Cluster = ""
 		}

@@ -10,24 +10,24 @@ import (
 
 // istioConfigProblems finds what in the mesh config and the ServiceEntries
 // makes istiod send fewer endpoints than their author likely meant.
-func istioConfigProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func istioConfigProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	for _, mc := range snap.MeshConfigs {
 		if mc.Error != "" {
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemMeshConfig, Cluster: mc.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemMeshConfig, Cluster: mc.Cluster,
 				Sentence: fmt.Sprintf("the mesh config of %s's istiod (%s) is not usable: %s — istiod refuses it too and keeps its previous one; meshscope predicts with istiod's defaults", mc.Cluster, mc.Source, mc.Error)})
 		}
 	}
 	for _, we := range snap.WorkloadEntries {
 		if we.Unhealthy {
-			ps = append(ps, Problem{Severity: Info, Kind: model.ProblemWorkloadEntryUnhealthy, Cluster: we.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityInfo, Kind: model.ProblemWorkloadEntryUnhealthy, Cluster: we.Cluster,
 				Sentence: fmt.Sprintf("WorkloadEntry %s/%s in %s has health checks on (%s) and no Healthy=True condition: istiod leaves it out of every ServiceEntry", we.Namespace, we.Name, we.Cluster, model.AnnotationHealthChecks)})
 		}
 	}
 	for _, svc := range snap.Services {
 		for _, se := range svc.ServiceEntries {
 			if se.WorkloadSelector != nil && len(se.Endpoints) == 0 && (se.Resolution == "STATIC" || se.Resolution == "NONE") {
-				ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemServiceEntryNoWorkloads, Cluster: se.Cluster, Service: svc.Hostname,
+				ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemServiceEntryNoWorkloads, Cluster: se.Cluster, Service: svc.Hostname,
 					Sentence: fmt.Sprintf("ServiceEntry %s/%s selects no WorkloadEntry and no ready pod (workloadSelector %s in namespace %s): istiod sends no endpoints for %s", se.Namespace, se.Name, labelString(se.WorkloadSelector), se.Namespace, svc.Hostname)})
 			}
 			if len(svc.Clusters) == 0 || se.Namespace != svc.Namespace {
@@ -40,7 +40,7 @@ func istioConfigProblems(snap *model.Snapshot) []Problem {
 			for _, sp := range se.Ports {
 				for _, kp := range svc.Ports {
 					if kp.Port == sp.Port && kp.Name != sp.Name {
-						ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemServiceEntryPortName, Cluster: se.Cluster, Service: svc.Hostname,
+						ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemServiceEntryPortName, Cluster: se.Cluster, Service: svc.Hostname,
 							Sentence: fmt.Sprintf("ServiceEntry %s/%s port %d is named %q but the Kubernetes Service %s names it %q: istiod uses the Service's port, so the ServiceEntry's %d workload(s) get no traffic on it — use the same port name", se.Namespace, se.Name, sp.Port, sp.Name, svc.Hostname, kp.Name, len(se.Endpoints))})
 					}
 				}

@@ -10,8 +10,8 @@ import (
 // /debug/networkz) with meshscope's snapshot. The most important case is
 // the gap istiod itself leaves open (istio/istio#33799): istiod keeps saying
 // "synced" for a cluster whose API server it can no longer watch.
-func IstiodDisagreements(snap *model.Snapshot, v model.IstiodView) []Problem {
-	var ps []Problem
+func IstiodDisagreements(snap *model.Snapshot, v model.IstiodView) []model.Problem {
+	var ps []model.Problem
 	who := "istiod"
 	if v.ControlPlane != "" {
 		who = fmt.Sprintf("istiod (%s)", v.ControlPlane)
@@ -28,19 +28,19 @@ func IstiodDisagreements(snap *model.Snapshot, v model.IstiodView) []Problem {
 		switch {
 		case !ours:
 		case !listed && c.State != model.StateRemoved:
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemIstiodDisagrees, Cluster: c.ID,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemIstiodDisagrees, Cluster: c.ID,
 				Sentence: fmt.Sprintf("%s does not list cluster %s that meshscope reads (%s %s): istiod ignored or failed to load its remote secret — check istiod's log for that secret", who, c.ID, c.Source.Kind, c.Source.Name)})
 		case ic.SyncStatus == "synced" && (c.State == model.StateError || c.State == model.StateTimeout):
-			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemIstiodDisagrees, Cluster: c.ID,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemIstiodDisagrees, Cluster: c.ID,
 				Sentence: fmt.Sprintf("%s says cluster %s is synced, but meshscope finds it %s (%s): istiod's \"synced\" only covers the first sync (istio/istio#33799), its endpoints from %s may be stale", who, c.ID, c.State, c.Reason, c.ID)})
 		case ic.SyncStatus != "synced" && c.State == model.StateSynced:
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemIstiodDisagrees, Cluster: c.ID,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemIstiodDisagrees, Cluster: c.ID,
 				Sentence: fmt.Sprintf("%s reports cluster %s as %q while meshscope has it synced: istiod may lack permissions or be unable to reach it", who, c.ID, ic.SyncStatus)})
 		}
 		delete(known, c.ID)
 	}
 	for id, ic := range known {
-		ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemIstiodDisagrees, Cluster: id,
+		ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemIstiodDisagrees, Cluster: id,
 			Sentence: fmt.Sprintf("%s reads cluster %s (secret %q, %s) that meshscope does not see: give meshscope a context that holds that remote secret", who, id, ic.SecretName, ic.SyncStatus)})
 	}
 
@@ -79,13 +79,13 @@ func IstiodDisagreements(snap *model.Snapshot, v model.IstiodView) []Problem {
 	}
 	for k, g := range ours {
 		if _, ok := theirs[k]; !ok && g.Port != 0 {
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemIstiodDisagrees, Cluster: g.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemIstiodDisagrees, Cluster: g.Cluster,
 				Sentence: fmt.Sprintf("%s does not know %s's gateway %s:%d (from %s in %s) that meshscope finds", who, k.net, k.addr, k.port, g.Source(), g.Cluster)})
 		}
 	}
 	for k, g := range theirs {
 		if _, ok := ours[k]; !ok {
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemIstiodDisagrees, Cluster: g.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemIstiodDisagrees, Cluster: g.Cluster,
 				Sentence: fmt.Sprintf("%s uses %s's gateway %s:%d (cluster %s) that meshscope does not find: a meshNetworks gateway or a resolved hostname meshscope cannot see", who, k.net, k.addr, k.port, g.Cluster)})
 		}
 	}

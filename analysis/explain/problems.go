@@ -9,49 +9,6 @@ import (
 	"github.com/meshscope/meshscope/model"
 )
 
-// Severity orders problems: errors first.
-type Severity string
-
-const (
-	Error   Severity = "error"
-	Warning Severity = "warning"
-	Info    Severity = "info"
-)
-
-func (s Severity) rank() int {
-	switch s {
-	case Error:
-		return 0
-	case Warning:
-		return 1
-	}
-	return 2
-}
-
-// Problem is one thing wrong in the mesh, with the object it concerns so a
-// reader (the TUI) can jump to it.
-type Problem struct {
-	Severity Severity `json:"severity"`
-	// Kind is a stable code (model.ProblemKind: model/problems.go lists them).
-	Kind model.ProblemKind `json:"kind"`
-	// Cluster and Service name what the problem concerns (either may be empty).
-	Cluster  string `json:"cluster,omitempty"`
-	Service  string `json:"service,omitempty"`
-	Sentence string `json:"sentence"`
-	// Count is, for a row that groups repeated problems (the same cause
-	// over many pods or services), how many it stands for; Examples names
-	// the first few of them. Zero for a single problem.
-	Count    int      `json:"count,omitempty"`
-	Examples []string `json:"examples,omitempty"`
-	// Services lists, for a grouped row over several services (Service is
-	// then empty), every one of them, for a reader that marks services
-	// (the UI's badges); doctor's JSON leaves it out.
-	Services []string `json:"-"`
-	// group, when set, lets Group merge this problem with others of the
-	// same cause.
-	group *grouping
-}
-
 // Viewpoints are the default viewpoints: one sidecar per network, in the
 // first cluster of that network, served by that cluster's istiod when it
 // is a context cluster (a primary), else by the first context cluster's.
@@ -76,10 +33,10 @@ func Viewpoints(snap *model.Snapshot) []horizon.Proxy {
 }
 
 // SortProblems orders problems errors first, then by kind and subject.
-func SortProblems(ps []Problem) {
+func SortProblems(ps []model.Problem) {
 	sort.SliceStable(ps, func(i, j int) bool {
-		if ps[i].Severity.rank() != ps[j].Severity.rank() {
-			return ps[i].Severity.rank() < ps[j].Severity.rank()
+		if ps[i].Severity.Rank() != ps[j].Severity.Rank() {
+			return ps[i].Severity.Rank() < ps[j].Severity.Rank()
 		}
 		if ps[i].Kind != ps[j].Kind {
 			return ps[i].Kind < ps[j].Kind
@@ -89,17 +46,17 @@ func SortProblems(ps []Problem) {
 }
 
 // HasErrors reports whether any problem is an error (doctor's exit code).
-func HasErrors(ps []Problem) bool {
+func HasErrors(ps []model.Problem) bool {
 	for _, p := range ps {
-		if p.Severity == Error {
+		if p.Severity == model.SeverityError {
 			return true
 		}
 	}
 	return false
 }
 
-func clusterProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func clusterProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	for _, c := range snap.Clusters {
 		via := ""
 		if c.Source.Kind == model.SourceSecret {
@@ -112,19 +69,19 @@ func clusterProblems(snap *model.Snapshot) []Problem {
 			if c.Source.Kind == model.SourceSecret {
 				kind = model.ProblemRemoteSecret
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: kind, Cluster: c.ID,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: kind, Cluster: c.ID,
 				Sentence: fmt.Sprintf("cluster %s%s: %s", c.ID, via, orText(c.Reason, "error"))})
 		case model.StateRemoved:
 		default:
-			sev := Warning
+			sev := model.SeverityWarning
 			if c.State == model.StateTimeout {
-				sev = Error
+				sev = model.SeverityError
 			}
-			ps = append(ps, Problem{Severity: sev, Kind: model.ProblemClusterState, Cluster: c.ID,
+			ps = append(ps, model.Problem{Severity: sev, Kind: model.ProblemClusterState, Cluster: c.ID,
 				Sentence: fmt.Sprintf("cluster %s%s is %s%s: its services and endpoints may be incomplete", c.ID, via, c.State, withReason(c.Reason))})
 		}
 		for _, w := range c.Warnings {
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemClusterWarning, Cluster: c.ID, Sentence: fmt.Sprintf("cluster %s: %s", c.ID, w)})
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemClusterWarning, Cluster: c.ID, Sentence: fmt.Sprintf("cluster %s: %s", c.ID, w)})
 		}
 	}
 	return ps
@@ -150,8 +107,8 @@ func readyEndpoints(sic *model.ServiceInCluster) int {
 	return n
 }
 
-func labelProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func labelProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	seen := map[string]bool{}
 	for _, svc := range snap.Services {
 		for cid, sic := range svc.Clusters {
@@ -168,7 +125,7 @@ func labelProblems(snap *model.Snapshot) []Problem {
 					continue
 				}
 				seen[k] = true
-				ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemNetworkLabel, Cluster: cid, Service: svc.Hostname,
+				ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemNetworkLabel, Cluster: cid, Service: svc.Hostname,
 					Sentence: fmt.Sprintf("pod %s in %s is labelled %s=%s, but its cluster's network (label on the system namespace) is %s: the pod label wins — check which is right", e.Pod, cid, model.LabelNetwork, e.Network, c.Network)})
 			}
 		}
@@ -182,17 +139,17 @@ func labelProblems(snap *model.Snapshot) []Problem {
 // only information: in an ambient mesh its callers are ztunnels, which reach
 // it over HBONE (a sidecar of another network cannot: istiod leaves it out
 // of the sidecar's EDS, as for any pod without tlsMode=istio).
-func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p horizon.Prediction) []Problem {
-	var ps []Problem
+func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p horizon.Prediction) []model.Problem {
+	var ps []model.Problem
 	for _, e := range p.Endpoints {
 		if e.Kind != horizon.Leaked {
 			continue
 		}
 		fix := fmt.Sprintf("no gateway is known for %s — label the east-west gateway Service %s=%s and give it an external IP", e.Network, model.LabelNetwork, e.Network)
-		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemLeak, Cluster: e.Cluster, Service: host,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemLeak, Cluster: e.Cluster, Service: host,
 			Sentence: fmt.Sprintf("%s: %s:%d%s goes to %s directly: %s", host, e.Address, e.Port, describe(orText(e.Pod, e.Workload), e.Cluster, e.Network), v.Network, fix),
-			group: &grouping{key: "leak|" + e.Network + "|" + v.Network, subject: model.ShortHost(host) + " " + e.Address,
-				format: fmt.Sprintf("{n} endpoints of %s are sent to %s proxies with their pod IPs ({examples}): %s", e.Network, v.Network, fix)}})
+			Group: &model.ProblemGroup{Key: "leak|" + e.Network + "|" + v.Network, Subject: model.ShortHost(host) + " " + e.Address,
+				Format: fmt.Sprintf("{n} endpoints of %s are sent to %s proxies with their pod IPs ({examples}): %s", e.Network, v.Network, fix)}})
 	}
 	for _, d := range p.Dropped {
 		if d.Reason != horizon.DropNoMTLS {
@@ -219,11 +176,11 @@ func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p hori
 			key += "|" + why
 			groupWhy = why
 		}
-		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemDrop, Cluster: d.Cluster, Service: host,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemDrop, Cluster: d.Cluster, Service: host,
 			Sentence: fmt.Sprintf("%s: %s:%d%s is dropped for %s: %s — %s",
 				host, d.Address, d.Port, describe(orText(d.Pod, d.Workload), d.Cluster, d.Network), v.Network, why, fix),
-			group: &grouping{key: key, subject: model.ShortHost(host) + " " + orText(orText(d.Pod, d.Workload), d.Address),
-				format: fmt.Sprintf("{n} endpoints in %s are dropped for %s proxies ({examples}): %s; the gateway routes by SNI, which needs mTLS — %s", d.Cluster, v.Network, groupWhy, fix)}})
+			Group: &model.ProblemGroup{Key: key, Subject: model.ShortHost(host) + " " + orText(orText(d.Pod, d.Workload), d.Address),
+				Format: fmt.Sprintf("{n} endpoints in %s are dropped for %s proxies ({examples}): %s; the gateway routes by SNI, which needs mTLS — %s", d.Cluster, v.Network, groupWhy, fix)}})
 	}
 	return ps
 }
@@ -237,12 +194,12 @@ func ambientPod(snap *model.Snapshot, host, cluster, pod string) bool {
 
 // ambientSidecarDrop is the information that an ambient pod is not sent to
 // another network's sidecars.
-func ambientSidecarDrop(host string, v horizon.Proxy, d horizon.Dropped) Problem {
+func ambientSidecarDrop(host string, v horizon.Proxy, d horizon.Dropped) model.Problem {
 	why := fmt.Sprintf("their pods run in ambient mode (istio-cni redirects them to ztunnel; no sidecar) and a sidecar reaches another network only through the mTLS gateway, so istiod leaves them out of its EDS — ztunnels reach them over HBONE (meshscope explain %s --from ztunnel)", model.ShortHost(host))
-	return Problem{Severity: Info, Kind: model.ProblemAmbientSidecarDrop, Cluster: d.Cluster, Service: host,
+	return model.Problem{Severity: model.SeverityInfo, Kind: model.ProblemAmbientSidecarDrop, Cluster: d.Cluster, Service: host,
 		Sentence: fmt.Sprintf("%s: %s:%d%s is not sent to %s sidecars: %s", host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, why),
-		group: &grouping{key: "ambient-sidecar-drop|" + d.Cluster + "|" + v.Network, subject: model.ShortHost(host) + " " + d.Pod,
-			format: fmt.Sprintf("{n} endpoints in %s are not sent to %s sidecars ({examples}): %s", d.Cluster, v.Network, why)}}
+		Group: &model.ProblemGroup{Key: "ambient-sidecar-drop|" + d.Cluster + "|" + v.Network, Subject: model.ShortHost(host) + " " + d.Pod,
+			Format: fmt.Sprintf("{n} endpoints in %s are not sent to %s sidecars ({examples}): %s", d.Cluster, v.Network, why)}}
 }
 
 // IsGatewayService reports whether a service is a network gateway (labelled
@@ -256,7 +213,7 @@ func IsGatewayService(svc *model.Service) bool {
 	return false
 }
 
-func dedupe(ps []Problem) []Problem {
+func dedupe(ps []model.Problem) []model.Problem {
 	seen := map[string]bool{}
 	out := ps[:0]
 	for _, p := range ps {

@@ -16,8 +16,8 @@ import (
 // proxies still on the revision their namespace left, and revisions of one
 // primary that read mesh configs which send different endpoints; and, as
 // information, the Istio config left out for being another revision's.
-func revisionProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func revisionProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	ps = append(ps, namespaceRevisionProblems(snap)...)
 	ps = append(ps, proxyRevisionProblems(snap)...)
 	ps = append(ps, revisionConfigProblems(snap)...)
@@ -76,8 +76,8 @@ func tagsUnknown(c *model.Cluster) string {
 // revision no istiod serves in its cluster. New pods there get no sidecar
 // (no webhook selects them) or are refused (the revision's webhook is left
 // and its istiod is gone).
-func namespaceRevisionProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func namespaceRevisionProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
 		if c.State == model.StateRemoved {
@@ -110,7 +110,7 @@ func namespaceRevisionProblems(snap *model.Snapshot) []Problem {
 			if labels[model.LabelInjection] == "enabled" {
 				label = model.LabelInjection + "=enabled (the default revision)"
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemNamespaceRevision, Cluster: c.ID,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemNamespaceRevision, Cluster: c.ID,
 				Sentence: fmt.Sprintf("namespace %s in %s is labelled %s, but %s%s: new pods there get no sidecar, or are refused if the revision's injection webhook is still installed — label the namespace for a running revision (istio.io/rev=REV) and restart its workloads",
 					ns, c.ID, label, strings.Replace(why, "revision "+rev, "revision "+revisionName(name, rev, via), 1), tagsUnknown(c))})
 		}
@@ -123,8 +123,8 @@ func namespaceRevisionProblems(snap *model.Snapshot) []Problem {
 // serves: they reach istiod-REV, which has no endpoint, and run on their
 // last config. And, as information, pods whose namespace now asks for
 // another revision: they move only when restarted.
-func proxyRevisionProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func proxyRevisionProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	for _, p := range snap.Proxies {
 		id := p.Injected
 		if id == nil || id.Revision == "" || (id.Kind != model.ProxySidecar && id.Kind != model.ProxyGateway) {
@@ -136,10 +136,10 @@ func proxyRevisionProblems(snap *model.Snapshot) []Problem {
 		where := p.Namespace + "/" + p.Name
 		rev, via := snap.ResolveRevision(p.Cluster, id.Revision)
 		if why := served(snap, p.Cluster, rev); why != "" {
-			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemProxyRevision, Cluster: p.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemProxyRevision, Cluster: p.Cluster,
 				Sentence: fmt.Sprintf("%s %s in %s was injected by revision %s, but %s: its proxy reaches no istiod and runs on its last config — restart it into a running revision", p.Kind, where, p.Cluster, revisionName(id.Revision, rev, via), why),
-				group: &grouping{key: "proxy-revision|" + p.Cluster + "|" + rev, subject: where,
-					format: fmt.Sprintf("{n} proxies in %s were injected by revision %s ({examples}), but %s: they reach no istiod and run on their last config — restart them into a running revision", p.Cluster, revisionName(id.Revision, rev, via), why)}})
+				Group: &model.ProblemGroup{Key: "proxy-revision|" + p.Cluster + "|" + rev, Subject: where,
+					Format: fmt.Sprintf("{n} proxies in %s were injected by revision %s ({examples}), but %s: they reach no istiod and run on their last config — restart them into a running revision", p.Cluster, revisionName(id.Revision, rev, via), why)}})
 			continue
 		}
 		nsName, ok := model.NamespaceRevision(snap.AmbientFor(p.Cluster).NamespaceLabels(p.Namespace))
@@ -150,10 +150,10 @@ func proxyRevisionProblems(snap *model.Snapshot) []Problem {
 		if nsRev == rev || served(snap, p.Cluster, nsRev) != "" {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Info, Kind: model.ProblemProxyRevisionOutdated, Cluster: p.Cluster,
+		ps = append(ps, model.Problem{Severity: model.SeverityInfo, Kind: model.ProblemProxyRevisionOutdated, Cluster: p.Cluster,
 			Sentence: fmt.Sprintf("%s %s in %s runs the sidecar of revision %s, but its namespace now asks for revision %s: it moves (and gets that istiod's endpoints) only when restarted", p.Kind, where, p.Cluster, rev, nsRev),
-			group: &grouping{key: "proxy-revision-outdated|" + p.Cluster + "|" + p.Namespace + "|" + rev + "|" + nsRev, subject: p.Name,
-				format: fmt.Sprintf("{n} pods in namespace %s of %s run the sidecar of revision %s, but the namespace now asks for revision %s ({examples}): they move only when restarted", p.Namespace, p.Cluster, rev, nsRev)}})
+			Group: &model.ProblemGroup{Key: "proxy-revision-outdated|" + p.Cluster + "|" + p.Namespace + "|" + rev + "|" + nsRev, Subject: p.Name,
+				Format: fmt.Sprintf("{n} pods in namespace %s of %s run the sidecar of revision %s, but the namespace now asks for revision %s ({examples}): they move only when restarted", p.Namespace, p.Cluster, rev, nsRev)}})
 	}
 	return ps
 }
@@ -161,8 +161,8 @@ func proxyRevisionProblems(snap *model.Snapshot) []Problem {
 // revisionConfigProblems: two revisions of one primary whose ConfigMaps
 // differ in what decides endpoints. A proxy moving from one to the other
 // (a namespace relabelled, a pod restarted) then gets other endpoints.
-func revisionConfigProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func revisionConfigProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
 		if c.State == model.StateRemoved || len(c.RevisionConfigs) < 2 {
@@ -174,7 +174,7 @@ func revisionConfigProblems(snap *model.Snapshot) []Problem {
 			if len(diffs) == 0 {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemRevisionConfigDiffers, Cluster: c.ID,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemRevisionConfigDiffers, Cluster: c.ID,
 				Sentence: fmt.Sprintf("revisions %s and %s of %s read different %s (%s, %s)%s: a proxy moving between them gets different endpoints — make the ConfigMaps agree before moving namespaces (meshscope explain --revision REV predicts each)",
 					base.Revision, other.Revision, c.ID, strings.Join(diffs, ", "), configMapText(base), configMapText(other), clusterLocalDiffs(snap, base, other))})
 		}
@@ -213,8 +213,8 @@ func revisionConfigDiffs(a, b model.RevisionConfig) []string {
 // otherRevisionConfigProblems says, as information, which Istio config
 // the predictions leave out because it is labelled for another revision:
 // that revision's proxies are treated otherwise.
-func otherRevisionConfigProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func otherRevisionConfigProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
 		revs := make([]string, 0, len(c.OtherRevisionsConfig))
@@ -232,7 +232,7 @@ func otherRevisionConfigProblems(snap *model.Snapshot) []Problem {
 			if cp := model.JoinControlPlane(c.ID, r); snap.RevisionPlane(cp) != nil {
 				see = "control plane " + cp + " (that revision's istiod) is predicted with them"
 			}
-			ps = append(ps, Problem{Severity: Info, Kind: model.ProblemRevisionLabelledConfig, Cluster: c.ID,
+			ps = append(ps, model.Problem{Severity: model.SeverityInfo, Kind: model.ProblemRevisionLabelledConfig, Cluster: c.ID,
 				Sentence: fmt.Sprintf("%d Istio config object(s) in %s are labelled istio.io/rev=%s (%s): only revision %s's istiod reads them, and meshscope predicts %s for revision %s, which ignores them as its istiod does — %s",
 					len(objs), c.ID, r, strings.Join(shown, ", "), r, c.ID, c.PredictedRevision, see)})
 		}

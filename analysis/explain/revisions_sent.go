@@ -17,7 +17,7 @@ import (
 // label, so moving a namespace changes its endpoints — said before it is
 // moved. Each control plane's own difference from its prediction is
 // sentProblems'.
-func revisionsSentProblems(snap *model.Snapshot, sent []Sent) []Problem {
+func revisionsSentProblems(snap *model.Snapshot, sent []Sent) []model.Problem {
 	type group struct {
 		cluster, viewpoint string
 		sent               []*Sent
@@ -38,7 +38,7 @@ func revisionsSentProblems(snap *model.Snapshot, sent []Sent) []Problem {
 		}
 		groups[at].sent = append(groups[at].sent, s)
 	}
-	var ps []Problem
+	var ps []model.Problem
 	for _, g := range groups {
 		for i := 0; i < len(g.sent); i++ {
 			for j := i + 1; j < len(g.sent); j++ {
@@ -53,10 +53,10 @@ func revisionsSentProblems(snap *model.Snapshot, sent []Sent) []Problem {
 
 // revisionPairProblem is the problem of two revisions' EDS for one proxy,
 // ok false when they agree on every cluster both sent.
-func revisionPairProblem(snap *model.Snapshot, cluster, viewpoint string, a, b *Sent) (Problem, bool) {
+func revisionPairProblem(snap *model.Snapshot, cluster, viewpoint string, a, b *Sent) (model.Problem, bool) {
 	ra, rb := snap.ControlPlaneRevision(a.ControlPlane), snap.ControlPlaneRevision(b.ControlPlane)
 	if ra == rb {
-		return Problem{}, false // the same revision named twice
+		return model.Problem{}, false // the same revision named twice
 	}
 	var differ []string
 	for _, name := range slices.Sorted(maps.Keys(a.EDS)) {
@@ -69,9 +69,9 @@ func revisionPairProblem(snap *model.Snapshot, cluster, viewpoint string, a, b *
 		}
 	}
 	if len(differ) == 0 {
-		return Problem{}, false
+		return model.Problem{}, false
 	}
-	return Problem{Severity: Warning, Kind: model.ProblemRevisionsSendDifferently, Cluster: cluster,
+	return model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemRevisionsSendDifferently, Cluster: cluster,
 		Sentence: fmt.Sprintf("revisions %s and %s of %s send a %s proxy different endpoints for %d cluster(s): a proxy's endpoints change when its namespace moves between them (istio.io/rev) — first %s",
 			ra, rb, cluster, viewpoint, len(differ), differ[0]),
 		Examples: differ}, true

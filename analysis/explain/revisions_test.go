@@ -79,7 +79,7 @@ func TestNamespaceRevision(t *testing.T) {
 				}
 				return
 			}
-			p := want(t, ps, string(model.ProblemNamespaceRevision), Error, tc.want...)
+			p := want(t, ps, string(model.ProblemNamespaceRevision), model.SeverityError, tc.want...)
 			if c := cmp.Or(tc.cluster, "cluster1"); p.Cluster != c {
 				t.Errorf("cluster %q, want %s", p.Cluster, c)
 			}
@@ -97,11 +97,11 @@ func TestProxyRevision(t *testing.T) {
 		proxy("cluster2", "sample", "d-1", "default"), // cluster2's own istiod
 	}
 	ps := Diagnose(s, Inputs{Now: testNow})
-	p := want(t, ps, string(model.ProblemProxyRevision), Error, "2 proxies in cluster1 were injected by revision 1-27", "a-1", "a-2", "reach no istiod")
+	p := want(t, ps, string(model.ProblemProxyRevision), model.SeverityError, "2 proxies in cluster1 were injected by revision 1-27", "a-1", "a-2", "reach no istiod")
 	if p.Count != 2 {
 		t.Errorf("count %d, want 2", p.Count)
 	}
-	want(t, ps, string(model.ProblemProxyRevisionOutdated), Info, "sample/b-1 in cluster1 runs the sidecar of revision default, but its namespace now asks for revision canary")
+	want(t, ps, string(model.ProblemProxyRevisionOutdated), model.SeverityInfo, "sample/b-1 in cluster1 runs the sidecar of revision default, but its namespace now asks for revision canary")
 }
 
 func TestRevisionConfigDiffers(t *testing.T) {
@@ -132,7 +132,7 @@ func TestRevisionConfigDiffers(t *testing.T) {
 				}
 				return
 			}
-			p := want(t, ps, string(model.ProblemRevisionConfigDiffers), Warning, tc.want, "revisions canary and default of cluster1", "istio-system/istio-canary")
+			p := want(t, ps, string(model.ProblemRevisionConfigDiffers), model.SeverityWarning, tc.want, "revisions canary and default of cluster1", "istio-system/istio-canary")
 			if strings.Contains(tc.name, "discovery") && !strings.Contains(p.Sentence, "no ConfigMap istio-system/istio: istiod's defaults") {
 				t.Errorf("missing ConfigMap not said: %s", p.Sentence)
 			}
@@ -147,12 +147,12 @@ func TestRevisionLabelledConfig(t *testing.T) {
 	}
 	s.Clusters[0].PredictedRevision = "default"
 	s.Clusters[0].OtherRevisionsConfig = map[string][]string{"canary": {"DestinationRule sample/a", "DestinationRule sample/b", "Sidecar sample/c", "VirtualService sample/d"}}
-	want(t, Diagnose(s, Inputs{Now: testNow}), string(model.ProblemRevisionLabelledConfig), Info,
+	want(t, Diagnose(s, Inputs{Now: testNow}), string(model.ProblemRevisionLabelledConfig), model.SeverityInfo,
 		"4 Istio config object(s) in cluster1 are labelled istio.io/rev=canary (DestinationRule sample/a, DestinationRule sample/b, Sidecar sample/c, 1 more)",
 		"meshscope predicts cluster1 for revision default", "--revision canary")
 	// With the canary a control plane of its own, it is named instead.
 	s.RevisionPlanes = []model.RevisionPlane{{Cluster: "cluster1", Revision: "canary"}}
-	want(t, Diagnose(s, Inputs{Now: testNow}), string(model.ProblemRevisionLabelledConfig), Info,
+	want(t, Diagnose(s, Inputs{Now: testNow}), string(model.ProblemRevisionLabelledConfig), model.SeverityInfo,
 		"control plane cluster1@canary (that revision's istiod) is predicted with them")
 }
 
@@ -222,7 +222,7 @@ func TestRevisionsSendDifferently(t *testing.T) {
 				}
 				return
 			}
-			if len(got) != 1 || got[0].Kind != model.ProblemRevisionsSendDifferently || got[0].Severity != Warning || got[0].Cluster != "cluster1" {
+			if len(got) != 1 || got[0].Kind != model.ProblemRevisionsSendDifferently || got[0].Severity != model.SeverityWarning || got[0].Cluster != "cluster1" {
 				t.Fatalf("got %+v", got)
 			}
 			for _, w := range tc.want {

@@ -17,8 +17,8 @@ const rootExpiryWarning = 30 * 24 * time.Hour
 // cannot verify each other's workload certificates, so mTLS between them
 // fails (istio/istio#40891, #45010: "TLS error 33554536"). Roots that
 // expire within 30 days are a warning, expired ones an error.
-func rootCAProblems(snap *model.Snapshot, now time.Time) []Problem {
-	var ps []Problem
+func rootCAProblems(snap *model.Snapshot, now time.Time) []model.Problem {
+	var ps []model.Problem
 	type class struct {
 		certs    []model.RootCert
 		clusters []string
@@ -36,7 +36,7 @@ func rootCAProblems(snap *model.Snapshot, now time.Time) []Problem {
 			continue
 		}
 		if c.RootCertError != "" {
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemRootCA, Cluster: c.ID,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemRootCA, Cluster: c.ID,
 				Sentence: fmt.Sprintf("cluster %s: the root bundle its istiod publishes cannot be read: %s — meshscope cannot compare its root CA with the other clusters'", c.ID, c.RootCertError)})
 		}
 		if len(c.RootCerts) == 0 {
@@ -68,7 +68,7 @@ func rootCAProblems(snap *model.Snapshot, now time.Time) []Problem {
 			if model.SharesRoot(a.certs, b.certs) {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRootCAMismatch, Cluster: b.clusters[0],
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRootCAMismatch, Cluster: b.clusters[0],
 				Sentence: fmt.Sprintf("%s trust%s %s, but %s trust%s %s: the bundles share no root, so workloads in one cannot verify the other's certificates and mTLS between them fails (TLS error 33554536, CERTIFICATE_VERIFY_FAILED) — give every cluster's istiod certificates from one shared root (plug-in CA: secret cacerts in %s)",
 					clusterList(a.clusters), verbS(a.clusters), describeRoots(a.certs), clusterList(b.clusters), verbS(b.clusters), describeRoots(b.certs), "istio-system")})
 		}
@@ -78,11 +78,11 @@ func rootCAProblems(snap *model.Snapshot, now time.Time) []Problem {
 		left := e.cert.NotAfter.Sub(now)
 		switch {
 		case left <= 0:
-			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRootCAExpiry, Cluster: e.clusters[0],
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRootCAExpiry, Cluster: e.clusters[0],
 				Sentence: fmt.Sprintf("root CA %s, published in %s, expired on %s: no workload certificate it signed verifies — rotate the root (plug-in CA or istiod's self-signed root) now",
 					describeRoot(e.cert), strings.Join(e.clusters, ", "), e.cert.NotAfter.Format("2006-01-02"))})
 		case left < rootExpiryWarning:
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemRootCAExpiry, Cluster: e.clusters[0],
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemRootCAExpiry, Cluster: e.clusters[0],
 				Sentence: fmt.Sprintf("root CA %s, published in %s, expires on %s (in %d days): rotate it before then, or mTLS fails everywhere it is the only root",
 					describeRoot(e.cert), strings.Join(e.clusters, ", "), e.cert.NotAfter.Format("2006-01-02"), int(left.Hours()/24))})
 		}

@@ -20,8 +20,8 @@ var istiodNeeds = []string{"services", "endpointslices", "pods", "nodes", "names
 //   - a secret's cluster ID that differs from the CLUSTER_ID of the istiod
 //     running in that cluster;
 //   - the secret's user lacking a permission istiod needs there.
-func secretProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func secretProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	ps = append(ps, duplicateServerProblems(snap)...)
 	ps = append(ps, clusterIDProblems(snap)...)
 	ps = append(ps, secretRBACProblems(snap)...)
@@ -32,8 +32,8 @@ func secretProblems(snap *model.Snapshot) []Problem {
 // clusters. Either two clusters share a server and one holder reads both,
 // or a secret held in a cluster names that cluster's own server under
 // another ID (istiod only skips a key equal to its own ID).
-func duplicateServerProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func duplicateServerProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	byServer := map[string][]*model.Cluster{}
 	var servers []string
 	for i := range snap.Clusters {
@@ -47,7 +47,7 @@ func duplicateServerProblems(snap *model.Snapshot) []Problem {
 		byServer[c.Server] = append(byServer[c.Server], c)
 		for _, s := range c.SecretsFrom(c.ID) {
 			if s.Key != "" && s.Key != c.ID {
-				ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretDuplicate, Cluster: c.ID,
+				ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretDuplicate, Cluster: c.ID,
 					Sentence: fmt.Sprintf("remote secret %s in %s declares cluster %q for %s's own API server (%s): istiod %s reads itself a second time, so every endpoint of %s is sent twice — delete that secret (or its key %q)",
 						s.Name, c.ID, s.Key, c.ID, c.Server, c.ID, c.ID, s.Key)})
 			}
@@ -75,7 +75,7 @@ func duplicateServerProblems(snap *model.Snapshot) []Problem {
 			if len(both) < 2 {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretDuplicate, Cluster: both[1],
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretDuplicate, Cluster: both[1],
 				Sentence: fmt.Sprintf("istiod %s reads the API server %s twice, as clusters %s (%s): every endpoint there is counted twice (doubled gateway weights, duplicate endpoints) — keep one remote secret per API server, under the cluster's real ID",
 					holder, srv, strings.Join(both, " and "), strings.Join(how, "; "))})
 		}
@@ -86,8 +86,8 @@ func duplicateServerProblems(snap *model.Snapshot) []Problem {
 // twoKeysProblems: one holder with secrets that declare the same API server
 // (one cluster for meshscope, which merges sources by server) under two
 // different keys: that holder's istiod registers it twice.
-func twoKeysProblems(c *model.Cluster) []Problem {
-	var ps []Problem
+func twoKeysProblems(c *model.Cluster) []model.Problem {
+	var ps []model.Problem
 	byHolder := map[string][]model.SourceRef{}
 	var holders []string
 	for _, s := range c.Sources {
@@ -110,7 +110,7 @@ func twoKeysProblems(c *model.Cluster) []Problem {
 		for _, s := range srcs {
 			how = append(how, fmt.Sprintf("%q from remote secret %s", s.Key, s.Name))
 		}
-		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretDuplicate, Cluster: c.ID,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretDuplicate, Cluster: c.ID,
 			Sentence: fmt.Sprintf("istiod %s reads the API server %s (cluster %s) twice, as %s: every endpoint there is counted twice (doubled gateway weights, duplicate endpoints) — keep one remote secret per API server, under the cluster's real ID",
 				h, orText(c.Server, "of "+c.ID), c.ID, strings.Join(how, " and "))})
 	}
@@ -134,8 +134,8 @@ func sourceOf(c *model.Cluster, holder string) string {
 // while the reading istiod files their endpoints under the secret's key:
 // cluster-local services, locality and the istio.workload metadata then
 // disagree between the two control planes.
-func clusterIDProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func clusterIDProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
 		own, pod := "", ""
@@ -156,7 +156,7 @@ func clusterIDProblems(snap *model.Snapshot) []Problem {
 			if s.Kind != model.SourceSecret || s.Key == "" || s.Key == own || s.In == c.ID {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretClusterID, Cluster: c.ID,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretClusterID, Cluster: c.ID,
 				Sentence: fmt.Sprintf("remote secret %s in %s calls the API server %s %q, but the istiod running there (pod %s) has CLUSTER_ID %q: istiod %s files that cluster's endpoints under another ID than its own proxies send, so cluster-local services, locality and multi-primary config disagree — recreate the secret with --name=%s",
 					s.Name, s.In, c.Server, s.Key, pod, own, s.In, own)})
 		}
@@ -168,8 +168,8 @@ func clusterIDProblems(snap *model.Snapshot) []Problem {
 // own credentials, each resource istiod needs that the secret's user may
 // not list or watch. (A missing required resource already puts the cluster
 // in error; this names what istiod will miss.)
-func secretRBACProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func secretRBACProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
 		if c.Source.Kind != model.SourceSecret || c.IsContext() || !meshMember(c) {
@@ -184,7 +184,7 @@ func secretRBACProblems(snap *model.Snapshot) []Problem {
 		if len(missing) == 0 {
 			continue
 		}
-		ps = append(ps, Problem{Severity: Error, Kind: model.ProblemRemoteSecretRBAC, Cluster: c.ID,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretRBAC, Cluster: c.ID,
 			Sentence: fmt.Sprintf("the user of remote secret %s (in %s) may not list/watch %s in %s, which istiod needs there: its informers for them never sync, so istiod %s marks %s timed out after PILOT_REMOTE_CLUSTER_TIMEOUT and works without them — grant get/list/watch on %s to that user (istio-reader-clusterrole)",
 				c.Source.Name, c.Source.In, strings.Join(missing, ", "), c.ID, c.Source.In, c.ID, strings.Join(missing, ", "))})
 	}

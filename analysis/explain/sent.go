@@ -63,13 +63,13 @@ func (t *StaleTracker) forget(keep map[string]bool) {
 // says each difference with its cause. An endpoint istiod still sends
 // whose pod is gone, or not ready while sent healthy, is its own kind
 // (stale-endpoint, istio/istio#54997, #32310) with how long it has been so.
-func sentProblems(snap *model.Snapshot, in Inputs) []Problem {
-	var ps []Problem
+func sentProblems(snap *model.Snapshot, in Inputs) []model.Problem {
+	var ps []model.Problem
 	stale := map[string]bool{}
 	for _, s := range in.Sent {
 		who := fmt.Sprintf("istiod %s", s.ControlPlane)
 		if len(s.Clusters) == 0 && len(s.EDS) == 0 {
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemIstiodUnreachable, Cluster: s.ControlPlane,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemIstiodUnreachable, Cluster: s.ControlPlane,
 				Sentence: fmt.Sprintf("cannot compare what %s sends a %s proxy with the prediction: %s", who, s.Viewpoint, orText(s.Error, "nothing arrived"))})
 			continue
 		}
@@ -89,7 +89,7 @@ func sentProblems(snap *model.Snapshot, in Inputs) []Problem {
 				la, ok := s.EDS[name]
 				if !ok {
 					if len(pred.Endpoints) > 0 && !slices.Contains(s.Clusters, name) && s.Error == "" {
-						ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemXDSDiffers, Cluster: s.ControlPlane, Service: svc.Hostname,
+						ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemXDSDiffers, Cluster: s.ControlPlane, Service: svc.Hostname,
 							Sentence: fmt.Sprintf("%s sends a %s proxy no cluster %s, although meshscope predicts %d endpoint(s): istiod does not know the service, or a Sidecar or exportTo hides it from the proxy's namespace (%s)",
 								who, s.Viewpoint, name, len(pred.Endpoints), proxy.Namespace)})
 					}
@@ -114,7 +114,7 @@ func sentProblems(snap *model.Snapshot, in Inputs) []Problem {
 // endpoints: a direct endpoint istiod sends whose pod meshscope finds gone,
 // or not ready while istiod sends it healthy, in a cluster meshscope reads
 // and has synced.
-func diffProblem(snap *model.Snapshot, s Sent, who, host string, port int32, d Difference, la xdsclient.LoadAssignment, in Inputs, stale map[string]bool) Problem {
+func diffProblem(snap *model.Snapshot, s Sent, who, host string, port int32, d Difference, la xdsclient.LoadAssignment, in Inputs, stale map[string]bool) model.Problem {
 	var sentEP *xdsclient.Endpoint
 	for i := range la.Endpoints {
 		if la.Endpoints[i].Address == d.Address && la.Endpoints[i].Port == d.Port {
@@ -126,21 +126,21 @@ func diffProblem(snap *model.Snapshot, s Sent, who, host string, port int32, d D
 			return p
 		}
 	}
-	sev := Error
+	sev := model.SeverityError
 	if d.Kind == DiffWeight || d.Kind == DiffHealth {
-		sev = Warning
+		sev = model.SeverityWarning
 	}
-	return Problem{Severity: sev, Kind: model.ProblemXDSDiffers, Cluster: s.ControlPlane, Service: host,
+	return model.Problem{Severity: sev, Kind: model.ProblemXDSDiffers, Cluster: s.ControlPlane, Service: host,
 		Sentence: fmt.Sprintf("%s → %s proxy, %s port %d: %s", who, s.Viewpoint, model.ShortHost(host), port, d.Sentence),
-		group: &grouping{key: "xds|" + s.ControlPlane + "|" + s.Viewpoint.String() + "|" + string(d.Kind), subject: model.ShortHost(host) + " " + d.Address,
-			format: fmt.Sprintf("%s sends a %s proxy {n} endpoints other than predicted (%s; {examples}) — e.g. %s", who, s.Viewpoint, d.Kind, d.Sentence)}}
+		Group: &model.ProblemGroup{Key: "xds|" + s.ControlPlane + "|" + s.Viewpoint.String() + "|" + string(d.Kind), Subject: model.ShortHost(host) + " " + d.Address,
+			Format: fmt.Sprintf("%s sends a %s proxy {n} endpoints other than predicted (%s; {examples}) — e.g. %s", who, s.Viewpoint, d.Kind, d.Sentence)}}
 }
 
-func staleProblem(snap *model.Snapshot, s Sent, who, host string, port int32, d Difference, sent xdsclient.Endpoint, in Inputs, stale map[string]bool) (Problem, bool) {
+func staleProblem(snap *model.Snapshot, s Sent, who, host string, port int32, d Difference, sent xdsclient.Endpoint, in Inputs, stale map[string]bool) (model.Problem, bool) {
 	cid := sent.Workload.Cluster
 	c := snap.ClusterByID(cid)
 	if c == nil || c.State != model.StateSynced {
-		return Problem{}, false // meshscope cannot tell what is there now
+		return model.Problem{}, false // meshscope cannot tell what is there now
 	}
 	svc := snap.Service(host)
 	var ep *model.Endpoint
@@ -157,7 +157,7 @@ func staleProblem(snap *model.Snapshot, s Sent, who, host string, port int32, d 
 	case ep != nil && !ep.Ready && sent.Health == string(horizon.Healthy):
 		what = fmt.Sprintf("pod %s in %s is not ready, but istiod sends it HEALTHY", orText(ep.Pod, sent.Workload.Name), cid)
 	default:
-		return Problem{}, false
+		return model.Problem{}, false
 	}
 	key := s.ControlPlane + "|" + cid + "|" + sent.Key()
 	stale[key] = true
@@ -178,9 +178,9 @@ func staleProblem(snap *model.Snapshot, s Sent, who, host string, port int32, d 
 		via = "remote secret " + orText(strings.Join(names, ", "), "(none found)") + " in " + s.ControlPlane
 	}
 	reads := "meshscope reads " + cid + " through " + string(c.Source.Kind) + " " + c.Source.Name
-	return Problem{Severity: Error, Kind: model.ProblemStaleEndpoint, Cluster: cid, Service: host,
+	return model.Problem{Severity: model.SeverityError, Kind: model.ProblemStaleEndpoint, Cluster: cid, Service: host,
 		Sentence: fmt.Sprintf("%s still sends %s (workload %s, %s) to a %s proxy for %s port %d, but %s (%s): its view of %s has been stale for %s — its watch of %s (through %s) may be broken; check istiod's log, fix the credentials, or restart istiod to resync",
 			who, sent.Key(), orText(sent.Workload.Name, "?"), cid, s.Viewpoint, model.ShortHost(host), port, what, reads, cid, dur, cid, via),
-		group: &grouping{key: "stale|" + s.ControlPlane + "|" + cid, subject: model.ShortHost(host) + " " + sent.Key(),
-			format: fmt.Sprintf("%s still sends {n} endpoints of %s whose pods are gone or not ready ({examples}): its view of %s has been stale for %s — its watch of %s (through %s) may be broken; check istiod's log, fix the credentials, or restart istiod to resync", who, cid, cid, dur, cid, via)}}, true
+		Group: &model.ProblemGroup{Key: "stale|" + s.ControlPlane + "|" + cid, Subject: model.ShortHost(host) + " " + sent.Key(),
+			Format: fmt.Sprintf("%s still sends {n} endpoints of %s whose pods are gone or not ready ({examples}): its view of %s has been stale for %s — its watch of %s (through %s) may be broken; check istiod's log, fix the credentials, or restart istiod to resync", who, cid, cid, dur, cid, via)}}, true
 }

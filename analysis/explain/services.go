@@ -19,7 +19,7 @@ const dnsCaptureKey = "ISTIO_META_DNS_CAPTURE"
 // DNS, which knows only Services of that cluster, so the lookup fails there
 // even though istiod would route the traffic — unless DNS proxying is on in
 // every control plane's mesh config.
-func missingServiceProblems(snap *model.Snapshot) []Problem {
+func missingServiceProblems(snap *model.Snapshot) []model.Problem {
 	if dnsProxyEverywhere(snap) {
 		return nil
 	}
@@ -40,7 +40,7 @@ func missingServiceProblems(snap *model.Snapshot) []Problem {
 			}
 		}
 	}
-	var ps []Problem
+	var ps []model.Problem
 	for _, svc := range snap.Services {
 		if IsGatewayService(svc) || svc.Namespace == "kube-system" || svc.Hostname == model.Hostname("kubernetes", "default") {
 			continue
@@ -65,11 +65,11 @@ func missingServiceProblems(snap *model.Snapshot) []Problem {
 			if !ok {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Error, Kind: model.ProblemMissingService, Cluster: c.ID, Service: svc.Hostname,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemMissingService, Cluster: c.ID, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("%s exists in %s but not in %s, where pods with sidecars run in namespace %s (e.g. %s): their DNS lookups of %s fail there (no Service, no ClusterIP), although istiod would route the traffic — create the Service in %s too (its selector may match nothing), or turn on DNS proxying (%s=true)",
 					model.ShortHost(svc.Hostname), strings.Join(have, ", "), c.ID, svc.Namespace, pod, svc.Hostname, c.ID, dnsCaptureKey),
-				group: &grouping{key: "missing|" + c.ID + "|" + svc.Namespace, subject: model.ShortHost(svc.Hostname),
-					format: fmt.Sprintf("{n} services of namespace %s exist in other clusters but not in %s, where pods with sidecars run in %s (e.g. %s): their DNS lookups fail there ({examples}) — create the Services in %s too, or turn on DNS proxying (%s=true)", svc.Namespace, c.ID, svc.Namespace, pod, c.ID, dnsCaptureKey)}})
+				Group: &model.ProblemGroup{Key: "missing|" + c.ID + "|" + svc.Namespace, Subject: model.ShortHost(svc.Hostname),
+					Format: fmt.Sprintf("{n} services of namespace %s exist in other clusters but not in %s, where pods with sidecars run in %s (e.g. %s): their DNS lookups fail there ({examples}) — create the Services in %s too, or turn on DNS proxying (%s=true)", svc.Namespace, c.ID, svc.Namespace, pod, c.ID, dnsCaptureKey)}})
 		}
 	}
 	return ps
@@ -94,8 +94,8 @@ func dnsProxyEverywhere(snap *model.Snapshot) bool {
 // protocol, type or headless difference means proxies treat it one way
 // while one cluster's copy says another; a selector difference that leaves
 // one cluster without endpoints while another has them is usually a typo.
-func inconsistentServiceProblems(snap *model.Snapshot) []Problem {
-	var ps []Problem
+func inconsistentServiceProblems(snap *model.Snapshot) []model.Problem {
+	var ps []model.Problem
 	for _, svc := range snap.Services {
 		if IsGatewayService(svc) {
 			continue
@@ -116,7 +116,7 @@ func inconsistentServiceProblems(snap *model.Snapshot) []Problem {
 			if len(diffs) == 0 {
 				continue
 			}
-			ps = append(ps, Problem{Severity: Warning, Kind: model.ProblemInconsistentService, Cluster: cid, Service: svc.Hostname,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemInconsistentService, Cluster: cid, Service: svc.Hostname,
 				Sentence: fmt.Sprintf("%s differs between %s and %s: %s — istiod merges the copies into one service, so make them the same in every cluster",
 					model.ShortHost(svc.Hostname), ref.Cluster, cid, strings.Join(diffs, "; "))})
 		}

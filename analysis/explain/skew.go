@@ -18,7 +18,7 @@ import (
 // is kept once). It strays from the counts when istiod counts unhealthy
 // remote endpoints in a gateway's weight, when a gateway address is sent
 // twice, or when weights are uneven. threshold is in percentage points.
-func skewProblem(host string, port int32, v horizon.Proxy, p horizon.Prediction, threshold int) (Problem, bool) {
+func skewProblem(host string, port int32, v horizon.Proxy, p horizon.Prediction, threshold int) (model.Problem, bool) {
 	var localW, crossW uint64
 	var localOK, remoteOK, remoteSick, dups int
 	seen := map[string]bool{}
@@ -52,12 +52,12 @@ func skewProblem(host string, port int32, v horizon.Proxy, p horizon.Prediction,
 		}
 	}
 	if crossW == 0 || localOK+remoteOK == 0 {
-		return Problem{}, false
+		return model.Problem{}, false
 	}
 	got := percent(crossW, localW+crossW)
 	want := percent(uint64(remoteOK), uint64(localOK+remoteOK))
 	if abs(got-want) <= threshold {
-		return Problem{}, false
+		return model.Problem{}, false
 	}
 	var causes []string
 	if remoteSick > 0 {
@@ -69,7 +69,7 @@ func skewProblem(host string, port int32, v horizon.Proxy, p horizon.Prediction,
 	if len(causes) == 0 {
 		causes = append(causes, "the endpoint weights are uneven")
 	}
-	return Problem{Severity: Warning, Kind: model.ProblemSkew, Service: host,
+	return model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemSkew, Service: host,
 		Sentence: fmt.Sprintf("%s port %d: a %s proxy sends %d%% of its traffic across networks, but its endpoint counts give %d%% (%d of %d healthy endpoints are remote): %s — threshold ±%d points",
 			host, port, v.Network, got, want, remoteOK, localOK+remoteOK, strings.Join(causes, "; "), threshold)}, true
 }

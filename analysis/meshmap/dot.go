@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Dot writes the map in Graphviz's dot language: each network a subgraph
@@ -74,7 +74,7 @@ func Dot(w io.Writer, m Map) error {
 
 // label is text followed by the problems' kinds, one line each (a kind
 // repeated is counted once, with how many).
-func label(text string, ps []explain.Problem) string {
+func label(text string, ps []model.Problem) string {
 	lines := []string{}
 	if text != "" {
 		lines = append(lines, text)
@@ -85,7 +85,7 @@ func label(text string, ps []explain.Problem) string {
 
 // ProblemKinds lists the problems' kinds with their severity, in the
 // order met, a kind repeated once with how many ("error drop ×3").
-func ProblemKinds(ps []explain.Problem) []string {
+func ProblemKinds(ps []model.Problem) []string {
 	var order []string
 	n := map[string]int{}
 	for _, p := range ps {

@@ -21,17 +21,17 @@ type Map struct {
 	ControlPlanes []ControlPlane `json:"controlPlanes"`
 	// Problems are those that concern no box or arrow (a service's leak,
 	// a mesh-wide setting).
-	Problems []explain.Problem `json:"problems,omitempty"`
+	Problems []model.Problem `json:"problems,omitempty"`
 }
 
 // Network is one box: its clusters (those whose default network it is)
 // and its gateways.
 type Network struct {
 	// Name is "" for the clusters without a network.
-	Name     string            `json:"name"`
-	Clusters []Cluster         `json:"clusters"`
-	Gateways []Gateway         `json:"gateways,omitempty"`
-	Problems []explain.Problem `json:"problems,omitempty"`
+	Name     string          `json:"name"`
+	Clusters []Cluster       `json:"clusters"`
+	Gateways []Gateway       `json:"gateways,omitempty"`
+	Problems []model.Problem `json:"problems,omitempty"`
 }
 
 // Cluster is a box inside its network's.
@@ -42,8 +42,8 @@ type Cluster struct {
 	// "" when it runs no proxy meshscope sees.
 	Mode string `json:"mode,omitempty"`
 	// Primary: an istiod runs here (a control plane of the map).
-	Primary  bool              `json:"primary,omitempty"`
-	Problems []explain.Problem `json:"problems,omitempty"`
+	Primary  bool            `json:"primary,omitempty"`
+	Problems []model.Problem `json:"problems,omitempty"`
 }
 
 // Gateway is one of a network's gateways.
@@ -53,9 +53,9 @@ type Gateway struct {
 	Address string `json:"address"`
 	// Healthy is false when a problem sits on it (no ready pod, no
 	// address...); Health is "ok" or the worst problem's kind.
-	Healthy  bool              `json:"healthy"`
-	Health   string            `json:"health"`
-	Problems []explain.Problem `json:"problems,omitempty"`
+	Healthy  bool            `json:"healthy"`
+	Health   string          `json:"health"`
+	Problems []model.Problem `json:"problems,omitempty"`
 }
 
 // ControlPlane is an istiod and the clusters it reads.
@@ -68,7 +68,7 @@ type ControlPlane struct {
 	From   string  `json:"from,omitempty"`
 	Arrows []Arrow `json:"arrows,omitempty"`
 	// Problems concern the control plane itself (not one of its arrows).
-	Problems []explain.Problem `json:"problems,omitempty"`
+	Problems []model.Problem `json:"problems,omitempty"`
 }
 
 // Arrow is a control plane reading a remote cluster.
@@ -76,9 +76,9 @@ type Arrow struct {
 	To string `json:"to"`
 	// Broken: its remote secret is missing, or the cluster cannot be read
 	// through it; Why says which in a few words.
-	Broken   bool              `json:"broken,omitempty"`
-	Why      string            `json:"why,omitempty"`
-	Problems []explain.Problem `json:"problems,omitempty"`
+	Broken   bool            `json:"broken,omitempty"`
+	Why      string          `json:"why,omitempty"`
+	Problems []model.Problem `json:"problems,omitempty"`
 }
 
 // arrowKinds are the problems that concern a control plane's reading of a
@@ -91,7 +91,7 @@ func arrowKind(kind string) bool {
 // control plane reads when its remote secrets are not read), problems a
 // diagnosis of snap (explain.Diagnose) whose errors and warnings it
 // places.
-func Build(snap *model.Snapshot, views []model.IstiodView, problems []explain.Problem) Map {
+func Build(snap *model.Snapshot, views []model.IstiodView, problems []model.Problem) Map {
 	var m Map
 	if snap == nil {
 		return m
@@ -140,7 +140,7 @@ func Build(snap *model.Snapshot, views []model.IstiodView, problems []explain.Pr
 	for _, p := range problems {
 		// Information (what a mode always does, not a fault) would crowd
 		// the boxes: :problems and doctor list it.
-		if p.Severity == explain.Error || p.Severity == explain.Warning {
+		if p.Severity == model.SeverityError || p.Severity == model.SeverityWarning {
 			place(&m, snap, clusterAt, p)
 		}
 	}
@@ -148,7 +148,7 @@ func Build(snap *model.Snapshot, views []model.IstiodView, problems []explain.Pr
 		for gi := range m.Networks[ni].Gateways {
 			g := &m.Networks[ni].Gateways[gi]
 			for _, p := range g.Problems {
-				if g.Healthy || p.Severity == explain.Error {
+				if g.Healthy || p.Severity == model.SeverityError {
 					g.Healthy, g.Health = false, string(p.Kind)
 				}
 			}
@@ -206,7 +206,7 @@ func controlPlane(snap *model.Snapshot, cp string, views []model.IstiodView) Con
 }
 
 // place puts a problem on the box or arrow it concerns.
-func place(m *Map, snap *model.Snapshot, at map[string][2]int, p explain.Problem) {
+func place(m *Map, snap *model.Snapshot, at map[string][2]int, p model.Problem) {
 	kind := string(p.Kind)
 	switch {
 	case kind == "control-plane-missing-cluster":
@@ -262,7 +262,7 @@ func place(m *Map, snap *model.Snapshot, at map[string][2]int, p explain.Problem
 // gatewayOf is the gateway of n a gateway problem concerns: the one of its
 // cluster whose Service is the problem's (a gateway Service without an
 // address is no gateway at all: the problem then sits on the network).
-func gatewayOf(n *Network, snap *model.Snapshot, p explain.Problem) *Gateway {
+func gatewayOf(n *Network, snap *model.Snapshot, p model.Problem) *Gateway {
 	for i := range n.Gateways {
 		g := &n.Gateways[i]
 		if g.Cluster != p.Cluster {
@@ -352,12 +352,12 @@ func itoa(n uint32) string {
 }
 
 // Counts are the problems on a box or arrow by severity.
-func Counts(ps []explain.Problem) (errs, warns int) {
+func Counts(ps []model.Problem) (errs, warns int) {
 	for _, p := range ps {
 		switch p.Severity {
-		case explain.Error:
+		case model.SeverityError:
 			errs++
-		case explain.Warning:
+		case model.SeverityWarning:
 			warns++
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -38,7 +37,7 @@ func TestBuild(t *testing.T) {
 		name     string
 		change   func(*model.Snapshot)
 		views    []model.IstiodView
-		problems []explain.Problem
+		problems []model.Problem
 		// want is the map in a few words (see describe).
 		want string
 	}{
@@ -52,7 +51,7 @@ func TestBuild(t *testing.T) {
 			change: func(s *model.Snapshot) {
 				s.Clusters[1].State, s.Clusters[1].Reason = model.StateError, "x509: certificate signed by unknown authority"
 			},
-			problems: []explain.Problem{{Severity: explain.Error, Kind: "remote-secret", Cluster: "cluster2", Sentence: "cluster cluster2 (secret): x509"}},
+			problems: []model.Problem{{Severity: model.SeverityError, Kind: "remote-secret", Cluster: "cluster2", Sentence: "cluster cluster2 (secret): x509"}},
 			want:     "network1[cluster1*:synced:sidecar] network2[cluster2:error:mixed cluster3:synced:ambient gw 192.168.60.9:15443 ok] cp cluster1(secrets): -x>cluster2(secret fails: error){remote-secret} -x>cluster3(no remote secret)"},
 		{name: "a refused secret: broken, not missing",
 			change: func(s *model.Snapshot) {
@@ -64,19 +63,19 @@ func TestBuild(t *testing.T) {
 				s.Clusters = append(s.Clusters, model.Cluster{ID: "cluster30", Network: "network2", State: model.StateSynced,
 					Source: model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-cluster30", In: "cluster1"}})
 			},
-			problems: []explain.Problem{{Severity: explain.Error, Kind: "control-plane-missing-cluster", Cluster: "cluster1", Sentence: "istiod cluster1 does not read cluster cluster3: no secret"}},
+			problems: []model.Problem{{Severity: model.SeverityError, Kind: "control-plane-missing-cluster", Cluster: "cluster1", Sentence: "istiod cluster1 does not read cluster cluster3: no secret"}},
 			want:     "network1[cluster1*:synced:sidecar] network2[cluster2:synced:mixed cluster3:synced:ambient cluster30:synced gw 192.168.60.9:15443 ok] cp cluster1(secrets): ->cluster2 -x>cluster3(no remote secret){control-plane-missing-cluster} ->cluster30"},
 		{name: "gateway problems on the gateway, cluster problems on the box, the rest off the map",
-			problems: []explain.Problem{
-				{Severity: explain.Error, Kind: "gateway-not-ready", Cluster: "cluster2", Service: gwHost, Sentence: "no ready pod"},
-				{Severity: explain.Warning, Kind: "cluster-warning", Cluster: "cluster3", Sentence: "forbidden"},
-				{Severity: explain.Error, Kind: "leak", Service: "h.s.svc.cluster.local", Sentence: "leak"},
+			problems: []model.Problem{
+				{Severity: model.SeverityError, Kind: "gateway-not-ready", Cluster: "cluster2", Service: gwHost, Sentence: "no ready pod"},
+				{Severity: model.SeverityWarning, Kind: "cluster-warning", Cluster: "cluster3", Sentence: "forbidden"},
+				{Severity: model.SeverityError, Kind: "leak", Service: "h.s.svc.cluster.local", Sentence: "leak"},
 			},
 			want: "network1[cluster1*:synced:sidecar] network2[cluster2:synced:mixed cluster3:synced:ambient{cluster-warning} gw 192.168.60.9:15443 gateway-not-ready{gateway-not-ready}] cp cluster1(secrets): ->cluster2 -x>cluster3(no remote secret) off{leak}"},
 		{name: "a gateway Service without an address: its problem on the network",
 			change: func(s *model.Snapshot) { s.Gateways = nil },
-			problems: []explain.Problem{
-				{Severity: explain.Error, Kind: "gateway-no-address", Cluster: "cluster2", Service: gwHost, Sentence: "no address"},
+			problems: []model.Problem{
+				{Severity: model.SeverityError, Kind: "gateway-no-address", Cluster: "cluster2", Service: gwHost, Sentence: "no address"},
 			},
 			want: "network1[cluster1*:synced:sidecar] network2[cluster2:synced:mixed cluster3:synced:ambient]{gateway-no-address} cp cluster1(secrets): ->cluster2 -x>cluster3(no remote secret)"},
 		{name: "secrets not read, clusterz known",
@@ -109,7 +108,7 @@ func TestBuild(t *testing.T) {
 // describe is a map in one line: network[cluster*:state:mode ... gw addr
 // health]{problems} cp id(from): ->to -x>to(why){problems} off{problems}.
 func describe(m Map) string {
-	kinds := func(ps []explain.Problem) string {
+	kinds := func(ps []model.Problem) string {
 		if len(ps) == 0 {
 			return ""
 		}
@@ -164,7 +163,7 @@ func TestDot(t *testing.T) {
 	s := mesh()
 	s.Clusters[1].State = model.StateError
 	var b strings.Builder
-	if err := Dot(&b, Build(s, nil, []explain.Problem{{Severity: explain.Error, Kind: "remote-secret", Cluster: "cluster2", Sentence: `a "quoted" \ sentence`}})); err != nil {
+	if err := Dot(&b, Build(s, nil, []model.Problem{{Severity: model.SeverityError, Kind: "remote-secret", Cluster: "cluster2", Sentence: `a "quoted" \ sentence`}})); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/internal/humanize"
+	"github.com/meshscope/meshscope/model"
 )
 
 // The rules a what-if can fail on (--fail-on), for a pipeline that gates
@@ -49,7 +49,7 @@ func ParseFailOn(rules []string) ([]string, error) {
 func Judge(rep *Report, rules []string) {
 	rep.Fail = nil
 	has := func(r string) bool { return slices.Contains(rules, r) }
-	count := func(sev ...explain.Severity) int {
+	count := func(sev ...model.Severity) int {
 		n := 0
 		for _, p := range rep.Problems.New {
 			if slices.Contains(sev, p.Severity) {
@@ -59,11 +59,11 @@ func Judge(rep *Report, rules []string) {
 		return n
 	}
 	if has(failWarning) {
-		if n := count(explain.Error, explain.Warning); n > 0 {
+		if n := count(model.SeverityError, model.SeverityWarning); n > 0 {
 			rep.Fail = append(rep.Fail, fmt.Sprintf("%s (--fail-on warning)", humanize.Count(n, "new problem")))
 		}
 	} else if has(failError) {
-		if n := count(explain.Error); n > 0 {
+		if n := count(model.SeverityError); n > 0 {
 			rep.Fail = append(rep.Fail, fmt.Sprintf("%s (--fail-on error)", humanize.Count(n, "new error")))
 		}
 	}

@@ -103,7 +103,7 @@ func TestDiagnosedEqualsWholeMesh(t *testing.T) {
 			now := w.Before.Time
 			whole := diffProblems(explain.Diagnose(w.Before, explain.Inputs{Now: now}), explain.Diagnose(w.After, explain.Inputs{Now: now}))
 			_, got := compare(w.Before, w.After)
-			key := func(ps []explain.Problem) []string {
+			key := func(ps []model.Problem) []string {
 				var out []string
 				for _, p := range ps {
 					out = append(out, string(p.Kind)+" "+p.Sentence)

@@ -39,8 +39,8 @@ type objectOutcome struct {
 // Problems are the doctor problems the change brings and the ones it
 // resolves (a prediction-only diagnosis of both meshes).
 type Problems struct {
-	New      []explain.Problem `json:"new"`
-	Resolved []explain.Problem `json:"resolved"`
+	New      []model.Problem `json:"new"`
+	Resolved []model.Problem `json:"resolved"`
 }
 
 // Report is a what-if's answer.
@@ -124,7 +124,7 @@ func compare(before, after *model.Snapshot) ([]ServiceChange, Problems) {
 	now := before.Time
 	b, a, cut := narrow(before, after)
 	if cut && len(b.Services) == 0 && len(a.Services) == 0 {
-		return []ServiceChange{}, Problems{New: []explain.Problem{}, Resolved: []explain.Problem{}}
+		return []ServiceChange{}, Problems{New: []model.Problem{}, Resolved: []model.Problem{}}
 	}
 	changes, affected := compareAll(b, a)
 	if changes == nil {
@@ -140,7 +140,7 @@ func compare(before, after *model.Snapshot) ([]ServiceChange, Problems) {
 		b, a = before, after
 	}
 	var wg sync.WaitGroup
-	var pb, pa []explain.Problem
+	var pb, pa []model.Problem
 	wg.Add(2)
 	go func() { defer wg.Done(); pb = explain.Diagnose(b, explain.Inputs{Now: now}) }()
 	go func() { defer wg.Done(); pa = explain.Diagnose(a, explain.Inputs{Now: now}) }()
@@ -151,11 +151,11 @@ func compare(before, after *model.Snapshot) ([]ServiceChange, Problems) {
 // diffProblems lists the problems only after has (new) and only before
 // has (resolved), a problem being its kind, what it concerns and its
 // sentence.
-func diffProblems(before, after []explain.Problem) Problems {
-	key := func(p explain.Problem) string {
+func diffProblems(before, after []model.Problem) Problems {
+	key := func(p model.Problem) string {
 		return string(p.Kind) + "\x00" + p.Cluster + "\x00" + p.Service + "\x00" + p.Sentence
 	}
-	in := func(ps []explain.Problem) map[string]bool {
+	in := func(ps []model.Problem) map[string]bool {
 		m := map[string]bool{}
 		for _, p := range ps {
 			m[key(p)] = true
@@ -163,7 +163,7 @@ func diffProblems(before, after []explain.Problem) Problems {
 		return m
 	}
 	b, a := in(before), in(after)
-	out := Problems{New: []explain.Problem{}, Resolved: []explain.Problem{}}
+	out := Problems{New: []model.Problem{}, Resolved: []model.Problem{}}
 	for _, p := range after {
 		if !b[key(p)] {
 			out.New = append(out.New, p)
@@ -190,7 +190,7 @@ func summarize(rep *Report) []string {
 	}
 	errs := 0
 	for _, p := range rep.Problems.New {
-		if p.Severity == explain.Error {
+		if p.Severity == model.SeverityError {
 			errs++
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/model"
 )
 
 // WriteText writes a report for people: the summary, at most max changes
@@ -120,7 +120,7 @@ func percent(f float64) string {
 	return strings.TrimSuffix(s, ".0") + "%"
 }
 
-func writeProblems(w io.Writer, title string, ps []explain.Problem) {
+func writeProblems(w io.Writer, title string, ps []model.Problem) {
 	if len(ps) == 0 {
 		return
 	}

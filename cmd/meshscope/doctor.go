@@ -125,10 +125,10 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 		explain.SortProblems(ps)
 		if o.output == "json" {
 			if ps == nil {
-				ps = []explain.Problem{}
+				ps = []model.Problem{}
 			}
 			if err := writeJSON(cmd.OutOrStdout(), struct {
-				Problems []explain.Problem `json:"problems"`
+				Problems []model.Problem `json:"problems"`
 			}{ps}); err != nil {
 				return err
 			}
@@ -146,7 +146,7 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 	})
 }
 
-func writeProblems(w io.Writer, ps []explain.Problem) {
+func writeProblems(w io.Writer, ps []model.Problem) {
 	if len(ps) == 0 {
 		fmt.Fprintln(w, "No problems found.")
 		return

@@ -25,7 +25,7 @@ type doctorAnswers struct {
 	timeout time.Duration
 	offline bool
 	views   []istiod.View
-	extra   []explain.Problem
+	extra   []model.Problem
 }
 
 func (a *doctorAnswers) Istiod() []istiod.View {

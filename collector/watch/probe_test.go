@@ -23,7 +23,7 @@ func TestDefaultProbeClassifiesRealErrors(t *testing.T) {
 		if r.Header.Get("Authorization") != "Bearer good-token-123" {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`))
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"errs.Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`))
 			return
 		}
 		_, _ = w.Write([]byte(`{"major":"1","minor":"36","gitVersion":"v1.36.3"}`))
@@ -31,7 +31,7 @@ func TestDefaultProbeClassifiesRealErrors(t *testing.T) {
 	srv := httptest.NewTLSServer(h)
 	defer srv.Close()
 
-	probe := func(cfg *rest.Config) errs.Problem {
+	probe := func(cfg *rest.Config) errs.Failure {
 		c, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			t.Fatal(err)

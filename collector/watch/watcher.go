@@ -46,7 +46,7 @@ type informerHealth struct {
 	name     string
 	required bool // the cluster cannot be "synced" without it
 	inf      cache.SharedIndexInformer
-	lastErr  errs.Problem // last watch/list error; cleared by the next event
+	lastErr  errs.Failure // last watch/list error; cleared by the next event
 	// onChange, when set, sees every added, updated or deleted object.
 	onChange func(obj any)
 	// unchanged, when set, tells an update that changes nothing meshscope
@@ -148,7 +148,7 @@ type Watcher struct {
 	mu          sync.Mutex
 	startedAt   time.Time
 	probed      bool         // the API server answered at least once
-	probeErr    errs.Problem // last probe result (zero: healthy)
+	probeErr    errs.Failure // last probe result (zero: healthy)
 	timedOut    bool
 	syncedAt    time.Time
 	lastEventAt time.Time
@@ -289,7 +289,7 @@ func (w *Watcher) add(name string, required bool, example runtime.Object, tf cac
 	event := func(obj any) {
 		w.mu.Lock()
 		w.lastEventAt = time.Now()
-		h.lastErr = errs.Problem{}
+		h.lastErr = errs.Failure{}
 		w.mu.Unlock()
 		w.dirty.Store(true)
 		w.notify()
@@ -306,7 +306,7 @@ func (w *Watcher) add(name string, required bool, example runtime.Object, tf cac
 			if h.unchanged != nil && h.unchanged(old, obj) {
 				w.mu.Lock()
 				w.lastEventAt = time.Now()
-				h.lastErr = errs.Problem{}
+				h.lastErr = errs.Failure{}
 				w.mu.Unlock()
 				return
 			}
@@ -512,13 +512,13 @@ func defaultProbe(ctx context.Context, c kubernetes.Interface) error {
 }
 
 func (w *Watcher) recordProbe(err error) {
-	var p errs.Problem
+	var p errs.Failure
 	if err != nil {
 		p = w.redact.Redact(errs.Classify(err, "the API server"))
 		if p.Kind == model.ErrForbidden {
 			// /version is open to everyone by default; a 403 here still
 			// means the server answers, so it is not a health failure.
-			p = errs.Problem{}
+			p = errs.Failure{}
 		}
 	}
 	w.mu.Lock()
@@ -533,7 +533,7 @@ func (w *Watcher) recordProbe(err error) {
 		// Forbidden stays until the informer sees an event.
 		for _, h := range w.infs {
 			if h.inf.HasSynced() && h.lastErr.Kind != model.ErrForbidden {
-				h.lastErr = errs.Problem{}
+				h.lastErr = errs.Failure{}
 			}
 		}
 	}

@@ -84,12 +84,12 @@ func TestRevisionsOnLab(t *testing.T) {
 	}
 
 	// doctor: the two revisions' ConfigMaps differ in serviceSettings.
-	doctor := func() []explain.Problem {
+	doctor := func() []model.Problem {
 		ps, _ := doctorJSON(t, append([]string{"--offline"}, mesh...)...)
 		return ps
 	}
-	ofKind := func(ps []explain.Problem, kind model.ProblemKind) []explain.Problem {
-		var out []explain.Problem
+	ofKind := func(ps []model.Problem, kind model.ProblemKind) []model.Problem {
+		var out []model.Problem
 		for _, p := range ps {
 			if p.Kind == kind {
 				out = append(out, p)
@@ -98,7 +98,7 @@ func TestRevisionsOnLab(t *testing.T) {
 		return out
 	}
 	ps := doctor()
-	if got := ofKind(ps, model.ProblemRevisionConfigDiffers); len(got) != 1 || got[0].Severity != explain.Warning ||
+	if got := ofKind(ps, model.ProblemRevisionConfigDiffers); len(got) != 1 || got[0].Severity != model.SeverityWarning ||
 		!strings.Contains(got[0].Sentence, "revisions canary and default of cluster1 read different serviceSettings") ||
 		!strings.Contains(got[0].Sentence, "cluster-local for canary only: helloworld.sample") {
 		t.Errorf("revision-config-differs: %+v", got)
@@ -119,7 +119,7 @@ func TestRevisionsOnLab(t *testing.T) {
 	setRev(&nonexistent)
 	t.Cleanup(func() { setRev(nil) })
 	ps, code = doctorJSON(t, append([]string{"--offline"}, mesh...)...)
-	if got := ofKind(ps, model.ProblemNamespaceRevision); len(got) != 1 || got[0].Severity != explain.Error || code != 1 ||
+	if got := ofKind(ps, model.ProblemNamespaceRevision); len(got) != 1 || got[0].Severity != model.SeverityError || code != 1 ||
 		!strings.Contains(got[0].Sentence, "namespace sample in cluster1 is labelled istio.io/rev=nonexistent, but no istiod of revision nonexistent runs in cluster1 (revisions there: canary, default)") {
 		t.Errorf("namespace-revision-missing (exit %d): %+v", code, got)
 	}
@@ -143,11 +143,11 @@ func TestRevisionsOnLab(t *testing.T) {
 		})
 	}
 	ps = doctor()
-	if got := ofKind(ps, model.ProblemProxyRevision); len(got) != 1 || got[0].Severity != explain.Error ||
+	if got := ofKind(ps, model.ProblemProxyRevision); len(got) != 1 || got[0].Severity != model.SeverityError ||
 		!strings.Contains(got[0].Sentence, "sidecar sample/rev-old-1 in cluster1 was injected by revision 1-27, but no istiod of revision 1-27 runs in cluster1") {
 		t.Errorf("proxy-revision-missing: %+v", got)
 	}
-	if got := ofKind(ps, model.ProblemProxyRevisionOutdated); len(got) != 1 || got[0].Severity != explain.Info ||
+	if got := ofKind(ps, model.ProblemProxyRevisionOutdated); len(got) != 1 || got[0].Severity != model.SeverityInfo ||
 		!strings.Contains(got[0].Sentence, "sidecar sample/rev-default-1 in cluster1 runs the sidecar of revision default, but its namespace now asks for revision canary") {
 		t.Errorf("proxy-revision-outdated: %+v", got)
 	}
@@ -347,10 +347,10 @@ func TestRevisionsOnLab(t *testing.T) {
 	// prediction, and the two are said to send a network1 proxy different
 	// endpoints for helloworld (cluster-local on the canary) and sleep
 	// (the canary's plaintext rule).
-	revisionsDiffer := func(ps []explain.Problem) string {
+	revisionsDiffer := func(ps []model.Problem) string {
 		for _, p := range ofKind(ps, model.ProblemRevisionsSendDifferently) {
 			ex := strings.Join(p.Examples, "\n")
-			if p.Severity == explain.Warning && strings.Contains(p.Sentence, "revisions default and canary of cluster1 send a cluster1/network1 proxy different endpoints") &&
+			if p.Severity == model.SeverityWarning && strings.Contains(p.Sentence, "revisions default and canary of cluster1 send a cluster1/network1 proxy different endpoints") &&
 				strings.Contains(ex, "helloworld.sample:5000 (default: 10.44.0.13:5000 w=1, 192.168.60.9:15443 w=1; canary: 10.44.0.13:5000 w=1)") &&
 				strings.Contains(ex, "sleep.sample:80") {
 				t.Logf("%s: %s\n  %s", p.Kind, p.Sentence, ex)

@@ -70,11 +70,11 @@ func runMeshscope(t *testing.T, args ...string) (string, int) {
 }
 
 // doctorJSON runs meshscope doctor -o json and returns its problems and exit code.
-func doctorJSON(t *testing.T, args ...string) ([]explain.Problem, int) {
+func doctorJSON(t *testing.T, args ...string) ([]model.Problem, int) {
 	t.Helper()
 	out, code := runMeshscope(t, append([]string{"doctor", "-o", "json"}, args...)...)
 	var res struct {
-		Problems []explain.Problem `json:"problems"`
+		Problems []model.Problem `json:"problems"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("doctor -o json: %v\n%s", err, out)
@@ -84,7 +84,7 @@ func doctorJSON(t *testing.T, args ...string) ([]explain.Problem, int) {
 
 // problemOf returns "" when ps holds a problem of kind with severity sev and
 // every text, else why not.
-func problemOf(ps []explain.Problem, kind string, sev explain.Severity, texts ...string) (explain.Problem, string) {
+func problemOf(ps []model.Problem, kind string, sev model.Severity, texts ...string) (model.Problem, string) {
 	var seen []string
 	for _, p := range ps {
 		if string(p.Kind) != kind {
@@ -99,10 +99,10 @@ func problemOf(ps []explain.Problem, kind string, sev explain.Severity, texts ..
 			return p, ""
 		}
 	}
-	return explain.Problem{}, fmt.Sprintf("no %s %s with %q; %s problems: %q (all: %d)", sev, kind, texts, kind, seen, len(ps))
+	return model.Problem{}, fmt.Sprintf("no %s %s with %q; %s problems: %q (all: %d)", sev, kind, texts, kind, seen, len(ps))
 }
 
-func absent(ps []explain.Problem, kind string) string {
+func absent(ps []model.Problem, kind string) string {
 	for _, p := range ps {
 		if string(p.Kind) == kind {
 			return fmt.Sprintf("still %s: %s", kind, p.Sentence)
@@ -112,7 +112,7 @@ func absent(ps []explain.Problem, kind string) string {
 }
 
 // diagnosis is the prediction-only diagnosis of the registry's snapshot.
-func diagnosis(reg *collector.Registry, now time.Time) []explain.Problem {
+func diagnosis(reg *collector.Registry, now time.Time) []model.Problem {
 	return explain.Diagnose(reg.Snapshot(), explain.Inputs{Now: now})
 }
 
@@ -156,7 +156,7 @@ func TestDoctorMissingRemoteSecret(t *testing.T) {
 		if code != 1 {
 			return fmt.Sprintf("exit %d, want 1: %+v", code, ps)
 		}
-		p, why := problemOf(ps, "control-plane-missing-cluster", explain.Error,
+		p, why := problemOf(ps, "control-plane-missing-cluster", model.SeverityError,
 			"istiod cluster2 does not read cluster cluster1", "istio-system/istio-remote-secret-cluster1",
 			"its proxies (in network2) lose every endpoint of cluster1 (network1)", "2 service(s) with endpoints there (helloworld.sample, sleep.sample)")
 		if why != "" {
@@ -175,7 +175,7 @@ func TestDoctorMissingRemoteSecret(t *testing.T) {
 	// From cluster1's context alone, cluster2's clusterz tells the same;
 	// without it doctor says what it could not check.
 	ps, code := doctorJSON(t, "--context", "cluster1", "--xds-address", xdsAll(), "--istiod-debug-address", debugAll())
-	if _, why := problemOf(ps, "control-plane-missing-cluster", explain.Error, "istiod cluster2 does not read cluster cluster1: its /debug/clusterz lists only cluster2"); why != "" || code != 1 {
+	if _, why := problemOf(ps, "control-plane-missing-cluster", model.SeverityError, "istiod cluster2 does not read cluster cluster1: its /debug/clusterz lists only cluster2"); why != "" || code != 1 {
 		t.Errorf("from cluster1's context with clusterz (exit %d): %s", code, why)
 	}
 	if out, _ := runMeshscope(t, "doctor", "--context", "cluster1"); !strings.Contains(out, "Not checked: which clusters istiod cluster2 reads") {
@@ -256,7 +256,7 @@ func TestDoctorRootCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 60*time.Second, func() string {
-		_, why := problemOf(diagnosis(reg, time.Now()), "root-ca-mismatch", explain.Error,
+		_, why := problemOf(diagnosis(reg, time.Now()), "root-ca-mismatch", model.SeverityError,
 			`cluster cluster1 trusts root "CN=meshscope lab root CA,O=meshscope lab"`, `but cluster cluster2 trusts root "O=cluster.local"`,
 			"share no root", "mTLS between them fails")
 		return why
@@ -265,7 +265,7 @@ func TestDoctorRootCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 60*time.Second, func() string {
-		_, why := problemOf(diagnosis(reg, time.Now()), "root-ca-expiry", explain.Warning,
+		_, why := problemOf(diagnosis(reg, time.Now()), "root-ca-expiry", model.SeverityWarning,
 			`root CA "CN=istiod cluster2 expiring root CA,O=meshscope lab"`, "published in cluster2", "(in 9 days)")
 		return why
 	})
@@ -294,7 +294,7 @@ func TestDoctorMissingService(t *testing.T) {
 	undo := sync.OnceFunc(func() { restoreErr = restore(ctx) })
 	defer undo()
 	eventually(t, 20*time.Second, func() string {
-		_, why := problemOf(diagnosis(reg, time.Now()), "missing-service", explain.Error,
+		_, why := problemOf(diagnosis(reg, time.Now()), "missing-service", model.SeverityError,
 			"helloworld.sample exists in cluster1 but not in cluster2, where pods with sidecars run in namespace sample", "their DNS lookups of helloworld.sample.svc.cluster.local fail there")
 		return why
 	})
@@ -331,7 +331,7 @@ func TestDoctorInconsistentService(t *testing.T) {
 		s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "metrics", Port: 9090, TargetPort: intstr.FromInt32(9090), Protocol: corev1.ProtocolTCP})
 	})
 	eventually(t, 20*time.Second, func() string {
-		_, why := problemOf(diagnosis(reg, time.Now()), "inconsistent-service", explain.Warning,
+		_, why := problemOf(diagnosis(reg, time.Now()), "inconsistent-service", model.SeverityWarning,
 			"helloworld.sample differs between cluster1 and cluster2", `port 5000 is "http"/TCP in cluster1 but "tcp-web"/TCP in cluster2`, "port(s) 9090 only in cluster2")
 		return why
 	})
@@ -363,7 +363,7 @@ spec:
 	}
 	defer func() { _ = theLab.DeleteIstioConfig(ctx, "cluster1", without) }()
 	eventually(t, 20*time.Second, func() string {
-		_, why := problemOf(diagnosis(reg, time.Now()), "locality-failover", explain.Warning,
+		_, why := problemOf(diagnosis(reg, time.Now()), "locality-failover", model.SeverityWarning,
 			"DestinationRule sample/helloworld-failover (config cluster cluster1) sets locality failover (region1→region2) for helloworld but no outlierDetection", "traffic never fails over")
 		return why
 	})
@@ -402,7 +402,7 @@ spec:
 		_ = theLab.DeleteIstioConfig(ctx, "cluster2", dr)
 	}()
 	eventually(t, 20*time.Second, func() string {
-		_, why := problemOf(diagnosis(reg, time.Now()), "config-skew", explain.Warning,
+		_, why := problemOf(diagnosis(reg, time.Now()), "config-skew", model.SeverityWarning,
 			"helloworld.sample: istiod cluster1 applies DestinationRule sample/helloworld-skew, istiod cluster2 has none", "treat it differently")
 		return why
 	})
@@ -447,7 +447,7 @@ func TestDoctorEastWestGateway(t *testing.T) {
 			if got := networkz(); strings.Contains(got, "network2") {
 				return "istiod still has network2's gateway: " + got
 			}
-			_, why := problemOf(diagnosis(reg, time.Now()), "gateway-port", explain.Error,
+			_, why := problemOf(diagnosis(reg, time.Now()), "gateway-port", model.SeverityError,
 				"gateway Service istio-system/istio-eastwestgateway in cluster2 is labelled topology.istio.io/network=network2 but exposes neither port 15444", "15443 tls")
 			return why
 		})
@@ -462,7 +462,7 @@ func TestDoctorEastWestGateway(t *testing.T) {
 		}
 		defer func() { _ = theLab.SetPodReady(ctx, "cluster2", lab.SystemNamespace, gwPod, true) }()
 		eventually(t, 20*time.Second, func() string {
-			_, why := problemOf(diagnosis(reg, time.Now()), "gateway-not-ready", explain.Error,
+			_, why := problemOf(diagnosis(reg, time.Now()), "gateway-not-ready", model.SeverityError,
 				"gateway Service istio-system/istio-eastwestgateway in cluster2 has no ready pod behind it", "network2's gateway")
 			return why
 		})
@@ -482,7 +482,7 @@ func TestDoctorEastWestGateway(t *testing.T) {
 			if got := networkz(); got != "network1 192.168.60.113:15443,network2 192.168.60.113:15443" {
 				return "istiod's networkz: " + got
 			}
-			_, why := problemOf(diagnosis(reg, time.Now()), "gateway-address-conflict", explain.Error,
+			_, why := problemOf(diagnosis(reg, time.Now()), "gateway-address-conflict", model.SeverityError,
 				"gateways of 2 networks share address 192.168.60.113", "network1 (istio-system/istio-eastwestgateway in cluster1), network2 (istio-system/istio-eastwestgateway in cluster2)")
 			return why
 		})
@@ -504,11 +504,11 @@ func TestDoctorEastWestGateway(t *testing.T) {
 		defer func() { _ = api.Delete(ctx, svc.Name, metav1.DeleteOptions{}) }()
 		eventually(t, 20*time.Second, func() string {
 			ps := diagnosis(reg, time.Now())
-			if _, why := problemOf(ps, "gateway-lb-pending", explain.Info, "gateway Service istio-system/istio-eastwestgateway-new in cluster2 (type LoadBalancer) is still waiting for its load balancer", "(error after 1m0s)"); why != "" {
+			if _, why := problemOf(ps, "gateway-lb-pending", model.SeverityInfo, "gateway Service istio-system/istio-eastwestgateway-new in cluster2 (type LoadBalancer) is still waiting for its load balancer", "(error after 1m0s)"); why != "" {
 				return why
 			}
 			// Past a minute it is an error.
-			_, why := problemOf(diagnosis(reg, time.Now().Add(2*time.Minute)), "gateway-lb-pending", explain.Error, "has been waiting for its load balancer for 2m")
+			_, why := problemOf(diagnosis(reg, time.Now().Add(2*time.Minute)), "gateway-lb-pending", model.SeverityError, "has been waiting for its load balancer for 2m")
 			return why
 		})
 		if err := api.Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil {
@@ -553,7 +553,7 @@ func TestDoctorStaleEndpoint(t *testing.T) {
 		if code != 1 {
 			return fmt.Sprintf("exit %d: %+v", code, ps)
 		}
-		_, why := problemOf(ps, "stale-endpoint", explain.Error,
+		_, why := problemOf(ps, "stale-endpoint", model.SeverityError,
 			"istiod cluster1 still sends 10.144.0.15:5000 (workload "+pod.Name+", cluster2) to a cluster2/network2@cluster1 proxy for helloworld.sample port 5000",
 			"cluster2 has no such endpoint any more (its pod of workload "+pod.Name+" is gone)", "meshscope reads cluster2 through context cluster2",
 			"has been stale for at least", "through remote secret istio-system/istio-remote-secret-cluster2 in cluster1")
@@ -561,7 +561,7 @@ func TestDoctorStaleEndpoint(t *testing.T) {
 			return why
 		}
 		// network1's proxy still gets the gateway that stood for the pod.
-		_, why = problemOf(ps, "xds-differs", explain.Error, "istiod cluster1 → cluster1/network1@cluster1 proxy, helloworld.sample port 5000: istiod sends gateway 192.168.60.9:15443 for cluster cluster2, which meshscope does not predict", "still count endpoints meshscope no longer sees")
+		_, why = problemOf(ps, "xds-differs", model.SeverityError, "istiod cluster1 → cluster1/network1@cluster1 proxy, helloworld.sample port 5000: istiod sends gateway 192.168.60.9:15443 for cluster cluster2, which meshscope does not predict", "still count endpoints meshscope no longer sees")
 		return why
 	})
 	restore()
@@ -607,7 +607,7 @@ func TestDoctorRemoteSecretProblems(t *testing.T) {
 			{"remote-secret-cluster-id", []string{"remote secret istio-system/" + name + " in cluster1 calls the API server", `"cluster2-alias"`, "(pod istiod-local-cluster2) has CLUSTER_ID \"cluster2\""}},
 			{"remote-secret-rbac", []string{"the user of remote secret istio-system/" + name + " (in cluster1) may not list/watch nodes in cluster2-alias"}},
 		} {
-			if _, why := problemOf(ps, w.kind, explain.Error, w.texts...); why != "" {
+			if _, why := problemOf(ps, w.kind, model.SeverityError, w.texts...); why != "" {
 				return why
 			}
 		}
@@ -653,7 +653,7 @@ func TestDoctorGroupsRepeatedCauses(t *testing.T) {
 	defer remove()
 	eventually(t, 60*time.Second, func() string {
 		ps, _ := doctorJSON(t, "--context", "cluster1")
-		p, why := problemOf(ps, "drop", explain.Error, "3 endpoints in cluster2 are dropped for network1 proxies", "helloworld-nosidecar-1", "lack security.istio.io/tlsMode=istio")
+		p, why := problemOf(ps, "drop", model.SeverityError, "3 endpoints in cluster2 are dropped for network1 proxies", "helloworld-nosidecar-1", "lack security.istio.io/tlsMode=istio")
 		if why != "" {
 			return why
 		}
@@ -666,8 +666,8 @@ func TestDoctorGroupsRepeatedCauses(t *testing.T) {
 	waitDoctorClean(t, "after the pods are gone", "--context", "cluster1")
 }
 
-func find(ps []explain.Problem, kind string) []explain.Problem {
-	var out []explain.Problem
+func find(ps []model.Problem, kind string) []model.Problem {
+	var out []model.Problem
 	for _, p := range ps {
 		if string(p.Kind) == kind {
 			out = append(out, p)

@@ -121,7 +121,7 @@ func TestGatewayDNSName(t *testing.T) {
 		t.Error(why)
 	}
 	for _, cp := range []string{"cluster1", "cluster2"} {
-		if _, why := problemOf(ps, string(model.ProblemGatewayHostname), explain.Info,
+		if _, why := problemOf(ps, string(model.ProblemGatewayHostname), model.SeverityInfo,
 			"istiod ("+cp+") resolves gateway "+gw2Name+" of network2", "192.168.60.21, 192.168.60.22", "/debug/networkz", "meshscope's own answer is the same"); why != "" {
 			t.Error(why)
 		}
@@ -134,7 +134,7 @@ func TestGatewayDNSName(t *testing.T) {
 		if code != 0 {
 			return fmt.Sprintf("doctor exit %d: %+v", code, ps)
 		}
-		_, why := problemOf(ps, string(model.ProblemGatewayHostname), explain.Info, gw2Name, "192.168.60.21, 192.168.60.22")
+		_, why := problemOf(ps, string(model.ProblemGatewayHostname), model.SeverityInfo, gw2Name, "192.168.60.21, 192.168.60.22")
 		return why
 	})
 	out, _ := runMeshscope(t, append([]string{"snapshot"}, args...)...)
@@ -170,7 +170,7 @@ func TestGatewayDNSName(t *testing.T) {
 		t.Errorf("explain with another resolver: exit %d:\n%s", code, out)
 	}
 	ps, _ = doctorJSON(t, argsOther...)
-	if _, why := problemOf(ps, string(model.ProblemGatewayHostname), explain.Warning,
+	if _, why := problemOf(ps, string(model.ProblemGatewayHostname), model.SeverityWarning,
 		"istiod (cluster1) resolves gateway "+gw2Name, "to 192.168.60.21, 192.168.60.22 (its /debug/networkz), but meshscope resolved it from where it runs to 192.168.60.29"); why != "" {
 		t.Error(why)
 	}
@@ -188,7 +188,7 @@ func TestGatewayDNSName(t *testing.T) {
 	}
 	_, snap = matches("istiod cluster1 does not resolve names", [3]string{"10.144.0.15:5000 w=1,10.44.0.13:5000 w=1", seedEDSNetwork2, seedEDSNetwork2}, 60*time.Second)
 	ps = explain.Diagnose(snap, explain.Inputs{})
-	if _, why := problemOf(ps, string(model.ProblemGatewayHostname), explain.Warning,
+	if _, why := problemOf(ps, string(model.ProblemGatewayHostname), model.SeverityWarning,
 		"istiod (cluster1) does not resolve gateway names (RESOLVE_HOSTNAME_GATEWAYS=false, istiod pod)", "it drops gateway "+gw2Name); why != "" {
 		t.Error(why)
 	}
@@ -252,7 +252,7 @@ func TestGatewayDNSName(t *testing.T) {
 	if took > 75*time.Second {
 		t.Errorf("the change took %s: more than two TTLs", took)
 	}
-	if _, why := problemOf(explain.Diagnose(snap, explain.Inputs{}), string(model.ProblemGatewayHostname), explain.Info,
+	if _, why := problemOf(explain.Diagnose(snap, explain.Inputs{}), string(model.ProblemGatewayHostname), model.SeverityInfo,
 		"gateway name "+gw2Name+" changed", "from 192.168.60.21, 192.168.60.22 to 192.168.60.23"); why != "" {
 		t.Error(why)
 	}
@@ -266,11 +266,11 @@ func TestGatewayDNSName(t *testing.T) {
 	pushCaused("a name that does not resolve", gw2Name+": does not resolve (was 192.168.60.23)", "gateway name "+gw2Name+" of network2: does not resolve (was 192.168.60.23)")
 	ts.Quit()
 	ps = explain.Diagnose(snap, explain.Inputs{Istiod: views()})
-	if _, why := problemOf(ps, string(model.ProblemGatewayHostname), explain.Error,
+	if _, why := problemOf(ps, string(model.ProblemGatewayHostname), model.SeverityError,
 		"istiod (cluster1) has no address for gateway "+gw2Name, "does not resolve for istiod", "it does not resolve from where meshscope runs"); why != "" {
 		t.Error(why)
 	}
-	if _, why := problemOf(ps, "leak", explain.Error); why != "" {
+	if _, why := problemOf(ps, "leak", model.SeverityError); why != "" {
 		t.Logf("leak not reported as an error: %s", why)
 	}
 }

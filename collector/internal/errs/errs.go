@@ -23,43 +23,43 @@ import (
 	"github.com/meshscope/meshscope/model"
 )
 
-// Problem is an error turned into data: a stable kind and a sentence a
+// Failure is an error turned into data: a stable kind and a sentence a
 // person understands. It never carries credentials (see Redactor).
-type Problem struct {
+type Failure struct {
 	Kind   model.ErrorKind
 	Reason string
 }
 
-// Error lets a Problem travel as an error and be found again by Classify.
-func (p Problem) Error() string { return p.Reason }
+// Error lets a Failure travel as an error and be found again by Classify.
+func (p Failure) Error() string { return p.Reason }
 
 // Classify turns an error from client-go (or from parsing a kubeconfig)
-// into a Problem. what names the thing being read ("services",
+// into a Failure. what names the thing being read ("services",
 // "the API server") so that "forbidden" says what is forbidden.
-func Classify(err error, what string) Problem {
+func Classify(err error, what string) Failure {
 	if err == nil {
-		return Problem{}
+		return Failure{}
 	}
-	var p Problem
+	var p Failure
 	if errors.As(err, &p) {
 		return p
 	}
 	switch {
 	case apierrors.IsUnauthorized(err):
-		return Problem{model.ErrUnauthorized, "unauthorized: the API server rejected the credentials (expired or revoked token?)"}
+		return Failure{model.ErrUnauthorized, "unauthorized: the API server rejected the credentials (expired or revoked token?)"}
 	case apierrors.IsForbidden(err):
 		if what == "" {
 			what = "the API server"
 		}
-		return Problem{model.ErrForbidden, "forbidden " + what + ": the user may not list/watch it"}
+		return Failure{model.ErrForbidden, "forbidden " + what + ": the user may not list/watch it"}
 	}
 	if k, msg, ok := classifyTLS(err); ok {
-		return Problem{k, msg}
+		return Failure{k, msg}
 	}
 	if isUnreachable(err) {
-		return Problem{model.ErrUnreachable, "unreachable: " + shortNetError(err)}
+		return Failure{model.ErrUnreachable, "unreachable: " + shortNetError(err)}
 	}
-	return Problem{model.ErrOther, "error: " + OneLine(err.Error())}
+	return Failure{model.ErrOther, "error: " + OneLine(err.Error())}
 }
 
 func classifyTLS(err error) (model.ErrorKind, string, bool) {
@@ -224,12 +224,12 @@ func (r Redactor) Clean(s string) string {
 }
 
 // Redact is p with its sentence cleaned: a Reason may quote user input.
-func (r Redactor) Redact(p Problem) Problem {
+func (r Redactor) Redact(p Failure) Failure {
 	p.Reason = r.Clean(p.Reason)
 	return p
 }
 
-// Newf builds a Problem with a formatted sentence.
-func Newf(kind model.ErrorKind, format string, args ...any) Problem {
-	return Problem{Kind: kind, Reason: fmt.Sprintf(format, args...)}
+// Newf builds a Failure with a formatted sentence.
+func Newf(kind model.ErrorKind, format string, args ...any) Failure {
+	return Failure{Kind: kind, Reason: fmt.Sprintf(format, args...)}
 }

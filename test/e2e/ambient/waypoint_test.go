@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/analysis/ambient"
-	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
 )
@@ -34,18 +33,18 @@ spec:
 `
 
 // doctorJSON runs doctor -o json and returns its problems of these kinds.
-func doctorJSON(t *testing.T, kinds ...string) []explain.Problem {
+func doctorJSON(t *testing.T, kinds ...string) []model.Problem {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	out, _ := command(ctx, t, "doctor", "--timeout", "5s", "-o", "json").Output()
 	var res struct {
-		Problems []explain.Problem `json:"problems"`
+		Problems []model.Problem `json:"problems"`
 	}
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatalf("doctor -o json: %v\n%s", err, out)
 	}
-	var ps []explain.Problem
+	var ps []model.Problem
 	for _, p := range res.Problems {
 		for _, k := range kinds {
 			if string(p.Kind) == k {
@@ -147,7 +146,7 @@ func TestAmbientWaypointCrossNetwork(t *testing.T) {
 		return strings.Join(bad, "; ")
 	})
 	ps := doctorJSON(t, "waypoint-cross-network", "waypoint-unresolved", "wds-differs")
-	if len(ps) != 1 || ps[0].Kind != "waypoint-cross-network" || ps[0].Severity != explain.Error || ps[0].Cluster != "cluster2" {
+	if len(ps) != 1 || ps[0].Kind != "waypoint-cross-network" || ps[0].Severity != model.SeverityError || ps[0].Cluster != "cluster2" {
 		t.Fatalf("doctor reports %+v; want one waypoint-cross-network error", ps)
 	}
 	for _, part := range []string{"helloworld.ambient.svc.cluster.local uses waypoint ambient/waypoint in cluster2 (network network2)",

@@ -80,7 +80,7 @@ func TestAmbientGatewayDNSName(t *testing.T) {
 	}
 	// doctor says what the name resolves to from where meshscope runs
 	// (ztunnels resolve it themselves), and warns once it does not.
-	nameProblem := func(sev explain.Severity, text string) {
+	nameProblem := func(sev model.Severity, text string) {
 		t.Helper()
 		eventually(t, 60*time.Second, func() string {
 			var seen []string
@@ -97,7 +97,7 @@ func TestAmbientGatewayDNSName(t *testing.T) {
 			return fmt.Sprintf("no %s gateway-hostname saying %q; have %q", sev, text, seen)
 		})
 	}
-	nameProblem(explain.Info, "resolves to 192.168.60.21, 192.168.60.22")
+	nameProblem(model.SeverityInfo, "resolves to 192.168.60.21, 192.168.60.22")
 
 	// One A record, then a name that does not resolve: istiod keeps
 	// sending the name. Past the TTL (istiod keeps an answer at least
@@ -121,7 +121,7 @@ func TestAmbientGatewayDNSName(t *testing.T) {
 		time.Sleep(40 * time.Second)
 		views(st.what, 30*time.Second)
 		if st.rec == nil {
-			nameProblem(explain.Warning, "it does not resolve from where meshscope runs")
+			nameProblem(model.SeverityWarning, "it does not resolve from where meshscope runs")
 		}
 		for _, z := range m.ztunnels {
 			for _, e := range z.eventsSince(counts[z.cp]) {
