@@ -47,6 +47,9 @@ type Problem struct {
 	// then empty), every one of them, for a reader that marks services
 	// (the UI's badges); doctor's JSON leaves it out.
 	Services []string `json:"-"`
+	// Check names the check of doctor's that raised it (analysis/explain
+	// Checks).
+	Check string `json:"-"`
 	// Group, when set, lets a diagnosis merge this problem with others of
 	// the same cause into one row.
 	Group *ProblemGroup `json:"-"`

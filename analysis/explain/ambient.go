@@ -39,7 +39,7 @@ func ambientProblems(snap *model.Snapshot) []model.Problem {
 // what it is predicted to send, for every service with pods in ambient
 // mode (ambient or mixed): each service that differs is one error row with
 // the differences.
-func wdsProblems(snap *model.Snapshot, in Inputs) []model.Problem {
+func wdsProblems(snap *model.Snapshot, in *Inputs) []model.Problem {
 	var ps []model.Problem
 	for _, s := range in.WDS {
 		if s.Service == nil {

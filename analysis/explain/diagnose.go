@@ -38,6 +38,8 @@ type Inputs struct {
 	// unacknowledged before it is reported (default DefaultStaleAfter).
 	Fleet      *fleet.Fleet
 	StaleAfter time.Duration
+	// Skip names checks not to run (Checks; doctor --skip).
+	Skip []string
 }
 
 // Defaults of Inputs.
@@ -76,36 +78,7 @@ func (in *Inputs) defaults() {
 // services global in some clusters only, and, with in.WDS, where what each
 // control plane sends ztunnels differs from its prediction.
 func Diagnose(snap *model.Snapshot, in Inputs) []model.Problem {
-	if snap == nil {
-		return nil
-	}
-	in.defaults()
-	var ps []model.Problem
-	ps = append(ps, clusterProblems(snap)...)
-	ps = append(ps, secretProblems(snap)...)
-	ps = append(ps, controlPlaneProblems(snap, in.Istiod)...)
-	ps = append(ps, rootCAProblems(snap, in.Now)...)
-	ps = append(ps, eastWestProblems(snap, in.Istiod, in.Now, in.LBPendingAfter)...)
-	ps = append(ps, labelProblems(snap)...)
-	ps = append(ps, revisionProblems(snap)...)
-	ps = append(ps, missingServiceProblems(snap)...)
-	ps = append(ps, inconsistentServiceProblems(snap)...)
-	ps = append(ps, localityProblems(snap)...)
-	ps = append(ps, configSkewProblems(snap)...)
-	ps = append(ps, istioConfigProblems(snap)...)
-	ps = append(ps, controlPlaneServiceProblems(snap, in.Istiod, in.SkewThreshold)...)
-	for _, v := range in.Istiod {
-		ps = append(ps, IstiodDisagreements(snap, v)...)
-	}
-	ps = append(ps, sentProblems(snap, in)...)
-	ps = append(ps, revisionsSentProblems(snap, in.Sent)...)
-	ps = append(ps, ambientProblems(snap)...)
-	ps = append(ps, wdsProblems(snap, in)...)
-	ps = append(ps, fleetProblems(in.Fleet, in.StaleAfter)...)
-	ps = append(ps, primarySkew(fleet.IstiodVersions(snap))...)
-	ps = group(dedupe(ps))
-	SortProblems(ps)
-	return ps
+	return Run(snap, in).Problems
 }
 
 // istiodViewOf returns the view of the istiod of control plane cp, if read.

@@ -78,6 +78,7 @@ func (c diagnoseCase) run(t *testing.T) {
 		in = c.in(s)
 	}
 	ps := Diagnose(s, in)
+	checkKinds(t, ps)
 	var got []model.Problem
 	switch {
 	case c.kind == "":

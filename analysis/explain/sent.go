@@ -63,7 +63,7 @@ func (t *StaleTracker) forget(keep map[string]bool) {
 // says each difference with its cause. An endpoint istiod still sends
 // whose pod is gone, or not ready while sent healthy, is its own kind
 // (stale-endpoint, istio/istio#54997, #32310) with how long it has been so.
-func sentProblems(snap *model.Snapshot, in Inputs) []model.Problem {
+func sentProblems(snap *model.Snapshot, in *Inputs) []model.Problem {
 	var ps []model.Problem
 	stale := map[string]bool{}
 	for _, s := range in.Sent {
@@ -98,7 +98,7 @@ func sentProblems(snap *model.Snapshot, in Inputs) []model.Problem {
 				actual := attribute(view, svc.Hostname, la, proxy, pred)
 				_, diffs := compare(pred, actual, true)
 				for _, d := range diffs {
-					p := diffProblem(snap, s, who, svc.Hostname, port.Port, d, la, in, stale)
+					p := diffProblem(snap, s, who, svc.Hostname, port.Port, d, la, *in, stale)
 					ps = append(ps, p)
 				}
 			}

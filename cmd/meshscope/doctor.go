@@ -26,6 +26,8 @@ type doctorOptions struct {
 	mode          string
 	skewThreshold int
 	staleAfter    time.Duration
+	skip          []string
+	listChecks    bool
 }
 
 func newDoctorCmd(g *globalOptions) *cobra.Command {
@@ -80,11 +82,19 @@ row with a count:
   revisions of one primary whose ConfigMaps istio / istio-REV differ in
   meshNetworks, serviceSettings or discoverySelectors.
 
+Each check is named: --list-checks lists them (what each looks at, what it
+needs beyond the clusters' objects, the problem kinds it raises), --skip
+leaves some out, and a check that did not run (skipped, or an input it
+needs was not read: --offline asks no istiod) is said after the problems
+("Not run: check sent-eds: …"; JSON: notRun).
+
 Exit status: 1 when any error-level problem exists, 0 otherwise.`,
 		Example: `  meshscope doctor --demo
   meshscope doctor --context cluster1,cluster2 -o json
   meshscope doctor --context cluster1 --xds-address cluster1=127.0.0.1:15010,cluster2=127.0.0.1:15020
-  meshscope doctor --offline`,
+  meshscope doctor --offline
+  meshscope doctor --list-checks
+  meshscope doctor --skip root-cas,localities`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDoctor(cmd, g, o)
@@ -96,15 +106,26 @@ Exit status: 1 when any error-level problem exists, 0 otherwise.`,
 	f.DurationVar(&o.timeout, "timeout", 20*time.Second, "how long to wait for each control plane's CDS and EDS")
 	f.StringVar(&o.mode, "xds-mode", "delta", "ADS flavour: delta or sotw")
 	f.DurationVar(&o.staleAfter, "stale-after", explain.DefaultStaleAfter, "report a proxy that has not acknowledged istiod's last push for this long (proxy-stale)")
+	f.StringSliceVar(&o.skip, "skip", nil, "checks not to run, by name (see --list-checks)")
+	f.BoolVar(&o.listChecks, "list-checks", false, "list doctor's checks (name, what each looks at, what it needs, the problem kinds it raises) and exit")
 	f.IntVar(&o.skewThreshold, "skew-threshold", explain.DefaultSkewThreshold, "report cross-network skew when the share of traffic crossing networks strays more than this many percentage points from what endpoint counts give")
 	o.mesh.addFlags(f)
 	o.mesh.addIstiodFlag(f)
+	_ = cmd.RegisterFlagCompletionFunc("skip", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return explain.CheckNames(), cobra.ShellCompDirectiveNoFileComp
+	})
 	return cmd
 }
 
 func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 	if err := checkOutput(o.output, "table", "json"); err != nil {
 		return err
+	}
+	if o.listChecks {
+		return writeChecks(cmd.OutOrStdout(), o.output)
+	}
+	if err := explain.ValidateSkip(o.skip); err != nil {
+		return exitWithError(2, err)
 	}
 	mode, err := xdsclient.ParseMode(o.mode)
 	if err != nil {
@@ -116,24 +137,27 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 	started := time.Now()
 	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
 		src := &doctorAnswers{ctx: ctx, m: m, snap: snap, mode: mode, timeout: o.timeout, offline: o.offline}
-		in := explain.Gather(snap, explain.Inputs{Since: started, SkewThreshold: o.skewThreshold, StaleAfter: o.staleAfter}, src)
+		in := explain.Gather(snap, explain.Inputs{Since: started, SkewThreshold: o.skewThreshold, StaleAfter: o.staleAfter, Skip: o.skip}, src)
 		if !o.offline {
 			// Predict from the newest snapshot: it is at least as new as the EDS.
 			snap = m.Registry().Snapshot()
 		}
-		ps := append(explain.Diagnose(snap, in), src.extra...)
+		d := explain.Run(snap, in)
+		ps := append(d.Problems, src.extra...)
 		explain.SortProblems(ps)
 		if o.output == "json" {
 			if ps == nil {
 				ps = []model.Problem{}
 			}
 			if err := writeJSON(cmd.OutOrStdout(), struct {
-				Problems []model.Problem `json:"problems"`
-			}{ps}); err != nil {
+				Problems []model.Problem  `json:"problems"`
+				NotRun   []explain.NotRun `json:"notRun,omitempty"`
+			}{ps, d.NotRun}); err != nil {
 				return err
 			}
 		} else {
 			writeProblems(cmd.OutOrStdout(), ps)
+			writeNotRun(cmd.OutOrStdout(), d.NotRun)
 			for _, cp := range explain.UnknownControlPlanes(snap, in.Istiod) {
 				fmt.Fprintf(cmd.OutOrStdout(), "Not checked: which clusters istiod %s reads (meshscope does not read its remote secrets): give --context %s, or --istiod-debug-address %s=HOST:PORT.\n", cp, cp, cp)
 			}
