@@ -58,12 +58,12 @@ func checkVisible(t *testing.T, th *Theme) {
 				t.Errorf("mono %s uses an attribute other than bold/underline/reverse", tok)
 			}
 		}
-		for _, tok := range []token{Selection, StatusBar} {
+		for _, tok := range []Token{Selection, StatusBar} {
 			if !th.spec(tok).Reverse {
 				t.Errorf("mono %s is not reversed", tok)
 			}
 		}
-		for _, tok := range []token{Accent, Warn, Error, Gateway, Leaked, Forced, Header, Match} {
+		for _, tok := range []Token{Accent, Warn, Error, Gateway, Leaked, Forced, Header, Match} {
 			s := th.spec(tok)
 			if !s.Bold && !s.Underline && !s.Reverse {
 				t.Errorf("mono %s is indistinguishable from text", tok)
@@ -71,12 +71,12 @@ func checkVisible(t *testing.T, th *Theme) {
 		}
 		return
 	}
-	for _, tok := range []token{Muted, Accent, OK, Warn, Error, Local, Gateway, Leaked, Forced, Dropped, Border, Header, Match} {
+	for _, tok := range []Token{Muted, Accent, OK, Warn, Error, Local, Gateway, Leaked, Forced, Dropped, Border, Header, Match} {
 		if th.spec(tok).FG == nil {
 			t.Errorf("%s (dark=%v): %s has no foreground", th.Name, th.Dark, tok)
 		}
 	}
-	for _, tok := range []token{Selection, StatusBar} {
+	for _, tok := range []Token{Selection, StatusBar} {
 		if th.spec(tok).BG == nil {
 			t.Errorf("%s (dark=%v): %s has no background", th.Name, th.Dark, tok)
 		}
@@ -96,7 +96,7 @@ func TestDefaultAdaptsToBackground(t *testing.T) {
 	if dark.Name != "default" {
 		t.Fatalf(`Load("") loaded %q`, dark.Name)
 	}
-	for _, tok := range []token{Accent, OK, Selection} {
+	for _, tok := range []Token{Accent, OK, Selection} {
 		l, d := light.spec(tok), dark.spec(tok)
 		if hex(l.FG) == hex(d.FG) && hex(l.BG) == hex(d.BG) {
 			t.Errorf("%s is the same on light and dark backgrounds", tok)

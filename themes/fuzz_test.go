@@ -35,7 +35,7 @@ func FuzzThemeFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte, isDark bool) {
 		const file = "fuzz.yaml"
 		tf, err := parseFile(src, file)
-		var tokens map[token]spec
+		var tokens map[Token]spec
 		if err == nil {
 			tokens, err = resolve(tf, isDark, true, nil)
 		}
@@ -63,7 +63,7 @@ func FuzzThemeFile(f *testing.F) {
 		}
 		st := NewStyles(&Theme{Name: "fuzz", Dark: isDark, Tokens: tokens})
 		for _, tok := range allTokens {
-			st.of(tok).Render("x")
+			st.Of(tok).Render("x")
 		}
 	})
 }

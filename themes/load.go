@@ -117,12 +117,12 @@ func loadBuiltin(name string, isDark bool) (*Theme, error) {
 // "default" so a file that sets one token is a complete theme; built-ins
 // must be complete on their own (or extend another built-in). chain holds
 // the built-ins already being resolved, to refuse cycles.
-func resolve(tf *themeFile, isDark, user bool, chain []string) (map[token]spec, error) {
+func resolve(tf *themeFile, isDark, user bool, chain []string) (map[Token]spec, error) {
 	ext := tf.extends
 	if ext == "" && user {
 		ext = Default
 	}
-	tokens := map[token]spec{}
+	tokens := map[Token]spec{}
 	if ext != "" {
 		if !isBuiltin(ext) {
 			return nil, &fileError{File: tf.file, Problems: []problem{{Line: tf.extendsLine,

@@ -31,7 +31,7 @@ type themeFile struct {
 	description string
 	extends     string
 	extendsLine int
-	tokens      map[token]patch
+	tokens      map[Token]patch
 }
 
 // yamlLine pulls the line number out of go.yaml.in/yaml/v3 syntax errors
@@ -41,7 +41,7 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // parseFile checks a theme file and returns everything wrong with it at once.
 func parseFile(src []byte, file string) (*themeFile, error) {
 	ps := &problems{file: file}
-	tf := &themeFile{file: file, tokens: map[token]patch{}}
+	tf := &themeFile{file: file, tokens: map[Token]patch{}}
 
 	var doc yaml.Node
 	if err := yaml.Unmarshal(src, &doc); err != nil {
@@ -127,7 +127,7 @@ func parseTokens(ps *problems, tf *themeFile, v *yaml.Node) {
 		}
 		seen[name] = k.Line
 		if p, ok := parseSpec(ps, name, k, val); ok {
-			tf.tokens[token(name)] = p
+			tf.tokens[Token(name)] = p
 		}
 	}
 }

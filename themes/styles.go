@@ -17,16 +17,16 @@ type Styles struct {
 	Selection, Header      lipgloss.Style
 	StatusBar, Match       lipgloss.Style
 	Pane, FocusedPane      lipgloss.Style // bordered boxes, unfocused and focused
-	byToken                map[token]lipgloss.Style
+	byToken                map[Token]lipgloss.Style
 }
 
 // NewStyles builds the styles for a theme.
 func NewStyles(t *Theme) Styles {
-	s := Styles{Theme: t, byToken: make(map[token]lipgloss.Style, len(allTokens))}
+	s := Styles{Theme: t, byToken: make(map[Token]lipgloss.Style, len(allTokens))}
 	for _, tok := range allTokens {
 		s.byToken[tok] = styleOf(t.spec(tok))
 	}
-	g := func(tok token) lipgloss.Style { return s.byToken[tok] }
+	g := func(tok Token) lipgloss.Style { return s.byToken[tok] }
 	s.Text, s.Muted, s.Accent = g(Text), g(Muted), g(Accent)
 	s.OK, s.Warn, s.Error = g(OK), g(Warn), g(Error)
 	s.Local, s.Gateway, s.Leaked = g(Local), g(Gateway), g(Leaked)
@@ -50,9 +50,9 @@ func NewStyles(t *Theme) Styles {
 	return s
 }
 
-// of returns the style of any token, for code that picks the token at run
+// Of returns the style of any token, for code that picks the token at run
 // time (e.g. from an endpoint's kind). Unknown tokens get a plain style.
-func (s Styles) of(tok token) lipgloss.Style {
+func (s Styles) Of(tok Token) lipgloss.Style {
 	if st, ok := s.byToken[tok]; ok {
 		return st
 	}

@@ -14,7 +14,7 @@ func TestStylesFollowTheTheme(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := NewStyles(th)
-	named := map[token]lipgloss.Style{
+	named := map[Token]lipgloss.Style{
 		Text: st.Text, Muted: st.Muted, Accent: st.Accent, OK: st.OK, Warn: st.Warn, Error: st.Error,
 		Local: st.Local, Gateway: st.Gateway, Leaked: st.Leaked, Forced: st.Forced, Dropped: st.Dropped,
 		Border: st.Border, Selection: st.Selection, Header: st.Header, StatusBar: st.StatusBar, Match: st.Match,
@@ -33,11 +33,11 @@ func TestStylesFollowTheTheme(t *testing.T) {
 		if s.GetBold() != sp.Bold || s.GetUnderline() != sp.Underline || s.GetStrikethrough() != sp.Strikethrough {
 			t.Errorf("%s attributes differ from the spec", tok)
 		}
-		if st.of(tok).Render("x") != s.Render("x") {
+		if st.Of(tok).Render("x") != s.Render("x") {
 			t.Errorf("Of(%s) differs from the field", tok)
 		}
 	}
-	if got := st.of("nope").Render("x"); got != "x" {
+	if got := st.Of("nope").Render("x"); got != "x" {
 		t.Errorf("Of(unknown) = %q, want plain", got)
 	}
 	if hex(st.Pane.GetBorderTopForeground()) != "#585b70" || hex(st.FocusedPane.GetBorderTopForeground()) != "#cba6f7" {
@@ -57,7 +57,7 @@ func TestMonoRendersNoColor(t *testing.T) {
 	}
 	st := NewStyles(th)
 	for _, tok := range allTokens {
-		out := st.of(tok).Render("x")
+		out := st.Of(tok).Render("x")
 		if strings.Contains(out, "38;") || strings.Contains(out, "48;") || strings.Contains(out, "[3") {
 			t.Errorf("mono %s renders a colour: %q", tok, out)
 		}

@@ -27,12 +27,12 @@ type Theme struct {
 	// Dark is the background the light/dark pairs were resolved for.
 	Dark bool
 	// Tokens holds a Spec for every token in Tokens().
-	Tokens map[token]spec
+	Tokens map[Token]spec
 }
 
 // spec returns the spec of one token (the zero Spec, i.e. plain terminal
 // text, for a token the theme does not hold, which Load never returns).
-func (t *Theme) spec(tok token) spec {
+func (t *Theme) spec(tok Token) spec {
 	return t.Tokens[tok]
 }
 

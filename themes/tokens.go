@@ -5,31 +5,31 @@ import "strings"
 // token is the name of one semantic role a colour plays on screen. Tokens
 // describe meaning ("a leaked endpoint"), not places ("the services table"),
 // so that a theme stays valid whatever views are added later.
-type token string
+type Token string
 
 // The tokens, in the order they are documented and listed in errors.
 const (
-	Text      token = "text"      // ordinary text
-	Muted     token = "muted"     // secondary text: timestamps, hints, zero counts
-	Accent    token = "accent"    // focus and emphasis: the focused pane, key names in help
-	OK        token = "ok"        // healthy: synced, match, ACK
-	Warn      token = "warn"      // needs a look: syncing, skew, stale
-	Error     token = "error"     // broken: error state, NACK, lost stream
-	Local     token = "local"     // an endpoint reached directly in the proxy's own network
-	Gateway   token = "gateway"   // an endpoint rewritten to a network gateway
-	Leaked    token = "leaked"    // an endpoint from another network that should have been rewritten
-	Forced    token = "forced"    // an endpoint forced through a gateway (forced-gateway)
-	Dropped   token = "dropped"   // an endpoint left out of EDS, with a reason
-	Border    token = "border"    // pane borders and separators (foreground is the line colour)
-	Selection token = "selection" // the row under the cursor (fg and bg)
-	Header    token = "header"    // pane titles and table headers
-	StatusBar token = "statusbar" // the status bar at the bottom (fg and bg)
-	Match     token = "match"     // characters matched by the fuzzy search
+	Text      Token = "text"      // ordinary text
+	Muted     Token = "muted"     // secondary text: timestamps, hints, zero counts
+	Accent    Token = "accent"    // focus and emphasis: the focused pane, key names in help
+	OK        Token = "ok"        // healthy: synced, match, ACK
+	Warn      Token = "warn"      // needs a look: syncing, skew, stale
+	Error     Token = "error"     // broken: error state, NACK, lost stream
+	Local     Token = "local"     // an endpoint reached directly in the proxy's own network
+	Gateway   Token = "gateway"   // an endpoint rewritten to a network gateway
+	Leaked    Token = "leaked"    // an endpoint from another network that should have been rewritten
+	Forced    Token = "forced"    // an endpoint forced through a gateway (forced-gateway)
+	Dropped   Token = "dropped"   // an endpoint left out of EDS, with a reason
+	Border    Token = "border"    // pane borders and separators (foreground is the line colour)
+	Selection Token = "selection" // the row under the cursor (fg and bg)
+	Header    Token = "header"    // pane titles and table headers
+	StatusBar Token = "statusbar" // the status bar at the bottom (fg and bg)
+	Match     Token = "match"     // characters matched by the fuzzy search
 )
 
 // allTokens is the canonical order; keep it in step with the constants above
 // and with docs/themes.md (a test checks both).
-var allTokens = []token{
+var allTokens = []Token{
 	Text, Muted, Accent, OK, Warn, Error,
 	Local, Gateway, Leaked, Forced, Dropped,
 	Border, Selection, Header, StatusBar, Match,

@@ -122,7 +122,7 @@ tokens:
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tok := range []token{Accent, Header, Match} {
+	for _, tok := range []Token{Accent, Header, Match} {
 		if got := hex(th.spec(tok).FG); got != "#7c3aed" {
 			t.Errorf("%s = %s", tok, got)
 		}

@@ -1,15 +1,12 @@
 package tui
 
 import (
-	"slices"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
 	"github.com/meshscope/meshscope/analysis/explain"
-	"github.com/meshscope/meshscope/analysis/horizon"
-	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/themes"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -88,50 +85,14 @@ func (vc viewContext) sel(st lipgloss.Style, selected bool) lipgloss.Style {
 	return st
 }
 
-// clusterStateStyle colours a cluster's sync state.
-func (vc viewContext) clusterStateStyle(s model.State) lipgloss.Style {
-	switch s {
-	case model.StateSynced:
-		return vc.st.OK
-	case model.StateSyncing, model.StateConnecting:
-		return vc.st.Warn
-	case model.StateError, model.StateTimeout:
-		return vc.st.Error
-	}
-	return vc.st.Muted
-}
-
-// severityStyle colours a problem's severity: errors and warnings (the
-// severities of rankSeverity), the rest muted.
-func (vc viewContext) severityStyle(s model.Severity) lipgloss.Style {
-	if i := slices.Index(rankSeverity[:], s); i >= 0 {
-		return [len(rankSeverity)]lipgloss.Style{vc.st.Error, vc.st.Warn}[i]
-	}
-	return vc.st.Muted
-}
-
 // verdictStyle colours a service row's badge: by its worst problem, else
 // by its verdict.
 func (vc viewContext) verdictStyle(r *svcRow) lipgloss.Style {
 	switch {
 	case r.rank < len(rankSeverity):
-		return vc.severityStyle(rankSeverity[r.rank])
+		return vc.st.Of(severityToken(rankSeverity[r.rank]))
 	case r.verdict == explain.Match:
 		return vc.st.OK
-	}
-	return vc.st.Muted
-}
-
-func (vc viewContext) kindStyle(k horizon.Kind) lipgloss.Style {
-	switch k {
-	case horizon.Local:
-		return vc.st.Local
-	case horizon.Gateway:
-		return vc.st.Gateway
-	case horizon.Leaked:
-		return vc.st.Leaked
-	case horizon.Forced:
-		return vc.st.Forced
 	}
 	return vc.st.Muted
 }

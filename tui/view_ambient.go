@@ -24,7 +24,7 @@ import (
 func (v *serviceView) ztunnelColumn(vc viewContext, i, w int) []string {
 	e := v.amb[i]
 	name := fmt.Sprintf("ztunnel @ %s (%s)", e.ControlPlane, orDash(e.Network))
-	z := &ztunnelLines{vc: vc, w: w, out: columnHead(vc, name, explain.Verdict(e.Verdict), len(e.Differences), i == v.focus, w)}
+	z := &ztunnelLines{vc: vc, w: w, out: vc.paintAll(columnHead(name, explain.Verdict(e.Verdict), len(e.Differences), i == v.focus, w))}
 	z.para(vc.st.Muted, " ", ambient.PerIstiodNote(e.ControlPlane, e.Network))
 	if e.Error != "" {
 		z.out = append(z.out, "")
@@ -57,7 +57,9 @@ func (z *ztunnelLines) para(st lipgloss.Style, indent, s string) {
 	}
 }
 
-func (z *ztunnelLines) section(title string) { z.out = section(z.vc, z.out, title, z.w) }
+func (z *ztunnelLines) section(title string) {
+	z.out = append(z.out, z.vc.paintAll(sectionHead(title, z.w))...)
+}
 
 // service is the SERVICE section: whether istiod sends the service, its
 // scope, VIPs and waypoint.

@@ -287,7 +287,7 @@ func (v *clustersView) table(vc viewContext, cols []column, w, h int, wide bool)
 		} else if len(c.Warnings) > 0 {
 			state += " (" + fmt.Sprint(len(c.Warnings)) + " warnings)"
 		}
-		stst := vc.clusterStateStyle(c.State)
+		stst := vc.st.Of(clusterStateToken(c.State))
 		if c.State == model.StateSynced && len(c.Warnings) > 0 {
 			stst = vc.st.Warn
 		}

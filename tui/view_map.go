@@ -11,6 +11,7 @@ import (
 	"github.com/meshscope/meshscope/analysis/meshmap"
 	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/themes"
 )
 
 // mapView (:map) draws the mesh (analysis/meshmap, built off the update
@@ -88,80 +89,95 @@ func (v *mapView) lines(vc viewContext, w, h int) []string {
 			out = append(out, " "+l)
 		}
 	}
-	// Control planes and their arrows.
-	if len(m.ControlPlanes) > 0 {
-		out = append(out, "")
-	}
-	for _, cp := range m.ControlPlanes {
-		head := " " + vc.st.Accent.Render("istiod "+cp.ID)
-		switch {
-		case !cp.Known:
-			head += vc.st.Warn.Render("  reads: unknown (its remote secrets are not read, no /debug/clusterz)")
-		case len(cp.Arrows) == 0:
-			head += vc.st.Muted.Render("  reads its own cluster only")
-		default:
-			head += vc.st.Muted.Render("  reads (from " + cp.From + "):")
-		}
-		out = append(out, head)
-		if ks := meshmap.ProblemKinds(cp.Problems); len(ks) > 0 {
-			out = append(out, "   "+v.problemStyle(vc, cp.Problems).Render(fit(strings.Join(ks, ", "), w-4)))
-		}
-		for _, a := range cp.Arrows {
-			arrow := vc.st.OK.Render("  ───▶ ")
-			if a.Broken {
-				arrow = vc.st.Error.Render("  ─╳─▶ ")
-			}
-			l := " " + arrow + vc.st.Text.Render(a.To)
-			if a.Why != "" {
-				l += vc.st.Error.Render("  " + a.Why)
-			}
-			if ks := meshmap.ProblemKinds(a.Problems); len(ks) > 0 {
-				l += "  " + v.problemStyle(vc, a.Problems).Render(strings.Join(ks, ", "))
-			}
-			out = append(out, ansi.Truncate(l, w, "…"))
-		}
-	}
+	out = append(out, vc.paintAll(controlPlaneLines(m, w))...)
 	if len(m.Problems) > 0 {
 		e, wn := meshmap.Counts(m.Problems)
 		out = append(out, "", " "+vc.st.Muted.Render(fit(fmt.Sprintf("+ %s, %s of services and settings (:problems)", humanize.Count(e, "error"), humanize.Count(wn, "warning")), w-2)))
 	}
 	// What room is left: the sentences of the problems on the map.
 	if room := h - len(out) - 2; room > 0 {
-		var ps []model.Problem
-		for _, n := range m.Networks {
-			ps = append(ps, n.Problems...)
-			for _, c := range n.Clusters {
-				ps = append(ps, c.Problems...)
-			}
-			for _, g := range n.Gateways {
-				ps = append(ps, g.Problems...)
-			}
+		out = append(out, vc.paintAll(mapProblemLines(m, room, w))...)
+	}
+	return out
+}
+
+// controlPlaneLines are each control plane and its arrows to the clusters
+// it reads, broken where it cannot, with the kinds of their problems.
+func controlPlaneLines(m *meshmap.Map, w int) []line {
+	var out []line
+	if len(m.ControlPlanes) > 0 {
+		out = append(out, nil)
+	}
+	for _, cp := range m.ControlPlanes {
+		head := line{sp(themes.Text, " "), sp(themes.Accent, "istiod "+cp.ID)}
+		switch {
+		case !cp.Known:
+			head = append(head, sp(themes.Warn, "  reads: unknown (its remote secrets are not read, no /debug/clusterz)"))
+		case len(cp.Arrows) == 0:
+			head = append(head, sp(themes.Muted, "  reads its own cluster only"))
+		default:
+			head = append(head, sp(themes.Muted, "  reads (from "+cp.From+"):"))
 		}
-		for _, cp := range m.ControlPlanes {
-			ps = append(ps, cp.Problems...)
-			for _, a := range cp.Arrows {
-				ps = append(ps, a.Problems...)
-			}
+		out = append(out, head)
+		if ks := meshmap.ProblemKinds(cp.Problems); len(ks) > 0 {
+			out = append(out, line{sp(themes.Text, "   "), sp(problemToken(cp.Problems), fit(strings.Join(ks, ", "), w-4))})
 		}
-		if len(ps) > 0 {
-			out = append(out, "", vc.st.Header.Render(fit(" Problems on the map", w)))
-			room -= 2
-			for _, p := range ps {
-				ls := wrap(p.Sentence, w-4)
-				if room < 1 {
-					break
-				}
-				ls = ls[:min(len(ls), room, 2)]
-				for i, l := range ls {
-					mark := "  "
-					if i == 0 {
-						mark = vc.severityStyle(p.Severity).Render("● ")
-					}
-					out = append(out, " "+mark+vc.st.Text.Render(l))
-				}
-				room -= len(ls)
+		for _, a := range cp.Arrows {
+			arrow := sp(themes.OK, "  ───▶ ")
+			if a.Broken {
+				arrow = sp(themes.Error, "  ─╳─▶ ")
 			}
+			l := line{sp(themes.Text, " "), arrow, sp(themes.Text, a.To)}
+			if a.Why != "" {
+				l = append(l, sp(themes.Error, "  "+a.Why))
+			}
+			if ks := meshmap.ProblemKinds(a.Problems); len(ks) > 0 {
+				l = append(l, sp(themes.Text, "  "), sp(problemToken(a.Problems), strings.Join(ks, ", ")))
+			}
+			out = append(out, truncateLine(l, w))
 		}
+	}
+	return out
+}
+
+// mapProblemLines are the sentences of the problems on the map, in at most
+// room lines (two per problem at most).
+func mapProblemLines(m *meshmap.Map, room, w int) []line {
+	var ps []model.Problem
+	for _, n := range m.Networks {
+		ps = append(ps, n.Problems...)
+		for _, c := range n.Clusters {
+			ps = append(ps, c.Problems...)
+		}
+		for _, g := range n.Gateways {
+			ps = append(ps, g.Problems...)
+		}
+	}
+	for _, cp := range m.ControlPlanes {
+		ps = append(ps, cp.Problems...)
+		for _, a := range cp.Arrows {
+			ps = append(ps, a.Problems...)
+		}
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	out := []line{nil, one(themes.Header, fit(" Problems on the map", w))}
+	room -= 2
+	for _, p := range ps {
+		ls := wrap(p.Sentence, w-4)
+		if room < 1 {
+			break
+		}
+		ls = ls[:min(len(ls), room, 2)]
+		for i, l := range ls {
+			mark := sp(themes.Text, "  ")
+			if i == 0 {
+				mark = sp(severityToken(p.Severity), "● ")
+			}
+			out = append(out, line{sp(themes.Text, " "), mark, sp(themes.Text, l)})
+		}
+		room -= len(ls)
 	}
 	return out
 }
@@ -181,18 +197,28 @@ func kindLines(h int) int {
 // box draws one network, bw cells wide, with up to kinds lines of problem
 // kinds per cluster.
 func (v *mapView) box(vc viewContext, fx *fleetIndex, n *meshmap.Network, bw, kinds int) string {
-	inner := max(bw-4, 1)
-	var body []string
-	add := func(st lipgloss.Style, s string) { body = append(body, st.Render(fit(s, inner))) }
+	name := n.Name
+	if name == "" {
+		name = "no network"
+	}
+	return frame(vc, name, vc.paintAll(boxLines(fx, n, max(bw-4, 1), kinds)), bw)
+}
+
+// boxLines are what a network's box holds, inner cells wide: each cluster
+// (a star for a primary) with its state, data-plane mode, proxies and
+// problem kinds; each gateway with its health; the network's own problems.
+func boxLines(fx *fleetIndex, n *meshmap.Network, inner, kinds int) []line {
+	var body []line
+	add := func(tok themes.Token, s string) { body = append(body, one(tok, fit(s, inner))) }
 	for _, c := range n.Clusters {
 		mark := "  "
 		if c.Primary {
 			mark = "★ "
 		}
 		state := string(c.State)
-		line := mark + c.ID
-		pad := max(inner-ansi.StringWidth(line)-len(state), 1)
-		body = append(body, vc.st.Text.Render(line+strings.Repeat(" ", pad))+vc.clusterStateStyle(c.State).Render(fit(state, max(inner-ansi.StringWidth(line)-pad, 0))))
+		head := mark + c.ID
+		pad := max(inner-ansi.StringWidth(head)-len(state), 1)
+		body = append(body, line{sp(themes.Text, head+strings.Repeat(" ", pad)), sp(clusterStateToken(c.State), fit(state, max(inner-ansi.StringWidth(head)-pad, 0)))})
 		var facts []string
 		if c.Mode != "" {
 			facts = append(facts, c.Mode)
@@ -208,43 +234,39 @@ func (v *mapView) box(vc viewContext, fx *fleetIndex, n *meshmap.Network, bw, ki
 			facts = append(facts, t)
 		}
 		if len(facts) > 0 {
-			st := vc.st.Muted
+			tok := themes.Muted
 			if pc := fx.byCluster[c.ID]; pc.off > 0 {
-				st = vc.st.Warn
+				tok = themes.Warn
 			}
-			add(st, "  "+strings.Join(facts, " · "))
+			add(tok, "  "+strings.Join(facts, " · "))
 		}
 		for _, k := range kindsFit(c.Problems, kinds) {
-			add(v.problemStyle(vc, c.Problems), "  "+k)
+			add(problemToken(c.Problems), "  "+k)
 		}
 	}
 	if len(n.Gateways) == 0 && n.Name != "" {
-		add(vc.st.Muted, "⇄ no gateway")
+		add(themes.Muted, "⇄ no gateway")
 	}
 	for _, g := range n.Gateways {
-		st := vc.st.OK
+		tok := themes.OK
 		if !g.Healthy {
-			st = vc.st.Error
+			tok = themes.Error
 		}
-		line := "⇄ " + g.Address
-		if ansi.StringWidth(line) > inner {
-			line = "⇄" + g.Address
+		head := "⇄ " + g.Address
+		if ansi.StringWidth(head) > inner {
+			head = "⇄" + g.Address
 		}
 		h := " " + g.Health
-		if ansi.StringWidth(line)+ansi.StringWidth(h) > inner {
-			body = append(body, vc.st.Text.Render(fit(line, inner)))
-			line = "  "
+		if ansi.StringWidth(head)+ansi.StringWidth(h) > inner {
+			body = append(body, one(themes.Text, fit(head, inner)))
+			head = "  "
 		}
-		body = append(body, vc.st.Text.Render(line)+st.Render(fit(h, inner-ansi.StringWidth(line))))
+		body = append(body, line{sp(themes.Text, head), sp(tok, fit(h, inner-ansi.StringWidth(head)))})
 	}
 	for _, k := range kindsFit(n.Problems, kinds) {
-		add(v.problemStyle(vc, n.Problems), k)
+		add(problemToken(n.Problems), k)
 	}
-	name := n.Name
-	if name == "" {
-		name = "no network"
-	}
-	return frame(vc, name, body, bw)
+	return body
 }
 
 // kindsFit is at most n lines of problem kinds, "✗" for an error and "!"
@@ -266,12 +288,12 @@ func kindsFit(ps []model.Problem, n int) []string {
 	return ks
 }
 
-// problemStyle colours a list of problems by the worst of them.
-func (v *mapView) problemStyle(vc viewContext, ps []model.Problem) lipgloss.Style {
+// problemToken colours a list of problems by the worst of them.
+func problemToken(ps []model.Problem) themes.Token {
 	if e, _ := meshmap.Counts(ps); e > 0 {
-		return vc.st.Error
+		return themes.Error
 	}
-	return vc.st.Warn
+	return themes.Warn
 }
 
 // frame draws a rounded box bw cells wide with a title in its top edge.

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/themes"
 )
 
 // problemsView is doctor's diagnosis (explain.Diagnose), live: errors
@@ -160,12 +161,38 @@ func (v *problemsView) render(vc viewContext, w, h int) string {
 	if len(ps) == 0 {
 		return padLines(append([]string{"", vc.st.OK.Render("  no problems found"), ""}, notes...), w, h)
 	}
+	cols := problemColumns(ps, w, v.wi != nil)
+	table := h - 1 - detailLines - len(notes)
+	lines := vc.table(cols, &v.list, w, table, true, func(i int32, sel bool) []string {
+		cells := problemCells(ps[i], v.wi != nil)
+		out := make([]string, len(cells))
+		for j, c := range cells {
+			out[j] = cell(c.text, cols[j].w, vc.sel(vc.st.Of(c.tok), sel))
+		}
+		return out
+	})
+	for len(lines) < table {
+		lines = append(lines, "")
+	}
+	// The whole sentence of the selected problem.
+	id, _ := v.list.selected()
+	lines = append(lines, vc.st.Border.Render(fit("", w)))
+	lines = append(lines, vc.paintAll(v.problemDetail(ps[id], w))...)
+	for len(lines) < h-len(notes) {
+		lines = append(lines, "")
+	}
+	return padLines(append(lines, notes...), w, h)
+}
+
+// problemColumns are the problems table's columns for a width, the
+// what-if's mark first when one is laid over the mesh.
+func problemColumns(ps []problemRow, w int, whatIf bool) []column {
 	kindW := len("KIND")
 	for _, r := range ps {
 		kindW = max(kindW, len(kindText(r.p)))
 	}
 	kindW = min(kindW, max(w/4, 16))
-	if v.wi != nil {
+	if whatIf {
 		// Room for the what-if's mark: the kind gives it up first.
 		kindW = min(kindW, max(w-62, 12))
 	}
@@ -175,70 +202,60 @@ func (v *problemsView) render(vc viewContext, w, h int) string {
 		{title: "CONCERNS", w: 0},
 		{title: "PROBLEM", w: 0},
 	}
-	if v.wi != nil {
+	if whatIf {
 		cols = append([]column{{title: "WHAT-IF", w: len(whatIfResolved)}}, cols...)
 	}
 	cols = layoutColumns(cols, w, 20)
-	// The what-if's mark, when shown, is drawn apart; the rest as before.
-	var markCol []column
-	if v.wi != nil {
-		markCol, cols = cols[:1], cols[1:]
-	}
 	// The concerned object rarely needs half the width.
-	if cols[2].w > 40 {
-		cols[3].w += cols[2].w - 40
-		cols[2].w = 40
+	if c := len(cols) - 2; cols[c].w > 40 {
+		cols[c+1].w += cols[c].w - 40
+		cols[c].w = 40
 	}
-	table := h - 1 - detailLines - len(notes)
-	lines := vc.table(append(markCol, cols...), &v.list, w, table, true, func(i int32, sel bool) []string {
-		p := ps[i].p
-		st := vc.severityStyle(p.Severity)
-		var mark []string
-		if markCol != nil {
-			mst := vc.st.Error
-			if ps[i].wi == whatIfResolved {
-				mst = vc.st.OK
-			}
-			mark = []string{cell(ps[i].wi, markCol[0].w, vc.sel(mst, sel))}
+	return cols
+}
+
+// problemCells are one problem's cells, one per column of problemColumns:
+// the what-if's mark, the severity, the kind, what it concerns, the
+// sentence.
+func problemCells(r problemRow, whatIf bool) []span {
+	p := r.p
+	tok := severityToken(p.Severity)
+	var out []span
+	if whatIf {
+		mark := themes.Error
+		if r.wi == whatIfResolved {
+			mark = themes.OK
 		}
-		concerns := p.Service
-		switch {
-		case concerns == "" && p.Cluster == "":
-			concerns = "-"
-		case concerns == "":
-			concerns = "cluster " + p.Cluster
-		case p.Cluster != "":
-			concerns += " (" + p.Cluster + ")"
-		}
-		return append(mark,
-			cell(string(p.Severity), cols[0].w, vc.sel(st, sel)),
-			cell(kindText(p), cols[1].w, vc.sel(st, sel)),
-			cell(concerns, cols[2].w, vc.sel(vc.st.Accent, sel)),
-			cell(p.Sentence, cols[3].w, vc.sel(vc.st.Text, sel)),
-		)
-	})
-	for len(lines) < table {
-		lines = append(lines, "")
+		out = append(out, sp(mark, r.wi))
 	}
-	// The whole sentence of the selected problem.
-	id, _ := v.list.selected()
-	p := ps[id].p
-	sentence := p.Sentence
-	switch ps[id].wi {
+	concerns := p.Service
+	switch {
+	case concerns == "" && p.Cluster == "":
+		concerns = "-"
+	case concerns == "":
+		concerns = "cluster " + p.Cluster
+	case p.Cluster != "":
+		concerns += " (" + p.Cluster + ")"
+	}
+	return append(out, sp(tok, string(p.Severity)), sp(tok, kindText(p)), sp(themes.Accent, concerns), sp(themes.Text, p.Sentence))
+}
+
+// problemDetail is the selected problem's whole sentence, saying what a
+// what-if laid over the mesh does to it, in at most detailLines lines.
+func (v *problemsView) problemDetail(r problemRow, w int) []line {
+	sentence := r.p.Sentence
+	switch r.wi {
 	case whatIfNew:
 		sentence = "What-if " + v.wi.what() + " brings this problem: " + sentence
 	case whatIfResolved:
 		sentence = "What-if " + v.wi.what() + " resolves this problem: " + sentence
 	}
-	lines = append(lines, vc.st.Border.Render(fit("", w)))
+	var out []line
 	for i, l := range wrap(sentence, w-2) {
 		if i == detailLines {
 			break
 		}
-		lines = append(lines, " "+vc.severityStyle(p.Severity).Render(l))
+		out = append(out, line{sp(themes.Text, " "), sp(severityToken(r.p.Severity), l)})
 	}
-	for len(lines) < h-len(notes) {
-		lines = append(lines, "")
-	}
-	return padLines(append(lines, notes...), w, h)
+	return out
 }

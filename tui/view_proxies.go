@@ -11,6 +11,7 @@ import (
 
 	"github.com/meshscope/meshscope/analysis/fleet"
 	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/themes"
 )
 
 // proxiesView (:proxies) is `meshscope proxies` live: every real proxy of
@@ -88,21 +89,6 @@ func (v *proxiesView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
 
 func (v *proxiesView) scroll(vc viewContext, d int) { v.list.moveBy(d, v.rows(vc)) }
 
-func (v *proxiesView) stateStyle(vc viewContext, s string) lipgloss.Style {
-	switch fleet.State(strings.Fields(s + " ")[0]) {
-	case fleet.Synced:
-		return vc.st.OK
-	case fleet.Stale, fleet.Unknown, fleet.NotSent:
-		return vc.st.Warn
-	case fleet.Rejected, fleet.Disconnected:
-		return vc.st.Error
-	}
-	if strings.HasPrefix(s, "NOT SENT") {
-		return vc.st.Warn
-	}
-	return vc.st.Muted
-}
-
 func (v *proxiesView) render(vc viewContext, w, h int) string {
 	if vc.ix.snap == nil {
 		return vc.waiting(w, h)
@@ -111,6 +97,45 @@ func (v *proxiesView) render(vc viewContext, w, h int) string {
 	if fx == nil {
 		return padLines([]string{"", vc.st.Warn.Render("  reading the proxies…")}, w, h)
 	}
+	notes := proxyNotes(fx, v.filter.bad)
+	cols, wide, mid := proxyColumns(w)
+	noteLines := make([]string, len(notes))
+	for i, n := range notes {
+		noteLines[i] = " " + vc.st.Warn.Render(fit(n, w-2))
+	}
+	table := h - 1 - proxyDetail - len(notes)
+	if len(v.list.rows) == 0 {
+		msg := "  no proxies: no pod meshscope watches runs one, and no istiod lists one"
+		if v.list.query != "" {
+			msg = "  no proxy matches /" + v.list.query + " (esc clears)"
+		}
+		return padLines(append([]string{headerLine(cols, vc.st.Header, w), vc.st.Muted.Render(msg)}, noteLines...), w, h)
+	}
+	lines := vc.table(cols, &v.list, w, table, true, func(i int32, sel bool) []string {
+		cells := proxyCells(&fx.rows[i], wide, mid)
+		out := make([]string, len(cells))
+		for j, c := range cells {
+			out[j] = cell(c.text, cols[j].w, vc.sel(vc.st.Of(c.tok), sel))
+		}
+		return out
+	})
+	for len(lines) < table {
+		lines = append(lines, "")
+	}
+	lines = append(lines, vc.st.Border.Render(fit("", w)))
+	if id, ok := v.list.selected(); ok {
+		lines = append(lines, v.detail(vc, &fx.rows[id], w)...)
+	}
+	for len(lines) < h-len(notes) {
+		lines = append(lines, "")
+	}
+	return padLines(append(lines[:h-len(notes)], noteLines...), w, h)
+}
+
+// proxyNotes are at most two lines on what the proxies view could not read:
+// a filter term it did not understand, a feed without syncz, an istiod
+// whose proxies were not read.
+func proxyNotes(fx *fleetIndex, badFilter string) []string {
 	var notes []string
 	if !fx.served {
 		notes = append(notes, "This feed reads no istiod /debug/syncz: every pod with a proxy is UNKNOWN (give --istiod-debug-address).")
@@ -127,89 +152,59 @@ func (v *proxiesView) render(vc viewContext, w, h int) string {
 			notes = append(notes, fmt.Sprintf("istiod %s's proxies were not read (--context %s, or --istiod-debug-address %s=HOST:PORT): a pod no istiod read lists is UNKNOWN.", cp, cp, cp))
 		}
 	}
-	if v.filter.bad != "" {
-		notes = append([]string{fmt.Sprintf("filter term %q not understood: cluster= ns= cp= state= probes=no, or words", v.filter.bad)}, notes...)
+	if badFilter != "" {
+		notes = append([]string{fmt.Sprintf("filter term %q not understood: cluster= ns= cp= state= probes=no, or words", badFilter)}, notes...)
 	}
-	notes = notes[:min(len(notes), 2)]
-	// Columns: the per-type ones only where there is room; the pane below
-	// shows them for the selected proxy anyway.
-	cols := []column{
+	return notes[:min(len(notes), 2)]
+}
+
+// proxyColumns are the proxies table's columns for a width: the per-type
+// ones only where there is room (wide; the pane below shows them for the
+// selected proxy anyway), the version where there is some (mid).
+func proxyColumns(w int) (cols []column, wide, mid bool) {
+	cols = []column{
 		{title: "PROXY", w: 0, grow: 3},
 		{title: "CLUSTER", w: 9},
 		{title: "KIND", w: 8},
 		{title: "ISTIOD", w: 9},
 		{title: "STATE", w: 13},
 	}
-	wide := w >= 150
+	wide = w >= 150
 	if wide {
 		for _, t := range proxyTypes {
 			cols = append(cols, column{title: t, w: 8})
 		}
 	}
-	mid := w >= 100
+	mid = w >= 100
 	if mid {
 		cols = append(cols, column{title: "VERSION", w: 15})
 	}
 	cols = append(cols, column{title: "IDENTITY", w: 0, grow: 2})
-	cols = layoutColumns(cols, w, 12)
-	table := h - 1 - proxyDetail - len(notes)
-	if len(v.list.rows) == 0 {
-		msg := "  no proxies: no pod meshscope watches runs one, and no istiod lists one"
-		if v.list.query != "" {
-			msg = "  no proxy matches /" + v.list.query + " (esc clears)"
-		}
-		lines := []string{headerLine(cols, vc.st.Header, w), vc.st.Muted.Render(msg)}
-		for _, n := range notes {
-			lines = append(lines, " "+vc.st.Warn.Render(fit(n, w-2)))
-		}
-		return padLines(lines, w, h)
+	return layoutColumns(cols, w, 12), wide, mid
+}
+
+// proxyCells are one proxy's cells, one per column of proxyColumns.
+func proxyCells(r *proxyRow, wide, mid bool) []span {
+	p := r.p
+	kind := p.Kind
+	if p.Probe {
+		kind += "*"
 	}
-	lines := vc.table(cols, &v.list, w, table, true, func(i int32, sel bool) []string {
-		r := &fx.rows[i]
-		p := r.p
-		kind := p.Kind
-		if p.Probe {
-			kind += "*"
-		}
-		idSt := vc.st.Text
-		if len(p.Drift) > 0 {
-			idSt = vc.st.Error
-		}
-		out := []string{
-			cell(p.ID, cols[0].w, vc.sel(vc.st.Accent, sel)),
-			cell(orDash(p.Cluster), cols[1].w, vc.sel(vc.st.Text, sel)),
-			cell(kind, cols[2].w, vc.sel(vc.st.Muted, sel)),
-			cell(orDash(p.ControlPlane), cols[3].w, vc.sel(vc.st.Text, sel)),
-			cell(r.state, cols[4].w, vc.sel(v.stateStyle(vc, r.state), sel)),
-		}
-		c := 5
-		if wide {
-			for j := range proxyTypes {
-				out = append(out, cell(r.types[j], cols[c].w, vc.sel(v.stateStyle(vc, r.types[j]), sel)))
-				c++
-			}
-		}
-		if mid {
-			out = append(out, cell(r.version, cols[c].w, vc.sel(vc.st.Muted, sel)))
-			c++
-		}
-		return append(out, cell(r.identity, cols[c].w, vc.sel(idSt, sel)))
-	})
-	for len(lines) < table {
-		lines = append(lines, "")
+	idTok := themes.Text
+	if len(p.Drift) > 0 {
+		idTok = themes.Error
 	}
-	lines = append(lines, vc.st.Border.Render(fit("", w)))
-	if id, ok := v.list.selected(); ok {
-		lines = append(lines, v.detail(vc, &fx.rows[id], w)...)
+	out := []span{sp(themes.Accent, p.ID), sp(themes.Text, orDash(p.Cluster)), sp(themes.Muted, kind), sp(themes.Text, orDash(p.ControlPlane)),
+		sp(fleetStateToken(r.state), r.state)}
+	if wide {
+		for j := range proxyTypes {
+			out = append(out, sp(fleetStateToken(r.types[j]), r.types[j]))
+		}
 	}
-	for len(lines) < h-len(notes) {
-		lines = append(lines, "")
+	if mid {
+		out = append(out, sp(themes.Muted, r.version))
 	}
-	lines = lines[:h-len(notes)]
-	for _, n := range notes {
-		lines = append(lines, " "+vc.st.Warn.Render(fit(n, w-2)))
-	}
-	return padLines(lines, w, h)
+	return append(out, sp(idTok, r.identity))
 }
 
 // detail is the selected proxy's pane: where it runs and is connected,
@@ -238,7 +233,7 @@ func (v *proxiesView) detail(vc viewContext, r *proxyRow, w int) []string {
 			conn += " (told it CLUSTER_ID " + p.ConnectedAs + ")"
 		}
 		conn += ": " + r.state
-		line("connected", conn, v.stateStyle(vc, r.state))
+		line("connected", conn, vc.st.Of(fleetStateToken(r.state)))
 	case p.State == fleet.Disconnected:
 		line("connected", "to no istiod meshscope reads: it runs on the last config it got", vc.st.Error)
 	default:

@@ -415,7 +415,7 @@ func (v *serviceView) problemLines(vc viewContext, w int) []string {
 			out = append(out, vc.st.Muted.Render(fit(fmt.Sprintf(" … %d more problems of this service (enter: problems view)", len(v.problems)-i), w)))
 			break
 		}
-		st := vc.severityStyle(p.Severity)
+		st := vc.st.Of(severityToken(p.Severity))
 		head := fmt.Sprintf(" ! %s %s: ", p.Severity, kindText(p))
 		out = append(out, st.Render(head)+vc.st.Text.Render(fit(p.Sentence, max(w-ansi.StringWidth(head), 0))))
 	}

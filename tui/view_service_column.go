@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/lipgloss/v2"
-
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/internal/humanize"
+	"github.com/meshscope/meshscope/themes"
 )
 
 // One viewpoint's column of the service and compare views.
@@ -18,119 +17,153 @@ const maxStands = 4
 
 // column renders one viewpoint's column as lines of at most w cells.
 func (v *serviceView) column(vc viewContext, i, w int) []string {
+	return vc.paintAll(v.columnLines(vc, i, w))
+}
+
+// columnLines is one viewpoint's column as text with its tokens: the head,
+// what decides the shares, the endpoints sent and predicted, the dropped
+// ones, what only this side of a comparison gets, and the differences.
+func (v *serviceView) columnLines(vc viewContext, i, w int) []line {
 	ev := v.views[i]
 	name := ev.Viewpoint.Name
 	if ev.Viewpoint.ControlPlane != "" {
 		name += " @ " + ev.Viewpoint.ControlPlane
 	}
-	out := columnHead(vc, name, ev.Verdict, len(ev.Differences), i == v.focus, w)
+	out := columnHead(name, ev.Verdict, len(ev.Differences), i == v.focus, w)
 	if s, ok := streamOf(vc.status, ev.Viewpoint.Name); ok && s.Stale && len(ev.Actual) > 0 {
 		// The actual EDS is what the stream last got: say it may be old.
-		out = append(out, vc.st.Warn.Render(fit(" "+staleText(vc.now(), s), w)))
+		out = append(out, one(themes.Warn, fit(" "+staleText(vc.now(), s), w)))
 	}
-	// What decides the shares, and what this control plane cannot send.
-	paragraph := func(st lipgloss.Style, s string) {
-		for _, l := range wrap(s, w-3) {
-			out = append(out, st.Render(" "+l))
-		}
-	}
-	if line := explain.SplitLine(ev); line != "" {
-		paragraph(vc.st.Muted, line)
-	}
-	if ev.NoEndpoints != "" {
-		paragraph(vc.st.Warn, "no endpoints: "+ev.NoEndpoints)
-	}
-	for _, n := range ev.Notes {
-		paragraph(vc.st.Warn, "note: "+n)
-	}
-
+	out = append(out, columnNotes(ev, w)...)
+	section := func(s string) { out = append(out, sectionHead(s, w)...) }
 	bad := map[string]bool{}
 	for _, d := range ev.Differences {
 		bad[fmt.Sprintf("%s:%d", d.Address, d.Port)] = true
 	}
-	endpoint := func(e shown, st lipgloss.Style) {
-		ap := fmt.Sprintf("%s:%d", e.addr, e.port)
-		mark := " "
-		if bad[ap] {
-			mark = vc.st.Error.Render("!")
-		}
-		shareSt := vc.st.Text
-		if e.effect.Shadowed || explain.Percent(e.effect.Share) != explain.Percent(e.effect.Intended) {
-			shareSt = vc.st.Warn
-		}
-		line := mark + vc.kindStyle(e.kind).Render(fit(string(e.kind), 8)) + st.Render(ap) + vc.st.Muted.Render(fmt.Sprintf(" w%d ", e.weight)) +
-			shareSt.Render(explain.ShareText(e.effect))
-		switch e.health {
-		case "", horizon.Healthy:
-		case horizon.Unhealthy:
-			line += " " + vc.st.Error.Render(string(e.health))
-		default:
-			line += " " + vc.st.Muted.Render(strings.ToLower(string(e.health)))
-		}
-		out = append(out, line)
-		if e.locality != "" || e.priority > 0 {
-			out = append(out, vc.st.Muted.Render(fit("   locality "+explain.LocalityText(e.locality, e.priority), w)))
-		}
-		switch {
-		case e.kind == horizon.Gateway || e.kind == horizon.Forced:
-			for j, r := range e.stands {
-				if j == maxStands-1 && len(e.stands) > maxStands {
-					out = append(out, vc.st.Muted.Render(fmt.Sprintf("   … %d more", len(e.stands)-j)))
-					break
-				}
-				out = append(out, vc.st.Muted.Render(fit(fmt.Sprintf("   → %s %s (%s/%s)", orDash(explain.WorkloadName(r.Pod, r.Workload)), r.Address, r.Cluster, r.Network), w)))
-			}
-		case e.pod != "" || e.cluster != "":
-			out = append(out, vc.st.Muted.Render(fit(fmt.Sprintf("   %s (%s)", orDash(e.pod), orDash(e.cluster)), w)))
+	endpoints := func(es []shown, tok themes.Token) {
+		for _, e := range es {
+			out = append(out, endpointLines(e, bad, tok, w)...)
 		}
 	}
-	section := func(s string) { out = section(vc, out, s, w) }
-
 	if ev.Error == "" || len(ev.Actual) > 0 {
 		section(fmt.Sprintf("ACTUAL (%d)", len(ev.Actual)))
-		for _, a := range ev.Actual {
-			endpoint(actualShown(a), vc.st.Text)
-		}
+		endpoints(mapSlice(ev.Actual, actualShown), themes.Text)
 		missing := notSent(ev)
 		section(fmt.Sprintf("PREDICTED, NOT SENT (%d)", len(missing)))
-		for _, p := range missing {
-			endpoint(predictedShown(p), vc.st.Warn)
-		}
+		endpoints(mapSlice(missing, predictedShown), themes.Warn)
 	} else {
-		out = append(out, "", vc.st.Warn.Render(fit(" "+ev.Error, w)))
+		out = append(out, nil, one(themes.Warn, fit(" "+ev.Error, w)))
 		section(fmt.Sprintf("PREDICTED (%d)", len(ev.Predicted)))
-		for _, p := range ev.Predicted {
-			endpoint(predictedShown(p), vc.st.Text)
-		}
+		endpoints(mapSlice(ev.Predicted, predictedShown), themes.Text)
 	}
 	section(fmt.Sprintf("DROPPED (%d)", len(ev.Dropped)))
 	for _, d := range ev.Dropped {
-		out = append(out, " "+vc.st.Dropped.Render(fmt.Sprintf("%s:%d", d.Address, d.Port))+" "+vc.st.Warn.Render(string(d.Reason)))
-		out = append(out, vc.st.Muted.Render(fit(fmt.Sprintf("   %s (%s/%s)", orDash(explain.WorkloadName(d.Pod, d.Workload)), d.Cluster, orDash(d.Network)), w)))
+		out = append(out, line{sp(themes.Text, " "), sp(themes.Dropped, fmt.Sprintf("%s:%d", d.Address, d.Port)), sp(themes.Text, " "), sp(themes.Warn, string(d.Reason))},
+			one(themes.Muted, fit(fmt.Sprintf("   %s (%s/%s)", orDash(explain.WorkloadName(d.Pod, d.Workload)), d.Cluster, orDash(d.Network)), w)))
 	}
 	if v.compare != nil && len(v.views) == 2 {
 		other := v.views[1-i]
 		only := v.onlyHere(ev, other)
 		section(fmt.Sprintf("ONLY HERE, NOT IN %s (%d)", other.Viewpoint.Name, len(only)))
 		for _, l := range only {
-			out = append(out, " "+vc.st.Warn.Render(l))
+			out = append(out, line{sp(themes.Text, " "), sp(themes.Warn, l)})
 		}
 	}
 	if len(ev.Differences) > 0 {
 		section(fmt.Sprintf("DIFFERENCES (%d)", len(ev.Differences)))
-		for _, d := range ev.Differences {
-			st := vc.st.Error
-			if d.Kind == explain.DiffWeight || d.Kind == explain.DiffHealth {
-				st = vc.st.Warn
-			}
-			for j, l := range wrap(d.Sentence, w-3) {
-				p := "   "
-				if j == 0 {
-					p = " ! "
-				}
-				out = append(out, st.Render(p+l))
-			}
+		out = append(out, differenceLines(ev.Differences, w)...)
+	}
+	return out
+}
+
+// columnNotes are what decides the shares and what this control plane
+// cannot send, wrapped to the column.
+func columnNotes(ev explain.View, w int) []line {
+	var out []line
+	paragraph := func(tok themes.Token, s string) {
+		for _, l := range wrap(s, w-3) {
+			out = append(out, one(tok, " "+l))
 		}
+	}
+	if l := explain.SplitLine(ev); l != "" {
+		paragraph(themes.Muted, l)
+	}
+	if ev.NoEndpoints != "" {
+		paragraph(themes.Warn, "no endpoints: "+ev.NoEndpoints)
+	}
+	for _, n := range ev.Notes {
+		paragraph(themes.Warn, "note: "+n)
+	}
+	return out
+}
+
+// endpointLines are one endpoint's lines: a mark when a difference names
+// its address (bad), its kind, address, weight and share (warned when Envoy's
+// share is not istiod's), its health, its locality, and what it stands for
+// (the pods behind a gateway) or its pod.
+func endpointLines(e shown, bad map[string]bool, addrTok themes.Token, w int) []line {
+	ap := fmt.Sprintf("%s:%d", e.addr, e.port)
+	mark := sp(themes.Text, " ")
+	if bad[ap] {
+		mark = sp(themes.Error, "!")
+	}
+	shareTok := themes.Text
+	if e.effect.Shadowed || explain.Percent(e.effect.Share) != explain.Percent(e.effect.Intended) {
+		shareTok = themes.Warn
+	}
+	first := line{mark, sp(kindToken(e.kind), fit(string(e.kind), 8)), sp(addrTok, ap), sp(themes.Muted, fmt.Sprintf(" w%d ", e.weight)),
+		sp(shareTok, explain.ShareText(e.effect))}
+	switch e.health {
+	case "", horizon.Healthy:
+	case horizon.Unhealthy:
+		first = append(first, sp(themes.Text, " "), sp(themes.Error, string(e.health)))
+	default:
+		first = append(first, sp(themes.Text, " "), sp(themes.Muted, strings.ToLower(string(e.health))))
+	}
+	out := []line{first}
+	if e.locality != "" || e.priority > 0 {
+		out = append(out, one(themes.Muted, fit("   locality "+explain.LocalityText(e.locality, e.priority), w)))
+	}
+	switch {
+	case e.kind == horizon.Gateway || e.kind == horizon.Forced:
+		for j, r := range e.stands {
+			if j == maxStands-1 && len(e.stands) > maxStands {
+				out = append(out, one(themes.Muted, fmt.Sprintf("   … %d more", len(e.stands)-j)))
+				break
+			}
+			out = append(out, one(themes.Muted, fit(fmt.Sprintf("   → %s %s (%s/%s)", orDash(explain.WorkloadName(r.Pod, r.Workload)), r.Address, r.Cluster, r.Network), w)))
+		}
+	case e.pod != "" || e.cluster != "":
+		out = append(out, one(themes.Muted, fit(fmt.Sprintf("   %s (%s)", orDash(e.pod), orDash(e.cluster)), w)))
+	}
+	return out
+}
+
+// differenceLines are the differences, each wrapped and marked: weights
+// and health warned, the rest errors.
+func differenceLines(diffs []explain.Difference, w int) []line {
+	var out []line
+	for _, d := range diffs {
+		tok := themes.Error
+		if d.Kind == explain.DiffWeight || d.Kind == explain.DiffHealth {
+			tok = themes.Warn
+		}
+		for j, l := range wrap(d.Sentence, w-3) {
+			p := "   "
+			if j == 0 {
+				p = " ! "
+			}
+			out = append(out, one(tok, p+l))
+		}
+	}
+	return out
+}
+
+// mapSlice is f over s.
+func mapSlice[T, U any](s []T, f func(T) U) []U {
+	out := make([]U, len(s))
+	for i, x := range s {
+		out[i] = f(x)
 	}
 	return out
 }
@@ -178,30 +211,28 @@ func notSent(ev explain.View) []horizon.Endpoint {
 
 // columnHead is the two lines a column keeps while scrolling: its name
 // (marked when focused) and its verdict.
-func columnHead(vc viewContext, name string, v explain.Verdict, differences int, focused bool, w int) []string {
-	var out []string
+func columnHead(name string, v explain.Verdict, differences int, focused bool, w int) []line {
+	head := one(themes.Header, fit(" "+name, w))
 	if focused {
-		out = append(out, vc.st.Accent.Render(fit("▌"+name, w)))
-	} else {
-		out = append(out, vc.st.Header.Render(fit(" "+name, w)))
+		head = one(themes.Accent, fit("▌"+name, w))
 	}
 	verdict := string(v)
-	vst := vc.st.Muted
+	tok := themes.Muted
 	switch v {
 	case explain.Match:
-		vst = vc.st.OK
+		tok = themes.OK
 	case explain.Mismatch:
-		vst = vc.st.Error
+		tok = themes.Error
 		verdict += " (" + humanize.Count(differences, "difference") + ")"
 	case explain.Pending:
-		vst = vc.st.Warn
+		tok = themes.Warn
 	}
-	return append(out, vc.st.Muted.Render(" verdict ")+vst.Render(fit(verdict, max(w-9, 0))))
+	return []line{head, {sp(themes.Muted, " verdict "), sp(tok, fit(verdict, max(w-9, 0)))}}
 }
 
-// section starts a titled part of a column.
-func section(vc viewContext, out []string, title string, w int) []string {
-	return append(out, "", vc.st.Header.Render(fit(" "+title, w)))
+// sectionHead starts a titled part of a column: a blank line and the title.
+func sectionHead(title string, w int) []line {
+	return []line{nil, one(themes.Header, fit(" "+title, w))}
 }
 
 // sent is what a viewpoint gets: the actual EDS when known, else the

@@ -75,9 +75,9 @@ func (v *serviceView) whatIfLines(vc viewContext, hc *hostChange, w int) []strin
 		if len(part.ps) == 0 {
 			continue
 		}
-		out = section(vc, out, fmt.Sprintf("%s (%d)", part.title, len(part.ps)), w)
+		out = append(out, vc.paintAll(sectionHead(fmt.Sprintf("%s (%d)", part.title, len(part.ps)), w))...)
 		for _, p := range part.ps {
-			st := vc.severityStyle(p.Severity)
+			st := vc.st.Of(severityToken(p.Severity))
 			if part.resolved {
 				st = vc.st.OK
 			}
