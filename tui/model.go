@@ -184,31 +184,6 @@ func (m *Model) Init() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-func (m *Model) currentID() viewID { return m.stack[len(m.stack)-1] }
-
-func (m *Model) current() view { return m.views[m.currentID()] }
-
-// push opens a view; a view already on the stack is returned to instead of
-// stacked twice.
-func (m *Model) push(id viewID) {
-	for i, v := range m.stack {
-		if v == id {
-			m.stack = m.stack[:i+1]
-			m.current().refresh(m.vc(), update{})
-			return
-		}
-	}
-	m.stack = append(m.stack, id)
-	m.current().refresh(m.vc(), update{})
-}
-
-func (m *Model) back() {
-	if len(m.stack) > 1 {
-		m.stack = m.stack[:len(m.stack)-1]
-		m.current().refresh(m.vc(), update{})
-	}
-}
-
 // bodyHeight is the number of lines views draw in: the terminal less the
 // header, the status bar and the input line when one is open.
 func (m *Model) bodyHeight() int {

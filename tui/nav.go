@@ -61,3 +61,30 @@ func (m *Model) openService(host string) {
 	m.service.open(m.vc(), host, nil)
 	m.push(viewService)
 }
+
+// The stack of open views: the root alone moves between them.
+
+func (m *Model) currentID() viewID { return m.stack[len(m.stack)-1] }
+
+func (m *Model) current() view { return m.views[m.currentID()] }
+
+// push opens a view; a view already on the stack is returned to instead of
+// stacked twice.
+func (m *Model) push(id viewID) {
+	for i, v := range m.stack {
+		if v == id {
+			m.stack = m.stack[:i+1]
+			m.current().refresh(m.vc(), update{})
+			return
+		}
+	}
+	m.stack = append(m.stack, id)
+	m.current().refresh(m.vc(), update{})
+}
+
+func (m *Model) back() {
+	if len(m.stack) > 1 {
+		m.stack = m.stack[:len(m.stack)-1]
+		m.current().refresh(m.vc(), update{})
+	}
+}

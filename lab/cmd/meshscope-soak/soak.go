@@ -121,11 +121,37 @@ func soak(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 	say("soaking the %s mesh for %s under the terminal UI (%d×%d, a scripted user every %s), sampling every %s",
 		cfg.mesh, cfg.duration, uiWidth, uiHeight, cfg.step, cfg.every)
 
+	samples, deaf, err := sampleUnder(ctx, cfg, s, ui, start, say)
+	if err != nil {
+		return false, err
+	}
+	writeHeapProfile(say, cfg.heapProfile, "end")
+	screen := ui.screen()
+	teardown()
+	if uiErr != nil && ctx.Err() == nil {
+		say("the UI program returned: %v", uiErr)
+	}
+
+	ok := report(out, cfg, samples, deaf)
+	if lines := strings.Split(strings.TrimRight(screen, "\n"), "\n"); len(lines) > 0 {
+		say("last status bar: %s", strings.TrimSpace(ansi.Strip(lines[len(lines)-1])))
+	}
+	if !closedClean(say, goroutinesBefore) {
+		ok = false
+	}
+	return ok, nil
+}
+
+// sampleUnder drives the scripted user and samples the process until the
+// soak's time is up: the samples (also written to cfg.samplesFile) and how
+// many were taken while the UI had not answered probes for seconds.
+func sampleUnder(ctx context.Context, cfg config, s *live.Session, ui *headless, start time.Time, say func(string, ...any)) ([]sample, int, error) {
+	var err error
 	var samples []sample
 	var csv *os.File
 	if cfg.samplesFile != "" {
 		if csv, err = os.Create(cfg.samplesFile); err != nil {
-			return false, err
+			return nil, 0, err
 		}
 		defer csv.Close()
 		fmt.Fprintln(csv, csvHeader)
@@ -147,7 +173,7 @@ loop:
 		case <-end:
 			break loop
 		case err := <-ui.done:
-			return false, fmt.Errorf("the UI ended by itself after %s: %v", time.Since(start).Round(time.Second), err)
+			return nil, 0, fmt.Errorf("the UI ended by itself after %s: %v", time.Since(start).Round(time.Second), err)
 		case <-half:
 			writeHeapProfile(say, cfg.heapProfile, "half")
 		case <-probeT.C:
@@ -175,21 +201,7 @@ loop:
 			}
 		}
 	}
-	writeHeapProfile(say, cfg.heapProfile, "end")
-	screen := ui.screen()
-	teardown()
-	if uiErr != nil && ctx.Err() == nil {
-		say("the UI program returned: %v", uiErr)
-	}
-
-	ok := report(out, cfg, samples, deaf)
-	if lines := strings.Split(strings.TrimRight(screen, "\n"), "\n"); len(lines) > 0 {
-		say("last status bar: %s", strings.TrimSpace(ansi.Strip(lines[len(lines)-1])))
-	}
-	if !closedClean(say, goroutinesBefore) {
-		ok = false
-	}
-	return ok, nil
+	return samples, deaf, nil
 }
 
 // writeHeapProfile writes PREFIX-WHEN.pprof (nothing without a prefix).
