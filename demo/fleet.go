@@ -142,7 +142,7 @@ func (c *connections) syncz(snap *model.Snapshot, cp string, planted map[string]
 		for t := range s.types {
 			res[t] = model.ResourceStatus{Sent: "demo", Acked: "demo", SentTime: s.since}
 		}
-		out = append(out, model.SyncStatus{Proxy: s.id, ProxyType: s.proxyType, ClusterID: s.clusterID, IstioVersion: s.version, Resources: res})
+		out = append(out, model.SyncStatus{Proxy: s.id, ProxyType: model.ProxyKind(s.proxyType), ClusterID: s.clusterID, IstioVersion: s.version, Resources: res})
 	}
 	c.mu.Unlock()
 	if snap == nil {
@@ -177,7 +177,7 @@ func (c *connections) syncz(snap *model.Snapshot, cp string, planted map[string]
 		if p.Injected != nil && p.Injected.Version != "" {
 			version = p.Injected.Version
 		}
-		out = append(out, model.SyncStatus{Proxy: p.ProxyID(), ProxyType: string(p.Kind), ClusterID: clusterID, IstioVersion: version, Resources: res})
+		out = append(out, model.SyncStatus{Proxy: p.ProxyID(), ProxyType: p.Kind, ClusterID: clusterID, IstioVersion: version, Resources: res})
 	}
 	return out
 }

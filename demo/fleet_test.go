@@ -6,6 +6,7 @@ import (
 
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/fleet"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/session/istiod"
 )
 
@@ -29,7 +30,7 @@ func TestDemoFleet(t *testing.T) {
 	}
 	count := map[fleet.State]int{}
 	var drifted []string
-	kinds := map[string]int{}
+	kinds := map[model.ProxyKind]int{}
 	for _, p := range f.Proxies {
 		count[p.State]++
 		kinds[p.Kind]++

@@ -41,9 +41,9 @@ type SyncStatus struct {
 	// Proxy is the proxy's ID, NAME.NAMESPACE (the node ID's third field).
 	Proxy string `json:"proxy"`
 	// ProxyType is sidecar, router, ztunnel or waypoint.
-	ProxyType    string `json:"proxy_type,omitempty"`
-	ClusterID    string `json:"cluster_id,omitempty"`
-	IstioVersion string `json:"istio_version,omitempty"`
+	ProxyType    ProxyKind `json:"proxy_type,omitempty"`
+	ClusterID    string    `json:"cluster_id,omitempty"`
+	IstioVersion string    `json:"istio_version,omitempty"`
 	// Resources, by type URL (istiod 1.24+).
 	Resources map[string]ResourceStatus `json:"resources,omitempty"`
 	// The per-type fields of older istiods (and of newer ones, beside

@@ -23,6 +23,9 @@ const (
 	// ProxyAmbient is an application pod captured by ambient mode: its
 	// node's ztunnel is its proxy.
 	ProxyAmbient ProxyKind = "ambient"
+	// ProxyWaypoint is a waypoint, as istiod's syncz names its proxy type
+	// (a pod of a waypoint Gateway runs istio-proxy as a router).
+	ProxyWaypoint ProxyKind = "waypoint"
 )
 
 // InjectedIdentity is what a pod's istio-proxy container was started with.

@@ -93,7 +93,7 @@ func buildFleet(ix *index, reads []fleet.Read, pollSnap *model.Snapshot, served 
 		}
 		r.version = p.VersionText()
 		r.identity = p.IdentityText()
-		kind := p.Kind
+		kind := string(p.Kind)
 		if p.Probe {
 			kind += " probe"
 		}

@@ -186,7 +186,7 @@ func proxyColumns(w int) (cols []column, wide, mid bool) {
 // proxyCells are one proxy's cells, one per column of proxyColumns.
 func proxyCells(r *proxyRow, wide, mid bool) []span {
 	p := r.p
-	kind := p.Kind
+	kind := string(p.Kind)
 	if p.Probe {
 		kind += "*"
 	}
@@ -216,7 +216,7 @@ func (v *proxiesView) detail(vc viewContext, r *proxyRow, w int) []string {
 	line := func(label, text string, st lipgloss.Style) {
 		out = append(out, " "+vc.st.Muted.Render(fmt.Sprintf("%-9s", label))+" "+st.Render(fit(text, max(w-12, 1))))
 	}
-	where := p.Kind + " " + p.Namespace + "/" + p.Name
+	where := string(p.Kind) + " " + p.Namespace + "/" + p.Name
 	if p.Probe {
 		where += " — one of meshscope's own impersonated proxies (not counted)"
 	} else if p.Cluster != "" {
@@ -252,7 +252,7 @@ func (v *proxiesView) detail(vc viewContext, r *proxyRow, w int) []string {
 	}
 	if len(types) == 0 {
 		types = []string{"-"}
-		if p.Kind == string(model.ProxyAmbient) {
+		if p.Kind == model.ProxyAmbient {
 			// Ambient mode: the pod runs no proxy; its node's ztunnel does.
 			types = []string{"none of its own: its node's ztunnel serves it, and its state is that ztunnel's"}
 		}

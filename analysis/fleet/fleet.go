@@ -66,7 +66,7 @@ type Proxy struct {
 	Name      string `json:"name"`
 	// Kind is sidecar, router, ztunnel, waypoint (istiod's proxy type) or
 	// ambient (a pod its node's ztunnel serves).
-	Kind string `json:"kind"`
+	Kind model.ProxyKind `json:"kind"`
 	// ControlPlane is the istiod the proxy is connected to ("" for none);
 	// ConnectedAs is the CLUSTER_ID it told that istiod.
 	ControlPlane string `json:"controlPlane,omitempty"`
@@ -207,7 +207,7 @@ func unconnected(snap *model.Snapshot, connected map[int]bool, rows []Proxy, com
 		if connected[i] {
 			continue
 		}
-		p := Proxy{ID: pp.ProxyID(), Cluster: pp.Cluster, Namespace: pp.Namespace, Name: pp.Name, Kind: string(pp.Kind), Pod: &snap.Proxies[i]}
+		p := Proxy{ID: pp.ProxyID(), Cluster: pp.Cluster, Namespace: pp.Namespace, Name: pp.Name, Kind: pp.Kind, Pod: &snap.Proxies[i]}
 		if pp.Injected != nil {
 			p.Version = pp.Injected.Version
 		}
