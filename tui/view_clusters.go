@@ -117,7 +117,7 @@ func gatewayRows(ix *index) []gwRow {
 			return
 		}
 		for _, g := range gws {
-			addr := fmt.Sprintf("%s:%d", g.Address, g.Port)
+			addr := model.HostPort(g.Address, g.Port)
 			if g.Port == 0 && g.HBONEPort != 0 {
 				addr = fmt.Sprintf("%s:%d (hbone)", g.Address, g.HBONEPort)
 			}

@@ -34,7 +34,7 @@ type diffRow struct {
 	onlyA, onlyB []string // pods reached from one viewpoint only
 }
 
-func (r diffRow) key() string { return fmt.Sprintf("%s:%d", r.host, r.port) }
+func (r diffRow) key() string { return model.HostPort(r.host, r.port) }
 
 func newDiffView() *diffView {
 	v := &diffView{}

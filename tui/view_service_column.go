@@ -7,6 +7,7 @@ import (
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/internal/humanize"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/themes"
 )
 
@@ -38,7 +39,7 @@ func (v *serviceView) columnLines(vc viewContext, i, w int) []line {
 	section := func(s string) { out = append(out, sectionHead(s, w)...) }
 	bad := map[string]bool{}
 	for _, d := range ev.Differences {
-		bad[fmt.Sprintf("%s:%d", d.Address, d.Port)] = true
+		bad[model.HostPort(d.Address, d.Port)] = true
 	}
 	endpoints := func(es []shown, tok themes.Token) {
 		for _, e := range es {
@@ -58,7 +59,7 @@ func (v *serviceView) columnLines(vc viewContext, i, w int) []line {
 	}
 	section(fmt.Sprintf("DROPPED (%d)", len(ev.Dropped)))
 	for _, d := range ev.Dropped {
-		out = append(out, line{sp(themes.Text, " "), sp(themes.Dropped, fmt.Sprintf("%s:%d", d.Address, d.Port)), sp(themes.Text, " "), sp(themes.Warn, string(d.Reason))},
+		out = append(out, line{sp(themes.Text, " "), sp(themes.Dropped, model.HostPort(d.Address, d.Port)), sp(themes.Text, " "), sp(themes.Warn, string(d.Reason))},
 			one(themes.Muted, fit(fmt.Sprintf("   %s (%s/%s)", orDash(explain.WorkloadName(d.Pod, d.Workload)), d.Cluster, orDash(d.Network)), w)))
 	}
 	if v.compare != nil && len(v.views) == 2 {
@@ -102,7 +103,7 @@ func columnNotes(ev explain.View, w int) []line {
 // share is not istiod's), its health, its locality, and what it stands for
 // (the pods behind a gateway) or its pod.
 func endpointLines(e shown, bad map[string]bool, addrTok themes.Token, w int) []line {
-	ap := fmt.Sprintf("%s:%d", e.addr, e.port)
+	ap := model.HostPort(e.addr, e.port)
 	mark := sp(themes.Text, " ")
 	if bad[ap] {
 		mark = sp(themes.Error, "!")
@@ -241,12 +242,12 @@ func sent(ev explain.View) map[string]string {
 	out := map[string]string{}
 	if len(ev.Actual) > 0 || ev.Error == "" {
 		for _, a := range ev.Actual {
-			out[fmt.Sprintf("%s:%d", a.Address, a.Port)] = string(a.Kind)
+			out[model.HostPort(a.Address, a.Port)] = string(a.Kind)
 		}
 		return out
 	}
 	for _, p := range ev.Predicted {
-		out[fmt.Sprintf("%s:%d", p.Address, p.Port)] = string(p.Kind)
+		out[model.HostPort(p.Address, p.Port)] = string(p.Kind)
 	}
 	return out
 }
@@ -256,14 +257,14 @@ func (v *serviceView) onlyHere(ev, other explain.View) []string {
 	mine, theirs := sent(ev), sent(other)
 	var out []string
 	for _, a := range ev.Actual {
-		k := fmt.Sprintf("%s:%d", a.Address, a.Port)
+		k := model.HostPort(a.Address, a.Port)
 		if _, ok := theirs[k]; !ok {
 			out = append(out, k+" ("+mine[k]+")")
 		}
 	}
 	if len(ev.Actual) == 0 && ev.Error != "" {
 		for _, p := range ev.Predicted {
-			k := fmt.Sprintf("%s:%d", p.Address, p.Port)
+			k := model.HostPort(p.Address, p.Port)
 			if _, ok := theirs[k]; !ok {
 				out = append(out, k+" ("+mine[k]+", predicted)")
 			}

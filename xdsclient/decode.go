@@ -13,6 +13,8 @@ import (
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // The decoded views are small, comparable-by-value summaries: readers (the
@@ -115,7 +117,7 @@ type Endpoint struct {
 }
 
 // Key identifies an endpoint within its cluster.
-func (e Endpoint) Key() string { return fmt.Sprintf("%s:%d", e.Address, e.Port) }
+func (e Endpoint) Key() string { return model.HostPort(e.Address, e.Port) }
 
 // Gateway reports whether istiod put this endpoint in for a network gateway
 // (workload metadata with a cluster but no pod).

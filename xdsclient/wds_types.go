@@ -2,10 +2,11 @@ package xdsclient
 
 import (
 	"fmt"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/meshscope/meshscope/model"
 )
 
 // Ambient mode: ztunnel does not get EDS. istiod sends it the workload
@@ -175,10 +176,7 @@ func (g *WDSGateway) String() string {
 	if g.Hostname != "" {
 		dest = g.Namespace + "/" + g.Hostname
 	}
-	if a, err := netip.ParseAddr(dest); err == nil && a.Is6() {
-		dest = "[" + dest + "]"
-	}
-	return dest + ":" + strconv.FormatUint(uint64(g.HBONEPort), 10)
+	return model.HostPort(dest, g.HBONEPort)
 }
 
 // WDSNetworkAddress is an istio.workload.NetworkAddress (a service VIP).

@@ -31,7 +31,7 @@ func skewProblem(host string, port int32, v horizon.Proxy, p horizon.Prediction,
 				localOK++
 			}
 		case horizon.Gateway:
-			k := fmt.Sprintf("%s:%d", e.Address, e.Port)
+			k := model.HostPort(e.Address, e.Port)
 			if seen[k] {
 				dups++
 			} else {

@@ -127,7 +127,7 @@ func writeSnapshotTable(w io.Writer, s *model.Snapshot) error {
 			if i > 0 {
 				name, clusters = "", ""
 			}
-			addr := fmt.Sprintf("%s:%d", g.Address, g.Port)
+			addr := model.HostPort(g.Address, g.Port)
 			if g.Port == 0 && g.HBONEPort != 0 {
 				addr = fmt.Sprintf("%s:%d (hbone)", g.Address, g.HBONEPort)
 			}
