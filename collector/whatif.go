@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshscope/meshscope/collector/build"
 	"github.com/meshscope/meshscope/collector/internal/errs"
@@ -33,7 +34,7 @@ func (c Change) What() string {
 	if c.Delete {
 		verb = "delete"
 	}
-	return fmt.Sprintf("%s %s %s in %s", verb, c.Object.GetKind(), objectName(c.Object), c.Cluster)
+	return fmt.Sprintf("%s %s %s in %s", verb, c.Object.GetKind(), cache.MetaObjectToName(c.Object).String(), c.Cluster)
 }
 
 // Outcome is what a change did: the informers it landed in, or why it
@@ -202,7 +203,7 @@ func (r *Registry) route(ov *watch.Overlay, ch Change) (Outcome, error) {
 	}
 	if ch.Object.GroupVersionKind().Kind == "ConfigMap" && r.meshFiles != nil {
 		if f, ok := r.meshFiles.get(ch.Cluster); ok && ch.Object.GetName() == model.MeshConfigMapName(r.opts.Revision) {
-			return o, fmt.Errorf("the mesh config of cluster %s is read from %s (--mesh-config), not from ConfigMap %s: change the file instead", ch.Cluster, f.path, objectName(ch.Object))
+			return o, fmt.Errorf("the mesh config of cluster %s is read from %s (--mesh-config), not from ConfigMap %s: change the file instead", ch.Cluster, f.path, cache.MetaObjectToName(ch.Object).String())
 		}
 	}
 	return o, nil
@@ -272,14 +273,6 @@ func (r *Registry) replan(items []item, read map[*entry]*watched, overlays map[*
 		extra = append(extra, build.Share{Key: p.key, Cluster: c})
 	}
 	return out, extra, notes
-}
-
-// objectName is namespace/name, or name for a cluster-scoped object.
-func objectName(u *unstructured.Unstructured) string {
-	if u.GetNamespace() == "" {
-		return u.GetName()
-	}
-	return u.GetNamespace() + "/" + u.GetName()
 }
 
 // sourceText names where a cluster is declared, for notes.

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
@@ -221,7 +222,7 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 		sidecar = true
 	}
 	c.mu.Lock()
-	key := s.Namespace + "/" + s.Name
+	key := types.NamespacedName{Namespace: s.Namespace, Name: s.Name}.String()
 	n := len(c.pods[key])
 	if locs := s.Localities[c.def.ID]; len(locs) > 0 {
 		labels[model.LabelLocality] = locs[n%len(locs)]
@@ -246,7 +247,7 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 
 // removePod deletes the oldest pod of s; false when it has none.
 func (c *cluster) removePod(ctx context.Context, s svcDef) (bool, error) {
-	key := s.Namespace + "/" + s.Name
+	key := types.NamespacedName{Namespace: s.Namespace, Name: s.Name}.String()
 	c.mu.Lock()
 	if len(c.pods[key]) == 0 {
 		c.mu.Unlock()

@@ -1,6 +1,9 @@
 package model
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
 
 // K8sGateway is a Gateway API Gateway as istiod's ambient index reads it.
 type K8sGateway struct {
@@ -62,4 +65,6 @@ type GatewayAddress struct {
 }
 
 // Source is "namespace/name", the gateway's part of istiod's resource names.
-func (g K8sGateway) Source() string { return g.Namespace + "/" + g.Name }
+func (g K8sGateway) Source() string {
+	return types.NamespacedName{Namespace: g.Namespace, Name: g.Name}.String()
+}

@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/meshscope/meshscope/analysis/fleet"
 	"github.com/meshscope/meshscope/model"
@@ -216,7 +217,7 @@ func (v *proxiesView) detail(vc viewContext, r *proxyRow, w int) []string {
 	line := func(label, text string, st lipgloss.Style) {
 		out = append(out, " "+vc.st.Muted.Render(fmt.Sprintf("%-9s", label))+" "+st.Render(fit(text, max(w-12, 1))))
 	}
-	where := string(p.Kind) + " " + p.Namespace + "/" + p.Name
+	where := string(p.Kind) + " " + types.NamespacedName{Namespace: p.Namespace, Name: p.Name}.String()
 	if p.Probe {
 		where += " — one of meshscope's own impersonated proxies (not counted)"
 	} else if p.Cluster != "" {

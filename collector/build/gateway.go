@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/meshscope/meshscope/model"
 )
@@ -79,7 +80,7 @@ func serviceGateways(svc *corev1.Service, cluster, hostname string, ix *NetworkI
 		return nil
 	}
 	out := make([]model.Gateway, 0, len(addrs)*len(protos))
-	ref := svc.Namespace + "/" + svc.Name
+	ref := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}.String()
 	for _, a := range addrs {
 		for _, p := range protos {
 			out = append(out, model.Gateway{

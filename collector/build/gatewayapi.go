@@ -3,6 +3,8 @@ package build
 import (
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -26,7 +28,7 @@ func GatewayAPIGateways(g *model.K8sGateway, cluster string) []model.Gateway {
 		return nil
 	}
 	var out []model.Gateway
-	ref := g.Namespace + "/" + g.Name
+	ref := types.NamespacedName{Namespace: g.Namespace, Name: g.Name}.String()
 	for _, a := range g.SpecAddresses {
 		if a.Type != model.AddressTypeIP && a.Type != model.AddressTypeHostname {
 			continue

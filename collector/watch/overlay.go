@@ -145,7 +145,7 @@ func (h *informerHealth) cached(u *unstructured.Unstructured) (any, error) {
 			return nil, fmt.Errorf("%s: %w", u.GetKind(), err)
 		}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
-			return nil, fmt.Errorf("%s %s: %w", u.GetKind(), objectName(u), err)
+			return nil, fmt.Errorf("%s %s: %w", u.GetKind(), cache.MetaObjectToName(u).String(), err)
 		}
 		obj = typed
 	}
@@ -153,14 +153,6 @@ func (h *informerHealth) cached(u *unstructured.Unstructured) (any, error) {
 		return obj, nil
 	}
 	return h.transform(obj)
-}
-
-// objectName is namespace/name, or name for a cluster-scoped object.
-func objectName(u *unstructured.Unstructured) string {
-	if u.GetNamespace() == "" {
-		return u.GetName()
-	}
-	return u.GetNamespace() + "/" + u.GetName()
 }
 
 // Apply puts obj (or, with del, deletes it) in every informer of the
@@ -171,7 +163,7 @@ func objectName(u *unstructured.Unstructured) string {
 // does not exist is an error: a what-if must say what it changes.
 func (o *Overlay) Apply(obj *unstructured.Unstructured, del bool) (read []string, unread string, err error) {
 	gk := obj.GroupVersionKind().GroupKind()
-	key := objectName(obj)
+	key := cache.MetaObjectToName(obj).String()
 	existed := false
 	for _, h := range o.w.infs {
 		if !h.of(gk) {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshscope/meshscope/collector/internal/errs"
 	"github.com/meshscope/meshscope/model"
@@ -97,7 +98,7 @@ func (w *Watcher) revisionConfigs(ns string, revisions []string) []model.Revisio
 		name := model.MeshConfigMapName(rev)
 		var mesh, networks string
 		found := false
-		if o, ok, _ := w.configMaps.store().GetByKey(ns + "/" + name); ok {
+		if o, ok, _ := w.configMaps.store().GetByKey(cache.NewObjectName(ns, name).String()); ok {
 			if cm, _ := o.(*corev1.ConfigMap); cm != nil {
 				found, mesh, networks = true, cm.Data[meshConfigKey], cm.Data[meshNetworksKey]
 			}

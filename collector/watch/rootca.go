@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshscope/meshscope/model"
 )
@@ -56,7 +57,7 @@ func (w *Watcher) rootCertsOf(ns string) ([]model.RootCert, string) {
 	if w.rootCerts == nil {
 		return nil, ""
 	}
-	o, ok, _ := w.rootCerts.store().GetByKey(ns + "/" + model.RootCertConfigMap)
+	o, ok, _ := w.rootCerts.store().GetByKey(cache.NewObjectName(ns, model.RootCertConfigMap).String())
 	if !ok {
 		return nil, ""
 	}

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/meshscope/meshscope/collector/build"
 	"github.com/meshscope/meshscope/model"
@@ -83,7 +84,7 @@ func (in *interner) transformEndpointSlice(obj any) (any, error) {
 		if r := e.TargetRef; r != nil && r.Kind == "Pod" {
 			ce.Pod = r.Name
 			if r.Namespace != "" && r.Namespace != s.Namespace {
-				ce.Pod = r.Namespace + "/" + r.Name
+				ce.Pod = types.NamespacedName{Namespace: r.Namespace, Name: r.Name}.String()
 			}
 		}
 		if e.NodeName != nil {

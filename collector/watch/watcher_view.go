@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/meshscope/meshscope/collector/build"
 	"github.com/meshscope/meshscope/model"
@@ -136,7 +137,7 @@ func (w *Watcher) MeshConfigIn(ns, rev string) (string, bool) {
 
 // meshConfigMapKeyIn is meshConfigMapKey of revision rev's ConfigMap.
 func (w *Watcher) meshConfigMapKeyIn(ns, key, rev string) (string, bool) {
-	o, ok, _ := w.configMaps.store().GetByKey(ns + "/" + model.MeshConfigMapName(rev))
+	o, ok, _ := w.configMaps.store().GetByKey(cache.NewObjectName(ns, model.MeshConfigMapName(rev)).String())
 	if !ok {
 		return "", false
 	}
@@ -182,7 +183,7 @@ func (w *Watcher) InjectorClusterID(ns, revision string) string {
 	if revision != "" && revision != "default" {
 		name += "-" + revision
 	}
-	o, ok, _ := w.configMaps.store().GetByKey(ns + "/" + name)
+	o, ok, _ := w.configMaps.store().GetByKey(cache.NewObjectName(ns, name).String())
 	if !ok {
 		return ""
 	}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/meshscope/meshscope/collector/build"
@@ -71,7 +72,7 @@ func (o *Overlay) EndpointSlices(changed []*unstructured.Unstructured) []string 
 		if !ok || !touched[svc.Namespace] || len(svc.Spec.Selector) == 0 {
 			continue
 		}
-		key := svc.Namespace + "/" + svc.Name
+		key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}.String()
 		live[key] = true
 		if given[key] {
 			continue

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
@@ -103,8 +104,8 @@ func StartPortForwardTo(ctx context.Context, o PortForwardOptions) (*PortForward
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	pf := &PortForward{
 		Address: fmt.Sprintf("127.0.0.1:%d", f.localPort),
-		Pod:     ns + "/" + pod,
-		current: ns + "/" + pod,
+		Pod:     types.NamespacedName{Namespace: ns, Name: pod}.String(),
+		current: types.NamespacedName{Namespace: ns, Name: pod}.String(),
 		done:    make(chan struct{}),
 	}
 	pf.stop = cancel
@@ -205,5 +206,5 @@ func startPortForward(ctx context.Context, cfg *rest.Config, namespace, pod stri
 		closeOnce()
 		return nil, fmt.Errorf("port-forward to %s/%s: no local port: %v", namespace, pod, err)
 	}
-	return &forward{pod: namespace + "/" + pod, localPort: ports[0].Local, ended: done, close: closeOnce}, nil
+	return &forward{pod: types.NamespacedName{Namespace: namespace, Name: pod}.String(), localPort: ports[0].Local, ended: done, close: closeOnce}, nil
 }
