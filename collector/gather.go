@@ -14,7 +14,7 @@ import (
 // caches changed — and assemble, which reads nothing but its input, puts
 // them together.
 func (r *Registry) build(version uint64) *model.Snapshot {
-	items := r.itemsLocked()
+	items := r.items()
 	in := build.Input{Version: version, Time: time.Now(), SystemNamespace: r.opts.SystemNamespace, IstiodEnv: r.opts.IstiodEnv}
 	live := func(it item) *watched { return it.w }
 	in.MeshNetworks, in.MeshNetworksIn, in.NetworkIndex, in.NetworkWarnings = r.meshNetworksOf(items, live)
@@ -47,7 +47,9 @@ type item struct {
 	w   *watched
 }
 
-func (r *Registry) itemsLocked() []item {
+// items copies the entries under r.mu (it takes the lock: its callers hold
+// buildMu, not mu), so a build reads them while planning goes on.
+func (r *Registry) items() []item {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	items := make([]item, 0, len(r.entries))

@@ -28,8 +28,8 @@ type Change struct {
 	Origin string
 }
 
-// What names the change for people: "put Service ns/name in cluster1".
-func (c Change) What() string {
+// what names the change for people: "put Service ns/name in cluster1".
+func (c Change) what() string {
 	verb := "put"
 	if c.Delete {
 		verb = "delete"
@@ -76,7 +76,7 @@ var ErrWhatIf = errors.New("what-if")
 func (r *Registry) WhatIf(changes []Change, env []model.IstiodEnv) (*WhatIf, error) {
 	r.buildMu.Lock()
 	defer r.buildMu.Unlock()
-	items := r.itemsLocked()
+	items := r.items()
 	overlays, outcomes, err := r.overlaysFor(items, changes)
 	if err != nil {
 		return nil, err
@@ -156,7 +156,7 @@ func (r *Registry) overlaysFor(items []item, changes []Change) (map[*entry]*watc
 		}
 		o, err := r.route(ov, ch)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %s: %s: %v", ErrWhatIf, ch.Origin, ch.What(), err)
+			return nil, nil, fmt.Errorf("%w: %s: %s: %v", ErrWhatIf, ch.Origin, ch.what(), err)
 		}
 		outcomes = append(outcomes, o)
 	}

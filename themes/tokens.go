@@ -2,7 +2,7 @@ package themes
 
 import "strings"
 
-// token is the name of one semantic role a colour plays on screen. Tokens
+// Token is the name of one semantic role a colour plays on screen. Tokens
 // describe meaning ("a leaked endpoint"), not places ("the services table"),
 // so that a theme stays valid whatever views are added later.
 type Token string

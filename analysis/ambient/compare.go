@@ -16,25 +16,25 @@ const (
 	Mismatch Verdict = "mismatch"
 )
 
-// DiffKind is what a Difference is about.
-type DiffKind string
+// diffKind is what a Difference is about (JSON: kind).
+type diffKind string
 
 // The kinds of difference between the WDS sent and the prediction.
 const (
-	// DiffService: the Service resource (sent or not, VIPs, ports,
+	// diffService: the Service resource (sent or not, VIPs, ports,
 	// waypoint, SANs).
-	DiffService DiffKind = "service"
-	// DiffMissing: a workload predicted, not sent.
-	DiffMissing DiffKind = "missing"
-	// DiffUnexpected: a workload sent, not predicted.
-	DiffUnexpected DiffKind = "unexpected"
-	// DiffDiffers: a workload sent and predicted, with other fields.
-	DiffDiffers DiffKind = "differs"
+	diffService diffKind = "service"
+	// diffMissing: a workload predicted, not sent.
+	diffMissing diffKind = "missing"
+	// diffUnexpected: a workload sent, not predicted.
+	diffUnexpected diffKind = "unexpected"
+	// diffDiffers: a workload sent and predicted, with other fields.
+	diffDiffers diffKind = "differs"
 )
 
 // Difference is one way the actual WDS differs from the prediction.
 type Difference struct {
-	Kind DiffKind `json:"kind"`
+	Kind diffKind `json:"kind"`
 	// UID names the workload ("" for the Service resource).
 	UID string `json:"uid,omitempty"`
 	Why string `json:"why"`
@@ -54,14 +54,14 @@ type comparison struct {
 // Application protocols, names and telemetry fields are not compared.
 func Compare(p Prediction, actual xdsclient.WDSServiceView) comparison {
 	var d []Difference
-	add := func(kind DiffKind, uid, format string, a ...any) {
+	add := func(kind diffKind, uid, format string, a ...any) {
 		d = append(d, Difference{Kind: kind, UID: uid, Why: fmt.Sprintf(format, a...)})
 	}
 	switch s := actual.Service; {
 	case s == nil && p.Sent:
-		add(DiffService, "", "istiod sent no Service %s; predicted one (from %s, %s)", p.Service, p.From, p.Scope)
+		add(diffService, "", "istiod sent no Service %s; predicted one (from %s, %s)", p.Service, p.From, p.Scope)
 	case s != nil && !p.Sent:
-		add(DiffService, "", "istiod sent Service %s; predicted none", p.Service)
+		add(diffService, "", "istiod sent Service %s; predicted none", p.Service)
 	case s != nil:
 		var vips []string
 		for _, a := range s.Addresses {
@@ -69,20 +69,20 @@ func Compare(p Prediction, actual xdsclient.WDSServiceView) comparison {
 		}
 		slices.Sort(vips)
 		if !slices.Equal(vips, p.VIPs) {
-			add(DiffService, "", "Service %s has VIPs %s; predicted %s", p.Service, list(vips), list(p.VIPs))
+			add(diffService, "", "Service %s has VIPs %s; predicted %s", p.Service, list(vips), list(p.VIPs))
 		}
 		var ports []port
 		for _, pt := range s.Ports {
 			ports = append(ports, port{ServicePort: pt.ServicePort, TargetPort: pt.TargetPort})
 		}
 		if !slices.Equal(ports, p.Ports) {
-			add(DiffService, "", "Service %s has ports %v; predicted %v", p.Service, ports, p.Ports)
+			add(diffService, "", "Service %s has ports %v; predicted %v", p.Service, ports, p.Ports)
 		}
 		if got, want := s.Waypoint.String(), p.Waypoint.AddressString(); got != want {
-			add(DiffService, "", "Service %s has waypoint %s; predicted %s", p.Service, orText(got, "none"), orText(want, "none"))
+			add(diffService, "", "Service %s has waypoint %s; predicted %s", p.Service, orText(got, "none"), orText(want, "none"))
 		}
 		if !slices.Equal(s.SubjectAltNames, p.SubjectAltNames) {
-			add(DiffService, "", "Service %s has subject alt names %s; predicted %s", p.Service, list(s.SubjectAltNames), list(p.SubjectAltNames))
+			add(diffService, "", "Service %s has subject alt names %s; predicted %s", p.Service, list(s.SubjectAltNames), list(p.SubjectAltNames))
 		}
 	}
 	byUID := map[string]xdsclient.WDSWorkload{}
@@ -103,16 +103,16 @@ func Compare(p Prediction, actual xdsclient.WDSServiceView) comparison {
 			}
 		}
 		if !found {
-			add(DiffMissing, pw.UID, "istiod did not send %s (%s)", pw.UID, pw.Why)
+			add(diffMissing, pw.UID, "istiod did not send %s (%s)", pw.UID, pw.Why)
 			continue
 		}
 		if why := workloadDiff(pw, aw); why != "" {
-			add(DiffDiffers, aw.UID, "%s: %s", aw.UID, why)
+			add(diffDiffers, aw.UID, "%s: %s", aw.UID, why)
 		}
 	}
 	for _, w := range actual.Workloads {
 		if _, left := byUID[w.UID]; left {
-			add(DiffUnexpected, w.UID, "istiod sent %s (network %s, %s), not predicted", w.UID, orNone(w.Network), strings.Join(w.Addresses, ","))
+			add(diffUnexpected, w.UID, "istiod sent %s (network %s, %s), not predicted", w.UID, orNone(w.Network), strings.Join(w.Addresses, ","))
 		}
 	}
 	if len(d) == 0 {

@@ -54,7 +54,7 @@ type networkGateway struct {
 	ServiceAccount string `json:"serviceAccount"`
 }
 
-// DefaultHBONEPort is what a split-horizon workload uses when its gateway
+// defaultHBONEPort is what a split-horizon workload uses when its gateway
 // gives no HBONE port (multicluster.go createSplitHorizonWorkload).
 const defaultHBONEPort = 15008
 

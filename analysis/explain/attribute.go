@@ -36,7 +36,7 @@ type Actual struct {
 	StandsFor []horizon.Ref `json:"standsFor,omitempty"`
 }
 
-// Attribute names the pod or gateway behind every endpoint of an actual
+// attribute names the pod or gateway behind every endpoint of an actual
 // EDS response. The `istio.workload` metadata says the cluster (and the pod);
 // the snapshot supplies networks and gateway addresses.
 func attribute(snap *model.Snapshot, hostname string, la xdsclient.LoadAssignment, proxy horizon.Proxy, pred horizon.Prediction) []Actual {
@@ -90,7 +90,7 @@ func attribute(snap *model.Snapshot, hostname string, la xdsclient.LoadAssignmen
 	return out
 }
 
-// ApplyEffects sets what Envoy makes of each actual endpoint: its share of
+// applyEffects sets what Envoy makes of each actual endpoint: its share of
 // requests under lb (the cluster's CDS settings), and whether Envoy drops
 // it as a duplicate address.
 func applyEffects(actual []Actual, lb horizon.LBConfig) {
@@ -104,7 +104,7 @@ func applyEffects(actual []Actual, lb horizon.LBConfig) {
 	}
 }
 
-// LBOf is the load-balancing part of a CDS cluster.
+// lbOf is the load-balancing part of a CDS cluster.
 func lbOf(c xdsclient.Cluster) horizon.LBConfig {
 	return horizon.LBConfig{Policy: c.LBPolicy, LocalityWeighted: c.LocalityWeighted, PanicThreshold: c.PanicThreshold}
 }

@@ -190,7 +190,7 @@ func weightSentence(p horizon.Endpoint, a Actual, scale uint32) string {
 		a.Address, a.Port, a.Weight, p.Weight)
 }
 
-// CompareLB says how the cluster's load balancing in CDS differs from the
+// compareLB says how the cluster's load balancing in CDS differs from the
 // prediction's (istiod's defaults), where that changes the shares.
 func compareLB(pred, actual horizon.LBConfig) []Difference {
 	var diffs []Difference

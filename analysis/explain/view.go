@@ -52,7 +52,7 @@ type View struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// ProxyOf is the part of a viewpoint the prediction needs.
+// proxyOf is the part of a viewpoint the prediction needs.
 func proxyOf(vp xdsclient.Viewpoint) horizon.Proxy {
 	d := vp.Defaulted()
 	p := horizon.Proxy{Cluster: vp.Cluster, Network: vp.Network, IP: d.IP, NetworkView: vp.RequestedNetworkView, Namespace: d.Namespace, Labels: vp.Labels}
@@ -75,7 +75,7 @@ func SidecarViewpoints(snap *model.Snapshot, controlPlane string) []xdsclient.Vi
 	return out
 }
 
-// InfoOf names a viewpoint for output.
+// infoOf names a viewpoint for output.
 func infoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
 	return ViewpointInfo{Name: vp.String(), Cluster: vp.Cluster, Network: vp.Network, NoNetwork: vp.NoNetwork, ControlPlane: controlPlane}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// EnvoyLocality is the locality Envoy receives for istiod's locality
+// envoyLocality is the locality Envoy receives for istiod's locality
 // string, written region/zone/subzone without trailing slashes: istiod
 // splits its string on "/" into at most three parts (ConvertLocality in
 // pkg/model/proxy.go, SplitLocalityLabel in

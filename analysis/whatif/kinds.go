@@ -62,7 +62,7 @@ var jobs = map[string]bool{"Job": true, "CronJob": true}
 // "default" when the object names none).
 var clusterScoped = map[string]bool{"Namespace": true, "Node": true}
 
-// Unmodelled says why a kind changes nothing meshscope predicts ("" for
+// unmodelled says why a kind changes nothing meshscope predicts ("" for
 // the kinds it reads, and for workload controllers, which it expands into
 // the pods they own), and whether istiod reads it.
 func unmodelled(gk schema.GroupKind) (why string, istiodReadsIt bool) {
