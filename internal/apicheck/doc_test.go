@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -13,16 +12,8 @@ import (
 // documents as declared — a comment that still says "ProxyOf" above
 // proxyOf was left behind when the name changed.
 func TestDocNamesItsDeclaration(t *testing.T) {
-	out, err := exec.Command("git", "ls-files", "--full-name", ":/*.go").Output()
-	if err != nil {
-		t.Skipf("git ls-files: %v", err)
-	}
-	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
-	if err != nil {
-		t.Skipf("git rev-parse: %v", err)
-	}
-	root := strings.TrimSpace(string(top))
-	for _, name := range strings.Fields(string(out)) {
+	root, files := goFiles(t)
+	for _, name := range files {
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, root+"/"+name, nil, parser.ParseComments)
 		if err != nil {

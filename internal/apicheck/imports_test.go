@@ -3,7 +3,6 @@ package apicheck
 import (
 	"go/parser"
 	"go/token"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,15 +13,7 @@ import (
 // `goimports -local github.com/meshscope/meshscope` writes), so a reader
 // finds a file's dependencies where they expect them.
 func TestImportOrder(t *testing.T) {
-	out, err := exec.Command("git", "ls-files", "--full-name", ":/*.go").Output()
-	if err != nil {
-		t.Skipf("git ls-files: %v", err)
-	}
-	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
-	if err != nil {
-		t.Skipf("git rev-parse: %v", err)
-	}
-	root := strings.TrimSpace(string(top))
+	root, files := goFiles(t)
 	class := func(path string) int {
 		switch {
 		case strings.HasPrefix(path, "github.com/meshscope/meshscope"):
@@ -32,7 +23,6 @@ func TestImportOrder(t *testing.T) {
 		}
 		return 0
 	}
-	files := strings.Fields(string(out))
 	for _, name := range files {
 		f, err := parser.ParseFile(token.NewFileSet(), root+"/"+name, nil, parser.ImportsOnly)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -31,17 +30,9 @@ var sizePending = map[string]string{
 
 // TestSizeLimits: functions and the UI's files stay within the limits.
 func TestSizeLimits(t *testing.T) {
-	out, err := exec.Command("git", "ls-files", "--full-name", ":/*.go").Output()
-	if err != nil {
-		t.Skipf("git ls-files: %v", err)
-	}
-	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
-	if err != nil {
-		t.Skipf("git rev-parse: %v", err)
-	}
-	root := strings.TrimSpace(string(top))
+	root, files := goFiles(t)
 	checked := 0
-	for _, name := range strings.Fields(string(out)) {
+	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") || strings.HasPrefix(name, "test/") {
 			continue
 		}
