@@ -41,7 +41,7 @@ func TestWriteSnapshotFormats(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"version", "time", "clusters", "networks", "gateways", "services"} {
+	for _, k := range []string{"version", "time", "clusters", "networks", "gateways", "services", "incomplete"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("json lacks %q", k)
 		}
@@ -49,6 +49,10 @@ func TestWriteSnapshotFormats(t *testing.T) {
 	c2 := m["clusters"].([]any)[1].(map[string]any)
 	if c2["state"] != "error" || c2["errorKind"] != "unreachable" || c2["source"].(map[string]any)["kind"] != "secret" {
 		t.Fatalf("cluster2 json: %v", c2)
+	}
+	if inc := m["incomplete"].([]any); len(inc) != 1 || inc[0].(map[string]any)["cluster"] != "cluster2" || inc[0].(map[string]any)["what"] != "cluster" ||
+		inc[0].(map[string]any)["why"] != "unreachable: connection refused" {
+		t.Errorf("incomplete: %v", m["incomplete"])
 	}
 	if _, ok := c2["syncedAt"]; ok {
 		t.Fatal("zero syncedAt not omitted")

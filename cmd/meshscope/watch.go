@@ -58,7 +58,11 @@ control plane shows what all its ztunnels get.
 A bare name must be known: give cluster1/network1 when in doubt.
 
 Without --xds-address, watch port-forwards to an istiod pod (label app=istiod)
-in --istiod-namespace of the current (or first --context) kube context.`,
+in --istiod-namespace of the current (or first --context) kube context.
+
+watch runs until interrupted (Ctrl-C), then exits 0 when every stream was
+up at the end, else 3 with the streams that were not and why (-o jsonl: a
+last line {"type":"incomplete","incomplete":[...]}).` + exitHelp("never: watch shows pushes, it does not judge them"),
 		Example: `  meshscope watch --xds-address 127.0.0.1:15010 --from cluster1/network1
   meshscope watch --xds-address cluster1=127.0.0.1:15010,cluster2=127.0.0.1:15020 --from ztunnel@cluster2 -o table
   meshscope watch --xds-address 127.0.0.1:15010 --from cluster1/none -o table \
@@ -66,7 +70,7 @@ in --istiod-namespace of the current (or first --context) kube context.`,
   meshscope watch --xds-address 127.0.0.1:15010 --from cluster1/network1 --service helloworld.sample
   meshscope watch --xds-address 127.0.0.1:15012 --tls --ca-file root-cert.pem \
       --token-file token --from cluster1/network1`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
