@@ -103,11 +103,12 @@ func TestSnapshotCommandErrors(t *testing.T) {
 		root.SetOut(&bytes.Buffer{})
 		return root.Execute()
 	}
-	if err := run("snapshot", "-o", "xml"); err == nil || !strings.Contains(err.Error(), "want json, yaml, table or dot") {
-		t.Fatalf("bad output: %v", err)
+	if code, msg := exitOf(run("snapshot", "-o", "xml")); code != exitBadInput || !strings.Contains(msg, "want json, yaml, table or dot") {
+		t.Fatalf("bad output: exit %d %q", code, msg)
 	}
-	if err := run("snapshot", "--kubeconfig", "/nonexistent/kubeconfig"); err == nil || !strings.Contains(err.Error(), "cannot load kubeconfig") {
-		t.Fatalf("missing kubeconfig: %v", err)
+	code, msg := exitOf(run("snapshot", "--kubeconfig", "/nonexistent/kubeconfig"))
+	if code != exitBadInput || !strings.Contains(msg, "no kubeconfig: /nonexistent/kubeconfig (--kubeconfig) does not exist") || !strings.Contains(msg, "meshscope demo") {
+		t.Fatalf("missing kubeconfig: exit %d %q", code, msg)
 	}
 }
 
