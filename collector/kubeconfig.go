@@ -47,7 +47,7 @@ func loadContexts(kubeconfig string, contexts []string, all bool) ([]Source, err
 	if kubeconfig != "" {
 		rules.ExplicitPath = kubeconfig
 	}
-	if err := noKubeconfig(rules); err != nil {
+	if err := CheckKubeconfig(kubeconfig); err != nil {
 		return nil, err
 	}
 	raw, err := rules.Load()
@@ -92,10 +92,13 @@ func loadContexts(kubeconfig string, contexts []string, all bool) ([]Source, err
 	return out, nil
 }
 
-// noKubeconfig says where meshscope looked when no kubeconfig file is
-// there at all (client-go then loads an empty config, and "no current
-// context" would hide the cause).
-func noKubeconfig(rules *clientcmd.ClientConfigLoadingRules) error {
+// CheckKubeconfig says where meshscope looked when no kubeconfig file is
+// there at all — the explicit path, else $KUBECONFIG, else
+// ~/.kube/config — where client-go would load an empty config and "no
+// current context" would hide the cause. It reads no file.
+func CheckKubeconfig(explicit string) error {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = explicit
 	if rules.ExplicitPath != "" {
 		if _, err := os.Stat(rules.ExplicitPath); errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("no kubeconfig: %s (--kubeconfig) does not exist", rules.ExplicitPath)

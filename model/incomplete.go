@@ -39,7 +39,7 @@ func (i Incomplete) Sentence() string {
 	case IncompleteIstiod:
 		return "istiod " + i.Cluster + " could not be read: " + i.Why
 	case IncompleteXDS:
-		return "istiod " + i.Cluster + " sent nothing meshscope could compare: " + i.Why
+		return "no answer from istiod " + i.Cluster + ": " + i.Why
 	}
 	return i.What + " " + i.Cluster + ": " + i.Why
 }
