@@ -53,6 +53,9 @@ func clusterCause(why string) string {
 		{"TLS/CA mismatch: ", "failed TLS"},
 	} {
 		if rest, ok := strings.CutPrefix(why, p.prefix); ok {
+			if strings.Contains(rest, "(") {
+				return p.says + ": " + rest // no parentheses in parentheses
+			}
 			return p.says + " (" + rest + ")"
 		}
 	}

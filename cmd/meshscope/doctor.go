@@ -144,7 +144,7 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 		d := explain.Run(snap, in)
 		ps := append(d.Problems, src.extra...)
 		explain.SortProblems(ps)
-		res := outcome{finding: doctorFinding(ps), incomplete: append(snap.Unread(), problemsUnread(ps)...)}
+		res := outcome{finding: doctorFinding(ps), incomplete: andAlso(snap.Unread(), problemsUnread(ps)...)}
 		if o.output == "json" {
 			if ps == nil {
 				ps = []model.Problem{}

@@ -30,7 +30,7 @@ func notCheckedWhy(snap *model.Snapshot, cp string) string {
 		if why == "" {
 			why = "still " + string(c.State)
 		}
-		return fmt.Sprintf("its remote secrets were not read, as %s (given with --context); or give --istiod-debug-address %s=HOST:PORT",
+		return fmt.Sprintf("its remote secrets were not read: %s (given with --context); doctor checks it once it answers, or with --istiod-debug-address %s=HOST:PORT",
 			model.Incomplete{Cluster: id, What: model.IncompleteCluster, Why: why}.Sentence(), cp)
 	}
 	return fmt.Sprintf("meshscope may not read the remote secrets in %s (see its warnings in meshscope snapshot): give --istiod-debug-address %s=HOST:PORT", id, cp)

@@ -172,11 +172,12 @@ func dedupe(s []string) []string {
 
 // writeIncomplete writes what was not read, one line each, before a text
 // answer: its first line names the cause. known is what the answer holds
-// despite it ("0 services known"), said on the first line.
+// despite a cluster not read ("0 services known"), said after it when it
+// comes first.
 func writeIncomplete(w io.Writer, inc []model.Incomplete, known string) {
 	for i, x := range inc {
 		line := x.Sentence()
-		if i == 0 && known != "" {
+		if i == 0 && known != "" && x.What == model.IncompleteCluster {
 			line += ": " + known
 		}
 		fmt.Fprintln(w, line)

@@ -125,14 +125,14 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, sn
 		if res.Views, unread, err = explainSidecars(ctx, m, snap, host, side, o); err != nil {
 			return out.fail(err)
 		}
-		res.Incomplete = append(res.Incomplete, unread...)
+		res.Incomplete = andAlso(res.Incomplete, unread...)
 	}
 	if len(zt) > 0 {
 		if res.Ztunnels, err = explainZtunnels(ctx, m, host, zt, o.timeout); err != nil {
 			return out.fail(err)
 		}
 	}
-	res.Incomplete = append(res.Incomplete, streamsUnread(res)...)
+	res.Incomplete = andAlso(res.Incomplete, streamsUnread(res)...)
 	if o.output == "json" {
 		if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
 			return err
@@ -183,13 +183,7 @@ func explainFinding(res explainResult) string {
 // cause.
 func streamsUnread(res explainResult) []model.Incomplete {
 	var out []model.Incomplete
-	seen := map[model.Incomplete]bool{}
-	add := func(i model.Incomplete) {
-		if !seen[i] {
-			seen[i] = true
-			out = append(out, i)
-		}
-	}
+	add := func(i model.Incomplete) { out = append(out, i) } // andAlso keeps one per control plane
 	for _, v := range res.Views {
 		if v.Error != "" {
 			add(model.Incomplete{Cluster: v.Viewpoint.ControlPlane, What: model.IncompleteXDS, Why: v.Error})

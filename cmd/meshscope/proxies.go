@@ -127,12 +127,15 @@ func joinFleet(ctx context.Context, newest func() *model.Snapshot, syncz func(co
 	reads := syncz(ctx, snap)
 	for _, r := range reads {
 		if r.Err != nil {
-			unread = append(unread, model.Incomplete{Cluster: r.ControlPlane, What: model.IncompleteIstiod,
+			unread = andAlso(unread, model.Incomplete{Cluster: r.ControlPlane, What: model.IncompleteIstiod,
 				Why: fmt.Sprintf("its connected proxies (/debug/syncz%s): %v", at(r.Address), r.Err)})
 		}
 	}
 	f = fleet.Build(snap, reads, time.Now())
 	for _, cp := range f.Missing {
+		if slices.ContainsFunc(unread, func(i model.Incomplete) bool { return i.Cluster == cp || i.Cluster == model.ControlPlaneCluster(cp) }) {
+			continue // meshscope tried: what it met is said
+		}
 		warnings = append(warnings, fmt.Sprintf("the proxies connected to istiod %s were not read (give --context %s to port-forward to it, or --istiod-debug-address %s=HOST:PORT): a pod that no istiod read lists is UNKNOWN, not DISCONNECTED", cp, cp, cp))
 	}
 	return f, warnings, unread

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/model"
@@ -189,7 +190,7 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 	var unread []model.Incomplete
 	switch {
 	case errors.Is(err, live.ErrForward):
-		unread = []model.Incomplete{{Cluster: orText(firstOf(g.Contexts), "the current context"), What: model.IncompleteIstiod, Why: err.Error()}}
+		unread = []model.Incomplete{{Cluster: forwardContext(g), What: model.IncompleteIstiod, Why: err.Error()}}
 	case err != nil:
 		return badInput(err) // the transport or a viewpoint cannot work
 	default:
@@ -242,9 +243,16 @@ func watchViewpoints(ctx context.Context, kube istiod.Kube, known xdsclient.Know
 // isPodViewpoint reports whether a --from value is pod:NS/NAME[@CONTEXT].
 func isPodViewpoint(s string) bool { return strings.HasPrefix(s, "pod:") }
 
-func firstOf(s []string) string {
-	if len(s) == 0 {
-		return ""
+// forwardContext is the kube context watch port-forwards through: the
+// first --context, else the kubeconfig's current one.
+func forwardContext(g *globalOptions) string {
+	if len(g.Contexts) > 0 {
+		return g.Contexts[0]
 	}
-	return s[0]
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = g.Kubeconfig
+	if raw, err := rules.Load(); err == nil && raw.CurrentContext != "" {
+		return raw.CurrentContext
+	}
+	return "the current context"
 }
