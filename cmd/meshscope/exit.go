@@ -121,7 +121,7 @@ func (o outcome) fail(err error) error {
 	if len(o.incomplete) == 0 {
 		return badInput(err)
 	}
-	return exitError{code: exitIncomplete, err: fmt.Errorf("%s: %w", o.incomplete[0].Sentence(), err)}
+	return exitError{code: exitIncomplete, err: fmt.Errorf("%s: %w\nincomplete answer (exit 3): %s", o.incomplete[0].Sentence(), err, incompleteSummary(o.incomplete))}
 }
 
 // incompleteSummary names what was not read, in one line.

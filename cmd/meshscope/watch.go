@@ -178,7 +178,9 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 		Mode: mode, EDSNames: edsNames, EDSOnly: o.Service != "", Listeners: o.Listeners,
 		OnEvent: func(ev xdsclient.Event) {
 			p.stop() // the events say the rest, the first one its cause
-			health.see(ev)
+			if !ending(ctx) { // a stream ended by the end of watch is not down
+				health.see(ev)
+			}
 			out.write(ev)
 		},
 		OnForward: func(pod, addr string) {
@@ -238,6 +240,16 @@ func watchViewpoints(ctx context.Context, kube istiod.Kube, known xdsclient.Know
 		vps = append(vps, vp)
 	}
 	return vps, ztunnels, nil
+}
+
+// ending reports whether ctx has ended or is past its deadline (gRPC ends
+// a stream at the deadline on a timer of its own, before ctx says so).
+func ending(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
 
 // isPodViewpoint reports whether a --from value is pod:NS/NAME[@CONTEXT].
