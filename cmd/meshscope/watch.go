@@ -177,8 +177,10 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 			ServerName: o.ServerName, DialTimeout: o.DialTimeout},
 		Mode: mode, EDSNames: edsNames, EDSOnly: o.Service != "", Listeners: o.Listeners,
 		OnEvent: func(ev xdsclient.Event) {
-			p.stop()          // the events say the rest, the first one its cause
-			if !ending(ctx) { // a stream ended by the end of watch is not down
+			// The events say the rest, the first one its cause; a
+			// stream ended by the end of watch is not down.
+			p.stop()
+			if !ending(ctx) {
 				health.see(ev)
 			}
 			out.write(ev)
