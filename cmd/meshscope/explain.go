@@ -133,6 +133,9 @@ func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, sn
 		}
 	}
 	res.Incomplete = andAlso(res.Incomplete, streamsUnread(res)...)
+	if res.Incomplete == nil {
+		res.Incomplete = []model.Incomplete{} // JSON: [] when everything was read
+	}
 	if o.output == "json" {
 		if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
 			return err

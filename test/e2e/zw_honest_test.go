@@ -103,12 +103,12 @@ func TestHonestMatrix(t *testing.T) {
 			start: func(t *testing.T) ([]string, func()) {
 				addr, stop := silentServer(t)
 				kc := kubeconfigWith(t, "silent", "https://"+addr)
-				return []string{"--kubeconfig", kc, "--context", "cluster1,silent", "--sync-timeout", "10s"}, stop
+				return []string{"--kubeconfig", kc, "--context", "cluster1,silent"}, stop
 			}},
 		{name: "istiod stopped", cluster: "cluster1", words: []string{"istiod cluster1"},
 			// snapshot and what-if read the clusters only.
 			exit: map[string]int{"snapshot": 0, "explain": 3, "doctor": 3, "proxies": 3, "what-if": 0, "watch": 3},
-			ui:   []string{"helloworld.sample", "xds 0/2 up"},
+			ui:   []string{"helloworld.sample", "xds 0/2"},
 			start: func(t *testing.T) ([]string, func()) {
 				if err := theLab.StopIstiod(0); err != nil {
 					t.Fatal(err)
