@@ -125,12 +125,13 @@ func TestHonestMatrix(t *testing.T) {
 				return []string{"--kubeconfig", lonelyKubeconfig(t, "https://"+closedAddress(t))}, func() {}
 			}},
 	}
-	for _, f := range faults {
+	for n, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			args, undo := f.start(t)
 			restored := sync.OnceFunc(func() { undo(); waitLabRead(t) })
 			defer restored()
-			ui := startTUI(t, "meshscope-e2e-honest", 140, args...)
+			// A tmux server of its own: the last one may still be exiting.
+			ui := startTUI(t, fmt.Sprintf("meshscope-e2e-honest%d", n), 140, args...)
 			runAll(t, cmds, args, func(c honestCmd, json bool, out, stderr string, code int) {
 				checkHonest(t, f, c, json, out, stderr, code)
 			})
@@ -215,6 +216,9 @@ func checkHonest(t *testing.T, f honestFault, c honestCmd, isJSON bool, out, std
 		fail("a progress line on stderr, which is not a terminal")
 	}
 	incomplete, first := parseIncomplete(c, isJSON, out, stderr)
+	if !isJSON {
+		t.Logf("%s: %s: exit %d: %s", f.name, what, code, first)
+	}
 	if want != 3 {
 		if isJSON && (incomplete == nil || len(*incomplete) != 0) {
 			fail("want an empty incomplete list, have %v", incomplete)
