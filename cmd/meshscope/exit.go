@@ -198,12 +198,12 @@ func exitHelp(finding string) string {
 	return `
 
 Exit status, the same for every command (README.md, "Exit codes"):
-  0  everything was read, and nothing fails this command's rule
-  1  ` + finding + `
-  2  bad input: a flag, argument, file or viewpoint that does not parse or
-     names nothing
-  3  incomplete: a cluster, istiod or stream meshscope needed could not be
-     read or did not sync in time; the output's first line says which (JSON:
-     the "incomplete" list). 3 wins over 1, and both are said
-  130 interrupted (Ctrl-C) before the answer`
+    0  everything was read, and nothing fails this command's rule
+    1  ` + finding + `
+    2  bad input: a flag, argument, file or viewpoint that does not parse
+       or names nothing
+    3  incomplete: a cluster, istiod or stream meshscope needed could not
+       be read or did not sync in time; the output's first line says which
+       (JSON: the "incomplete" list). 3 wins over 1, and both are said
+  130  interrupted (Ctrl-C) before the answer`
 }

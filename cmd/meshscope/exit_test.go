@@ -99,7 +99,7 @@ func TestHelpSaysExitCodes(t *testing.T) {
 		if c.Hidden || c.Name() == "help" || c.Name() == "completion" || (c.HasParent() && c.Parent().Name() == "completion") {
 			return
 		}
-		for _, w := range []string{`README.md, "Exit codes"`, "\n  3  incomplete:", "3 wins over 1"} {
+		for _, w := range []string{`README.md, "Exit codes"`, "\n    3  incomplete:", "3 wins over 1"} {
 			if !strings.Contains(c.Long, w) {
 				t.Errorf("%s: help lacks %q", c.CommandPath(), w)
 			}

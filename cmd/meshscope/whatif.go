@@ -60,7 +60,7 @@ change from some viewpoint (each network's sidecars and a proxy without
 NETWORK, per control plane; each control plane's ztunnel view in ambient
 mode): the endpoints before and after, each network's share of requests,
 and why; then the doctor problems the change brings and resolves, and what
-each object did. -o json gives all of it (docs/what-if.md).` + exitHelp("the change fails a --fail-on rule (default: a new error-level\n     problem, or a service that loses every endpoint from some viewpoint)"),
+each object did. -o json gives all of it (docs/what-if.md).` + exitHelp("the change fails a --fail-on rule (default: a new error-level\n       problem, or a service that loses every endpoint from some viewpoint)"),
 		Example: `  meshscope what-if --demo -f docs/examples/what-if-unlabel-network.yaml
   meshscope what-if --context cluster1,cluster2 -f cluster2=gateway.yaml
   meshscope what-if --context cluster1 --delete -f cluster1=remote-secret.yaml
