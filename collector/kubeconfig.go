@@ -1,8 +1,11 @@
 package collector
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 
@@ -44,6 +47,9 @@ func loadContexts(kubeconfig string, contexts []string, all bool) ([]Source, err
 	if kubeconfig != "" {
 		rules.ExplicitPath = kubeconfig
 	}
+	if err := CheckKubeconfig(kubeconfig); err != nil {
+		return nil, err
+	}
 	raw, err := rules.Load()
 	if err != nil {
 		return nil, fmt.Errorf("cannot load kubeconfig: %s", errs.OneLine(err.Error()))
@@ -84,6 +90,30 @@ func loadContexts(kubeconfig string, contexts []string, all bool) ([]Source, err
 		out = append(out, Source{Name: n, Server: normalizeServer(cfg.Host), Config: cfg})
 	}
 	return out, nil
+}
+
+// CheckKubeconfig says where meshscope looked when no kubeconfig file is
+// there at all — the explicit path, else $KUBECONFIG, else
+// ~/.kube/config — where client-go would load an empty config and "no
+// current context" would hide the cause. It reads no file.
+func CheckKubeconfig(explicit string) error {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = explicit
+	if rules.ExplicitPath != "" {
+		if _, err := os.Stat(rules.ExplicitPath); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("no kubeconfig: %s (--kubeconfig) does not exist", rules.ExplicitPath)
+		}
+		return nil
+	}
+	for _, p := range rules.Precedence {
+		if _, err := os.Stat(p); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return nil // there is one (or something meshscope cannot stat: Load says what)
+		}
+	}
+	if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+		return fmt.Errorf("no kubeconfig: $KUBECONFIG (%s) names no file that exists (%s is not read while it is set); give --kubeconfig FILE", env, clientcmd.RecommendedHomeFile)
+	}
+	return fmt.Errorf("no kubeconfig: $KUBECONFIG is not set and %s does not exist; give --kubeconfig FILE", clientcmd.RecommendedHomeFile)
 }
 
 func describeKubeconfig(rules *clientcmd.ClientConfigLoadingRules) string {

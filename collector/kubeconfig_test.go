@@ -50,9 +50,16 @@ func TestLoadContexts(t *testing.T) {
 	if _, err := loadContexts(a, []string{"nope"}, false); err == nil || !strings.Contains(err.Error(), `context "nope" not found`) {
 		t.Fatalf("missing context: %v", err)
 	}
-	if _, err := loadContexts(filepath.Join(dir, "missing"), nil, false); err == nil || !strings.Contains(err.Error(), "cannot load kubeconfig") {
+	// No kubeconfig at all: where meshscope looked, not "no current context".
+	missing := filepath.Join(dir, "missing")
+	if _, err := loadContexts(missing, nil, false); err == nil || err.Error() != "no kubeconfig: "+missing+" (--kubeconfig) does not exist" {
 		t.Fatalf("missing file: %v", err)
 	}
+	t.Setenv("KUBECONFIG", missing)
+	if _, err := loadContexts("", nil, false); err == nil || !strings.Contains(err.Error(), "no kubeconfig: $KUBECONFIG ("+missing+") names no file that exists") {
+		t.Fatalf("$KUBECONFIG names a missing file: %v", err)
+	}
+	t.Setenv("KUBECONFIG", a+string(os.PathListSeparator)+b)
 	garbage := filepath.Join(dir, "garbage")
 	_ = os.WriteFile(garbage, []byte("{{{"), 0o600)
 	if _, err := loadContexts(garbage, nil, false); err == nil {

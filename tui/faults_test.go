@@ -140,3 +140,46 @@ func TestStreamDownRederives(t *testing.T) {
 		t.Fatal("network2's stream went down, and the tick asked for no derivation")
 	}
 }
+
+// TestEmptyViewsSayWhy: with the only cluster unreachable the services
+// and events views are empty, and say it is the reading, with the cause —
+// not "no services" as if the mesh had none. With a cluster read and one
+// not, the message counts them.
+func TestEmptyViewsSayWhy(t *testing.T) {
+	unreachable := model.Cluster{ID: "c", Source: model.SourceRef{Kind: model.SourceContext, Name: "c"}, State: model.StateError,
+		ErrorKind: model.ErrUnreachable, Reason: "unreachable: dial tcp 127.0.0.1:1: connect: connection refused"}
+	for _, c := range []struct {
+		name     string
+		clusters []model.Cluster
+		line     string
+		want     []string
+		never    string
+	}{
+		{"services, nothing read", []model.Cluster{unreachable}, "svc",
+			[]string{"no services: no cluster synced", "cluster c is unreachable (dial tcp 127.0.0.1:1: connect: connection refused)"}, ""},
+		{"events, nothing read", []model.Cluster{unreachable}, "events",
+			[]string{"no events yet: no cluster synced", "cluster c is unreachable (dial tcp 127.0.0.1:1:"}, ""},
+		{"services, one of two read", []model.Cluster{{ID: "ok", State: model.StateSynced}, unreachable}, "svc",
+			[]string{"no services: 1 of 2 clusters not read", "cluster c is unreachable"}, ""},
+		{"services, everything read", []model.Cluster{{ID: "ok", State: model.StateSynced}}, "svc", []string{"no services"}, "no services:"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			snap := &model.Snapshot{Version: 1, Time: testNow, Clusters: c.clusters}
+			m := newTestModel(t, "mono", 120, 40, snap, newFakeFeed())
+			press(m, ":")
+			typeText(m, c.line)
+			press(m, "enter")
+			out := plain(m)
+			checkSize(t, out, 120, 40)
+			flat := strings.Join(strings.Fields(strings.ReplaceAll(out, "\n", " \n ")), " ")
+			for _, w := range c.want {
+				if !strings.Contains(flat, strings.Join(strings.Fields(w), " ")) && !strings.Contains(out, w) {
+					t.Errorf("no %q on the screen:\n%s", w, out)
+				}
+			}
+			if c.never != "" && strings.Contains(out, c.never) {
+				t.Errorf("%q on the screen:\n%s", c.never, out)
+			}
+		})
+	}
+}

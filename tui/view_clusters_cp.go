@@ -159,7 +159,7 @@ func (v *clustersView) controlPlanes(vc viewContext, w, h int) []string {
 				cst = vc.st.Warn
 			}
 		}
-		reads, rst := readsText(r), vc.st.Text
+		reads, rst := readsText(r, vc.ix.snap), vc.st.Text
 		if !r.known {
 			rst = vc.st.Warn
 		}
@@ -267,9 +267,15 @@ func revisionsCell(pods []model.IstiodPod) (text string, ready bool) {
 }
 
 // readsText is which clusters a control plane reads, and how meshscope
-// knows.
-func readsText(r cpRow) string {
+// knows; when it does not, why: its cluster could not be read, or is not
+// a context meshscope was given.
+func readsText(r cpRow, snap *model.Snapshot) string {
 	if !r.known {
+		for _, u := range snap.Unread() {
+			if u.Cluster == r.cluster {
+				return "unknown: " + u.Sentence()
+			}
+		}
 		return "unknown: run with --context " + r.cluster + " or --istiod-debug-address " + r.id + "=HOST:PORT"
 	}
 	// Where meshscope learned it first, so a narrow cell still says it.

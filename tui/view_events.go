@@ -201,11 +201,11 @@ func (v *eventsView) render(vc viewContext, w, h int) string {
 		{title: "CHANGES", w: 0},
 	}, w, 14)
 	if len(v.list.rows) == 0 {
-		msg := "  no events yet"
+		lines := vc.emptyLines("  no events yet", w)
 		if v.list.query != "" {
-			msg = "  no event matches /" + v.list.query
+			lines = []string{vc.st.Muted.Render("  no event matches /" + v.list.query)}
 		}
-		return padLines([]string{headerLine(cols, vc.st.Header, w), vc.st.Muted.Render(msg)}, w, h)
+		return padLines(append([]string{headerLine(cols, vc.st.Header, w)}, lines...), w, h)
 	}
 	dh := detailHeight(h)
 	lines := vc.table(cols, &v.list, w, h-dh, true, func(id int32, sel bool) []string {

@@ -106,11 +106,14 @@ func (v *proxiesView) render(vc viewContext, w, h int) string {
 	}
 	table := h - 1 - proxyDetail - len(notes)
 	if len(v.list.rows) == 0 {
-		msg := "  no proxies: no pod meshscope watches runs one, and no istiod lists one"
-		if v.list.query != "" {
-			msg = "  no proxy matches /" + v.list.query + " (esc clears)"
+		empty := []string{vc.st.Muted.Render("  no proxies: no pod meshscope watches runs one, and no istiod lists one")}
+		if len(vc.ix.snap.Unread()) > 0 {
+			empty = vc.emptyLines("  no proxies", w)
 		}
-		return padLines(append([]string{headerLine(cols, vc.st.Header, w), vc.st.Muted.Render(msg)}, noteLines...), w, h)
+		if v.list.query != "" {
+			empty = []string{vc.st.Muted.Render("  no proxy matches /" + v.list.query + " (esc clears)")}
+		}
+		return padLines(append(append([]string{headerLine(cols, vc.st.Header, w)}, empty...), noteLines...), w, h)
 	}
 	lines := vc.table(cols, &v.list, w, table, true, func(i int32, sel bool) []string {
 		cells := proxyCells(&fx.rows[i], wide, mid)

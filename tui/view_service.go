@@ -304,12 +304,11 @@ func (v *serviceView) render(vc viewContext, w, h int) string {
 		return padLines(lines, w, h)
 	}
 	if v.ncols() == 0 {
-		msg := "  no viewpoints: the mesh has no network yet"
+		empty := vc.emptyLines("  no viewpoints: the mesh has no network yet", w)
 		if v.ztunnel {
-			msg = "  no control plane to ask as a ztunnel (give --xds-address or --context)"
+			empty = []string{vc.st.Muted.Render("  no control plane to ask as a ztunnel (give --xds-address or --context)")}
 		}
-		lines = append(lines, vc.st.Muted.Render(msg))
-		return padLines(lines, w, h)
+		return padLines(append(lines, empty...), w, h)
 	}
 	// Which columns fit, around the focused one.
 	n := v.ncols()

@@ -225,14 +225,14 @@ func (v *servicesView) render(vc viewContext, w, h int) string {
 	}
 	cols = layoutColumns(cols, w, 20)
 	if len(v.list.rows) == 0 {
-		msg := "  no services"
+		lines := vc.emptyLines("  no services", w)
 		switch {
 		case v.filter.active():
-			msg = "  no service matches /" + v.filter.query
+			lines = []string{vc.st.Muted.Render("  no service matches /" + v.filter.query)}
 		case v.changedOnly:
-			msg = "  the what-if changes no service's endpoints (d: all services)"
+			lines = []string{vc.st.Muted.Render("  the what-if changes no service's endpoints (d: all services)")}
 		}
-		return padLines([]string{headerLine(cols, vc.st.Header, w), vc.st.Muted.Render(msg)}, w, h)
+		return padLines(append([]string{headerLine(cols, vc.st.Header, w)}, lines...), w, h)
 	}
 	var mark []string
 	if v.wi != nil {

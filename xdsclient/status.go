@@ -107,6 +107,10 @@ func describe(err error, addr string, timeout time.Duration) string {
 		return fmt.Sprintf("cannot resolve the host of %s", addr)
 	case strings.Contains(low, "x509") || strings.Contains(low, "certificate") || strings.Contains(low, "tls:") || strings.Contains(low, "handshake"):
 		return fmt.Sprintf("TLS with %s failed: check --ca-file (istiod's root certificate) and --server-name (default istiod.istio-system.svc): %s", addr, st.Message())
+	case strings.Contains(low, "server preface") && strings.Contains(low, "eof"):
+		// A port-forward accepts the connection whether or not istiod
+		// listens in its pod, then closes it: the far end is gone.
+		return fmt.Sprintf("%s closed the connection before gRPC answered: is istiod running (through a port-forward, its pod may be up with istiod down), and is this its plaintext xDS port (15012 is TLS: use --tls)?", addr)
 	case strings.Contains(low, "server preface") || strings.Contains(low, "frame too large") || strings.Contains(low, "http2"):
 		return fmt.Sprintf("%s does not speak plaintext gRPC: is it the TLS port (15012)? then use --tls", addr)
 	case strings.Contains(low, "token file"):

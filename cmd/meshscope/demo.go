@@ -19,10 +19,10 @@ DestinationRule with subsets, and a few planted problems (a service without
 mTLS in cluster3, a flapping gateway, cross-network skew, a remote secret
 with the wrong CA, a cluster with a root CA of its own, a Service missing in
 one cluster, a remote service in two zones whose duplicate gateway entries
-Envoy drops). Every other command takes --demo to run on the same mesh.`,
+Envoy drops). Every other command takes --demo to run on the same mesh.` + exitHelp("never: the UI shows, it does not judge"),
 		Example: `  meshscope demo
   meshscope demo --seed 7 --theme catppuccin-mocha`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			g.Demo = true
 			return runTUI(cmd, g, o)

@@ -102,7 +102,7 @@ func TestExplainAmbientDemo(t *testing.T) {
 // difference), and exits 1.
 func TestDoctorDemo(t *testing.T) {
 	out, err := runCLI(t, "doctor", "--demo")
-	if code, _, ok := exitCode(err); !ok || code != 1 {
+	if code, _ := exitOf(err); code != 1 {
 		t.Fatalf("doctor --demo: err %v, want exit status 1", err)
 	}
 	for _, want := range []string{"legacy-billing", "search.shop", "cluster4", "TLS/CA mismatch", "root-ca-mismatch", "missing-service", "adservice.shop",

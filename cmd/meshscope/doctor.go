@@ -87,15 +87,14 @@ needs beyond the clusters' objects, the problem kinds it raises), --skip
 leaves some out, and a check that did not run (skipped, or an input it
 needs was not read: --offline asks no istiod) is said after the problems
 ("Not run: check sent-eds: …"; JSON: notRun).
-
-Exit status: 1 when any error-level problem exists, 0 otherwise.`,
+` + exitHelp("an error-level problem (warnings alone exit 0)"),
 		Example: `  meshscope doctor --demo
   meshscope doctor --context cluster1,cluster2 -o json
   meshscope doctor --context cluster1 --xds-address cluster1=127.0.0.1:15010,cluster2=127.0.0.1:15020
   meshscope doctor --offline
   meshscope doctor --list-checks
   meshscope doctor --skip root-cas,localities`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDoctor(cmd, g, o)
 		},
@@ -125,17 +124,17 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 		return writeChecks(cmd.OutOrStdout(), o.output)
 	}
 	if err := explain.ValidateSkip(o.skip); err != nil {
-		return exitWithError(2, err)
+		return badInput(err)
 	}
 	mode, err := xdsclient.ParseMode(o.mode)
 	if err != nil {
-		return err
+		return badInput(err)
 	}
 	if o.skewThreshold < 1 || o.skewThreshold > 100 {
-		return fmt.Errorf("--skew-threshold %d: want 1 to 100 percentage points", o.skewThreshold)
+		return badInput(fmt.Errorf("--skew-threshold %d: want 1 to 100 percentage points", o.skewThreshold))
 	}
 	started := time.Now()
-	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
+	return withSettledMesh(cmd, g, &o.mesh, "asking each istiod for its views and what it sends", func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
 		src := &doctorAnswers{ctx: ctx, m: m, snap: snap, mode: mode, timeout: o.timeout, offline: o.offline}
 		in := explain.Gather(snap, explain.Inputs{Since: started, SkewThreshold: o.skewThreshold, StaleAfter: o.staleAfter, Skip: o.skip}, src)
 		if !o.offline {
@@ -145,29 +144,42 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 		d := explain.Run(snap, in)
 		ps := append(d.Problems, src.extra...)
 		explain.SortProblems(ps)
+		res := outcome{finding: doctorFinding(ps), incomplete: andAlso(snap.Unread(), problemsUnread(ps)...)}
 		if o.output == "json" {
 			if ps == nil {
 				ps = []model.Problem{}
 			}
 			if err := writeJSON(cmd.OutOrStdout(), struct {
-				Problems []model.Problem  `json:"problems"`
-				NotRun   []explain.NotRun `json:"notRun,omitempty"`
-			}{ps, d.NotRun}); err != nil {
+				Problems   []model.Problem    `json:"problems"`
+				NotRun     []explain.NotRun   `json:"notRun,omitempty"`
+				Incomplete []model.Incomplete `json:"incomplete"`
+			}{ps, d.NotRun, append([]model.Incomplete{}, res.incomplete...)}); err != nil {
 				return err
 			}
 		} else {
+			writeIncomplete(cmd.OutOrStdout(), res.incomplete, servicesKnown(snap))
 			writeProblems(cmd.OutOrStdout(), ps)
 			writeNotRun(cmd.OutOrStdout(), d.NotRun)
-			for _, cp := range explain.UnknownControlPlanes(snap, in.Istiod) {
-				fmt.Fprintf(cmd.OutOrStdout(), "Not checked: which clusters istiod %s reads (meshscope does not read its remote secrets): give --context %s, or --istiod-debug-address %s=HOST:PORT.\n", cp, cp, cp)
-			}
+			writeNotChecked(cmd.OutOrStdout(), snap, in.Istiod)
 			writeOtherRevisions(cmd.OutOrStdout(), snap)
 		}
-		if explain.HasErrors(ps) {
-			return exitWith(1)
-		}
-		return nil
+		return res.exit()
 	})
+}
+
+// doctorFinding is doctor's finding: its error-level problems ("" when
+// there are none; warnings alone do not fail it).
+func doctorFinding(ps []model.Problem) string {
+	n := 0
+	for _, p := range ps {
+		if p.Severity == model.SeverityError {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return plural(n, "error-level problem", "error-level problems")
 }
 
 func writeProblems(w io.Writer, ps []model.Problem) {

@@ -39,7 +39,7 @@ func (a *doctorAnswers) Fleet() *fleet.Fleet {
 	if len(a.views) == 0 {
 		return nil
 	}
-	f, _ := readFleet(a.ctx, a.m)
+	f, _, _ := readFleet(a.ctx, a.m)
 	return &f
 }
 

@@ -62,14 +62,13 @@ fuzzy query. --subset explains a DestinationRule subset's cluster
 (which services it sees depends on their exportTo); --proxy-label gives it
 labels: its locality (topology.kubernetes.io/region and zone, which locality
 failover and distribute rules are relative to) or those a DestinationRule's
-workloadSelector picks.
-Exit status: 0 when every view matches, 1 when any differs.`,
+workloadSelector picks.` + exitHelp("a view differs from its prediction (or a ztunnel view does)"),
 		Example: `  meshscope explain helloworld.sample --demo
   meshscope explain helloworld.sample --from cluster1/network1 --from cluster2/network2 -o json
   meshscope explain hello --all-views --xds-address 127.0.0.1:15010
   meshscope explain helloworld.sample --subset v2 --namespace sample
   meshscope explain helloworld.sample --proxy-label topology.kubernetes.io/region=us-east-1 --proxy-label topology.kubernetes.io/zone=us-east-1a`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("SERVICE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runExplain(cmd, g, o, args[0])
 		},
@@ -90,11 +89,13 @@ Exit status: 0 when every view matches, 1 when any differs.`,
 }
 
 // explainResult is the JSON of explain (docs/explain.md): the sidecar
-// views, and for ambient services the ztunnel views.
+// views, for ambient services the ztunnel views, and what could not be
+// read (always a list, [] when nothing).
 type explainResult struct {
-	Service  string                `json:"service"`
-	Views    []explain.View        `json:"views"`
-	Ztunnels []ambient.Explanation `json:"ztunnels,omitempty"`
+	Service    string                `json:"service"`
+	Views      []explain.View        `json:"views"`
+	Ztunnels   []ambient.Explanation `json:"ztunnels,omitempty"`
+	Incomplete []model.Incomplete    `json:"incomplete"`
 }
 
 func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, query string) error {
@@ -102,55 +103,108 @@ func runExplain(cmd *cobra.Command, g *globalOptions, o *explainOptions, query s
 		return err
 	}
 	o.kube = istiod.Kube{Kubeconfig: g.Kubeconfig, Contexts: g.Contexts, Revision: o.mesh.revision}
-	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
+	return withSettledMesh(cmd, g, &o.mesh, "asking istiod for the service's endpoints", func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
 		return explainService(ctx, cmd, m, snap, o, query)
 	})
 }
 
 func explainService(ctx context.Context, cmd *cobra.Command, m *live.Session, snap *model.Snapshot, o *explainOptions, query string) error {
+	res := explainResult{Service: query, Views: []explain.View{}, Incomplete: snap.Unread()}
+	out := outcome{incomplete: res.Incomplete}
 	host, err := resolveService(snap, query)
 	if err != nil {
-		return err
+		return explainFailed(cmd, o, res, err)
 	}
+	res.Service = host
 	side, sidecars, zt, err := explainTargets(m, snap, host, o.from, o.allViews)
 	if err != nil {
-		return err
+		return out.fail(err)
 	}
-	res := explainResult{Service: host, Views: []explain.View{}}
 	if sidecars {
-		if res.Views, err = explainSidecars(ctx, m, snap, host, side, o); err != nil {
-			return err
+		var unread []model.Incomplete
+		if res.Views, unread, err = explainSidecars(ctx, m, snap, host, side, o); err != nil {
+			return out.fail(err)
 		}
+		res.Incomplete = andAlso(res.Incomplete, unread...)
 	}
 	if len(zt) > 0 {
 		if res.Ztunnels, err = explainZtunnels(ctx, m, host, zt, o.timeout); err != nil {
-			return err
+			return out.fail(err)
 		}
+	}
+	res.Incomplete = andAlso(res.Incomplete, streamsUnread(res)...)
+	if res.Incomplete == nil {
+		res.Incomplete = []model.Incomplete{} // JSON: [] when everything was read
 	}
 	if o.output == "json" {
 		if err := writeJSON(cmd.OutOrStdout(), res); err != nil {
 			return err
 		}
 	} else {
+		writeIncomplete(cmd.OutOrStdout(), res.Incomplete, "")
 		writeExplainTable(cmd.OutOrStdout(), res)
 		writeZtunnelTable(cmd.OutOrStdout(), res, len(res.Views) > 0)
 	}
+	return outcome{finding: explainFinding(res), incomplete: res.Incomplete}.exit()
+}
+
+// explainFailed ends explain on err (no such service, most often): with
+// -o json the answer is still JSON, with what could not be read; the
+// error itself goes to stderr, after the cause when something was not
+// read (the service may be in a cluster that was not).
+func explainFailed(cmd *cobra.Command, o *explainOptions, res explainResult, err error) error {
+	if o.output == "json" && len(res.Incomplete) > 0 {
+		if werr := writeJSON(cmd.OutOrStdout(), res); werr != nil {
+			return werr
+		}
+	}
+	return outcome{incomplete: res.Incomplete}.fail(err)
+}
+
+// explainFinding is explain's finding: the views that differ from their
+// prediction ("" when every one matches).
+func explainFinding(res explainResult) string {
+	n := 0
 	for _, v := range res.Views {
 		if v.Verdict != explain.Match {
-			return exitWith(1)
+			n++
 		}
 	}
 	for _, z := range res.Ztunnels {
 		if z.Verdict != ambient.Match {
-			return exitWith(1)
+			n++
 		}
 	}
-	return nil
+	if n == 0 {
+		return ""
+	}
+	return plural(n, "view differs", "views differ") + " from the prediction"
+}
+
+// streamsUnread are the views for which no answer came from istiod (a
+// stream that failed, nothing within --timeout): one per control plane and
+// cause.
+func streamsUnread(res explainResult) []model.Incomplete {
+	var out []model.Incomplete
+	add := func(i model.Incomplete) { out = append(out, i) } // andAlso keeps one per control plane
+	for _, v := range res.Views {
+		if v.Error != "" {
+			add(model.Incomplete{Cluster: v.Viewpoint.ControlPlane, What: model.IncompleteXDS, Why: v.Error})
+		}
+	}
+	for _, z := range res.Ztunnels {
+		if z.Actual == nil && z.Error != "" {
+			add(model.Incomplete{Cluster: z.ControlPlane, What: model.IncompleteXDS, Why: z.Error})
+		}
+	}
+	return out
 }
 
 // explainSidecars is explain's sidecar part: each viewpoint's EDS for every
 // port of the service next to the prediction.
-func explainSidecars(ctx context.Context, m *live.Session, snap *model.Snapshot, host string, from []string, o *explainOptions) ([]explain.View, error) {
+// What could not be read of istiod's own view (--istiod-debug-address)
+// is returned as incomplete.
+func explainSidecars(ctx context.Context, m *live.Session, snap *model.Snapshot, host string, from []string, o *explainOptions) ([]explain.View, []model.Incomplete, error) {
 	svc := snap.Service(host)
 	ports := []int32{}
 	for _, p := range svc.Ports {
@@ -159,11 +213,11 @@ func explainSidecars(ctx context.Context, m *live.Session, snap *model.Snapshot,
 		}
 	}
 	if len(ports) == 0 {
-		return nil, fmt.Errorf("%s has no port %d (ports: %s)", host, o.port, portList(svc))
+		return nil, nil, fmt.Errorf("%s has no port %d (ports: %s)", host, o.port, portList(svc))
 	}
 	vps, err := explainViewpoints(snap, from, o.allViews)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i := range vps {
 		if vps[i].Pod != nil {
@@ -172,7 +226,7 @@ func explainSidecars(ctx context.Context, m *live.Session, snap *model.Snapshot,
 			ref := *vps[i].Pod
 			vp, err := o.kube.ViewpointFromPod(ctx, ref)
 			if err != nil {
-				return nil, fmt.Errorf("--from %s: %w", ref, err)
+				return nil, nil, podViewpointError(fmt.Errorf("--from %s: %w", ref, err))
 			}
 			vp.Cluster = live.ContextClusterID(snap, vp.Cluster)
 			vp.Pod.Cluster = live.ContextClusterID(snap, ref.Cluster)
@@ -186,7 +240,7 @@ func explainSidecars(ctx context.Context, m *live.Session, snap *model.Snapshot,
 	}
 	mode, err := xdsclient.ParseMode(o.mode)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	names := make([]string, len(ports))
 	for i, p := range ports {
@@ -197,8 +251,11 @@ func explainSidecars(ctx context.Context, m *live.Session, snap *model.Snapshot,
 	// from its clusterz when --istiod-debug-address is given (without it,
 	// explain does not open a second port-forward just for that).
 	var views []istiod.View
+	var unread []model.Incomplete
 	if o.mesh.istiodDebug != "" {
-		views, _ = istiodViews(ctx, m, snap)
+		var ps []model.Problem
+		views, ps = istiodViews(ctx, m, snap)
+		unread = problemsUnread(ps)
 	}
 
 	// Predict from the newest snapshot: it is at least as new as the EDS.
@@ -226,7 +283,7 @@ func explainSidecars(ctx context.Context, m *live.Session, snap *model.Snapshot,
 			out = append(out, v)
 		}
 	}
-	return out, nil
+	return out, unread, nil
 }
 
 func portList(svc *model.Service) string {

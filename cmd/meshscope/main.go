@@ -2,22 +2,10 @@
 // multi-network meshes. See README.md.
 package main
 
-import (
-	"fmt"
-	"os"
-)
+import "os"
 
 func main() {
-	if err := newRootCmd().Execute(); err != nil {
-		// cobra has already printed "Error: ..." with SilenceErrors off for
-		// usage errors; commands return errExit to set a code silently.
-		if code, msg, ok := exitCode(err); ok {
-			if msg != "" {
-				fmt.Fprintln(os.Stderr, "meshscope:", msg)
-			}
-			os.Exit(code)
-		}
-		fmt.Fprintln(os.Stderr, "meshscope:", err)
-		os.Exit(1)
-	}
+	// Every command's errors and exit codes go through one contract
+	// (exit.go): cobra prints nothing itself (SilenceErrors).
+	os.Exit(exitStatus(os.Stderr, newRootCmd().Execute()))
 }

@@ -92,28 +92,30 @@ func (o *meshOptions) addIstiodFlag(f *pflag.FlagSet) {
 
 // openMesh opens a live session on the demo mesh (--demo) or on the given
 // kube contexts and their remote secrets. churn turns on the demo's live
-// changes (for the UI and watch; not for one-shot commands).
+// changes (for the UI and watch; not for one-shot commands). Flags that do
+// not parse, and a kubeconfig or context that cannot be used, are bad
+// input (exit 2).
 func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool) (*live.Session, error) {
 	targets, err := parseXDSAddresses(g.XDSAddress)
 	if err != nil {
-		return nil, err
+		return nil, badInput(err)
 	}
 	debug, err := parseTargets("--istiod-debug-address", o.istiodDebug)
 	if err != nil {
-		return nil, err
+		return nil, badInput(err)
 	}
 	var env []model.IstiodEnv
 	for _, v := range o.istiodEnv {
 		e, err := model.ParseIstiodEnv(v)
 		if err != nil {
-			return nil, err
+			return nil, badInput(err)
 		}
 		env = append(env, e)
 	}
 	lo := live.Options{ControlPlanes: targets, IstiodDebug: debug}
 	if g.Demo {
 		if len(env) > 0 {
-			return nil, fmt.Errorf("--istiod-env: the demo's control plane has fixed settings (ambient multi-network on); give it against a real mesh")
+			return nil, badInput(fmt.Errorf("--istiod-env: the demo's control plane has fixed settings (ambient multi-network on); give it against a real mesh"))
 		}
 		d, err := demo.Start(ctx, demo.Options{Seed: o.seed, Churn: churn, Logger: slog.Default()})
 		if err != nil {
@@ -124,11 +126,11 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 	}
 	ids, err := parseClusterIDs(o.clusterIDs)
 	if err != nil {
-		return nil, err
+		return nil, badInput(err)
 	}
 	meshFiles, err := parseMeshConfigFiles(o.meshConfigFiles)
 	if err != nil {
-		return nil, err
+		return nil, badInput(err)
 	}
 	lo.Collector = collector.Options{
 		Kubeconfig:              g.Kubeconfig,
@@ -146,7 +148,9 @@ func openMesh(ctx context.Context, g *globalOptions, o *meshOptions, churn bool)
 	}
 	s, err := live.Open(ctx, lo)
 	if err != nil {
-		return nil, noClusterHint(err)
+		// The collector fails to start only on what it was given: the
+		// kubeconfig, a context, its options.
+		return nil, badInput(noClusterHint(err))
 	}
 	return s, nil
 }
@@ -157,8 +161,10 @@ func noClusterHint(err error) error {
 }
 
 // withSettledMesh is the shape of every one-shot command: open the mesh,
-// wait until it settles (Ctrl-C interrupts), run fn, close.
-func withSettledMesh(cmd *cobra.Command, g *globalOptions, o *meshOptions, fn func(ctx context.Context, m *live.Session, snap *model.Snapshot) error) error {
+// wait until it settles (Ctrl-C interrupts), run fn, close. A wait past
+// progressAfter is shown on stderr when it is a terminal: the clusters'
+// sync, then awaiting (what fn waits for: istiod, its streams).
+func withSettledMesh(cmd *cobra.Command, g *globalOptions, o *meshOptions, awaiting string, fn func(ctx context.Context, m *live.Session, snap *model.Snapshot) error) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
 	m, err := openMesh(ctx, g, o, false)
@@ -166,14 +172,27 @@ func withSettledMesh(cmd *cobra.Command, g *globalOptions, o *meshOptions, fn fu
 		return err
 	}
 	defer m.Close()
+	p := startProgress(cmd.ErrOrStderr(), func() string { return syncStatus(m.Registry().Snapshot()) })
+	defer p.stop()
+	cmd.SetOut(p.stopping(cmd.OutOrStdout()))
 	snap, err := m.Settle(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return errInterrupted
+		}
 		return err
 	}
 	if why := snap.RevisionNotRunning(o.revision); why != "" {
-		return fmt.Errorf("--revision %s: %s", o.revision, why)
+		return outcome{incomplete: snap.Unread()}.fail(fmt.Errorf("--revision %s: %s", o.revision, why))
 	}
-	return fn(ctx, m, snap)
+	if awaiting != "" {
+		p.set(func() string { return syncStatus(snap) + "; " + awaiting })
+	}
+	err = fn(ctx, m, snap)
+	if err != nil && ctx.Err() != nil {
+		return errInterrupted
+	}
+	return err
 }
 
 // checkOutput validates an -o value.
@@ -181,7 +200,7 @@ func checkOutput(got string, allowed ...string) error {
 	if slices.Contains(allowed, got) {
 		return nil
 	}
-	return fmt.Errorf("--output %q: want %s or %s", got, strings.Join(allowed[:len(allowed)-1], ", "), allowed[len(allowed)-1])
+	return badInput(fmt.Errorf("--output %q: want %s or %s", got, strings.Join(allowed[:len(allowed)-1], ", "), allowed[len(allowed)-1]))
 }
 
 // writeJSON writes v as indented JSON, the -o json of every command.

@@ -48,14 +48,12 @@ differs from what the mesh gives its pod today: istiod sends such a proxy
 the wrong side of the split horizon until its pods restart.
 
 meshscope's own impersonated proxies (ISTIO_VERSION ending in -meshscope)
-are marked "probe" and left out of every check; --probes=false hides them.
-
-Exit status: 0, also when proxies are out of sync (doctor reports those).`,
+are marked "probe" and left out of every check; --probes=false hides them.` + exitHelp("never: proxies out of sync are listed, not judged (doctor judges them)"),
 		Example: `  meshscope proxies --context cluster1,cluster2
   meshscope proxies --context cluster1,cluster2 --istiod-debug-address cluster1=127.0.0.1:8080,cluster2=127.0.0.1:8090
   meshscope proxies --state STALE,NACK,DISCONNECTED
   meshscope proxies --namespace sample -o json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runProxies(cmd, g, o) },
 	}
 	f := cmd.Flags()
@@ -80,34 +78,38 @@ func runProxies(cmd *cobra.Command, g *globalOptions, o *proxiesOptions) error {
 			st = fleet.NotSent
 		}
 		if !slices.Contains(fleet.States, st) {
-			return fmt.Errorf("--state %q: want SYNCED, STALE, NACK, NOT SENT, DISCONNECTED or UNKNOWN", s)
+			return badInput(fmt.Errorf("--state %q: want SYNCED, STALE, NACK, NOT SENT, DISCONNECTED or UNKNOWN", s))
 		}
 		o.states[i] = string(st)
 	}
-	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
-		f, warnings := readFleet(ctx, m)
+	return withSettledMesh(cmd, g, &o.mesh, "reading each istiod's connected proxies", func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
+		f, warnings, unread := readFleet(ctx, m)
 		f.Proxies = slices.DeleteFunc(f.Proxies, func(p fleet.Proxy) bool { return !o.keep(p) })
 		if o.output == "json" {
 			if f.Proxies == nil {
 				f.Proxies = []fleet.Proxy{}
 			}
-			return writeJSON(cmd.OutOrStdout(), struct {
+			if err := writeJSON(cmd.OutOrStdout(), struct {
 				fleet.Fleet
-				Warnings []string `json:"warnings,omitempty"`
-			}{f, warnings})
+				Warnings   []string           `json:"warnings,omitempty"`
+				Incomplete []model.Incomplete `json:"incomplete"`
+			}{f, warnings, append([]model.Incomplete{}, unread...)}); err != nil {
+				return err
+			}
+			return outcome{incomplete: unread}.exit()
 		}
+		writeIncomplete(cmd.OutOrStdout(), unread, servicesKnown(snap))
 		writeFleet(cmd.OutOrStdout(), f)
 		for _, w := range warnings {
 			fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 		}
-		return nil
+		return outcome{incomplete: unread}.exit()
 	})
 }
 
 // readFleet reads every istiod's syncz and joins it with the collector's
-// newest snapshot (joinFleet); what could not be read is a warning
-// sentence.
-func readFleet(ctx context.Context, m *live.Session) (fleet.Fleet, []string) {
+// newest snapshot (joinFleet).
+func readFleet(ctx context.Context, m *live.Session) (fleet.Fleet, []string, []model.Incomplete) {
 	return joinFleet(ctx, m.Registry().Snapshot, m.IstiodSyncz)
 }
 
@@ -116,21 +118,27 @@ func readFleet(ctx context.Context, m *live.Session) (fleet.Fleet, []string) {
 // and connects after its istiod's syncz was read, is then not in the
 // snapshot either — with the snapshot taken after the reads it would be a
 // pod that no istiod lists, reported DISCONNECTED. The same snapshot names
-// the control planes whose syncz is read.
-func joinFleet(ctx context.Context, newest func() *model.Snapshot, syncz func(context.Context, *model.Snapshot) []fleet.Read) (fleet.Fleet, []string) {
-	var warnings []string
+// the control planes whose syncz is read. What could not be read (the
+// snapshot's clusters, an istiod's syncz) is unread; the istiods meshscope
+// has no way to reach (no context for their cluster) are warnings.
+func joinFleet(ctx context.Context, newest func() *model.Snapshot, syncz func(context.Context, *model.Snapshot) []fleet.Read) (f fleet.Fleet, warnings []string, unread []model.Incomplete) {
 	snap := newest()
+	unread = snap.Unread()
 	reads := syncz(ctx, snap)
 	for _, r := range reads {
 		if r.Err != nil {
-			warnings = append(warnings, fmt.Sprintf("cannot read istiod %s's connected proxies%s: %v", r.ControlPlane, at(r.Address), r.Err))
+			unread = andAlso(unread, model.Incomplete{Cluster: r.ControlPlane, What: model.IncompleteIstiod,
+				Why: fmt.Sprintf("its connected proxies (/debug/syncz%s): %v", at(r.Address), r.Err)})
 		}
 	}
-	f := fleet.Build(snap, reads, time.Now())
+	f = fleet.Build(snap, reads, time.Now())
 	for _, cp := range f.Missing {
+		if slices.ContainsFunc(unread, func(i model.Incomplete) bool { return i.Cluster == cp || i.Cluster == model.ControlPlaneCluster(cp) }) {
+			continue // meshscope tried: what it met is said
+		}
 		warnings = append(warnings, fmt.Sprintf("the proxies connected to istiod %s were not read (give --context %s to port-forward to it, or --istiod-debug-address %s=HOST:PORT): a pod that no istiod read lists is UNKNOWN, not DISCONNECTED", cp, cp, cp))
 	}
-	return f, warnings
+	return f, warnings, unread
 }
 
 // at is " at ADDRESS", or nothing when there is no address (the

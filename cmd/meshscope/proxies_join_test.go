@@ -38,9 +38,9 @@ func TestJoinFleetSnapshotBeforeReads(t *testing.T) {
 		}
 		return reads
 	}
-	f, warnings := joinFleet(context.Background(), newest, syncz)
-	if !f.Complete || len(warnings) > 0 {
-		t.Fatalf("complete %v, warnings %v", f.Complete, warnings)
+	f, warnings, unread := joinFleet(context.Background(), newest, syncz)
+	if !f.Complete || len(warnings) > 0 || len(unread) > 0 {
+		t.Fatalf("complete %v, warnings %v, unread %v", f.Complete, warnings, unread)
 	}
 	for _, p := range f.Proxies {
 		if p.Name == "new" {

@@ -38,7 +38,7 @@ Try it without a cluster:
   meshscope demo
 
 Installed as kubectl-meshscope on PATH (or through krew), it is the kubectl
-plugin "kubectl meshscope", with the same commands and flags.`,
+plugin "kubectl meshscope", with the same commands and flags.` + exitHelp("never: the UI shows what is wrong, it does not judge"),
 		Example: `  meshscope demo
   meshscope --context cluster1
   meshscope --context cluster1,cluster2 --xds-address 127.0.0.1:15010
@@ -47,6 +47,7 @@ plugin "kubectl meshscope", with the same commands and flags.`,
   meshscope completion bash > ~/.local/share/bash-completion/completions/meshscope`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          noArgs,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if err := setupLogging(opts.LogFile); err != nil {
 				return err
@@ -61,6 +62,7 @@ plugin "kubectl meshscope", with the same commands and flags.`,
 			return runTUI(cmd, opts, mo)
 		},
 	}
+	root.SetFlagErrorFunc(flagError)
 	opts.addFlags(root.PersistentFlags())
 	mo.addFlags(root.Flags())
 	mo.addIstiodFlag(root.Flags())

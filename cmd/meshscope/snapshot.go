@@ -29,11 +29,13 @@ func newSnapshotCmd(g *globalOptions) *cobra.Command {
 		Short: "Print the mesh as meshscope sees it: clusters, networks, gateways, services",
 		Long: `snapshot reads the given kube contexts and the remote secrets in them, waits
 until every cluster is synced, timed out or in error, and prints one snapshot.
-The JSON is described in docs/snapshot.md. It never contains credentials.`,
+The JSON is described in docs/snapshot.md. It never contains credentials.
+A cluster that could not be read is said on the first line (JSON: the
+"incomplete" list) and exits 3.` + exitHelp("never: snapshot shows the mesh, it does not judge it"),
 		Example: `  meshscope snapshot --demo
   meshscope snapshot --context cluster1 -o json
   meshscope snapshot --demo -o dot | dot -Tsvg > mesh.svg`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runSnapshot(cmd, g, o)
 		},
@@ -67,26 +69,47 @@ func runSnapshot(cmd *cobra.Command, g *globalOptions, o *snapshotOptions) error
 	if err := checkOutput(o.output, "json", "yaml", "table", "dot"); err != nil {
 		return err
 	}
-	return withSettledMesh(cmd, g, &o.mesh, func(_ context.Context, _ *live.Session, snap *model.Snapshot) error {
+	return withSettledMesh(cmd, g, &o.mesh, "", func(_ context.Context, _ *live.Session, snap *model.Snapshot) error {
+		res := outcome{incomplete: snap.Unread()}
+		var err error
 		if o.output == "dot" {
-			return writeSnapshotDot(cmd.OutOrStdout(), snap)
+			err = writeSnapshotDot(cmd.OutOrStdout(), snap)
+		} else {
+			err = writeSnapshot(cmd.OutOrStdout(), snap, o.output)
 		}
-		return writeSnapshot(cmd.OutOrStdout(), snap, o.output)
+		if err != nil {
+			return err
+		}
+		return res.exit()
 	})
 }
 
+// snapshotJSON is snapshot's JSON and YAML (docs/snapshot.md): the
+// snapshot, and what could not be read (always a list, [] when nothing).
+type snapshotJSON struct {
+	*model.Snapshot
+	Incomplete []model.Incomplete `json:"incomplete"`
+}
+
+// writeSnapshot writes s as format; what could not be read comes first
+// (text: the first lines; JSON and YAML: the "incomplete" list).
 func writeSnapshot(w io.Writer, s *model.Snapshot, format string) error {
+	inc := s.Unread()
+	if inc == nil {
+		inc = []model.Incomplete{}
+	}
 	switch format {
 	case "json":
-		return writeJSON(w, s)
+		return writeJSON(w, snapshotJSON{s, inc})
 	case "yaml":
-		b, err := yaml.Marshal(s)
+		b, err := yaml.Marshal(snapshotJSON{s, inc})
 		if err != nil {
 			return err
 		}
 		_, err = w.Write(b)
 		return err
 	default:
+		writeIncomplete(w, inc, servicesKnown(s))
 		return writeSnapshotTable(w, s)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"time"
 
@@ -13,7 +14,11 @@ import (
 // Graphviz dot, with the problems doctor --offline finds placed on its
 // boxes and arrows: the snapshot alone, no stream and no istiod read, so
 // the command stays as quick and as read-only as the other formats.
+// What could not be read comes first, as dot comments.
 func writeSnapshotDot(w io.Writer, snap *model.Snapshot) error {
+	for _, i := range snap.Unread() {
+		fmt.Fprintf(w, "// %s\n", i.Sentence())
+	}
 	ps := explain.Diagnose(snap, explain.Inputs{Now: time.Now()})
 	return meshmap.Dot(w, meshmap.Build(snap, nil, ps))
 }

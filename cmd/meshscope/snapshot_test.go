@@ -41,7 +41,7 @@ func TestWriteSnapshotFormats(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"version", "time", "clusters", "networks", "gateways", "services"} {
+	for _, k := range []string{"version", "time", "clusters", "networks", "gateways", "services", "incomplete"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("json lacks %q", k)
 		}
@@ -49,6 +49,10 @@ func TestWriteSnapshotFormats(t *testing.T) {
 	c2 := m["clusters"].([]any)[1].(map[string]any)
 	if c2["state"] != "error" || c2["errorKind"] != "unreachable" || c2["source"].(map[string]any)["kind"] != "secret" {
 		t.Fatalf("cluster2 json: %v", c2)
+	}
+	if inc := m["incomplete"].([]any); len(inc) != 1 || inc[0].(map[string]any)["cluster"] != "cluster2" || inc[0].(map[string]any)["what"] != "cluster" ||
+		inc[0].(map[string]any)["why"] != "unreachable: connection refused" {
+		t.Errorf("incomplete: %v", m["incomplete"])
 	}
 	if _, ok := c2["syncedAt"]; ok {
 		t.Fatal("zero syncedAt not omitted")
@@ -99,11 +103,12 @@ func TestSnapshotCommandErrors(t *testing.T) {
 		root.SetOut(&bytes.Buffer{})
 		return root.Execute()
 	}
-	if err := run("snapshot", "-o", "xml"); err == nil || !strings.Contains(err.Error(), "want json, yaml, table or dot") {
-		t.Fatalf("bad output: %v", err)
+	if code, msg := exitOf(run("snapshot", "-o", "xml")); code != exitBadInput || !strings.Contains(msg, "want json, yaml, table or dot") {
+		t.Fatalf("bad output: exit %d %q", code, msg)
 	}
-	if err := run("snapshot", "--kubeconfig", "/nonexistent/kubeconfig"); err == nil || !strings.Contains(err.Error(), "cannot load kubeconfig") {
-		t.Fatalf("missing kubeconfig: %v", err)
+	code, msg := exitOf(run("snapshot", "--kubeconfig", "/nonexistent/kubeconfig"))
+	if code != exitBadInput || !strings.Contains(msg, "no kubeconfig: /nonexistent/kubeconfig (--kubeconfig) does not exist") || !strings.Contains(msg, "meshscope demo") {
+		t.Fatalf("missing kubeconfig: exit %d %q", code, msg)
 	}
 }
 

@@ -33,10 +33,10 @@ version and platform it was built with.
 
 Release builds carry these from the release; "go install ...@vX" records the
 module version (and, for a pseudo-version, its commit and date); a build in
-a git checkout records the commit.`,
+a git checkout records the commit.` + exitHelp("never"),
 		Example: `  meshscope version
   kubectl meshscope version`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			info, ok := debug.ReadBuildInfo()
 			if !ok {

@@ -7,11 +7,14 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/session/istiod"
 	"github.com/meshscope/meshscope/session/live"
@@ -58,7 +61,11 @@ control plane shows what all its ztunnels get.
 A bare name must be known: give cluster1/network1 when in doubt.
 
 Without --xds-address, watch port-forwards to an istiod pod (label app=istiod)
-in --istiod-namespace of the current (or first --context) kube context.`,
+in --istiod-namespace of the current (or first --context) kube context.
+
+watch runs until interrupted (Ctrl-C), then exits 0 when every stream was
+up at the end, else 3 with the streams that were not and why (-o jsonl: a
+last line {"type":"incomplete","incomplete":[...]}).` + exitHelp("never: watch shows pushes, it does not judge them"),
 		Example: `  meshscope watch --xds-address 127.0.0.1:15010 --from cluster1/network1
   meshscope watch --xds-address cluster1=127.0.0.1:15010,cluster2=127.0.0.1:15020 --from ztunnel@cluster2 -o table
   meshscope watch --xds-address 127.0.0.1:15010 --from cluster1/none -o table \
@@ -66,7 +73,7 @@ in --istiod-namespace of the current (or first --context) kube context.`,
   meshscope watch --xds-address 127.0.0.1:15010 --from cluster1/network1 --service helloworld.sample
   meshscope watch --xds-address 127.0.0.1:15012 --tls --ca-file root-cert.pem \
       --token-file token --from cluster1/network1`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -95,19 +102,15 @@ in --istiod-namespace of the current (or first --context) kube context.`,
 
 func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watchOptions) error {
 	if len(o.From) == 0 && len(o.AsPod) == 0 {
-		return errors.New("watch: give at least one --from VIEWPOINT (e.g. cluster1/network1, or ztunnel@cluster1) or --as-pod NAMESPACE/POD")
+		return usageError(cmd, "watch: give at least one --from VIEWPOINT (e.g. cluster1/network1, or ztunnel@cluster1) or --as-pod NAMESPACE/POD")
 	}
 	mode, err := xdsclient.ParseMode(o.Mode)
 	if err != nil {
-		return err
-	}
-	out, err := newWatchWriter(cmd.OutOrStdout(), o.Output)
-	if err != nil {
-		return err
+		return badInput(err)
 	}
 	targets, err := parseXDSAddresses(g.XDSAddress)
 	if err != nil {
-		return err
+		return badInput(err)
 	}
 	known := xdsclient.Known{Clusters: map[string]string{}, Networks: map[string][]string{}}
 	for _, t := range targets {
@@ -116,14 +119,21 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 		}
 	}
 	if o.Port != 0 && o.Service == "" {
-		return errors.New("watch: --port goes with --service")
+		return badInput(errors.New("watch: --port goes with --service"))
 	}
 	if o.Service != "" {
 		if o.Listeners {
-			return errors.New("watch: --service asks EDS for one service only; --listeners needs the whole proxy config (drop one of them)")
+			return badInput(errors.New("watch: --service asks EDS for one service only; --listeners needs the whole proxy config (drop one of them)"))
 		}
 		if _, _, _, err := serviceHost(o.Service); err != nil {
-			return err
+			return badInput(err)
+		}
+	}
+	if !g.Demo && (len(targets) == 0 || len(o.AsPod) > 0 || o.Service != "" || slices.ContainsFunc(o.From, isPodViewpoint)) {
+		// The kube contexts are read: say where meshscope looked when
+		// there is no kubeconfig.
+		if err := collector.CheckKubeconfig(g.Kubeconfig); err != nil {
+			return badInput(noClusterHint(err))
 		}
 	}
 	var snap *model.Snapshot
@@ -136,14 +146,70 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 		}
 		defer m.Close()
 		if snap, err = m.Settle(ctx); err != nil {
-			return err
+			return errInterrupted
 		}
 		known = knownOf(snap)
 		targets = m.ControlPlanes()
 	}
 	kube := istiod.Kube{Kubeconfig: g.Kubeconfig, Contexts: g.Contexts, Revision: o.Revision}
+	vps, ztunnels, err := watchViewpoints(ctx, kube, known, o)
+	if err != nil {
+		return err
+	}
+	edsNames := o.Resources
+	if o.Service != "" {
+		names, err := serviceEDSNames(ctx, kube, snap, o.Service, o.Port)
+		if err != nil {
+			return badInput(err)
+		}
+		edsNames = append(slices.Clone(o.Resources), names...)
+	}
+	out, err := newWatchWriter(cmd.OutOrStdout(), o.Output)
+	if err != nil {
+		return badInput(err)
+	}
+	health := newStreamHealth()
+	p := startProgress(cmd.ErrOrStderr(), health.status)
+	defer p.stop()
+	err = live.Watch(ctx, live.WatchOptions{
+		Viewpoints: vps, Ztunnels: ztunnels, ControlPlanes: targets, Kube: kube, IstiodNamespace: o.IstiodNS,
+		Transport: xdsclient.TransportConfig{TLS: o.TLS, CAFile: o.CAFile, TokenFile: o.TokenFile,
+			ServerName: o.ServerName, DialTimeout: o.DialTimeout},
+		Mode: mode, EDSNames: edsNames, EDSOnly: o.Service != "", Listeners: o.Listeners,
+		OnEvent: func(ev xdsclient.Event) {
+			// The events say the rest, the first one its cause; a
+			// stream ended by the end of watch is not down.
+			p.stop()
+			if !ending(ctx) {
+				health.see(ev)
+			}
+			out.write(ev)
+		},
+		OnForward: func(pod, addr string) {
+			p.stop()
+			fmt.Fprintf(cmd.ErrOrStderr(), "meshscope: port-forwarding to %s on %s\n", pod, addr)
+		},
+	})
+	p.stop()
+	var unread []model.Incomplete
+	switch {
+	case errors.Is(err, live.ErrForward):
+		unread = []model.Incomplete{{Cluster: forwardContext(g), What: model.IncompleteIstiod, Why: err.Error()}}
+	case err != nil:
+		return badInput(err) // the transport or a viewpoint cannot work
+	default:
+		unread = health.unread()
+	}
+	out.incomplete(unread)
+	if ferr := out.flush(); ferr != nil {
+		return ferr
+	}
+	return outcome{incomplete: unread}.exit()
+}
 
-	// Viewpoints first: a typo should fail before any connection.
+// watchViewpoints reads --from and --as-pod: a typo fails before any
+// connection (bad input); a pod that cannot be read is incomplete.
+func watchViewpoints(ctx context.Context, kube istiod.Kube, known xdsclient.Known, o *watchOptions) ([]xdsclient.Viewpoint, []string, error) {
 	var vps []xdsclient.Viewpoint
 	var ztunnels []string
 	for _, s := range o.From {
@@ -153,49 +219,54 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 		}
 		vp, err := xdsclient.ParseViewpoint(s, known)
 		if err != nil {
-			return err
+			return nil, nil, badInput(err)
 		}
 		if vp.Pod != nil {
 			if vp, err = kube.ViewpointFromPod(ctx, *vp.Pod); err != nil {
-				return err
+				return nil, nil, podViewpointError(err)
 			}
 		} else if vp.Network == "" && !vp.NoNetwork {
-			return fmt.Errorf("viewpoint %q: its network is not known without the collector; write %s/NETWORK, or %s/none for a proxy without NETWORK", s, vp.Cluster, vp.Cluster)
+			return nil, nil, badInput(fmt.Errorf("viewpoint %q: its network is not known without the collector; write %s/NETWORK, or %s/none for a proxy without NETWORK", s, vp.Cluster, vp.Cluster))
 		}
 		vps = append(vps, vp)
 	}
 	for _, s := range o.AsPod {
 		ref, err := xdsclient.ParsePodRef(s)
 		if err != nil {
-			return fmt.Errorf("--as-pod %q: %w", s, err)
+			return nil, nil, badInput(fmt.Errorf("--as-pod %q: %w", s, err))
 		}
 		vp, err := kube.ViewpointFromPod(ctx, ref)
 		if err != nil {
-			return err
+			return nil, nil, podViewpointError(err)
 		}
 		vps = append(vps, vp)
 	}
+	return vps, ztunnels, nil
+}
 
-	edsNames := o.Resources
-	if o.Service != "" {
-		names, err := serviceEDSNames(ctx, kube, snap, o.Service, o.Port)
-		if err != nil {
-			return err
-		}
-		edsNames = append(slices.Clone(o.Resources), names...)
+// ending reports whether ctx has ended or is past its deadline (gRPC ends
+// a stream at the deadline on a timer of its own, before ctx says so).
+func ending(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
 	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
+}
 
-	err = live.Watch(ctx, live.WatchOptions{
-		Viewpoints: vps, Ztunnels: ztunnels, ControlPlanes: targets, Kube: kube, IstiodNamespace: o.IstiodNS,
-		Transport: xdsclient.TransportConfig{TLS: o.TLS, CAFile: o.CAFile, TokenFile: o.TokenFile,
-			ServerName: o.ServerName, DialTimeout: o.DialTimeout},
-		Mode: mode, EDSNames: edsNames, EDSOnly: o.Service != "", Listeners: o.Listeners, OnEvent: out.write,
-		OnForward: func(pod, addr string) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "meshscope: port-forwarding to %s on %s\n", pod, addr)
-		},
-	})
-	if ferr := out.flush(); ferr != nil {
-		return ferr
+// isPodViewpoint reports whether a --from value is pod:NS/NAME[@CONTEXT].
+func isPodViewpoint(s string) bool { return strings.HasPrefix(s, "pod:") }
+
+// forwardContext is the kube context watch port-forwards through: the
+// first --context, else the kubeconfig's current one.
+func forwardContext(g *globalOptions) string {
+	if len(g.Contexts) > 0 {
+		return g.Contexts[0]
 	}
-	return err
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = g.Kubeconfig
+	if raw, err := rules.Load(); err == nil && raw.CurrentContext != "" {
+		return raw.CurrentContext
+	}
+	return "the current context"
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/internal/humanize"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -54,6 +55,30 @@ func (ww *watchWriter) write(ev xdsclient.Event) {
 	// Flush per event: watch is read live, often piped into jq or grep.
 	if err := ww.w.Flush(); err != nil && ww.err == nil {
 		ww.err = err
+	}
+}
+
+// incomplete ends the output with what could not be read: jsonl a last
+// line {"type":"incomplete","incomplete":[...]} (a reader that keys on
+// type skips it), table one line per stream.
+func (ww *watchWriter) incomplete(inc []model.Incomplete) {
+	if len(inc) == 0 {
+		return
+	}
+	ww.mu.Lock()
+	defer ww.mu.Unlock()
+	if ww.err != nil {
+		return
+	}
+	if ww.format == "jsonl" {
+		ww.err = ww.enc.Encode(struct {
+			Type       string             `json:"type"`
+			Incomplete []model.Incomplete `json:"incomplete"`
+		}{"incomplete", inc})
+		return
+	}
+	for _, i := range inc {
+		fmt.Fprintln(ww.w, "incomplete: "+i.Sentence())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -59,17 +60,13 @@ change from some viewpoint (each network's sidecars and a proxy without
 NETWORK, per control plane; each control plane's ztunnel view in ambient
 mode): the endpoints before and after, each network's share of requests,
 and why; then the doctor problems the change brings and resolves, and what
-each object did. -o json gives all of it (docs/what-if.md).
-
-Exit status: 1 when the change fails a --fail-on rule (default: a new
-error-level problem, or a service that loses every endpoint from some
-viewpoint), 2 when the changes cannot be read, 0 otherwise.`,
+each object did. -o json gives all of it (docs/what-if.md).` + exitHelp("the change fails a --fail-on rule (default: a new error-level\n       problem, or a service that loses every endpoint from some viewpoint)"),
 		Example: `  meshscope what-if --demo -f docs/examples/what-if-unlabel-network.yaml
   meshscope what-if --context cluster1,cluster2 -f cluster2=gateway.yaml
   meshscope what-if --context cluster1 --delete -f cluster1=remote-secret.yaml
   meshscope what-if --context cluster1 --istiod-env AMBIENT_ENABLE_MULTI_NETWORK=true
   kubectl get ns sample -o yaml | yq '.metadata.labels["istio.io/dataplane-mode"]="ambient"' | meshscope what-if -f - -o json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runWhatIf(cmd, g, o) },
 	}
 	f := cmd.Flags()
@@ -90,18 +87,18 @@ func runWhatIf(cmd *cobra.Command, g *globalOptions, o *whatIfOptions) error {
 	}
 	rules, err := whatif.ParseFailOn(o.failOn)
 	if err != nil {
-		return err
+		return badInput(err)
 	}
 	var env []model.IstiodEnv
 	for _, v := range o.mesh.istiodEnv {
 		e, err := model.ParseIstiodEnv(v)
 		if err != nil {
-			return err
+			return badInput(err)
 		}
 		env = append(env, e)
 	}
 	if len(o.files) == 0 && len(env) == 0 {
-		return errors.New("nothing to try: give objects with -f FILE (or CLUSTER=FILE), or istiod settings with --istiod-env")
+		return usageError(cmd, "nothing to try: give objects with -f FILE (or CLUSTER=FILE), or istiod settings with --istiod-env")
 	}
 	var srcs []whatif.Source
 	for _, f := range o.files {
@@ -110,11 +107,13 @@ func runWhatIf(cmd *cobra.Command, g *globalOptions, o *whatIfOptions) error {
 	// Read the changes before opening the mesh: a typo costs no sync.
 	objs, err := whatif.Read(srcs, o.to, cmd.InOrStdin())
 	if err != nil {
-		return exitWithError(2, err)
+		return badInput(err)
 	}
 	mesh := o.mesh
 	mesh.istiodEnv = nil // the settings given are the what-if's, not today's
-	return withSettledMesh(cmd, g, &mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
+	return withSettledMesh(cmd, g, &mesh, "", func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
+		// A cluster not read is in neither the before nor the after.
+		out := outcome{incomplete: snap.Unread()}
 		def := o.to
 		if def == "" {
 			def = firstContext(snap)
@@ -126,28 +125,32 @@ func runWhatIf(cmd *cobra.Command, g *globalOptions, o *whatIfOptions) error {
 		}
 		for _, e := range env {
 			if e.Cluster != "" && snap.ClusterByID(e.Cluster) == nil {
-				return exitWithError(2, fmt.Errorf("--istiod-env %s=%s=%s: no cluster %q in the mesh", e.Cluster, e.Key, e.Value, e.Cluster))
+				return out.fail(fmt.Errorf("--istiod-env %s=%s=%s: no cluster %q in the mesh", e.Cluster, e.Key, e.Value, e.Cluster))
 			}
 		}
 		rep, err := live.WhatIf(m.Registry(), whatif.Request{Objects: objs, Delete: o.delete, Env: env})
 		if errors.Is(err, collector.ErrWhatIf) {
-			return exitWithError(2, err)
+			return out.fail(err)
 		}
 		if err != nil {
 			return err
 		}
 		whatif.Judge(rep, rules)
 		if o.output == "json" {
-			if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
+			if err := writeJSON(cmd.OutOrStdout(), struct {
+				*whatif.Report
+				Incomplete []model.Incomplete `json:"incomplete"`
+			}{rep, append([]model.Incomplete{}, out.incomplete...)}); err != nil {
 				return err
 			}
 		} else {
+			writeIncomplete(cmd.OutOrStdout(), out.incomplete, servicesKnown(snap))
 			whatif.WriteText(cmd.OutOrStdout(), rep, o.max)
 		}
 		if len(rep.Fail) > 0 {
-			return exitWith(1)
+			out.finding = "the change fails --fail-on: " + strings.Join(rep.Fail, "; ")
 		}
-		return nil
+		return out.exit()
 	})
 }
 

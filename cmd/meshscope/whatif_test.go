@@ -17,7 +17,7 @@ import (
 func TestWhatIfDemo(t *testing.T) {
 	example := filepath.Join("..", "..", "docs", "examples", "what-if-plaintext-reviews.yaml")
 	out, err := runCLI(t, "what-if", "--demo", "-f", example)
-	if code, _, ok := exitCode(err); !ok || code != 1 {
+	if code, _ := exitOf(err); code != 1 {
 		t.Fatalf("exit: %v, want 1\n%s", err, out)
 	}
 	for _, want := range []string{
@@ -42,7 +42,7 @@ func TestWhatIfDemo(t *testing.T) {
 	// is re-made without a sidecar, and network1 loses it.
 	deploy := filepath.Join("..", "..", "docs", "examples", "what-if-deployment-no-sidecar.yaml")
 	out, err = runCLI(t, "what-if", "--demo", "-f", "cluster2="+deploy)
-	if code, _, ok := exitCode(err); !ok || code != 1 {
+	if code, _ := exitOf(err); code != 1 {
 		t.Fatalf("deployment: exit %v, want 1\n%s", err, out)
 	}
 	for _, want := range []string{
@@ -68,8 +68,8 @@ func TestWhatIfDemo(t *testing.T) {
 		{[]string{"--delete", "-f", example}, "DestinationRule bookinfo/reviews-plaintext does not exist in cluster cluster1"},
 	} {
 		_, err := runCLI(t, append([]string{"what-if", "--demo"}, c.args...)...)
-		code, msg, ok := exitCode(err)
-		if !ok || code != 2 || !strings.Contains(msg, c.want) {
+		code, msg := exitOf(err)
+		if code != 2 || !strings.Contains(msg, c.want) {
 			t.Errorf("%v: exit %d %q, want 2 with %q", c.args, code, msg, c.want)
 		}
 	}

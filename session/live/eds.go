@@ -83,7 +83,19 @@ func awaitEDS(ctx context.Context, c *xdsclient.Client, addr string, names []str
 	r.LoadAssignments = map[string]xdsclient.LoadAssignment{}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	// why is what kept the stream from answering: the last failure seen
+	// (between attempts the client is "connecting" again, and at the end
+	// only "stopped"), else its state as last seen running.
+	why, failed := "no answer", false
 	for {
+		switch st := c.Status(); {
+		case st.State == xdsclient.StateDisconnected && st.Message != "":
+			why, failed = st.Message, true
+		case st.State == xdsclient.StateConnected:
+			why, failed = st.Message, false // it answers: what is missing is not the stream's doing
+		case !failed && st.State != xdsclient.StateStopped && st.Message != "":
+			why = st.Message
+		}
 		if followCDS {
 			names = names[:0]
 			for _, cl := range c.Clusters() {
@@ -119,11 +131,11 @@ func awaitEDS(ctx context.Context, c *xdsclient.Client, addr string, names []str
 		case <-cctx.Done():
 			switch {
 			case followCDS && len(names) == 0:
-				r.Why = fmt.Sprintf("no CDS from %s within the timeout: %s", addr, c.Status().Message)
+				r.Why = fmt.Sprintf("no CDS from %s within the timeout: %s", addr, why)
 			case followCDS:
-				r.Why = fmt.Sprintf("%d of %d EDS clusters did not arrive from %s within the timeout: %s", missing, len(names), addr, c.Status().Message)
+				r.Why = fmt.Sprintf("%d of %d EDS clusters did not arrive from %s within the timeout: %s", missing, len(names), addr, why)
 			default:
-				r.Why = fmt.Sprintf("no EDS from %s within the timeout: %s", addr, c.Status().Message)
+				r.Why = fmt.Sprintf("no EDS from %s within the timeout: %s", addr, why)
 			}
 			return
 		case <-tick.C:

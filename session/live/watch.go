@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -39,6 +40,11 @@ type WatchOptions struct {
 	OnForward func(pod, address string)
 }
 
+// ErrForward marks a Watch that could not port-forward to istiod (no
+// istiod pod found, its API server or its port unreachable): istiod was
+// not reached, which is not the caller's input being wrong.
+var ErrForward = errors.New("cannot port-forward to istiod")
+
 // watchTarget is one control plane with its shared connection.
 type watchTarget struct {
 	cluster, address string
@@ -58,7 +64,7 @@ func Watch(ctx context.Context, o WatchOptions) error {
 		}
 		pf, kctx, err := o.Kube.PortForward(ctx, o.IstiodNamespace, port, o.Transport.DialTimeout)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %w", ErrForward, err)
 		}
 		defer pf.Close()
 		if o.OnForward != nil {
