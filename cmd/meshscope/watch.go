@@ -104,37 +104,9 @@ func runWatch(ctx context.Context, cmd *cobra.Command, g *globalOptions, o *watc
 	if len(o.From) == 0 && len(o.AsPod) == 0 {
 		return usageError(cmd, "watch: give at least one --from VIEWPOINT (e.g. cluster1/network1, or ztunnel@cluster1) or --as-pod NAMESPACE/POD")
 	}
-	mode, err := xdsclient.ParseMode(o.Mode)
+	mode, targets, known, err := watchInputs(g, o)
 	if err != nil {
-		return badInput(err)
-	}
-	targets, err := parseXDSAddresses(g.XDSAddress)
-	if err != nil {
-		return badInput(err)
-	}
-	known := xdsclient.Known{Clusters: map[string]string{}, Networks: map[string][]string{}}
-	for _, t := range targets {
-		if t.Cluster != "" {
-			known.Clusters[t.Cluster] = "" // its network is not known here
-		}
-	}
-	if o.Port != 0 && o.Service == "" {
-		return badInput(errors.New("watch: --port goes with --service"))
-	}
-	if o.Service != "" {
-		if o.Listeners {
-			return badInput(errors.New("watch: --service asks EDS for one service only; --listeners needs the whole proxy config (drop one of them)"))
-		}
-		if _, _, _, err := serviceHost(o.Service); err != nil {
-			return badInput(err)
-		}
-	}
-	if !g.Demo && (len(targets) == 0 || len(o.AsPod) > 0 || o.Service != "" || slices.ContainsFunc(o.From, isPodViewpoint)) {
-		// The kube contexts are read: say where meshscope looked when
-		// there is no kubeconfig.
-		if err := collector.CheckKubeconfig(g.Kubeconfig); err != nil {
-			return badInput(noClusterHint(err))
-		}
+		return err
 	}
 	var snap *model.Snapshot
 	if g.Demo {
@@ -269,4 +241,44 @@ func forwardContext(g *globalOptions) string {
 		return raw.CurrentContext
 	}
 	return "the current context"
+}
+
+// watchInputs checks watch's flags before anything is read: the ADS mode,
+// the control planes given by address (whose clusters are then known
+// names), the flags that go together, and a kubeconfig where the kube
+// contexts will be read.
+func watchInputs(g *globalOptions, o *watchOptions) (xdsclient.Mode, []live.Target, xdsclient.Known, error) {
+	known := xdsclient.Known{Clusters: map[string]string{}, Networks: map[string][]string{}}
+	mode, err := xdsclient.ParseMode(o.Mode)
+	if err != nil {
+		return mode, nil, known, badInput(err)
+	}
+	targets, err := parseXDSAddresses(g.XDSAddress)
+	if err != nil {
+		return mode, targets, known, badInput(err)
+	}
+	for _, t := range targets {
+		if t.Cluster != "" {
+			known.Clusters[t.Cluster] = "" // its network is not known here
+		}
+	}
+	if o.Port != 0 && o.Service == "" {
+		return mode, targets, known, badInput(errors.New("watch: --port goes with --service"))
+	}
+	if o.Service != "" {
+		if o.Listeners {
+			return mode, targets, known, badInput(errors.New("watch: --service asks EDS for one service only; --listeners needs the whole proxy config (drop one of them)"))
+		}
+		if _, _, _, err := serviceHost(o.Service); err != nil {
+			return mode, targets, known, badInput(err)
+		}
+	}
+	if !g.Demo && (len(targets) == 0 || len(o.AsPod) > 0 || o.Service != "" || slices.ContainsFunc(o.From, isPodViewpoint)) {
+		// The kube contexts are read: say where meshscope looked when
+		// there is no kubeconfig.
+		if err := collector.CheckKubeconfig(g.Kubeconfig); err != nil {
+			return mode, targets, known, badInput(noClusterHint(err))
+		}
+	}
+	return mode, targets, known, nil
 }
