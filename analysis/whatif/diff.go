@@ -13,6 +13,7 @@ import (
 	"github.com/meshscope/meshscope/analysis/ambient"
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -119,8 +120,12 @@ func Endpoints(before, after *model.Snapshot) []ServiceChange {
 func compareAll(before, after *model.Snapshot) ([]ServiceChange, map[string]bool) {
 	affected := map[string]bool{}
 	var out []ServiceChange
+	// Each side's control-plane views, built once: explain predicts from
+	// the same views (analysis/plane), so the before is explain's.
+	sides := [2]*plane.Set{plane.NewSet(before, nil), plane.NewSet(after, nil)}
 	for _, cp := range controlPlanes(before, after) {
-		bv, av := cut(before, cp), cut(after, cp)
+		pvs := [2]*plane.View{sides[0].Of(cp), sides[1].Of(cp)}
+		bv, av := pvs[0].Snap, pvs[1].Snap
 		vps := sidecarViewpoints(bv, av, cp)
 		type job struct {
 			host string
@@ -138,13 +143,12 @@ func compareAll(before, after *model.Snapshot) ([]ServiceChange, map[string]bool
 		// Before and after are predicted side by side (two cores).
 		preds := [2][]horizon.Prediction{make([]horizon.Prediction, len(jobs)), make([]horizon.Prediction, len(jobs))}
 		var wg sync.WaitGroup
-		for side, view := range []*model.Snapshot{bv, av} {
+		for side, pv := range pvs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				ix := horizon.NewIndex(view)
 				for i, j := range jobs {
-					preds[side][i] = horizon.PredictWith(view, ix, j.host, j.port, j.vp.proxy)
+					preds[side][i] = pv.Predict(j.host, "", j.port, j.vp.proxy)
 				}
 			}()
 		}
@@ -158,7 +162,7 @@ func compareAll(before, after *model.Snapshot) ([]ServiceChange, map[string]bool
 			}
 		}
 		if before.AmbientInUse() || after.AmbientInUse() {
-			out = append(out, ztunnelChanges(before, after, cp, affected)...)
+			out = append(out, ztunnelChanges(pvs, affected)...)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -173,15 +177,15 @@ func compareAll(before, after *model.Snapshot) ([]ServiceChange, map[string]bool
 	return out, affected
 }
 
-// controlPlanes are the context clusters that run a control plane in
-// either snapshot, with their other running revisions (cluster1@canary:
-// its proxies get what that revision sends), ("" alone when none is
-// known: every cluster, the first context's config), as doctor predicts.
+// controlPlanes are the control planes meshscope predicts for in either
+// snapshot, each primary's other running revisions included
+// (plane.WithRevisions), ("" alone when none is known: every cluster, the
+// first context's config).
 func controlPlanes(snaps ...*model.Snapshot) []string {
 	var cps []string
 	for _, s := range snaps {
-		for _, cp := range s.AllControlPlanes() {
-			if c := s.ClusterByID(model.ControlPlaneCluster(cp)); c != nil && c.IsContext() && !slices.Contains(cps, cp) {
+		for _, cp := range plane.WithRevisions(s) {
+			if !slices.Contains(cps, cp) {
 				cps = append(cps, cp)
 			}
 		}
@@ -193,14 +197,6 @@ func controlPlanes(snaps ...*model.Snapshot) []string {
 	return cps
 }
 
-// cut is what the istiod of cp reads of snap (all of it for "").
-func cut(snap *model.Snapshot, cp string) *model.Snapshot {
-	if cp == "" || snap.ClusterByID(model.ControlPlaneCluster(cp)) == nil {
-		return snap
-	}
-	return snap.ForControlPlane(cp)
-}
-
 // sidecarViewpoints are a sidecar per network of either view (the same
 // proxy in both: a running proxy keeps the network it was injected with)
 // and a proxy without NETWORK in the control plane's cluster.
@@ -208,7 +204,6 @@ func sidecarViewpoints(before, after *model.Snapshot, cp string) []viewpoint {
 	var out []viewpoint
 	seen := map[string]bool{}
 	add := func(p horizon.Proxy, noNetwork bool) {
-		p.ConfigCluster = model.ControlPlaneCluster(cp)
 		name := xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NoNetwork: noNetwork, ControlPlane: cp}.String()
 		if !seen[name] {
 			seen[name] = true
@@ -216,7 +211,7 @@ func sidecarViewpoints(before, after *model.Snapshot, cp string) []viewpoint {
 		}
 	}
 	for _, s := range []*model.Snapshot{before, after} {
-		for _, p := range explain.Viewpoints(s) {
+		for _, p := range horizon.Viewpoints(s) {
 			add(p, false)
 		}
 	}
@@ -453,8 +448,9 @@ func orNone(network string) string {
 
 // ztunnelChanges compares what the istiod of cp sends ztunnels for every
 // service (WDS is the same for every ztunnel of one istiod).
-func ztunnelChanges(before, after *model.Snapshot, cp string, affected map[string]bool) []ServiceChange {
-	bv, av := ambient.NewView(before, cp), ambient.NewView(after, cp)
+func ztunnelChanges(pvs [2]*plane.View, affected map[string]bool) []ServiceChange {
+	before, after, cp := pvs[0].Full, pvs[1].Full, pvs[0].Name
+	bv, av := pvs[0].Ambient(), pvs[1].Ambient()
 	name := "ztunnel@" + cp
 	if cp == "" {
 		name = "ztunnel"

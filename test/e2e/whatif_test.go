@@ -19,6 +19,7 @@ import (
 
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/analysis/whatif"
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/internal/kubesim"
@@ -99,13 +100,13 @@ func matches(snap *model.Snapshot, views []*whatIfView, host string, port int32)
 			la, ok = xdsclient.LoadAssignment{Cluster: eds}, true
 		}
 		if !ok {
-			pred := explain.ExplainWith(snap, host, port, v.vp, v.istiod.Cluster, nil, explain.Extra{})
+			pred := explain.ExplainWith(plane.NewSet(snap, nil), host, port, v.vp, v.istiod.Cluster, nil, explain.Extra{})
 			if len(pred.Predicted) > 0 {
 				return fmt.Sprintf("%s: no EDS from istiod, predicted %v", v.vp, pred.Predicted)
 			}
 			continue
 		}
-		pred := explain.ExplainWith(snap, host, port, v.vp, v.istiod.Cluster, &la, explain.Extra{})
+		pred := explain.ExplainWith(plane.NewSet(snap, nil), host, port, v.vp, v.istiod.Cluster, &la, explain.Extra{})
 		if pred.Verdict != explain.Match {
 			return fmt.Sprintf("%s: istiod sends %v, predicted %v (dropped %v): %+v", v.vp, v.p.eds(eds), pred.Predicted, pred.Dropped, pred.Differences)
 		}
