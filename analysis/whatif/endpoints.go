@@ -7,6 +7,7 @@ import (
 
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/model"
 )
 
 // Endpoint is one endpoint as a what-if compares it: an LbEndpoint istiod
@@ -54,7 +55,7 @@ func (e Endpoint) Key() string {
 	if e.UID != "" {
 		return e.UID
 	}
-	k := e.Address + ":" + strconv.FormatUint(uint64(e.Port), 10) + "|" + e.Locality + "|" + strconv.FormatUint(uint64(e.Priority), 10)
+	k := model.HostPort(e.Address, e.Port) + "|" + e.Locality + "|" + strconv.FormatUint(uint64(e.Priority), 10)
 	if e.dup > 0 {
 		k += "#" + strconv.Itoa(e.dup)
 	}
@@ -65,7 +66,7 @@ func (e Endpoint) Key() string {
 func (e Endpoint) String() string {
 	s := e.Address
 	if e.Port != 0 {
-		s = fmt.Sprintf("%s:%d", e.Address, e.Port)
+		s = model.HostPort(e.Address, e.Port)
 	}
 	if e.Weight > 1 {
 		s += fmt.Sprintf(" ×%d", e.Weight)
