@@ -72,13 +72,14 @@ type ServiceChange struct {
 // maxWhy bounds the sentences of one change.
 const maxWhy = 3
 
-// viewpoint is one proxy a what-if predicts for, and the classes of the
-// namespaces its clients run in.
+// viewpoint is one proxy a what-if predicts for, and the namespaces its
+// clients run in.
 type viewpoint struct {
-	name    string
-	vp      xdsclient.Viewpoint
-	cp      string
-	classes []nsClass
+	name string
+	vp   xdsclient.Viewpoint
+	cp   string
+	// clients are the namespaces where its clients run (clientNamespaces).
+	clients []string
 }
 
 // proxy is the viewpoint in namespace ns as explain --from VP --namespace
@@ -97,11 +98,19 @@ func Endpoints(before, after *model.Snapshot) []ServiceChange {
 	return out
 }
 
-// job is one service port from one viewpoint in one namespace class.
+// job is one service port from one viewpoint in namespace ns (its class's).
 type job struct {
-	host      string
-	port      int32
-	vp, class int
+	host string
+	port int32
+	ns   string
+}
+
+// group is the jobs of one service port from one viewpoint: one per
+// namespace class, from start.
+type group struct {
+	start   int
+	vp      int
+	classes []nsClass
 }
 
 // compareAll is Endpoints, and the services whose prediction changes in
@@ -116,13 +125,20 @@ func compareAll(before, after *model.Snapshot) ([]ServiceChange, map[string]bool
 	for _, cp := range controlPlanes(before, after) {
 		pvs := [2]*plane.View{sides[0].Of(cp), sides[1].Of(cp)}
 		bv, av := pvs[0].Snap, pvs[1].Snap
-		vps := sidecarViewpoints(pvs, special)
+		vps := sidecarViewpoints(pvs)
 		var jobs []job
+		var groups []group
 		for _, host := range hostnames(bv, av) {
+			sp := special.forHost(host)
+			cls := make([][]nsClass, len(vps))
+			for v, vp := range vps {
+				cls[v] = namespaceClasses(vp.clients, sp)
+			}
 			for _, port := range ports(bv, av, host) {
-				for v, vp := range vps {
-					for c := range vp.classes {
-						jobs = append(jobs, job{host, port, v, c})
+				for v := range vps {
+					groups = append(groups, group{start: len(jobs), vp: v, classes: cls[v]})
+					for _, c := range cls[v] {
+						jobs = append(jobs, job{host, port, c.rep})
 					}
 				}
 			}
@@ -134,17 +150,19 @@ func compareAll(before, after *model.Snapshot) ([]ServiceChange, map[string]bool
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for i, j := range jobs {
-					vp := vps[j.vp]
-					preds[side][i] = pv.Predict(j.host, "", j.port, vp.proxy(vp.classes[j.class].rep))
+				for _, g := range groups {
+					vp := vps[g.vp]
+					for i := g.start; i < g.start+len(g.classes); i++ {
+						j := jobs[i]
+						preds[side][i] = pv.Predict(j.host, "", j.port, vp.proxy(j.ns))
+					}
 				}
 			}()
 		}
 		wg.Wait()
-		for i := 0; i < len(jobs); {
-			n := len(vps[jobs[i].vp].classes)
-			out = append(out, compareClasses(preds[0][i:i+n], preds[1][i:i+n], vps[jobs[i].vp], affected)...)
-			i += n
+		for _, g := range groups {
+			n := len(g.classes)
+			out = append(out, compareClasses(preds[0][g.start:g.start+n], preds[1][g.start:g.start+n], vps[g.vp], g.classes, affected)...)
 		}
 		if before.AmbientInUse() || after.AmbientInUse() {
 			out = append(out, ztunnelChanges(pvs, affected)...)
@@ -169,7 +187,7 @@ func compareAll(before, after *model.Snapshot) ([]ServiceChange, map[string]bool
 // every namespace class sees it alike (the namespace makes no
 // difference), else one per class that changes, each saying where it does
 // not.
-func compareClasses(b, a []horizon.Prediction, vp viewpoint, affected map[string]bool) []ServiceChange {
+func compareClasses(b, a []horizon.Prediction, vp viewpoint, classes []nsClass, affected map[string]bool) []ServiceChange {
 	alike := true
 	for k := range b {
 		if !sameDrops(b[k], a[k]) {
@@ -178,22 +196,19 @@ func compareClasses(b, a []horizon.Prediction, vp viewpoint, affected map[string
 		}
 		alike = alike && sameEDS(b[k], b[0]) && sameEDS(a[k], a[0]) && b[k].NoEndpoints == b[0].NoEndpoints && a[k].NoEndpoints == a[0].NoEndpoints
 	}
-	clients := false
-	for _, c := range vp.classes {
-		clients = clients || len(c.names) > 0
-	}
+	clients := len(vp.clients) > 0
 	if alike {
 		c, changed := compareEDS(b[0], a[0], vp)
 		if !changed {
 			return nil
 		}
 		affected[c.Service] = true
-		c.Namespace, c.NoClient = vp.classes[0].rep, !clients
+		c.Namespace, c.NoClient = classes[0].rep, !clients
 		return []ServiceChange{c}
 	}
 	var out []ServiceChange
 	var unchanged []string
-	for k, cl := range vp.classes {
+	for k, cl := range classes {
 		c, changed := compareEDS(b[k], a[k], vp)
 		if !changed {
 			unchanged = append(unchanged, cl.label())
@@ -232,8 +247,8 @@ func controlPlanes(snaps ...*model.Snapshot) []string {
 // sidecarViewpoints are a sidecar per network of either view (the same
 // proxy in both: a running proxy keeps the network it was injected with)
 // and a proxy without NETWORK in the control plane's cluster, each with
-// the classes of the namespaces its clients run in.
-func sidecarViewpoints(pvs [2]*plane.View, special map[string]bool) []viewpoint {
+// the namespaces its clients run in.
+func sidecarViewpoints(pvs [2]*plane.View) []viewpoint {
 	before, after, cp := pvs[0].Snap, pvs[1].Snap, pvs[0].Name
 	var out []viewpoint
 	seen := map[string]bool{}
@@ -243,8 +258,8 @@ func sidecarViewpoints(pvs [2]*plane.View, special map[string]bool) []viewpoint 
 		if !seen[name] {
 			seen[name] = true
 			// The clients are the mesh's (a control plane's cut holds no pods).
-			cls := namespaceClasses(clientNamespaces(vp.Cluster, vp.Network, pvs[0].Full, pvs[1].Full), special)
-			out = append(out, viewpoint{name: name, vp: vp, cp: cp, classes: cls})
+			clients := clientNamespaces(vp.Cluster, vp.Network, pvs[0].Full, pvs[1].Full)
+			out = append(out, viewpoint{name: name, vp: vp, cp: cp, clients: clients})
 		}
 	}
 	for _, s := range []*model.Snapshot{before, after} {

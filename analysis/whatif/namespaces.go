@@ -98,25 +98,67 @@ func clientNamespaces(vpCluster, vpNetwork string, snaps ...*model.Snapshot) []s
 	return out
 }
 
-// specialNamespaces are the namespaces whose clients may see a service
-// otherwise than the rest, in either snapshot: where a Sidecar resource
-// is (but the root namespace's, which applies everywhere), where a
-// DestinationRule is (a client's own namespace is looked in first), and
-// the namespaces an exportTo names — with "." the object's own (a
-// Service's by its annotation or the mesh's defaultServiceExportTo).
-func specialNamespaces(snaps ...*model.Snapshot) map[string]bool {
-	out := map[string]bool{}
-	mark := func(exportTo []string, own string) {
-		for _, e := range exportTo {
-			switch e {
-			case "*", "~":
-			case ".":
-				out[own] = true
-			default:
-				out[e], out[own] = true, true
-			}
+// specials are the namespaces whose clients may see a service otherwise
+// than the rest: for every service (all) or for some (byHost).
+type specials struct {
+	all    map[string]bool
+	byHost map[string]map[string]bool
+}
+
+// forHost are the namespaces special for host.
+func (sp specials) forHost(host string) map[string]bool {
+	h := sp.byHost[host]
+	if len(h) == 0 {
+		return sp.all
+	}
+	out := make(map[string]bool, len(sp.all)+len(h))
+	for ns := range sp.all {
+		out[ns] = true
+	}
+	for ns := range h {
+		out[ns] = true
+	}
+	return out
+}
+
+// in is the set of host's special namespaces ("" or a wildcard: every
+// service's), made on first use.
+func (sp specials) in(host string) map[string]bool {
+	if host == "" || strings.Contains(host, "*") {
+		return sp.all
+	}
+	m := sp.byHost[host]
+	if m == nil {
+		m = map[string]bool{}
+		sp.byHost[host] = m
+	}
+	return m
+}
+
+// mark records the namespaces exportTo names (with "." the object's own,
+// own) in set.
+func mark(set map[string]bool, exportTo []string, own string) {
+	for _, e := range exportTo {
+		switch e {
+		case "*", "~":
+		case ".":
+			set[own] = true
+		default:
+			set[e], set[own] = true, true
 		}
 	}
+}
+
+// specialNamespaces are, in either snapshot, the namespaces whose clients
+// may see a service otherwise than the rest: for every service, where a
+// Sidecar resource is (but the root namespace's, which applies everywhere)
+// and those a VirtualService's exportTo names; for a host, where a
+// DestinationRule or ServiceEntry of it is (a client's own namespace is
+// looked in first) and the namespaces their exportTo, or its Service's
+// (its annotation, else the mesh's defaultServiceExportTo), name — "."
+// being the object's own. A wildcard host counts for every service.
+func specialNamespaces(snaps ...*model.Snapshot) specials {
+	sp := specials{all: map[string]bool{}, byHost: map[string]map[string]bool{}}
 	for _, s := range snaps {
 		roots := map[string]bool{}
 		var svcDefault []string
@@ -126,32 +168,37 @@ func specialNamespaces(snaps ...*model.Snapshot) map[string]bool {
 		}
 		for _, sc := range s.Sidecars {
 			if !roots[sc.Namespace] {
-				out[sc.Namespace] = true
+				sp.all[sc.Namespace] = true
 			} else if relativeEgress(sc) {
 				svcDefault = append(svcDefault, ".") // each namespace sees its own services
 			}
 		}
 		for _, d := range s.DestinationRules {
-			out[d.Namespace] = true
-			mark(d.ExportTo, d.Namespace)
+			set := sp.in(model.FQDN(d.Host, d.Namespace))
+			set[d.Namespace] = true
+			mark(set, d.ExportTo, d.Namespace)
 		}
 		for _, se := range s.ServiceEntries {
-			mark(se.ExportTo, se.Namespace)
+			for _, h := range se.Hosts {
+				set := sp.in(model.FQDN(h, se.Namespace))
+				set[se.Namespace] = true
+				mark(set, se.ExportTo, se.Namespace)
+			}
 		}
 		for _, vs := range s.VirtualServices {
-			mark(vs.ExportTo, vs.Namespace)
+			mark(sp.all, vs.ExportTo, vs.Namespace)
 		}
 		for _, svc := range s.Services {
 			for _, sic := range svc.Clusters {
-				if len(sic.ExportTo) > 0 {
-					mark(sic.ExportTo, svc.Namespace)
-				} else {
-					mark(svcDefault, svc.Namespace)
+				exportTo := sic.ExportTo
+				if len(exportTo) == 0 {
+					exportTo = svcDefault
 				}
+				mark(sp.in(svc.Hostname), exportTo, svc.Namespace)
 			}
 		}
 	}
-	return out
+	return sp
 }
 
 // relativeEgress: a Sidecar whose egress imports "./…", the proxy's own
