@@ -10,8 +10,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/meshscope/meshscope/analysis/ambient"
-	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -54,8 +53,8 @@ func newWDSResource(name string, b []byte) types.Resource {
 // update serves the prediction of a new snapshot. Without ambient in the
 // mesh it serves what istiod would too: the services and pods, with no
 // split-horizon workloads unless some service is global.
-func (s *wdsServer) update(snap *model.Snapshot) {
-	res := ambient.NewView(snap, s.controlPlane).Resources()
+func (s *wdsServer) update(pv *plane.View) {
+	res := pv.Ambient().Resources()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	changed := map[string]types.Resource{}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/meshscope/meshscope/analysis/ambient"
 	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -34,7 +35,7 @@ func TestDemoServesWDS(t *testing.T) {
 	go func() { _ = c.Run(ctx) }()
 	explainAll := func() map[string]ambient.Explanation {
 		snap := d.Registry.Snapshot()
-		v := ambient.NewView(snap, "cluster1")
+		v := plane.NewSet(snap, nil).Of("cluster1").Ambient()
 		out := map[string]ambient.Explanation{}
 		for _, s := range []string{"echo", "ledger", "inventory", "orders"} {
 			host := s + ".ambient.svc.cluster.local"
@@ -87,10 +88,14 @@ func TestDemoServesWDS(t *testing.T) {
 	if l := explainAll()["ledger"].Prediction; len(l.Dropped) == 0 || l.Dropped[0].Reason != ambient.DropNotGlobal {
 		t.Errorf("ledger: %+v", l)
 	}
-	if !slices.ContainsFunc(ambient.Problems(d.Registry.Snapshot()), func(p model.Problem) bool {
+	problems := func() []model.Problem {
+		s := d.Registry.Snapshot()
+		return ambient.Problems(s, plane.NewSet(s, nil).Ambient)
+	}
+	if !slices.ContainsFunc(problems(), func(p model.Problem) bool {
 		return p.Kind == "ambient-scope-mismatch" && p.Service == "inventory.ambient.svc.cluster.local"
 	}) {
-		t.Errorf("no planted scope mismatch: %+v", ambient.Problems(d.Registry.Snapshot()))
+		t.Errorf("no planted scope mismatch: %+v", problems())
 	}
 
 	if err := d.step(ctx, 10); err != nil { // network2's gateways lose their addresses

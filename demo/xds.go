@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -51,6 +52,9 @@ type xdsServer struct {
 	servedCh chan struct{}
 	// conns are the open streams, for the demo's /debug/syncz.
 	conns *connections
+	// controlPlane is the istiod the server stands in for: it serves
+	// what that control plane sees of a snapshot (analysis/plane).
+	controlPlane string
 }
 
 func newXDSServer(ctx context.Context, controlPlane string, log *slog.Logger) (*xdsServer, error) {
@@ -64,7 +68,7 @@ func newXDSServer(ctx context.Context, controlPlane string, log *slog.Logger) (*
 		lis:   lis,
 		log:   log,
 		nodes: map[string]view{}, servedCh: make(chan struct{}),
-		wds: newWDSServer(controlPlane, log), conns: newConnections(),
+		wds: newWDSServer(controlPlane, log), conns: newConnections(), controlPlane: controlPlane,
 	}
 	cb := serverv3.CallbackFuncs{
 		StreamRequestFunc: func(id int64, req *discoveryv3.DiscoveryRequest) error {
@@ -119,7 +123,7 @@ func (s *xdsServer) register(node *corev3.Node) {
 	v := s.nodes[id]
 	s.mu.Unlock()
 	if !known && snap != nil {
-		s.push(id, v, snap, horizon.NewIndex(snap))
+		s.push(id, v, plane.NewSet(snap, nil).Of(s.controlPlane))
 	}
 }
 
@@ -139,11 +143,11 @@ func (s *xdsServer) update(snap *model.Snapshot) {
 		nodes[id] = v
 	}
 	s.mu.Unlock()
-	ix := horizon.NewIndex(snap) // one gateway index for every node
+	pv := plane.NewSet(snap, nil).Of(s.controlPlane) // one view for every node
 	for id, v := range nodes {
-		s.push(id, v, snap, ix)
+		s.push(id, v, pv)
 	}
-	s.wds.update(snap)
+	s.wds.update(pv)
 	s.mu.Lock()
 	s.served = max(s.served, snap.Version)
 	close(s.servedCh)
@@ -173,8 +177,9 @@ func (s *xdsServer) waitServed(ctx context.Context, v uint64) error {
 
 // push sets a proxy's snapshot: every type (CDS, EDS, LDS, RDS) at the
 // collector snapshot's version, like istiod's full push.
-func (s *xdsServer) push(nodeID string, v view, snap *model.Snapshot, ix *horizon.Index) {
-	res := resources(snap, ix, v)
+func (s *xdsServer) push(nodeID string, v view, pv *plane.View) {
+	snap := pv.Full
+	res := resources(pv.Snap, pv.Index, v)
 	cs, err := cachev3.NewSnapshot(strconv.FormatUint(snap.Version, 10), res)
 	if err == nil {
 		err = s.cache.SetSnapshot(context.Background(), nodeID, cs)

@@ -3,6 +3,7 @@ package tui
 import (
 	"github.com/meshscope/meshscope/analysis/ambient"
 	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -26,15 +27,11 @@ func ztunnelPlanes(feed Feed, snap *model.Snapshot) []string {
 
 // explainZtunnels is, for one service, each control plane's WDS next to
 // its prediction (views built once per index and reused).
-func explainZtunnels(feed Feed, snap *model.Snapshot, views map[string]*ambient.View, status []xdsclient.StreamStatus, svc *model.Service) []ambient.Explanation {
+func explainZtunnels(feed Feed, planes *plane.Set, status []xdsclient.StreamStatus, svc *model.Service) []ambient.Explanation {
 	af, _ := feed.(AmbientFeed)
 	var out []ambient.Explanation
-	for _, cp := range ztunnelPlanes(feed, snap) {
-		v := views[cp]
-		if v == nil {
-			v = ambient.NewView(snap, cp)
-			views[cp] = v
-		}
+	for _, cp := range ztunnelPlanes(feed, planes.Snapshot()) {
+		v := planes.Of(cp).Ambient()
 		var actual *xdsclient.WDSServiceView
 		if af != nil {
 			if a, ok := af.WDS(cp, ambient.ServiceKey(svc.Namespace, svc.Hostname)); ok {
@@ -64,14 +61,13 @@ func ztunnelStreamText(status []xdsclient.StreamStatus, cp string) string {
 // ambientVerdicts folds each control plane's ztunnel verdict into the
 // services' rows.
 type ambientVerdicts struct {
-	snap   *model.Snapshot
+	planes *plane.Set
 	feed   Feed
-	views  map[string]*ambient.View
 	status []xdsclient.StreamStatus
 }
 
-func newAmbientVerdicts(snap *model.Snapshot, feed Feed) *ambientVerdicts {
-	a := &ambientVerdicts{snap: snap, feed: feed, views: map[string]*ambient.View{}}
+func newAmbientVerdicts(planes *plane.Set, feed Feed) *ambientVerdicts {
+	a := &ambientVerdicts{planes: planes, feed: feed}
 	if feed != nil {
 		a.status = feed.Status()
 	}
@@ -88,7 +84,7 @@ func (a *ambientVerdicts) merge(svc *model.Service, mode ambient.Mode, v explain
 	if _, ok := a.feed.(AmbientFeed); !ok {
 		return v, stale
 	}
-	for _, e := range explainZtunnels(a.feed, a.snap, a.views, a.status, svc) {
+	for _, e := range explainZtunnels(a.feed, a.planes, a.status, svc) {
 		if e.Verdict == ambient.Pending {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/meshscope/meshscope/analysis/ambient"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -73,7 +74,7 @@ func (f *ambientFeed) WDS(cp, key string) (xdsclient.WDSServiceView, bool) {
 }
 
 func newAmbientFeed(snap *model.Snapshot) *ambientFeed {
-	f := &ambientFeed{fakeFeed: testFeed(snap), res: ambient.NewView(snap, "cluster1").Resources()}
+	f := &ambientFeed{fakeFeed: testFeed(snap), res: plane.NewSet(snap, nil).Of("cluster1").Ambient().Resources()}
 	f.status = append(f.status, xdsclient.StreamStatus{Viewpoint: "ztunnel@cluster1", ControlPlane: "cluster1", State: "connected", LastPush: ago(2 * time.Second)})
 	return f
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/fleet"
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -41,6 +42,9 @@ type index struct {
 	// index: which clusters a control plane reads when its remote secrets
 	// are not read.
 	istiod []model.IstiodView
+	// planes are the control planes' views of snap (with istiod's views),
+	// built once for the diagnosis, the verdicts and every explain view.
+	planes *plane.Set
 	// standsFor counts the endpoints of each network (what its gateways
 	// stand for).
 	standsFor map[string]int
@@ -95,7 +99,8 @@ func (r *svcRow) badge() string {
 // diagnosis compares what its streams hold with the prediction. doc is the
 // doctor of this run (nil: a fresh one on the wall clock).
 func buildIndex(snap *model.Snapshot, feed Feed, doc *doctor) *index {
-	ix := &index{snap: snap, byHost: map[string]int{}, standsFor: map[string]int{}}
+	views := istiodViews(feed)
+	ix := &index{snap: snap, byHost: map[string]int{}, standsFor: map[string]int{}, istiod: views, planes: plane.NewSet(snap, views)}
 	if snap == nil {
 		return ix
 	}
@@ -113,14 +118,12 @@ func buildIndex(snap *model.Snapshot, feed Feed, doc *doctor) *index {
 		netPos[n.Name] = len(ix.networks)
 		ix.networks = append(ix.networks, n.Name)
 	}
-	views := istiodViews(feed)
-	ix.istiod = views
-	ix.problems, ix.unknownCPs, ix.fleet, ix.fleetReads = doc.diagnose(snap, feed, views)
-	ix.cps, ix.roots = controlPlaneRows(snap, views), rootInfos(snap)
+	ix.problems, ix.unknownCPs, ix.fleet, ix.fleetReads = doc.diagnose(ix.planes, feed)
+	ix.cps, ix.roots = controlPlaneRows(ix.planes), rootInfos(snap)
 	ix.ambient = ambient.InUse(snap)
 	var amb *ambientVerdicts
 	if ix.ambient {
-		amb = newAmbientVerdicts(snap, feed)
+		amb = newAmbientVerdicts(ix.planes, feed)
 	}
 	badges := map[string][]string{}
 	rank := map[string]int{}
@@ -186,7 +189,7 @@ func buildIndex(snap *model.Snapshot, feed Feed, doc *doctor) *index {
 			row.rank = r
 		}
 		if len(vps) > 0 {
-			row.verdict, row.stale = serviceVerdict(snap, s, vps, feed, views, stale)
+			row.verdict, row.stale = serviceVerdict(ix.planes, s, vps, feed, stale)
 		}
 		if amb != nil {
 			row.mode = ambient.DataplaneMode(snap, s.Hostname)
@@ -218,10 +221,10 @@ func (ix *index) verdictsKnown() int {
 // CDS cluster whose load balancing decides the shares, and istiod's own
 // views; actual is false when there is no EDS yet (the view is then
 // prediction only).
-func explainFor(feed Feed, snap *model.Snapshot, views []model.IstiodView, host, subset string, port int32, vp xdsclient.Viewpoint) (v explain.View, actual bool) {
+func explainFor(feed Feed, planes *plane.Set, host, subset string, port int32, vp xdsclient.Viewpoint) (v explain.View, actual bool) {
 	var la *xdsclient.LoadAssignment
 	cp := vp.ControlPlane
-	x := explain.Extra{Subset: subset, Istiod: views}
+	x := explain.Extra{Subset: subset}
 	if feed != nil {
 		name := horizon.SubsetClusterName(host, subset, port)
 		if a, c, ok := feed.Actual(vp.String(), name); ok && a != nil {
@@ -234,16 +237,16 @@ func explainFor(feed Feed, snap *model.Snapshot, views []model.IstiodView, host,
 			x.Cluster, _ = sf.Cluster(vp.String(), name)
 		}
 	}
-	return explain.ExplainWith(snap, host, port, vp, cp, la, x), la != nil
+	return explain.ExplainWith(planes, host, port, vp, cp, la, x), la != nil
 }
 
 // serviceVerdict is match when every known actual EDS of the service matches
 // the prediction, mismatch when one does not, pending when none is known.
-func serviceVerdict(snap *model.Snapshot, s *model.Service, vps []xdsclient.Viewpoint, feed Feed, views []model.IstiodView, staleVPs map[string]bool) (v explain.Verdict, stale bool) {
+func serviceVerdict(planes *plane.Set, s *model.Service, vps []xdsclient.Viewpoint, feed Feed, staleVPs map[string]bool) (v explain.Verdict, stale bool) {
 	v = explain.Pending
 	for _, p := range s.Ports {
 		for _, vp := range vps {
-			ev, actual := explainFor(feed, snap, views, s.Hostname, "", p.Port, vp)
+			ev, actual := explainFor(feed, planes, s.Hostname, "", p.Port, vp)
 			if !actual {
 				continue
 			}
@@ -327,7 +330,7 @@ func viewpointsFor(feed Feed, snap *model.Snapshot) []xdsclient.Viewpoint {
 	if snap == nil {
 		return nil
 	}
-	return explain.SidecarViewpoints(snap, "")
+	return horizon.SidecarViewpoints(snap, "")
 }
 
 // sourceText renders where a cluster came from, never credentials.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/fleet"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -42,11 +43,11 @@ func newDoctor(now func() time.Time) *doctor {
 // the feed serves them — what the live streams hold against the
 // prediction. It also lists the control planes it could not check, and
 // gives the fleet it checked with the syncz poll it joined (nil when none).
-func (d *doctor) diagnose(snap *model.Snapshot, feed Feed, views []model.IstiodView) ([]model.Problem, []string, *fleet.Fleet, []fleet.Read) {
-	now := d.now()
+func (d *doctor) diagnose(planes *plane.Set, feed Feed) ([]model.Problem, []string, *fleet.Fleet, []fleet.Read) {
+	now, snap, views := d.now(), planes.Snapshot(), planes.Istiod()
 	a := &feedAnswers{feed: feed, views: views, snap: snap, now: now}
-	in := explain.Gather(snap, explain.Inputs{Now: now, Since: d.since, Stale: d.stale}, a)
-	return explain.Diagnose(snap, in), explain.UnknownControlPlanes(snap, views), in.Fleet, a.fleetReads
+	in := explain.Gather(snap, explain.Inputs{Now: now, Since: d.since, Stale: d.stale, Planes: planes}, a)
+	return explain.Diagnose(snap, in), planes.Unknown(), in.Fleet, a.fleetReads
 }
 
 // feedAnswers are what the UI's feed holds, as a diagnosis reads it
@@ -119,7 +120,8 @@ type cpRow struct {
 	known   bool
 }
 
-func controlPlaneRows(snap *model.Snapshot, views []model.IstiodView) []cpRow {
+func controlPlaneRows(planes *plane.Set) []cpRow {
+	snap := planes.Snapshot()
 	var out []cpRow
 	for _, cp := range snap.AllControlPlanes() {
 		cluster := model.ControlPlaneCluster(cp)
@@ -130,7 +132,8 @@ func controlPlaneRows(snap *model.Snapshot, views []model.IstiodView) []cpRow {
 				r.istiods = c.IstiodsOfRevision(snap.ControlPlaneRevision(cp))
 			}
 		}
-		r.reads, r.from, r.known = explain.ReadsOf(snap, cp, views)
+		pv := planes.Of(cp)
+		r.reads, r.from, r.known = pv.Reads, string(pv.From), pv.Known()
 		out = append(out, r)
 	}
 	return out

@@ -77,7 +77,7 @@ func buildFleet(ix *index, reads []fleet.Read, pollSnap *model.Snapshot, served 
 	if snap == nil || ix.snap == nil {
 		return fx
 	}
-	fx.mesh = meshmap.Build(ix.snap, ix.istiod, ix.problems)
+	fx.mesh = meshmap.Build(ix.planes, ix.problems)
 	if ix.fleet != nil && sameReads(ix.fleetReads, reads) {
 		fx.f = *ix.fleet // the diagnosis joined this poll already
 	} else {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -73,7 +74,7 @@ func TestControlPlaneRowsPerRevision(t *testing.T) {
 	c.Istiods = []model.IstiodPod{{Name: "istiod-1", ClusterID: c.ID, Ready: true}, {Name: "istiod-canary-1", ClusterID: c.ID, Revision: "canary", Ready: true}}
 	c.PredictedRevision = "default"
 	snap.RevisionPlanes = []model.RevisionPlane{{Cluster: c.ID, Revision: "canary"}}
-	rows := controlPlaneRows(snap, nil)
+	rows := controlPlaneRows(plane.NewSet(snap, nil))
 	byID := map[string]cpRow{}
 	for _, r := range rows {
 		byID[r.id] = r

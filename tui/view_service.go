@@ -147,7 +147,7 @@ func (v *serviceView) refresh(vc viewContext, u update) {
 	if v.ztunnel {
 		v.amb = nil
 		if v.svc != nil {
-			v.amb = explainZtunnels(vc.feed, vc.ix.snap, map[string]*ambient.View{}, vc.status, v.svc)
+			v.amb = explainZtunnels(vc.feed, vc.ix.planes, vc.status, v.svc)
 		}
 		v.focus = min(max(v.focus, 0), max(len(v.amb)-1, 0))
 		return
@@ -168,7 +168,7 @@ func (v *serviceView) refresh(vc viewContext, u update) {
 	v.port = min(max(v.port, 0), len(v.svc.Ports)-1)
 	port := v.svc.Ports[v.port].Port
 	for _, vp := range v.vps {
-		ev, actual := explainFor(vc.feed, vc.ix.snap, vc.ix.istiod, v.host, v.subset, port, vp)
+		ev, actual := explainFor(vc.feed, vc.ix.planes, v.host, v.subset, port, vp)
 		if !actual {
 			ev.Error = streamText(vc.status, vp.String(), ev.EDSCluster, vc.feed)
 		}

@@ -89,7 +89,7 @@ func (v *serviceView) whatIfLines(vc viewContext, hc *hostChange, w int) []strin
 
 // changeLines is one port and viewpoint's change.
 func changeLines(vc viewContext, c whatif.ServiceChange, w int) []string {
-	what := "from " + c.Viewpoint + " (" + c.Proxy + ")"
+	what := "from " + c.Where() + " (" + c.Proxy + ")"
 	if c.Port != 0 {
 		what = fmt.Sprintf(":%d %s", c.Port, what)
 	}
@@ -101,6 +101,12 @@ func changeLines(vc viewContext, c whatif.ServiceChange, w int) []string {
 		title += " " + vc.st.Error.Render("LOSES EVERY REMOTE ENDPOINT")
 	}
 	out := []string{padLines([]string{title}, w, 1)}
+	if len(c.UnchangedIn) > 0 {
+		out = append(out, wrapIndent(vc.st.Muted, "   unchanged in ", "     ", strings.Join(c.UnchangedIn, "; "), w)...)
+	}
+	if c.NoClient && (c.LostAll || c.LostRemote) {
+		out = append(out, wrapIndent(vc.st.Muted, "   ", "   ", "no client runs where this is seen: not failing --fail-on lost", w)...)
+	}
 	counts := fmt.Sprintf("   endpoints %d → %d", len(c.Before), len(c.After))
 	var diff []string
 	for _, d := range []struct {
@@ -117,27 +123,27 @@ func changeLines(vc viewContext, c whatif.ServiceChange, w int) []string {
 	out = append(out, vc.st.Muted.Render(fit(counts, w)))
 	before := map[string]whatif.Endpoint{}
 	for _, e := range c.Before {
-		before[endpointKey(e)] = e
+		before[e.Key()] = e
 	}
 	moved := map[string]bool{}
 	for _, e := range c.Removed {
 		out = append(out, wrapIndent(vc.st.Error, "   − ", "     ", e.String(), w)...)
 	}
 	for _, e := range c.Added {
-		moved[endpointKey(e)] = true
+		moved[e.Key()] = true
 		out = append(out, wrapIndent(vc.st.OK, "   + ", "     ", e.String(), w)...)
 	}
 	for _, e := range c.Reweighted {
-		moved[endpointKey(e)] = true
+		moved[e.Key()] = true
 		text := e.String()
-		if old, ok := before[endpointKey(e)]; ok {
+		if old, ok := before[e.Key()]; ok {
 			text += ", was " + old.String()
 		}
 		out = append(out, wrapIndent(vc.st.Warn, "   ~ ", "     ", text, w)...)
 	}
 	same := 0
 	for _, e := range c.After {
-		if moved[endpointKey(e)] {
+		if moved[e.Key()] {
 			continue
 		}
 		if same++; same <= maxUnchanged {
@@ -150,19 +156,15 @@ func changeLines(vc viewContext, c whatif.ServiceChange, w int) []string {
 	if s := whatif.ShareText(c.SharesBefore, c.SharesAfter); s != "" {
 		out = append(out, wrapIndent(vc.st.Text, "   share ", "         ", s, w)...)
 	}
+	for _, e := range c.After {
+		if e.HealthWhy != "" {
+			out = append(out, wrapIndent(vc.st.Warn, "   health ", "          ", e.Address+": "+e.HealthWhy, w)...)
+		}
+	}
 	for _, why := range c.Why {
 		out = append(out, wrapIndent(vc.st.Muted, "   why   ", "         ", why, w)...)
 	}
 	return out
-}
-
-// endpointKey identifies an endpoint across before and after as the
-// what-if compares them: a workload by UID, else ADDRESS:PORT.
-func endpointKey(e whatif.Endpoint) string {
-	if e.UID != "" {
-		return e.UID
-	}
-	return fmt.Sprintf("%s:%d", e.Address, e.Port)
 }
 
 // wrapIndent wraps text after a first-line prefix, later lines indented,

@@ -305,7 +305,7 @@ func TestPredict(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newTestMesh(t, tc.clusters...)
 			tc.build(m)
-			p := NewView(m.s, tc.cp).Predict(hello)
+			p := testView(m.s, tc.cp).Predict(hello)
 			if got := render(p); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
 			}
@@ -341,7 +341,7 @@ func TestScope(t *testing.T) {
 	mc.Cluster = "cluster1"
 	m.s.MeshConfigs = []model.MeshConfig{mc}
 	a := m.s.AmbientFor("cluster1")
-	scope := func() Scope { return NewView(m.s, "cluster1").scopeIn("cluster1", "ambient", hello) }
+	scope := func() Scope { return testView(m.s, "cluster1").scopeIn("cluster1", "ambient", hello) }
 	if s := scope(); s != Local {
 		t.Errorf("no selector matches: %s", s)
 	}
@@ -368,7 +368,7 @@ func TestGatewayWorkloads(t *testing.T) {
 	m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
 	m.gateway("cluster1", "net3", model.ClassRemote, "network3", 15008, "", "192.168.70.1")
 	var got []string
-	for _, w := range NewView(m.s, "cluster1").GatewayWorkloads() {
+	for _, w := range testView(m.s, "cluster1").GatewayWorkloads() {
 		got = append(got, w.UID+" "+strings.Join(w.Addresses, ","))
 	}
 	want := []string{"NetworkGateway/network2/192.168.60.10/0 192.168.60.10", "NetworkGateway/network3/192.168.70.1/15008 192.168.70.1"}
@@ -384,7 +384,7 @@ func TestCompare(t *testing.T) {
 	m.service("cluster1", "10.96.0.10", true, testPod{name: "hw-1", ip: "10.44.0.30"})
 	m.service("cluster2", "10.97.0.10", true, testPod{name: "hw-2a", ip: "10.144.0.30"}, testPod{name: "hw-2b", ip: "10.144.0.32"})
 	m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
-	p := NewView(m.s, "cluster1").Predict(hello)
+	p := testView(m.s, "cluster1").Predict(hello)
 	actual := func() xdsclient.WDSServiceView {
 		return xdsclient.WDSServiceView{Key: helloKey,
 			Service: &xdsclient.WDSService{Name: "helloworld", Namespace: "ambient", Hostname: hello,
@@ -434,7 +434,7 @@ func TestHostnameGateway(t *testing.T) {
 	m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "host:gw2.example.com")
 	// meshscope's answer for the name plays no part in ambient predictions.
 	m.s.GatewayNames = []model.GatewayName{{Name: "gw2.example.com", Addresses: []string{"192.168.60.21", "192.168.60.22"}}}
-	v := NewView(m.s, "cluster1")
+	v := testView(m.s, "cluster1")
 	p := v.Predict(hello)
 	sh := "network2/SplitHorizonWorkload/istio-system/istio-eastwestgateway/gw2.example.com/" + helloKey
 	want := []string{
@@ -484,4 +484,12 @@ func TestHostnameGateway(t *testing.T) {
 	}) {
 		t.Errorf("a resolved gateway: %+v", c)
 	}
+}
+
+// testView is the view of control plane cp as analysis/plane builds it
+// for a primary whose remote secrets are read: its own cluster and its
+// secrets' clusters.
+func testView(snap *model.Snapshot, cp string) *View {
+	reads, _ := snap.ClustersReadBy(cp)
+	return NewView(snap, cp, reads)
 }

@@ -35,13 +35,14 @@ func Ztunnels(snap *model.Snapshot, cps []string) []string {
 // the Service resource istiod sends does not carry although the service
 // names one (see waypointProblems). Services that are
 // global nowhere are taken as meant to stay local and not reported.
-func Problems(snap *model.Snapshot) []model.Problem {
+// viewOf is each control plane's view (plane.View.Ambient).
+func Problems(snap *model.Snapshot, viewOf func(cp string) *View) []model.Problem {
 	if !InUse(snap) {
 		return nil
 	}
 	var out []model.Problem
 	for _, cp := range Ztunnels(snap, snap.ControlPlanes()) {
-		v := NewView(snap, cp)
+		v := viewOf(cp)
 		out = append(out, v.gatewayProblems()...)
 		for _, svc := range snap.Services {
 			out = append(out, v.serviceProblems(svc)...)

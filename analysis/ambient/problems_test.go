@@ -51,7 +51,7 @@ func TestProblems(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newTestMesh(t, two...)
 			tc.build(m)
-			ps := Problems(m.s)
+			ps := Problems(m.s, func(cp string) *View { return testView(m.s, cp) })
 			if got := kinds(ps); !slices.Equal(got, tc.want) {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
@@ -71,7 +71,7 @@ func TestProblemsQuietWithoutAmbient(t *testing.T) {
 	for i := range m.s.Ambient {
 		delete(m.s.Ambient[i].Namespaces, "ambient")
 	}
-	if ps := Problems(m.s); len(ps) != 0 {
+	if ps := Problems(m.s, func(cp string) *View { return testView(m.s, cp) }); len(ps) != 0 {
 		t.Errorf("a sidecar mesh gets ambient problems: %v", ps)
 	}
 }

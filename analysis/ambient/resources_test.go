@@ -25,7 +25,7 @@ func TestResources(t *testing.T) {
 	other.Clusters = map[string]*model.ServiceInCluster{"cluster1": m.s.Service(hello).Clusters["cluster1"]}
 	m.s.Services = append([]*model.Service{&other}, m.s.Services...) // by hostname
 
-	v := NewView(m.s, "cluster1")
+	v := testView(m.s, "cluster1")
 	res := v.Resources()
 	var names []string
 	for _, a := range res {

@@ -72,20 +72,20 @@ func (g networkGateway) wdsAddress(port uint32) *xdsclient.WDSGateway {
 	return &xdsclient.WDSGateway{Network: g.Network, Address: g.Address, HBONEPort: port}
 }
 
-// NewView builds the view of the istiod of cluster controlPlane.
-func NewView(snap *model.Snapshot, controlPlane string) *View {
+// NewView builds the view of the istiod of control plane controlPlane
+// (cluster1, or another revision of it, cluster1@canary) from snap, the
+// mesh as that control plane sees it (its mesh config, Istio config and
+// settings: plane.View.Snap), reading the clusters reads (its own and its
+// remote secrets'). analysis/plane builds it; nothing else decides what a
+// control plane reads.
+func NewView(snap *model.Snapshot, controlPlane string, reads []string) *View {
 	cluster := model.ControlPlaneCluster(controlPlane)
-	if snap.RevisionPlane(controlPlane) != nil {
-		// Another revision of a primary: its own mesh config, Istio config
-		// and settings (cluster1@canary).
-		snap = snap.ForControlPlane(controlPlane)
-	}
 	v := &View{ControlPlane: controlPlane, cluster: cluster, snap: snap, mesh: snap.MeshConfigFor(cluster), networks: map[string]string{}}
 	if c := snap.ClusterByID(cluster); c != nil {
 		v.Network = c.Network
 	}
 	for _, c := range snap.Clusters {
-		if c.State == model.StateRemoved || !readBy(c, cluster) {
+		if c.State == model.StateRemoved || !slices.Contains(reads, c.ID) {
 			continue
 		}
 		v.Clusters = append(v.Clusters, c.ID)
@@ -96,24 +96,6 @@ func NewView(snap *model.Snapshot, controlPlane string) *View {
 	}
 	v.Gateways = v.networkGateways()
 	return v
-}
-
-// readBy reports whether the istiod of cp reads cluster c: its own
-// cluster, or one of the remote secrets it holds.
-func readBy(c model.Cluster, cp string) bool {
-	if c.ID == cp {
-		return true
-	}
-	srcs := c.Sources
-	if len(srcs) == 0 {
-		srcs = []model.SourceRef{c.Source}
-	}
-	for _, s := range srcs {
-		if s.Kind == model.SourceSecret && s.In == cp {
-			return true
-		}
-	}
-	return false
 }
 
 // networkGateways mirrors networks.go k8sGatewayToNetworkGateways and the

@@ -99,7 +99,7 @@ func TestWaypointResolution(t *testing.T) {
 			m.gateway("cluster2", "istio-eastwestgateway", model.ClassEastWest, "network2", 15008, "Terminate", "192.168.60.10")
 			tc.build(m)
 			for cp, want := range map[string]string{"cluster1": tc.want1, "cluster2": tc.want2} {
-				v := NewView(m.s, cp)
+				v := testView(m.s, cp)
 				p := v.Predict(hello)
 				got := p.Waypoint.AddressString()
 				if p.Waypoint != nil && p.Waypoint.Address != nil && p.Waypoint.Address.Network != "" {
@@ -124,7 +124,7 @@ func TestWaypointResolution(t *testing.T) {
 					}
 				}
 			}
-			ps := Problems(m.s)
+			ps := Problems(m.s, func(cp string) *View { return testView(m.s, cp) })
 			if got := kinds(ps); !slices.Equal(got, tc.problems) {
 				t.Errorf("problems %v, want %v", got, tc.problems)
 			}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/analysis/ambient"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -23,9 +24,9 @@ type SentWDS struct {
 // ambientProblems are analysis/ambient's problems (what keeps each
 // istiod's ztunnels from reaching a service's pods across networks) as
 // doctor rows: the cluster is the one concerned, else the control plane.
-func ambientProblems(snap *model.Snapshot) []model.Problem {
+func ambientProblems(planes *plane.Set) []model.Problem {
 	var ps []model.Problem
-	for _, p := range ambient.Problems(snap) {
+	for _, p := range ambient.Problems(planes.Snapshot(), planes.Ambient) {
 		cluster := p.Cluster
 		if cluster == "" {
 			cluster = p.ControlPlane
@@ -39,7 +40,8 @@ func ambientProblems(snap *model.Snapshot) []model.Problem {
 // what it is predicted to send, for every service with pods in ambient
 // mode (ambient or mixed): each service that differs is one error row with
 // the differences.
-func wdsProblems(snap *model.Snapshot, in *Inputs) []model.Problem {
+func wdsProblems(_ *model.Snapshot, in *Inputs) []model.Problem {
+	planes, snap := in.Planes, in.Planes.Snapshot()
 	var ps []model.Problem
 	for _, s := range in.WDS {
 		if s.Service == nil {
@@ -47,7 +49,7 @@ func wdsProblems(snap *model.Snapshot, in *Inputs) []model.Problem {
 				Sentence: fmt.Sprintf("cannot compare what istiod %s sends ztunnels with the prediction: %s", s.ControlPlane, orText(s.Error, "nothing arrived"))})
 			continue
 		}
-		v := ambient.NewView(snap, s.ControlPlane)
+		v := planes.Of(s.ControlPlane).Ambient()
 		for _, svc := range snap.Services {
 			if m := ambient.DataplaneMode(snap, svc.Hostname); m != ambient.ModeAmbient && m != ambient.ModeMixed {
 				continue

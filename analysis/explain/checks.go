@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/analysis/fleet"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -89,7 +90,7 @@ var Checks = []Check{
 		run:   func(s *model.Snapshot, _ *Inputs) []model.Problem { return secretProblems(s) }},
 	{Name: "control-planes", About: "every primary's istiod reads every cluster of the mesh",
 		Kinds: kinds(model.ProblemControlPlaneMissingCluster),
-		run:   func(s *model.Snapshot, in *Inputs) []model.Problem { return controlPlaneProblems(s, in.Istiod) }},
+		run:   func(_ *model.Snapshot, in *Inputs) []model.Problem { return controlPlaneProblems(in.Planes) }},
 	{Name: "root-cas", About: "the clusters' root certificates share a root and do not expire soon",
 		Kinds: kinds(model.ProblemRootCA, model.ProblemRootCAExpiry, model.ProblemRootCAMismatch),
 		run:   func(s *model.Snapshot, in *Inputs) []model.Problem { return rootCAProblems(s, in.Now) }},
@@ -124,7 +125,7 @@ var Checks = []Check{
 	{Name: "predicted-endpoints", About: "every service from every network, as each control plane is predicted to send it: leaks, drops, skew",
 		Kinds: kinds(model.ProblemLeak, model.ProblemDrop, model.ProblemSkew, model.ProblemDuplicateGateway, model.ProblemAmbientSidecarDrop),
 		run: func(s *model.Snapshot, in *Inputs) []model.Problem {
-			return controlPlaneServiceProblems(s, in.Istiod, in.SkewThreshold)
+			return controlPlaneServiceProblems(in.Planes, in.SkewThreshold)
 		}},
 	{Name: "istiod-view", About: "istiod's own view (clusterz, networkz) agrees with what meshscope reads",
 		Kinds: kinds(model.ProblemIstiodDisagrees), Needs: []Need{NeedIstiodView},
@@ -145,7 +146,7 @@ var Checks = []Check{
 		Kinds: kinds(model.ProblemAmbientNoGateway, model.ProblemAmbientSeveralGateways, model.ProblemAmbientGatewayIgnored,
 			model.ProblemAmbientScopeMismatch, model.ProblemWaypointCrossNetwork, model.ProblemWaypointUnresolved),
 		Needs: []Need{NeedAmbient},
-		run:   func(s *model.Snapshot, _ *Inputs) []model.Problem { return ambientProblems(s) }},
+		run:   func(_ *model.Snapshot, in *Inputs) []model.Problem { return ambientProblems(in.Planes) }},
 	{Name: "sent-wds", About: "what each control plane really sends a ztunnel equals the prediction",
 		Kinds: kinds(model.ProblemWDSDiffers, model.ProblemIstiodUnreachable), Needs: []Need{NeedAmbient, NeedSentWDS},
 		run: wdsProblems},
@@ -208,6 +209,9 @@ func Run(snap *model.Snapshot, in Inputs) Diagnosis {
 		return Diagnosis{}
 	}
 	in.defaults()
+	if in.Planes == nil || in.Planes.Snapshot() != snap {
+		in.Planes = plane.NewSet(snap, in.Istiod)
+	}
 	var d Diagnosis
 	var ps []model.Problem
 	for _, c := range Checks {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -69,12 +70,7 @@ func failoverWhat(l *model.LocalityLbSetting) string {
 // mesh-wide ones — and the mesh config. A difference means the two control
 // planes' proxies treat the service differently.
 func configSkewProblems(snap *model.Snapshot) []model.Problem {
-	var cps []string
-	for _, cp := range snap.ControlPlanes() {
-		if c := snap.ClusterByID(cp); c != nil && c.IsContext() {
-			cps = append(cps, cp)
-		}
-	}
+	cps := plane.Primaries(snap)
 	var ps []model.Problem
 	for i, a := range cps {
 		for _, b := range cps[i+1:] {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -13,13 +14,15 @@ import (
 // known, every cluster of the mesh its istiod does not read: that istiod's
 // proxies never get the endpoints there ("only local endpoints", the most
 // reported multicluster symptom).
-func controlPlaneProblems(snap *model.Snapshot, views []model.IstiodView) []model.Problem {
+func controlPlaneProblems(planes *plane.Set) []model.Problem {
+	snap := planes.Snapshot()
 	var ps []model.Problem
 	for _, cp := range snap.ControlPlanes() {
-		reads, from, known := ReadsOf(snap, cp, views)
-		if !known {
+		pv := planes.Of(cp)
+		if !pv.Known() {
 			continue
 		}
+		reads, from := pv.Reads, pv.From
 		for i := range snap.Clusters {
 			c := &snap.Clusters[i]
 			if slices.Contains(reads, c.ID) || !meshMember(c) {
@@ -45,13 +48,13 @@ func meshMember(c *model.Cluster) bool {
 	return true
 }
 
-func missingClusterSentence(snap *model.Snapshot, cp string, c *model.Cluster, reads []string, from string) string {
+func missingClusterSentence(snap *model.Snapshot, cp string, c *model.Cluster, reads []string, from plane.Source) string {
 	ns := snap.SystemNamespace
 	if ns == "" {
 		ns = "istio-system"
 	}
 	why := fmt.Sprintf("%s holds no remote secret for it in %s (istioctl create-remote-secret --name=%s writes %s/istio-remote-secret-%s there)", cp, ns, c.ID, ns, c.ID)
-	if from == "clusterz" {
+	if from == plane.FromClusterz {
 		why = fmt.Sprintf("its /debug/clusterz lists only %s — it has no (working) remote secret for %s (istioctl create-remote-secret --name=%s writes %s/istio-remote-secret-%s in %s)", strings.Join(reads, ", "), c.ID, c.ID, ns, c.ID, cp)
 	}
 	var elsewhere []string
@@ -104,26 +107,18 @@ func examples(items []string) string {
 // viewpoint as each primary whose config meshscope reads would (its own
 // clusters and Istio config), and reports leaks, mTLS drops and skew that
 // endpoint counts do not explain. Identical findings of two primaries are
-// one row. views, where read, give istiod's answers for gateway names.
-func controlPlaneServiceProblems(snap *model.Snapshot, views []model.IstiodView, threshold int) []model.Problem {
-	var cps []string
-	for _, cp := range snap.ControlPlanes() {
-		if c := snap.ClusterByID(cp); c != nil && c.IsContext() {
-			cps = append(cps, cp)
-		}
-	}
+// one row. The views (planes) give istiod's answers for gateway names,
+// where read.
+func controlPlaneServiceProblems(planes *plane.Set, threshold int) []model.Problem {
+	cps := plane.Primaries(planes.Snapshot())
 	if len(cps) == 0 {
 		cps = []string{""} // every cluster, every context's config
 	}
 	var ps []model.Problem
 	seen := map[string]bool{}
 	for _, cp := range cps {
-		view := snap
-		if cp != "" {
-			view = forControlPlane(snap, cp)
-			// istiod's answers for gateway names, where read.
-			view, _ = withIstiodNames(view, views, cp)
-		}
+		pv := planes.Of(cp)
+		view := pv.Snap
 		// Two primaries that read the same clusters with the same config
 		// predict the same: predict once (the common multi-primary case).
 		k := predictionKey(view, cp)
@@ -131,15 +126,14 @@ func controlPlaneServiceProblems(snap *model.Snapshot, views []model.IstiodView,
 			continue
 		}
 		seen[k] = true
-		ix := horizon.NewIndex(view)
-		for _, v := range Viewpoints(view) {
+		for _, v := range horizon.Viewpoints(view) {
 			v.ConfigCluster = cp
 			for _, svc := range view.Services {
 				if IsGatewayService(svc) {
 					continue
 				}
 				for _, port := range svc.Ports {
-					p := horizon.PredictWith(view, ix, svc.Hostname, port.Port, v)
+					p := horizon.PredictWith(view, pv.Index, svc.Hostname, port.Port, v)
 					ps = append(ps, leakDropProblems(view, svc.Hostname, v, p)...)
 					// Duplicate gateway entries are an error of their own;
 					// the skew they cause is not said twice.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/analysis/fleet"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -40,6 +41,10 @@ type Inputs struct {
 	StaleAfter time.Duration
 	// Skip names checks not to run (Checks; doctor --skip).
 	Skip []string
+	// Planes are the control-plane views of the diagnosed snapshot, built
+	// with Istiod (nil: Run builds them; a reader that also explains the
+	// same snapshot, the UI, builds them once for both).
+	Planes *plane.Set
 }
 
 // Defaults of Inputs.
@@ -79,66 +84,4 @@ func (in *Inputs) defaults() {
 // control plane sends ztunnels differs from its prediction.
 func Diagnose(snap *model.Snapshot, in Inputs) []model.Problem {
 	return Run(snap, in).Problems
-}
-
-// istiodViewOf returns the view of the istiod of control plane cp, if read.
-// Another revision of a primary (cluster1@canary) without a view of its
-// own takes its primary's: both read the same remote secrets and resolve
-// the same names.
-func istiodViewOf(views []model.IstiodView, cp string) *model.IstiodView {
-	for _, name := range []string{cp, model.ControlPlaneCluster(cp)} {
-		for i := range views {
-			if views[i].ControlPlane == name {
-				return &views[i]
-			}
-		}
-	}
-	return nil
-}
-
-// ReadsOf is the set of clusters the istiod of cp reads, and where meshscope
-// learned it: "secrets" (the remote secrets in cp), else "clusterz"
-// (istiod's /debug/clusterz among views); known is false when neither is
-// at hand.
-func ReadsOf(snap *model.Snapshot, cp string, views []model.IstiodView) (ids []string, from string, known bool) {
-	if ids, known := snap.ClustersReadBy(cp); known {
-		return ids, "secrets", true
-	}
-	if v := istiodViewOf(views, cp); v != nil && len(v.Clusters) > 0 {
-		for _, c := range v.Clusters {
-			ids = append(ids, c.ID)
-		}
-		return ids, "clusterz", true
-	}
-	return nil, "", false
-}
-
-// ViewFor is the mesh as the istiod of cp sees it: the clusters its remote
-// secrets declare, else those its /debug/clusterz lists (views), else —
-// when neither is known — the whole snapshot; the gateways of a DNS name
-// at the addresses istiod resolved, where its /debug/networkz is read.
-func ViewFor(snap *model.Snapshot, cp string, views []model.IstiodView) *model.Snapshot {
-	ids, _, known := ReadsOf(snap, cp, views)
-	switch {
-	case known:
-		snap = snap.Restrict(cp, ids)
-	case snap.RevisionPlane(cp) != nil:
-		snap = snap.ForControlPlane(cp) // another revision's config, every cluster
-	}
-	// The gateways a DNS name gives are istiod's where its view is read.
-	snap, _ = withIstiodNames(snap, views, cp)
-	return snap
-}
-
-// UnknownControlPlanes are the control planes whose set of clusters
-// meshscope cannot tell (their remote secrets are not read and their
-// clusterz is not at hand): a diagnosis cannot say whether they miss one.
-func UnknownControlPlanes(snap *model.Snapshot, views []model.IstiodView) []string {
-	var out []string
-	for _, cp := range snap.ControlPlanes() {
-		if _, _, known := ReadsOf(snap, cp, views); !known {
-			out = append(out, cp)
-		}
-	}
-	return out
 }

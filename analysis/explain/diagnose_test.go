@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -497,14 +498,14 @@ func TestExplainWithoutRemoteSecret(t *testing.T) {
 func TestExplainFromClusterz(t *testing.T) {
 	s := mpSeed()
 	cluster2FromSecretOnly(s)
-	if got := UnknownControlPlanes(s, nil); len(got) != 1 || got[0] != "cluster2" {
+	if got := plane.NewSet(s, nil).Unknown(); len(got) != 1 || got[0] != "cluster2" {
 		t.Errorf("unknown control planes %v, want cluster2", got)
 	}
 	cz := clusterzOfCluster2
-	if got := UnknownControlPlanes(s, []model.IstiodView{cz}); len(got) != 0 {
+	if got := plane.NewSet(s, []model.IstiodView{cz}).Unknown(); len(got) != 0 {
 		t.Errorf("clusterz tells: %v", got)
 	}
-	v := ExplainWith(s, hello, 5000, xdsclient.Viewpoint{Cluster: "cluster2", Network: "network2"}, "cluster2", nil, Extra{Istiod: []model.IstiodView{cz}})
+	v := ExplainWith(plane.NewSet(s, []model.IstiodView{cz}), hello, 5000, xdsclient.Viewpoint{Cluster: "cluster2", Network: "network2"}, "cluster2", nil, Extra{})
 	if len(v.Predicted) != 1 || len(v.Notes) != 1 || !strings.Contains(v.Notes[0], "its /debug/clusterz does not list it") {
 		t.Errorf("predicted %+v notes %q", v.Predicted, v.Notes)
 	}
@@ -540,7 +541,7 @@ func addPods(sic *model.ServiceInCluster, n int, ready bool) {
 
 // sentFor is what a control plane that sends exactly the prediction sends.
 func sentFor(s *model.Snapshot, cp string, vp xdsclient.Viewpoint) Sent {
-	p := horizon.Predict(s.ForControlPlane(cp), hello, 5000, proxyOf(vp))
+	p := horizon.Predict(s.ForControlPlane(cp), hello, 5000, horizon.ProxyOf(vp))
 	la := xdsclient.LoadAssignment{Cluster: p.EDSCluster}
 	for _, e := range p.Endpoints {
 		x := xdsclient.Endpoint{Address: e.Address, Port: e.Port, Weight: e.Weight, Health: string(e.Health), Workload: xdsclient.Workload{Cluster: e.Cluster, Name: e.Pod}}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -157,7 +158,7 @@ func TestExplainActual(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			la := c.sent()
-			v := ExplainWith(c.snap(), hello, 5000, xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"}, "cluster1", &la, Extra{Cluster: c.cluster})
+			v := ExplainWith(plane.NewSet(c.snap(), nil), hello, 5000, xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1"}, "cluster1", &la, Extra{Cluster: c.cluster})
 			if v.Verdict != c.verdict {
 				t.Fatalf("verdict %s, want %s: %+v", v.Verdict, c.verdict, v.Differences)
 			}

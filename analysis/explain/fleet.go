@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/analysis/fleet"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -159,10 +160,11 @@ func primarySkew(versions map[string]string) []model.Problem {
 // what istiod would send it once restarted (the prediction for its derived
 // identity), next to what it really gets as injected. "" for any other
 // viewpoint, or a pod without drift.
-func DriftNote(snap *model.Snapshot, host string, port int32, vp xdsclient.Viewpoint, controlPlane, subset string) string {
+func DriftNote(planes *plane.Set, host string, port int32, vp xdsclient.Viewpoint, controlPlane, subset string) string {
 	if vp.Pod == nil {
 		return ""
 	}
+	snap := planes.Snapshot()
 	var pp *model.ProxyPod
 	for i := range snap.Proxies {
 		p := &snap.Proxies[i]
@@ -177,7 +179,7 @@ func DriftNote(snap *model.Snapshot, host string, port int32, vp xdsclient.Viewp
 	}
 	derived := vp
 	derived.Network, derived.NoNetwork = pp.Network, pp.Network == ""
-	d := ExplainWith(snap, host, port, derived, controlPlane, nil, Extra{Subset: subset})
+	d := ExplainWith(planes, host, port, derived, controlPlane, nil, Extra{Subset: subset})
 	var eps []string
 	for _, e := range d.Predicted {
 		eps = append(eps, fmt.Sprintf("%s:%d w=%d", e.Address, e.Port, e.Weight))

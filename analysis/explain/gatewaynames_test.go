@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -129,7 +130,8 @@ func TestWithIstiodNames(t *testing.T) {
 		{"istiod has none: dropped", view(), "192.0.2.113,gw2.example.test(unresolved)", "istiod's addresses (its /debug/networkz) none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, notes := withIstiodNames(snap, tc.views, "cluster1")
+			pv := plane.NewSet(snap, tc.views).Of("cluster1")
+			got, notes := pv.Snap, pv.NameNotes
 			if addrs(got) != tc.want {
 				t.Errorf("gateways %s, want %s", addrs(got), tc.want)
 			}

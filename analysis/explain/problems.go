@@ -9,29 +9,6 @@ import (
 	"github.com/meshscope/meshscope/model"
 )
 
-// Viewpoints are the default viewpoints: one sidecar per network, in the
-// first cluster of that network, served by that cluster's istiod when it
-// is a context cluster (a primary), else by the first context cluster's.
-func Viewpoints(snap *model.Snapshot) []horizon.Proxy {
-	var out []horizon.Proxy
-	for _, n := range snap.Networks {
-		if n.Name == "" {
-			continue
-		}
-		p := horizon.Proxy{Network: n.Name}
-		if len(n.Clusters) > 0 {
-			p.Cluster = n.Clusters[0]
-		}
-		for _, mc := range snap.MeshConfigs {
-			if mc.Cluster == p.Cluster {
-				p.ConfigCluster = p.Cluster
-			}
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
 // SortProblems orders problems errors first, then by kind and subject.
 func SortProblems(ps []model.Problem) {
 	sort.SliceStable(ps, func(i, j int) bool {

@@ -63,7 +63,9 @@ func (t *StaleTracker) forget(keep map[string]bool) {
 // says each difference with its cause. An endpoint istiod still sends
 // whose pod is gone, or not ready while sent healthy, is its own kind
 // (stale-endpoint, istio/istio#54997, #32310) with how long it has been so.
-func sentProblems(snap *model.Snapshot, in *Inputs) []model.Problem {
+func sentProblems(_ *model.Snapshot, in *Inputs) []model.Problem {
+	planes := in.Planes
+	snap := planes.Snapshot()
 	var ps []model.Problem
 	stale := map[string]bool{}
 	for _, s := range in.Sent {
@@ -73,19 +75,16 @@ func sentProblems(snap *model.Snapshot, in *Inputs) []model.Problem {
 				Sentence: fmt.Sprintf("cannot compare what %s sends a %s proxy with the prediction: %s", who, s.Viewpoint, orText(s.Error, "nothing arrived"))})
 			continue
 		}
-		view := ViewFor(snap, s.ControlPlane, in.Istiod)
-		proxy := proxyOf(s.Viewpoint)
-		if cluster := model.ControlPlaneCluster(s.ControlPlane); view.ClusterByID(cluster) != nil {
-			proxy.ConfigCluster = cluster
-		}
-		ix := horizon.NewIndex(view)
+		pv := planes.Of(s.ControlPlane)
+		view := pv.Snap
+		proxy := pv.Proxy(horizon.ProxyOf(s.Viewpoint))
 		for _, svc := range view.Services {
 			if IsGatewayService(svc) {
 				continue
 			}
 			for _, port := range svc.Ports {
 				name := horizon.EDSClusterName(svc.Hostname, port.Port)
-				pred := horizon.PredictWith(view, ix, svc.Hostname, port.Port, proxy)
+				pred := pv.Predict(svc.Hostname, "", port.Port, proxy)
 				la, ok := s.EDS[name]
 				if !ok {
 					if len(pred.Endpoints) > 0 && !slices.Contains(s.Clusters, name) && s.Error == "" {

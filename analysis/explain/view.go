@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -52,29 +53,6 @@ type View struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// proxyOf is the part of a viewpoint the prediction needs.
-func proxyOf(vp xdsclient.Viewpoint) horizon.Proxy {
-	d := vp.Defaulted()
-	p := horizon.Proxy{Cluster: vp.Cluster, Network: vp.Network, IP: d.IP, NetworkView: vp.RequestedNetworkView, Namespace: d.Namespace, Labels: vp.Labels}
-	if vp.NoNetwork {
-		p.Network = ""
-	}
-	return p
-}
-
-// SidecarViewpoints are the default viewpoints of snap (Viewpoints) as the
-// sidecars meshscope impersonates to see what a control plane sends them:
-// the one conversion from a default proxy to a viewpoint, for the UI's
-// streams, doctor and explain. controlPlane names the istiod to ask (""
-// for the session's default).
-func SidecarViewpoints(snap *model.Snapshot, controlPlane string) []xdsclient.Viewpoint {
-	var out []xdsclient.Viewpoint
-	for _, p := range Viewpoints(snap) {
-		out = append(out, xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NodeType: xdsclient.Sidecar, ControlPlane: controlPlane})
-	}
-	return out
-}
-
 // infoOf names a viewpoint for output.
 func infoOf(vp xdsclient.Viewpoint, controlPlane string) ViewpointInfo {
 	return ViewpointInfo{Name: vp.String(), Cluster: vp.Cluster, Network: vp.Network, NoNetwork: vp.NoNetwork, ControlPlane: controlPlane}
@@ -96,10 +74,10 @@ type NetworkSplit struct {
 // EDS istiod sent, or nil when none has arrived (verdict pending). The
 // prediction is made from what the istiod of controlPlane reads (its own
 // cluster and its remote secrets' clusters, when meshscope knows them;
-// see model.Snapshot.ForControlPlane), and Notes say which endpoints it
-// cannot send for that reason.
+// see analysis/plane), and Notes say which endpoints it cannot send for
+// that reason.
 func Explain(snap *model.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment) View {
-	return ExplainWith(snap, hostname, port, vp, controlPlane, la, Extra{})
+	return ExplainWith(plane.NewSet(snap, nil), hostname, port, vp, controlPlane, la, Extra{})
 }
 
 // Extra is what explaining one view can know beyond the snapshot and the
@@ -108,37 +86,21 @@ type Extra struct {
 	// Subset is a DestinationRule subset: the view is of its EDS cluster
 	// (outbound|PORT|SUBSET|HOST); "" for the whole service.
 	Subset string
-	// Istiod are istiod's own views: for a control plane whose remote
-	// secrets meshscope does not read, its /debug/clusterz says which
-	// clusters it reads.
-	Istiod []model.IstiodView
 	// Cluster is the CDS cluster istiod sent for the same name (nil when
 	// none): its load balancing decides the shares.
 	Cluster *xdsclient.Cluster
 }
 
-// ExplainWith is Explain with what else is known (Extra).
-func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment, x Extra) View {
-	full, views, subset, cl := snap, x.Istiod, x.Subset, x.Cluster
-	proxy := proxyOf(vp)
-	var reads []string
-	from := ""
-	if cluster := model.ControlPlaneCluster(controlPlane); snap.ClusterByID(cluster) != nil {
-		proxy.ConfigCluster = cluster // its istiod reads that cluster's Istio config
-		if ids, f, known := ReadsOf(snap, controlPlane, views); known {
-			reads, from = ids, f
-			if f == "secrets" {
-				snap = forControlPlane(snap, controlPlane)
-			} else {
-				snap = snap.Restrict(controlPlane, ids)
-			}
-		} else if snap.RevisionPlane(controlPlane) != nil {
-			snap = forControlPlane(snap, controlPlane) // another revision's config, every cluster
-		}
-	}
-	cut := snap // what the control plane reads, for unreadNotes
-	snap, nameNotes := withIstiodNames(snap, views, controlPlane)
-	pred := horizon.PredictSubset(snap, horizon.NewIndex(snap), hostname, subset, port, proxy)
+// ExplainWith is Explain from the control-plane views of one snapshot
+// (planes: built once by whoever holds the snapshot, with istiod's own
+// views where read — for a control plane whose remote secrets meshscope
+// does not read, its /debug/clusterz says which clusters it reads) and
+// what else is known (Extra).
+func ExplainWith(planes *plane.Set, hostname string, port int32, vp xdsclient.Viewpoint, controlPlane string, la *xdsclient.LoadAssignment, x Extra) View {
+	full, subset, cl := planes.Snapshot(), x.Subset, x.Cluster
+	pv := planes.Of(controlPlane)
+	proxy := pv.Proxy(horizon.ProxyOf(vp))
+	pred := pv.Predict(hostname, subset, port, proxy)
 	v := View{
 		Viewpoint:   infoOf(vp, controlPlane),
 		Port:        port,
@@ -151,7 +113,7 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 		Predicted:   pred.Endpoints,
 		Dropped:     pred.Dropped,
 		Differences: []Difference{},
-		Notes:       unreadNotes(full, cut, controlPlane, hostname, reads, from),
+		Notes:       unreadNotes(pv, hostname),
 	}
 	if v.Dropped == nil {
 		v.Dropped = []horizon.Dropped{}
@@ -159,7 +121,7 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 	if n := settingsNote(full, controlPlane); proxy.ConfigCluster != "" && n != "" {
 		v.Notes = append(v.Notes, n)
 	}
-	v.Notes = append(v.Notes, nameNotes...)
+	v.Notes = append(v.Notes, pv.NameNotes...)
 	if n := revisionNote(full, controlPlane); proxy.ConfigCluster != "" && n != "" {
 		v.Notes = append(v.Notes, n)
 	}
@@ -168,7 +130,7 @@ func ExplainWith(snap *model.Snapshot, hostname string, port int32, vp xdsclient
 		v.LB, v.LBFrom = lbOf(*cl), "cds"
 	}
 	if la != nil {
-		v.Actual = attribute(snap, hostname, *la, proxy, pred)
+		v.Actual = attribute(pv.Snap, hostname, *la, proxy, pred)
 		applyEffects(v.Actual, v.LB)
 	}
 	v.Split = split(v.Actual, pred.Endpoints, la != nil)

@@ -88,7 +88,10 @@ func (c *configCache) get(snap *model.Snapshot, cluster string) *configView {
 	// endpoints by service scope (endpoint_builder.go
 	// populateAmbientServiceInfo runs only with AMBIENT_ENABLE_MULTI_NETWORK).
 	if cluster != "" && snap.SettingsFor(cluster).AmbientMultiNetwork() {
-		v.ambient = ambient.NewView(snap, cluster)
+		// snap is already the control plane's view (analysis/plane): the
+		// clusters it reads are its own and its remote secrets'.
+		reads, _ := snap.ClustersReadBy(cluster)
+		v.ambient = ambient.NewView(snap, cluster, reads)
 	}
 	if c.views == nil {
 		c.views = map[string]*configView{}

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -87,12 +87,13 @@ func arrowKind(kind string) bool {
 	return strings.HasPrefix(kind, "remote-secret") || kind == "istiod-disagrees" || kind == "control-plane-missing-cluster"
 }
 
-// Build draws the map of snap: views are istiod's own (which clusters a
-// control plane reads when its remote secrets are not read), problems a
-// diagnosis of snap (explain.Diagnose) whose errors and warnings it
-// places.
-func Build(snap *model.Snapshot, views []model.IstiodView, problems []model.Problem) Map {
+// Build draws the map of a snapshot from its control-plane views (planes:
+// which clusters each control plane reads, from its remote secrets or its
+// istiod's clusterz), problems a diagnosis of it (explain.Diagnose) whose
+// errors and warnings it places.
+func Build(planes *plane.Set, problems []model.Problem) Map {
 	var m Map
+	snap := planes.Snapshot()
 	if snap == nil {
 		return m
 	}
@@ -135,7 +136,7 @@ func Build(snap *model.Snapshot, views []model.IstiodView, problems []model.Prob
 	m.Networks = slices.DeleteFunc(m.Networks, func(n Network) bool { return len(n.Clusters) == 0 && len(n.Gateways) == 0 })
 	reindex(&m, clusterAt)
 	for _, cp := range cps {
-		m.ControlPlanes = append(m.ControlPlanes, controlPlane(snap, cp, views))
+		m.ControlPlanes = append(m.ControlPlanes, controlPlane(snap, planes.Of(cp)))
 	}
 	for _, p := range problems {
 		// Information (what a mode always does, not a fault) would crowd
@@ -170,9 +171,9 @@ func reindex(m *Map, at map[string][2]int) {
 // controlPlane is cp's arrows: one per cluster it reads, broken when the
 // cluster cannot be read through its secret; and a broken one per cluster
 // of the mesh it does not read (no remote secret, or one refused).
-func controlPlane(snap *model.Snapshot, cp string, views []model.IstiodView) ControlPlane {
-	reads, from, known := explain.ReadsOf(snap, cp, views)
-	out := ControlPlane{ID: cp, Known: known, From: from}
+func controlPlane(snap *model.Snapshot, pv *plane.View) ControlPlane {
+	cp, reads, known := pv.Name, pv.Reads, pv.Known()
+	out := ControlPlane{ID: cp, Known: known, From: string(pv.From)}
 	if !known {
 		return out
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -98,7 +99,7 @@ func TestBuild(t *testing.T) {
 			if tc.change != nil {
 				tc.change(s)
 			}
-			if got := describe(Build(s, tc.views, tc.problems)); got != tc.want {
+			if got := describe(Build(plane.NewSet(s, tc.views), tc.problems)); got != tc.want {
 				t.Errorf("\ngot  %s\nwant %s", got, tc.want)
 			}
 		})
@@ -163,7 +164,7 @@ func TestDot(t *testing.T) {
 	s := mesh()
 	s.Clusters[1].State = model.StateError
 	var b strings.Builder
-	if err := Dot(&b, Build(s, nil, []model.Problem{{Severity: model.SeverityError, Kind: "remote-secret", Cluster: "cluster2", Sentence: `a "quoted" \ sentence`}})); err != nil {
+	if err := Dot(&b, Build(plane.NewSet(s, nil), []model.Problem{{Severity: model.SeverityError, Kind: "remote-secret", Cluster: "cluster2", Sentence: `a "quoted" \ sentence`}})); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -6,60 +6,17 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/meshscope/meshscope/analysis/ambient"
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
-
-// Endpoint is one endpoint (LbEndpoint, or a ztunnel's workload) as a
-// what-if compares it.
-type Endpoint struct {
-	Address string `json:"address"`
-	Port    uint32 `json:"port,omitempty"`
-	// Weight is the LbEndpoint's load-balancing weight (a split-horizon
-	// workload's capacity); Priority its locality priority.
-	Weight   uint32 `json:"weight"`
-	Priority uint32 `json:"priority,omitempty"`
-	// Kind is direct or gateway (horizon.Kind), or a workload kind.
-	Kind    string `json:"kind"`
-	Cluster string `json:"cluster,omitempty"`
-	Network string `json:"network,omitempty"`
-	// UID is a workload's (ztunnel views).
-	UID string `json:"uid,omitempty"`
-	// Count is how many entries of the same address:port istiod sends
-	// (more than one: duplicates, each with its weight).
-	Count int `json:"count,omitempty"`
-}
-
-func (e Endpoint) key() string {
-	if e.UID != "" {
-		return e.UID
-	}
-	return e.Address + ":" + strconv.FormatUint(uint64(e.Port), 10)
-}
-
-// String is "ADDRESS:PORT ×WEIGHT (kind, network)".
-func (e Endpoint) String() string {
-	s := e.Address
-	if e.Port != 0 {
-		s = fmt.Sprintf("%s:%d", e.Address, e.Port)
-	}
-	if e.Weight > 1 {
-		s += fmt.Sprintf(" ×%d", e.Weight)
-	}
-	where := e.Network
-	if where == "" {
-		where = "no network"
-	}
-	return s + " (" + e.Kind + ", " + where + ")"
-}
 
 // Share is a network's share of a proxy's requests to the service.
 type Share struct {
@@ -87,6 +44,22 @@ type ServiceChange struct {
 	// SharesBefore and SharesAfter are each network's share of requests.
 	SharesBefore []Share `json:"sharesBefore,omitempty"`
 	SharesAfter  []Share `json:"sharesAfter,omitempty"`
+	// Namespace is the client namespace the change is predicted from
+	// (explain --from VIEWPOINT --namespace NAMESPACE predicts the same;
+	// for a ztunnel view, none). Where the namespace makes a difference,
+	// Namespaces are the namespaces with clients the change stands for,
+	// NamespaceClass says so for people ("sample", "4 other namespaces
+	// with sidecars (…)"), and UnchangedIn names the classes of the same
+	// viewpoint that see no change; else the change holds for every
+	// namespace.
+	Namespace      string   `json:"namespace,omitempty"`
+	Namespaces     []string `json:"namespaces,omitempty"`
+	NamespaceClass string   `json:"namespaceClass,omitempty"`
+	UnchangedIn    []string `json:"unchangedIn,omitempty"`
+	// NoClient: no client runs where the change is seen (no sidecar on the
+	// viewpoint's network, no pod in ambient mode for a ztunnel view):
+	// reported, but never failing --fail-on lost or lost-remote.
+	NoClient bool `json:"noClient,omitempty"`
 	// LostAll: every endpoint gone; LostRemote: every endpoint of other
 	// clusters gone, some left.
 	LostAll    bool `json:"lostAll,omitempty"`
@@ -99,11 +72,22 @@ type ServiceChange struct {
 // maxWhy bounds the sentences of one change.
 const maxWhy = 3
 
-// viewpoint is one proxy a what-if predicts for.
+// viewpoint is one proxy a what-if predicts for, and the namespaces its
+// clients run in.
 type viewpoint struct {
-	name  string
-	proxy horizon.Proxy
-	cp    string
+	name string
+	vp   xdsclient.Viewpoint
+	cp   string
+	// clients are the namespaces where its clients run (clientNamespaces).
+	clients []string
+}
+
+// proxy is the viewpoint in namespace ns as explain --from VP --namespace
+// NS predicts for it (horizon.ProxyOf, the one conversion).
+func (v viewpoint) proxy(ns string) horizon.Proxy {
+	vp := v.vp
+	vp.Namespace = ns
+	return horizon.ProxyOf(vp)
 }
 
 // Endpoints compares, for every control plane and every viewpoint of it,
@@ -114,51 +98,74 @@ func Endpoints(before, after *model.Snapshot) []ServiceChange {
 	return out
 }
 
+// job is one service port from one viewpoint in namespace ns (its class's).
+type job struct {
+	host string
+	port int32
+	ns   string
+}
+
+// group is the jobs of one service port from one viewpoint: one per
+// namespace class, from start.
+type group struct {
+	start   int
+	vp      int
+	classes []nsClass
+}
+
 // compareAll is Endpoints, and the services whose prediction changes in
 // any way from some viewpoint (endpoints, or only why some are dropped).
 func compareAll(before, after *model.Snapshot) ([]ServiceChange, map[string]bool) {
 	affected := map[string]bool{}
 	var out []ServiceChange
+	// Each side's control-plane views, built once: explain predicts from
+	// the same views (analysis/plane), so the before is explain's.
+	sides := [2]*plane.Set{plane.NewSet(before, nil), plane.NewSet(after, nil)}
+	special := specialNamespaces(before, after)
 	for _, cp := range controlPlanes(before, after) {
-		bv, av := cut(before, cp), cut(after, cp)
-		vps := sidecarViewpoints(bv, av, cp)
-		type job struct {
-			host string
-			port int32
-			vp   viewpoint
-		}
+		pvs := [2]*plane.View{sides[0].Of(cp), sides[1].Of(cp)}
+		bv, av := pvs[0].Snap, pvs[1].Snap
+		vps := sidecarViewpoints(pvs)
 		var jobs []job
+		var groups []group
 		for _, host := range hostnames(bv, av) {
+			sp := special.forHost(host)
+			cls := make([][]nsClass, len(vps))
+			for v, vp := range vps {
+				cls[v] = namespaceClasses(vp.clients, sp)
+			}
 			for _, port := range ports(bv, av, host) {
-				for _, vp := range vps {
-					jobs = append(jobs, job{host, port, vp})
+				for v := range vps {
+					groups = append(groups, group{start: len(jobs), vp: v, classes: cls[v]})
+					for _, c := range cls[v] {
+						jobs = append(jobs, job{host, port, c.rep})
+					}
 				}
 			}
 		}
 		// Before and after are predicted side by side (two cores).
 		preds := [2][]horizon.Prediction{make([]horizon.Prediction, len(jobs)), make([]horizon.Prediction, len(jobs))}
 		var wg sync.WaitGroup
-		for side, view := range []*model.Snapshot{bv, av} {
+		for side, pv := range pvs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				ix := horizon.NewIndex(view)
-				for i, j := range jobs {
-					preds[side][i] = horizon.PredictWith(view, ix, j.host, j.port, j.vp.proxy)
+				for _, g := range groups {
+					vp := vps[g.vp]
+					for i := g.start; i < g.start+len(g.classes); i++ {
+						j := jobs[i]
+						preds[side][i] = pv.Predict(j.host, "", j.port, vp.proxy(j.ns))
+					}
 				}
 			}()
 		}
 		wg.Wait()
-		for i, j := range jobs {
-			if c, changed := compareEDS(preds[0][i], preds[1][i], j.vp); changed {
-				out = append(out, c)
-				affected[j.host] = true
-			} else if !sameDrops(preds[0][i], preds[1][i]) {
-				affected[j.host] = true
-			}
+		for _, g := range groups {
+			n := len(g.classes)
+			out = append(out, compareClasses(preds[0][g.start:g.start+n], preds[1][g.start:g.start+n], vps[g.vp], g.classes, affected)...)
 		}
 		if before.AmbientInUse() || after.AmbientInUse() {
-			out = append(out, ztunnelChanges(before, after, cp, affected)...)
+			out = append(out, ztunnelChanges(pvs, affected)...)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -168,20 +175,64 @@ func compareAll(before, after *model.Snapshot) ([]ServiceChange, map[string]bool
 		if out[i].Port != out[j].Port {
 			return out[i].Port < out[j].Port
 		}
-		return out[i].Viewpoint < out[j].Viewpoint
+		if out[i].Viewpoint != out[j].Viewpoint {
+			return out[i].Viewpoint < out[j].Viewpoint
+		}
+		return out[i].NamespaceClass < out[j].NamespaceClass
 	})
 	return out, affected
 }
 
-// controlPlanes are the context clusters that run a control plane in
-// either snapshot, with their other running revisions (cluster1@canary:
-// its proxies get what that revision sends), ("" alone when none is
-// known: every cluster, the first context's config), as doctor predicts.
+// compareClasses is one service port from one viewpoint: one change when
+// every namespace class sees it alike (the namespace makes no
+// difference), else one per class that changes, each saying where it does
+// not.
+func compareClasses(b, a []horizon.Prediction, vp viewpoint, classes []nsClass, affected map[string]bool) []ServiceChange {
+	alike := true
+	for k := range b {
+		if !sameDrops(b[k], a[k]) {
+			affected[b[k].Service] = true
+			affected[a[k].Service] = true
+		}
+		alike = alike && sameEDS(b[k], b[0]) && sameEDS(a[k], a[0]) && b[k].NoEndpoints == b[0].NoEndpoints && a[k].NoEndpoints == a[0].NoEndpoints
+	}
+	clients := len(vp.clients) > 0
+	if alike {
+		c, changed := compareEDS(b[0], a[0], vp)
+		if !changed {
+			return nil
+		}
+		affected[c.Service] = true
+		c.Namespace, c.NoClient = classes[0].rep, !clients
+		return []ServiceChange{c}
+	}
+	var out []ServiceChange
+	var unchanged []string
+	for k, cl := range classes {
+		c, changed := compareEDS(b[k], a[k], vp)
+		if !changed {
+			unchanged = append(unchanged, cl.label())
+			continue
+		}
+		affected[c.Service] = true
+		c.Namespace, c.Namespaces, c.NamespaceClass, c.NoClient = cl.rep, cl.names, cl.label(), len(cl.names) == 0
+		out = append(out, c)
+	}
+	for i := range out {
+		out[i].UnchangedIn = unchanged
+	}
+	return out
+}
+
+// controlPlanes are the control planes meshscope predicts for in either
+// snapshot, each primary's other running revisions included
+// (plane.WithRevisions), ("" alone when none is known: every cluster, the
+// first context's config).
 func controlPlanes(snaps ...*model.Snapshot) []string {
 	var cps []string
 	for _, s := range snaps {
-		for _, cp := range s.AllControlPlanes() {
-			if c := s.ClusterByID(model.ControlPlaneCluster(cp)); c != nil && c.IsContext() && !slices.Contains(cps, cp) {
+		for _, cp := range plane.WithRevisions(s) {
+			if !slices.Contains(cps, cp) {
 				cps = append(cps, cp)
 			}
 		}
@@ -193,38 +244,34 @@ func controlPlanes(snaps ...*model.Snapshot) []string {
 	return cps
 }
 
-// cut is what the istiod of cp reads of snap (all of it for "").
-func cut(snap *model.Snapshot, cp string) *model.Snapshot {
-	if cp == "" || snap.ClusterByID(model.ControlPlaneCluster(cp)) == nil {
-		return snap
-	}
-	return snap.ForControlPlane(cp)
-}
-
 // sidecarViewpoints are a sidecar per network of either view (the same
 // proxy in both: a running proxy keeps the network it was injected with)
-// and a proxy without NETWORK in the control plane's cluster.
-func sidecarViewpoints(before, after *model.Snapshot, cp string) []viewpoint {
+// and a proxy without NETWORK in the control plane's cluster, each with
+// the namespaces its clients run in.
+func sidecarViewpoints(pvs [2]*plane.View) []viewpoint {
+	before, after, cp := pvs[0].Snap, pvs[1].Snap, pvs[0].Name
 	var out []viewpoint
 	seen := map[string]bool{}
-	add := func(p horizon.Proxy, noNetwork bool) {
-		p.ConfigCluster = model.ControlPlaneCluster(cp)
-		name := xdsclient.Viewpoint{Cluster: p.Cluster, Network: p.Network, NoNetwork: noNetwork, ControlPlane: cp}.String()
+	add := func(vp xdsclient.Viewpoint) {
+		vp.ControlPlane = cp
+		name := vp.String()
 		if !seen[name] {
 			seen[name] = true
-			out = append(out, viewpoint{name: name, proxy: p, cp: cp})
+			// The clients are the mesh's (a control plane's cut holds no pods).
+			clients := clientNamespaces(vp.Cluster, vp.Network, pvs[0].Full, pvs[1].Full)
+			out = append(out, viewpoint{name: name, vp: vp, cp: cp, clients: clients})
 		}
 	}
 	for _, s := range []*model.Snapshot{before, after} {
-		for _, p := range explain.Viewpoints(s) {
-			add(p, false)
+		for _, vp := range horizon.SidecarViewpoints(s, "") {
+			add(vp)
 		}
 	}
 	home := model.ControlPlaneCluster(cp)
 	if home == "" && len(before.Clusters) > 0 {
 		home = before.Clusters[0].ID
 	}
-	add(horizon.Proxy{Cluster: home}, true)
+	add(xdsclient.Viewpoint{Cluster: home, NoNetwork: true, NodeType: xdsclient.Sidecar})
 	return out
 }
 
@@ -260,34 +307,6 @@ func ports(before, after *model.Snapshot, host string) []int32 {
 	return out
 }
 
-// edsEndpoints turns a prediction's endpoints into compared ones, one per
-// address:port (duplicates counted).
-func edsEndpoints(p horizon.Prediction) []Endpoint {
-	var out []Endpoint
-	at := map[string]int{}
-	for _, e := range p.Endpoints {
-		ep := Endpoint{Address: e.Address, Port: e.Port, Weight: e.Weight, Priority: e.Priority, Kind: string(e.Kind), Cluster: e.Cluster, Network: e.Network, Count: 1}
-		if i, ok := at[ep.key()]; ok {
-			out[i].Count++
-			out[i].Weight += ep.Weight
-			continue
-		}
-		at[ep.key()] = len(out)
-		out = append(out, ep)
-	}
-	for i := range out {
-		if out[i].Count == 1 {
-			out[i].Count = 0
-		}
-	}
-	sortEndpoints(out)
-	return out
-}
-
-func sortEndpoints(eps []Endpoint) {
-	sort.Slice(eps, func(i, j int) bool { return eps[i].key() < eps[j].key() })
-}
-
 // compareEDS is one viewpoint's change of one service port, if any.
 func compareEDS(b, a horizon.Prediction, vp viewpoint) (ServiceChange, bool) {
 	if sameEDS(b, a) {
@@ -302,7 +321,7 @@ func compareEDS(b, a horizon.Prediction, vp viewpoint) (ServiceChange, bool) {
 		return c, false
 	}
 	c.SharesBefore, c.SharesAfter = shares(b), shares(a)
-	c.LostRemote = !c.LostAll && remote(c.Before, vp.proxy.Cluster) > 0 && remote(c.After, vp.proxy.Cluster) == 0
+	c.LostRemote = !c.LostAll && remote(c.Before, vp.vp.Cluster) > 0 && remote(c.After, vp.vp.Cluster) == 0
 	c.Why = edsWhy(c, a)
 	return c, true
 }
@@ -315,7 +334,8 @@ func sameEDS(b, a horizon.Prediction) bool {
 	}
 	for i := range b.Endpoints {
 		x, y := &b.Endpoints[i], &a.Endpoints[i]
-		if x.Address != y.Address || x.Port != y.Port || x.Weight != y.Weight || x.Priority != y.Priority || x.Kind != y.Kind || x.Network != y.Network || x.Cluster != y.Cluster {
+		if x.Address != y.Address || x.Port != y.Port || x.Weight != y.Weight || x.Priority != y.Priority || x.Kind != y.Kind || x.Network != y.Network || x.Cluster != y.Cluster ||
+			x.Health != y.Health || x.Locality != y.Locality || x.LocalityWeight != y.LocalityWeight || x.Effect != y.Effect || x.Pod != y.Pod {
 			return false
 		}
 	}
@@ -341,21 +361,21 @@ func sameDrops(b, a horizon.Prediction) bool {
 func diffEndpoints(c *ServiceChange) bool {
 	before := map[string]Endpoint{}
 	for _, e := range c.Before {
-		before[e.key()] = e
+		before[e.Key()] = e
 	}
 	after := map[string]bool{}
 	for _, e := range c.After {
-		after[e.key()] = true
-		old, ok := before[e.key()]
+		after[e.Key()] = true
+		old, ok := before[e.Key()]
 		switch {
 		case !ok:
 			c.Added = append(c.Added, e)
-		case old.Weight != e.Weight || old.Priority != e.Priority || old.Kind != e.Kind || old.Network != e.Network || old.Count != e.Count:
+		case !old.same(e) || old.Count != e.Count:
 			c.Reweighted = append(c.Reweighted, e)
 		}
 	}
 	for _, e := range c.Before {
-		if !after[e.key()] {
+		if !after[e.Key()] {
 			c.Removed = append(c.Removed, e)
 		}
 	}
@@ -430,6 +450,7 @@ func edsWhy(c ServiceChange, a horizon.Prediction) []string {
 	}
 	for _, list := range [][]Endpoint{c.Added, c.Reweighted} {
 		for _, e := range list {
+			add(e.HealthWhy)
 			for _, p := range a.Endpoints {
 				if p.Address == e.Address && p.Port == e.Port {
 					add(p.Why)
@@ -453,17 +474,19 @@ func orNone(network string) string {
 
 // ztunnelChanges compares what the istiod of cp sends ztunnels for every
 // service (WDS is the same for every ztunnel of one istiod).
-func ztunnelChanges(before, after *model.Snapshot, cp string, affected map[string]bool) []ServiceChange {
-	bv, av := ambient.NewView(before, cp), ambient.NewView(after, cp)
+func ztunnelChanges(pvs [2]*plane.View, affected map[string]bool) []ServiceChange {
+	before, after, cp := pvs[0].Full, pvs[1].Full, pvs[0].Name
+	bv, av := pvs[0].Ambient(), pvs[1].Ambient()
 	name := "ztunnel@" + cp
 	if cp == "" {
 		name = "ztunnel"
 	}
+	noClient := !ambientClients(before, after)
 	var out []ServiceChange
 	for _, host := range hostnames(before, after) {
 		b, a := bv.Predict(host), av.Predict(host)
 		c := ServiceChange{Service: host, Viewpoint: name, ControlPlane: cp, Proxy: "ztunnel",
-			Before: workloads(b), After: workloads(a)}
+			Before: workloads(b), After: workloads(a), NoClient: noClient}
 		if !reflect.DeepEqual(b.Dropped, a.Dropped) || b.Sent != a.Sent || b.Scope != a.Scope {
 			affected[host] = true
 		}
@@ -480,6 +503,19 @@ func ztunnelChanges(before, after *model.Snapshot, cp string, affected map[strin
 	return out
 }
 
+// ambientClients: some pod of either snapshot runs in ambient mode (its
+// node's ztunnel is its proxy).
+func ambientClients(snaps ...*model.Snapshot) bool {
+	for _, s := range snaps {
+		for _, p := range s.Proxies {
+			if p.Kind == model.ProxyAmbient {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func workloads(p ambient.Prediction) []Endpoint {
 	out := []Endpoint{}
 	for _, w := range p.Workloads {
@@ -491,6 +527,13 @@ func workloads(p ambient.Prediction) []Endpoint {
 			e.Address = w.Gateway
 		}
 		out = append(out, e)
+	}
+	total := 0.0
+	for _, e := range out {
+		total += float64(e.Weight)
+	}
+	for i := range out {
+		out[i].Share = float64(int(float64(out[i].Weight)/total*10000+0.5)) / 10000
 	}
 	sortEndpoints(out)
 	return out
@@ -542,6 +585,18 @@ func wdsWhy(c ServiceChange, a ambient.Prediction) []string {
 	return why
 }
 
+// Where is the viewpoint and, when the namespace makes a difference, the
+// namespace class: "cluster1/network1@cluster1 in sample".
+func (c ServiceChange) Where() string {
+	switch {
+	case c.NamespaceClass != "":
+		return c.Viewpoint + " in " + c.NamespaceClass
+	case len(c.UnchangedIn) > 0:
+		return c.Viewpoint + " in " + c.Namespace + " (no client runs there)"
+	}
+	return c.Viewpoint
+}
+
 // summary counts what the changes do per viewpoint, most affected first:
 // "network2 sidecars (cluster2/network2@cluster1): 12 services change, 3
 // lose every endpoint".
@@ -552,10 +607,10 @@ func summary(changes []ServiceChange) []string {
 	}
 	by := map[string]*tally{}
 	for _, c := range changes {
-		t := by[c.Viewpoint]
+		t := by[c.Where()]
 		if t == nil {
 			t = &tally{services: map[string]bool{}, lostAll: map[string]bool{}, lostRemo: map[string]bool{}}
-			by[c.Viewpoint] = t
+			by[c.Where()] = t
 		}
 		t.services[c.Service] = true
 		if c.LostAll {

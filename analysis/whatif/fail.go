@@ -14,7 +14,7 @@ import (
 const (
 	failError      = "error"       // a new error-level problem
 	failWarning    = "warning"     // a new problem of warning level or worse
-	failLost       = "lost"        // a service loses every endpoint from some viewpoint
+	failLost       = "lost"        // a service loses every endpoint from some viewpoint where a client runs
 	failLostRemote = "lost-remote" // … or every endpoint of the other clusters
 	failChange     = "change"      // any endpoint of any proxy changes
 	failNone       = "none"
@@ -67,8 +67,12 @@ func Judge(rep *Report, rules []string) {
 			rep.Fail = append(rep.Fail, fmt.Sprintf("%s (--fail-on error)", humanize.Count(n, "new error")))
 		}
 	}
+	// Only where a client runs: a namespace without one loses nothing.
 	lost, lostRemote := 0, 0
 	for _, c := range rep.Changes {
+		if c.NoClient {
+			continue
+		}
 		if c.LostAll {
 			lost++
 		}

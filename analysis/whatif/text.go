@@ -79,9 +79,20 @@ func writeChange(w io.Writer, c ServiceChange) {
 	case c.LostRemote:
 		mark = "  LOSES EVERY REMOTE ENDPOINT"
 	}
-	fmt.Fprintf(w, "%s  from %s (%s)%s\n", name, c.Viewpoint, c.Proxy, mark)
+	fmt.Fprintf(w, "%s  from %s (%s)%s\n", name, c.Where(), c.Proxy, mark)
+	if len(c.UnchangedIn) > 0 {
+		fmt.Fprintf(w, "  unchanged: in %s\n", strings.Join(c.UnchangedIn, "; in "))
+	}
+	if c.NoClient && (c.LostAll || c.LostRemote) {
+		fmt.Fprintf(w, "  clients: none run where this is seen — reported, not failing --fail-on lost\n")
+	}
 	fmt.Fprintf(w, "  before: %s\n", joinEndpoints(c.Before))
 	fmt.Fprintf(w, "  after:  %s\n", joinEndpoints(c.After))
+	for _, e := range c.After {
+		if e.HealthWhy != "" {
+			fmt.Fprintf(w, "  health: %s\n", e.HealthWhy)
+		}
+	}
 	if s := ShareText(c.SharesBefore, c.SharesAfter); s != "" {
 		fmt.Fprintf(w, "  share:  %s\n", s)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/session/live"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -141,6 +142,7 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 			// Predict from the newest snapshot: it is at least as new as the EDS.
 			snap = m.Registry().Snapshot()
 		}
+		in.Planes = plane.NewSet(snap, in.Istiod) // the diagnosis's and "Not checked"'s
 		d := explain.Run(snap, in)
 		ps := append(d.Problems, src.extra...)
 		explain.SortProblems(ps)
@@ -160,7 +162,7 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 			writeIncomplete(cmd.OutOrStdout(), res.incomplete, servicesKnown(snap))
 			writeProblems(cmd.OutOrStdout(), ps)
 			writeNotRun(cmd.OutOrStdout(), d.NotRun)
-			writeNotChecked(cmd.OutOrStdout(), snap, in.Istiod)
+			writeNotChecked(cmd.OutOrStdout(), in.Planes)
 			writeOtherRevisions(cmd.OutOrStdout(), snap)
 		}
 		return res.exit()

@@ -4,15 +4,16 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 )
 
 // writeNotChecked says, for each control plane whose set of clusters
 // meshscope cannot tell, that doctor did not check which clusters it
 // reads — and the real reason, with the way out that fits it.
-func writeNotChecked(w io.Writer, snap *model.Snapshot, views []model.IstiodView) {
-	for _, cp := range explain.UnknownControlPlanes(snap, views) {
+func writeNotChecked(w io.Writer, planes *plane.Set) {
+	snap := planes.Snapshot()
+	for _, cp := range planes.Unknown() {
 		fmt.Fprintf(w, "Not checked: which clusters istiod %s reads: %s.\n", cp, notCheckedWhy(snap, cp))
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/meshscope/meshscope/analysis/ambient"
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/fleet"
+	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/session/istiod"
 	"github.com/meshscope/meshscope/session/live"
@@ -64,8 +66,9 @@ func (a *doctorAnswers) SentWDS() []explain.SentWDS {
 // passes.
 func collectSent(ctx context.Context, m *live.Session, snap *model.Snapshot, views []istiod.View, mode xdsclient.Mode, timeout time.Duration) []explain.Sent {
 	var vps []xdsclient.Viewpoint
+	planes := plane.NewSet(snap, views)
 	for _, cp := range m.ControlPlaneIDs(snap) {
-		vps = append(vps, explain.SidecarViewpoints(explain.ViewFor(snap, cp, views), cp)...)
+		vps = append(vps, horizon.SidecarViewpoints(planes.Of(cp).Snap, cp)...)
 	}
 	res := m.FetchAll(ctx, vps, mode, timeout)
 	out := make([]explain.Sent, len(vps))

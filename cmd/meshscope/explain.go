@@ -16,6 +16,7 @@ import (
 	"github.com/meshscope/meshscope/analysis/ambient"
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/session/istiod"
 	"github.com/meshscope/meshscope/session/live"
@@ -260,6 +261,7 @@ func explainSidecars(ctx context.Context, m *live.Session, snap *model.Snapshot,
 
 	// Predict from the newest snapshot: it is at least as new as the EDS.
 	snap = m.Registry().Snapshot()
+	planes := plane.NewSet(snap, views)
 	out := []explain.View{}
 	for i, vp := range vps {
 		for _, p := range ports {
@@ -273,11 +275,11 @@ func explainSidecars(ctx context.Context, m *live.Session, snap *model.Snapshot,
 			if cl, ok := actual[i].CDS[name]; ok {
 				clp = &cl
 			}
-			v := explain.ExplainWith(snap, host, p, vp, actual[i].ControlPlane, lap, explain.Extra{Subset: o.subset, Istiod: views, Cluster: clp})
+			v := explain.ExplainWith(planes, host, p, vp, actual[i].ControlPlane, lap, explain.Extra{Subset: o.subset, Cluster: clp})
 			if !ok {
 				v.Error = actual[i].Why
 			}
-			if n := explain.DriftNote(snap, host, p, vp, actual[i].ControlPlane, o.subset); n != "" {
+			if n := explain.DriftNote(planes, host, p, vp, actual[i].ControlPlane, o.subset); n != "" {
 				v.Notes = append(v.Notes, n)
 			}
 			out = append(out, v)
@@ -357,7 +359,7 @@ func explainViewpoints(snap *model.Snapshot, from []string, allViews bool) ([]xd
 		}
 		return vps, nil
 	}
-	vps = append(vps, explain.SidecarViewpoints(snap, "")...)
+	vps = append(vps, horizon.SidecarViewpoints(snap, "")...)
 	if allViews || len(vps) == 0 {
 		c := ""
 		if len(snap.Clusters) > 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/analysis/ambient"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/session/live"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -60,6 +61,7 @@ func explainZtunnels(ctx context.Context, m *live.Session, host string, cps []st
 	// Predict from the newest snapshot: it is at least as new as the WDS.
 	snap := m.Registry().Snapshot()
 	svc := snap.Service(host)
+	planes := plane.NewSet(snap, nil)
 	out := make([]ambient.Explanation, 0, len(res))
 	for _, r := range res {
 		var actual *xdsclient.WDSServiceView
@@ -67,7 +69,7 @@ func explainZtunnels(ctx context.Context, m *live.Session, host string, cps []st
 			v := r.Client.ServiceView(ambient.ServiceKey(svc.Namespace, host))
 			actual = &v
 		}
-		out = append(out, ambient.Explain(ambient.NewView(snap, r.ControlPlane), host, actual, r.Why))
+		out = append(out, ambient.Explain(planes.Of(r.ControlPlane).Ambient(), host, actual, r.Why))
 	}
 	return out, nil
 }

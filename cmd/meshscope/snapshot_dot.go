@@ -7,6 +7,7 @@ import (
 
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/meshmap"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -19,6 +20,7 @@ func writeSnapshotDot(w io.Writer, snap *model.Snapshot) error {
 	for _, i := range snap.Unread() {
 		fmt.Fprintf(w, "// %s\n", i.Sentence())
 	}
-	ps := explain.Diagnose(snap, explain.Inputs{Now: time.Now()})
-	return meshmap.Dot(w, meshmap.Build(snap, nil, ps))
+	planes := plane.NewSet(snap, nil)
+	ps := explain.Diagnose(snap, explain.Inputs{Now: time.Now(), Planes: planes})
+	return meshmap.Dot(w, meshmap.Build(planes, ps))
 }

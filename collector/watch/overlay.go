@@ -284,7 +284,7 @@ func keepServerFields(old, cur any) {
 // caches and its dirty flag stay as they are. A what-if builds both its
 // snapshots from shadows, so that both read the same moment.
 func (w *Watcher) Shadow(o *Overlay) *Watcher {
-	s := &Watcher{client: w.client, opts: w.opts, log: w.log, redact: w.redact, gatewayAPI: w.gatewayAPI}
+	s := &Watcher{client: w.client, opts: w.opts, log: w.log, redact: w.redact, gatewayAPI: w.gatewayAPI, parsed: w.parsed}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	copies := map[*informerHealth]*informerHealth{}

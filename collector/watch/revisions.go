@@ -87,8 +87,9 @@ func (w *Watcher) revisionTags() []model.RevisionTag {
 }
 
 // revisionConfigs reads, for each revision, the ConfigMap its istiod reads
-// (istio, or istio-REV). Parsed texts are cached: the snapshot is rebuilt
-// far more often than mesh config changes.
+// (istio, or istio-REV). Parsed texts are cached by the watcher
+// (parsedConfigs): the snapshot is rebuilt far more often than mesh config
+// changes.
 func (w *Watcher) revisionConfigs(ns string, revisions []string) []model.RevisionConfig {
 	if w.configMaps == nil || len(revisions) == 0 {
 		return nil
@@ -103,22 +104,42 @@ func (w *Watcher) revisionConfigs(ns string, revisions []string) []model.Revisio
 				found, mesh, networks = true, cm.Data[meshConfigKey], cm.Data[meshNetworksKey]
 			}
 		}
-		rc := parseRevisionConfig(mesh, networks)
+		rc := w.parsed.get(mesh, networks)
 		rc.Revision, rc.ConfigMap, rc.Found = rev, ns+"/"+name, found
 		out = append(out, rc)
 	}
 	return out
 }
 
-var revisionConfigCache sync.Map // mesh + "\x00" + networks → model.RevisionConfig
+// parsedConfigs holds one watcher's revision configs by their texts (a
+// few revisions, each with a text that rarely changes: bounded). Safe for
+// concurrent use.
+type parsedConfigs struct {
+	mu sync.Mutex
+	m  map[string]model.RevisionConfig // mesh + "\x00" + networks
+}
+
+// maxParsedConfigs bounds a watcher's cache of parsed texts.
+const maxParsedConfigs = 64
+
+func (c *parsedConfigs) get(mesh, networks string) model.RevisionConfig {
+	key := mesh + "\x00" + networks
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rc, ok := c.m[key]; ok {
+		return rc
+	}
+	if c.m == nil || len(c.m) >= maxParsedConfigs {
+		c.m = map[string]model.RevisionConfig{}
+	}
+	rc := parseRevisionConfig(mesh, networks)
+	c.m[key] = rc
+	return rc
+}
 
 // parseRevisionConfig reads what changes endpoints from a mesh config and
 // a meshNetworks text.
 func parseRevisionConfig(mesh, networks string) model.RevisionConfig {
-	key := mesh + "\x00" + networks
-	if v, ok := revisionConfigCache.Load(key); ok {
-		return v.(model.RevisionConfig)
-	}
 	var rc model.RevisionConfig
 	mc, err := model.ParseMeshConfig(mesh)
 	if err != nil {
@@ -130,13 +151,6 @@ func parseRevisionConfig(mesh, networks string) model.RevisionConfig {
 	} else if len(mn.Networks) > 0 {
 		rc.MeshNetworks = mn
 	}
-	// Bounded: a few revisions, each with a text that rarely changes.
-	n := 0
-	revisionConfigCache.Range(func(any, any) bool { n++; return n <= 64 })
-	if n > 64 {
-		revisionConfigCache.Clear()
-	}
-	revisionConfigCache.Store(key, rc)
 	return rc
 }
 

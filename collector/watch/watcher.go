@@ -141,6 +141,11 @@ type Watcher struct {
 	gateways   *informerHealth
 	gatewayAPI *atomic.Bool
 
+	// parsed caches the revisions' mesh config texts as parsed (shared
+	// with the watcher's what-if shadows): the snapshot is rebuilt far
+	// more often than mesh config changes.
+	parsed *parsedConfigs
+
 	// dirty is set by every event and cleared by the snapshot builder
 	// before it reads the caches (Dirty, TakeDirty).
 	dirty atomic.Bool
@@ -167,7 +172,7 @@ func New(client kubernetes.Interface, opts *Config, log *slog.Logger, red errs.R
 	w := &Watcher{
 		client: client, opts: opts, log: log, redact: red,
 		notify: notify, onSecrets: onSecrets,
-		kick: make(chan struct{}, 1),
+		kick: make(chan struct{}, 1), parsed: &parsedConfigs{},
 	}
 	ns := opts.SystemNamespace
 	core := client.CoreV1()

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/meshscope/meshscope/analysis/ambient"
-	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/fleet"
+	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/session/istiod"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -159,7 +159,7 @@ func (f *Feed) follow(ctx context.Context, updates <-chan *model.Snapshot) {
 func (f *Feed) ensureStreams(s *model.Snapshot) {
 	want := map[string]bool{}
 	nets := map[string]bool{}
-	for _, base := range explain.SidecarViewpoints(s, "") {
+	for _, base := range horizon.SidecarViewpoints(s, "") {
 		if mayComeFirst(s, base.Cluster) {
 			continue // the network's streams, if any, stay until it is decided
 		}

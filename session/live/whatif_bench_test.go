@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
-	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/analysis/whatif"
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/internal/kubesim"
@@ -102,14 +102,13 @@ current-context: x
 // every default viewpoint of every control plane, once.
 func predictWholeMesh(snap *model.Snapshot) int {
 	n := 0
+	planes := plane.NewSet(snap, nil)
 	for _, cp := range snap.ControlPlanes() {
-		view := snap.ForControlPlane(cp)
-		ix := horizon.NewIndex(view)
-		for _, vp := range explain.Viewpoints(view) {
-			vp.ConfigCluster = cp
-			for _, svc := range view.Services {
+		pv := planes.Of(cp)
+		for _, vp := range horizon.Viewpoints(pv.Snap) {
+			for _, svc := range pv.Snap.Services {
 				for _, p := range svc.Ports {
-					n += len(horizon.PredictWith(view, ix, svc.Hostname, p.Port, vp).Endpoints)
+					n += len(pv.Predict(svc.Hostname, "", p.Port, vp).Endpoints)
 				}
 			}
 		}

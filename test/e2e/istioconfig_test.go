@@ -12,6 +12,7 @@ import (
 
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -359,7 +360,7 @@ spec:
 						}
 						return fmt.Sprintf("%s: istiod sends %q, want %q", vp, got, sc.want[i])
 					}
-					v := explain.ExplainWith(snap, sc.host, sc.port, vp, "cluster1", &la, explain.Extra{Subset: sc.subset})
+					v := explain.ExplainWith(plane.NewSet(snap, nil), sc.host, sc.port, vp, "cluster1", &la, explain.Extra{Subset: sc.subset})
 					if v.Verdict != explain.Match {
 						return fmt.Sprintf("%s: meshscope predicts %v (dropped %v), verdict %s: %+v", vp, v.Predicted, v.Dropped, v.Verdict, v.Differences)
 					}

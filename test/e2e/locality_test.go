@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -77,7 +78,7 @@ func TestLocalities(t *testing.T) {
 			if !ok {
 				return vp.String() + ": no CDS cluster " + helloworldEDS
 			}
-			v := explain.ExplainWith(snap, "helloworld.sample.svc.cluster.local", 5000, vp, "cluster1", &la, explain.Extra{Cluster: &cl})
+			v := explain.ExplainWith(plane.NewSet(snap, nil), "helloworld.sample.svc.cluster.local", 5000, vp, "cluster1", &la, explain.Extra{Cluster: &cl})
 			if v.Verdict != explain.Match {
 				return fmt.Sprintf("%s: verdict %s: %+v", vp, v.Verdict, v.Differences)
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -122,7 +123,7 @@ spec:
 					if strings.Contains(got, "p=1") || !strings.Contains(got, "lw=1 p=0: 10.144.0.15:5000") && strings.Contains(got, "10.144.0.15") {
 						changed = true
 					}
-					v := explain.ExplainWith(snap, "helloworld.sample.svc.cluster.local", 5000, vp, "cluster1", &la, explain.Extra{Cluster: &cl})
+					v := explain.ExplainWith(plane.NewSet(snap, nil), "helloworld.sample.svc.cluster.local", 5000, vp, "cluster1", &la, explain.Extra{Cluster: &cl})
 					if pred := predictedGroups(v); pred != got {
 						return fmt.Sprintf("%s: istiod sends\n%s\nmeshscope predicts\n%s\n%+v", vp, got, pred, v.Differences)
 					}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/analysis/whatif"
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/internal/kubesim"
@@ -68,14 +69,19 @@ type whatIfView struct {
 	p      *probe
 }
 
-func startWhatIfViews(t *testing.T, eds string) []*whatIfView {
+func startWhatIfViews(t *testing.T, eds string, namespaces ...string) []*whatIfView {
+	if len(namespaces) == 0 {
+		namespaces = []string{xdsclient.DefaultNamespace}
+	}
 	var out []*whatIfView
 	for _, is := range theLab.Istiods() {
 		for _, vp := range []xdsclient.Viewpoint{{Cluster: "cluster1", Network: "network1"}, {Cluster: "cluster2", Network: "network2"}, {Cluster: "cluster1", NoNetwork: true}} {
-			vp.ControlPlane = is.Cluster
-			v := &whatIfView{vp: vp, istiod: is}
-			v.start(t, eds)
-			out = append(out, v)
+			for _, ns := range namespaces {
+				vp.ControlPlane, vp.Namespace = is.Cluster, ns
+				v := &whatIfView{vp: vp, istiod: is}
+				v.start(t, eds)
+				out = append(out, v)
+			}
 		}
 	}
 	return out
@@ -99,13 +105,13 @@ func matches(snap *model.Snapshot, views []*whatIfView, host string, port int32)
 			la, ok = xdsclient.LoadAssignment{Cluster: eds}, true
 		}
 		if !ok {
-			pred := explain.ExplainWith(snap, host, port, v.vp, v.istiod.Cluster, nil, explain.Extra{})
+			pred := explain.ExplainWith(plane.NewSet(snap, nil), host, port, v.vp, v.istiod.Cluster, nil, explain.Extra{})
 			if len(pred.Predicted) > 0 {
 				return fmt.Sprintf("%s: no EDS from istiod, predicted %v", v.vp, pred.Predicted)
 			}
 			continue
 		}
-		pred := explain.ExplainWith(snap, host, port, v.vp, v.istiod.Cluster, &la, explain.Extra{})
+		pred := explain.ExplainWith(plane.NewSet(snap, nil), host, port, v.vp, v.istiod.Cluster, &la, explain.Extra{})
 		if pred.Verdict != explain.Match {
 			return fmt.Sprintf("%s: istiod sends %v, predicted %v (dropped %v): %+v", v.vp, v.p.eds(eds), pred.Predicted, pred.Dropped, pred.Differences)
 		}
@@ -150,6 +156,28 @@ spec:
   trafficPolicy: {tls: {mode: DISABLE}}
 `
 	ownNSOnly := sidecarResource("default", 0, "./*", "istio-system/*")
+	otherOnly := sidecarResource("other", 0, "./*", "istio-system/*")
+	plaintextHere := `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: helloworld-plaintext-here, namespace: sample}
+spec:
+  host: helloworld.sample.svc.cluster.local
+  exportTo: ["."]
+  trafficPolicy: {tls: {mode: DISABLE}}
+`
+	addWhatIfClients(ctx, t)
+	eventually(t, 30*time.Second, func() string {
+		n := 0
+		for _, p := range reg.Snapshot().Proxies {
+			if p.Kind == model.ProxySidecar && strings.HasPrefix(p.Name, "whatif-client-") {
+				n++
+			}
+		}
+		if n < 2*len(clientNamespaces) {
+			return fmt.Sprintf("meshscope sees %d of the what-if's sidecar clients", n)
+		}
+		return ""
+	})
 	vmDocs := []string{vmServiceEntry, vmWorkloadEntry("vm-net1", "10.44.0.80", "network1"), vmWorkloadEntry("vm-net2", "10.144.0.80", "network2")}
 	ambientEnv := []string{"PILOT_ENABLE_AMBIENT=true", "AMBIENT_ENABLE_MULTI_NETWORK=true"}
 	setEnv := func(env []string) func() error {
@@ -181,6 +209,12 @@ spec:
 		// (CDS); a probe that still disagrees reconnects, as a new proxy
 		// gets istiod's current answer.
 		scoped bool
+		// namespaces are the client namespaces the views are probed from
+		// (the sidecar clients of clientNamespaces; default: the probe's
+		// own), and byNamespace says the what-if must judge the change per
+		// namespace class (it differs between them).
+		namespaces  []string
+		byNamespace bool
 	}
 	scenarios := []scenario{
 		{
@@ -355,6 +389,75 @@ spec:
 			host: hello, port: 5000,
 		},
 		{
+			name: "an endpoint of cluster2 turned not ready by its EndpointSlice",
+			objects: func(t *testing.T) []whatif.Object {
+				u := liveObject(t, "cluster2", gvrEndpointSlices, "EndpointSlice", lab.SampleNamespace, "helloworld-sim")
+				eps, _, _ := unstructured.NestedSlice(u.Object, "endpoints")
+				for _, e := range eps {
+					_ = unstructured.SetNestedField(e.(map[string]any), false, "conditions", "ready")
+					_ = unstructured.SetNestedField(e.(map[string]any), false, "conditions", "serving")
+				}
+				if err := unstructured.SetNestedSlice(u.Object, eps, "endpoints"); err != nil {
+					t.Fatal(err)
+				}
+				return []whatif.Object{{Cluster: "cluster2", Object: u, File: "slice.yaml", Line: 1}}
+			},
+			apply: func() error { return theLab.SetPodReady(ctx, "cluster2", lab.SampleNamespace, pod2, false) },
+			undo:  func() error { return theLab.SetPodReady(ctx, "cluster2", lab.SampleNamespace, pod2, true) },
+			host:  hello, port: 5000, namespaces: clientNamespaces,
+		},
+		{
+			name: "cluster2's helloworld pod moved to a second locality (topology.istio.io/locality)",
+			objects: func(t *testing.T) []whatif.Object {
+				u := liveObject(t, "cluster2", gvrPods, "Pod", lab.SampleNamespace, pod2)
+				l := u.GetLabels()
+				l[lab.LocalityLabel] = "region2.zone-b"
+				u.SetLabels(l)
+				return []whatif.Object{{Cluster: "cluster2", Object: u, File: "pod.yaml", Line: 1}}
+			},
+			apply: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.LocalityLabel, str("region2.zone-b"))
+			},
+			undo: func() error {
+				return theLab.SetLabel(ctx, "cluster2", lab.KindPod, lab.SampleNamespace, pod2, lab.LocalityLabel, nil)
+			},
+			host: hello, port: 5000, namespaces: clientNamespaces,
+		},
+		{
+			name: "helloworld exported to its own namespace only in both clusters (judged from sample and from other)",
+			objects: func(t *testing.T) []whatif.Object {
+				var out []whatif.Object
+				for _, c := range []string{"cluster1", "cluster2"} {
+					u := liveObject(t, c, gvrServices, "Service", lab.SampleNamespace, "helloworld")
+					a := u.GetAnnotations()
+					if a == nil {
+						a = map[string]string{}
+					}
+					a[model.AnnotationExportTo] = "."
+					u.SetAnnotations(a)
+					out = append(out, whatif.Object{Cluster: c, Object: u, File: c + "-svc.yaml", Line: 1})
+				}
+				return out
+			},
+			apply: func() error { return exportHelloworld(ctx, str(".")) },
+			undo:  func() error { return exportHelloworld(ctx, nil) },
+			host:  hello, port: 5000, scoped: true, namespaces: clientNamespaces, byNamespace: true,
+		},
+		{
+			name:    "a DestinationRule exported to sample only that turns TLS off",
+			objects: func(t *testing.T) []whatif.Object { return docsIn(t, "cluster1", plaintextHere) },
+			apply:   func() error { return theLab.ApplyIstioConfig(ctx, "cluster1", plaintextHere) },
+			undo:    func() error { return theLab.DeleteIstioConfig(ctx, "cluster1", plaintextHere) },
+			host:    hello, port: 5000, namespaces: clientNamespaces, byNamespace: true,
+		},
+		{
+			name:    "a Sidecar in namespace other that imports its own namespace only",
+			objects: func(t *testing.T) []whatif.Object { return docsIn(t, "cluster1", otherOnly) },
+			apply:   func() error { return theLab.ApplyIstioConfig(ctx, "cluster1", otherOnly) },
+			undo:    func() error { return theLab.DeleteIstioConfig(ctx, "cluster1", otherOnly) },
+			host:    hello, port: 5000, scoped: true, namespaces: clientNamespaces, byNamespace: true,
+		},
+		{
 			name:    "AMBIENT_ENABLE_MULTI_NETWORK (and ambient) turned on in a mesh of sidecars, both istiods restarted so",
 			objects: func(*testing.T) []whatif.Object { return nil },
 			env:     []model.IstiodEnv{{Key: model.SettingAmbient, Value: "true"}, {Key: model.SettingAmbientMultiNetwork, Value: "true"}},
@@ -370,7 +473,7 @@ spec:
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			eds := horizon.EDSClusterName(sc.host, sc.port)
-			views := startWhatIfViews(t, eds)
+			views := startWhatIfViews(t, eds, sc.namespaces...)
 			if sc.setup != nil {
 				withChange(t, sc.setup, func() error {
 					undone = time.Now()
@@ -404,12 +507,26 @@ spec:
 			if err != nil {
 				t.Fatal(err)
 			}
-			changed := false
+			changed, classes := false, false
 			for _, c := range whatif.Endpoints(w.Before, w.After) {
 				changed = changed || c.Service == sc.host
+				classes = classes || (c.Service == sc.host && c.NamespaceClass != "" && len(c.UnchangedIn) > 0)
+				if c.Service == sc.host {
+					t.Logf("what-if: from %s: %v → %v", c.Where(), c.Before, c.After)
+				}
+				if c.Proxy == "sidecar" && c.Service == sc.host {
+					checkChangeIsExplain(t, w.Before, w.After, c)
+				}
 			}
 			if !changed {
 				t.Fatalf("the what-if predicts no change for %s", sc.host)
+			}
+			if sc.byNamespace && !classes {
+				var ps []string
+				for _, p := range w.Before.Proxies {
+					ps = append(ps, fmt.Sprintf("%s/%s(%s,%s)", p.Cluster, p.Namespace, p.Kind, p.Network))
+				}
+				t.Fatalf("the what-if does not judge the change per namespace class (its proxies: %v)", ps)
 			}
 			if sc.effect != "" && !strings.Contains(w.Outcomes[0].Effect, sc.effect) {
 				t.Fatalf("the what-if says %q, want %q", w.Outcomes[0].Effect, sc.effect)
@@ -544,5 +661,68 @@ spec: {}
 	_, stderr, code = run("--delete", "-f", "cluster2="+write("gone.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: nope, namespace: sample}\n"))
 	if code != 2 || !strings.Contains(stderr, "Service sample/nope does not exist in cluster cluster2") {
 		t.Errorf("delete of nothing: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// clientNamespaces are the namespaces where the lab runs sidecar clients
+// for the what-if (addWhatIfClients): the service's own, another, and the
+// probe's (the scenarios without namespaces probe from it).
+var clientNamespaces = []string{lab.SampleNamespace, "other", xdsclient.DefaultNamespace}
+
+// gvrEndpointSlices are discovery/v1 EndpointSlices.
+var gvrEndpointSlices = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+
+// addWhatIfClients runs a pod with a sidecar (an istio-proxy container) in
+// each client namespace of both clusters, for the test's life: what a
+// what-if judges is what changes where clients run.
+func addWhatIfClients(ctx context.Context, t *testing.T) {
+	t.Helper()
+	fleetNamespace(ctx, t, "other")
+	ip := map[string]int{"cluster1": 0, "cluster2": 0}
+	prefix := map[string]string{"cluster1": "10.44.9.", "cluster2": "10.144.9."}
+	for _, c := range []string{"cluster1", "cluster2"} {
+		network := map[string]string{"cluster1": "network1", "cluster2": "network2"}[c]
+		for _, ns := range clientNamespaces {
+			ip[c]++
+			name := "whatif-client-" + ns
+			if err := theLab.AddPod(ctx, c, lab.PodSpec{Namespace: ns, Name: name, IP: fmt.Sprintf("%s%d", prefix[c], 40+ip[c]), Labels: map[string]string{"app": name},
+				Container: "istio-proxy", Image: "example.invalid/istio/proxyv2:1.31.0", Args: []string{"proxy", "sidecar"},
+				Env: map[string]string{"ISTIO_META_NETWORK": network, "ISTIO_META_CLUSTER_ID": c}}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = theLab.RemovePod(context.Background(), c, ns, name) })
+		}
+	}
+}
+
+// exportHelloworld sets (or, nil, removes) helloworld's exportTo
+// annotation in both clusters.
+func exportHelloworld(ctx context.Context, value *string) error {
+	for _, c := range []string{"cluster1", "cluster2"} {
+		if err := theLab.SetAnnotation(ctx, c, lab.KindService, lab.SampleNamespace, "helloworld", model.AnnotationExportTo, value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkChangeIsExplain: a change the what-if reports is explain's
+// prediction before and after, from its viewpoint in its namespace.
+func checkChangeIsExplain(t *testing.T, before, after *model.Snapshot, c whatif.ServiceChange) {
+	t.Helper()
+	cl, rest, _ := strings.Cut(strings.TrimSuffix(c.Viewpoint, "@"+c.ControlPlane), "/")
+	vp := xdsclient.Viewpoint{Cluster: cl, Network: rest, NoNetwork: rest == "none", Namespace: c.Namespace}
+	if vp.NoNetwork {
+		vp.Network = ""
+	}
+	for _, side := range []struct {
+		name string
+		snap *model.Snapshot
+		got  []whatif.Endpoint
+	}{{"before", before, c.Before}, {"after", after, c.After}} {
+		want := whatif.EDSEndpoints(explain.Explain(side.snap, c.Service, c.Port, vp, c.ControlPlane, nil).Predicted)
+		if fmt.Sprint(want) != fmt.Sprint(side.got) {
+			t.Errorf("from %s: what-if's %s %v, explain --namespace %s predicts %v", c.Where(), side.name, side.got, c.Namespace, want)
+		}
 	}
 }

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/analysis/ambient"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -224,7 +226,7 @@ func (m *mesh) agree(z *ztunnel, key string) (string, ambient.Prediction) {
 	if !slices.Equal(got, want) {
 		return fmt.Sprintf("%s %s: meshscope's WDS\n  %s\nistiod's /debug/ambientz\n  %s", z.cp, key, strings.Join(got, "\n  "), strings.Join(want, "\n  ")), ambient.Prediction{}
 	}
-	p := ambient.NewView(m.reg.Snapshot(), z.cp).Predict(strings.SplitN(key, "/", 2)[1])
+	p := plane.NewSet(m.reg.Snapshot(), nil).Of(z.cp).Ambient().Predict(strings.SplitN(key, "/", 2)[1])
 	if c := ambient.Compare(p, actual); c.Verdict != ambient.Match {
 		return fmt.Sprintf("%s %s: prediction %s: %+v", z.cp, key, c.Verdict, c.Differences), p
 	}
@@ -234,7 +236,7 @@ func (m *mesh) agree(z *ztunnel, key string) (string, ambient.Prediction) {
 // hasProblem says what is missing when ambient.Problems lacks a problem of
 // kind for control plane cp ("" when it has one).
 func hasProblem(m *mesh, kind, cp string) string {
-	ps := ambient.Problems(m.reg.Snapshot())
+	ps := ambientProblems(m.reg.Snapshot())
 	for _, p := range ps {
 		if string(p.Kind) == kind && p.ControlPlane == cp {
 			return ""
@@ -275,7 +277,7 @@ func TestAmbientWDS(t *testing.T) {
 			why, sleep = m.agree(z, sleepKey)
 			return why
 		})
-		if ps := ambient.Problems(m.reg.Snapshot()); len(ps) != 0 {
+		if ps := ambientProblems(m.reg.Snapshot()); len(ps) != 0 {
 			t.Errorf("the ambient lab has problems: %+v", ps)
 		}
 		sh := splitHorizons(hello)
@@ -356,7 +358,7 @@ func TestAmbientGatewayLosesAddress(t *testing.T) {
 	m := startMesh(t)
 	z := m.ztunnels[0]
 	eventually(t, 30*time.Second, func() string { why, _ := m.agree(z, helloKey); return why })
-	sh := splitHorizons(ambient.NewView(m.reg.Snapshot(), z.cp).Predict("helloworld.ambient.svc.cluster.local"))[0].UID
+	sh := splitHorizons(plane.NewSet(m.reg.Snapshot(), nil).Of(z.cp).Ambient().Predict("helloworld.ambient.svc.cluster.local"))[0].UID
 	ctx := context.Background()
 	gwIP := lab.AmbientGatewayIP("cluster2")
 	t.Cleanup(func() { _ = theLab.SetAmbientGatewayAddresses(ctx, "cluster2", gwIP) })
@@ -410,7 +412,7 @@ func TestAmbientGlobalLabelRemoved(t *testing.T) {
 	shs := map[string]string{}
 	counts := map[string]int{}
 	for _, z := range m.ztunnels {
-		shs[z.cp] = splitHorizons(ambient.NewView(m.reg.Snapshot(), z.cp).Predict("helloworld.ambient.svc.cluster.local"))[0].UID
+		shs[z.cp] = splitHorizons(plane.NewSet(m.reg.Snapshot(), nil).Of(z.cp).Ambient().Predict("helloworld.ambient.svc.cluster.local"))[0].UID
 		counts[z.cp] = z.count()
 	}
 	global := "true"
@@ -481,4 +483,10 @@ func TestAmbientReconnect(t *testing.T) {
 		}
 		return acked(z)
 	})
+}
+
+// ambientProblems are ambient.Problems of snap, each control plane's view
+// built as every reader builds it (analysis/plane).
+func ambientProblems(snap *model.Snapshot) []model.Problem {
+	return ambient.Problems(snap, plane.NewSet(snap, nil).Ambient)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/analysis/ambient"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/analysis/whatif"
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/lab"
@@ -47,7 +48,7 @@ func TestWhatIfGlobalLabelRemoved(t *testing.T) {
 				if after {
 					s = snapOf().After
 				}
-				p := ambient.NewView(s, z.cp).Predict(host)
+				p := plane.NewSet(s, nil).Of(z.cp).Ambient().Predict(host)
 				if c := ambient.Compare(p, z.c.ServiceView(helloKey)); c.Verdict != ambient.Match {
 					why = append(why, fmt.Sprintf("ztunnel@%s: %s %+v", z.cp, c.Verdict, c.Differences))
 				}

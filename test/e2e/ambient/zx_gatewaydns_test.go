@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/meshscope/meshscope/analysis/ambient"
 	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
@@ -75,7 +75,7 @@ func TestAmbientGatewayDNSName(t *testing.T) {
 		}
 	}
 	views("two A records", 60*time.Second)
-	if ps := ambient.Problems(m.reg.Snapshot()); len(ps) != 0 {
+	if ps := ambientProblems(m.reg.Snapshot()); len(ps) != 0 {
 		t.Errorf("the ambient lab with a gateway named by DNS has problems: %+v", ps)
 	}
 	// doctor says what the name resolves to from where meshscope runs
@@ -160,7 +160,7 @@ func (m *mesh) gatewayWorkloadsAgree(z *ztunnel, want string) string {
 			got["istiod's /debug/ambientz"] = line(uid, w.Hostname, addrs)
 		}
 	}
-	for _, w := range ambient.NewView(m.reg.Snapshot(), z.cp).GatewayWorkloads() {
+	for _, w := range plane.NewSet(m.reg.Snapshot(), nil).Of(z.cp).Ambient().GatewayWorkloads() {
 		if w.UID == uid {
 			got["the prediction"] = line(uid, w.Hostname, w.Addresses)
 		}
