@@ -114,7 +114,7 @@ func TestExplainActual(t *testing.T) {
 		{name: "two zones as sent", snap: twoZones, sent: actualTwoZones, verdict: Match,
 			cluster: &xdsclient.Cluster{Name: "outbound|5000||" + hello, LBPolicy: "LEAST_REQUEST", PanicThreshold: 0},
 			check: func(t *testing.T, v View) {
-				if v.LBFrom != "cds" {
+				if v.LBFrom != lbFromCDS {
 					t.Errorf("LB from %s", v.LBFrom)
 				}
 				// Each gateway copy stands for its own zone's pod.

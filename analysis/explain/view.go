@@ -41,7 +41,7 @@ type View struct {
 	// the cluster's settings from CDS when istiod sent them (LBFrom
 	// "cds"), else istiod's defaults ("istiod-default").
 	LB     horizon.LBConfig `json:"lb"`
-	LBFrom string           `json:"lbFrom"`
+	LBFrom lbSource         `json:"lbFrom"`
 	// Split is each network's share of the proxy's requests.
 	Split       []NetworkSplit `json:"split"`
 	Verdict     Verdict        `json:"verdict"`
@@ -125,9 +125,9 @@ func ExplainWith(planes *plane.Set, hostname string, port int32, vp xdsclient.Vi
 	if n := revisionNote(full, controlPlane); proxy.ConfigCluster != "" && n != "" {
 		v.Notes = append(v.Notes, n)
 	}
-	v.LB, v.LBFrom = pred.LB, "istiod-default"
+	v.LB, v.LBFrom = pred.LB, lbIstiodDefault
 	if cl != nil {
-		v.LB, v.LBFrom = lbOf(*cl), "cds"
+		v.LB, v.LBFrom = lbOf(*cl), lbFromCDS
 	}
 	if la != nil {
 		v.Actual = attribute(pv.Snap, hostname, *la, proxy, pred)
@@ -147,6 +147,17 @@ func ExplainWith(planes *plane.Set, hostname string, port int32, vp xdsclient.Vi
 	}
 	return v
 }
+
+// lbSource is where a view's load-balancing settings come from.
+type lbSource string
+
+// The sources of a view's load balancing.
+const (
+	// lbFromCDS: the cluster istiod sent in CDS.
+	lbFromCDS lbSource = "cds"
+	// lbIstiodDefault: istiod's defaults, when no CDS cluster is at hand.
+	lbIstiodDefault lbSource = "istiod-default"
+)
 
 // split sums the shares per network: of the actual endpoints when EDS
 // arrived, and of the predicted ones.

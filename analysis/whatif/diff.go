@@ -432,7 +432,7 @@ func edsWhy(c ServiceChange, a horizon.Prediction) []string {
 				break
 			}
 		}
-		if !found && (e.Kind == string(horizon.Gateway) || e.Kind == string(horizon.Forced)) {
+		if !found && e.Kind.gatewayKind() {
 			// A gateway entry goes when the endpoints behind it do: say why
 			// they are dropped.
 			for _, d := range a.Dropped {
@@ -442,7 +442,7 @@ func edsWhy(c ServiceChange, a horizon.Prediction) []string {
 				}
 			}
 		}
-		if !found && (e.Kind == string(horizon.Gateway) || e.Kind == string(horizon.Forced)) {
+		if !found && e.Kind.gatewayKind() {
 			add(fmt.Sprintf("gateway %s no longer stands for endpoints of %s", e.Address, orNone(e.Network)))
 		} else if !found && a.NoEndpoints == "" {
 			add(fmt.Sprintf("%s is no longer an endpoint of the service", e.Address))
@@ -519,7 +519,7 @@ func ambientClients(snaps ...*model.Snapshot) bool {
 func workloads(p ambient.Prediction) []Endpoint {
 	out := []Endpoint{}
 	for _, w := range p.Workloads {
-		e := Endpoint{UID: w.UID, Kind: string(w.Kind), Cluster: w.Cluster, Network: w.Network, Weight: max(w.Capacity, 1)}
+		e := Endpoint{UID: w.UID, Kind: endpointKind(w.Kind), Cluster: w.Cluster, Network: w.Network, Weight: max(w.Capacity, 1)}
 		if len(w.Addresses) > 0 {
 			e.Address = w.Addresses[0]
 		}

@@ -34,10 +34,11 @@ type Endpoint struct {
 	// Shadowed: Envoy drops it for an earlier entry of the same address.
 	Share    float64 `json:"share"`
 	Shadowed bool    `json:"shadowed,omitempty"`
-	// Kind is direct or gateway (horizon.Kind), or a workload kind.
-	Kind    string `json:"kind"`
-	Cluster string `json:"cluster,omitempty"`
-	Network string `json:"network,omitempty"`
+	// Kind is what the entry is: an EDS endpoint's horizon.Kind (local,
+	// gateway, …) or a ztunnel workload's kind.
+	Kind    endpointKind `json:"kind"`
+	Cluster string       `json:"cluster,omitempty"`
+	Network string       `json:"network,omitempty"`
 	// UID is a workload's (ztunnel views).
 	UID string `json:"uid,omitempty"`
 	// Count is how many identical entries istiod sends (more than one:
@@ -47,6 +48,17 @@ type Endpoint struct {
 	// dup numbers entries with the same address, port, locality and
 	// priority that are not identical, so each keeps a key of its own.
 	dup int
+}
+
+// endpointKind is an Endpoint's kind: a sidecar's EDS entry
+// (horizon.Kind) or a ztunnel's workload (ambient.WorkloadKind), one field
+// for both views (JSON: kind).
+type endpointKind string
+
+// gatewayKind: the entry is a network gateway standing for endpoints
+// (horizon.Gateway or horizon.Forced).
+func (k endpointKind) gatewayKind() bool {
+	return k == endpointKind(horizon.Gateway) || k == endpointKind(horizon.Forced)
 }
 
 // Key identifies an entry across before and after: a workload by its
@@ -71,7 +83,7 @@ func (e Endpoint) String() string {
 	if e.Weight > 1 {
 		s += fmt.Sprintf(" ×%d", e.Weight)
 	}
-	s += " (" + e.Kind + ", " + orNone(e.Network)
+	s += " (" + string(e.Kind) + ", " + orNone(e.Network)
 	if e.Locality != "" || e.Priority > 0 {
 		s += ", " + explain.LocalityText(e.Locality, e.Priority)
 	}
@@ -104,7 +116,7 @@ func EDSEndpoints(eps []horizon.Endpoint) []Endpoint {
 	at := map[string]int{}
 	for _, e := range eps {
 		ep := Endpoint{Address: e.Address, Port: e.Port, Weight: e.Weight, Priority: e.Priority, Locality: e.Locality, LocalityWeight: e.LocalityWeight,
-			Health: e.Health, HealthWhy: healthWhy(e), Share: e.Share, Shadowed: e.Shadowed, Kind: string(e.Kind), Cluster: e.Cluster, Network: e.Network, Count: 1}
+			Health: e.Health, HealthWhy: healthWhy(e), Share: e.Share, Shadowed: e.Shadowed, Kind: endpointKind(e.Kind), Cluster: e.Cluster, Network: e.Network, Count: 1}
 		for {
 			i, ok := at[ep.Key()]
 			if !ok {
