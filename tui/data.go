@@ -125,25 +125,7 @@ func buildIndex(snap *model.Snapshot, feed Feed, doc *doctor) *index {
 	if ix.ambient {
 		amb = newAmbientVerdicts(ix.planes, feed)
 	}
-	badges := map[string][]string{}
-	rank := map[string]int{}
-	for _, p := range ix.problems {
-		r := 2
-		if i := slices.Index(rankSeverity[:], p.Severity); i >= 0 {
-			r = i
-		}
-		for _, host := range append([]string{p.Service}, p.Services...) {
-			if host == "" {
-				continue
-			}
-			if b := badgeName(p.Kind); b != "" && !contains(badges[host], b) {
-				badges[host] = append(badges[host], b)
-			}
-			if old, ok := rank[host]; !ok || r < old {
-				rank[host] = r
-			}
-		}
-	}
+	badges, rank := problemMarks(ix.problems)
 	var vps []xdsclient.Viewpoint
 	if feed != nil {
 		vps = feed.Viewpoints()
@@ -152,37 +134,7 @@ func buildIndex(snap *model.Snapshot, feed Feed, doc *doctor) *index {
 	ix.services = make([]svcRow, len(snap.Services))
 	var pres strings.Builder
 	for i, s := range snap.Services {
-		row := svcRow{svc: s, hostname: s.Hostname, namespace: s.Namespace, name: s.Name, perNet: make([]int, len(ix.networks))}
-		row.ports = portsText(s.Ports)
-		pres.Reset()
-		for _, id := range ix.clusterIDs {
-			if in, ok := s.Clusters[id]; ok && in != nil {
-				pres.WriteString("✓")
-			} else {
-				pres.WriteString("·")
-			}
-		}
-		pres.WriteString(sourceMark(s.Source))
-		row.presence = pres.String()
-		count := func(eps []model.Endpoint) {
-			for _, e := range eps {
-				row.total++
-				if p, ok := netPos[e.Network]; ok {
-					row.perNet[p]++
-				}
-				ix.standsFor[e.Network]++
-			}
-		}
-		for _, in := range s.Clusters {
-			if in != nil {
-				count(in.Endpoints)
-			}
-		}
-		for _, se := range s.ServiceEntries {
-			count(se.Endpoints)
-		}
-		ix.endpoints += row.total
-		row.epsText = countsText(row.perNet)
+		row := ix.serviceRow(s, netPos, &pres)
 		row.badges = badges[s.Hostname]
 		row.rank = 2
 		if r, ok := rank[s.Hostname]; ok {
@@ -202,6 +154,68 @@ func buildIndex(snap *model.Snapshot, feed Feed, doc *doctor) *index {
 		ix.byHost[s.Hostname] = i
 	}
 	return ix
+}
+
+// problemMarks are, per service, the badges of its problems' kinds and the
+// rank of its worst problem (an index of rankSeverity; absent: none).
+func problemMarks(ps []model.Problem) (badges map[string][]string, rank map[string]int) {
+	badges, rank = map[string][]string{}, map[string]int{}
+	for _, p := range ps {
+		r := 2
+		if i := slices.Index(rankSeverity[:], p.Severity); i >= 0 {
+			r = i
+		}
+		for _, host := range append([]string{p.Service}, p.Services...) {
+			if host == "" {
+				continue
+			}
+			if b := badgeName(p.Kind); b != "" && !contains(badges[host], b) {
+				badges[host] = append(badges[host], b)
+			}
+			if old, ok := rank[host]; !ok || r < old {
+				rank[host] = r
+			}
+		}
+	}
+	return badges, rank
+}
+
+// serviceRow is a service's row before its verdict: its ports, where it
+// exists (a mark per cluster and its source), its endpoints per network;
+// the index's endpoint counts grow by them. pres is reused between rows.
+func (ix *index) serviceRow(s *model.Service, netPos map[string]int, pres *strings.Builder) svcRow {
+	row := svcRow{svc: s, hostname: s.Hostname, namespace: s.Namespace, name: s.Name, perNet: make([]int, len(ix.networks))}
+	row.ports = portsText(s.Ports)
+	pres.Reset()
+	for _, id := range ix.clusterIDs {
+		if in, ok := s.Clusters[id]; ok && in != nil {
+			pres.WriteString("✓")
+		} else {
+			pres.WriteString("·")
+		}
+	}
+	pres.WriteString(sourceMark(s.Source))
+	row.presence = pres.String()
+	count := func(eps []model.Endpoint) {
+		for _, e := range eps {
+			row.total++
+			if p, ok := netPos[e.Network]; ok {
+				row.perNet[p]++
+			}
+			ix.standsFor[e.Network]++
+		}
+	}
+	for _, in := range s.Clusters {
+		if in != nil {
+			count(in.Endpoints)
+		}
+	}
+	for _, se := range s.ServiceEntries {
+		count(se.Endpoints)
+	}
+	ix.endpoints += row.total
+	row.epsText = countsText(row.perNet)
+	return row
 }
 
 // verdictsKnown counts the services with a verdict (match or mismatch).

@@ -22,7 +22,6 @@ const (
 // sizePending are functions over the limit that are being split, with why
 // they wait; the list only shrinks.
 var sizePending = map[string]string{
-	"tui/data.go buildIndex":        "split once the control-plane view (issue 36 item 2) lands in it",
 	"xdsclient/run.go apply":        "split once the goroutine and decoder work (issue 36) lands in xdsclient",
 	"xdsclient/wds_client.go apply": "split once the goroutine and decoder work (issue 36) lands in xdsclient",
 }
