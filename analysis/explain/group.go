@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/meshscope/meshscope/model"
@@ -35,6 +36,11 @@ func group(ps []model.Problem) []model.Problem {
 			a = &acc{at: len(out), clusters: map[string]bool{}, services: map[string]bool{}}
 			byKey[k] = a
 			out = append(out, p)
+		}
+		if len(a.subjects) == 0 {
+			out[a.at].Objects = slices.Clone(p.Objects) // the row's own, merged into below
+		} else {
+			out[a.at].Objects = model.AddObjects(out[a.at].Objects, p.Objects...)
 		}
 		a.subjects = append(a.subjects, p.Group.Subject)
 		a.clusters[p.Cluster] = true

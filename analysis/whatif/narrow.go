@@ -42,6 +42,19 @@ func narrow(before, after *model.Snapshot) (b, a *model.Snapshot, cut bool) {
 	return b, a, true
 }
 
+// withKept is cut (a narrowed side of whole) with the services of keep
+// that whole has and cut lacks, in whole's order (hostname order, which
+// Snapshot.Service searches by).
+func withKept(cut, whole *model.Snapshot, keep []string) *model.Snapshot {
+	out := withServices(cut)
+	for _, svc := range whole.Services {
+		if cut.Service(svc.Hostname) != nil || slices.Contains(keep, svc.Hostname) {
+			out.Services = append(out.Services, svc)
+		}
+	}
+	return out
+}
+
 // withServices is a shallow copy of s without its services.
 func withServices(s *model.Snapshot) *model.Snapshot {
 	c := *s

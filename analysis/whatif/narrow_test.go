@@ -62,7 +62,7 @@ func TestNarrowEqualsWholeMesh(t *testing.T) {
 		t.Fatalf("narrow: cut %v, %d services before, %d after", cut, len(b.Services), len(a.Services))
 	}
 	whole := Endpoints(w.Before, w.After)
-	narrowed, problems := compare(w.Before, w.After)
+	narrowed, problems := compare(w.Before, w.After, nil)
 	if len(whole) == 0 || !reflect.DeepEqual(whole, narrowed) {
 		t.Errorf("endpoint changes differ: whole mesh %d, narrowed %d", len(whole), len(narrowed))
 	}
@@ -102,7 +102,7 @@ func TestDiagnosedEqualsWholeMesh(t *testing.T) {
 			}
 			now := w.Before.Time
 			whole := diffProblems(explain.Diagnose(w.Before, explain.Inputs{Now: now}), explain.Diagnose(w.After, explain.Inputs{Now: now}))
-			_, got := compare(w.Before, w.After)
+			_, got := compare(w.Before, w.After, nil)
 			key := func(ps []model.Problem) []string {
 				var out []string
 				for _, p := range ps {
