@@ -29,7 +29,7 @@ func controlPlaneProblems(planes *plane.Set) []model.Problem {
 				continue
 			}
 			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemControlPlaneMissingCluster, Cluster: cp,
-				Objects: []model.ObjectRef{{Cluster: cp, Kind: "Secret", Namespace: systemNamespace(snap), Name: RemoteSecretName(c.ID)}},
+				Objects:  []model.ObjectRef{{Cluster: cp, Kind: "Secret", Namespace: systemNamespace(snap), Name: RemoteSecretName(c.ID)}},
 				Sentence: missingClusterSentence(snap, cp, c, reads, from)})
 		}
 	}

@@ -107,7 +107,7 @@ func labelProblems(snap *model.Snapshot) []model.Problem {
 				}
 				seen[k] = true
 				ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemNetworkLabel, Cluster: cid, Service: svc.Hostname,
-					Objects: workloadRefs(cid, svc.Namespace, e.Pod, ""),
+					Objects:  workloadRefs(cid, svc.Namespace, e.Pod, ""),
 					Sentence: fmt.Sprintf("pod %s in %s is labelled %s=%s, but its cluster's network (label on the system namespace) is %s: the pod label wins — check which is right", e.Pod, cid, model.LabelNetwork, e.Network, c.Network)})
 			}
 		}
@@ -203,7 +203,7 @@ func ambientPod(snap *model.Snapshot, host, cluster, pod string) bool {
 func ambientSidecarDrop(host, ns string, v horizon.Proxy, d horizon.Dropped) model.Problem {
 	why := fmt.Sprintf("their pods run in ambient mode (istio-cni redirects them to ztunnel; no sidecar) and a sidecar reaches another network only through the mTLS gateway, so istiod leaves them out of its EDS — ztunnels reach them over HBONE (meshscope explain %s --from ztunnel)", model.ShortHost(host))
 	return model.Problem{Severity: model.SeverityInfo, Kind: model.ProblemAmbientSidecarDrop, Cluster: d.Cluster, Service: host,
-		Objects: workloadRefs(d.Cluster, ns, d.Pod, ""),
+		Objects:  workloadRefs(d.Cluster, ns, d.Pod, ""),
 		Sentence: fmt.Sprintf("%s: %s:%d%s is not sent to %s sidecars: %s", host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, why),
 		Group: &model.ProblemGroup{Key: "ambient-sidecar-drop|" + d.Cluster + "|" + v.Network, Subject: model.ShortHost(host) + " " + d.Pod,
 			Format: fmt.Sprintf("{n} endpoints in %s are not sent to %s sidecars ({examples}): %s", d.Cluster, v.Network, why)}}

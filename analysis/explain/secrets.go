@@ -48,7 +48,7 @@ func duplicateServerProblems(snap *model.Snapshot) []model.Problem {
 		for _, s := range c.SecretsFrom(c.ID) {
 			if s.Key != "" && s.Key != c.ID {
 				ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretDuplicate, Cluster: c.ID,
-					Objects:  []model.ObjectRef{SecretRef(s)},
+					Objects: []model.ObjectRef{SecretRef(s)},
 					Sentence: fmt.Sprintf("remote secret %s in %s declares cluster %q for %s's own API server (%s): istiod %s reads itself a second time, so every endpoint of %s is sent twice — delete that secret (or its key %q)",
 						s.Name, c.ID, s.Key, c.ID, c.Server, c.ID, c.ID, s.Key)})
 			}

@@ -17,15 +17,15 @@ import (
 // in one namespace index merged into one (the oldest's traffic policy, the
 // subsets of all, the first subset of a name winning).
 type mergedRule struct {
-	rule     model.DestinationRule
-	from     []string // namespace/name of every rule merged in
+	rule model.DestinationRule
+	from []string // namespace/name of every rule merged in
 	// policyFrom is the rule whose traffic policy the merged one has
 	// (the oldest with one); subsetFrom the rule each subset came from:
 	// the object a fix of its TLS mode edits.
 	policyFrom model.ObjectRef
 	subsetFrom map[string]model.ObjectRef
-	exportTo []string // normalised (sorted, deduplicated)
-	selector map[string]string
+	exportTo   []string // normalised (sorted, deduplicated)
+	selector   map[string]string
 }
 
 // drIndex holds the merged rules of one namespace index by resolved host.
