@@ -30,14 +30,18 @@ type Offer struct {
 	Apply []string `json:"apply,omitempty"`
 }
 
-// Manifest is one object of a proposal as a person applies it (kubectl
-// apply -f, or delete -f with Delete) to a cluster through its context.
-// A remote secret built in memory for the proof is never in it: Object is
-// then nil and the proposal's command makes the real one.
+// Manifest is one object of a proposal as a person applies it to a
+// cluster through its context (Verb: kubectl replace -f of the whole
+// edited object — as what-if reads it, and unlike kubectl apply, which
+// keeps a field the edit removes unless it applied that field itself —
+// create -f of a new one, delete -f). A remote secret built in memory for
+// the proof is never in it: Object is then nil and the proposal's command
+// makes the real one.
 type Manifest struct {
 	Cluster string                     `json:"cluster"`
 	Context string                     `json:"context,omitempty"`
 	Delete  bool                       `json:"delete,omitempty"`
+	Create  bool                       `json:"create,omitempty"`
 	Object  *unstructured.Unstructured `json:"object,omitempty"`
 	// secret is a remote secret built for the proof only.
 	secret *unstructured.Unstructured
@@ -55,6 +59,18 @@ func (m Manifest) Change() *unstructured.Unstructured {
 		return m.secret
 	}
 	return m.Object
+}
+
+// Verb is the kubectl command that applies the manifest: replace, create
+// or delete.
+func (m Manifest) Verb() string {
+	switch {
+	case m.Delete:
+		return "delete"
+	case m.Create:
+		return "create"
+	}
+	return "replace"
 }
 
 // Shown says whether the manifest can be shown and written (a built

@@ -102,12 +102,31 @@ func writeOffer(w io.Writer, o Offer) {
 // written (a pod template's edit lands on the workload that owns the pod).
 func (o Offer) changeLines() []string {
 	var out []string
+	var order []string
+	byWhat := map[string][]model.ObjectRef{}
 	for _, e := range o.Edits {
-		what := e.Object.String()
+		k := e.What
 		if e.Template {
-			what = "the workload of pod " + what
+			k = "template\x00" + k
 		}
-		out = append(out, what+": "+e.What)
+		if byWhat[k] == nil {
+			order = append(order, k)
+		}
+		byWhat[k] = append(byWhat[k], e.Object)
+	}
+	for _, k := range order {
+		objs := byWhat[k]
+		what, template := strings.CutPrefix(k, "template\x00")
+		who := objs[0].String()
+		switch {
+		case template && len(objs) > 1:
+			who = "the workloads of " + podsText(objs)
+		case template:
+			who = "the workload of " + podsText(objs)
+		case len(objs) > 1:
+			who = fmt.Sprintf("%s and %d more", who, len(objs)-1)
+		}
+		out = append(out, who+": "+what)
 	}
 	var names []string
 	for _, m := range o.Manifests {
@@ -131,7 +150,7 @@ func (o Offer) applyLines() []string {
 		return o.Apply
 	}
 	if len(o.Manifests) > 0 {
-		return []string{"--fix-dir DIR writes its manifests (kubectl apply -f, meshscope what-if -f take them)"}
+		return []string{"--fix-dir DIR writes its manifests (kubectl replace/create -f and meshscope what-if -f take them)"}
 	}
 	return nil
 }
@@ -172,9 +191,10 @@ func manifestName(m Manifest) string {
 }
 
 // Header is the comment at the top of a file --fix-dir writes: what it
-// fixes, what it changes, what it trades, what what-if predicted, and how
+// fixes, what it changes, what it trades, what what-if predicted (whatIf:
+// the what-if arguments that predict it, every file of the fix), and how
 // to apply it (file is the file's own name).
-func Header(f Fix, o Offer, m Manifest, file string) string {
+func Header(f Fix, o Offer, m Manifest, file, whatIf string) string {
 	var b strings.Builder
 	line := func(format string, args ...any) {
 		for _, l := range strings.Split(fmt.Sprintf(format, args...), "\n") {
@@ -187,13 +207,15 @@ func Header(f Fix, o Offer, m Manifest, file string) string {
 		line("trades: %s", o.Trade)
 	}
 	if o.Proof != nil {
-		line("what-if predicted (meshscope what-if -f %s=%s): %s", m.Cluster, file, strings.Join(o.Proof.Lines(), "\n  "))
+		line("what-if predicted (meshscope what-if %s): %s", whatIf, strings.Join(o.Proof.Lines(), "\n  "))
 	}
-	verb := "apply"
-	if m.Delete {
-		verb = "delete"
-		line("meshscope what-if --delete -f %s=%s predicts the same", m.Cluster, file)
+	if o.Command != "" {
+		line("run: %s", o.Command)
+		return b.String()
 	}
-	line("apply: kubectl %s --context %s -f %s", verb, orText(m.Context, m.Cluster), file)
+	line("apply: kubectl %s --context %s -f %s", m.Verb(), orText(m.Context, m.Cluster), file)
+	if m.Verb() == "replace" {
+		line("(the whole object, as read, with the change: replace, not apply, which would keep a field the change removes)")
+	}
 	return b.String()
 }

@@ -13,8 +13,9 @@ import (
 	"github.com/meshscope/meshscope/model"
 )
 
-// doctor --fix-dir: one file per fix, named by its problem, that kubectl
-// apply -f (delete -f for a deletion) and meshscope what-if -f take, with
+// doctor --fix-dir: one file per fix and cluster, named by its problem,
+// that kubectl replace -f (create -f for a new object, delete -f for a
+// deletion: the file's name says which) and meshscope what-if -f take, with
 // a comment header saying what it fixes and what what-if predicted; a
 // fix that is a command is a shell script with the same header.
 
@@ -51,7 +52,7 @@ func writeFixDir(dir string, fixes []fix.Fix) error {
 		base := fmt.Sprintf("%02d-%s-%s", i+1, f.Problem.Kind, fileSafe(subject(f.Problem)))
 		if o.Command != "" {
 			name := base + ".sh"
-			text := "#!/bin/sh\n" + fix.Header(*f, *o, fix.Manifest{Cluster: f.Problem.Cluster}, name) + "set -e\n" + o.Command + "\n"
+			text := "#!/bin/sh\n" + fix.Header(*f, *o, fix.Manifest{Cluster: f.Problem.Cluster}, name, "(of what the command writes)") + "set -e\n" + o.Command + "\n"
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
 				return err
 			}
@@ -59,44 +60,52 @@ func writeFixDir(dir string, fixes []fix.Fix) error {
 			o.Apply = append(o.Apply, "sh "+filepath.Join(dir, name))
 			continue
 		}
-		// One file per cluster and action: kubectl applies it with one
-		// context.
-		var order []string
-		byFile := map[string][]fix.Manifest{}
-		for _, m := range o.Manifests {
-			if !m.Shown() {
-				continue
-			}
-			name := base + "-" + fileSafe(m.Cluster)
-			if m.Delete {
-				name += "-delete"
-			}
-			name += ".yaml"
-			if byFile[name] == nil {
-				order = append(order, name)
-			}
-			byFile[name] = append(byFile[name], m)
+		if err := writeManifests(dir, base, f, o); err != nil {
+			return err
 		}
-		for _, name := range order {
-			ms := byFile[name]
-			text := fix.Header(*f, *o, ms[0], name)
-			for _, m := range ms {
-				y, err := yaml.Marshal(m.Object.Object)
-				if err != nil {
-					return err
-				}
-				text += "---\n" + string(y)
+	}
+	return nil
+}
+
+// writeManifests writes one offer's manifests, a file per cluster and
+// verb (kubectl takes one context and one verb per file).
+func writeManifests(dir, base string, f *fix.Fix, o *fix.Offer) error {
+	var order, whatIf []string
+	byFile := map[string][]fix.Manifest{}
+	for _, m := range o.Manifests {
+		if !m.Shown() {
+			continue
+		}
+		name := base + "-" + fileSafe(m.Cluster)
+		if m.Verb() != "replace" {
+			name += "-" + m.Verb()
+		}
+		name += ".yaml"
+		if byFile[name] == nil {
+			order = append(order, name)
+			arg := "-f " + m.Cluster + "=" + name
+			if m.Delete {
+				arg = "--delete " + arg
 			}
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			whatIf = append(whatIf, arg)
+		}
+		byFile[name] = append(byFile[name], m)
+	}
+	for _, name := range order {
+		ms := byFile[name]
+		text := fix.Header(*f, *o, ms[0], name, strings.Join(whatIf, " "))
+		for _, m := range ms {
+			y, err := yaml.Marshal(m.Object.Object)
+			if err != nil {
 				return err
 			}
-			verb := "apply"
-			if ms[0].Delete {
-				verb = "delete"
-			}
-			o.Files = append(o.Files, filepath.Join(dir, name))
-			o.Apply = append(o.Apply, fmt.Sprintf("kubectl %s --context %s -f %s", verb, orContext(ms[0]), filepath.Join(dir, name)))
+			text += "---\n" + string(y)
 		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			return err
+		}
+		o.Files = append(o.Files, filepath.Join(dir, name))
+		o.Apply = append(o.Apply, fmt.Sprintf("kubectl %s --context %s -f %s", ms[0].Verb(), orContext(ms[0]), filepath.Join(dir, name)))
 	}
 	return nil
 }

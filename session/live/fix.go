@@ -125,7 +125,7 @@ func (b *builder) manifests(pr fix.Proposal) ([]fix.Manifest, error) {
 			}
 			i = len(out)
 			at[target] = i
-			out = append(out, fix.Manifest{Cluster: target.Cluster, Context: ctxName, Object: u})
+			out = append(out, fix.Manifest{Cluster: target.Cluster, Context: ctxName, Object: u, Create: e.From != nil})
 		}
 		if err := e.Apply(out[i].Object); err != nil {
 			return nil, fmt.Errorf("%s: %w", target, err)
