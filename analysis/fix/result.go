@@ -1,6 +1,8 @@
 package fix
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/meshscope/meshscope/model"
@@ -25,9 +27,24 @@ type Offer struct {
 	Why       string     `json:"why,omitempty"`
 	// Files are where the manifests (or the command) were written
 	// (doctor --fix-dir).
-	Files []string `json:"files,omitempty"`
-	// Apply are the commands that apply those files.
-	Apply []string `json:"apply,omitempty"`
+	Files []File `json:"files,omitempty"`
+}
+
+// File is one file doctor --fix-dir wrote: the manifests of one cluster
+// and kubectl verb (replace, create, delete), or a command ("sh").
+type File struct {
+	Path    string `json:"path"`
+	Cluster string `json:"cluster,omitempty"`
+	Context string `json:"context,omitempty"`
+	Verb    string `json:"verb"`
+}
+
+// Apply is the command that applies the file.
+func (f File) Apply() string {
+	if f.Verb == "sh" {
+		return "sh " + f.Path
+	}
+	return fmt.Sprintf("kubectl %s --context %s -f %s", f.Verb, orText(f.Context, f.Cluster), f.Path)
 }
 
 // Manifest is one object of a proposal as a person applies it to a

@@ -146,8 +146,12 @@ func (o Offer) applyLines() []string {
 	if o.Command != "" {
 		return []string{o.Command}
 	}
-	if len(o.Apply) > 0 {
-		return o.Apply
+	if len(o.Files) > 0 {
+		var out []string
+		for _, f := range o.Files {
+			out = append(out, f.Apply())
+		}
+		return out
 	}
 	if len(o.Manifests) > 0 {
 		return []string{"--fix-dir DIR writes its manifests (kubectl replace/create -f and meshscope what-if -f take them)"}

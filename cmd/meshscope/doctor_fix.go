@@ -56,8 +56,7 @@ func writeFixDir(dir string, fixes []fix.Fix) error {
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
 				return err
 			}
-			o.Files = append(o.Files, filepath.Join(dir, name))
-			o.Apply = append(o.Apply, "sh "+filepath.Join(dir, name))
+			o.Files = append(o.Files, fix.File{Path: filepath.Join(dir, name), Verb: "sh"})
 			continue
 		}
 		if err := writeManifests(dir, base, f, o); err != nil {
@@ -104,19 +103,9 @@ func writeManifests(dir, base string, f *fix.Fix, o *fix.Offer) error {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			return err
 		}
-		o.Files = append(o.Files, filepath.Join(dir, name))
-		o.Apply = append(o.Apply, fmt.Sprintf("kubectl %s --context %s -f %s", ms[0].Verb(), orContext(ms[0]), filepath.Join(dir, name)))
+		o.Files = append(o.Files, fix.File{Path: filepath.Join(dir, name), Cluster: ms[0].Cluster, Context: ms[0].Context, Verb: ms[0].Verb()})
 	}
 	return nil
-}
-
-// orContext is the context a manifest's cluster is read through, else
-// its ID.
-func orContext(m fix.Manifest) string {
-	if m.Context != "" {
-		return m.Context
-	}
-	return m.Cluster
 }
 
 // subject names what a problem concerns in a file name: its first
