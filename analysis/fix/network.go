@@ -25,7 +25,7 @@ func planLeak(snap *model.Snapshot, p model.Problem) Plan {
 	for _, n := range nets {
 		for _, c := range gatewayCandidates(snap, n) {
 			out.Proposals = append(out.Proposals, Proposal{
-				Title: fmt.Sprintf("label the east-west gateway Service %s %s=%s", c, model.LabelNetwork, n),
+				Title: fmt.Sprintf("label the east-west gateway %s %s=%s", c, model.LabelNetwork, n),
 				Trade: fmt.Sprintf("it becomes %s's gateway: other networks' proxies reach %s's endpoints through its address (it needs one: a load-balancer ingress or an externalIP) with mTLS, so endpoints without a sidecar are dropped instead of leaked", n, n),
 				Edits: []Edit{setLabel(c, false, model.LabelNetwork, ptr(n))},
 			})

@@ -155,7 +155,7 @@ spec:
 			host: hello, port: 5000,
 		},
 		{
-			name: "Service sleep missing in cluster2, where sidecars of sample run", kind: model.ProblemMissingService,
+			name: "Service sleep missing in cluster2 where sidecars of sample run", kind: model.ProblemMissingService,
 			plant: func() error {
 				var err error
 				restoreSleep, err = theLab.DeleteService(ctx, "cluster2", lab.SampleNamespace, "sleep")
