@@ -38,13 +38,14 @@ func planLeak(snap *model.Snapshot, p model.Problem) Plan {
 	return out
 }
 
-// leakedNetworks are the networks of a leak's endpoints (its objects'),
-// else of its cluster.
+// leakedNetworks are the networks of a leak's endpoints (of its cluster's
+// first object: a row is one network's), else of its cluster.
 func leakedNetworks(snap *model.Snapshot, p model.Problem) []string {
 	var nets []string
 	for _, o := range p.Objects {
-		if e := endpointOf(snap, p, o); e != nil && e.Network != "" && !slices.Contains(nets, e.Network) {
+		if e := endpointOf(snap, p, o); e != nil && e.Network != "" {
 			nets = append(nets, e.Network)
+			break
 		}
 	}
 	if len(nets) == 0 {

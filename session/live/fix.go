@@ -15,19 +15,29 @@ import (
 // proposal from the live objects it edits — read whole through the
 // cluster's client, never written — and proves it with a what-if on the
 // registry's mesh (WhatIf). Nothing is written to any cluster.
+// One change that fixes several problems (the same drop seen from two
+// networks) is tried once.
 func Fixes(ctx context.Context, reg *collector.Registry, snap *model.Snapshot, ps []model.Problem) []fix.Fix {
+	b := newBuilder(ctx, reg, snap)
 	out := make([]fix.Fix, len(ps))
 	for i, p := range ps {
-		out[i] = Fix(ctx, reg, snap, p)
+		out[i] = b.fix(p)
 	}
 	return out
 }
 
 // Fix is Fixes for one problem.
 func Fix(ctx context.Context, reg *collector.Registry, snap *model.Snapshot, p model.Problem) fix.Fix {
-	plan := fix.Propose(snap, p)
+	return newBuilder(ctx, reg, snap).fix(p)
+}
+
+func newBuilder(ctx context.Context, reg *collector.Registry, snap *model.Snapshot) *builder {
+	return &builder{ctx: ctx, reg: reg, snap: snap, owners: map[model.ObjectRef]ownerOf{}, tried: map[string]*whatif.Report{}}
+}
+
+func (b *builder) fix(p model.Problem) fix.Fix {
+	plan := fix.Propose(b.snap, p)
 	f := fix.Fix{Problem: p, None: plan.None}
-	b := &builder{ctx: ctx, reg: reg, snap: snap, owners: map[model.ObjectRef]ownerOf{}}
 	for _, pr := range plan.Proposals {
 		f.Proposals = append(f.Proposals, b.offer(p, pr))
 	}
@@ -54,10 +64,15 @@ func (b *builder) offer(p model.Problem, pr fix.Proposal) fix.Offer {
 	for i, m := range ms {
 		req.Objects = append(req.Objects, whatif.Object{Cluster: m.Cluster, Object: m.Change(), Delete: m.Delete, File: "fix", Line: i + 1})
 	}
-	rep, err := WhatIf(b.reg, req)
-	if err != nil {
-		o.Why = "what-if cannot try it: " + err.Error()
-		return o
+	key := tryKey(pr, req.Diagnose)
+	rep, ok := b.tried[key]
+	if !ok {
+		var err error
+		if rep, err = WhatIf(b.reg, req); err != nil {
+			o.Why = "what-if cannot try it: " + err.Error()
+			return o
+		}
+		b.tried[key] = rep
 	}
 	proof := fix.Judge(p, rep)
 	o.Proof = &proof
@@ -74,6 +89,18 @@ type builder struct {
 	reg    *collector.Registry
 	snap   *model.Snapshot
 	owners map[model.ObjectRef]ownerOf
+	// tried are the what-ifs already answered, by tryKey.
+	tried map[string]*whatif.Report
+}
+
+// tryKey identifies a what-if of a proposal: its edits (each object and
+// what changes in it) and the services diagnosed.
+func tryKey(pr fix.Proposal, diagnose []string) string {
+	var b strings.Builder
+	for _, e := range pr.Edits {
+		fmt.Fprintf(&b, "%s|%v|%v|%v|%s|%s\n", e.Object, e.Template, e.From, e.Delete, e.RemoteSecret+"/"+e.SecretKey, e.What)
+	}
+	return b.String() + strings.Join(diagnose, ",")
 }
 
 // manifests are a proposal's objects: each object read once and every
