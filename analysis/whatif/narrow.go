@@ -47,13 +47,24 @@ func narrow(before, after *model.Snapshot) (b, a *model.Snapshot, cut bool) {
 	return b, a, true
 }
 
-// withKept is cut (a narrowed side of whole) with the services of keep
-// that whole has and cut lacks, in whole's order (hostname order, which
-// Snapshot.Service searches by).
+// withKept is cut (a narrowed side of whole), for a diagnosis, with the
+// services of keep and every service of the namespaces of the services it
+// holds, in whole's order (hostname order, which Snapshot.Service searches
+// by): a check of one service can read its namespace's others (whether
+// pods with sidecars run there: missing-service).
 func withKept(cut, whole *model.Snapshot, keep []string) *model.Snapshot {
+	namespaces := map[string]bool{}
+	for _, svc := range cut.Services {
+		namespaces[svc.Namespace] = true
+	}
+	for _, h := range keep {
+		if svc := whole.Service(h); svc != nil {
+			namespaces[svc.Namespace] = true
+		}
+	}
 	out := withServices(cut)
 	for _, svc := range whole.Services {
-		if cut.Service(svc.Hostname) != nil || slices.Contains(keep, svc.Hostname) {
+		if cut.Service(svc.Hostname) != nil || namespaces[svc.Namespace] {
 			out.Services = append(out.Services, svc)
 		}
 	}

@@ -140,14 +140,14 @@ func compare(before, after *model.Snapshot, keep []string) ([]ServiceChange, Pro
 		changes = []ServiceChange{}
 	}
 	switch {
-	case cut && len(keep) > 0:
-		b, a = withKept(b, before, keep), withKept(a, after, keep)
 	case cut:
+		b, a = withKept(b, before, keep), withKept(a, after, keep)
 	case reflect.DeepEqual(before.Settings, after.Settings) && reflect.DeepEqual(before.Ambient, after.Ambient):
 		for _, h := range keep {
 			affected[h] = true
 		}
 		b, a = diagnosed(before, after, affected)
+		b, a = withKept(b, before, nil), withKept(a, after, nil)
 	default:
 		// istiod's settings and the ambient facts decide checks beyond
 		// the predictions (which services' scopes matter): the whole mesh.
