@@ -60,7 +60,7 @@ func planRemoteSecret(snap *model.Snapshot, p model.Problem) Plan {
 	}
 	ref := p.Objects[0]
 	return Plan{Proposals: []Proposal{remoteSecretProposal(snap, p.Cluster, p.Cluster, ref,
-		fmt.Sprintf("make the remote secret %s again (istioctl create-remote-secret)", ref),
+		fmt.Sprintf("make the remote secret %s in %s again (istioctl create-remote-secret)", short(ref), ref.Cluster),
 		fmt.Sprintf("replaces the secret's kubeconfig with one istioctl makes from %s's current server, CA and a new reader token", p.Cluster))}}
 }
 
@@ -72,7 +72,7 @@ func planDuplicateSecret(snap *model.Snapshot, p model.Problem) Plan {
 	}
 	ref := p.Objects[0]
 	return Plan{Proposals: []Proposal{{
-		Title:   fmt.Sprintf("delete the remote secret %s", ref),
+		Title:   fmt.Sprintf("delete the remote secret %s in %s", short(ref), ref.Cluster),
 		Trade:   fmt.Sprintf("istiod %s reads its own cluster once, as itself", ref.Cluster),
 		Command: fmt.Sprintf("kubectl delete secret %s -n %s --context %s", ref.Name, ref.Namespace, orText(ContextOf(snap, ref.Cluster), ref.Cluster)),
 		Edits:   []Edit{{Object: ref, Delete: true, What: "deleted"}},
@@ -100,7 +100,7 @@ func planSecretClusterID(snap *model.Snapshot, p model.Problem) Plan {
 	old := p.Objects[0]
 	ref := model.ObjectRef{Cluster: old.Cluster, Kind: "Secret", Namespace: old.Namespace, Name: explain.RemoteSecretName(own)}
 	pr := remoteSecretProposal(snap, c.ID, own, ref,
-		fmt.Sprintf("make the remote secret of %s again under its istiod's CLUSTER_ID %s, and delete %s", c.ID, own, old),
+		fmt.Sprintf("make the remote secret of %s again under its istiod's CLUSTER_ID %s, and delete %s in %s", c.ID, own, short(old), old.Cluster),
 		fmt.Sprintf("istiod %s files %s's endpoints under the ID its own proxies send", old.Cluster, c.ID))
 	pr.Command += fmt.Sprintf(" && kubectl delete secret %s -n %s --context %s", old.Name, old.Namespace, orText(ContextOf(snap, old.Cluster), old.Cluster))
 	if old != ref {
@@ -116,7 +116,7 @@ func planSecretRBAC(snap *model.Snapshot, p model.Problem) Plan {
 	}
 	ref := p.Objects[0]
 	pr := remoteSecretProposal(snap, p.Cluster, p.Cluster, ref,
-		fmt.Sprintf("make the remote secret %s again with istioctl, whose reader service account istio-reader-clusterrole binds", ref),
+		fmt.Sprintf("make the remote secret %s in %s again with istioctl, whose reader service account istio-reader-clusterrole binds", short(ref), ref.Cluster),
 		"the new token's user may read what istiod reads")
 	pr.Edits = nil
 	pr.Unproven = "permissions are RBAC, which what-if does not model"

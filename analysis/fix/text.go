@@ -29,7 +29,7 @@ func WriteText(w io.Writer, fixes []Fix, all bool) {
 			fmt.Fprintf(w, "   no mechanical fix: %s\n", f.None)
 			continue
 		}
-		hidden := 0
+		var hidden []Offer
 		for _, o := range f.Proposals {
 			switch {
 			case o.Offered || all:
@@ -37,14 +37,11 @@ func WriteText(w io.Writer, fixes []Fix, all bool) {
 			case o.Proof != nil || strings.HasPrefix(o.Why, "cannot"):
 				fmt.Fprintf(w, "   not offered: %s — %s\n", o.Title, o.Why)
 			default:
-				hidden++
+				hidden = append(hidden, o)
 			}
 		}
-		if f.Best() == nil && hidden == len(f.Proposals) {
-			fmt.Fprintf(w, "   no proven fix\n")
-		}
-		if hidden > 0 {
-			fmt.Fprintf(w, "   %d unproven proposal(s) (a restart, RBAC, the sidecar injector: what-if cannot model them): --all-fixes shows them\n", hidden)
+		if len(hidden) > 0 {
+			fmt.Fprintf(w, "   %d unproven proposal(s) (%s): --all-fixes shows them\n", len(hidden), hidden[0].Unproven)
 		}
 	}
 }

@@ -113,6 +113,8 @@ func (b *builder) manifests(pr fix.Proposal) ([]fix.Manifest, error) {
 	for _, e := range pr.Edits {
 		ctxName := fix.ContextOf(b.snap, e.Object.Cluster)
 		switch {
+		case e.RemoteSecret != "" && pr.Unproven != "":
+			continue // built for a proof only, and there is none
 		case e.RemoteSecret != "":
 			u, err := b.reg.RemoteSecretFor(e.RemoteSecret, e.SecretKey)
 			if err != nil {
