@@ -48,7 +48,7 @@ func clusterProblems(snap *model.Snapshot) []model.Problem {
 			}
 			var objs []model.ObjectRef
 			if c.Source.Kind == model.SourceSecret {
-				objs = []model.ObjectRef{SecretRef(c.Source)}
+				objs = []model.ObjectRef{secretRef(c.Source)}
 			}
 			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: kind, Cluster: c.ID, Objects: objs,
 				Sentence: fmt.Sprintf("cluster %s%s: %s", c.ID, via, orText(c.Reason, "error"))})

@@ -18,7 +18,7 @@ type Proof struct {
 	Resolves bool            `json:"resolves"`
 	Resolved []model.Problem `json:"resolved"`
 	New      []model.Problem `json:"new"`
-	Changes  []Changed       `json:"changes"`
+	Changes  []portChange    `json:"changes"`
 	// Fail says why the proof does not hold (empty: it does): the problem
 	// stays, a new error-level problem, a service that loses every
 	// endpoint where a client runs (what-if's default --fail-on).
@@ -28,10 +28,10 @@ type Proof struct {
 	Report *whatif.Report `json:"-"`
 }
 
-// Changed is one service port whose endpoints the change moves: from
+// portChange is one service port whose endpoints the change moves: from
 // which viewpoints, and its endpoint count before and after from the
 // first.
-type Changed struct {
+type portChange struct {
 	Service    string   `json:"service"`
 	Port       int32    `json:"port,omitempty"`
 	Viewpoints []string `json:"viewpoints"`
@@ -64,7 +64,7 @@ func Judge(p model.Problem, rep *whatif.Report) Proof {
 		if !ok {
 			at = len(pr.Changes)
 			byKey[k] = at
-			pr.Changes = append(pr.Changes, Changed{Service: c.Service, Port: c.Port, Before: len(c.Before), After: len(c.After)})
+			pr.Changes = append(pr.Changes, portChange{Service: c.Service, Port: c.Port, Before: len(c.Before), After: len(c.After)})
 		}
 		ch := &pr.Changes[at]
 		ch.Viewpoints = append(ch.Viewpoints, c.Where())

@@ -39,8 +39,8 @@ type File struct {
 	Verb    string `json:"verb"`
 }
 
-// Apply is the command that applies the file.
-func (f File) Apply() string {
+// apply is the command that applies the file.
+func (f File) apply() string {
 	if f.Verb == "sh" {
 		return "sh " + f.Path
 	}

@@ -24,7 +24,7 @@ func WriteText(w io.Writer, fixes []Fix, all bool) {
 	}
 	fmt.Fprintln(w, "\nFIXES (each proven by what-if on the mesh as read: the problem gone, no new error-level problem, no service losing every endpoint where a client runs)")
 	for i, f := range fixes {
-		fmt.Fprintf(w, "\n%d. %s\n", i+1, Concerns(f.Problem))
+		fmt.Fprintf(w, "\n%d. %s\n", i+1, concerns(f.Problem))
 		if f.None != "" {
 			fmt.Fprintf(w, "   no mechanical fix: %s\n", f.None)
 			continue
@@ -46,9 +46,9 @@ func WriteText(w io.Writer, fixes []Fix, all bool) {
 	}
 }
 
-// Concerns names a problem in a line: its kind (with the count of a
+// concerns names a problem in a line: its kind (with the count of a
 // grouped row), what it concerns, and its sentence.
-func Concerns(p model.Problem) string {
+func concerns(p model.Problem) string {
 	kind := string(p.Kind)
 	if p.Count > 1 {
 		kind = fmt.Sprintf("%s ×%d", kind, p.Count)
@@ -146,7 +146,7 @@ func (o Offer) applyLines() []string {
 	if len(o.Files) > 0 {
 		var out []string
 		for _, f := range o.Files {
-			out = append(out, f.Apply())
+			out = append(out, f.apply())
 		}
 		return out
 	}
@@ -202,7 +202,7 @@ func Header(f Fix, o Offer, m Manifest, file, whatIf string) string {
 			b.WriteString("# " + l + "\n")
 		}
 	}
-	line("meshscope doctor --fix: fixes %s", Concerns(f.Problem))
+	line("meshscope doctor --fix: fixes %s", concerns(f.Problem))
 	line("change: %s", o.Title)
 	if o.Trade != "" {
 		line("trades: %s", o.Trade)

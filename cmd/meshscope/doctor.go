@@ -120,6 +120,12 @@ each problem's fix and proof. Nothing is ever written to a cluster.
 			return runDoctor(cmd, g, o)
 		},
 	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+// addFlags defines doctor's flags.
+func (o *doctorOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
 	f.BoolVar(&o.offline, "offline", false, "predict only: do not ask the control planes what they send")
@@ -137,7 +143,6 @@ each problem's fix and proof. Nothing is ever written to a cluster.
 	_ = cmd.RegisterFlagCompletionFunc("skip", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return explain.CheckNames(), cobra.ShellCompDirectiveNoFileComp
 	})
-	return cmd
 }
 
 func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
