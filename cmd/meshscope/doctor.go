@@ -103,8 +103,9 @@ problem gone, no new error-level problem and no service that loses every
 endpoint where a client runs. A proposal that fails its proof is not
 offered (the reason is said); one what-if cannot model (a restart, RBAC,
 the sidecar injector) is shown with --all-fixes only. --fix-dir DIR writes
-each fix as a file kubectl apply -f and meshscope what-if -f take, its
-header saying what it fixes and what what-if predicted. -o json carries
+each fix as a file kubectl replace -f (create -f for a new object) and
+meshscope what-if -f take, its header saying what it fixes and what
+what-if predicted. -o json carries
 each problem's fix and proof. Nothing is ever written to a cluster.
 ` + exitHelp("an error-level problem (warnings alone exit 0)"),
 		Example: `  meshscope doctor --demo
@@ -114,7 +115,7 @@ each problem's fix and proof. Nothing is ever written to a cluster.
   meshscope doctor --list-checks
   meshscope doctor --skip root-cas,localities
   meshscope doctor --demo --fix
-  meshscope doctor --fix-dir fixes/ && kubectl apply --context cluster2 -f fixes/01-drop-helloworld-v2-cluster2.yaml`,
+  meshscope doctor --fix-dir fixes/ && kubectl replace --context cluster2 -f fixes/01-drop-helloworld-v2-54df5f84b-9hxgw-cluster2.yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDoctor(cmd, g, o)
@@ -135,7 +136,7 @@ func (o *doctorOptions) addFlags(cmd *cobra.Command) {
 	f.StringSliceVar(&o.skip, "skip", nil, "checks not to run, by name (see --list-checks)")
 	f.BoolVar(&o.listChecks, "list-checks", false, "list doctor's checks (name, what each looks at, what it needs, the problem kinds it raises) and exit")
 	f.BoolVar(&o.fix, "fix", false, "show each problem's fix with its proof (what-if on the same mesh)")
-	f.StringVar(&o.fixDir, "fix-dir", "", "write each proven fix into this directory, a file per fix (kubectl apply -f and meshscope what-if -f take them); implies --fix")
+	f.StringVar(&o.fixDir, "fix-dir", "", "write each proven fix into this directory, a file per fix and cluster (kubectl replace -f, or create -f for a new object, and meshscope what-if -f take them); implies --fix")
 	f.BoolVar(&o.allFixes, "all-fixes", false, "with --fix: also the proposals not offered (unproven, or failing their proof) in full; implies --fix")
 	f.IntVar(&o.skewThreshold, "skew-threshold", explain.DefaultSkewThreshold, "report cross-network skew when the share of traffic crossing networks strays more than this many percentage points from what endpoint counts give")
 	o.mesh.addFlags(f)
