@@ -57,7 +57,7 @@ var kinds = map[model.ProblemKind]entry{
 	model.ProblemAmbientNoGateway:       {none: "the network needs an east-west Gateway deployed (istioctl multicluster expose): a deployment meshscope cannot make up"},
 	model.ProblemAmbientSeveralGateways: {none: "which gateway is meant is for its owner to say: delete the others"},
 	model.ProblemAmbientGatewayIgnored:  {none: "the Gateway needs a listener or an address its gateway controller gives: not a change meshscope can make up"},
-	model.ProblemAmbientScopeMismatch:   {none: "which scope is meant (global or local) is its owner's to say: label the Service alike in every cluster"},
+	model.ProblemAmbientScopeMismatch:   {plan: planAmbientScope, none: "no GLOBAL entry of the mesh config's serviceScopeConfigs selects labels meshscope can write (In, Exists, matchLabels): label the Service alike in every cluster"},
 	model.ProblemAmbientSidecarDrop:     {none: "information: ztunnels reach these pods over HBONE; nothing to fix"},
 	model.ProblemWaypointCrossNetwork:   {none: "a waypoint is a deployment whose policies decide which side is meant: deploy it in istiod's cluster too, or remove the label"},
 	model.ProblemWaypointUnresolved:     {none: "the waypoint must be deployed (or the label fixed): which is meant is its owner's to say"},

@@ -32,6 +32,12 @@ func planLeak(snap *model.Snapshot, p model.Problem) Plan {
 		}
 	}
 	if len(out.Proposals) == 0 {
+		for _, n := range nets {
+			if gw := labelledGateway(snap, n); gw != nil {
+				out.None = fmt.Sprintf("%s is labelled %s=%s but gives no gateway: fix what doctor says of it (its address, its mTLS port)", gw, model.LabelNetwork, n)
+				return out
+			}
+		}
 		out.None = fmt.Sprintf("no Service of %s's clusters looks like an east-west gateway (one in %s exposing port %d or %d without the label %s): deploy one (istioctl multicluster expose, or the eastwest gateway chart), label it %s=%s and give it an address — a deployment meshscope cannot make up",
 			strings.Join(nets, ", "), systemNamespace(snap), model.DefaultGatewayPort, model.DefaultGatewayHBONEPort, model.LabelNetwork, model.LabelNetwork, strings.Join(nets, ","))
 	}
@@ -54,6 +60,18 @@ func leakedNetworks(snap *model.Snapshot, p model.Problem) []string {
 		}
 	}
 	return nets
+}
+
+// labelledGateway is a Service labelled for network n (nil when none is).
+func labelledGateway(snap *model.Snapshot, n string) *model.ObjectRef {
+	for _, svc := range snap.Services {
+		for _, cid := range sortedKeys(svc.Clusters) {
+			if sic := svc.Clusters[cid]; !sic.NoService && sic.Labels[model.LabelNetwork] == n {
+				return &model.ObjectRef{Cluster: cid, Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}
+			}
+		}
+	}
+	return nil
 }
 
 // gatewayCandidates are the Services of network n's clusters that look

@@ -3,6 +3,7 @@ package fix
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -150,4 +151,67 @@ func planServiceEntryPortName(snap *model.Snapshot, p model.Problem) Plan {
 			return unstructured.SetNestedSlice(m, ports, "spec", "ports")
 		})},
 	}}}
+}
+
+// planAmbientScope: a service global in some clusters but not in others.
+// Its Service there gets labels a GLOBAL entry of the mesh config's
+// serviceScopeConfigs selects, where that entry's namespace selector
+// selects the namespace.
+func planAmbientScope(snap *model.Snapshot, p model.Problem) Plan {
+	labels := globalLabels(snap, p.Objects)
+	if len(labels) == 0 || len(p.Objects) == 0 {
+		return Plan{}
+	}
+	keys := sortedKeys(labels)
+	values := map[string]*string{}
+	var what []string
+	for _, k := range keys {
+		values[k] = ptr(labels[k])
+		what = append(what, k+"="+labels[k])
+	}
+	var edits []Edit
+	for _, o := range p.Objects {
+		edits = append(edits, setLabelsOn(o, false, keys, values))
+	}
+	return Plan{Proposals: []Proposal{{
+		Title: fmt.Sprintf("label %s %s (global, as in the other clusters)", joinRefs(p.Objects), strings.Join(what, ",")),
+		Trade: "the service is global everywhere: ztunnels of every network reach its pods in those clusters too, through the east-west gateways",
+		Edits: edits,
+	}}}
+}
+
+// globalLabels are labels that the services selector of the first GLOBAL
+// service scope of a mesh config selects (its matchLabels, and for each
+// expression In its first value, Exists "true"), where its namespace
+// selector selects the objects' namespace in their clusters (nil when
+// none can be made: NotIn or DoesNotExist alone).
+func globalLabels(snap *model.Snapshot, objs []model.ObjectRef) map[string]string {
+	for _, mc := range snap.MeshConfigs {
+		for _, sc := range mc.ServiceScopeConfigs {
+			sel := sc.ServicesSelector
+			if !strings.EqualFold(sc.Scope, "GLOBAL") || sel == nil {
+				continue
+			}
+			labels := map[string]string{}
+			for k, v := range sel.MatchLabels {
+				labels[k] = v
+			}
+			for _, e := range sel.MatchExpressions {
+				switch {
+				case e.Operator == "In" && len(e.Values) > 0:
+					labels[e.Key] = e.Values[0]
+				case e.Operator == "Exists":
+					labels[e.Key] = "true"
+				}
+			}
+			all := len(labels) > 0 && model.Selects(sel, labels)
+			for _, o := range objs {
+				all = all && model.Selects(sc.NamespaceSelector, snap.AmbientFor(o.Cluster).NamespaceLabels(o.Namespace))
+			}
+			if all {
+				return labels
+			}
+		}
+	}
+	return nil
 }

@@ -174,7 +174,11 @@ func (pr *Proof) Lines() []string {
 		if c.Lost {
 			lost = " (LOSES EVERY ENDPOINT OR EVERY REMOTE ONE)"
 		}
-		out = append(out, fmt.Sprintf("%s:%d from %s%s: %d → %d endpoint(s)%s", model.ShortHost(c.Service), c.Port, strings.Join(vps, ", "), more, c.Before, c.After, lost))
+		where := model.ShortHost(c.Service)
+		if c.Port != 0 {
+			where += fmt.Sprintf(":%d", c.Port)
+		}
+		out = append(out, fmt.Sprintf("%s from %s%s: %d → %d endpoint(s)%s", where, strings.Join(vps, ", "), more, c.Before, c.After, lost))
 	}
 	for _, p := range pr.New {
 		out = append(out, fmt.Sprintf("new %s %s: %s", p.Severity, p.Kind, p.Sentence))
