@@ -47,7 +47,7 @@ func TestDoctorFixDemo(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range []model.ProblemKind{model.ProblemDrop, model.ProblemDuplicateGateway, model.ProblemMissingService} {
+	for _, k := range []model.ProblemKind{model.ProblemDrop, model.ProblemDuplicateGateway, model.ProblemMissingService, model.ProblemAmbientScopeMismatch} {
 		o, ok := offered[k]
 		if !ok || o.Proof == nil || !o.Proof.Resolves || len(o.Files) == 0 {
 			t.Errorf("%s: no proven fix written: %+v", k, o)
