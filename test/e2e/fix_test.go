@@ -274,6 +274,14 @@ func doctorFixOf(t *testing.T, dir string, p model.Problem) fix.Offer {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("doctor --fix -o json: %v\n%s", err, out)
 	}
+	// The remote secret a proof builds carries meshscope's own
+	// credentials: they appear nowhere.
+	written, _ := exec.Command("sh", "-c", "cat "+dir+"/* 2>/dev/null").Output()
+	for _, c := range []string{"cluster1", "cluster2"} {
+		if tok := theLab.Cluster(c).RESTConfig().BearerToken; strings.Contains(out+string(written), tok) {
+			t.Fatalf("doctor --fix shows %s's token", c)
+		}
+	}
 	for _, q := range res.Problems {
 		if q.Kind != p.Kind || q.Sentence != p.Sentence {
 			continue
