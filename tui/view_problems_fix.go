@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/meshscope/meshscope/analysis/fix"
@@ -60,7 +61,11 @@ func (v *problemsView) fixLines(vc viewContext, r problemRow, w, n int) []line {
 	case done != nil && done.f.Best() != nil:
 		o := done.f.Best()
 		add(themes.Text, "fix: ", o.Title)
-		add(themes.OK, "proof: ", o.Proof.Lines()[0]+" — f lays it over the mesh as a what-if")
+		proof := o.Proof.Lines()[0]
+		if done.version != vc.ix.snap.Version {
+			proof += fmt.Sprintf(" (as of snapshot %d)", done.version)
+		}
+		add(themes.OK, "proof: ", proof+" — f lays it over the mesh as a what-if")
 	case done != nil:
 		add(themes.Text, "fix: ", pl.Proposals[0].Title)
 		add(themes.Warn, "not offered: ", whyNot(done.f))

@@ -146,6 +146,12 @@ func TestPlans(t *testing.T) {
 			},
 			"label the pod templates of the workloads of pod sample/helloworld-v2 in cluster2 security.istio.io/tlsMode=istio",
 			[]string{"Pod sample/helloworld-v2 in cluster2"}, false},
+		{"a gateway Service whose label names a port it lacks: the port added first", model.ProblemGatewayPort,
+			func(s *model.Snapshot) {
+				s.Service(model.Hostname("istio-eastwestgateway", "istio-system")).Clusters["cluster2"].Labels[model.LabelGatewayPort] = "15444"
+			},
+			"expose port 15444 (named tls, to the gateway's port 15443) on Service istio-system/istio-eastwestgateway in cluster2",
+			[]string{"Service istio-system/istio-eastwestgateway in cluster2"}, false},
 		{"a DestinationRule turning TLS off: its tls removed first", model.ProblemDrop,
 			func(s *model.Snapshot) {
 				s.DestinationRules = []model.DestinationRule{{Cluster: "cluster1", Namespace: "sample", Name: "plain", Host: meshtest.Hello, TLSMode: "DISABLE", TrafficPolicy: true}}
