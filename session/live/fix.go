@@ -89,6 +89,9 @@ type builder struct {
 	reg    *collector.Registry
 	snap   *model.Snapshot
 	owners map[model.ObjectRef]ownerOf
+	// podLabels are the labels of the snapshot's pods (made when first
+	// needed: replicaSetOf).
+	podLabels map[model.ObjectRef]map[string]string
 	// tried are the what-ifs already answered, by tryKey.
 	tried map[string]*whatif.Report
 }

@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,6 +22,14 @@ type ownerOf struct {
 // names them (owner references), each pod once.
 func (b *builder) ownerOf(pod model.ObjectRef) (ownerOf, error) {
 	if o, ok := b.owners[pod]; ok {
+		return o, nil
+	}
+	// The pods of one ReplicaSet (NAME-HASH-SUFFIX, labelled
+	// pod-template-hash=HASH) have one owner: a drop over thousands of
+	// pods reads one of each.
+	rs, ok := b.replicaSetOf(pod)
+	if o, seen := b.owners[rs]; ok && seen {
+		b.owners[pod] = o
 		return o, nil
 	}
 	u, err := b.reg.Get(b.ctx, pod)
@@ -47,7 +56,35 @@ func (b *builder) ownerOf(pod model.ObjectRef) (ownerOf, error) {
 		}
 	}
 	b.owners[pod] = o
+	if ok && o.ref.Kind != "Pod" {
+		b.owners[rs] = o
+	}
 	return o, nil
+}
+
+// replicaSetOf names the ReplicaSet a pod's name and pod-template-hash
+// label say made it (as the deployment controller names both), with
+// Kind "ReplicaSet" — a key for the owners of its pods; false for a pod
+// without the label or not so named.
+func (b *builder) replicaSetOf(pod model.ObjectRef) (model.ObjectRef, bool) {
+	if b.podLabels == nil {
+		b.podLabels = map[model.ObjectRef]map[string]string{}
+		for _, svc := range b.snap.Services {
+			for cid, sic := range svc.Clusters {
+				for _, e := range sic.Endpoints {
+					if e.Pod != "" {
+						b.podLabels[model.ObjectRef{Cluster: cid, Kind: "Pod", Namespace: svc.Namespace, Name: e.Pod}] = e.Labels
+					}
+				}
+			}
+		}
+	}
+	hash := b.podLabels[pod]["pod-template-hash"]
+	i := strings.LastIndex(pod.Name, "-"+hash+"-")
+	if hash == "" || i < 0 {
+		return model.ObjectRef{}, false
+	}
+	return model.ObjectRef{Cluster: pod.Cluster, Kind: "ReplicaSet", Namespace: pod.Namespace, Name: pod.Name[:i+1+len(hash)]}, true
 }
 
 // controllerOf is the owner reference of u that is its controller.
