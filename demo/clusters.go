@@ -237,6 +237,9 @@ func (c *cluster) createPod(ctx context.Context, s svcDef, ip, hash string, notR
 	// Made by Deployment NAME-VERSION through its ReplicaSet NAME-VERSION-HASH.
 	labels["pod-template-hash"] = hash
 	rs := &metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: fmt.Sprintf("%s-%s-%s", s.Name, version, hash), Controller: ptr.To(true)}
+	if err := c.ensureWorkload(ctx, s, version, hash, labels); err != nil {
+		return err
+	}
 	pod := kubesim.Pod{Namespace: s.Namespace, Name: name, IP: ip, Labels: labels, Annotations: annotations, NotReady: notReady, Controller: rs}
 	if sidecar {
 		// The pod's one container is its proxy, as injected (fleet.go).

@@ -1,5 +1,7 @@
 package model
 
+import "slices"
+
 // Severity orders problems: errors first.
 type Severity string
 
@@ -47,6 +49,12 @@ type Problem struct {
 	// then empty), every one of them, for a reader that marks services
 	// (the UI's badges); doctor's JSON leaves it out.
 	Services []string `json:"-"`
+	// Objects are the Kubernetes objects the problem concerns, as a fix
+	// would change them (analysis/fix): the pods of a dropped endpoint,
+	// the DestinationRule or PeerAuthentication behind a drop, the
+	// namespace, the gateway Service, the remote secret; a grouped row
+	// holds every member's.
+	Objects []ObjectRef `json:"objects,omitempty"`
 	// Check names the check of doctor's that raised it (analysis/explain
 	// Checks).
 	Check string `json:"-"`
@@ -62,4 +70,36 @@ type Problem struct {
 // first subjects.
 type ProblemGroup struct {
 	Key, Subject, Format string
+}
+
+// ObjectRef names one Kubernetes object of one cluster: what a problem
+// concerns, and what a fix changes.
+type ObjectRef struct {
+	Cluster   string `json:"cluster"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// String is "Kind namespace/name in cluster".
+func (r ObjectRef) String() string {
+	name := r.Name
+	if r.Namespace != "" {
+		name = r.Namespace + "/" + r.Name
+	}
+	if r.Cluster == "" {
+		return r.Kind + " " + name
+	}
+	return r.Kind + " " + name + " in " + r.Cluster
+}
+
+// AddObjects appends the refs of add that refs does not hold yet, in
+// order (a grouped problem's objects).
+func AddObjects(refs []ObjectRef, add ...ObjectRef) []ObjectRef {
+	for _, r := range add {
+		if !slices.Contains(refs, r) {
+			refs = append(refs, r)
+		}
+	}
+	return refs
 }

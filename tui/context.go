@@ -30,6 +30,8 @@ type viewContext struct {
 	// wi is the what-if laid over the live mesh (nil: none, the views
 	// show the live mesh alone).
 	wi *overlay
+	// fx are the problems' fixes proven so far (read only).
+	fx *fixState
 }
 
 // view is what every screen implements. A view owns its cursor, filter and

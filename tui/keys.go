@@ -10,7 +10,7 @@ type keyMap struct {
 	Enter, Back, Tab                        key.Binding
 	Command, Filter, Help, Theme, Quit      key.Binding
 	Sort, Pause, NextPort, PrevPort, Subset key.Binding
-	Ztunnel, WhatIf                         key.Binding
+	Ztunnel, WhatIf, Fix                    key.Binding
 }
 
 func defaultKeys() keyMap {
@@ -38,6 +38,7 @@ func defaultKeys() keyMap {
 		Subset:   key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "next DestinationRule subset (service)")),
 		Ztunnel:  key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "ztunnel view (service)")),
 		WhatIf:   key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "what-if: Δ only / before → after")),
+		Fix:      key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "lay the problem's fix over the mesh (problems)")),
 	}
 }
 
@@ -51,6 +52,6 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Enter, k.Back, k.Tab, k.Left, k.Right, k.NextPort, k.PrevPort, k.Subset, k.Ztunnel},
-		{k.Command, k.Filter, k.Sort, k.WhatIf, k.Pause, k.Theme, k.Help, k.Quit},
+		{k.Command, k.Filter, k.Sort, k.WhatIf, k.Fix, k.Pause, k.Theme, k.Help, k.Quit},
 	}
 }

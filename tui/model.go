@@ -88,8 +88,10 @@ type Model struct {
 	// fleet is the mesh's real proxies and the map, built in the
 	// background from the index and the feed's syncz reads (fleet.go).
 	fleet fleetState
-	// wi is the what-if laid over the views (whatif.go).
+	// wi is the what-if laid over the views (whatif.go); fx the problems'
+	// fixes proven so far (fix.go).
 	wi whatIfState
+	fx fixState
 
 	mode     inputMode
 	input    []rune
@@ -170,7 +172,7 @@ func (m *Model) loadTheme(name string) error {
 // vc is the context views read: built afresh for every call.
 func (m *Model) vc() viewContext {
 	return viewContext{ix: m.ix, st: &m.st, keys: &m.keys, feed: m.feed, now: m.now, status: m.status,
-		width: m.width, height: m.bodyHeight(), fleet: m.fleet.fx, wi: m.wi.ov}
+		width: m.width, height: m.bodyHeight(), fleet: m.fleet.fx, wi: m.wi.ov, fx: &m.fx}
 }
 
 // Init starts reading the feed, the clock, and asks the terminal for its
@@ -270,6 +272,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case whatIfMsg:
 		m.onWhatIf(msg)
 		return m, nil
+	case fixWantMsg, fixMsg:
+		return m, m.onFix(msg)
 	case eventsMsg:
 		return m, m.onEvents(msg.events)
 	case eventsClosedMsg:
@@ -288,7 +292,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.verdictsStale = false
 			cmd = m.requestDerive()
 		}
-		return m, tea.Batch(cmd, m.requestFleet(), tick())
+		return m, tea.Batch(cmd, m.requestFleet(), m.tickFix(), tick())
 	case tea.MouseWheelMsg:
 		switch msg.Button {
 		case tea.MouseWheelUp:

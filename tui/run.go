@@ -21,6 +21,9 @@ type Options struct {
 	// WhatIf answers ":whatif" on the mesh the feed reads (live.WhatIf on
 	// the session's Registry); nil: the command says it cannot.
 	WhatIf func(whatif.Request) (*whatif.Report, error)
+	// Fix builds and proves a problem's fix on that mesh (live.Fix); nil:
+	// the problems view shows the plan unproven.
+	Fix fixFunc
 
 	// now replaces the clock in tests.
 	now func() time.Time

@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/meshscope/meshscope/analysis/fix"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/themes"
 )
@@ -14,7 +15,8 @@ import (
 // problemsView is doctor's diagnosis (explain.Diagnose), live: errors
 // first, a cause repeated over many pods or services one row with a count,
 // each row jumping to the service or cluster it concerns; below, the
-// selected problem's whole sentence and what could not be checked.
+// selected problem's whole sentence, its fix and the fix's proof
+// (view_problems_fix.go), and what could not be checked.
 type problemsView struct {
 	list listState // rows: indexes into all
 	ix   *index
@@ -22,6 +24,9 @@ type problemsView struct {
 	// first (marked), then the live ones; wi is that what-if.
 	all []problemRow
 	wi  *overlay
+	// plan is the selected problem's fix as planned (by planKey).
+	plan    fix.Plan
+	planKey string
 }
 
 // problemRow is a problem of the live diagnosis, or one a what-if brings
@@ -78,8 +83,12 @@ func (v *problemsView) title(vc viewContext) string {
 	return t
 }
 
-// detailLines is the height of the selected problem's sentence.
-const detailLines = 4
+// detailLines is the height of the selected problem's sentence and fix:
+// sentenceLines of the sentence, the rest the fix.
+const (
+	detailLines   = 7
+	sentenceLines = 3
+)
 
 // rows is the number of problem rows on screen: the body less the header,
 // the separator, the sentence and the notes.
@@ -130,8 +139,20 @@ func (v *problemsView) selectKey(vc viewContext, k string) {
 }
 
 func (v *problemsView) key(vc viewContext, k tea.KeyPressMsg) (tea.Cmd, bool) {
+	if key.Matches(k, vc.keys.Fix) {
+		if p, ok := v.wantedFix(vc); ok {
+			return wantFix(p, true), true
+		}
+		return nil, true
+	}
 	if !key.Matches(k, vc.keys.Enter) {
-		return nil, v.list.scrollKey(vc.keys, k, v.rows(vc))
+		if !v.list.scrollKey(vc.keys, k, v.rows(vc)) {
+			return nil, false
+		}
+		if p, ok := v.wantedFix(vc); ok && vc.fx != nil && vc.fx.done[problemKey(p)] == nil {
+			return wantFix(p, false), true
+		}
+		return nil, true
 	}
 	id, ok := v.list.selected()
 	if !ok {
@@ -177,7 +198,7 @@ func (v *problemsView) render(vc viewContext, w, h int) string {
 	// The whole sentence of the selected problem.
 	id, _ := v.list.selected()
 	lines = append(lines, vc.st.Border.Render(fit("", w)))
-	lines = append(lines, vc.paintAll(v.problemDetail(ps[id], w))...)
+	lines = append(lines, vc.paintAll(v.problemDetail(vc, ps[id], w))...)
 	for len(lines) < h-len(notes) {
 		lines = append(lines, "")
 	}
@@ -242,7 +263,7 @@ func problemCells(r problemRow, whatIf bool) []span {
 
 // problemDetail is the selected problem's whole sentence, saying what a
 // what-if laid over the mesh does to it, in at most detailLines lines.
-func (v *problemsView) problemDetail(r problemRow, w int) []line {
+func (v *problemsView) problemDetail(vc viewContext, r problemRow, w int) []line {
 	sentence := r.p.Sentence
 	switch r.wi {
 	case whatIfNew:
@@ -252,10 +273,10 @@ func (v *problemsView) problemDetail(r problemRow, w int) []line {
 	}
 	var out []line
 	for i, l := range wrap(sentence, w-2) {
-		if i == detailLines {
+		if i == sentenceLines {
 			break
 		}
 		out = append(out, line{sp(themes.Text, " "), sp(severityToken(r.p.Severity), l)})
 	}
-	return out
+	return append(out, v.fixLines(vc, r, w, detailLines-len(out))...)
 }

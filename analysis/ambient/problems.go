@@ -131,8 +131,12 @@ func (v *View) serviceProblems(svc *model.Service) []model.Problem {
 			if !v.globalSomewhere(svc) {
 				continue // local everywhere: meant to be
 			}
+			var objs []model.ObjectRef
+			for _, c := range d.Clusters {
+				objs = append(objs, model.ObjectRef{Cluster: c, Kind: "Service", Namespace: svc.Namespace, Name: svc.Name})
+			}
 			out = append(out, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemAmbientScopeMismatch, ControlPlane: v.ControlPlane, Cluster: strings.Join(d.Clusters, ","),
-				Network: d.Network, Service: svc.Hostname,
+				Network: d.Network, Service: svc.Hostname, Objects: objs,
 				Sentence: fmt.Sprintf("%s is global in some clusters but not in others: ztunnels of %s's istiod do not get its %d pod(s) in %s (%s)",
 					svc.Hostname, v.ControlPlane, len(d.Pods), strings.Join(d.Clusters, ","), d.Why)})
 		}

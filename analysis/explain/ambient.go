@@ -31,7 +31,7 @@ func ambientProblems(planes *plane.Set) []model.Problem {
 		if cluster == "" {
 			cluster = p.ControlPlane
 		}
-		ps = append(ps, model.Problem{Severity: p.Severity, Kind: p.Kind, Cluster: cluster, Service: p.Service, Sentence: p.Sentence})
+		ps = append(ps, model.Problem{Severity: p.Severity, Kind: p.Kind, Cluster: cluster, Service: p.Service, Sentence: p.Sentence, Objects: p.Objects})
 	}
 	return ps
 }

@@ -23,6 +23,7 @@ func localityProblems(snap *model.Snapshot) []model.Problem {
 			continue
 		}
 		ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemLocalityFailover, Cluster: d.Cluster, Service: model.FQDN(d.Host, d.Namespace),
+			Objects: []model.ObjectRef{{Cluster: d.Cluster, Kind: "DestinationRule", Namespace: d.Namespace, Name: d.Name}},
 			Sentence: fmt.Sprintf("DestinationRule %s/%s (config cluster %s) sets locality %s for %s but no outlierDetection: istiod turns failover off without it, so traffic never fails over to another locality — add trafficPolicy.outlierDetection",
 				d.Namespace, d.Name, d.Cluster, failoverWhat(d.LocalityLb), d.Host)})
 	}

@@ -29,6 +29,7 @@ func controlPlaneProblems(planes *plane.Set) []model.Problem {
 				continue
 			}
 			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemControlPlaneMissingCluster, Cluster: cp,
+				Objects:  []model.ObjectRef{{Cluster: cp, Kind: "Secret", Namespace: systemNamespace(snap), Name: RemoteSecretName(c.ID)}},
 				Sentence: missingClusterSentence(snap, cp, c, reads, from)})
 		}
 	}
@@ -48,11 +49,21 @@ func meshMember(c *model.Cluster) bool {
 	return true
 }
 
-func missingClusterSentence(snap *model.Snapshot, cp string, c *model.Cluster, reads []string, from plane.Source) string {
-	ns := snap.SystemNamespace
-	if ns == "" {
-		ns = "istio-system"
+// systemNamespace is istiod's namespace, istio-system unless the
+// snapshot says otherwise.
+func systemNamespace(snap *model.Snapshot) string {
+	if snap.SystemNamespace == "" {
+		return "istio-system"
 	}
+	return snap.SystemNamespace
+}
+
+// RemoteSecretName is the name istioctl create-remote-secret --name=ID
+// gives the remote secret of cluster ID.
+func RemoteSecretName(id string) string { return "istio-remote-secret-" + id }
+
+func missingClusterSentence(snap *model.Snapshot, cp string, c *model.Cluster, reads []string, from plane.Source) string {
+	ns := systemNamespace(snap)
 	why := fmt.Sprintf("%s holds no remote secret for it in %s (istioctl create-remote-secret --name=%s writes %s/istio-remote-secret-%s there)", cp, ns, c.ID, ns, c.ID)
 	if from == plane.FromClusterz {
 		why = fmt.Sprintf("its /debug/clusterz lists only %s — it has no (working) remote secret for %s (istioctl create-remote-secret --name=%s writes %s/istio-remote-secret-%s in %s)", strings.Join(reads, ", "), c.ID, c.ID, ns, c.ID, cp)
@@ -137,7 +148,7 @@ func controlPlaneServiceProblems(planes *plane.Set, threshold int) []model.Probl
 					ps = append(ps, leakDropProblems(view, svc.Hostname, v, p)...)
 					// Duplicate gateway entries are an error of their own;
 					// the skew they cause is not said twice.
-					if dups := duplicateProblems(svc.Hostname, port.Port, v, p); len(dups) > 0 {
+					if dups := duplicateProblems(svc.Hostname, svc.Namespace, port.Port, v, p); len(dups) > 0 {
 						ps = append(ps, dups...)
 					} else if sk, ok := skewProblem(svc.Hostname, port.Port, v, p, threshold); ok {
 						ps = append(ps, sk)

@@ -17,7 +17,7 @@ import (
 // gateway inside each locality group, so a remote network whose endpoints
 // span several localities gets its gateway once per locality, each with
 // that locality's weight, and Envoy keeps only the first.
-func duplicateProblems(host string, port int32, v horizon.Proxy, p horizon.Prediction) []model.Problem {
+func duplicateProblems(host, ns string, port int32, v horizon.Proxy, p horizon.Prediction) []model.Problem {
 	type dup struct {
 		addr    string
 		port    uint32
@@ -25,6 +25,7 @@ func duplicateProblems(host string, port int32, v horizon.Proxy, p horizon.Predi
 		gateway bool
 		entries int
 		locs    []string
+		pods    []model.ObjectRef
 	}
 	var dups []*dup
 	for _, e := range p.Endpoints {
@@ -43,6 +44,9 @@ func duplicateProblems(host string, port int32, v horizon.Proxy, p horizon.Predi
 				if f.Address == e.Address && f.Port == e.Port {
 					d.entries++
 					d.locs = append(d.locs, orNoLocality(f.Locality))
+					for _, r := range f.StandsFor {
+						d.pods = model.AddObjects(d.pods, workloadRefs(r.Cluster, ns, r.Pod, r.Workload)...)
+					}
 				}
 			}
 			dups = append(dups, d)
@@ -83,7 +87,7 @@ func duplicateProblems(host string, port int32, v horizon.Proxy, p horizon.Predi
 		if v.Network != "" {
 			proxy = "a " + v.Network + " proxy"
 		}
-		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemDuplicateGateway, Service: host,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemDuplicateGateway, Service: host, Objects: d.pods,
 			Sentence: fmt.Sprintf("%s port %d: %s gets %d %% of %s's requests instead of %d %%%s: Envoy keeps only the first of %d %s for %s:%d (one per locality: %s) — istio#56355. "+
 				"Workaround until istiod sends one entry per gateway (istio/istio#60835): give the pods of %s %s one locality (the same topology.istio.io/locality label on all of them)",
 				model.ShortHost(host), port, orNoNetwork(d.network), pct(got), proxy, pct(want), also, d.entries, what, d.addr, d.port, strings.Join(d.locs, ", "),

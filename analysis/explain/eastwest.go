@@ -37,6 +37,7 @@ func eastWestProblems(snap *model.Snapshot, views []model.IstiodView, now time.T
 func gatewayServiceProblems(snap *model.Snapshot, svc *model.Service, sic *model.ServiceInCluster, name, nw string, now time.Time, pendingAfter time.Duration) []model.Problem {
 	var ps []model.Problem
 	cid := sic.Cluster
+	ref := []model.ObjectRef{{Cluster: cid, Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}}
 	gwPort, portFrom := int32(model.DefaultGatewayPort), "the default mTLS port"
 	if s := sic.Labels[model.LabelGatewayPort]; s != "" {
 		if p, err := strconv.Atoi(s); err == nil {
@@ -48,7 +49,7 @@ func gatewayServiceProblems(snap *model.Snapshot, svc *model.Service, sic *model
 	found := gatewayFound(snap, name, cid)
 	switch {
 	case !exposesPort(sic, gwPort) && !exposesPort(sic, model.DefaultGatewayHBONEPort):
-		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemGatewayPort, Cluster: cid, Service: svc.Hostname,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemGatewayPort, Cluster: cid, Service: svc.Hostname, Objects: ref,
 			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but exposes neither port %d (%s) nor HBONE %d (its ports: %s): istiod does not take it as %s's gateway — expose port %d (named tls) or fix the label",
 				name, cid, model.LabelNetwork, nw, gwPort, portFrom, model.DefaultGatewayHBONEPort, portsOf(sic), nw, gwPort)})
 	case !found && sic.LBPending:
@@ -57,15 +58,15 @@ func gatewayServiceProblems(snap *model.Snapshot, svc *model.Service, sic *model
 		if sic.Created.IsZero() || age > pendingAfter {
 			sev, what = model.SeverityError, "has been waiting for its load balancer"
 		}
-		ps = append(ps, model.Problem{Severity: sev, Kind: model.ProblemGatewayLBPending, Cluster: cid, Service: svc.Hostname,
+		ps = append(ps, model.Problem{Severity: sev, Kind: model.ProblemGatewayLBPending, Cluster: cid, Service: svc.Hostname, Objects: ref,
 			Sentence: fmt.Sprintf("gateway Service %s in %s (type LoadBalancer) %s for %s (error after %s): without an ingress address it is no gateway for %s, so other networks reach %s's endpoints directly or not at all — check the cloud load balancer controller and its events",
 				name, cid, what, ageText(sic.Created, now), pendingAfter, nw, nw)})
 	case !found:
-		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemGatewayNoAddress, Cluster: cid, Service: svc.Hostname,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemGatewayNoAddress, Cluster: cid, Service: svc.Hostname, Objects: ref,
 			Sentence: fmt.Sprintf("gateway Service %s in %s is labelled %s=%s but has no usable address (load-balancer ingress IP/hostname or externalIP): it is no gateway for %s", name, cid, model.LabelNetwork, nw, nw)})
 	}
 	if readyEndpoints(sic) == 0 {
-		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemGatewayNotReady, Cluster: cid, Service: svc.Hostname,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemGatewayNotReady, Cluster: cid, Service: svc.Hostname, Objects: ref,
 			Sentence: fmt.Sprintf("gateway Service %s in %s has no ready pod behind it (%d endpoint(s), none ready): traffic other networks send to %s's gateway in %s has nowhere to go — check the gateway Deployment", name, cid, len(sic.Endpoints), nw, cid)})
 	}
 	return ps

@@ -33,23 +33,24 @@ func fleetProblems(f *fleet.Fleet, staleAfter time.Duration) []model.Problem {
 			continue
 		}
 		where := p.Namespace + "/" + p.Name
+		pod := []model.ObjectRef{{Cluster: p.Cluster, Kind: "Pod", Namespace: p.Namespace, Name: p.Name}}
 		switch {
 		case p.State == fleet.Disconnected:
-			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemProxyDisconnected, Cluster: p.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemProxyDisconnected, Cluster: p.Cluster, Objects: pod,
 				Sentence: fmt.Sprintf("%s %s in %s is connected to no istiod meshscope reads: it runs on the last config it got, and gets no endpoint change until it reconnects (in primary-remote, through the east-west gateway to its primary)", p.Kind, where, p.Cluster),
 				Group: &model.ProblemGroup{Key: "proxy-disconnected|" + p.Cluster, Subject: where,
 					Format: fmt.Sprintf("{n} proxies in %s are connected to no istiod meshscope reads ({examples}): they get no endpoint change until they reconnect", p.Cluster)}})
 		case p.State == fleet.Rejected:
-			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemProxyStale, Cluster: p.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemProxyStale, Cluster: p.Cluster, Objects: pod,
 				Sentence: fmt.Sprintf("%s %s rejected (NACK) istiod %s's last push: %s — it keeps the config it had before", p.Kind, where, p.ControlPlane, nackError(p))})
 		case p.State == fleet.Stale && p.StaleFor >= staleAfter:
-			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemProxyStale, Cluster: p.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemProxyStale, Cluster: p.Cluster, Objects: pod,
 				Sentence: fmt.Sprintf("%s %s has not acknowledged istiod %s's last push of %s for %s: it may not have applied it (overloaded, or stuck)", p.Kind, where, p.ControlPlane, staleTypes(p), p.StaleFor.Round(time.Second).String()),
 				Group: &model.ProblemGroup{Key: "proxy-stale|" + p.ControlPlane, Subject: where,
 					Format: fmt.Sprintf("{n} proxies have not acknowledged istiod %s's last push for %s or more ({examples})", p.ControlPlane, staleAfter.String())}})
 		}
 		for _, d := range p.Drift {
-			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemProxyIdentityDrift, Cluster: p.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemProxyIdentityDrift, Cluster: p.Cluster, Objects: pod,
 				Sentence: driftSentence(p, d),
 				Group: &model.ProblemGroup{Key: "drift|" + p.Cluster + "|" + d.Field + "|" + d.Injected + "|" + d.Derived, Subject: where,
 					Format: fmt.Sprintf("{n} proxies in %s were injected with %s %s, but their pods are on %s %s now ({examples}): %s — restart their workloads", p.Cluster, d.Field, orText(d.Injected, "none"), d.Field, orText(d.Derived, "none"), driftCost(d))}})

@@ -2,6 +2,7 @@ package explain
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/meshscope/meshscope/model"
@@ -21,6 +22,7 @@ func group(ps []model.Problem) []model.Problem {
 		clusters map[string]bool
 		services map[string]bool
 		hosts    []string // the services, in order of occurrence
+		objects  map[model.ObjectRef]bool
 	}
 	byKey := map[string]*acc{}
 	var out []model.Problem
@@ -32,9 +34,21 @@ func group(ps []model.Problem) []model.Problem {
 		k := string(p.Severity) + "\x00" + string(p.Kind) + "\x00" + p.Group.Key
 		a := byKey[k]
 		if a == nil {
-			a = &acc{at: len(out), clusters: map[string]bool{}, services: map[string]bool{}}
+			a = &acc{at: len(out), clusters: map[string]bool{}, services: map[string]bool{}, objects: map[model.ObjectRef]bool{}}
 			byKey[k] = a
 			out = append(out, p)
+		}
+		if len(a.subjects) == 0 {
+			out[a.at].Objects = slices.Clone(p.Objects) // the row's own, merged into below
+		} else {
+			for _, o := range p.Objects {
+				if !a.objects[o] {
+					out[a.at].Objects = append(out[a.at].Objects, o)
+				}
+			}
+		}
+		for _, o := range p.Objects {
+			a.objects[o] = true
 		}
 		a.subjects = append(a.subjects, p.Group.Subject)
 		a.clusters[p.Cluster] = true

@@ -41,6 +41,7 @@ func istioConfigProblems(snap *model.Snapshot) []model.Problem {
 				for _, kp := range svc.Ports {
 					if kp.Port == sp.Port && kp.Name != sp.Name {
 						ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemServiceEntryPortName, Cluster: se.Cluster, Service: svc.Hostname,
+							Objects:  []model.ObjectRef{{Cluster: se.Cluster, Kind: "ServiceEntry", Namespace: se.Namespace, Name: se.Name}},
 							Sentence: fmt.Sprintf("ServiceEntry %s/%s port %d is named %q but the Kubernetes Service %s names it %q: istiod uses the Service's port, so the ServiceEntry's %d workload(s) get no traffic on it — use the same port name", se.Namespace, se.Name, sp.Port, sp.Name, svc.Hostname, kp.Name, len(se.Endpoints))})
 					}
 				}

@@ -46,7 +46,11 @@ func clusterProblems(snap *model.Snapshot) []model.Problem {
 			if c.Source.Kind == model.SourceSecret {
 				kind = model.ProblemRemoteSecret
 			}
-			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: kind, Cluster: c.ID,
+			var objs []model.ObjectRef
+			if c.Source.Kind == model.SourceSecret {
+				objs = []model.ObjectRef{secretRef(c.Source)}
+			}
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: kind, Cluster: c.ID, Objects: objs,
 				Sentence: fmt.Sprintf("cluster %s%s: %s", c.ID, via, orText(c.Reason, "error"))})
 		case model.StateRemoved:
 		default:
@@ -103,6 +107,7 @@ func labelProblems(snap *model.Snapshot) []model.Problem {
 				}
 				seen[k] = true
 				ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemNetworkLabel, Cluster: cid, Service: svc.Hostname,
+					Objects:  workloadRefs(cid, svc.Namespace, e.Pod, ""),
 					Sentence: fmt.Sprintf("pod %s in %s is labelled %s=%s, but its cluster's network (label on the system namespace) is %s: the pod label wins — check which is right", e.Pod, cid, model.LabelNetwork, e.Network, c.Network)})
 			}
 		}
@@ -118,12 +123,17 @@ func labelProblems(snap *model.Snapshot) []model.Problem {
 // of the sidecar's EDS, as for any pod without tlsMode=istio).
 func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p horizon.Prediction) []model.Problem {
 	var ps []model.Problem
+	ns := ""
+	if svc := snap.Service(host); svc != nil {
+		ns = svc.Namespace
+	}
 	for _, e := range p.Endpoints {
 		if e.Kind != horizon.Leaked {
 			continue
 		}
 		fix := fmt.Sprintf("no gateway is known for %s — label the east-west gateway Service %s=%s and give it an external IP", e.Network, model.LabelNetwork, e.Network)
 		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemLeak, Cluster: e.Cluster, Service: host,
+			Objects:  workloadRefs(e.Cluster, ns, e.Pod, e.Workload),
 			Sentence: fmt.Sprintf("%s: %s:%d%s goes to %s directly: %s", host, e.Address, e.Port, describe(orText(e.Pod, e.Workload), e.Cluster, e.Network), v.Network, fix),
 			Group: &model.ProblemGroup{Key: "leak|" + e.Network + "|" + v.Network, Subject: model.ShortHost(host) + " " + e.Address,
 				Format: fmt.Sprintf("{n} endpoints of %s are sent to %s proxies with their pod IPs ({examples}): %s", e.Network, v.Network, fix)}})
@@ -143,7 +153,7 @@ func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p hori
 			fix = "use tls mode ISTIO_MUTUAL in that DestinationRule (or drop its tls setting)"
 		}
 		if d.Cause == horizon.CausePodLabel && d.Pod != "" && ambientPod(snap, host, d.Cluster, d.Pod) {
-			ps = append(ps, ambientSidecarDrop(host, v, d))
+			ps = append(ps, ambientSidecarDrop(host, ns, v, d))
 			continue
 		}
 		why := strings.TrimPrefix(d.Why, "cross-network endpoint without mTLS: ")
@@ -153,13 +163,32 @@ func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p hori
 			key += "|" + why
 			groupWhy = why
 		}
-		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemDrop, Cluster: d.Cluster, Service: host,
+		objs := workloadRefs(d.Cluster, ns, d.Pod, d.Workload)
+		if d.Config != nil {
+			objs = []model.ObjectRef{*d.Config}
+		}
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemDrop, Cluster: d.Cluster, Service: host, Objects: objs,
 			Sentence: fmt.Sprintf("%s: %s:%d%s is dropped for %s: %s — %s",
 				host, d.Address, d.Port, describe(orText(d.Pod, d.Workload), d.Cluster, d.Network), v.Network, why, fix),
 			Group: &model.ProblemGroup{Key: key, Subject: model.ShortHost(host) + " " + orText(orText(d.Pod, d.Workload), d.Address),
 				Format: fmt.Sprintf("{n} endpoints in %s are dropped for %s proxies ({examples}): %s; the gateway routes by SNI, which needs mTLS — %s", d.Cluster, v.Network, groupWhy, fix)}})
 	}
 	return ps
+}
+
+// workloadRefs names the object behind an endpoint of a service of
+// namespace ns: its pod, its WorkloadEntry, or the ServiceEntry of an
+// inline endpoint ("ServiceEntry/NAME[INDEX]").
+func workloadRefs(cluster, ns, pod, workload string) []model.ObjectRef {
+	if pod != "" {
+		return []model.ObjectRef{{Cluster: cluster, Kind: "Pod", Namespace: ns, Name: pod}}
+	}
+	kind, name, ok := strings.Cut(workload, "/")
+	if !ok {
+		return nil
+	}
+	name, _, _ = strings.Cut(name, "[")
+	return []model.ObjectRef{{Cluster: cluster, Kind: kind, Namespace: ns, Name: name}}
 }
 
 // ambientPod reports whether istio-cni redirects the pod of a service's
@@ -171,9 +200,10 @@ func ambientPod(snap *model.Snapshot, host, cluster, pod string) bool {
 
 // ambientSidecarDrop is the information that an ambient pod is not sent to
 // another network's sidecars.
-func ambientSidecarDrop(host string, v horizon.Proxy, d horizon.Dropped) model.Problem {
+func ambientSidecarDrop(host, ns string, v horizon.Proxy, d horizon.Dropped) model.Problem {
 	why := fmt.Sprintf("their pods run in ambient mode (istio-cni redirects them to ztunnel; no sidecar) and a sidecar reaches another network only through the mTLS gateway, so istiod leaves them out of its EDS — ztunnels reach them over HBONE (meshscope explain %s --from ztunnel)", model.ShortHost(host))
 	return model.Problem{Severity: model.SeverityInfo, Kind: model.ProblemAmbientSidecarDrop, Cluster: d.Cluster, Service: host,
+		Objects:  workloadRefs(d.Cluster, ns, d.Pod, ""),
 		Sentence: fmt.Sprintf("%s: %s:%d%s is not sent to %s sidecars: %s", host, d.Address, d.Port, describe(d.Pod, d.Cluster, d.Network), v.Network, why),
 		Group: &model.ProblemGroup{Key: "ambient-sidecar-drop|" + d.Cluster + "|" + v.Network, Subject: model.ShortHost(host) + " " + d.Pod,
 			Format: fmt.Sprintf("{n} endpoints in %s are not sent to %s sidecars ({examples}): %s", d.Cluster, v.Network, why)}}

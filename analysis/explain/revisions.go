@@ -111,6 +111,7 @@ func namespaceRevisionProblems(snap *model.Snapshot) []model.Problem {
 				label = model.LabelInjection + "=enabled (the default revision)"
 			}
 			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemNamespaceRevision, Cluster: c.ID,
+				Objects: []model.ObjectRef{{Cluster: c.ID, Kind: "Namespace", Name: ns}},
 				Sentence: fmt.Sprintf("namespace %s in %s is labelled %s, but %s%s: new pods there get no sidecar, or are refused if the revision's injection webhook is still installed — label the namespace for a running revision (istio.io/rev=REV) and restart its workloads",
 					ns, c.ID, label, strings.Replace(why, "revision "+rev, "revision "+revisionName(name, rev, via), 1), tagsUnknown(c))})
 		}
@@ -134,9 +135,10 @@ func proxyRevisionProblems(snap *model.Snapshot) []model.Problem {
 			continue
 		}
 		where := p.Namespace + "/" + p.Name
+		pod := []model.ObjectRef{{Cluster: p.Cluster, Kind: "Pod", Namespace: p.Namespace, Name: p.Name}}
 		rev, via := snap.ResolveRevision(p.Cluster, id.Revision)
 		if why := served(snap, p.Cluster, rev); why != "" {
-			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemProxyRevision, Cluster: p.Cluster,
+			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemProxyRevision, Cluster: p.Cluster, Objects: pod,
 				Sentence: fmt.Sprintf("%s %s in %s was injected by revision %s, but %s: its proxy reaches no istiod and runs on its last config — restart it into a running revision", p.Kind, where, p.Cluster, revisionName(id.Revision, rev, via), why),
 				Group: &model.ProblemGroup{Key: "proxy-revision|" + p.Cluster + "|" + rev, Subject: where,
 					Format: fmt.Sprintf("{n} proxies in %s were injected by revision %s ({examples}), but %s: they reach no istiod and run on their last config — restart them into a running revision", p.Cluster, revisionName(id.Revision, rev, via), why)}})
@@ -150,7 +152,7 @@ func proxyRevisionProblems(snap *model.Snapshot) []model.Problem {
 		if nsRev == rev || served(snap, p.Cluster, nsRev) != "" {
 			continue
 		}
-		ps = append(ps, model.Problem{Severity: model.SeverityInfo, Kind: model.ProblemProxyRevisionOutdated, Cluster: p.Cluster,
+		ps = append(ps, model.Problem{Severity: model.SeverityInfo, Kind: model.ProblemProxyRevisionOutdated, Cluster: p.Cluster, Objects: pod,
 			Sentence: fmt.Sprintf("%s %s in %s runs the sidecar of revision %s, but its namespace now asks for revision %s: it moves (and gets that istiod's endpoints) only when restarted", p.Kind, where, p.Cluster, rev, nsRev),
 			Group: &model.ProblemGroup{Key: "proxy-revision-outdated|" + p.Cluster + "|" + p.Namespace + "|" + rev + "|" + nsRev, Subject: p.Name,
 				Format: fmt.Sprintf("{n} pods in namespace %s of %s run the sidecar of revision %s, but the namespace now asks for revision %s ({examples}): they move only when restarted", p.Namespace, p.Cluster, rev, nsRev)}})

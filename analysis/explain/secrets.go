@@ -48,6 +48,7 @@ func duplicateServerProblems(snap *model.Snapshot) []model.Problem {
 		for _, s := range c.SecretsFrom(c.ID) {
 			if s.Key != "" && s.Key != c.ID {
 				ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretDuplicate, Cluster: c.ID,
+					Objects: []model.ObjectRef{secretRef(s)},
 					Sentence: fmt.Sprintf("remote secret %s in %s declares cluster %q for %s's own API server (%s): istiod %s reads itself a second time, so every endpoint of %s is sent twice — delete that secret (or its key %q)",
 						s.Name, c.ID, s.Key, c.ID, c.Server, c.ID, c.ID, s.Key)})
 			}
@@ -117,6 +118,13 @@ func twoKeysProblems(c *model.Cluster) []model.Problem {
 	return ps
 }
 
+// secretRef names the remote secret a cluster is declared by (its holder
+// cluster, "namespace/name").
+func secretRef(s model.SourceRef) model.ObjectRef {
+	ns, name, _ := strings.Cut(s.Name, "/")
+	return model.ObjectRef{Cluster: s.In, Kind: "Secret", Namespace: ns, Name: name}
+}
+
 // sourceOf says how holder's istiod reads c.
 func sourceOf(c *model.Cluster, holder string) string {
 	if c.ID == holder {
@@ -157,6 +165,7 @@ func clusterIDProblems(snap *model.Snapshot) []model.Problem {
 				continue
 			}
 			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretClusterID, Cluster: c.ID,
+				Objects: []model.ObjectRef{secretRef(s)},
 				Sentence: fmt.Sprintf("remote secret %s in %s calls the API server %s %q, but the istiod running there (pod %s) has CLUSTER_ID %q: istiod %s files that cluster's endpoints under another ID than its own proxies send, so cluster-local services, locality and multi-primary config disagree — recreate the secret with --name=%s",
 					s.Name, s.In, c.Server, s.Key, pod, own, s.In, own)})
 		}
@@ -185,6 +194,7 @@ func secretRBACProblems(snap *model.Snapshot) []model.Problem {
 			continue
 		}
 		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretRBAC, Cluster: c.ID,
+			Objects: []model.ObjectRef{secretRef(c.Source)},
 			Sentence: fmt.Sprintf("the user of remote secret %s (in %s) may not list/watch %s in %s, which istiod needs there: its informers for them never sync, so istiod %s marks %s timed out after PILOT_REMOTE_CLUSTER_TIMEOUT and works without them — grant get/list/watch on %s to that user (istio-reader-clusterrole)",
 				c.Source.Name, c.Source.In, strings.Join(missing, ", "), c.ID, c.Source.In, c.ID, strings.Join(missing, ", "))})
 	}

@@ -177,7 +177,7 @@ func staleProblem(snap *model.Snapshot, s Sent, who, host string, port int32, d 
 		via = "remote secret " + orText(strings.Join(names, ", "), "(none found)") + " in " + s.ControlPlane
 	}
 	reads := "meshscope reads " + cid + " through " + string(c.Source.Kind) + " " + c.Source.Name
-	return model.Problem{Severity: model.SeverityError, Kind: model.ProblemStaleEndpoint, Cluster: cid, Service: host,
+	return model.Problem{Severity: model.SeverityError, Kind: model.ProblemStaleEndpoint, Cluster: cid, Service: host, ControlPlane: s.ControlPlane,
 		Sentence: fmt.Sprintf("%s still sends %s (workload %s, %s) to a %s proxy for %s port %d, but %s (%s): its view of %s has been stale for %s — its watch of %s (through %s) may be broken; check istiod's log, fix the credentials, or restart istiod to resync",
 			who, sent.Key(), orText(sent.Workload.Name, "?"), cid, s.Viewpoint, model.ShortHost(host), port, what, reads, cid, dur, cid, via),
 		Group: &model.ProblemGroup{Key: "stale|" + s.ControlPlane + "|" + cid, Subject: model.ShortHost(host) + " " + sent.Key(),

@@ -66,6 +66,7 @@ func missingServiceProblems(snap *model.Snapshot) []model.Problem {
 				continue
 			}
 			ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemMissingService, Cluster: c.ID, Service: svc.Hostname,
+				Objects: []model.ObjectRef{{Cluster: c.ID, Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}},
 				Sentence: fmt.Sprintf("%s exists in %s but not in %s, where pods with sidecars run in namespace %s (e.g. %s): their DNS lookups of %s fail there (no Service, no ClusterIP), although istiod would route the traffic — create the Service in %s too (its selector may match nothing), or turn on DNS proxying (%s=true)",
 					model.ShortHost(svc.Hostname), strings.Join(have, ", "), c.ID, svc.Namespace, pod, svc.Hostname, c.ID, dnsCaptureKey),
 				Group: &model.ProblemGroup{Key: "missing|" + c.ID + "|" + svc.Namespace, Subject: model.ShortHost(svc.Hostname),

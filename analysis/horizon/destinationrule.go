@@ -17,10 +17,15 @@ import (
 // in one namespace index merged into one (the oldest's traffic policy, the
 // subsets of all, the first subset of a name winning).
 type mergedRule struct {
-	rule     model.DestinationRule
-	from     []string // namespace/name of every rule merged in
-	exportTo []string // normalised (sorted, deduplicated)
-	selector map[string]string
+	rule model.DestinationRule
+	from []string // namespace/name of every rule merged in
+	// policyFrom is the rule whose traffic policy the merged one has
+	// (the oldest with one); subsetFrom the rule each subset came from:
+	// the object a fix of its TLS mode edits.
+	policyFrom model.ObjectRef
+	subsetFrom map[string]model.ObjectRef
+	exportTo   []string // normalised (sorted, deduplicated)
+	selector   map[string]string
 }
 
 // drIndex holds the merged rules of one namespace index by resolved host.
@@ -118,18 +123,45 @@ func (ix drIndex) merge(d model.DestinationRule, exportTo []string) {
 		for _, ss := range d.Subsets {
 			if !slices.ContainsFunc(merged.Subsets, func(e model.Subset) bool { return e.Name == ss.Name }) {
 				merged.Subsets = append(merged.Subsets, ss)
+				m.subsetFrom = maps.Clone(m.subsetFrom)
+				m.subsetFrom[ss.Name] = ruleRef(d)
 			}
 		}
 		if !merged.TrafficPolicy && d.TrafficPolicy {
 			merged.TrafficPolicy, merged.TLSMode, merged.PortTLS = true, d.TLSMode, d.PortTLS
 			merged.LB, merged.LocalityLb, merged.OutlierDetection = d.LB, d.LocalityLb, d.OutlierDetection
+			m.policyFrom = ruleRef(d)
 		}
 		m.rule = merged
 		m.from = append(m.from, d.Namespace+"/"+d.Name)
 	}
 	if appendSeparately {
-		ix[d.Host] = append(list, &mergedRule{rule: d, from: []string{d.Namespace + "/" + d.Name}, exportTo: exportTo, selector: d.WorkloadSelector})
+		m := &mergedRule{rule: d, from: []string{d.Namespace + "/" + d.Name}, exportTo: exportTo, selector: d.WorkloadSelector,
+			policyFrom: ruleRef(d), subsetFrom: map[string]model.ObjectRef{}}
+		for _, ss := range d.Subsets {
+			m.subsetFrom[ss.Name] = ruleRef(d)
+		}
+		ix[d.Host] = append(list, m)
 	}
+}
+
+// ruleRef names a DestinationRule as an object of its config cluster.
+func ruleRef(d model.DestinationRule) model.ObjectRef {
+	return model.ObjectRef{Cluster: d.Cluster, Kind: "DestinationRule", Namespace: d.Namespace, Name: d.Name}
+}
+
+// tlsFrom is the rule that sets the TLS mode tlsModeFor gives: the
+// subset's own rule when the subset sets one for the port, else the rule
+// whose traffic policy was merged in.
+func (m *mergedRule) tlsFrom(subset string, port uint32) model.ObjectRef {
+	for _, ss := range m.rule.Subsets {
+		if ss.Name == subset {
+			if _, ok := portMode(ss.TLSMode, ss.PortTLS, port); ok {
+				return m.subsetFrom[ss.Name]
+			}
+		}
+	}
+	return m.policyFrom
 }
 
 // lookup mirrors PushContext.destinationRule: the proxy's namespace first

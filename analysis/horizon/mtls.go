@@ -22,7 +22,8 @@ const (
 // without the tlsMode label (its metadata stays "disabled"); otherwise the
 // tlsMode must be "istio" and the PeerAuthentication for the endpoint's
 // port must not DISABLE mTLS.
-func (t *target) mtlsFor(host string, svcPort int32, ep model.Endpoint, epPort uint32) (ok bool, cause, why string) {
+// For a DestinationRule or PeerAuthentication, config names it.
+func (t *target) mtlsFor(host string, svcPort int32, ep model.Endpoint, epPort uint32) (ok bool, cause, why string, config *model.ObjectRef) {
 	labelled := ep.TLSMode == "istio"
 	noLabel := func() string {
 		if ep.Workload != "" {
@@ -36,20 +37,22 @@ func (t *target) mtlsFor(host string, svcPort int32, ep model.Endpoint, epPort u
 			if t.subset != "" {
 				what += " subset " + t.subset
 			}
-			return false, CauseDestinationRule, fmt.Sprintf("DestinationRule %s sets TLS mode %s for %s", strings.Join(t.rule.from, "+"), mode, what)
+			dr := t.rule.tlsFrom(t.subset, uint32(svcPort))
+			return false, CauseDestinationRule, fmt.Sprintf("DestinationRule %s sets TLS mode %s for %s", strings.Join(t.rule.from, "+"), mode, what), &dr
 		}
 		if !labelled {
-			return false, CausePodLabel, noLabel() + "; the DestinationRule's ISTIO_MUTUAL cannot change that"
+			return false, CausePodLabel, noLabel() + "; the DestinationRule's ISTIO_MUTUAL cannot change that", nil
 		}
-		return true, "", ""
+		return true, "", "", nil
 	}
 	if !labelled {
-		return false, CausePodLabel, noLabel()
+		return false, CausePodLabel, noLabel(), nil
 	}
 	if pa, mode := t.cfg.peerAuthentication(t.namespace, &ep, epPort); mode == "DISABLE" {
-		return false, CausePeerAuthentication, fmt.Sprintf("PeerAuthentication %s/%s disables mTLS for %s (port %d)", pa.Namespace, pa.Name, endpointName(ep), epPort)
+		ref := model.ObjectRef{Cluster: pa.Cluster, Kind: "PeerAuthentication", Namespace: pa.Namespace, Name: pa.Name}
+		return false, CausePeerAuthentication, fmt.Sprintf("PeerAuthentication %s/%s disables mTLS for %s (port %d)", pa.Namespace, pa.Name, endpointName(ep), epPort), &ref
 	}
-	return true, "", ""
+	return true, "", "", nil
 }
 
 func endpointName(ep model.Endpoint) string {

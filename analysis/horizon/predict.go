@@ -243,8 +243,8 @@ func (h *splitHorizon) place(p *Prediction, t *target, grp int, ep model.Endpoin
 			Why: fmt.Sprintf("%s has gateways, but none of the proxy's IP family (%s)", ep.Network, family(h.v4, h.v6))})
 		return
 	}
-	if ok, cause, why := t.mtlsFor(h.hostname, h.port, ep, epPort); !ok {
-		p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNoMTLS, Cause: cause,
+	if ok, cause, why, config := t.mtlsFor(h.hostname, h.port, ep, epPort); !ok {
+		p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNoMTLS, Cause: cause, Config: config,
 			Why: "cross-network endpoint without mTLS: " + why + "; the gateway routes by SNI, which needs mTLS"})
 		return
 	}

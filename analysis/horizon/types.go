@@ -121,7 +121,9 @@ type Dropped struct {
 	// Cause says, for no-mtls, which setting turns mTLS off: pod-label,
 	// peer-authentication or destination-rule.
 	Cause string `json:"cause,omitempty"`
-	Why   string `json:"why"`
+	// Config is the DestinationRule or PeerAuthentication of that cause.
+	Config *model.ObjectRef `json:"config,omitempty"`
+	Why    string           `json:"why"`
 }
 
 // Proxy is the part of a viewpoint the prediction depends on.

@@ -45,6 +45,9 @@ type Object struct {
 	// its document.
 	File string
 	Line int
+	// Delete deletes it even in a request that puts (a fix that replaces
+	// one object with another).
+	Delete bool
 }
 
 // Origin is FILE:LINE.

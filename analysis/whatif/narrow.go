@@ -21,13 +21,18 @@ import (
 
 // narrow returns before and after cut to the services that differ, and
 // whether it cut (false: the shared part differs, compare everything).
+// Labels of namespaces and Services are the ambient facts of the services
+// they label (a namespace's, the services in it: scope, waypoint,
+// discovery): a label that differs makes those services differ, not the
+// shared part.
 func narrow(before, after *model.Snapshot) (b, a *model.Snapshot, cut bool) {
 	if !sameShared(before, after) {
 		return before, after, false
 	}
+	relabelled := relabelled(before, after)
 	b, a = withServices(before), withServices(after)
 	for _, svc := range before.Services {
-		if other := after.Service(svc.Hostname); other == nil || !sameService(svc, other) {
+		if other := after.Service(svc.Hostname); other == nil || !sameService(svc, other) || relabelled(svc) {
 			b.Services = append(b.Services, svc)
 			if other != nil {
 				a.Services = append(a.Services, other)
@@ -40,6 +45,30 @@ func narrow(before, after *model.Snapshot) (b, a *model.Snapshot, cut bool) {
 		}
 	}
 	return b, a, true
+}
+
+// withKept is cut (a narrowed side of whole), for a diagnosis, with the
+// services of keep and every service of the namespaces of the services it
+// holds, in whole's order (hostname order, which Snapshot.Service searches
+// by): a check of one service can read its namespace's others (whether
+// pods with sidecars run there: missing-service).
+func withKept(cut, whole *model.Snapshot, keep []string) *model.Snapshot {
+	namespaces := map[string]bool{}
+	for _, svc := range cut.Services {
+		namespaces[svc.Namespace] = true
+	}
+	for _, h := range keep {
+		if svc := whole.Service(h); svc != nil {
+			namespaces[svc.Namespace] = true
+		}
+	}
+	out := withServices(cut)
+	for _, svc := range whole.Services {
+		if cut.Service(svc.Hostname) != nil || namespaces[svc.Namespace] {
+			out.Services = append(out.Services, svc)
+		}
+	}
+	return out
 }
 
 // withServices is a shallow copy of s without its services.
@@ -69,9 +98,50 @@ func sameShared(b, a *model.Snapshot) bool {
 		reflect.DeepEqual(b.ServiceEntries, a.ServiceEntries) &&
 		reflect.DeepEqual(b.WorkloadEntries, a.WorkloadEntries) &&
 		reflect.DeepEqual(b.MeshConfigs, a.MeshConfigs) &&
-		reflect.DeepEqual(b.Ambient, a.Ambient) &&
+		sameAmbient(b.Ambient, a.Ambient) &&
 		reflect.DeepEqual(b.Settings, a.Settings) &&
 		reflect.DeepEqual(b.RevisionPlanes, a.RevisionPlanes)
+}
+
+// sameAmbient compares the clusters' ambient facts but for the labels of
+// namespaces and Services (relabelled).
+func sameAmbient(b, a []model.AmbientCluster) bool {
+	if len(b) != len(a) {
+		return false
+	}
+	for i := range b {
+		x, y := b[i], a[i]
+		x.Namespaces, x.ServiceLabels, y.Namespaces, y.ServiceLabels = nil, nil, nil, nil
+		if !reflect.DeepEqual(x, y) {
+			return false
+		}
+	}
+	return true
+}
+
+// relabelled says whether a service's labels or its namespace's differ
+// between before and after in some cluster (their clusters in the same
+// order: sameAmbient).
+func relabelled(before, after *model.Snapshot) func(svc *model.Service) bool {
+	namespaces, hosts := map[string]bool{}, map[string]bool{}
+	for i := range before.Ambient {
+		x, y := before.Ambient[i], after.Ambient[i]
+		for _, m := range []map[string]map[string]string{x.Namespaces, y.Namespaces} {
+			for ns := range m {
+				if !maps.Equal(x.Namespaces[ns], y.Namespaces[ns]) {
+					namespaces[ns] = true
+				}
+			}
+		}
+		for _, m := range []map[string]map[string]string{x.ServiceLabels, y.ServiceLabels} {
+			for h := range m {
+				if !maps.Equal(x.ServiceLabels[h], y.ServiceLabels[h]) {
+					hosts[h] = true
+				}
+			}
+		}
+	}
+	return func(svc *model.Service) bool { return hosts[svc.Hostname] || namespaces[svc.Namespace] }
 }
 
 // stable is a cluster without what moves on its own between two reads

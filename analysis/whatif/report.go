@@ -17,6 +17,10 @@ type Request struct {
 	Objects []Object
 	Delete  bool
 	Env     []model.IstiodEnv
+	// Diagnose names services whose problems both diagnoses hold
+	// whatever the change does to them (a fix's proof: the problem it is
+	// for must be seen gone, not merely left out as unchanged).
+	Diagnose []string
 }
 
 // objectOutcome is what one object of the request does.
@@ -41,6 +45,11 @@ type objectOutcome struct {
 type Problems struct {
 	New      []model.Problem `json:"new"`
 	Resolved []model.Problem `json:"resolved"`
+	// Before and After are the two diagnoses compared (of the services
+	// that differ, and Request.Diagnose's), for a reader that looks for
+	// one problem in them (analysis/fix).
+	Before []model.Problem `json:"-"`
+	After  []model.Problem `json:"-"`
 }
 
 // Report is a what-if's answer.
@@ -91,7 +100,7 @@ func Answer(req Request, a Applied) *Report {
 	i := 0
 	for _, o := range req.Objects {
 		oc := objectOutcome{Action: "put", Kind: o.Object.GetKind(), Name: objectName(o), Cluster: o.Cluster, Origin: o.Origin()}
-		if req.Delete {
+		if req.Delete || o.Delete {
 			oc.Action = "delete"
 		}
 		why, reads := unmodelled(o.Object.GroupVersionKind().GroupKind())
@@ -112,7 +121,7 @@ func Answer(req Request, a Applied) *Report {
 		rep.Objects = append(rep.Objects, oc)
 	}
 	rep.SnapshotVersion, rep.SnapshotTime = a.Before.Version, a.Before.Time
-	rep.Changes, rep.Problems = compare(a.Before, a.After)
+	rep.Changes, rep.Problems = compare(a.Before, a.After, req.Diagnose)
 	rep.Summary = summarize(rep)
 	return rep
 }
@@ -120,10 +129,10 @@ func Answer(req Request, a Applied) *Report {
 // compare is the endpoints and the problems of two snapshots side by
 // side, of the services that differ when nothing else does (narrow): the
 // three passes (endpoints, and a diagnosis of each) run at once.
-func compare(before, after *model.Snapshot) ([]ServiceChange, Problems) {
+func compare(before, after *model.Snapshot, keep []string) ([]ServiceChange, Problems) {
 	now := before.Time
 	b, a, cut := narrow(before, after)
-	if cut && len(b.Services) == 0 && len(a.Services) == 0 {
+	if cut && len(b.Services) == 0 && len(a.Services) == 0 && len(keep) == 0 {
 		return []ServiceChange{}, Problems{New: []model.Problem{}, Resolved: []model.Problem{}}
 	}
 	changes, affected := compareAll(b, a)
@@ -132,8 +141,13 @@ func compare(before, after *model.Snapshot) ([]ServiceChange, Problems) {
 	}
 	switch {
 	case cut:
+		b, a = withKept(b, before, keep), withKept(a, after, keep)
 	case reflect.DeepEqual(before.Settings, after.Settings) && reflect.DeepEqual(before.Ambient, after.Ambient):
+		for _, h := range keep {
+			affected[h] = true
+		}
 		b, a = diagnosed(before, after, affected)
+		b, a = withKept(b, before, nil), withKept(a, after, nil)
 	default:
 		// istiod's settings and the ambient facts decide checks beyond
 		// the predictions (which services' scopes matter): the whole mesh.
@@ -145,7 +159,9 @@ func compare(before, after *model.Snapshot) ([]ServiceChange, Problems) {
 	go func() { defer wg.Done(); pb = explain.Diagnose(b, explain.Inputs{Now: now}) }()
 	go func() { defer wg.Done(); pa = explain.Diagnose(a, explain.Inputs{Now: now}) }()
 	wg.Wait()
-	return changes, diffProblems(pb, pa)
+	out := diffProblems(pb, pa)
+	out.Before, out.After = pb, pa
+	return changes, out
 }
 
 // diffProblems lists the problems only after has (new) and only before

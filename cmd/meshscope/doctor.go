@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/fix"
 	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/session/live"
@@ -29,6 +30,11 @@ type doctorOptions struct {
 	staleAfter    time.Duration
 	skip          []string
 	listChecks    bool
+	// fix, fixDir and allFixes: each problem's fix, proven by what-if
+	// (doctor_fix.go).
+	fix      bool
+	fixDir   string
+	allFixes bool
 }
 
 func newDoctorCmd(g *globalOptions) *cobra.Command {
@@ -88,18 +94,39 @@ needs beyond the clusters' objects, the problem kinds it raises), --skip
 leaves some out, and a check that did not run (skipped, or an input it
 needs was not read: --offline asks no istiod) is said after the problems
 ("Not run: check sent-eds: …"; JSON: notRun).
+
+--fix adds each problem's fix: the change that resolves it — edits of live
+objects (read whole, read-only), or a command where the fix is no object
+(istioctl create-remote-secret, a rollout restart) — in order, each with
+what it trades, and its proof: what-if on the same mesh predicts the
+problem gone, no new error-level problem and no service that loses every
+endpoint where a client runs. A proposal that fails its proof is not
+offered (the reason is said); one what-if cannot model (a restart, RBAC,
+the sidecar injector) is shown with --all-fixes only. --fix-dir DIR writes
+each fix as a file kubectl replace -f (create -f for a new object) and
+meshscope what-if -f take, its header saying what it fixes and what
+what-if predicted. -o json carries
+each problem's fix and proof. Nothing is ever written to a cluster.
 ` + exitHelp("an error-level problem (warnings alone exit 0)"),
 		Example: `  meshscope doctor --demo
   meshscope doctor --context cluster1,cluster2 -o json
   meshscope doctor --context cluster1 --xds-address cluster1=127.0.0.1:15010,cluster2=127.0.0.1:15020
   meshscope doctor --offline
   meshscope doctor --list-checks
-  meshscope doctor --skip root-cas,localities`,
+  meshscope doctor --skip root-cas,localities
+  meshscope doctor --demo --fix
+  meshscope doctor --fix-dir fixes/ && kubectl replace --context cluster2 -f fixes/01-drop-helloworld-v2-54df5f84b-9hxgw-cluster2.yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDoctor(cmd, g, o)
 		},
 	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+// addFlags defines doctor's flags.
+func (o *doctorOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "table", "output format: table or json")
 	f.BoolVar(&o.offline, "offline", false, "predict only: do not ask the control planes what they send")
@@ -108,13 +135,15 @@ needs was not read: --offline asks no istiod) is said after the problems
 	f.DurationVar(&o.staleAfter, "stale-after", explain.DefaultStaleAfter, "report a proxy that has not acknowledged istiod's last push for this long (proxy-stale)")
 	f.StringSliceVar(&o.skip, "skip", nil, "checks not to run, by name (see --list-checks)")
 	f.BoolVar(&o.listChecks, "list-checks", false, "list doctor's checks (name, what each looks at, what it needs, the problem kinds it raises) and exit")
+	f.BoolVar(&o.fix, "fix", false, "show each problem's fix with its proof (what-if on the same mesh)")
+	f.StringVar(&o.fixDir, "fix-dir", "", "write each proven fix into this directory, a file per fix and cluster (kubectl replace -f, or create -f for a new object, and meshscope what-if -f take them); implies --fix")
+	f.BoolVar(&o.allFixes, "all-fixes", false, "with --fix: also the proposals not offered (unproven, or failing their proof) in full; implies --fix")
 	f.IntVar(&o.skewThreshold, "skew-threshold", explain.DefaultSkewThreshold, "report cross-network skew when the share of traffic crossing networks strays more than this many percentage points from what endpoint counts give")
 	o.mesh.addFlags(f)
 	o.mesh.addIstiodFlag(f)
 	_ = cmd.RegisterFlagCompletionFunc("skip", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return explain.CheckNames(), cobra.ShellCompDirectiveNoFileComp
 	})
-	return cmd
 }
 
 func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
@@ -131,6 +160,10 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 	if err != nil {
 		return badInput(err)
 	}
+	if err := checkFixDir(o.fixDir); err != nil {
+		return badInput(err)
+	}
+	withFix := o.fix || o.fixDir != "" || o.allFixes
 	if o.skewThreshold < 1 || o.skewThreshold > 100 {
 		return badInput(fmt.Errorf("--skew-threshold %d: want 1 to 100 percentage points", o.skewThreshold))
 	}
@@ -147,15 +180,21 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 		ps := append(d.Problems, src.extra...)
 		explain.SortProblems(ps)
 		res := outcome{finding: doctorFinding(ps), incomplete: andAlso(snap.Unread(), problemsUnread(ps)...)}
-		if o.output == "json" {
-			if ps == nil {
-				ps = []model.Problem{}
+		var fixes []fix.Fix
+		if withFix {
+			fixes = live.Fixes(ctx, m.Registry(), snap, ps)
+			if o.fixDir != "" {
+				if err := writeFixDir(o.fixDir, fixes); err != nil {
+					return err
+				}
 			}
+		}
+		if o.output == "json" {
 			if err := writeJSON(cmd.OutOrStdout(), struct {
-				Problems   []model.Problem    `json:"problems"`
+				Problems   []problemJSON      `json:"problems"`
 				NotRun     []explain.NotRun   `json:"notRun,omitempty"`
 				Incomplete []model.Incomplete `json:"incomplete"`
-			}{ps, d.NotRun, append([]model.Incomplete{}, res.incomplete...)}); err != nil {
+			}{problemsJSON(ps, fixes), d.NotRun, append([]model.Incomplete{}, res.incomplete...)}); err != nil {
 				return err
 			}
 		} else {
@@ -164,9 +203,27 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 			writeNotRun(cmd.OutOrStdout(), d.NotRun)
 			writeNotChecked(cmd.OutOrStdout(), in.Planes)
 			writeOtherRevisions(cmd.OutOrStdout(), snap)
+			fix.WriteText(cmd.OutOrStdout(), fixes, o.allFixes)
 		}
 		return res.exit()
 	})
+}
+
+// problemJSON is a problem in doctor's JSON, with its fix under --fix.
+type problemJSON struct {
+	model.Problem
+	Fix *fix.Fix `json:"fix,omitempty"`
+}
+
+func problemsJSON(ps []model.Problem, fixes []fix.Fix) []problemJSON {
+	out := make([]problemJSON, len(ps))
+	for i, p := range ps {
+		out[i].Problem = p
+		if i < len(fixes) {
+			out[i].Fix = &fixes[i]
+		}
+	}
+	return out
 }
 
 // doctorFinding is doctor's finding: its error-level problems ("" when

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/meshscope/meshscope/analysis/fix"
 	"github.com/meshscope/meshscope/analysis/whatif"
+	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/session/live"
 	"github.com/meshscope/meshscope/tui"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -39,13 +42,25 @@ func runTUI(cmd *cobra.Command, g *globalOptions, o *meshOptions) error {
 	return err
 }
 
-// tuiOptions are the UI's options on a session: :whatif answers on the
-// session's own Registry, as the what-if command does (the changes stay in
-// memory; nothing is written to a cluster).
+// tuiOptions are the UI's options on a session: :whatif answers, and the
+// problems view's fixes are built and proven, on the session's own
+// Registry, as the what-if command and doctor --fix do (the changes stay
+// in memory; nothing is written to a cluster).
 func tuiOptions(g *globalOptions, m *live.Session) tui.Options {
 	return tui.Options{Theme: g.Theme, Contexts: g.Contexts,
-		WhatIf: func(req whatif.Request) (*whatif.Report, error) { return live.WhatIf(m.Registry(), req) }}
+		WhatIf: func(req whatif.Request) (*whatif.Report, error) { return live.WhatIf(m.Registry(), req) },
+		Fix: func(p model.Problem) fix.Fix {
+			// The objects' reads are bounded: a cluster that does not
+			// answer makes the fix say so, not the UI wait.
+			ctx, cancel := context.WithTimeout(context.Background(), fixReadTimeout)
+			defer cancel()
+			reg := m.Registry()
+			return live.Fix(ctx, reg, reg.Snapshot(), p)
+		}}
 }
+
+// fixReadTimeout bounds the reads of one fix's objects in the UI.
+const fixReadTimeout = 20 * time.Second
 
 // quitGrace bounds the teardown after the UI has quit: the streams, the
 // informers and the port-forwards stop in the background, and a user who

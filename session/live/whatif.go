@@ -13,7 +13,7 @@ func WhatIf(reg *collector.Registry, req whatif.Request) (*whatif.Report, error)
 	objs := req.Modelled()
 	changes := make([]collector.Change, len(objs))
 	for i, o := range objs {
-		changes[i] = collector.Change{Cluster: o.Cluster, Delete: req.Delete, Object: o.Object, Origin: o.Origin()}
+		changes[i] = collector.Change{Cluster: o.Cluster, Delete: req.Delete || o.Delete, Object: o.Object, Origin: o.Origin()}
 	}
 	w, err := reg.WhatIf(changes, req.Env)
 	if err != nil {

@@ -19,45 +19,32 @@ import (
 	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/analysis/whatif"
 	"github.com/meshscope/meshscope/collector"
-	"github.com/meshscope/meshscope/internal/kubesim"
 	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 )
 
-// benchMesh runs a registry over the bench mesh: 3 clusters on 3 networks,
-// each with an east-west gateway, 2,000 services in every cluster and 5
-// endpoints of each per cluster (30,000 endpoints), every pod ready with
-// mTLS; cluster1 is the primary, reading the other two through remote
-// secrets. It returns once every cluster has synced.
-func benchMesh(b *testing.B) *collector.Registry {
+// benchMesh runs a registry over the bench mesh: 3 clusters on 3
+// networks, each with an east-west gateway, 2,000 services in every
+// cluster and 5 endpoints of each per cluster (30,000 endpoints), every
+// pod ready with mTLS; cluster1 is the primary, reading the other two
+// through remote secrets. It returns once every cluster has synced.
+func benchMesh(b *testing.B) *collector.Registry { return benchMeshWith(b, 2000, nil) }
+
+// benchPlant changes cluster c's objects (core, and Istio config for the
+// dynamic client) before the registry reads them.
+type benchPlant func(c int, objs, istio []runtime.Object) ([]runtime.Object, []runtime.Object)
+
+// benchMeshWith is benchMesh with n services per cluster and objects
+// planted.
+func benchMeshWith(b testing.TB, n int, plant benchPlant) *collector.Registry {
 	var sources []collector.Source
 	for c := 1; c <= 3; c++ {
-		net := fmt.Sprintf("network%d", c)
-		objs := []runtime.Object{meshtest.Namespace("istio-system", net), meshtest.EastWestGateway(net, fmt.Sprintf("192.168.60.%d", c)), meshtest.Node("node1", "r", "z")}
-		if c == 1 {
-			for _, remote := range []int{2, 3} {
-				objs = append(objs, remoteSecret(fmt.Sprintf("cluster%d", remote), fmt.Sprintf("https://c%d", remote)))
-			}
+		objs := benchObjects(c, n)
+		var istio []runtime.Object
+		if plant != nil {
+			objs, istio = plant(c, objs, istio)
 		}
-		for ns := 0; ns < 50; ns++ {
-			objs = append(objs, meshtest.Namespace(fmt.Sprintf("ns%d", ns), ""))
-		}
-		for i := 0; i < 2000; i++ {
-			ns, name := fmt.Sprintf("ns%d", i%50), fmt.Sprintf("svc%d", i)
-			objs = append(objs, meshtest.Service(ns, name, 8080))
-			pods := map[string]string{}
-			for j := 0; j < 5; j++ {
-				pod, ip := fmt.Sprintf("%s-%d", name, j), fmt.Sprintf("10.%d.%d.%d", c, i/250*8+j, i%250)
-				p := meshtest.Pod(ns, pod, ip, net, true)
-				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
-				// Made by Deployment NAME through ReplicaSet NAME-abc.
-				p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name + "-abc", Controller: ptr.To(true)}}
-				pods[pod] = ip
-				objs = append(objs, p)
-			}
-			objs = append(objs, meshtest.EndpointSlice(ns, name, name+"-x", 8080, pods))
-		}
-		sources = append(sources, collector.Source{Name: fmt.Sprintf("cluster%d", c), Server: fmt.Sprintf("https://c%d", c), Client: fake.NewClientset(objs...), Dynamic: kubesim.NewFakeDynamic()})
+		sources = append(sources, collector.Source{Name: fmt.Sprintf("cluster%d", c), Server: fmt.Sprintf("https://c%d", c), Client: fake.NewClientset(objs...), Dynamic: meshtest.FakeIstio(istio...)})
 	}
 	r, err := collector.NewRegistry(collector.Options{Sources: sources, Logger: slog.New(slog.DiscardHandler), SyncTimeout: 5 * time.Minute})
 	if err != nil {
@@ -72,14 +59,44 @@ func benchMesh(b *testing.B) *collector.Registry {
 	if err != nil {
 		b.Fatal(err)
 	}
-	n := 0
+	eps := 0
 	for _, c := range s.Clusters {
-		n += c.Counts.Endpoints
+		eps += c.Counts.Endpoints
 	}
-	if n != 30000 || len(s.Gateways) != 3 {
-		b.Fatalf("bench mesh: %d endpoints, %d gateways", n, len(s.Gateways))
+	if plant == nil && (eps != 15*n || len(s.Gateways) != 3) {
+		b.Fatalf("bench mesh: %d endpoints, %d gateways", eps, len(s.Gateways))
 	}
 	return r
+}
+
+// benchObjects are cluster c's objects in the bench mesh (n services).
+func benchObjects(c, n int) []runtime.Object {
+	net := fmt.Sprintf("network%d", c)
+	objs := []runtime.Object{meshtest.Namespace("istio-system", net), meshtest.EastWestGateway(net, fmt.Sprintf("192.168.60.%d", c)), meshtest.Node("node1", "r", "z")}
+	if c == 1 {
+		for _, remote := range []int{2, 3} {
+			objs = append(objs, remoteSecret(fmt.Sprintf("cluster%d", remote), fmt.Sprintf("https://c%d", remote)))
+		}
+	}
+	for ns := 0; ns < 50; ns++ {
+		objs = append(objs, meshtest.Namespace(fmt.Sprintf("ns%d", ns), ""))
+	}
+	for i := 0; i < n; i++ {
+		ns, name := fmt.Sprintf("ns%d", i%50), fmt.Sprintf("svc%d", i)
+		objs = append(objs, meshtest.Service(ns, name, 8080))
+		pods := map[string]string{}
+		for j := 0; j < 5; j++ {
+			pod, ip := fmt.Sprintf("%s-%d", name, j), fmt.Sprintf("10.%d.%d.%d", c, i/250*8+j, i%250)
+			p := meshtest.Pod(ns, pod, ip, net, true)
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+			// Made by Deployment NAME through ReplicaSet NAME-abc.
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name + "-abc", Controller: ptr.To(true)}}
+			pods[pod] = ip
+			objs = append(objs, p)
+		}
+		objs = append(objs, meshtest.EndpointSlice(ns, name, name+"-x", 8080, pods))
+	}
+	return objs
 }
 
 // remoteSecret declares cluster id at server (a context of the bench mesh

@@ -49,3 +49,31 @@ func TestTUIWhatIfInTmux(t *testing.T) {
 	})
 	ts.Quit()
 }
+
+// TestTUIFixInTmux: the problems view of the built binary on the demo
+// shows the selected problem's fix and, once proven in the background,
+// its proof; f lays it over the mesh as a what-if (the banner on every
+// screen), and esc drops it.
+func TestTUIFixInTmux(t *testing.T) {
+	ts := startTUI(t, "meshscope-e2e-fix", 140, "demo")
+	ts.WaitScreen("the first screen should list the clusters", 10*time.Second, func(s string) bool {
+		return strings.Contains(s, "Clusters") && strings.Contains(s, "synced")
+	})
+	ts.Keys(":")
+	ts.Keys("problems")
+	ts.Keys("Enter")
+	ts.WaitScreen("the drop's fix and its proof should show under it", 30*time.Second, func(s string) bool {
+		return strings.Contains(s, "drop ×2") && strings.Contains(s, "fix: label the pod templates of the workloads of 2 pods") &&
+			strings.Contains(s, "proof: resolves it")
+	})
+	ts.Keys("f")
+	ts.WaitScreen("f should lay the fix over the mesh", 20*time.Second, func(s string) bool {
+		return strings.Contains(s, "WHAT-IF: fix: label the pod templates") && strings.Contains(s, "meshscope │ WHAT-IF │")
+	})
+	ts.Keys("Escape")
+	ts.Keys("Escape")
+	ts.WaitScreen("esc on the first screen should drop the fix's what-if", 10*time.Second, func(s string) bool {
+		return !strings.Contains(s, "WHAT-IF")
+	})
+	ts.Quit()
+}
