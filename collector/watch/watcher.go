@@ -78,22 +78,6 @@ type scope struct {
 	namespace, name, selector string
 }
 
-// storeReader is what the read side takes of an informer's store.
-type storeReader interface {
-	List() []any
-	ListKeys() []string
-	GetByKey(key string) (item any, exists bool, err error)
-}
-
-// store is what the read side reads: the informer's cache, or a what-if's
-// overlay of it.
-func (h *informerHealth) store() storeReader {
-	if h.overlay != nil {
-		return h.overlay
-	}
-	return h.inf.GetStore()
-}
-
 // Config is what a watcher needs of the Registry's options: the one
 // place they are read from (the Registry's Options), passed down.
 type Config struct {
