@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,10 +42,12 @@ func benchRegistry(b *testing.B, nClusters, nSvc, nEp int) *Registry {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	var group sync.WaitGroup
+	b.Cleanup(group.Wait)
 	b.Cleanup(cancel)
 	for _, e := range r.entries {
 		w := watch.New(e.ctxSource.Client, r.watchConfig, r.log, nil, true, func() {}, func() {})
-		w.Start(ctx, nil)
+		w.Start(ctx, &group, nil)
 		e.w = &watched{Watcher: w}
 	}
 	for _, e := range r.entries {

@@ -38,6 +38,9 @@ type Registry struct {
 
 	reconcileCh chan struct{}
 	changeCh    chan struct{}
+	// loops counts the goroutines Run started and every watcher's (see
+	// watch.Watcher.Start): Run returns once they have ended.
+	loops sync.WaitGroup
 
 	snap    atomic.Pointer[model.Snapshot]
 	version uint64 // only the builder touches it (under buildMu)
@@ -180,7 +183,8 @@ func NewRegistry(opts Options) (*Registry, error) {
 }
 
 // Run starts every cluster's watchers and keeps the registry up to date
-// until ctx is done. It returns nil when ctx ends.
+// until ctx is done. It returns nil when ctx ends, once every goroutine it
+// and its watchers started has ended.
 func (r *Registry) Run(ctx context.Context) error {
 	r.mu.Lock()
 	if r.runCtx != nil {
@@ -197,26 +201,35 @@ func (r *Registry) Run(ctx context.Context) error {
 	r.mu.Unlock()
 	r.notify()
 
-	go r.publishLoop(ctx)
-	go r.meshFiles.poll(ctx, 2*time.Second, r.notify)
+	r.loops.Go(func() { r.publishLoop(ctx) })
+	r.loops.Go(func() { r.meshFiles.poll(ctx, 2*time.Second, r.notify) })
 	for {
 		select {
 		case <-ctx.Done():
-			if r.names != nil {
-				r.names.Close()
-			}
-			r.mu.Lock()
-			for _, e := range r.entries {
-				if e.w != nil {
-					e.w.Stop()
-				}
-			}
-			r.mu.Unlock()
+			r.stop()
 			return nil
 		case <-r.reconcileCh:
 			r.reconcile()
 		}
 	}
+}
+
+// stop ends the gateway name refreshes and every watcher, then waits for
+// the goroutines outside the lock: a watcher's first sync may be waiting
+// for it to plan (startLocked starts no new watcher once Run's context has
+// ended).
+func (r *Registry) stop() {
+	if r.names != nil {
+		r.names.Close()
+	}
+	r.mu.Lock()
+	for _, e := range r.entries {
+		if e.w != nil {
+			e.w.Stop()
+		}
+	}
+	r.mu.Unlock()
+	r.loops.Wait()
 }
 
 // Snapshot returns the latest snapshot (never nil after NewRegistry).
@@ -334,7 +347,7 @@ func (r *Registry) publish() *model.Snapshot {
 
 // startLocked builds the client and the watcher of an entry.
 func (r *Registry) startLocked(e *entry) {
-	if r.runCtx == nil || e.fixed.Kind != "" {
+	if r.runCtx == nil || r.runCtx.Err() != nil || e.fixed.Kind != "" {
 		return
 	}
 	client := e.ctxSource.Client
@@ -378,7 +391,7 @@ func (r *Registry) startLocked(e *entry) {
 	}
 	e.w = &watched{Watcher: w}
 	e.removed = false
-	w.Start(r.runCtx, onSync)
+	w.Start(r.runCtx, &r.loops, onSync)
 }
 
 func (r *Registry) newClient(id string, cfg *rest.Config) (c kubernetes.Interface, err error) {

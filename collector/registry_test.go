@@ -404,9 +404,16 @@ func TestUnreachableRemote(t *testing.T) {
 func TestSyncTimeout(t *testing.T) {
 	w := newFakeWorld(t)
 	c1 := fake.NewClientset()
-	// A list that never answers in time.
+	// A list that never answers in time. The fake's reactors take no
+	// context: the list is let go when the test ends, so that the
+	// reflector's goroutine stuck in it does not outlive the test.
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
 	c1.PrependReactor("list", "endpointslices", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		time.Sleep(2 * time.Second)
+		select {
+		case <-time.After(2 * time.Second):
+		case <-release:
+		}
 		return true, nil, errors.New("slow")
 	})
 	opts := fastOptions(w, Source{Name: "cluster1", Server: "https://c1", Client: c1})

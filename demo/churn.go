@@ -14,7 +14,6 @@ import (
 // network2's pod IPs leak to network1, and ztunnels of network1 lose the
 // split-horizon workloads of network2).
 func (d *Demo) churn(ctx context.Context) {
-	defer close(d.done)
 	t := time.NewTicker(d.opts.Interval)
 	defer t.Stop()
 	for tick := 1; ; tick++ {

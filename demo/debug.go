@@ -21,6 +21,8 @@ type debugServer struct {
 	srv     *http.Server
 	d       *Demo
 	started time.Time
+	// serving is closed when Serve has returned.
+	serving chan struct{}
 }
 
 func newDebugServer(d *Demo) (*debugServer, error) {
@@ -49,13 +51,19 @@ func newDebugServer(d *Demo) (*debugServer, error) {
 	handle("/debug/clusterz", func(snap *model.Snapshot) any { return clusterz(snap, d.ControlPlane) })
 	handle("/debug/networkz", func(snap *model.Snapshot) any { return networkz(snap, d.ControlPlane) })
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = s.srv.Serve(lis) }()
+	s.serving = make(chan struct{})
+	go func() { defer close(s.serving); _ = s.srv.Serve(lis) }()
 	return s, nil
 }
 
 func (s *debugServer) address() string { return s.lis.Addr().String() }
 
-func (s *debugServer) stop() { _ = s.srv.Close() }
+// stop closes the server and its connections and waits for Serve to
+// return.
+func (s *debugServer) stop() {
+	_ = s.srv.Close()
+	<-s.serving
+}
 
 func reply(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -45,9 +45,9 @@ type Demo struct {
 	clusters map[string]*cluster
 	rnd      *rand.Rand
 	opts     Options
-	done     chan struct{} // closed when the churn has ended
-	// forgetting runs forgetActions.
-	forgetting sync.WaitGroup
+	// loops counts the demo's goroutines (the collector, the xDS
+	// updates, the churn, forgetActions): Stop waits for them.
+	loops sync.WaitGroup
 }
 
 // Collector is the demo's Registry (live.InProcess).
@@ -71,13 +71,18 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	d := &Demo{cancel: cancel, clusters: map[string]*cluster{}, rnd: rand.New(rand.NewSource(opts.Seed)), opts: opts,
-		ControlPlane: "cluster1", done: make(chan struct{})}
+		ControlPlane: "cluster1"}
+	// fail ends what started so far.
+	fail := func(err error) (*Demo, error) {
+		cancel()
+		d.loops.Wait()
+		return nil, err
+	}
 	byServer := map[string]*cluster{}
 	for _, def := range clusters {
 		c := newCluster(def)
 		if err := c.seed(ctx, d.rnd); err != nil {
-			cancel()
-			return nil, fmt.Errorf("demo %s: %w", def.ID, err)
+			return fail(fmt.Errorf("demo %s: %w", def.ID, err))
 		}
 		d.clusters[def.ID] = c
 		byServer[def.Server] = c
@@ -87,17 +92,14 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 	for _, def := range clusters[1:] {
 		sec, err := remoteSecret(def)
 		if err != nil {
-			cancel()
-			return nil, err
+			return fail(err)
 		}
 		if _, err := c1.client.CoreV1().Secrets(systemNamespace).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
-			cancel()
-			return nil, err
+			return fail(err)
 		}
 	}
 	if err := addIstioConfig(c1.dyn); err != nil {
-		cancel()
-		return nil, fmt.Errorf("demo Istio config: %w", err)
+		return fail(fmt.Errorf("demo Istio config: %w", err))
 	}
 	reg, err := collector.NewRegistry(collector.Options{
 		Sources: []collector.Source{{Name: "cluster1", Server: c1.def.Server, Client: c1.client, Dynamic: c1.dyn}},
@@ -119,26 +121,23 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 		Logger:         opts.Logger,
 	})
 	if err != nil {
-		cancel()
-		return nil, err
+		return fail(err)
 	}
 	d.Registry = reg
-	go func() { _ = reg.Run(ctx) }()
+	d.loops.Go(func() { _ = reg.Run(ctx) })
 
 	d.xds, err = newXDSServer(ctx, d.ControlPlane, opts.Logger)
 	if err != nil {
-		cancel()
-		return nil, err
+		return fail(err)
 	}
 	d.XDSAddress = d.xds.address()
 	if d.debug, err = newDebugServer(d); err != nil {
-		cancel()
 		d.xds.stop()
-		return nil, fmt.Errorf("demo istiod debug endpoint: %w", err)
+		return fail(fmt.Errorf("demo istiod debug endpoint: %w", err))
 	}
 	d.DebugAddress = d.debug.address()
 	updates, stop := reg.Subscribe()
-	go func() {
+	d.loops.Go(func() {
 		defer stop()
 		for {
 			select {
@@ -150,14 +149,11 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 				}
 			}
 		}
-	}()
+	})
 	if opts.Churn {
-		go d.churn(ctx)
-	} else {
-		close(d.done)
+		d.loops.Go(func() { d.churn(ctx) })
 	}
-	d.forgetting.Add(1)
-	go d.forgetActions(ctx)
+	d.loops.Go(func() { d.forgetActions(ctx) })
 	return d, nil
 }
 
@@ -170,7 +166,6 @@ var forgetEvery = 10 * time.Second
 // makes): it would grow with every request the collector and the churn
 // make, for as long as the demo runs.
 func (d *Demo) forgetActions(ctx context.Context) {
-	defer d.forgetting.Done()
 	t := time.NewTicker(forgetEvery)
 	defer t.Stop()
 	for {
@@ -192,11 +187,11 @@ func (d *Demo) forgetActions(ctx context.Context) {
 // snapshot of version v (or a later one) predicts, or ctx ends.
 func (d *Demo) WaitServed(ctx context.Context, v uint64) error { return d.xds.waitServed(ctx, v) }
 
-// Stop ends the churn, the collector and the xDS server.
+// Stop ends the churn, the collector and the xDS server, and waits for
+// every goroutine the demo started.
 func (d *Demo) Stop() {
 	d.cancel()
-	<-d.done
-	d.forgetting.Wait()
+	d.loops.Wait()
 	d.debug.stop()
 	d.xds.stop()
 }

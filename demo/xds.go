@@ -41,6 +41,8 @@ type xdsServer struct {
 	grpc *grpc.Server
 	lis  net.Listener
 	log  *slog.Logger
+	// serving is closed when the gRPC server's Serve has returned.
+	serving chan struct{}
 
 	mu    sync.Mutex
 	nodes map[string]view // viewHash ID -> what decides its resources
@@ -63,11 +65,12 @@ func newXDSServer(ctx context.Context, controlPlane string, log *slog.Logger) (*
 		return nil, fmt.Errorf("demo xDS server: %w", err)
 	}
 	s := &xdsServer{
-		cache: cachev3.NewSnapshotCache(true, viewHash{}, nil),
-		grpc:  grpc.NewServer(),
-		lis:   lis,
-		log:   log,
-		nodes: map[string]view{}, servedCh: make(chan struct{}),
+		cache:   cachev3.NewSnapshotCache(true, viewHash{}, nil),
+		grpc:    grpc.NewServer(),
+		lis:     lis,
+		log:     log,
+		serving: make(chan struct{}),
+		nodes:   map[string]view{}, servedCh: make(chan struct{}),
 		wds: newWDSServer(controlPlane, log), conns: newConnections(), controlPlane: controlPlane,
 	}
 	cb := serverv3.CallbackFuncs{
@@ -98,14 +101,18 @@ func newXDSServer(ctx context.Context, controlPlane string, log *slog.Logger) (*
 		Caches:        map[string]cachev3.Cache{"wds": s.wds.cache, "xds": s.cache},
 	}
 	discoveryv3.RegisterAggregatedDiscoveryServiceServer(s.grpc, serverv3.NewServer(ctx, mux, cb))
-	go func() { _ = s.grpc.Serve(lis) }()
+	go func() { defer close(s.serving); _ = s.grpc.Serve(lis) }()
 	return s, nil
 }
 
 // address is where the real xdsclient connects (plaintext, loopback).
 func (s *xdsServer) address() string { return s.lis.Addr().String() }
 
-func (s *xdsServer) stop() { s.grpc.Stop() }
+// stop closes the server's connections and waits for Serve to return.
+func (s *xdsServer) stop() {
+	s.grpc.Stop()
+	<-s.serving
+}
 
 // register remembers a new proxy and gives it its snapshot before the
 // server answers its first request.

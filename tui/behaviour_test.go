@@ -243,6 +243,7 @@ func TestThemeCycleAndBackground(t *testing.T) {
 
 func TestSnapshotFlow(t *testing.T) {
 	feed := newFakeFeed()
+	defer feed.close()
 	m, err := New(feed, Options{now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatal(err)

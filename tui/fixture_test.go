@@ -157,6 +157,13 @@ func newFakeFeed() *fakeFeed {
 		cds: map[string]*xdsclient.Cluster{}}
 }
 
+// close ends the feed as a real one's owner does once the program has
+// ended: the waits on its channels return.
+func (f *fakeFeed) close() {
+	close(f.snaps)
+	close(f.events)
+}
+
 func (f *fakeFeed) Snapshots() <-chan *model.Snapshot { return f.snaps }
 func (f *fakeFeed) Events() <-chan xdsclient.Event    { return f.events }
 func (f *fakeFeed) Actual(vp, eds string) (*xdsclient.LoadAssignment, string, bool) {

@@ -19,6 +19,7 @@ import (
 func TestProgram(t *testing.T) {
 	snap := testSnapshot()
 	feed := testFeed(snap)
+	defer feed.close()
 	m, err := New(feed, Options{Theme: "default", Contexts: []string{"kind-cluster1"}, now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatal(err)

@@ -15,18 +15,21 @@ import (
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/meshscope/meshscope/internal/leakcheck"
 )
 
 // TestMain doubles as the helper xDS server for the idle-stream benchmark:
 // with XDSCLIENT_HELPER_SERVER=1 the test binary serves the lab snapshot to
 // every node and prints its address, so the benchmark process counts only
-// the client's goroutines and heap.
+// the client's goroutines and heap. Otherwise it runs the tests and fails
+// if a goroutine outlives them (internal/leakcheck).
 func TestMain(m *testing.M) {
 	if os.Getenv("XDSCLIENT_HELPER_SERVER") == "1" {
 		helperServer()
 		return
 	}
-	os.Exit(m.Run())
+	leakcheck.Main(m)
 }
 
 // sameNode gives every node the same snapshot.

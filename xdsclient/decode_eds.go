@@ -16,9 +16,10 @@ import (
 // endpoints and istiod re-sends the whole ClusterLoadAssignment on every
 // change. Unmarshalling it into the generated protos costs ~36 allocations
 // per endpoint (each metadata Struct is a map of Values), ~50 ms for 10,000
-// endpoints. decodeCLAFast walks the wire format once and reads only the
-// fields meshscope shows; every string is a substring of one copy of the
-// buffer, so an endpoint costs no allocation of its own.
+// endpoints. decodeCLAFast walks the wire format once (walk, wire.go: the
+// field walker it shares with the workload API's decoder) and reads only
+// the fields meshscope shows; every string is a substring of one copy of
+// the buffer, so an endpoint costs no allocation of its own.
 //
 // Field numbers are from envoy/config/endpoint/v3 and core/v3. On anything
 // it does not understand it returns errFastPath and the caller decodes with
@@ -51,7 +52,7 @@ var skipCheck = proto.UnmarshalOptions{RecursionLimit: protowire.DefaultRecursio
 // Varint and fixed-size fields need no check: no value of theirs is
 // invalid, and one of a wrong wire type is an unknown field, which proto
 // keeps. Length-delimited ones may be strings (UTF-8), messages or packed
-// lists; groups were checked for shape by next and no field here is one.
+// lists; groups were checked for shape by walk and no field here is one.
 func other(f field, raw []byte, mk func() proto.Message) error {
 	if f.typ != protowire.BytesType {
 		return nil
@@ -128,46 +129,46 @@ func (d *claDecoder) at(sp epSpan, r strRef) string {
 	return d.buf[sp.start+r.off : sp.start+r.off+r.n]
 }
 
-// The loops below repeat one shape (next field; its bytes with the tag for
-// other; switch): a small reader type shared by all of them cost ~40 % more
-// CPU per decode (BenchmarkEDSParts/decode, 6.4 → 9.1 ms), the fields being
-// read and written through memory instead of registers.
-
 // decodeCLAFast decodes one ClusterLoadAssignment; prev, when given, looks
-// up the cluster's previous state for endpoint reuse.
+// up the cluster's previous state for endpoint reuse. Every message is
+// read with walk (wire.go); any error, a field walk cannot read or one
+// this decoder does not understand, hands the resource to proto.
 func decodeCLAFast(b []byte, prev func(cluster string) *LoadAssignment) (LoadAssignment, error) {
 	if len(b) >= 1<<32 {
 		return LoadAssignment{}, errFastPath
 	}
 	d := &claDecoder{orig: b[:len(b):len(b)], buf: string(b)}
 	var la LoadAssignment
+	if err := d.cla(&la, prev); err != nil {
+		return la, errFastPath
+	}
+	return la, nil
+}
+
+func (d *claDecoder) cla(la *LoadAssignment, prev func(cluster string) *LoadAssignment) error {
 	// First pass: the cluster name and the endpoint count, so the slice
 	// is allocated once.
 	n := 0
-	for rest := d.orig; len(rest) > 0; {
-		var f field
-		var ok bool
-		if f, rest, ok = next(rest); !ok {
-			return la, errFastPath
-		}
+	err := walk(d.orig, func(f field, _ []byte) error {
 		switch {
 		case f.num == 1 && f.typ == protowire.BytesType:
 			v, err := text(f.v) // every occurrence, as proto checks each
 			if err != nil {
-				return la, err
+				return err
 			}
 			la.Cluster = d.str(v)
 		case f.num == 2 && f.typ == protowire.BytesType:
-			for lr := f.v; len(lr) > 0; {
-				var g field
-				if g, lr, ok = next(lr); !ok {
-					return la, errFastPath
-				}
+			return walk(f.v, func(g field, _ []byte) error {
 				if g.num == 2 {
 					n++
 				}
-			}
+				return nil
+			})
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	la.Endpoints = make([]Endpoint, 0, n)
 	la.raw, la.spans = d.buf, make([]epSpan, 0, n)
@@ -176,98 +177,16 @@ func decodeCLAFast(b []byte, prev func(cluster string) *LoadAssignment) (LoadAss
 			d.prev = p
 		}
 	}
-	for rest := d.orig; len(rest) > 0; {
-		f, r, ok := next(rest)
-		if !ok {
-			return la, errFastPath
-		}
-		raw := rest[:len(rest)-len(r)]
-		rest = r
+	return walk(d.orig, func(f field, raw []byte) error {
 		switch {
 		case f.num == 1 && f.typ == protowire.BytesType: // cluster_name, read above
 		case f.num == 2 && f.typ == protowire.BytesType:
-			if err := d.locality(f.v, &la); err != nil {
-				return la, err
-			}
+			return d.locality(f.v, la)
 		default:
-			if err := other(f, raw, newCLA); err != nil {
-				return la, err
-			}
+			return other(f, raw, newCLA)
 		}
-	}
-	return la, nil
-}
-
-// field is one decoded field: v is the payload of a length-delimited
-// field, x the value of a varint.
-type field struct {
-	num protowire.Number
-	typ protowire.Type
-	v   []byte
-	x   uint64
-}
-
-// next reads the field at the start of b and returns the rest of b. Tags
-// and lengths below 16384 (one or two bytes: nearly every field of an EDS
-// resource) are decoded inline; anything else goes through protowire.
-func next(b []byte) (f field, rest []byte, ok bool) {
-	if len(b) >= 2 && b[0] < 0x80 {
-		f.num, f.typ = protowire.Number(b[0]>>3), protowire.Type(b[0]&7)
-		switch f.typ {
-		case protowire.BytesType:
-			var l, m int
-			if c := b[1]; c < 0x80 {
-				l, m = int(c), 2
-			} else if len(b) >= 3 && b[2] < 0x80 {
-				l, m = int(c&0x7f)|int(b[2])<<7, 3
-			} else {
-				break
-			}
-			if f.num == 0 || len(b)-m < l {
-				return f, nil, false
-			}
-			f.v = b[m : m+l]
-			return f, b[m+l:], true
-		case protowire.VarintType:
-			if c := b[1]; c < 0x80 && f.num != 0 {
-				f.x = uint64(c)
-				return f, b[2:], true
-			}
-		}
-	}
-	return nextSlow(b)
-}
-
-func nextSlow(b []byte) (f field, rest []byte, ok bool) {
-	num, typ, n := protowire.ConsumeTag(b)
-	// proto.Unmarshal refuses field numbers above the largest valid one,
-	// which ConsumeTag lets through.
-	if n < 0 || num > protowire.MaxValidNumber {
-		return f, nil, false
-	}
-	f.num, f.typ = num, typ
-	b = b[n:]
-	switch typ {
-	case protowire.BytesType:
-		l, m := protowire.ConsumeVarint(b)
-		if m < 0 || uint64(len(b)-m) < l {
-			return f, nil, false
-		}
-		f.v = b[m : m+int(l)]
-		return f, b[m+int(l):], true
-	case protowire.VarintType:
-		x, m := protowire.ConsumeVarint(b)
-		if m < 0 {
-			return f, nil, false
-		}
-		f.x = x
-		return f, b[m:], true
-	}
-	m := protowire.ConsumeFieldValue(num, typ, b)
-	if m < 0 {
-		return f, nil, false
-	}
-	return f, b[m:], true
+		return nil
+	})
 }
 
 func (d *claDecoder) locality(b []byte, la *LoadAssignment) error {
@@ -280,43 +199,29 @@ func (d *claDecoder) locality(b []byte, la *LoadAssignment) error {
 	// (8) replaces the list (same oneof): those mixes go to proto.
 	var grp group
 	var lbs, lists bool
-	for rest := b; len(rest) > 0; {
-		f, r, ok := next(rest)
-		if !ok {
-			return errFastPath
-		}
-		raw := rest[:len(rest)-len(r)]
-		rest = r
+	err := walk(b, func(f field, raw []byte) error {
 		switch {
 		case f.num == 1 && f.typ == protowire.BytesType: // locality (repeated: merged)
-			for lb := f.v; len(lb) > 0; {
-				g, lr, ok := next(lb)
-				if !ok {
-					return errFastPath
+			return walk(f.v, func(g field, graw []byte) error {
+				if g.num < 1 || g.num > 3 || g.typ != protowire.BytesType {
+					return other(g, graw, newLocality)
 				}
-				graw := lb[:len(lb)-len(lr)]
-				lb = lr
-				if g.num >= 1 && g.num <= 3 && g.typ == protowire.BytesType {
-					v, err := text(g.v)
-					if err != nil {
-						return err
-					}
-					switch g.num {
-					case 1:
-						grp.loc.Region = d.str(v)
-					case 2:
-						grp.loc.Zone = d.str(v)
-					case 3:
-						grp.loc.SubZone = d.str(v)
-					}
-				} else if err := other(g, graw, newLocality); err != nil {
+				v, err := text(g.v)
+				if err != nil {
 					return err
 				}
-			}
+				switch g.num {
+				case 1:
+					grp.loc.Region = d.str(v)
+				case 2:
+					grp.loc.Zone = d.str(v)
+				case 3:
+					grp.loc.SubZone = d.str(v)
+				}
+				return nil
+			})
 		case f.num == 3 && f.typ == protowire.BytesType: // load_balancing_weight (UInt32Value, repeated: merged)
-			if err := uint32Value(f.v, &grp.weight); err != nil {
-				return err
-			}
+			return uint32Value(f.v, &grp.weight)
 		case f.num == 5 && f.typ == protowire.VarintType: // priority
 			grp.prio = uint32(f.x)
 		case f.num == 2 && f.typ == protowire.BytesType:
@@ -326,45 +231,31 @@ func (d *claDecoder) locality(b []byte, la *LoadAssignment) error {
 		case f.num == 8 && f.typ == protowire.BytesType:
 			return errFastPath
 		default:
-			if err := other(f, raw, newLocalityLbs); err != nil {
-				return err
-			}
+			return other(f, raw, newLocalityLbs)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if lbs && lists {
 		return errFastPath
 	}
 	// Pass 2: the endpoints, in order.
-	for rest := b; len(rest) > 0; {
-		f, r, ok := next(rest)
-		if !ok {
-			return errFastPath
-		}
-		rest = r
+	return walk(b, func(f field, _ []byte) error {
 		switch {
 		case f.num == 2 && f.typ == protowire.BytesType: // lb_endpoints
-			if err := d.endpoint(f.v, grp, la); err != nil {
-				return err
-			}
+			return d.endpoint(f.v, grp, la)
 		case f.num == 7 && f.typ == protowire.BytesType: // load_balancer_endpoints (LbEndpointList)
-			for lb := f.v; len(lb) > 0; {
-				g, lr, ok := next(lb)
-				if !ok {
-					return errFastPath
-				}
-				graw := lb[:len(lb)-len(lr)]
-				lb = lr
+			return walk(f.v, func(g field, graw []byte) error {
 				if g.num == 1 && g.typ == protowire.BytesType {
-					if err := d.endpoint(g.v, grp, la); err != nil {
-						return err
-					}
-				} else if err := other(g, graw, newLbList); err != nil {
-					return err
+					return d.endpoint(g.v, grp, la)
 				}
-			}
+				return other(g, graw, newLbList)
+			})
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // group is what a LocalityLbEndpoints gives each of its endpoints.
@@ -407,39 +298,29 @@ var healthUnknown = core.HealthStatus_UNKNOWN.String()
 
 func (d *claDecoder) lbEndpoint(b []byte, ep *Endpoint) error {
 	hasAddr, hasWeight := false, false
-	for len(b) > 0 {
-		f, r, ok := next(b)
-		if !ok {
-			return errFastPath
-		}
-		raw := b[:len(b)-len(r)]
-		b = r
+	err := walk(b, func(f field, raw []byte) error {
 		switch {
 		case f.num == 1 && f.typ == protowire.BytesType: // endpoint (repeated: merged)
-			if err := d.endpointMsg(f.v, ep, &hasAddr); err != nil {
-				return err
-			}
+			return d.endpointMsg(f.v, ep, &hasAddr)
 		case f.num == 2 && f.typ == protowire.VarintType: // health_status
 			ep.Health = core.HealthStatus(int32(f.x)).String()
 		case f.num == 3 && f.typ == protowire.BytesType: // metadata (repeated: merged)
-			if err := d.metadata(f.v, ep); err != nil {
-				return err
-			}
+			return d.metadata(f.v, ep)
 		case f.num == 4 && f.typ == protowire.BytesType: // load_balancing_weight (UInt32Value)
 			if !hasWeight {
 				ep.Weight = 0 // present: the wrapper's value, 0 if unset
 				hasWeight = true
 			}
-			if err := uint32Value(f.v, &ep.Weight); err != nil {
-				return err
-			}
+			return uint32Value(f.v, &ep.Weight)
 		case f.num == 5 && f.typ == protowire.BytesType: // endpoint_name: the same oneof as endpoint
 			return errFastPath
 		default:
-			if err := other(f, raw, newLbEndpoint); err != nil {
-				return err
-			}
+			return other(f, raw, newLbEndpoint)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if !hasAddr {
 		return errFastPath // let the slow path name the problem
@@ -450,52 +331,26 @@ func (d *claDecoder) lbEndpoint(b []byte, ep *Endpoint) error {
 // endpointMsg reads an Endpoint: its address → socket_address, each
 // occurrence merged into what earlier ones said, as proto does.
 func (d *claDecoder) endpointMsg(b []byte, ep *Endpoint, hasAddr *bool) error {
-	for len(b) > 0 {
-		f, r, ok := next(b)
-		if !ok {
-			return errFastPath
-		}
-		raw := b[:len(b)-len(r)]
-		b = r
+	return walk(b, func(f field, raw []byte) error {
 		if f.num != 1 || f.typ != protowire.BytesType { // not address
-			if err := other(f, raw, newEndpoint); err != nil {
-				return err
-			}
-			continue
+			return other(f, raw, newEndpoint)
 		}
-		for a := f.v; len(a) > 0; {
-			g, ar, ok := next(a)
-			if !ok {
-				return errFastPath
-			}
-			graw := a[:len(a)-len(ar)]
-			a = ar
+		return walk(f.v, func(g field, graw []byte) error {
 			switch {
 			case g.num == 1 && g.typ == protowire.BytesType: // socket_address
 				*hasAddr = true
-				if err := d.socketAddress(g.v, ep); err != nil {
-					return err
-				}
+				return d.socketAddress(g.v, ep)
 			case (g.num == 2 || g.num == 3) && g.typ == protowire.BytesType: // pipe, envoy_internal_address
 				return errFastPath
 			default:
-				if err := other(g, graw, newAddress); err != nil {
-					return err
-				}
+				return other(g, graw, newAddress)
 			}
-		}
-	}
-	return nil
+		})
+	})
 }
 
 func (d *claDecoder) socketAddress(sa []byte, ep *Endpoint) error {
-	for len(sa) > 0 {
-		g, r, ok := next(sa)
-		if !ok {
-			return errFastPath
-		}
-		graw := sa[:len(sa)-len(r)]
-		sa = r
+	return walk(sa, func(g field, graw []byte) error {
 		switch {
 		case g.num == 2 && g.typ == protowire.BytesType: // address
 			v, err := text(g.v)
@@ -509,12 +364,10 @@ func (d *claDecoder) socketAddress(sa []byte, ep *Endpoint) error {
 		case g.num == 4 && g.typ == protowire.BytesType: // named_port: the same oneof as port_value
 			return errFastPath
 		default:
-			if err := other(g, graw, newSocketAddr); err != nil {
-				return err
-			}
+			return other(g, graw, newSocketAddr)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // metadata reads filter_metadata["envoy.transport_socket_match"]["tlsMode"]
@@ -522,18 +375,9 @@ func (d *claDecoder) socketAddress(sa []byte, ep *Endpoint) error {
 // of a key replaces the earlier one whole, so a wanted entry first clears
 // what an earlier one set.
 func (d *claDecoder) metadata(b []byte, ep *Endpoint) error {
-	for len(b) > 0 {
-		f, r, ok := next(b)
-		if !ok {
-			return errFastPath
-		}
-		raw := b[:len(b)-len(r)]
-		b = r
+	return walk(b, func(f field, raw []byte) error {
 		if f.num != 1 || f.typ != protowire.BytesType { // not a filter_metadata entry
-			if err := other(f, raw, newMetadata); err != nil {
-				return err
-			}
-			continue
+			return other(f, raw, newMetadata)
 		}
 		key, st, err := mapEntry(f.v)
 		if err != nil {
@@ -551,16 +395,11 @@ func (d *claDecoder) metadata(b []byte, ep *Endpoint) error {
 			if !utf8.Valid(key) || skipCheck.Unmarshal(st, newStruct()) != nil {
 				return errFastPath
 			}
-			continue
+			return nil
 		}
-		for len(st) > 0 {
-			g, sr, ok := next(st)
-			if !ok {
-				return errFastPath
-			}
-			st = sr
+		return walk(st, func(g field, _ []byte) error {
 			if g.num != 1 || g.typ != protowire.BytesType { // not a Struct.fields entry: unknown to Struct
-				continue
+				return nil
 			}
 			fk, val, err := mapEntry(g.v)
 			if err != nil {
@@ -570,7 +409,7 @@ func (d *claDecoder) metadata(b []byte, ep *Endpoint) error {
 				if !utf8.Valid(fk) || skipCheck.Unmarshal(val, newValue()) != nil {
 					return errFastPath
 				}
-				continue
+				return nil
 			}
 			s, err := stringValue(val)
 			if err != nil {
@@ -583,9 +422,9 @@ func (d *claDecoder) metadata(b []byte, ep *Endpoint) error {
 				ep.Workload = parseWorkload(d.str(s))
 				d.cur.wlName = d.ref(s)
 			}
-		}
-	}
-	return nil
+			return nil
+		})
+	})
 }
 
 // stringValue reads a Value that holds a string (or nothing: ""). Any
@@ -593,15 +432,30 @@ func (d *claDecoder) metadata(b []byte, ep *Endpoint) error {
 // goes to proto.
 func stringValue(b []byte) ([]byte, error) {
 	var s []byte
-	for len(b) > 0 {
-		f, r, ok := next(b)
-		if !ok || f.num != 3 || f.typ != protowire.BytesType {
-			return nil, errFastPath
+	err := walk(b, func(f field, _ []byte) error {
+		if f.num != 3 || f.typ != protowire.BytesType {
+			return errFastPath
 		}
-		b = r
 		s = f.v
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return text(s)
+}
+
+// uint32Value reads a google.protobuf.UInt32Value into v, merging into
+// what an earlier occurrence said as proto does (v keeps its value when
+// this one leaves the field unset).
+func uint32Value(b []byte, v *uint32) error {
+	return walk(b, func(g field, raw []byte) error {
+		if g.num == 1 && g.typ == protowire.VarintType {
+			*v = uint32(g.x)
+			return nil
+		}
+		return other(g, raw, newUInt32)
+	})
 }
 
 // mapEntry splits a map entry into key and value as proto does: a key or
@@ -609,49 +463,28 @@ func stringValue(b []byte) ([]byte, error) {
 // must be UTF-8 and the last one counts; a repeated value would be merged,
 // which goes to proto. The last key is left for the caller to check: the
 // ones it looks for are known to be valid.
-// uint32Value reads a google.protobuf.UInt32Value into v, merging into
-// what an earlier occurrence said as proto does (v keeps its value when
-// this one leaves the field unset).
-func uint32Value(b []byte, v *uint32) error {
-	for len(b) > 0 {
-		g, r, ok := next(b)
-		if !ok {
-			return errFastPath
-		}
-		raw := b[:len(b)-len(r)]
-		b = r
-		if g.num == 1 && g.typ == protowire.VarintType {
-			*v = uint32(g.x)
-		} else if err := other(g, raw, newUInt32); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func mapEntry(b []byte) (key, val []byte, err error) {
 	hasKey, hasVal := false, false
-	for len(b) > 0 {
-		f, r, ok := next(b)
-		if !ok {
-			return nil, nil, errFastPath
-		}
-		b = r
+	err = walk(b, func(f field, _ []byte) error {
 		if f.typ != protowire.BytesType {
-			continue
+			return nil
 		}
 		switch f.num {
 		case 1:
 			if hasKey && !utf8.Valid(key) {
-				return nil, nil, errFastPath
+				return errFastPath
 			}
 			key, hasKey = f.v, true
 		case 2:
 			if hasVal {
-				return nil, nil, errFastPath
+				return errFastPath
 			}
 			val, hasVal = f.v, true
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return key, val, nil
 }

@@ -665,47 +665,20 @@ var (
 	ld123 = ld(1, 2, 3)
 )
 
-// fields walks the fields of one message and calls f with each field's
-// number, wire type, bytes (length-delimited) and value (varint or fixed).
-// A field in ld must be length-delimited (a string, bytes or message);
-// unknown fields of any type reach f, which ignores them. Packed repeated
-// enums arrive as bytes for f to unpack.
+// fields walks the fields of one message (walk, wire.go) and calls f with
+// each field's number, wire type, bytes (length-delimited) and value
+// (varint or fixed). A field in ld must be length-delimited (a string,
+// bytes or message); unknown fields of any type reach f, which ignores
+// them, except groups, skipped whole. Packed repeated enums arrive as
+// bytes for f to unpack.
 func fields(b []byte, ld lengthDelimited, f func(num protowire.Number, typ protowire.Type, v []byte, n uint64) error) error {
-	for len(b) > 0 {
-		num, typ, m := protowire.ConsumeTag(b)
-		if m < 0 {
-			return protowire.ParseError(m)
+	return walk(b, func(fl field, _ []byte) error {
+		if ld.has(fl.num) && fl.typ != protowire.BytesType {
+			return fmt.Errorf("field %d: %w %d", fl.num, errWireType, fl.typ)
 		}
-		b = b[m:]
-		var v []byte
-		var n uint64
-		switch typ {
-		case protowire.VarintType:
-			n, m = protowire.ConsumeVarint(b)
-		case protowire.BytesType:
-			v, m = protowire.ConsumeBytes(b)
-		case protowire.Fixed32Type:
-			var x uint32
-			x, m = protowire.ConsumeFixed32(b)
-			n = uint64(x)
-		case protowire.Fixed64Type:
-			n, m = protowire.ConsumeFixed64(b)
-		default:
-			m = protowire.ConsumeFieldValue(num, typ, b)
+		if fl.typ == protowire.StartGroupType {
+			return nil // a (deprecated) group of an unknown field, skipped whole
 		}
-		if m < 0 {
-			return fmt.Errorf("field %d: %w", num, protowire.ParseError(m))
-		}
-		b = b[m:]
-		if ld.has(num) && typ != protowire.BytesType {
-			return fmt.Errorf("field %d: %w %d", num, errWireType, typ)
-		}
-		if typ == protowire.StartGroupType {
-			continue // a (deprecated) group of an unknown field, skipped whole
-		}
-		if err := f(num, typ, v, n); err != nil {
-			return err
-		}
-	}
-	return nil
+		return f(fl.num, fl.typ, fl.v, fl.x)
+	})
 }

@@ -27,6 +27,9 @@ type Cache struct {
 	mu      sync.Mutex
 	entries map[string]*entry
 	closed  bool
+	// refreshing counts the refreshes under way (each runs in its
+	// timer's goroutine): Close waits for them.
+	refreshing sync.WaitGroup
 }
 
 type entry struct {
@@ -141,10 +144,14 @@ func (c *Cache) storeLocked(name string, ans answer) bool {
 func (c *Cache) refresh(name string) {
 	c.mu.Lock()
 	_, ok := c.entries[name]
+	if ok {
+		c.refreshing.Add(1) // under the lock: never after Close's Wait began
+	}
 	c.mu.Unlock()
 	if !ok {
 		return
 	}
+	defer c.refreshing.Done()
 	ans := c.r.Resolve(name)
 	c.mu.Lock()
 	changed := false
@@ -157,15 +164,16 @@ func (c *Cache) refresh(name string) {
 	}
 }
 
-// Close stops every refresh.
+// Close stops every refresh and waits for those under way.
 func (c *Cache) Close() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.closed = true
 	for name, e := range c.entries {
 		e.timer.Stop()
 		delete(c.entries, name)
 	}
+	c.mu.Unlock()
+	c.refreshing.Wait()
 }
 
 func (e *entry) gatewayName(name string) model.GatewayName {

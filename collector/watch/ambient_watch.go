@@ -85,11 +85,14 @@ type quietWatch struct {
 	ch   chan kwatch.Event
 	stop chan struct{}
 	done atomic.Bool
+	// ended is closed when its goroutine has returned.
+	ended chan struct{}
 }
 
 func newQuietWatch(ctx context.Context, d time.Duration) *quietWatch {
-	q := &quietWatch{ch: make(chan kwatch.Event), stop: make(chan struct{})}
+	q := &quietWatch{ch: make(chan kwatch.Event), stop: make(chan struct{}), ended: make(chan struct{})}
 	go func() {
+		defer close(q.ended)
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
@@ -102,10 +105,13 @@ func newQuietWatch(ctx context.Context, d time.Duration) *quietWatch {
 	return q
 }
 
+// Stop ends the watch and waits for its goroutine (which never blocks:
+// closing ch wakes any reader).
 func (q *quietWatch) Stop() {
 	if q.done.CompareAndSwap(false, true) {
 		close(q.stop)
 	}
+	<-q.ended
 }
 
 func (q *quietWatch) ResultChan() <-chan kwatch.Event { return q.ch }

@@ -118,9 +118,9 @@ func (w *Watcher) ControlPlaneFacts(c *model.Cluster, ns string) {
 	if w.istiods == nil {
 		return
 	}
-	for _, o := range w.istiods.store().List() {
+	for p := range objectsOf[*cachedIstiod](w.istiods.store()) {
 		// Fakes ignore label selectors: keep only what the selector means.
-		if p, ok := o.(*cachedIstiod); ok && p.namespace == ns && p.pod.Name != "" {
+		if p.namespace == ns && p.pod.Name != "" {
 			c.Istiods = append(c.Istiods, p.pod)
 		}
 	}

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -115,8 +116,8 @@ func (w *Watcher) ConfigRevision() string {
 		if w.opts != nil {
 			ns = w.opts.SystemNamespace
 		}
-		for _, o := range w.istiods.store().List() {
-			if p, ok := o.(*cachedIstiod); ok && p.pod.Name != "" && (ns == "" || p.namespace == ns) {
+		for p := range objectsOf[*cachedIstiod](w.istiods.store()) {
+			if p.pod.Name != "" && (ns == "" || p.namespace == ns) {
 				c.Istiods = append(c.Istiods, p.pod)
 			}
 		}
@@ -131,13 +132,9 @@ func readIstioConfig[T any](h *informerHealth, cluster, rev string, parse func(s
 	if h == nil {
 		return nil
 	}
-	objs := h.store().List()
-	us := make([]*unstructured.Unstructured, 0, len(objs))
-	for _, o := range objs {
-		if u, ok := o.(*unstructured.Unstructured); ok && model.ConfigInRevision(u.GetLabels(), rev) {
-			us = append(us, u)
-		}
-	}
+	us := slices.DeleteFunc(listOf[*unstructured.Unstructured](h.store()), func(u *unstructured.Unstructured) bool {
+		return !model.ConfigInRevision(u.GetLabels(), rev)
+	})
 	sort.Slice(us, func(i, j int) bool {
 		if us[i].GetNamespace() != us[j].GetNamespace() {
 			return us[i].GetNamespace() < us[j].GetNamespace()

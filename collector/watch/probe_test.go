@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,7 +39,7 @@ func TestDefaultProbeClassifiesRealErrors(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		return errs.Classify(defaultProbe(ctx, c), "the API server")
+		return errs.Classify(defaultProbe(ctx, c, new(sync.WaitGroup)), "the API server")
 	}
 	good := &rest.Config{Host: srv.URL, BearerToken: "good-token-123", TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
 	if p := probe(good); p.Kind != "" {
@@ -79,7 +80,7 @@ func TestDefaultProbeBlackholed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	p := errs.Classify(defaultProbe(ctx, c), "")
+	p := errs.Classify(defaultProbe(ctx, c, new(sync.WaitGroup)), "")
 	if p.Kind != model.ErrUnreachable || time.Since(start) > 2*time.Second {
 		t.Fatalf("blackholed: %+v after %s", p, time.Since(start))
 	}

@@ -59,18 +59,16 @@ func transformRevisionTag(obj any) (any, error) {
 func (w *Watcher) revisionTags() []model.RevisionTag {
 	byTag := map[string]string{}
 	if w.tags != nil {
-		for _, o := range w.tags.store().List() {
-			m, ok := o.(*admissionv1.MutatingWebhookConfiguration)
+		for m := range objectsOf[*admissionv1.MutatingWebhookConfiguration](w.tags.store()) {
 			// Fakes ignore label selectors: keep only what the selector means.
-			if ok && m.Labels[model.LabelTag] != "" {
+			if m.Labels[model.LabelTag] != "" {
 				byTag[m.Labels[model.LabelTag]] = m.Labels[model.LabelRev]
 			}
 		}
 	}
 	if w.services != nil && w.opts != nil {
-		for _, o := range w.services.store().List() {
-			s, ok := o.(*corev1.Service)
-			if ok && s.Namespace == w.opts.SystemNamespace && s.Labels[model.LabelTag] != "" && s.Labels[model.LabelRev] != "" {
+		for s := range objectsOf[*corev1.Service](w.services.store()) {
+			if s.Namespace == w.opts.SystemNamespace && s.Labels[model.LabelTag] != "" && s.Labels[model.LabelRev] != "" {
 				byTag[s.Labels[model.LabelTag]] = s.Labels[model.LabelRev]
 			}
 		}
@@ -99,10 +97,8 @@ func (w *Watcher) revisionConfigs(ns string, revisions []string) []model.Revisio
 		name := model.MeshConfigMapName(rev)
 		var mesh, networks string
 		found := false
-		if o, ok, _ := w.configMaps.store().GetByKey(cache.NewObjectName(ns, name).String()); ok {
-			if cm, _ := o.(*corev1.ConfigMap); cm != nil {
-				found, mesh, networks = true, cm.Data[meshConfigKey], cm.Data[meshNetworksKey]
-			}
+		if cm, ok := getOf[*corev1.ConfigMap](w.configMaps.store(), cache.NewObjectName(ns, name).String()); ok && cm != nil {
+			found, mesh, networks = true, cm.Data[meshConfigKey], cm.Data[meshNetworksKey]
 		}
 		rc := w.parsed.get(mesh, networks)
 		rc.Revision, rc.ConfigMap, rc.Found = rev, ns+"/"+name, found
@@ -171,9 +167,8 @@ func (w *Watcher) ConfigOfOtherRevisions(rev string) map[string][]string {
 		if src.h == nil {
 			continue
 		}
-		for _, o := range src.h.store().List() {
-			u, ok := o.(*unstructured.Unstructured)
-			if !ok || model.ConfigInRevision(u.GetLabels(), rev) {
+		for u := range objectsOf[*unstructured.Unstructured](src.h.store()) {
+			if model.ConfigInRevision(u.GetLabels(), rev) {
 				continue
 			}
 			if out == nil {

@@ -57,12 +57,8 @@ func (w *Watcher) rootCertsOf(ns string) ([]model.RootCert, string) {
 	if w.rootCerts == nil {
 		return nil, ""
 	}
-	o, ok, _ := w.rootCerts.store().GetByKey(cache.NewObjectName(ns, model.RootCertConfigMap).String())
-	if !ok {
-		return nil, ""
-	}
-	c, _ := o.(*cachedRootCert)
-	if c == nil {
+	c, ok := getOf[*cachedRootCert](w.rootCerts.store(), cache.NewObjectName(ns, model.RootCertConfigMap).String())
+	if !ok || c == nil {
 		return nil, ""
 	}
 	return c.certs, c.err

@@ -50,8 +50,10 @@ func TestScopesAreWhatListWatchesSelect(t *testing.T) {
 	w.AddGatewayInformer(dyn)
 	w.AddIstioConfigInformers(dyn)
 	ctx, cancel := context.WithCancel(context.Background())
+	var group sync.WaitGroup
+	defer group.Wait()
 	defer cancel()
-	w.Start(ctx, nil)
+	w.Start(ctx, &group, nil)
 	for deadline := time.Now().Add(10 * time.Second); !w.Synced(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("not synced")

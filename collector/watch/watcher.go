@@ -78,22 +78,6 @@ type scope struct {
 	namespace, name, selector string
 }
 
-// storeReader is what the read side takes of an informer's store.
-type storeReader interface {
-	List() []any
-	ListKeys() []string
-	GetByKey(key string) (item any, exists bool, err error)
-}
-
-// store is what the read side reads: the informer's cache, or a what-if's
-// overlay of it.
-func (h *informerHealth) store() storeReader {
-	if h.overlay != nil {
-		return h.overlay
-	}
-	return h.inf.GetStore()
-}
-
 // Config is what a watcher needs of the Registry's options: the one
 // place they are read from (the Registry's Options), passed down.
 type Config struct {
@@ -127,6 +111,9 @@ type Watcher struct {
 	onSecrets func()
 
 	cancel context.CancelFunc
+	// group counts the goroutines Start started (the owner's, given to
+	// Start): the owner waits for them after Stop.
+	group *sync.WaitGroup
 	// onSyncHook, given to Start, runs a reconcile synchronously at the
 	// first sync (context clusters: their secrets and ID sources).
 	onSyncHook func()
@@ -342,21 +329,26 @@ func (w *Watcher) onWatchError(h *informerHealth, err error) {
 }
 
 // Start runs the informers, the sync tracker and the health probe until
-// ctx is done or Stop is called. onSync, when not nil, runs synchronously
-// at the first sync, before the cluster can be seen as synced: a context
-// cluster plans again there (its secrets and the IDs its istiod uses), so
-// that a settled snapshot lists every cluster already.
-func (w *Watcher) Start(ctx context.Context, onSync func()) {
+// ctx is done or Stop is called, each goroutine counted in group: the
+// owner waits for them there after Stop (Stop does not wait: the Registry
+// stops watchers under its lock, which the onSync hook takes). onSync,
+// when not nil, runs synchronously at the first sync, before the cluster
+// can be seen as synced: a context cluster plans again there (its secrets
+// and the IDs its istiod uses), so that a settled snapshot lists every
+// cluster already.
+func (w *Watcher) Start(ctx context.Context, group *sync.WaitGroup, onSync func()) {
 	w.onSyncHook = onSync
+	w.group = group
 	ctx, w.cancel = context.WithCancel(ctx)
 	w.mu.Lock()
 	w.startedAt = time.Now()
 	w.mu.Unlock()
 	for _, h := range w.infs {
-		go h.inf.RunWithContext(ctx)
+		// RunWithContext returns once its reflector and handlers did.
+		group.Go(func() { h.inf.RunWithContext(ctx) })
 	}
-	go w.trackSync(ctx)
-	go w.probeLoop(ctx)
+	group.Go(func() { w.trackSync(ctx) })
+	group.Go(func() { w.probeLoop(ctx) })
 }
 
 // Synced reports whether the initial sync completed: a swap of watchers
@@ -367,7 +359,8 @@ func (w *Watcher) Synced() bool {
 	return !w.syncedAt.IsZero()
 }
 
-// Stop ends the informers and the probe; the caches stay readable.
+// Stop ends the informers and the probe; the caches stay readable. The
+// goroutines end soon after: Start's group waits for them.
 func (w *Watcher) Stop() {
 	if w.cancel != nil {
 		w.cancel()
@@ -469,11 +462,12 @@ func (w *Watcher) probeLoop(ctx context.Context) {
 		}
 		last = time.Now()
 		pctx, cancel := context.WithTimeout(ctx, w.opts.HealthTimeout)
-		probe := w.opts.Probe
-		if probe == nil {
-			probe = defaultProbe
+		var err error
+		if w.opts.Probe != nil {
+			err = w.opts.Probe(pctx, w.client)
+		} else {
+			err = defaultProbe(pctx, w.client, w.group)
 		}
-		err := probe(pctx, w.client)
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -490,8 +484,9 @@ func (w *Watcher) probeLoop(ctx context.Context) {
 }
 
 // defaultProbe asks the API server for /version: open to every user by
-// default, cheap, and it fails with 401 when credentials are revoked.
-func defaultProbe(ctx context.Context, c kubernetes.Interface) error {
+// default, cheap, and it fails with 401 when credentials are revoked. A
+// fake's answer is awaited in a goroutine counted in group.
+func defaultProbe(ctx context.Context, c kubernetes.Interface, group *sync.WaitGroup) error {
 	d := c.Discovery()
 	if d == nil {
 		return nil
@@ -504,10 +499,10 @@ func defaultProbe(ctx context.Context, c kubernetes.Interface) error {
 	// Fakes have no REST client: ServerVersion goes through their
 	// reactors. It takes no context, so wait for it with one.
 	ch := make(chan error, 1)
-	go func() {
+	group.Go(func() {
 		_, err := d.ServerVersion()
 		ch <- err
-	}()
+	})
 	select {
 	case err := <-ch:
 		return err

@@ -20,78 +20,33 @@ import (
 // View is the cluster's caches as the build's input: the build reads
 // plain objects, never an informer.
 func (w *Watcher) View(systemNamespace string) build.Caches {
-	v := build.Caches{}
-	for _, o := range w.services.store().List() {
-		if s, ok := o.(*corev1.Service); ok {
-			v.Services = append(v.Services, s)
-		}
-	}
-	for _, o := range w.slices.store().List() {
-		if s, ok := o.(*build.Slice); ok {
-			v.Slices = append(v.Slices, s)
-		}
+	v := build.Caches{
+		Services: listOf[*corev1.Service](w.services.store()),
+		Slices:   listOf[*build.Slice](w.slices.store()),
 	}
 	podStore := w.pods.store()
 	v.Pod = func(key string) *build.Pod {
-		o, ok, _ := podStore.GetByKey(key)
-		if !ok {
-			return nil
-		}
-		p, _ := o.(*build.Pod)
+		p, _ := getOf[*build.Pod](podStore, key)
 		return p
 	}
 	v.PodCount = len(podStore.ListKeys())
-	v.Pods = func() []*build.Pod {
-		var out []*build.Pod
-		for _, o := range podStore.List() {
-			if p, ok := o.(*build.Pod); ok {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
+	v.Pods = func() []*build.Pod { return listOf[*build.Pod](podStore) }
 	nsStore := w.namespaces.store()
-	v.Namespaces = func() []*corev1.Namespace {
-		var out []*corev1.Namespace
-		for _, o := range nsStore.List() {
-			if n, ok := o.(*corev1.Namespace); ok {
-				out = append(out, n)
-			}
-		}
-		return out
-	}
+	v.Namespaces = func() []*corev1.Namespace { return listOf[*corev1.Namespace](nsStore) }
 	if w.gateways != nil {
-		for _, o := range w.gateways.store().List() {
-			if g, ok := o.(*build.GatewayObject); ok {
-				v.Gateways = append(v.Gateways, g)
-			}
-		}
+		v.Gateways = listOf[*build.GatewayObject](w.gateways.store())
 		v.GatewayAPI = w.gatewayAPI.Load()
 	}
 	if w.nodes != nil {
 		ns := w.nodes.store()
 		v.Node = func(name string) *build.Node {
-			o, ok, _ := ns.GetByKey(name)
-			if !ok {
-				return nil
-			}
-			n, _ := o.(*build.Node)
+			n, _ := getOf[*build.Node](ns, name)
 			return n
 		}
 		v.NodeCount = len(ns.ListKeys())
-		v.Nodes = func() []*build.Node {
-			var out []*build.Node
-			for _, o := range ns.List() {
-				if n, ok := o.(*build.Node); ok {
-					out = append(out, n)
-				}
-			}
-			return out
-		}
+		v.Nodes = func() []*build.Node { return listOf[*build.Node](ns) }
 	}
-	if o, ok, _ := nsStore.GetByKey(systemNamespace); ok {
-		v.SystemNamespace, _ = o.(*corev1.Namespace)
-	}
+	v.SystemNamespace, _ = getOf[*corev1.Namespace](nsStore, systemNamespace)
 	if w.secrets != nil {
 		v.SecretCount = len(w.secrets.store().ListKeys())
 	}
@@ -113,9 +68,9 @@ func (w *Watcher) RemoteSecrets() []*corev1.Secret {
 		return nil
 	}
 	var out []*corev1.Secret
-	for _, obj := range w.secrets.store().List() {
+	for s := range objectsOf[*corev1.Secret](w.secrets.store()) {
 		// Fakes ignore label selectors: keep only what the selector means.
-		if s, ok := obj.(*corev1.Secret); ok && s.Namespace == w.opts.SystemNamespace && s.Labels[model.MultiClusterSecretLabel] == "true" {
+		if s.Namespace == w.opts.SystemNamespace && s.Labels[model.MultiClusterSecretLabel] == "true" {
 			out = append(out, s)
 		}
 	}
@@ -137,12 +92,8 @@ func (w *Watcher) MeshConfigIn(ns, rev string) (string, bool) {
 
 // meshConfigMapKeyIn is meshConfigMapKey of revision rev's ConfigMap.
 func (w *Watcher) meshConfigMapKeyIn(ns, key, rev string) (string, bool) {
-	o, ok, _ := w.configMaps.store().GetByKey(cache.NewObjectName(ns, model.MeshConfigMapName(rev)).String())
-	if !ok {
-		return "", false
-	}
-	cm, _ := o.(*corev1.ConfigMap)
-	if cm == nil {
+	cm, ok := getOf[*corev1.ConfigMap](w.configMaps.store(), cache.NewObjectName(ns, model.MeshConfigMapName(rev)).String())
+	if !ok || cm == nil {
 		return "", false
 	}
 	return cm.Data[key], true
@@ -157,8 +108,8 @@ func (w *Watcher) IstiodClusterIDs(ns, revision string) []string {
 	}
 	var pods []model.IstiodPod
 	runs := false
-	for _, o := range w.istiods.store().List() {
-		if p, ok := o.(*cachedIstiod); ok && p.pod.Name != "" && p.namespace == ns {
+	for p := range objectsOf[*cachedIstiod](w.istiods.store()) {
+		if p.pod.Name != "" && p.namespace == ns {
 			pods = append(pods, p.pod)
 			runs = runs || p.pod.Revision == revision
 		}
@@ -183,12 +134,8 @@ func (w *Watcher) InjectorClusterID(ns, revision string) string {
 	if revision != "" && revision != "default" {
 		name += "-" + revision
 	}
-	o, ok, _ := w.configMaps.store().GetByKey(cache.NewObjectName(ns, name).String())
-	if !ok {
-		return ""
-	}
-	c, _ := o.(*corev1.ConfigMap)
-	if c == nil {
+	c, ok := getOf[*corev1.ConfigMap](w.configMaps.store(), cache.NewObjectName(ns, name).String())
+	if !ok || c == nil {
 		return ""
 	}
 	return c.Data[injectorValuesKey]

@@ -60,16 +60,15 @@ func (o *Overlay) EndpointSlices(changed []*unstructured.Unstructured) []string 
 		ov = newOverlayStore(w.slices.store())
 	}
 	bySvc := map[string][]*build.Slice{}
-	for _, obj := range ov.List() {
-		if s, ok := obj.(*build.Slice); ok && touched[s.Namespace] && s.Service != "" {
+	for s := range objectsOf[*build.Slice](ov) {
+		if touched[s.Namespace] && s.Service != "" {
 			bySvc[s.Namespace+"/"+s.Service] = append(bySvc[s.Namespace+"/"+s.Service], s)
 		}
 	}
 	live := map[string]bool{}
 	var notes []string
-	for _, obj := range svcs.List() {
-		svc, ok := obj.(*corev1.Service)
-		if !ok || !touched[svc.Namespace] || len(svc.Spec.Selector) == 0 {
+	for svc := range objectsOf[*corev1.Service](svcs) {
+		if !touched[svc.Namespace] || len(svc.Spec.Selector) == 0 {
 			continue
 		}
 		key := types.NamespacedName{Namespace: svc.Namespace, Name: svc.Name}.String()
@@ -119,8 +118,8 @@ func (o *Overlay) EndpointSlices(changed []*unstructured.Unstructured) []string 
 func controllerSlice(svc *corev1.Service, pods storeReader) *discoveryv1.EndpointSlice {
 	sel := labels.SelectorFromSet(svc.Spec.Selector)
 	var matched []*build.Pod
-	for _, o := range pods.List() {
-		if p, ok := o.(*build.Pod); ok && p.Namespace == svc.Namespace && p.IP.IsValid() && sel.Matches(labels.Set(p.Labels)) {
+	for p := range objectsOf[*build.Pod](pods) {
+		if p.Namespace == svc.Namespace && p.IP.IsValid() && sel.Matches(labels.Set(p.Labels)) {
 			matched = append(matched, p)
 		}
 	}

@@ -311,8 +311,8 @@ func (o *Overlay) ApplyWorkload(obj *unstructured.Unstructured, del bool) (read 
 		return nil, "", "meshscope reads no pods of cluster " + o.cluster, nil
 	}
 	var owned []*build.Pod
-	for _, x := range o.storeOf(o.w.pods).List() {
-		if p, ok := x.(*build.Pod); ok && wl.owns(p) {
+	for p := range objectsOf[*build.Pod](o.storeOf(o.w.pods)) {
+		if wl.owns(p) {
 			owned = append(owned, p)
 		}
 	}

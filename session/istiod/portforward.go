@@ -121,6 +121,7 @@ func (p *PortForward) heal(ctx context.Context, o PortForwardOptions, f *forward
 		select {
 		case <-ctx.Done():
 			f.close()
+			<-f.ended // ForwardPorts returns once stopped
 			return
 		case err := <-f.ended:
 			o.Logf("port-forward to %s ended: %v; re-establishing on 127.0.0.1:%d", f.pod, err, local)
@@ -195,6 +196,8 @@ func startPortForward(ctx context.Context, cfg *rest.Config, namespace, pod stri
 	case err := <-done:
 		return nil, fmt.Errorf("port-forward to %s/%s: %w", namespace, pod, err)
 	case <-t.C:
+		// Not waited for: ForwardPorts may be in client-go's dial, which
+		// takes no context; stopped, it returns when the dial does.
 		closeOnce()
 		return nil, fmt.Errorf("port-forward to %s/%s: not ready within %s", namespace, pod, timeout)
 	case <-ctx.Done():
@@ -204,6 +207,7 @@ func startPortForward(ctx context.Context, cfg *rest.Config, namespace, pod stri
 	ports, err := fw.GetPorts()
 	if err != nil || len(ports) == 0 {
 		closeOnce()
+		<-done
 		return nil, fmt.Errorf("port-forward to %s/%s: no local port: %v", namespace, pod, err)
 	}
 	return &forward{pod: types.NamespacedName{Namespace: namespace, Name: pod}.String(), localPort: ports[0].Local, ended: done, close: closeOnce}, nil

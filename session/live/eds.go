@@ -57,7 +57,7 @@ func (s *Session) fetch(ctx context.Context, vps []xdsclient.Viewpoint, names []
 			continue
 		}
 		out[i].ControlPlane = t.Cluster
-		c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Transport: xdsclient.TransportConfig{Address: t.Address}, Mode: mode,
+		c, changed, err := newFetchClient(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Transport: xdsclient.TransportConfig{Address: t.Address}, Mode: mode,
 			EDSNames: names, EDSOnly: names != nil, Shared: shared})
 		if err != nil {
 			out[i] = EDSResult{ControlPlane: t.Cluster, Why: err.Error()}
@@ -66,28 +66,46 @@ func (s *Session) fetch(ctx context.Context, vps []xdsclient.Viewpoint, names []
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			awaitEDS(ctx, c, t.Address, names, &out[i])
+			awaitEDS(ctx, c, changed, t.Address, names, &out[i])
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
+// newFetchClient makes the client of a one-shot fetch, and the channel its
+// events wake awaitEDS through: every event of the stream (a response, a
+// NACK, a disconnect) says look again, and the client has stored a
+// response before it tells of it.
+func newFetchClient(o xdsclient.Options) (*xdsclient.Client, <-chan struct{}, error) {
+	changed := make(chan struct{}, 1)
+	o.OnEvent = func(xdsclient.Event) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	c, err := xdsclient.New(o)
+	return c, changed, err
+}
+
 // awaitEDS runs c until it holds every name (nil: every EDS cluster its CDS
-// names, once CDS has come) or ctx ends, and fills r.
-func awaitEDS(ctx context.Context, c *xdsclient.Client, addr string, names []string, r *EDSResult) {
-	cctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() { _ = c.Run(cctx) }()
+// names, once CDS has come) or ctx ends, and fills r. It looks again at
+// each of c's events (changed, from newFetchClient), and returns once c's
+// Run has returned. Run ends when awaitEDS stops it, not with ctx, so that
+// its state is read one last time while it still runs.
+func awaitEDS(ctx context.Context, c *xdsclient.Client, changed <-chan struct{}, addr string, names []string, r *EDSResult) {
+	cctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { _ = c.Run(cctx); close(done) }()
+	defer func() { stop(); <-done }()
 	followCDS := names == nil
 	r.LoadAssignments = map[string]xdsclient.LoadAssignment{}
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
 	// why is what kept the stream from answering: the last failure seen
 	// (between attempts the client is "connecting" again, and at the end
 	// only "stopped"), else its state as last seen running.
 	why, failed := "no answer", false
-	for {
+	look := func() {
 		switch st := c.Status(); {
 		case st.State == xdsclient.StateDisconnected && st.Message != "":
 			why, failed = st.Message, true
@@ -96,6 +114,9 @@ func awaitEDS(ctx context.Context, c *xdsclient.Client, addr string, names []str
 		case !failed && st.State != xdsclient.StateStopped && st.Message != "":
 			why = st.Message
 		}
+	}
+	for {
+		look()
 		if followCDS {
 			names = names[:0]
 			for _, cl := range c.Clusters() {
@@ -128,7 +149,8 @@ func awaitEDS(ctx context.Context, c *xdsclient.Client, addr string, names []str
 			return
 		}
 		select {
-		case <-cctx.Done():
+		case <-ctx.Done():
+			look() // a state that came without an event ("waiting for istiod's first response")
 			switch {
 			case followCDS && len(names) == 0:
 				r.Why = fmt.Sprintf("no CDS from %s within the timeout: %s", addr, why)
@@ -138,7 +160,7 @@ func awaitEDS(ctx context.Context, c *xdsclient.Client, addr string, names []str
 				r.Why = fmt.Sprintf("no EDS from %s within the timeout: %s", addr, why)
 			}
 			return
-		case <-tick.C:
+		case <-changed:
 		}
 	}
 }

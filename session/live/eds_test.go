@@ -20,7 +20,7 @@ func TestAwaitEDSSaysWhy(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
-	c, err := xdsclient.New(xdsclient.Options{Viewpoint: xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1", NodeType: xdsclient.Sidecar},
+	c, changed, err := newFetchClient(xdsclient.Options{Viewpoint: xdsclient.Viewpoint{Cluster: "cluster1", Network: "network1", NodeType: xdsclient.Sidecar},
 		ControlPlane: "cluster1", Transport: xdsclient.TransportConfig{Address: addr}, EDSNames: []string{"outbound|5000||a.b.svc.cluster.local"}, EDSOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func TestAwaitEDSSaysWhy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var r EDSResult
-	awaitEDS(ctx, c, addr, []string{"outbound|5000||a.b.svc.cluster.local"}, &r)
+	awaitEDS(ctx, c, changed, addr, []string{"outbound|5000||a.b.svc.cluster.local"}, &r)
 	if !strings.HasPrefix(r.Why, "no EDS from "+addr+" within the timeout: ") || strings.HasSuffix(r.Why, ": stopped") || !strings.Contains(r.Why, "connection refused") {
 		t.Errorf("why %q", r.Why)
 	}
