@@ -117,35 +117,12 @@ func (c *Client) session(ctx context.Context, conn *grpc.ClientConn) (got bool, 
 func (c *Client) apply(r *response) (ev Event, follow []Type, nack error) {
 	now := time.Now()
 	ev = Event{Time: now, Type: responseEvent(r.t), Version: r.version, Nonce: r.nonce, Resources: len(r.resources), Bytes: r.bytes}
-	decs := make([]decoded, 0, len(r.resources))
-	var errs []error
-	// Decoding runs without the lock (it is the expensive part); the
-	// previous EDS state is looked up under it, one cluster at a time.
-	prevEDS := func(name string) *LoadAssignment {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if la, ok := c.types[EDS].res[name].(LoadAssignment); ok {
-			return &la
-		}
-		return nil
-	}
-	for _, a := range r.resources {
-		d, err := c.decode(r.t, a, prevEDS)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		decs = append(decs, d)
-	}
+	decs, nack := c.decodeAll(r)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.types[r.t]
 	st.nonce = r.nonce
-	if len(errs) > 0 {
-		nack = errors.Join(errs...)
-		if len(errs) > 1 {
-			nack = fmt.Errorf("%d resources rejected: %w", len(errs), nack)
-		}
+	if nack != nil {
 		return Event{Time: now, Type: EventNACK, ResourceType: r.t, Version: r.version, Nonce: r.nonce,
 			Resources: len(r.resources), Bytes: r.bytes, Error: nack.Error(),
 			Message: fmt.Sprintf("rejected a %s response: %s", r.t, nack)}, nil, nack
@@ -195,7 +172,46 @@ func (c *Client) apply(r *response) (ev Event, follow []Type, nack error) {
 	d.sort()
 	ev.Added, ev.Removed, ev.Changed, ev.Endpoints = d.added, d.removed, d.changed, d.endpoints
 
-	switch r.t {
+	return ev, c.followLocked(r.t), nil
+}
+
+// decodeAll decodes a response's resources, without the lock (decoding is
+// the expensive part; the previous EDS state is looked up under it, one
+// cluster at a time); nack joins every resource's error.
+func (c *Client) decodeAll(r *response) ([]decoded, error) {
+	decs := make([]decoded, 0, len(r.resources))
+	var errs []error
+	prevEDS := func(name string) *LoadAssignment {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if la, ok := c.types[EDS].res[name].(LoadAssignment); ok {
+			return &la
+		}
+		return nil
+	}
+	for _, a := range r.resources {
+		d, err := c.decode(r.t, a, prevEDS)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		decs = append(decs, d)
+	}
+	if len(errs) == 0 {
+		return decs, nil
+	}
+	nack := errors.Join(errs...)
+	if len(errs) > 1 {
+		nack = fmt.Errorf("%d resources rejected: %w", len(errs), nack)
+	}
+	return decs, nack
+}
+
+// followLocked is what a response of type t makes the client ask next: the
+// EDS clusters CDS names (unless EDS names were given), the routes LDS
+// names. The caller holds c.mu.
+func (c *Client) followLocked(t Type) (follow []Type) {
+	switch t {
 	case CDS:
 		if eds := c.types[EDS]; !eds.explicit {
 			want := c.edsFromCDS()
@@ -213,7 +229,7 @@ func (c *Client) apply(r *response) (ev Event, follow []Type, nack error) {
 			follow = append(follow, RDS)
 		}
 	}
-	return ev, follow, nil
+	return follow
 }
 
 // streamErr turns a failed Send into the stream's real status: gRPC's

@@ -233,44 +233,9 @@ func (c *WDSClient) apply(r *discovery.DeltaDiscoveryResponse, full bool) (Event
 		err := fmt.Errorf("unexpected type URL %q", r.GetTypeUrl())
 		return Event{Time: now, Type: EventNACK, Nonce: r.GetNonce(), Error: err.Error(), Message: "rejected a response: " + err.Error()}, err
 	}
-	if cap(c.decs) < len(r.GetResources()) {
-		c.decs = make([]wdsDecoded, 0, len(r.GetResources()))
-	}
-	decs := c.decs[:0]
+	decs, nack := c.decodeAll(r, &ev.Bytes)
 	defer func() { clear(decs); c.decs = decs[:0] }() // reused; hold no views
-	var errs []error
-	// Only this goroutine writes c.state, so reading it here without the
-	// lock is safe; decoding (the expensive part) runs unlocked.
-	for _, res := range r.GetResources() {
-		a := res.GetResource()
-		if a == nil {
-			continue // a name-only entry: nothing to decode
-		}
-		ev.Bytes += len(a.GetValue())
-		d := wdsDecoded{name: res.GetName(), hash: maphash.Bytes(c.seed, a.GetValue())}
-		d.held = c.state[d.name]
-		if d.held != nil && d.held.hash == d.hash {
-			d.same = true
-			decs = append(decs, d)
-			continue
-		}
-		if a.GetTypeUrl() != AddressTypeURL {
-			errs = append(errs, fmt.Errorf("%s: resource of type %q in an Address response", d.name, a.GetTypeUrl()))
-			continue
-		}
-		addr, err := c.dec.address(d.name, a.GetValue())
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		d.addr = addr
-		decs = append(decs, d)
-	}
-	if len(errs) > 0 {
-		nack := errors.Join(errs...)
-		if len(errs) > 1 {
-			nack = fmt.Errorf("%d resources rejected: %w", len(errs), nack)
-		}
+	if nack != nil {
 		return Event{Time: now, Type: EventNACK, ResourceType: WDS, Version: r.GetSystemVersionInfo(), Nonce: r.GetNonce(),
 			Resources: len(r.GetResources()), Bytes: ev.Bytes, Error: nack.Error(),
 			Message: "rejected a wds response: " + nack.Error()}, nack
@@ -336,6 +301,52 @@ func (c *WDSClient) apply(r *discovery.DeltaDiscoveryResponse, full bool) (Event
 	c.status.LastResponse = now
 	ev.Added, ev.Removed, ev.Changed, ev.Addresses = d.added, d.removed, d.changed, d.changes
 	return ev, nil
+}
+
+// decodeAll decodes a response's addresses into c's reused buffer (bytes
+// grows by their size): an address whose bytes hash as the one held is
+// kept as it is, undecoded. Only the stream's goroutine writes c.state, so
+// reading it here without the lock is safe; decoding (the expensive part)
+// runs unlocked. nack joins every resource's error.
+func (c *WDSClient) decodeAll(r *discovery.DeltaDiscoveryResponse, bytes *int) ([]wdsDecoded, error) {
+	if cap(c.decs) < len(r.GetResources()) {
+		c.decs = make([]wdsDecoded, 0, len(r.GetResources()))
+	}
+	decs := c.decs[:0]
+	var errs []error
+	for _, res := range r.GetResources() {
+		a := res.GetResource()
+		if a == nil {
+			continue // a name-only entry: nothing to decode
+		}
+		*bytes += len(a.GetValue())
+		d := wdsDecoded{name: res.GetName(), hash: maphash.Bytes(c.seed, a.GetValue())}
+		d.held = c.state[d.name]
+		if d.held != nil && d.held.hash == d.hash {
+			d.same = true
+			decs = append(decs, d)
+			continue
+		}
+		if a.GetTypeUrl() != AddressTypeURL {
+			errs = append(errs, fmt.Errorf("%s: resource of type %q in an Address response", d.name, a.GetTypeUrl()))
+			continue
+		}
+		addr, err := c.dec.address(d.name, a.GetValue())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		d.addr = addr
+		decs = append(decs, d)
+	}
+	if len(errs) == 0 {
+		return decs, nil
+	}
+	nack := errors.Join(errs...)
+	if len(errs) > 1 {
+		nack = fmt.Errorf("%d resources rejected: %w", len(errs), nack)
+	}
+	return decs, nack
 }
 
 // deltaRecv lets streamErr read a raw delta stream's final status.
