@@ -140,7 +140,19 @@ spec:
 			// istioctl create-remote-secret --context cluster2 --name
 			// cluster2 | kubectl apply --context cluster1 -f -: a reader
 			// token of cluster2 in a secret of cluster1.
-			command: func() error { return theLab.RotateRemoteSecret(ctx, "cluster1", "cluster2") },
+			// The rotation revokes the token of the secret the plant
+			// saved: unplant writes back the new one.
+			command: func() error {
+				if err := theLab.RotateRemoteSecret(ctx, "cluster1", "cluster2"); err != nil {
+					return err
+				}
+				s, err := theLab.Cluster("cluster1").Client().CoreV1().Secrets(lab.SystemNamespace).Get(ctx, secret, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				secretData = s.Data
+				return nil
+			},
 			host:    hello, port: 5000,
 		},
 		{
