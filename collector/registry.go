@@ -35,6 +35,10 @@ type Registry struct {
 	runCtx      context.Context
 	running     atomic.Bool
 	parseCache  map[string]secretEntry
+	// secrets are the remote-secret keys the last plan read (holders by
+	// their planned IDs); tests tries their credentials.
+	secrets []secretEntry
+	tests   *credTester
 
 	reconcileCh chan struct{}
 	changeCh    chan struct{}
@@ -116,6 +120,7 @@ func NewRegistry(opts Options) (*Registry, error) {
 		subs:        map[chan *model.Snapshot]struct{}{},
 		meshCache:   map[string]model.MeshConfig{},
 	}
+	r.tests = newCredTester(&r.opts, r.notify)
 	var err error
 	if r.meshFiles, err = newMeshFiles(opts.MeshConfigFiles); err != nil {
 		return nil, err
@@ -203,8 +208,12 @@ func (r *Registry) Run(ctx context.Context) error {
 
 	r.loops.Go(func() { r.publishLoop(ctx) })
 	r.loops.Go(func() { r.meshFiles.poll(ctx, 2*time.Second, r.notify) })
+	retest := time.NewTicker(r.opts.CredentialRetest)
+	defer retest.Stop()
 	for {
 		select {
+		case <-retest.C:
+			r.kickReconcile() // tries the credentials whose test is old
 		case <-ctx.Done():
 			r.stop()
 			return nil
@@ -261,7 +270,7 @@ func (r *Registry) WaitSettled(ctx context.Context) (*model.Snapshot, error) {
 		case <-ctx.Done():
 			return r.Snapshot(), ctx.Err()
 		case s := <-ch:
-			if s.Settled() && r.running.Load() && len(r.reconcileCh) == 0 {
+			if s.Settled() && r.running.Load() && len(r.reconcileCh) == 0 && r.tests.pending() == 0 {
 				return s, nil
 			}
 		}
@@ -423,6 +432,19 @@ func (r *Registry) reconcile() {
 		}
 	}
 	r.applyLocked(planClusters(r.contextInputsLocked(live), secs))
+	r.secrets = secs // planning named each holder by its ID
+	if r.runCtx != nil {
+		r.tests.want(r.runCtx, secs, time.Now())
+	}
+}
+
+// remoteSecrets are the remote-secret keys of the last plan, with their
+// tests, for a snapshot.
+func (r *Registry) remoteSecrets() []model.RemoteSecret {
+	r.mu.Lock()
+	secs := r.secrets
+	r.mu.Unlock()
+	return r.tests.remoteSecrets(secs, nil)
 }
 
 // contextInputsLocked describes the context clusters for planning: their

@@ -317,8 +317,18 @@ func transformNamespace(obj any) (any, error) {
 
 func transformSecret(obj any) (any, error) {
 	if s, ok := obj.(*corev1.Secret); ok {
-		// The data (kubeconfigs) is needed; annotations are not.
+		// The data (kubeconfigs) is needed; annotations are not. Of the
+		// managed fields only the newest time: when it was last written.
+		newest := s.CreationTimestamp
+		for _, f := range s.ManagedFields {
+			if f.Time != nil && f.Time.After(newest.Time) {
+				newest = *f.Time
+			}
+		}
 		stripMeta(&s.ObjectMeta, false)
+		if !newest.IsZero() {
+			s.ManagedFields = []metav1.ManagedFieldsEntry{{Time: &newest}}
+		}
 	}
 	return obj, nil
 }
