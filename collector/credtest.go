@@ -54,6 +54,9 @@ func testCredential(ctx context.Context, cfg *rest.Config, ns string, now time.T
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.Timeout = credentialTimeout
+	// A test is a short burst of tiny reviews (at most reviewConcurrency
+	// at once), not a client's steady load: no client-side rate limit.
+	cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Failed, t.Reason = model.ErrClient, red.Clean("cannot build a client: "+errs.OneLine(err.Error()))

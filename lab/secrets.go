@@ -77,7 +77,7 @@ func readerToken(ctx context.Context, remote *Cluster, reader string) (string, e
 	}
 	tr, err := cs.CoreV1().ServiceAccounts(SystemNamespace).CreateToken(ctx, ReaderSA, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{
-			ExpirationSeconds: ptr.To[int64](48 * 3600),
+			ExpirationSeconds: ptr.To[int64](365 * 24 * 3600), // a year, as create-remote-secret's tokens last
 			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: bound.Name, UID: bound.UID},
 		},
 	}, metav1.CreateOptions{})

@@ -96,7 +96,7 @@ func (c Credential) Short(now time.Time) string {
 	if !c.Expires.After(now) {
 		return s + " expired"
 	}
-	return s + " " + shortDuration(c.Expires.Sub(now))
+	return s + " " + ShortDuration(c.Expires.Sub(now))
 }
 
 // ExpiresWithin says whether the credential expires (or has) before
@@ -105,8 +105,8 @@ func (c Credential) ExpiresWithin(now time.Time, d time.Duration) bool {
 	return !c.Expires.IsZero() && c.Expires.Before(now.Add(d))
 }
 
-// shortDuration is "3d", "5h", "12m", "40s".
-func shortDuration(d time.Duration) string {
+// ShortDuration is "3d", "5h", "12m", "40s".
+func ShortDuration(d time.Duration) string {
 	switch {
 	case d >= 48*time.Hour:
 		return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
