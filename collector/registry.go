@@ -359,37 +359,10 @@ func (r *Registry) startLocked(e *entry) {
 	if r.runCtx == nil || r.runCtx.Err() != nil || e.fixed.Kind != "" {
 		return
 	}
-	client := e.ctxSource.Client
-	if client == nil || !e.fromContext {
-		var err error
-		client, err = r.newClient(e.id, e.config)
-		if err != nil {
-			e.fixed = redactorForConfig(e.config).Redact(errs.Failure{Kind: model.ErrClient, Reason: "cannot build a client: " + errs.OneLine(err.Error())})
-			return
-		}
-	}
-	log := r.log.With("cluster", e.id)
-	w := watch.New(client, r.watchConfig, log, redactorForConfig(e.config), e.fromContext && !r.opts.DisableRemoteSecrets, r.notify, r.kickReconcile)
-	// Istio config matters where an istiod reads it: its config cluster,
-	// i.e. the context clusters; istiod reads WorkloadEntries of the other
-	// clusters too (cross-cluster WorkloadEntries), and Gateway API
-	// Gateways (ambient east-west gateways) of every cluster.
-	dyn := e.ctxSource.Dynamic
-	if dyn == nil && e.config != nil {
-		var err error
-		if dyn, err = r.opts.NewDynamicClient(e.id, rest.CopyConfig(e.config)); err != nil {
-			log.Warn("no client for Istio config and Gateways", "err", err)
-		}
-	}
-	if dyn != nil {
-		w.AddGatewayInformer(dyn)
-	}
-	switch {
-	case dyn == nil:
-	case e.fromContext:
-		w.AddIstioConfigInformers(dyn)
-	default:
-		w.AddWorkloadEntryInformer(dyn)
+	w, f := r.newWatcher(e.id, e.config, e.ctxSource, e.fromContext, r.notify, r.kickReconcile)
+	if f.Kind != "" {
+		e.fixed = f
+		return
 	}
 	// A context cluster's first sync plans at once (its remote secrets,
 	// the IDs its istiod and injector use; see watch.Watcher.Start); later
@@ -401,6 +374,44 @@ func (r *Registry) startLocked(e *entry) {
 	e.w = &watched{Watcher: w}
 	e.removed = false
 	w.Start(r.runCtx, &r.loops, onSync)
+}
+
+// newWatcher builds the client and the (not started) watcher of a
+// cluster: from its context's client, else from cfg (a remote secret's
+// kubeconfig).
+func (r *Registry) newWatcher(id string, cfg *rest.Config, src Source, fromContext bool, notify, onSecrets func()) (*watch.Watcher, errs.Failure) {
+	client := src.Client
+	if client == nil || !fromContext {
+		var err error
+		client, err = r.newClient(id, cfg)
+		if err != nil {
+			return nil, redactorForConfig(cfg).Redact(errs.Failure{Kind: model.ErrClient, Reason: "cannot build a client: " + errs.OneLine(err.Error())})
+		}
+	}
+	log := r.log.With("cluster", id)
+	w := watch.New(client, r.watchConfig, log, redactorForConfig(cfg), fromContext && !r.opts.DisableRemoteSecrets, notify, onSecrets)
+	// Istio config matters where an istiod reads it: its config cluster,
+	// i.e. the context clusters; istiod reads WorkloadEntries of the other
+	// clusters too (cross-cluster WorkloadEntries), and Gateway API
+	// Gateways (ambient east-west gateways) of every cluster.
+	dyn := src.Dynamic
+	if dyn == nil && cfg != nil {
+		var err error
+		if dyn, err = r.opts.NewDynamicClient(id, rest.CopyConfig(cfg)); err != nil {
+			log.Warn("no client for Istio config and Gateways", "err", err)
+		}
+	}
+	if dyn != nil {
+		w.AddGatewayInformer(dyn)
+	}
+	switch {
+	case dyn == nil:
+	case fromContext:
+		w.AddIstioConfigInformers(dyn)
+	default:
+		w.AddWorkloadEntryInformer(dyn)
+	}
+	return w, errs.Failure{}
 }
 
 func (r *Registry) newClient(id string, cfg *rest.Config) (c kubernetes.Interface, err error) {

@@ -326,6 +326,16 @@ func transformSecret(obj any) (any, error) {
 			}
 		}
 		stripMeta(&s.ObjectMeta, false)
+		// stringData (istioctl create-remote-secret writes it) is folded
+		// into data as the API server does on write, over data's keys: a
+		// what-if of such a file reads what the cluster would hold.
+		for k, v := range s.StringData {
+			if s.Data == nil {
+				s.Data = map[string][]byte{}
+			}
+			s.Data[k] = []byte(v)
+		}
+		s.StringData = nil
 		if !newest.IsZero() {
 			s.ManagedFields = []metav1.ManagedFieldsEntry{{Time: &newest}}
 		}
