@@ -166,9 +166,9 @@ func TestCredentialShort(t *testing.T) {
 		c    model.Credential
 		want string
 	}{
-		{model.Credential{Auth: model.AuthBoundToken, Expires: now.Add(3*24*time.Hour + time.Hour)}, "bound-token 3d"},
-		{model.Credential{Auth: model.AuthBoundToken, Expires: now.Add(50 * time.Minute)}, "bound-token 50m"},
-		{model.Credential{Auth: model.AuthBoundToken, Expires: now.Add(-time.Second)}, "bound-token expired"},
+		{model.Credential{Auth: model.AuthBoundToken, Expires: now.Add(3*24*time.Hour + time.Hour)}, "token 3d"},
+		{model.Credential{Auth: model.AuthBoundToken, Expires: now.Add(50 * time.Minute)}, "token 50m"},
+		{model.Credential{Auth: model.AuthBoundToken, Expires: now.Add(-time.Second)}, "token expired"},
 		{model.Credential{Auth: model.AuthToken}, "token"},
 		{model.Credential{Auth: model.AuthExec, Plugin: "aws"}, "exec aws"},
 		{model.Credential{Auth: model.AuthNone, Invalid: "x"}, "invalid"},

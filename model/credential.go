@@ -80,10 +80,14 @@ type Credential struct {
 	Invalid string `json:"invalid,omitempty"`
 }
 
-// Short is the credential in a few characters for a table: "token 3d",
-// "bound-token expired", "exec aws", "client-cert 280d".
+// Short is the credential in a few characters for a table: "token 3d" (a
+// bound token), "token" (one that does not expire), "token expired",
+// "exec aws", "client-cert 280d".
 func (c Credential) Short(now time.Time) string {
 	s := string(c.Auth)
+	if c.Auth == AuthBoundToken {
+		s = string(AuthToken) // its expiry says it is bound
+	}
 	switch {
 	case c.Invalid != "":
 		return "invalid"
@@ -156,6 +160,23 @@ type CredentialTest struct {
 	// Unchecked says why permissions could not be checked ("" when they
 	// were).
 	Unchecked string `json:"unchecked,omitempty"`
+}
+
+// Summary says in a few words what trying the credential found.
+func (t *CredentialTest) Summary() string {
+	switch {
+	case t == nil:
+		return "not tried yet"
+	case t.Skipped != "":
+		return "not tried: " + t.Skipped
+	case t.Failed != "":
+		return "fails: " + t.Reason
+	case t.Unchecked != "":
+		return "server reached, CA verifies it, credential accepted; permissions not checked: " + t.Unchecked
+	case len(t.Missing) > 0:
+		return fmt.Sprintf("server reached, CA verifies it, credential accepted; %d permissions of istio's reader role missing", len(t.Missing))
+	}
+	return "server reached, CA verifies it, credential accepted, istio's reader role held"
 }
 
 // Works says whether every step passed and nothing is missing.

@@ -178,24 +178,7 @@ func credentialLines(rs model.RemoteSecret, now time.Time) []string {
 	if len(c.NeedsOptions) > 0 {
 		lines = append(lines, "istiod loads it only with "+model.EnvInsecureKubeconfigOptions+"="+strings.Join(c.NeedsOptions, ","))
 	}
-	return append(lines, "tried from here: "+testText(rs.Test))
-}
-
-// testText says what trying a credential found.
-func testText(t *model.CredentialTest) string {
-	switch {
-	case t == nil:
-		return "not yet"
-	case t.Skipped != "":
-		return "not tried: " + t.Skipped
-	case t.Failed != "":
-		return "fails: " + t.Reason
-	case t.Unchecked != "":
-		return "server reached, CA verifies it, credential accepted; permissions not checked: " + t.Unchecked
-	case len(t.Missing) > 0:
-		return fmt.Sprintf("server reached, CA verifies it, credential accepted; %d permissions of istio's reader role missing", len(t.Missing))
-	}
-	return "server reached, CA verifies it, credential accepted, istio's reader role held"
+	return append(lines, "tried from here: "+rs.Test.Summary())
 }
 
 func orDash(s string) string {
