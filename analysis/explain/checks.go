@@ -96,11 +96,11 @@ var Checks = []Check{
 		}},
 	{Name: "remote-secret-servers", About: "each remote secret names a server istiod's cluster can reach (not loopback, localhost, the in-cluster name), unless istiod shows it synced",
 		Kinds: kinds(model.ProblemRemoteSecretServer), Needs: []Need{NeedIstiodView},
-		run: func(s *model.Snapshot, in *Inputs) []model.Problem { return secretServerProblems(s, in.Istiod) }},
+		run: func(s *model.Snapshot, in *Inputs) []model.Problem { return secretServerProblems(s, in.Istiod, in.Now) }},
 	{Name: "remote-secret-istiod", About: "istiod runs the current version of each remote secret, and its version has no known remote-secret bug the secrets run into",
 		Kinds: kinds(model.ProblemRemoteSecretStale, model.ProblemIstiodSecretBug),
 		run: func(s *model.Snapshot, in *Inputs) []model.Problem {
-			return append(staleSecretProblems(s, in.Istiod), secretBugProblems(s)...)
+			return append(staleSecretProblems(s, in.Istiod, in.Now), secretBugProblems(s)...)
 		}},
 	{Name: "control-planes", About: "every primary's istiod reads every cluster of the mesh",
 		Kinds: kinds(model.ProblemControlPlaneMissingCluster),

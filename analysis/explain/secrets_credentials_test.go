@@ -114,6 +114,19 @@ func TestSecretCredentialChecks(t *testing.T) {
 			{ControlPlane: "cluster1", Clusters: []model.IstiodCluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster2", SecretName: "istio-system/istio-remote-secret-cluster2", SyncStatus: "timeout"}}},
 			syncedViews()[1]}, kind: model.ProblemRemoteSecretServer, sev: model.SeverityError,
 			texts: []string{"names the API server https://127.0.0.1:6444, a loopback address (127.0.0.1)", `istiod cluster1's /debug/clusterz shows cluster2 "timeout"`, "kind get kubeconfig --internal"}},
+		{name: "loopback server istiod still syncs, written 10s ago: not yet", edit: func(s *model.Snapshot) { rs(s).WrittenAt = testNow.Add(-10 * time.Second) },
+			views: []model.IstiodView{
+				{ControlPlane: "cluster1", Clusters: []model.IstiodCluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster2", SecretName: "istio-system/istio-remote-secret-cluster2", SyncStatus: "syncing"}}},
+				syncedViews()[1]}},
+		{name: "loopback server istiod still syncs, written 3 days ago", views: []model.IstiodView{
+			{ControlPlane: "cluster1", Clusters: []model.IstiodCluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster2", SecretName: "istio-system/istio-remote-secret-cluster2", SyncStatus: "syncing"}}},
+			syncedViews()[1]}, kind: model.ProblemRemoteSecretServer, sev: model.SeverityError, texts: []string{`shows cluster2 "syncing"`}},
+		{name: "loopback server istiod does not sync, but the token expired: the expiry says it", edit: func(s *model.Snapshot) {
+			rs(s).Credential.Expires = testNow.Add(-time.Hour)
+			rs(s).Test.Failed, rs(s).Test.Reason = model.ErrUnauthorized, "unauthorized"
+		}, views: []model.IstiodView{
+			{ControlPlane: "cluster1", Clusters: []model.IstiodCluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster2", SecretName: "istio-system/istio-remote-secret-cluster2", SyncStatus: "timeout"}}},
+			syncedViews()[1]}, kind: model.ProblemRemoteSecretExpiry, sev: model.SeverityError, texts: []string{"expired on"}},
 		{name: "istiod shows it timed out although the secret written after its start works", edit: func(s *model.Snapshot) {
 			rs(s).Credential.Server = "https://10.0.0.9:6443"
 			rs(s).WrittenAt = testNow.Add(-time.Hour)

@@ -39,7 +39,7 @@ func startedBefore(snap *model.Snapshot, cluster string, t time.Time) *model.Ist
 // list it) although the current version of its remote secret — written
 // after istiod started — works from here: istiod most likely still runs an
 // older version.
-func staleSecretProblems(snap *model.Snapshot, views []model.IstiodView) []model.Problem {
+func staleSecretProblems(snap *model.Snapshot, views []model.IstiodView, now time.Time) []model.Problem {
 	var ps []model.Problem
 	for _, s := range meshSecrets(snap) {
 		v := istiodViewOf(views, s.Ref.In)
@@ -47,8 +47,8 @@ func staleSecretProblems(snap *model.Snapshot, views []model.IstiodView) []model
 			continue
 		}
 		row := v.ClusterFromSecret(s.Ref.Key, s.Ref.Name)
-		if row != nil && row.SyncStatus == "synced" || row == nil && slices.ContainsFunc(v.Clusters, func(c model.IstiodCluster) bool { return c.ID == s.Ref.Key }) {
-			continue // synced, or the ID is another secret's (duplicate-id)
+		if syncingStill(row, s, now) || row == nil && slices.ContainsFunc(v.Clusters, func(c model.IstiodCluster) bool { return c.ID == s.Ref.Key }) {
+			continue // synced or on its way, or the ID is another secret's (duplicate-id)
 		}
 		pod := startedBefore(snap, s.Ref.In, s.WrittenAt)
 		if pod == nil {

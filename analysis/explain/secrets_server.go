@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/meshscope/meshscope/model"
 )
@@ -48,20 +49,21 @@ func serverForm(server string) string {
 // cluster cannot reach by its form, unless istiod's own view shows the
 // cluster synced through that secret (an istiod that runs outside its
 // cluster, as the lab's, reaches 127.0.0.1 fine).
-func secretServerProblems(snap *model.Snapshot, views []model.IstiodView) []model.Problem {
+func secretServerProblems(snap *model.Snapshot, views []model.IstiodView, now time.Time) []model.Problem {
 	var ps []model.Problem
 	for _, s := range meshSecrets(snap) {
 		form := serverForm(s.Credential.Server)
-		if form == "" {
+		if form == "" || failsOtherwise(snap, s, now) {
 			continue
 		}
 		status := "is not read"
 		if v := istiodViewOf(views, s.Ref.In); v != nil {
 			status = fmt.Sprintf("does not list %s", s.Ref.Key)
-			if c := v.ClusterFromSecret(s.Ref.Key, s.Ref.Name); c != nil {
-				if c.SyncStatus == "synced" {
-					continue
-				}
+			c := v.ClusterFromSecret(s.Ref.Key, s.Ref.Name)
+			if syncingStill(c, s, now) {
+				continue
+			}
+			if c != nil {
 				status = fmt.Sprintf("shows %s %q", s.Ref.Key, c.SyncStatus)
 			}
 		} else {
@@ -72,4 +74,29 @@ func secretServerProblems(snap *model.Snapshot, views []model.IstiodView) []mode
 				s.what(), s.Credential.Server, form, s.Ref.In, status, s.Ref.Key)})
 	}
 	return ps
+}
+
+// failsOtherwise says whether a secret fails for a reason other than its
+// address — istiod refuses it, it expired, the server refuses it or its
+// CA does not verify it — which its own problem says: istiod not syncing
+// it then tells nothing of the address.
+func failsOtherwise(snap *model.Snapshot, s secretOfMesh, now time.Time) bool {
+	t := s.Test
+	return len(refusedProblems(snap, s)) > 0 || s.Credential.ExpiresWithin(now, 0) ||
+		t != nil && (t.Failed == model.ErrUnauthorized || t.Failed == model.ErrTLS)
+}
+
+// syncGrace is how long after a remote secret is written istiod may still
+// be loading it (its PILOT_REMOTE_CLUSTER_TIMEOUT is 30s): a cluster it
+// does not list yet, or still syncs, is not held against it before.
+const syncGrace = time.Minute
+
+// syncingStill says whether istiod's row of a secret's cluster (nil: not
+// listed) is no finding yet: synced, or on its way within syncGrace of the
+// write.
+func syncingStill(row *model.IstiodCluster, s secretOfMesh, now time.Time) bool {
+	if row != nil && row.SyncStatus == "synced" {
+		return true
+	}
+	return (row == nil || row.SyncStatus == "syncing") && now.Sub(s.WrittenAt) < syncGrace
 }
