@@ -200,12 +200,6 @@ type RemoteSecret struct {
 	Test *CredentialTest `json:"test,omitempty"`
 }
 
-// What names it in sentences: "remote secret istio-system/x (key cluster2,
-// in cluster1)".
-func (r RemoteSecret) What() string {
-	return fmt.Sprintf("remote secret %s (key %s, in %s)", r.Ref.Name, r.Ref.Key, r.Ref.In)
-}
-
 // RemoteSecretsOf returns the remote secrets that declare cluster id (a
 // key whose source is one of its sources).
 func (s *Snapshot) RemoteSecretsOf(id string) []RemoteSecret {
