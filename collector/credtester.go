@@ -11,11 +11,11 @@ import (
 	"github.com/meshscope/meshscope/model"
 )
 
-// DefaultCredentialRetest is how often a remote secret's credential is
+// defaultCredentialRetest is how often a remote secret's credential is
 // tried again when nothing changed (Options.CredentialRetest): a token can
 // be revoked, an RBAC binding removed, a server moved without the secret
 // changing.
-const DefaultCredentialRetest = 5 * time.Minute
+const defaultCredentialRetest = 5 * time.Minute
 
 // credTester keeps the test of every remote-secret key the Registry plans
 // with: a key is tried when first seen, when its kubeconfig changes (the

@@ -103,7 +103,7 @@ type Options struct {
 	// test that tries nothing unless it sets this.
 	TestCredential func(ctx context.Context, cfg *rest.Config, ns string) model.CredentialTest
 	// CredentialRetest is how often an unchanged remote secret is tried
-	// again. Default DefaultCredentialRetest.
+	// again. Default defaultCredentialRetest.
 	CredentialRetest time.Duration
 	// Logger receives debug and info logs (never credentials). Default slog.Default().
 	Logger *slog.Logger
@@ -150,7 +150,7 @@ func (o *Options) setDefaults() {
 		}
 	}
 	if o.CredentialRetest <= 0 {
-		o.CredentialRetest = DefaultCredentialRetest
+		o.CredentialRetest = defaultCredentialRetest
 	}
 	if o.NewClient == nil {
 		o.NewClient = func(_ string, cfg *rest.Config) (kubernetes.Interface, error) {

@@ -107,24 +107,29 @@ func problemKey(p model.Problem) string {
 	return string(p.Kind) + "\x00" + p.Cluster + "\x00" + p.Service + "\x00" + p.Sentence
 }
 
-// Incomplete says why a preflight could not try every key ("" when it
-// tried them all): a credential not tried, or tried without an answer
-// (meshscope could not reach the server from where it runs).
-func (p Preflight) Incomplete() string {
-	var why []string
+// Incomplete lists the keys whose credential a preflight could not try
+// from where meshscope runs (not tried, or no answer: the server out of
+// reach from here), so its answer is partial. A refused kubeconfig is a
+// finding, not a gap.
+func (p Preflight) Incomplete() []model.Incomplete {
+	var out []model.Incomplete
 	for _, s := range p.Secrets {
+		why := ""
 		switch t := s.Test; {
 		case s.Credential.Invalid != "" || len(s.Credential.NeedsOptions) > 0:
-			// Refused: a finding, not a gap.
 		case t == nil:
-			why = append(why, fmt.Sprintf("the credential of %s key %s was not tried", s.Ref.Name, s.Ref.Key))
+			why = "not tried"
 		case t.Skipped != "":
-			why = append(why, fmt.Sprintf("the credential of %s key %s was not tried: %s", s.Ref.Name, s.Ref.Key, t.Skipped))
+			why = "not tried: " + t.Skipped
 		case t.Failed == model.ErrUnreachable || t.Failed == model.ErrOther || t.Failed == model.ErrClient:
-			why = append(why, fmt.Sprintf("the credential of %s key %s could not be tried from here: %s", s.Ref.Name, s.Ref.Key, t.Reason))
+			why = t.Reason
 		case t.Unchecked != "":
-			why = append(why, fmt.Sprintf("the permissions of %s key %s could not be checked: %s", s.Ref.Name, s.Ref.Key, t.Unchecked))
+			why = "its permissions could not be checked: " + t.Unchecked
+		}
+		if why != "" {
+			out = append(out, model.Incomplete{Cluster: s.Ref.Key, What: model.IncompleteCredential,
+				Why: fmt.Sprintf("%s (remote secret %s in %s)", why, s.Ref.Name, s.Ref.In)})
 		}
 	}
-	return strings.Join(why, "; ")
+	return out
 }

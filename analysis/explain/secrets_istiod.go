@@ -42,7 +42,7 @@ func startedBefore(snap *model.Snapshot, cluster string, t time.Time) *model.Ist
 func staleSecretProblems(snap *model.Snapshot, views []model.IstiodView, now time.Time) []model.Problem {
 	var ps []model.Problem
 	for _, s := range meshSecrets(snap) {
-		v := istiodViewOf(views, s.Ref.In)
+		v := holderView(views, s.Ref.In)
 		if v == nil || !s.Test.Works() || s.Credential.Invalid != "" || len(refusedProblems(snap, s)) > 0 {
 			continue
 		}

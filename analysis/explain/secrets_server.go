@@ -57,7 +57,7 @@ func secretServerProblems(snap *model.Snapshot, views []model.IstiodView, now ti
 			continue
 		}
 		status := "is not read"
-		if v := istiodViewOf(views, s.Ref.In); v != nil {
+		if v := holderView(views, s.Ref.In); v != nil {
 			status = fmt.Sprintf("does not list %s", s.Ref.Key)
 			c := v.ClusterFromSecret(s.Ref.Key, s.Ref.Name)
 			if syncingStill(c, s, now) {
@@ -99,4 +99,16 @@ func syncingStill(row *model.IstiodCluster, s secretOfMesh, now time.Time) bool 
 		return true
 	}
 	return (row == nil || row.SyncStatus == "syncing") && now.Sub(s.WrittenAt) < syncGrace
+}
+
+// holderView is the view of the istiod of the cluster holding a secret
+// (the primary's own revision reads it: its view's ControlPlane is the
+// cluster ID), nil when not read.
+func holderView(views []model.IstiodView, cluster string) *model.IstiodView {
+	for i := range views {
+		if views[i].ControlPlane == cluster {
+			return &views[i]
+		}
+	}
+	return nil
 }

@@ -19,15 +19,10 @@ import (
 )
 
 // doctor --remote-secret [CLUSTER=]FILE: the checks of a remote secret as
-// it would be, before it is applied (docs/secrets.md). The exit codes
-// follow the commands' contract: 0 nothing fails, 1 an error-level
-// problem (a finding), 2 the input cannot be read, exitIncomplete when a
-// credential could not be tried from here; the first that applies of 2,
-// 1, exitIncomplete.
-
-// exitIncomplete is the exit code of an answer that is partial: something
-// meshscope needed could not be read or tried.
-const exitIncomplete = 3
+// it would be, before it is applied (docs/secrets.md). The exit codes are
+// the commands' contract (exit.go): 0 nothing fails, 1 an error-level
+// problem, 2 the input cannot be read, 3 a cluster not read or a
+// credential that could not be tried from here (winning over 1).
 
 func runPreflight(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 	var srcs []whatif.Source
@@ -36,42 +31,40 @@ func runPreflight(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error 
 	}
 	objs, err := whatif.Read(srcs, "", cmd.InOrStdin())
 	if err != nil {
-		return exitWithError(2, err)
+		return badInput(err)
 	}
 	if len(objs) == 0 {
-		return exitWithError(2, errors.New("--remote-secret: the file holds no object"))
+		return badInput(errors.New("--remote-secret: the file holds no object"))
 	}
-	return withSettledMesh(cmd, g, &o.mesh, func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
+	return withSettledMesh(cmd, g, &o.mesh, "trying the remote secrets' credentials", func(ctx context.Context, m *live.Session, snap *model.Snapshot) error {
+		res := outcome{incomplete: snap.Unread()}
 		objs, err := onHolders(objs, snap)
 		if err != nil {
-			return exitWithError(2, err)
+			return res.fail(err)
 		}
 		src := &doctorAnswers{ctx: ctx, m: m, snap: snap, offline: true}
 		in := explain.Inputs{Istiod: src.Istiod(), Skip: o.skip}
 		pf, err := live.Preflight(m.Registry(), objs, in)
 		if errors.Is(err, collector.ErrWhatIf) {
-			return exitWithError(2, err)
+			return res.fail(err)
 		}
 		if err != nil {
 			return err
 		}
+		res.finding = doctorFinding(pf.Problems)
+		res.incomplete = append(res.incomplete, pf.Incomplete()...)
 		if o.output == "json" {
 			if err := writeJSON(cmd.OutOrStdout(), struct {
 				explain.Preflight
-				Incomplete string `json:"incomplete,omitempty"`
-			}{pf, pf.Incomplete()}); err != nil {
+				Incomplete []model.Incomplete `json:"incomplete"`
+			}{pf, append([]model.Incomplete{}, res.incomplete...)}); err != nil {
 				return err
 			}
 		} else {
+			writeIncomplete(cmd.OutOrStdout(), res.incomplete, "")
 			writePreflight(cmd.OutOrStdout(), pf, time.Now())
 		}
-		switch {
-		case explain.HasErrors(pf.Problems):
-			return exitWith(1)
-		case pf.Incomplete() != "":
-			return exitWith(exitIncomplete)
-		}
-		return nil
+		return res.exit()
 	})
 }
 
@@ -147,9 +140,6 @@ func writePreflight(w io.Writer, pf explain.Preflight, now time.Time) {
 	}
 	writeProblems(w, pf.Problems)
 	writeNotRun(w, pf.NotRun)
-	if why := pf.Incomplete(); why != "" {
-		fmt.Fprintf(w, "Incomplete: %s.\n", why)
-	}
 }
 
 // credentialLines describe a remote secret's credential and its test,

@@ -39,7 +39,8 @@ func demoSecretFile(t *testing.T, id, server string, life time.Duration) (string
 // TestDoctorRemoteSecretDemo: doctor --remote-secret on the demo mesh —
 // a working secret (exit 0), one expiring within the week (a warning,
 // exit 0), one for a server no cluster answers at (the what-if cannot
-// read the cluster it adds: exit 1), a file that is no Secret (exit 2) —
+// read the cluster it adds, an error; its credential could not be tried:
+// incomplete, exit 3), a file that is no Secret (exit 2) —
 // and no run shows the token it was given, in its output, errors or log.
 func TestDoctorRemoteSecretDemo(t *testing.T) {
 	run := func(args ...string) (string, int) {
@@ -50,11 +51,7 @@ func TestDoctorRemoteSecretDemo(t *testing.T) {
 		root.SetErr(&errOut)
 		logFile := filepath.Join(t.TempDir(), "log")
 		root.SetArgs(append(args, "--demo", "--log-file", logFile))
-		err := root.Execute()
-		code, msg, _ := exitCode(err)
-		if err != nil && code == 0 {
-			code, msg = 1, err.Error()
-		}
+		code, msg := exitOf(root.Execute())
 		log, _ := os.ReadFile(logFile)
 		return out.String() + "\n" + errOut.String() + "\n" + msg + "\n" + string(log), code
 	}
@@ -73,7 +70,8 @@ func TestDoctorRemoteSecretDemo(t *testing.T) {
 		{good, 0, []string{"istio-system/istio-remote-secret-cluster3 key cluster3", "credential: token 364d", "tried from here: server reached, CA verifies it, credential accepted, istio's reader role held",
 			"cluster cluster3 gets new credentials from remote secret istio-system/istio-remote-secret-cluster3 in cluster1 (tried from here: they work)", "No problems found."}},
 		{soon, 0, []string{"remote-secret-expiry", "expires on", "(in 2d)"}},
-		{nowhere, 1, []string{"adds cluster cluster5, which cannot work: its credential, tried from here, fails (unreachable: no such host"}},
+		{nowhere, 3, []string{"adds cluster cluster5, which cannot work: its credential, tried from here, fails (unreachable: no such host",
+			"the credential for cluster cluster5 could not be tried from here: unreachable: no such host", "incomplete answer (exit 3)", "found as well (exit 1 alone)"}},
 		{cm, 2, []string{"is no Secret"}},
 	} {
 		out, code := run("doctor", "--remote-secret", tc.file)
