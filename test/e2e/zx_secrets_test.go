@@ -115,7 +115,7 @@ func remoteSecretFile(t *testing.T, id, server, token string, ca []byte) string 
 // preflight is doctor --remote-secret's JSON.
 type preflight struct {
 	explain.Preflight
-	Incomplete string `json:"incomplete"`
+	Incomplete []model.Incomplete `json:"incomplete"`
 }
 
 func runPreflight(t *testing.T, secrets []string, file string) (preflight, secretRun) {
@@ -190,8 +190,8 @@ func TestRemoteSecretPreflight(t *testing.T) {
 	check := func(name, file string, code int, kind string, sev model.Severity, texts ...string) preflight {
 		t.Helper()
 		pf, r := runPreflight(t, secrets, file)
-		if r.code != code {
-			t.Errorf("%s: exit %d, want %d\n%+v", name, r.code, code, pf.Problems)
+		if r.code != code || len(pf.Incomplete) > 0 {
+			t.Errorf("%s: exit %d, want %d; incomplete %+v\n%+v", name, r.code, code, pf.Incomplete, pf.Problems)
 		}
 		if kind == "" {
 			if len(pf.Problems) != 0 {
