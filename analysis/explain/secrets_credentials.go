@@ -47,6 +47,9 @@ func (s secretOfMesh) what() string {
 	return fmt.Sprintf("remote secret %s in %s (for %s)", s.Ref.Name, s.Ref.In, s.Ref.Key)
 }
 
+// objects are what a problem of the secret concerns: the Secret.
+func (s secretOfMesh) objects() []model.ObjectRef { return []model.ObjectRef{secretRef(s.Ref)} }
+
 // recreate is the one-line fix that writes a new secret.
 func (s secretOfMesh) recreate() string {
 	return fmt.Sprintf("istioctl create-remote-secret --context=CONTEXT-OF-%s --name=%s | kubectl apply --context=CONTEXT-OF-%s -f -", s.Ref.Key, s.Ref.Key, s.Ref.In)
@@ -68,7 +71,7 @@ func credentialProblems(snap *model.Snapshot, now time.Time) []model.Problem {
 // sanitizeKubeConfig refuses what PILOT_INSECURE_MULTICLUSTER_KUBECONFIG_OPTIONS
 // does not allow). istiod logs it once and never registers the cluster.
 func refusedProblems(snap *model.Snapshot, s secretOfMesh) []model.Problem {
-	p := model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretRefused, Cluster: s.cluster}
+	p := model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretRefused, Cluster: s.cluster, Objects: s.objects()}
 	if s.Credential.Invalid != "" {
 		p.Sentence = fmt.Sprintf("istiod %s cannot load the kubeconfig of %s: %s; istiod logs it once and never registers %s (no retry) — recreate it: %s",
 			s.Ref.In, s.what(), s.Credential.Invalid, s.Ref.Key, s.recreate())
@@ -135,11 +138,11 @@ func expiryProblems(s secretOfMesh, now time.Time) []model.Problem {
 		kind = "client certificate"
 	}
 	if !c.Expires.After(now) {
-		return []model.Problem{{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretExpiry, Cluster: s.cluster,
+		return []model.Problem{{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretExpiry, Cluster: s.cluster, Objects: s.objects(),
 			Sentence: fmt.Sprintf("the %s of %s expired on %s: the API server refuses it, so istiod %s can no longer read %s (its watches fail as they reconnect) — issue a new one: %s",
 				kind, s.what(), when, s.Ref.In, s.Ref.Key, s.recreate())}}
 	}
-	return []model.Problem{{Severity: model.SeverityWarning, Kind: model.ProblemRemoteSecretExpiry, Cluster: s.cluster,
+	return []model.Problem{{Severity: model.SeverityWarning, Kind: model.ProblemRemoteSecretExpiry, Cluster: s.cluster, Objects: s.objects(),
 		Sentence: fmt.Sprintf("the %s of %s expires on %s (in %s): from then on istiod %s can no longer read %s — rotate it before: %s",
 			kind, s.what(), when, model.ShortDuration(c.Expires.Sub(now)), s.Ref.In, s.Ref.Key, s.recreate())}}
 }
@@ -149,7 +152,7 @@ func expiryProblems(s secretOfMesh, now time.Time) []model.Problem {
 func testProblems(s secretOfMesh) []model.Problem {
 	var ps []model.Problem
 	if s.Credential.Insecure {
-		ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemRemoteSecretTLS, Cluster: s.cluster,
+		ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemRemoteSecretTLS, Cluster: s.cluster, Objects: s.objects(),
 			Sentence: fmt.Sprintf("%s skips TLS verification (insecure-skip-tls-verify): istiod %s trusts whatever answers at %s — put the API server's CA in certificate-authority-data: %s",
 				s.what(), s.Ref.In, s.Credential.Server, s.recreate())})
 	}
@@ -157,7 +160,7 @@ func testProblems(s secretOfMesh) []model.Problem {
 	if t == nil || t.Skipped != "" {
 		return ps
 	}
-	p := model.Problem{Severity: model.SeverityError, Cluster: s.cluster}
+	p := model.Problem{Severity: model.SeverityError, Cluster: s.cluster, Objects: s.objects()}
 	switch t.Failed {
 	case "":
 		return append(ps, missingPermissionProblems(s)...)
@@ -187,7 +190,7 @@ func testProblems(s secretOfMesh) []model.Problem {
 func missingPermissionProblems(s secretOfMesh) []model.Problem {
 	t := s.Test
 	if t.Unchecked != "" {
-		return []model.Problem{{Severity: model.SeverityWarning, Kind: model.ProblemRemoteSecretRBAC, Cluster: s.cluster,
+		return []model.Problem{{Severity: model.SeverityWarning, Kind: model.ProblemRemoteSecretRBAC, Cluster: s.cluster, Objects: s.objects(),
 			Sentence: fmt.Sprintf("meshscope cannot check what the user of %s may read: %s", s.what(), t.Unchecked)}}
 	}
 	if len(t.Missing) == 0 {
@@ -218,7 +221,7 @@ func missingPermissionProblems(s secretOfMesh) []model.Problem {
 	if sev == model.SeverityError {
 		effect = fmt.Sprintf("istiod %s never syncs %s (it times out after PILOT_REMOTE_CLUSTER_TIMEOUT and works without them)", s.Ref.In, s.Ref.Key)
 	}
-	return []model.Problem{{Severity: sev, Kind: model.ProblemRemoteSecretRBAC, Cluster: s.cluster,
+	return []model.Problem{{Severity: sev, Kind: model.ProblemRemoteSecretRBAC, Cluster: s.cluster, Objects: s.objects(),
 		Sentence: fmt.Sprintf("the user of %s%s may not: %s — istio's reader role grants them; %s — bind the user to the istio-reader ClusterRole, or recreate the secret: %s",
 			s.what(), who, strings.Join(parts, "; "), effect, s.recreate())}}
 }

@@ -58,7 +58,7 @@ func staleSecretProblems(snap *model.Snapshot, views []model.IstiodView, now tim
 		if row != nil {
 			shows = fmt.Sprintf("shows %s %q", s.Ref.Key, row.SyncStatus)
 		}
-		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretStale, Cluster: s.cluster,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretStale, Cluster: s.cluster, Objects: s.objects(),
 			Sentence: fmt.Sprintf("istiod %s's /debug/clusterz %s, yet the current version of %s — written %s, after istiod pod %s started (%s) — works from here (server reached, CA verified, reader role held): istiod most likely still runs an older version of it (istio#58047, istio#60612) — restart istiod: kubectl rollout restart deployment/istiod -n %s --context=CONTEXT-OF-%s (if it stays, istiod's network cannot reach %s)",
 				s.Ref.In, shows, s.what(), timeText(s.WrittenAt), pod.Name, timeText(pod.StartedAt), orText(snap.SystemNamespace, "istio-system"), s.Ref.In, s.Credential.Server)})
 	}
@@ -93,6 +93,7 @@ func secretBugProblems(snap *model.Snapshot) []model.Problem {
 				}
 				seen[key] = true
 				ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemIstiodSecretBug, Cluster: c.ID,
+					Objects: []model.ObjectRef{{Cluster: c.ID, Kind: "Pod", Namespace: orText(snap.SystemNamespace, "istio-system"), Name: pod.Name}},
 					Sentence: fmt.Sprintf("istiod %s (pod %s) runs %s, which has istio#%d: %s (%s); %s changed after the pod started (%s), so istiod may not run what the secret now says — restart istiod, and upgrade past %s",
 						c.ID, pod.Name, pod.Version, b.issue, b.what, b.fixed, strings.Join(after, ", "), timeText(pod.StartedAt), b.last)})
 			}

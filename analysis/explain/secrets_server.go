@@ -69,7 +69,7 @@ func secretServerProblems(snap *model.Snapshot, views []model.IstiodView, now ti
 		} else {
 			status = "was not read, so meshscope cannot tell whether istiod reaches it"
 		}
-		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretServer, Cluster: s.cluster,
+		ps = append(ps, model.Problem{Severity: model.SeverityError, Kind: model.ProblemRemoteSecretServer, Cluster: s.cluster, Objects: s.objects(),
 			Sentence: fmt.Sprintf("%s names the API server %s, %s; istiod %s's /debug/clusterz %s — recreate the secret with an address istiod's cluster reaches: istioctl create-remote-secret --server=https://ADDRESS:PORT --name=%s",
 				s.what(), s.Credential.Server, form, s.Ref.In, status, s.Ref.Key)})
 	}
