@@ -98,9 +98,11 @@ type Options struct {
 	// TestCredential tries a remote secret's kubeconfig from where
 	// meshscope runs, read-only (reach, TLS, the reader role's
 	// permissions by reviews that persist nothing). Default the real test
-	// (credtest.go) when NewClient is the default too; a caller that maps
-	// clusters to clients of its own (fakes behind made-up URLs) gets a
-	// test that tries nothing unless it sets this.
+	// (credtest.go) when the clusters come from a kubeconfig and NewClient
+	// is the default; a caller that gives its clusters (Sources) or maps
+	// them to clients of its own (fakes behind made-up URLs: tests, the
+	// demo) gets a test that tries nothing — it must not dial or resolve
+	// made-up names — unless it sets this.
 	TestCredential func(ctx context.Context, cfg *rest.Config, ns string) model.CredentialTest
 	// CredentialRetest is how often an unchanged remote secret is tried
 	// again. Default defaultCredentialRetest.
@@ -143,7 +145,7 @@ func (o *Options) setDefaults() {
 		o.TestCredential = func(ctx context.Context, cfg *rest.Config, ns string) model.CredentialTest {
 			return testCredential(ctx, cfg, ns, time.Now())
 		}
-		if o.NewClient != nil {
+		if o.NewClient != nil || len(o.Sources) > 0 {
 			o.TestCredential = func(context.Context, *rest.Config, string) model.CredentialTest {
 				return model.CredentialTest{At: time.Now(), Skipped: "not tried: the clusters are given by the caller"}
 			}
