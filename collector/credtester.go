@@ -23,18 +23,21 @@ const defaultCredentialRetest = 5 * time.Minute
 // of keys no longer planned are dropped. Tests run off the Registry's
 // lock, a few at a time; each finished one publishes a snapshot.
 type credTester struct {
-	test    func(ctx context.Context, cfg *rest.Config, ns string) model.CredentialTest
-	ns      string
-	retest  time.Duration
-	notify  func()
-	slots   chan struct{}
+	test   func(ctx context.Context, cfg *rest.Config, ns string) model.CredentialTest
+	ns     string
+	retest time.Duration
+	notify func()
+	slots  chan struct{}
+	// group counts the tests running (the Registry's loops: Run returns
+	// after they have).
+	group   *sync.WaitGroup
 	mu      sync.Mutex
 	results map[string]model.CredentialTest
 	running map[string]bool
 }
 
-func newCredTester(o *Options, notify func()) *credTester {
-	return &credTester{test: o.TestCredential, ns: o.SystemNamespace, retest: o.CredentialRetest, notify: notify,
+func newCredTester(o *Options, group *sync.WaitGroup, notify func()) *credTester {
+	return &credTester{test: o.TestCredential, ns: o.SystemNamespace, retest: o.CredentialRetest, notify: notify, group: group,
 		slots: make(chan struct{}, 4), results: map[string]model.CredentialTest{}, running: map[string]bool{}}
 }
 
@@ -47,6 +50,9 @@ func testKey(se *secretEntry) string {
 // the results of keys not among them.
 func (t *credTester) want(ctx context.Context, secs []secretEntry, now time.Time) {
 	keep := map[string]bool{}
+	if ctx.Err() != nil {
+		return // Run is ending
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i := range secs {
@@ -57,7 +63,7 @@ func (t *credTester) want(ctx context.Context, secs []secretEntry, now time.Time
 			continue
 		}
 		t.running[k] = true
-		go t.run(ctx, k, se)
+		t.group.Go(func() { t.run(ctx, k, se) })
 	}
 	for k := range t.results {
 		if !keep[k] {

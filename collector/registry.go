@@ -120,7 +120,7 @@ func NewRegistry(opts Options) (*Registry, error) {
 		subs:        map[chan *model.Snapshot]struct{}{},
 		meshCache:   map[string]model.MeshConfig{},
 	}
-	r.tests = newCredTester(&r.opts, r.notify)
+	r.tests = newCredTester(&r.opts, &r.loops, r.notify)
 	var err error
 	if r.meshFiles, err = newMeshFiles(opts.MeshConfigFiles); err != nil {
 		return nil, err

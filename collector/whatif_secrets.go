@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,13 +29,16 @@ type whatIfSecrets struct {
 	// readers are watchers of the clusters the changes add, by planned
 	// key ("id:ID@server"), synced (or given up on).
 	readers map[string]*watched
+	// group counts the readers' goroutines.
+	group sync.WaitGroup
 }
 
-// stop ends the readers.
+// stop ends the readers, and returns once their goroutines have.
 func (ws *whatIfSecrets) stop() {
 	for _, w := range ws.readers {
 		w.Stop()
 	}
+	ws.group.Wait()
 }
 
 // remoteSecretOf reads a change as a remote secret of its cluster (ok
@@ -97,7 +101,7 @@ func (r *Registry) tryWhatIfSecrets(ctx context.Context, changes []Change) *what
 		if t.Failed != "" || se.Config == nil || servers[se.Server] || ws.readers[key] != nil {
 			continue
 		}
-		if w := r.readThrough(ctx, se); w != nil {
+		if w := r.readThrough(ctx, se, &ws.group); w != nil {
 			ws.readers[key] = w
 		}
 	}
@@ -107,12 +111,12 @@ func (r *Registry) tryWhatIfSecrets(ctx context.Context, changes []Change) *what
 // readThrough starts a watcher of the cluster se declares, with se's
 // kubeconfig, and waits until it has synced or given up (its sync
 // timeout); nil when no client can be built.
-func (r *Registry) readThrough(ctx context.Context, se *secretEntry) *watched {
+func (r *Registry) readThrough(ctx context.Context, se *secretEntry, group *sync.WaitGroup) *watched {
 	w, f := r.newWatcher(se.ID, se.Config, Source{}, false, func() {}, func() {})
 	if f.Kind != "" {
 		return nil
 	}
-	w.Start(ctx, nil)
+	w.Start(ctx, group, nil)
 	deadline := time.Now().Add(r.opts.SyncTimeout + 2*time.Second)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		var c model.Cluster
