@@ -36,6 +36,7 @@ func (r *Registry) build(version uint64) *model.Snapshot {
 		r.mu.Unlock()
 	}
 	in.GatewayNames = r.resolveGatewayNames(build.GatewayNames(in))
+	in.RemoteSecrets = r.remoteSecrets()
 	return build.Assemble(in)
 }
 

@@ -95,6 +95,18 @@ type Options struct {
 	// "version" makes a fake fail).
 	Probe func(ctx context.Context, c kubernetes.Interface) error
 
+	// TestCredential tries a remote secret's kubeconfig from where
+	// meshscope runs, read-only (reach, TLS, the reader role's
+	// permissions by reviews that persist nothing). Default the real test
+	// (credtest.go) when the clusters come from a kubeconfig and NewClient
+	// is the default; a caller that gives its clusters (Sources) or maps
+	// them to clients of its own (fakes behind made-up URLs: tests, the
+	// demo) gets a test that tries nothing — it must not dial or resolve
+	// made-up names — unless it sets this.
+	TestCredential func(ctx context.Context, cfg *rest.Config, ns string) model.CredentialTest
+	// CredentialRetest is how often an unchanged remote secret is tried
+	// again. Default defaultCredentialRetest.
+	CredentialRetest time.Duration
 	// Logger receives debug and info logs (never credentials). Default slog.Default().
 	Logger *slog.Logger
 }
@@ -128,6 +140,19 @@ func (o *Options) setDefaults() {
 			// URLs): a real dynamic client would only fail to connect.
 			o.NewDynamicClient = func(string, *rest.Config) (dynamic.Interface, error) { return nil, nil }
 		}
+	}
+	if o.TestCredential == nil {
+		o.TestCredential = func(ctx context.Context, cfg *rest.Config, ns string) model.CredentialTest {
+			return testCredential(ctx, cfg, ns, time.Now())
+		}
+		if o.NewClient != nil || len(o.Sources) > 0 {
+			o.TestCredential = func(context.Context, *rest.Config, string) model.CredentialTest {
+				return model.CredentialTest{At: time.Now(), Skipped: "not tried: the clusters are given by the caller"}
+			}
+		}
+	}
+	if o.CredentialRetest <= 0 {
+		o.CredentialRetest = defaultCredentialRetest
 	}
 	if o.NewClient == nil {
 		o.NewClient = func(_ string, cfg *rest.Config) (kubernetes.Interface, error) {

@@ -35,6 +35,10 @@ type Registry struct {
 	runCtx      context.Context
 	running     atomic.Bool
 	parseCache  map[string]secretEntry
+	// secrets are the remote-secret keys the last plan read (holders by
+	// their planned IDs); tests tries their credentials.
+	secrets []secretEntry
+	tests   *credTester
 
 	reconcileCh chan struct{}
 	changeCh    chan struct{}
@@ -116,6 +120,7 @@ func NewRegistry(opts Options) (*Registry, error) {
 		subs:        map[chan *model.Snapshot]struct{}{},
 		meshCache:   map[string]model.MeshConfig{},
 	}
+	r.tests = newCredTester(&r.opts, &r.loops, r.notify)
 	var err error
 	if r.meshFiles, err = newMeshFiles(opts.MeshConfigFiles); err != nil {
 		return nil, err
@@ -203,8 +208,12 @@ func (r *Registry) Run(ctx context.Context) error {
 
 	r.loops.Go(func() { r.publishLoop(ctx) })
 	r.loops.Go(func() { r.meshFiles.poll(ctx, 2*time.Second, r.notify) })
+	retest := time.NewTicker(r.opts.CredentialRetest)
+	defer retest.Stop()
 	for {
 		select {
+		case <-retest.C:
+			r.kickReconcile() // tries the credentials whose test is old
 		case <-ctx.Done():
 			r.stop()
 			return nil
@@ -261,7 +270,7 @@ func (r *Registry) WaitSettled(ctx context.Context) (*model.Snapshot, error) {
 		case <-ctx.Done():
 			return r.Snapshot(), ctx.Err()
 		case s := <-ch:
-			if s.Settled() && r.running.Load() && len(r.reconcileCh) == 0 {
+			if s.Settled() && r.running.Load() && len(r.reconcileCh) == 0 && r.tests.pending() == 0 {
 				return s, nil
 			}
 		}
@@ -350,37 +359,10 @@ func (r *Registry) startLocked(e *entry) {
 	if r.runCtx == nil || r.runCtx.Err() != nil || e.fixed.Kind != "" {
 		return
 	}
-	client := e.ctxSource.Client
-	if client == nil || !e.fromContext {
-		var err error
-		client, err = r.newClient(e.id, e.config)
-		if err != nil {
-			e.fixed = redactorForConfig(e.config).Redact(errs.Failure{Kind: model.ErrClient, Reason: "cannot build a client: " + errs.OneLine(err.Error())})
-			return
-		}
-	}
-	log := r.log.With("cluster", e.id)
-	w := watch.New(client, r.watchConfig, log, redactorForConfig(e.config), e.fromContext && !r.opts.DisableRemoteSecrets, r.notify, r.kickReconcile)
-	// Istio config matters where an istiod reads it: its config cluster,
-	// i.e. the context clusters; istiod reads WorkloadEntries of the other
-	// clusters too (cross-cluster WorkloadEntries), and Gateway API
-	// Gateways (ambient east-west gateways) of every cluster.
-	dyn := e.ctxSource.Dynamic
-	if dyn == nil && e.config != nil {
-		var err error
-		if dyn, err = r.opts.NewDynamicClient(e.id, rest.CopyConfig(e.config)); err != nil {
-			log.Warn("no client for Istio config and Gateways", "err", err)
-		}
-	}
-	if dyn != nil {
-		w.AddGatewayInformer(dyn)
-	}
-	switch {
-	case dyn == nil:
-	case e.fromContext:
-		w.AddIstioConfigInformers(dyn)
-	default:
-		w.AddWorkloadEntryInformer(dyn)
+	w, f := r.newWatcher(e.id, e.config, e.ctxSource, e.fromContext, r.notify, r.kickReconcile)
+	if f.Kind != "" {
+		e.fixed = f
+		return
 	}
 	// A context cluster's first sync plans at once (its remote secrets,
 	// the IDs its istiod and injector use; see watch.Watcher.Start); later
@@ -392,6 +374,44 @@ func (r *Registry) startLocked(e *entry) {
 	e.w = &watched{Watcher: w}
 	e.removed = false
 	w.Start(r.runCtx, &r.loops, onSync)
+}
+
+// newWatcher builds the client and the (not started) watcher of a
+// cluster: from its context's client, else from cfg (a remote secret's
+// kubeconfig).
+func (r *Registry) newWatcher(id string, cfg *rest.Config, src Source, fromContext bool, notify, onSecrets func()) (*watch.Watcher, errs.Failure) {
+	client := src.Client
+	if client == nil || !fromContext {
+		var err error
+		client, err = r.newClient(id, cfg)
+		if err != nil {
+			return nil, redactorForConfig(cfg).Redact(errs.Failure{Kind: model.ErrClient, Reason: "cannot build a client: " + errs.OneLine(err.Error())})
+		}
+	}
+	log := r.log.With("cluster", id)
+	w := watch.New(client, r.watchConfig, log, redactorForConfig(cfg), fromContext && !r.opts.DisableRemoteSecrets, notify, onSecrets)
+	// Istio config matters where an istiod reads it: its config cluster,
+	// i.e. the context clusters; istiod reads WorkloadEntries of the other
+	// clusters too (cross-cluster WorkloadEntries), and Gateway API
+	// Gateways (ambient east-west gateways) of every cluster.
+	dyn := src.Dynamic
+	if dyn == nil && cfg != nil {
+		var err error
+		if dyn, err = r.opts.NewDynamicClient(id, rest.CopyConfig(cfg)); err != nil {
+			log.Warn("no client for Istio config and Gateways", "err", err)
+		}
+	}
+	if dyn != nil {
+		w.AddGatewayInformer(dyn)
+	}
+	switch {
+	case dyn == nil:
+	case fromContext:
+		w.AddIstioConfigInformers(dyn)
+	default:
+		w.AddWorkloadEntryInformer(dyn)
+	}
+	return w, errs.Failure{}
 }
 
 func (r *Registry) newClient(id string, cfg *rest.Config) (c kubernetes.Interface, err error) {
@@ -423,6 +443,19 @@ func (r *Registry) reconcile() {
 		}
 	}
 	r.applyLocked(planClusters(r.contextInputsLocked(live), secs))
+	r.secrets = secs // planning named each holder by its ID
+	if r.runCtx != nil {
+		r.tests.want(r.runCtx, secs, time.Now())
+	}
+}
+
+// remoteSecrets are the remote-secret keys of the last plan, with their
+// tests, for a snapshot.
+func (r *Registry) remoteSecrets() []model.RemoteSecret {
+	r.mu.Lock()
+	secs := r.secrets
+	r.mu.Unlock()
+	return r.tests.remoteSecrets(secs, nil)
 }
 
 // contextInputsLocked describes the context clusters for planning: their

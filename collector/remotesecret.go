@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
@@ -27,6 +28,10 @@ type secretEntry struct {
 	Server  string          // normalized
 	Config  *rest.Config
 	Problem errs.Failure // non-empty Kind: the kubeconfig was refused or unparsable
+	// Credential describes the kubeconfig (credential.go), secrets left
+	// out; WrittenAt is when the Secret was last written.
+	Credential model.Credential
+	WrittenAt  time.Time
 	// holderKey and holderName are the registry key and the context name
 	// of the cluster the secret was read from (set by reconcile; never
 	// cached).
@@ -53,6 +58,7 @@ func parseRemoteSecret(s *corev1.Secret, in string, allowInsecure bool) []secret
 			Hash:  sha256.Sum256(kc),
 			Order: s.CreationTimestamp.UTC().Format("20060102T150405") + "/" + in + "/" + ref + "/" + k,
 		}
+		e.Credential, e.WrittenAt = describeCredential(kc), writtenAt(s)
 		cfg, err := newUntrustedRestConfig(kc, allowInsecure)
 		if err != nil {
 			e.Problem = errs.Classify(err, "")
@@ -63,6 +69,19 @@ func parseRemoteSecret(s *corev1.Secret, in string, allowInsecure bool) []secret
 		out = append(out, e)
 	}
 	return out
+}
+
+// writtenAt is when a Secret was last written: the newest time of its
+// managed fields (the watcher's transform keeps only that), else its
+// creation.
+func writtenAt(s *corev1.Secret) time.Time {
+	t := s.CreationTimestamp.Time
+	for _, f := range s.ManagedFields {
+		if f.Time != nil && f.Time.After(t) {
+			t = f.Time.Time
+		}
+	}
+	return t.UTC()
 }
 
 // parseRemoteSecretCached is parseRemoteSecret that reuses the parse of a

@@ -1,11 +1,13 @@
 package collector
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
@@ -74,6 +76,10 @@ var ErrWhatIf = errors.New("what-if")
 // events would, into two snapshots that nothing else sees. Clusters whose
 // caches the changes do not touch reuse their current parts.
 func (r *Registry) WhatIf(changes []Change, env []model.IstiodEnv) (*WhatIf, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), credentialTimeout+r.opts.SyncTimeout+5*time.Second)
+	defer cancel()
+	ws := r.tryWhatIfSecrets(ctx, changes) // before the build lock: it takes seconds
+	defer ws.stop()
 	r.buildMu.Lock()
 	defer r.buildMu.Unlock()
 	items := r.items()
@@ -100,7 +106,8 @@ func (r *Registry) WhatIf(changes []Change, env []model.IstiodEnv) (*WhatIf, err
 		}
 	}
 	version := r.version
-	out.Before = r.buildFrom(version, items, read, nil, r.opts.IstiodEnv)
+	live := r.remoteSecrets()
+	out.Before = r.buildFrom(version, items, read, nil, r.opts.IstiodEnv, live)
 
 	after := map[*entry]*watched{}
 	for _, it := range items {
@@ -110,16 +117,19 @@ func (r *Registry) WhatIf(changes []Change, env []model.IstiodEnv) (*WhatIf, err
 		ov := overlays[it.ptr]
 		after[it.ptr] = &watched{Watcher: it.w.Shadow(ov), changed: ov.Changes()}
 	}
-	items, extra, notes := r.replan(items, after, overlays)
+	items, extra, secrets, notes := r.replan(items, after, overlays, ws)
+	if secrets == nil {
+		secrets = live
+	}
 	out.Notes = append(out.Notes, notes...)
-	out.After = r.buildFrom(version, items, after, extra, append(slices.Clone(r.opts.IstiodEnv), env...))
+	out.After = r.buildFrom(version, items, after, extra, append(slices.Clone(r.opts.IstiodEnv), env...), secrets)
 	return out, nil
 }
 
 // buildFrom is build for a what-if: the same steps over shadows of the
 // watchers (read), changing nothing of the live ones. extra are clusters
 // a what-if plans that meshscope does not watch.
-func (r *Registry) buildFrom(version uint64, items []item, read map[*entry]*watched, extra []build.Share, env []model.IstiodEnv) *model.Snapshot {
+func (r *Registry) buildFrom(version uint64, items []item, read map[*entry]*watched, extra []build.Share, env []model.IstiodEnv, secrets []model.RemoteSecret) *model.Snapshot {
 	readOf := func(it item) *watched { return read[it.ptr] }
 	in := build.Input{Version: version, Time: r.snap.Load().Time, SystemNamespace: r.opts.SystemNamespace, IstiodEnv: env}
 	in.MeshNetworks, in.MeshNetworksIn, in.NetworkIndex, in.NetworkWarnings = r.meshNetworksOf(items, readOf)
@@ -135,6 +145,7 @@ func (r *Registry) buildFrom(version uint64, items []item, read map[*entry]*watc
 	}
 	in.Clusters = append(in.Clusters, extra...)
 	in.GatewayNames = r.whatIfGatewayNames(build.GatewayNames(in))
+	in.RemoteSecrets = secrets
 	return build.Assemble(in)
 }
 
@@ -211,21 +222,29 @@ func (r *Registry) route(ov *watch.Overlay, ch Change) (Outcome, error) {
 
 // replan plans the clusters again when the changes touch what planning
 // reads (remote secrets, istiod pods, the injector's ConfigMap), as a
-// real change would: the items as the plan leaves them, the clusters it
-// adds (which meshscope does not watch: unknown objects) and notes.
-func (r *Registry) replan(items []item, read map[*entry]*watched, overlays map[*entry]*watch.Overlay) ([]item, []build.Share, []string) {
+// real change would: the items as the plan leaves them (with the clusters
+// it adds that are read through their secret, which read gets), the
+// shares of added clusters that are not, the remote secrets of the plan
+// with their tests (nil when nothing was replanned) and notes.
+func (r *Registry) replan(items []item, read map[*entry]*watched, overlays map[*entry]*watch.Overlay, ws *whatIfSecrets) ([]item, []build.Share, []model.RemoteSecret, []string) {
 	touched := false
 	for _, it := range items {
 		touched = touched || overlays[it.ptr].Replans()
 	}
 	if !touched {
-		return items, nil, nil
+		return items, nil, nil, nil
 	}
 	r.mu.Lock()
 	shadowOf := func(e *entry) *watched { return read[e] }
 	secs, _ := r.secretInputsLocked(shadowOf, maps.Clone(r.parseCache))
 	plan := planClusters(r.contextInputsLocked(shadowOf), secs)
 	r.mu.Unlock()
+	tests := make([]*model.CredentialTest, len(secs))
+	testOf := map[model.SourceRef]*model.CredentialTest{}
+	for i := range secs {
+		tests[i] = r.testOf(ws, &secs[i])
+		testOf[secs[i].Ref] = tests[i]
+	}
 
 	byKey := map[string]plannedCluster{}
 	for _, p := range plan {
@@ -252,7 +271,7 @@ func (r *Registry) replan(items []item, read map[*entry]*watched, overlays map[*
 			it.e.fixed = errs.Failure{}
 		}
 		if !it.e.fromContext && p.problem.Kind == "" && it.w != nil && p.hash != it.e.hash {
-			notes = append(notes, fmt.Sprintf("cluster %s gets new credentials from %s: the what-if assumes they work and reads its current objects", p.id, sourceText(p.source)))
+			notes = append(notes, newCredentialsNote(&it, p, testOf[p.source]))
 		}
 		out = append(out, it)
 	}
@@ -261,18 +280,18 @@ func (r *Registry) replan(items []item, read map[*entry]*watched, overlays map[*
 		if known[p.key] {
 			continue
 		}
-		c := model.Cluster{ID: p.id, IDFrom: p.idFrom, Source: p.source, Sources: p.sources, Server: p.server, Warnings: p.warnings, State: model.StateConnecting}
-		if p.problem.Kind != "" {
-			c.State, c.ErrorKind, c.Reason = model.StateError, p.problem.Kind, p.problem.Reason
+		added, sh, note := ws.addedCluster(p, testOf[p.source])
+		if added != nil {
+			out = append(out, *added)
+			read[added.ptr] = added.w
 		} else {
-			notes = append(notes, fmt.Sprintf("%s adds cluster %s, which meshscope does not watch now: its objects are unknown, so the what-if holds none of its endpoints", sourceText(p.source), p.id))
+			extra = append(extra, sh)
 		}
-		if len(c.Sources) <= 1 {
-			c.Sources = nil
+		if note != "" {
+			notes = append(notes, note)
 		}
-		extra = append(extra, build.Share{Key: p.key, Cluster: c})
 	}
-	return out, extra, notes
+	return out, extra, r.tests.remoteSecrets(secs, tests), notes
 }
 
 // sourceText names where a cluster is declared, for notes.

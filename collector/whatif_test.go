@@ -22,7 +22,13 @@ import (
 // read through cluster1's remote secret, and waits until it has settled.
 func labRegistry(t *testing.T) *Registry {
 	t.Helper()
-	w := newFakeWorld(t)
+	return labRegistryWith(t, newFakeWorld(t), nil)
+}
+
+// labRegistryWith is labRegistry in the fake world w, with edit applied to
+// its options.
+func labRegistryWith(t *testing.T, w *fakeWorld, edit func(*Options)) *Registry {
+	t.Helper()
 	// Pods ready, as the fixture's EndpointSlices say they are.
 	// Each helloworld pod is made by Deployment helloworld through its
 	// ReplicaSet helloworld-abc (the pods' pod-template-hash is abc), and
@@ -46,7 +52,11 @@ func labRegistry(t *testing.T) *Registry {
 		remoteSecret("istio-remote-secret-cluster2", map[string][]byte{"cluster2": kubeconfigFor("https://127.0.0.1:6444", tokenCluster2)}))...)
 	c2 := fake.NewClientset(ready(meshtest.LabCluster("network2", "192.168.60.9", "helloworld-v2-def", "10.144.0.15"))...)
 	w.clients["https://127.0.0.1:6444"] = c2
-	r := startRegistry(t, fastOptions(w, Source{Name: "cluster1", Server: "https://127.0.0.1:6443", Client: c1}))
+	opts := fastOptions(w, Source{Name: "cluster1", Server: "https://127.0.0.1:6443", Client: c1})
+	if edit != nil {
+		edit(&opts)
+	}
+	r := startRegistry(t, opts)
 	waitFor(t, r, 10*time.Second, "both clusters synced", func(s *model.Snapshot) bool {
 		return s.Settled() && len(s.Clusters) == 2 && s.ClusterByID("cluster2") != nil && s.ClusterByID("cluster2").State == model.StateSynced
 	})

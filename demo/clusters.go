@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"net/url"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -273,10 +274,10 @@ func (c *cluster) podCount(s svcDef) int {
 
 // remoteSecret is the Secret cluster1 holds for def: a kubeconfig with the
 // (fake) server, a CA and a token, as istioctl create-remote-secret writes.
-func remoteSecret(def clusterDef) (*corev1.Secret, error) {
+func remoteSecret(def clusterDef, now time.Time) (*corev1.Secret, error) {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[def.ID] = &clientcmdapi.Cluster{Server: def.Server, CertificateAuthorityData: []byte(demoCA)}
-	cfg.AuthInfos[def.ID] = &clientcmdapi.AuthInfo{Token: "demo-token-" + def.ID}
+	cfg.AuthInfos[def.ID] = &clientcmdapi.AuthInfo{Token: demoToken(def, now)}
 	cfg.Contexts[def.ID] = &clientcmdapi.Context{Cluster: def.ID, AuthInfo: def.ID}
 	cfg.CurrentContext = def.ID
 	kc, err := clientcmd.Write(*cfg)

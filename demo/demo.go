@@ -90,7 +90,7 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 	// cluster1 reads the others through remote secrets, like istiod.
 	c1 := d.clusters["cluster1"]
 	for _, def := range clusters[1:] {
-		sec, err := remoteSecret(def)
+		sec, err := remoteSecret(def, time.Now())
 		if err != nil {
 			return fail(err)
 		}
@@ -116,6 +116,7 @@ func Start(ctx context.Context, opts Options) (*Demo, error) {
 			}
 			return nil, nil
 		},
+		TestCredential: testCredential,
 		SyncTimeout:    5 * time.Second,
 		HealthInterval: time.Second,
 		Logger:         opts.Logger,

@@ -52,6 +52,9 @@ func (l *Lab) newCluster(spec ClusterSpec) (*Cluster, error) {
 	if err := os.WriteFile(filepath.Join(dir, "tokens.csv"), []byte(csv), 0o600); err != nil {
 		return nil, err
 	}
+	if err := os.WriteFile(filepath.Join(dir, auditPolicyFile), []byte(auditPolicy), 0o644); err != nil {
+		return nil, err
+	}
 	c.apiserver = &proc{
 		Name: "kube-apiserver-" + spec.Name,
 		Bin:  filepath.Join(BinDir(l.cfg.Root), "kube-apiserver"),
@@ -66,9 +69,13 @@ func (l *Lab) newCluster(spec ClusterSpec) (*Cluster, error) {
 			"--authorization-mode=RBAC",
 			"--service-account-key-file=" + filepath.Join(dir, "sa.pub"),
 			"--service-account-signing-key-file=" + filepath.Join(dir, "sa.key"),
-			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+			"--service-account-issuer=" + serviceAccountIssuer,
 			"--service-cluster-ip-range=10.96.0.0/16",
 			"--profiling=false",
+			// What the lab's test accounts ask (audit.go): proof that a
+			// check wrote nothing.
+			"--audit-policy-file=" + filepath.Join(dir, auditPolicyFile),
+			"--audit-log-path=" + filepath.Join(dir, auditLogFile),
 			"--v=0",
 		},
 		Dir:     dir,

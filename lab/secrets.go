@@ -21,6 +21,15 @@ import (
 // bindingName is the Secret a remote secret's token is bound to.
 func bindingName(reader string) string { return "meshscope-lab-binding-" + reader }
 
+// ReaderRules are the lab's reader role: get/list/watch of everything (a
+// superset of istio's reader ClusterRole), and the reviews istiod creates.
+var ReaderRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
+	// istiod validates tokens and checks access through these.
+	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+}
+
 // ensureReader gives the remote cluster a read-only ServiceAccount for the
 // reading cluster's istiod (get/list/watch everything, as istio's reader role).
 func ensureReader(ctx context.Context, remote *Cluster) error {
@@ -29,15 +38,7 @@ func ensureReader(ctx context.Context, remote *Cluster) error {
 	if _, err := cs.CoreV1().ServiceAccounts(SystemNamespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "istio-reader-clusterrole"},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
-			// istiod validates tokens and checks access through these.
-			{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
-			{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
-		},
-	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "istio-reader-clusterrole"}, Rules: ReaderRules}
 	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
@@ -55,7 +56,7 @@ func ensureReader(ctx context.Context, remote *Cluster) error {
 // readerToken issues a new reader token bound to a fresh binding Secret in
 // the remote cluster; the previous binding (and so the previous token) is
 // deleted, which revokes it.
-func readerToken(ctx context.Context, remote *Cluster, reader string) (string, error) {
+func readerToken(ctx context.Context, remote *Cluster, reader string, d time.Duration) (string, error) {
 	cs := remote.client
 	name := bindingName(reader)
 	err := cs.CoreV1().Secrets(SystemNamespace).Delete(ctx, name, metav1.DeleteOptions{})
@@ -77,7 +78,7 @@ func readerToken(ctx context.Context, remote *Cluster, reader string) (string, e
 	}
 	tr, err := cs.CoreV1().ServiceAccounts(SystemNamespace).CreateToken(ctx, ReaderSA, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{
-			ExpirationSeconds: ptr.To[int64](48 * 3600),
+			ExpirationSeconds: ptr.To(int64(d / time.Second)),
 			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Secret", APIVersion: "v1", Name: bound.Name, UID: bound.UID},
 		},
 	}, metav1.CreateOptions{})
@@ -105,6 +106,16 @@ func (l *Lab) RotateRemoteSecret(ctx context.Context, reader, remote string) err
 // Secret named after holder (any name: a test's own token), revoking the
 // previous token of that holder.
 func (l *Lab) IssueReaderToken(ctx context.Context, remote, holder string) (string, error) {
+	return l.IssueReaderTokenFor(ctx, remote, holder, readerTokenLife)
+}
+
+// readerTokenLife is how long the lab's reader tokens last: a year, as
+// istioctl create-remote-secret's do.
+const readerTokenLife = 365 * 24 * time.Hour
+
+// IssueReaderTokenFor is IssueReaderToken with a token that lasts d (the
+// API server's least is 10 minutes).
+func (l *Lab) IssueReaderTokenFor(ctx context.Context, remote, holder string, d time.Duration) (string, error) {
 	rc, err := l.cluster(remote)
 	if err != nil {
 		return "", err
@@ -112,7 +123,7 @@ func (l *Lab) IssueReaderToken(ctx context.Context, remote, holder string) (stri
 	if err := ensureReader(ctx, rc); err != nil {
 		return "", fmt.Errorf("%s: reader account: %w", remote, err)
 	}
-	return readerToken(ctx, rc, holder)
+	return readerToken(ctx, rc, holder, d)
 }
 
 // RevokeRemoteSecretToken deletes the binding of the token in the remote
@@ -183,6 +194,12 @@ func (l *Lab) RemoteKubeconfig(cluster, token string) ([]byte, error) {
 // remote-secret user with missing RBAC. The account and its ClusterRole are
 // (re)written each time; DeleteLimitedUser removes them.
 func (l *Lab) IssueLimitedToken(ctx context.Context, remote, name string, rules []rbacv1.PolicyRule) (string, error) {
+	return l.IssueLimitedTokenFor(ctx, remote, name, rules, time.Hour)
+}
+
+// IssueLimitedTokenFor is IssueLimitedToken with a token that lasts d (the
+// API server's least is 10 minutes).
+func (l *Lab) IssueLimitedTokenFor(ctx context.Context, remote, name string, rules []rbacv1.PolicyRule, d time.Duration) (string, error) {
 	rc, err := l.cluster(remote)
 	if err != nil {
 		return "", err
@@ -210,7 +227,7 @@ func (l *Lab) IssueLimitedToken(ctx context.Context, remote, name string, rules 
 		return "", err
 	}
 	tr, err := cs.CoreV1().ServiceAccounts(SystemNamespace).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(d / time.Second))},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		return "", fmt.Errorf("%s: token for %s: %w", remote, sa, err)

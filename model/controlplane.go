@@ -1,6 +1,9 @@
 package model
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // Each istiod reads its own (config) cluster plus the clusters of the
 // remote secrets held in that cluster's system namespace
@@ -332,6 +335,14 @@ type IstiodPod struct {
 	Version string `json:"version,omitempty"`
 	// Env holds the discovery container's settings that meshscope models
 	// (SettingKeys), as literal values.
-	Env   map[string]string `json:"env,omitempty"`
-	Ready bool              `json:"ready"`
+	Env map[string]string `json:"env,omitempty"`
+	// KubeconfigOptions is the discovery container's
+	// PILOT_INSECURE_MULTICLUSTER_KUBECONFIG_OPTIONS: the kubeconfig
+	// options istiod allows in remote secrets (comma-separated; "" allows
+	// none but oidc).
+	KubeconfigOptions string `json:"kubeconfigOptions,omitempty"`
+	// StartedAt is when the pod started (its status's startTime): istiod
+	// has read every remote secret written before it.
+	StartedAt time.Time `json:"startedAt,omitzero"`
+	Ready     bool      `json:"ready"`
 }

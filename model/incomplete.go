@@ -10,8 +10,8 @@ import "strings"
 type Incomplete struct {
 	// Cluster is the cluster ID, or the control plane, the read was of.
 	Cluster string `json:"cluster"`
-	// What was not read: IncompleteCluster, IncompleteIstiod or
-	// IncompleteXDS.
+	// What was not read: IncompleteCluster, IncompleteIstiod,
+	// IncompleteXDS or IncompleteCredential.
 	What string `json:"what"`
 	// Why is the cause, as the reader was told it (a cluster's Reason, an
 	// error).
@@ -27,6 +27,10 @@ const (
 	IncompleteIstiod = "istiod"
 	// IncompleteXDS: what an istiod sends a proxy (an xDS stream).
 	IncompleteXDS = "xds"
+	// IncompleteCredential: a remote secret's credential meshscope could
+	// not try from where it runs (doctor --remote-secret); Cluster is the
+	// cluster it declares.
+	IncompleteCredential = "credential"
 )
 
 // Sentence says the read that failed and its cause, for a person:
@@ -40,6 +44,8 @@ func (i Incomplete) Sentence() string {
 		return "istiod " + i.Cluster + " could not be read: " + i.Why
 	case IncompleteXDS:
 		return "no answer from istiod " + i.Cluster + ": " + i.Why
+	case IncompleteCredential:
+		return "the credential for cluster " + i.Cluster + " could not be tried from here: " + i.Why
 	}
 	return i.What + " " + i.Cluster + ": " + i.Why
 }

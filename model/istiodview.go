@@ -25,6 +25,17 @@ type IstiodCluster struct {
 	SyncStatus string `json:"syncStatus"`
 }
 
+// ClusterFromSecret is the row of cluster id registered from the remote
+// secret secretName ("ns/name"), nil when istiod lists none.
+func (v *IstiodView) ClusterFromSecret(id, secretName string) *IstiodCluster {
+	for i := range v.Clusters {
+		if c := &v.Clusters[i]; c.ID == id && c.SecretName == secretName {
+			return c
+		}
+	}
+	return nil
+}
+
 // IstiodGateway is one row of /debug/networkz.
 type IstiodGateway struct {
 	Network   string `json:"Network"`

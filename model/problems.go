@@ -25,6 +25,32 @@ const (
 	// ProblemRemoteSecretRBAC: a remote secret's user may not read what
 	// istiod reads.
 	ProblemRemoteSecretRBAC ProblemKind = "remote-secret-rbac"
+	// ProblemRemoteSecretExpiry: a remote secret's token or client
+	// certificate has expired, or expires within a week.
+	ProblemRemoteSecretExpiry ProblemKind = "remote-secret-expiry"
+	// ProblemRemoteSecretServer: a remote secret names an API server
+	// address that istiod's cluster cannot reach by its form (loopback,
+	// localhost, the in-cluster name, a minikube or Docker host name).
+	ProblemRemoteSecretServer ProblemKind = "remote-secret-server"
+	// ProblemRemoteSecretRefused: istiod refuses to load a remote secret's
+	// kubeconfig (an exec plugin, token file, certificate file or auth
+	// provider it does not allow; one that does not parse or validate).
+	ProblemRemoteSecretRefused ProblemKind = "remote-secret-refused"
+	// ProblemRemoteSecretTLS: a remote secret's CA does not verify its
+	// API server, or it skips verification.
+	ProblemRemoteSecretTLS ProblemKind = "remote-secret-tls"
+	// ProblemRemoteSecretUnauthorized: the API server refuses a remote
+	// secret's credential (revoked, expired, another cluster's).
+	ProblemRemoteSecretUnauthorized ProblemKind = "remote-secret-unauthorized"
+	// ProblemRemoteSecretUnreachable: meshscope cannot reach a remote
+	// secret's API server.
+	ProblemRemoteSecretUnreachable ProblemKind = "remote-secret-unreachable"
+	// ProblemRemoteSecretStale: istiod still runs an older version of a
+	// remote secret than the one written.
+	ProblemRemoteSecretStale ProblemKind = "remote-secret-stale"
+	// ProblemIstiodSecretBug: an istiod runs a version with a known
+	// remote-secret bug that the mesh's secrets hit.
+	ProblemIstiodSecretBug ProblemKind = "istiod-remote-secret-bug"
 )
 
 // Problems of the control planes.

@@ -23,6 +23,12 @@ const (
 	SettingResolveHostnameGateways = "RESOLVE_HOSTNAME_GATEWAYS"
 )
 
+// EnvInsecureKubeconfigOptions lists the kubeconfig options istiod allows
+// in remote secrets (pilot/pkg/features InsecureKubeConfigOptions: exec,
+// tokenFile, clientCertificate, clientKey, an auth provider's name),
+// comma-separated; a string, not one of the boolean settings.
+const EnvInsecureKubeconfigOptions = "PILOT_INSECURE_MULTICLUSTER_KUBECONFIG_OPTIONS"
+
 // settingDefaults are istiod's defaults (pilot/pkg/features).
 var settingDefaults = map[string]bool{
 	SettingAmbient:                 false,

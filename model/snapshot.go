@@ -54,6 +54,10 @@ type Snapshot struct {
 	// RevisionPlanes are the other running revisions of each primary, as
 	// control planes of their own (revisionplane.go), in cluster order.
 	RevisionPlanes []RevisionPlane `json:"revisionPlanes,omitempty"`
+	// RemoteSecrets are the keys of the remote secrets read in the context
+	// clusters, each credential described and, once tried, tested
+	// (credential.go), by holder, secret and key.
+	RemoteSecrets []RemoteSecret `json:"remoteSecrets,omitempty"`
 }
 
 // Cluster is the state of one Kubernetes cluster as meshscope sees it.

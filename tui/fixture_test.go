@@ -67,7 +67,7 @@ func testSnapshot() *model.Snapshot {
 				Counts: model.Counts{Services: 12, EndpointSlices: 14, Endpoints: 31, Pods: 28, Nodes: 1, RemoteSecrets: 1},
 				IDFrom: model.IDFromIstiod, Istiods: []model.IstiodPod{{Name: "istiod-5d8f7c9b4-x2k4q", ClusterID: "cluster1", Revision: "default", Ready: true}},
 				RootCerts: []model.RootCert{sharedRoot}, SecretsRead: true},
-			{ID: "cluster2", Source: model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2", In: "cluster1"},
+			{ID: "cluster2", Source: model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2", In: "cluster1", Key: "cluster2"},
 				Server: "https://10.0.0.2:6443", Network: "network2", State: model.StateSynced, SyncedAt: ago(90 * time.Second), LastEventAt: ago(12 * time.Second),
 				Counts: model.Counts{Services: 9, EndpointSlices: 10, Endpoints: 22, Pods: 20, Nodes: 1},
 				IDFrom: model.IDFromRemoteSecret, RootCerts: []model.RootCert{ownRoot}},
@@ -81,6 +81,13 @@ func testSnapshot() *model.Snapshot {
 		Gateways: []model.Gateway{
 			{Network: "network2", Cluster: "cluster2", Address: "192.168.60.9", Port: 15443, From: model.GatewayFromService, Service: "istio-system/istio-eastwestgateway"},
 		},
+		// cluster2's secret: a bound token that expires in 3 days.
+		RemoteSecrets: []model.RemoteSecret{{
+			Ref: model.SourceRef{Kind: model.SourceSecret, Name: "istio-system/istio-remote-secret-cluster2", In: "cluster1", Key: "cluster2"},
+			Credential: model.Credential{Auth: model.AuthBoundToken, Expires: testNow.Add(3*24*time.Hour + time.Hour), Server: "https://10.0.0.2:6443", CA: "data",
+				Subject: "system:serviceaccount:istio-system:istio-reader-service-account"},
+			Test: &model.CredentialTest{At: ago(time.Minute)},
+		}},
 	}
 	s.Services = []*model.Service{
 		svc("sample", "helloworld", httpPort, map[string][]model.Endpoint{

@@ -213,7 +213,7 @@ func TestIstiodOpinion(t *testing.T) {
 	snap := testSnapshot() // cluster3 is in error (unreachable)
 	feed := &istiodFeed{fakeFeed: testFeed(snap), views: []model.IstiodView{{ControlPlane: "cluster1",
 		Clusters: []model.IstiodCluster{{ID: "cluster1", SyncStatus: "synced"}, {ID: "cluster3", SyncStatus: "synced"}}}}}
-	m := newTestModel(t, "mono", 160, 40, snap, feed)
+	m := newTestModel(t, "mono", 180, 40, snap, feed) // wide enough for the state cell
 	out := ansi.Strip(m.View().Content)
 	if !strings.Contains(out, "istiod (cluster1) says synced") {
 		t.Errorf("no istiod opinion on cluster3:\n%s", out)

@@ -57,7 +57,7 @@ func (v *clustersView) title(vc viewContext) string {
 }
 
 // clusterDetail is the number of lines about the selected cluster.
-const clusterDetail = 3
+const clusterDetail = 4
 
 // heights splits the body between the three panes: clusters (title,
 // header, rows and the selected cluster's detail), control planes (title,
@@ -228,7 +228,7 @@ func (v *clustersView) render(vc viewContext, w, h int) string {
 		column{title: "SVC/EPS/PODS", w: 14, right: true},
 	)
 	if w >= 100 {
-		cols = append(cols, column{title: "ROOT CA", w: rootW})
+		cols = append(cols, column{title: "SECRET", w: secretW}, column{title: "ROOT CA", w: rootW})
 	}
 	cols = layoutColumns(cols, w, 8)
 	rows := v.table(vc, cols, w, top-1-clusterDetail, wide)
@@ -319,9 +319,11 @@ func (v *clustersView) table(vc viewContext, cols []column, w, h int, wide bool)
 			vc.sel(vc.st.Muted, sel).Render(fitRight(age(now, c.LastEventAt), cols[k+3].w)),
 			vc.sel(vc.st.Text, sel).Render(fitRight(counts, cols[k+4].w)),
 		)
-		if len(cols) > k+5 {
-			t, st := rootCell(vc, c.ID)
+		if len(cols) > k+6 {
+			t, st := secretCell(vc, c.ID)
 			out = append(out, cell(t, cols[k+5].w, vc.sel(st, sel)))
+			t, st = rootCell(vc, c.ID)
+			out = append(out, cell(t, cols[k+6].w, vc.sel(st, sel)))
 		}
 		return out
 	})

@@ -60,7 +60,7 @@ func idFromText(c model.Cluster) string {
 func (v *clustersView) detail(vc viewContext, w int) []string {
 	id, ok := v.cl.selected()
 	if !ok {
-		return []string{vc.st.Muted.Render(fit("  no clusters yet", w)), "", ""}
+		return []string{vc.st.Muted.Render(fit("  no clusters yet", w)), "", "", ""}
 	}
 	c := vc.ix.snap.Clusters[id]
 	// The reason first: on a narrow screen what is wrong must not be cut.
@@ -91,6 +91,7 @@ func (v *clustersView) detail(vc viewContext, w int) []string {
 	} else {
 		out = append(out, vc.st.Muted.Render(fit("  no warnings", w)))
 	}
+	out = append(out, secretDetail(vc, c.ID, w))
 
 	ri, ok := vc.ix.roots[c.ID]
 	switch {

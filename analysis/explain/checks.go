@@ -85,9 +85,23 @@ var Checks = []Check{
 	{Name: "clusters", About: "every cluster is watched and synced",
 		Kinds: kinds(model.ProblemClusterState, model.ProblemClusterWarning, model.ProblemRemoteSecret),
 		run:   func(s *model.Snapshot, _ *Inputs) []model.Problem { return clusterProblems(s) }},
-	{Name: "remote-secrets", About: "remote secrets name each cluster once, by its istiod's ID, with the permissions istiod needs",
-		Kinds: kinds(model.ProblemRemoteSecretDuplicate, model.ProblemRemoteSecretClusterID, model.ProblemRemoteSecretRBAC),
+	{Name: "remote-secrets", About: "remote secrets name each cluster once, by its istiod's ID",
+		Kinds: kinds(model.ProblemRemoteSecretDuplicate, model.ProblemRemoteSecretClusterID),
 		run:   func(s *model.Snapshot, _ *Inputs) []model.Problem { return secretProblems(s) }},
+	{Name: "remote-secret-credentials", About: "each remote secret's credential, tried read-only from here: istiod loads it, it does not expire within 7 days, its CA verifies its server, the server accepts it, its user holds istio's reader role",
+		Kinds: kinds(model.ProblemRemoteSecretRefused, model.ProblemRemoteSecretExpiry, model.ProblemRemoteSecretTLS,
+			model.ProblemRemoteSecretUnauthorized, model.ProblemRemoteSecretUnreachable, model.ProblemRemoteSecretRBAC),
+		run: func(s *model.Snapshot, in *Inputs) []model.Problem {
+			return append(credentialProblems(s, in.Now), secretRBACProblems(s)...)
+		}},
+	{Name: "remote-secret-servers", About: "each remote secret names a server istiod's cluster can reach (not loopback, localhost, the in-cluster name), unless istiod shows it synced",
+		Kinds: kinds(model.ProblemRemoteSecretServer), Needs: []Need{NeedIstiodView},
+		run: func(s *model.Snapshot, in *Inputs) []model.Problem { return secretServerProblems(s, in.Istiod, in.Now) }},
+	{Name: "remote-secret-istiod", About: "istiod runs the current version of each remote secret, and its version has no known remote-secret bug the secrets run into",
+		Kinds: kinds(model.ProblemRemoteSecretStale, model.ProblemIstiodSecretBug),
+		run: func(s *model.Snapshot, in *Inputs) []model.Problem {
+			return append(staleSecretProblems(s, in.Istiod, in.Now), secretBugProblems(s)...)
+		}},
 	{Name: "control-planes", About: "every primary's istiod reads every cluster of the mesh",
 		Kinds: kinds(model.ProblemControlPlaneMissingCluster),
 		run:   func(_ *model.Snapshot, in *Inputs) []model.Problem { return controlPlaneProblems(in.Planes) }},

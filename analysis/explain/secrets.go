@@ -18,13 +18,13 @@ var istiodNeeds = []string{"services", "endpointslices", "pods", "nodes", "names
 //     (two secrets, or a secret naming the istiod's own cluster): every
 //     endpoint there is counted twice;
 //   - a secret's cluster ID that differs from the CLUSTER_ID of the istiod
-//     running in that cluster;
-//   - the secret's user lacking a permission istiod needs there.
+//     running in that cluster.
+//
+// What each secret's credential may do is secrets_credentials.go's.
 func secretProblems(snap *model.Snapshot) []model.Problem {
 	var ps []model.Problem
 	ps = append(ps, duplicateServerProblems(snap)...)
 	ps = append(ps, clusterIDProblems(snap)...)
-	ps = append(ps, secretRBACProblems(snap)...)
 	return ps
 }
 
@@ -174,14 +174,16 @@ func clusterIDProblems(snap *model.Snapshot) []model.Problem {
 }
 
 // secretRBACProblems: for a cluster meshscope reads with a remote secret's
-// own credentials, each resource istiod needs that the secret's user may
-// not list or watch. (A missing required resource already puts the cluster
-// in error; this names what istiod will miss.)
+// own credentials whose credential was not tried (the test says more:
+// missingPermissionProblems), each resource istiod needs that the
+// secret's user may not list or watch, as the watchers found. (A missing
+// required resource already puts the cluster in error; this names what
+// istiod will miss.)
 func secretRBACProblems(snap *model.Snapshot) []model.Problem {
 	var ps []model.Problem
 	for i := range snap.Clusters {
 		c := &snap.Clusters[i]
-		if c.Source.Kind != model.SourceSecret || c.IsContext() || !meshMember(c) {
+		if c.Source.Kind != model.SourceSecret || c.IsContext() || !meshMember(c) || secretTried(snap, c.Source) {
 			continue
 		}
 		var missing []string
@@ -199,4 +201,14 @@ func secretRBACProblems(snap *model.Snapshot) []model.Problem {
 				c.Source.Name, c.Source.In, strings.Join(missing, ", "), c.ID, c.Source.In, c.ID, strings.Join(missing, ", "))})
 	}
 	return ps
+}
+
+// secretTried says whether the credential of the secret ref was tried.
+func secretTried(snap *model.Snapshot, ref model.SourceRef) bool {
+	for _, rs := range snap.RemoteSecrets {
+		if rs.Ref == ref {
+			return rs.Test != nil && rs.Test.Skipped == ""
+		}
+	}
+	return false
 }

@@ -19,6 +19,18 @@ var kinds = map[model.ProblemKind]entry{
 	model.ProblemRemoteSecretDuplicate: {plan: planDuplicateSecret, none: "which of the secrets names the cluster by its real ID is for its owner to say: delete the other (meshscope names both)"},
 	model.ProblemRemoteSecretClusterID: {plan: planSecretClusterID, none: "the secret must be made again under the cluster's own ID"},
 	model.ProblemRemoteSecretRBAC:      {plan: planSecretRBAC},
+	// A credential that expired, is refused by istiod or its API server,
+	// or whose CA does not verify the server: the secret made again
+	// (istioctl: a reader token, the context's server and CA), whose new
+	// credential the proof's what-if tries.
+	model.ProblemRemoteSecretExpiry:       {plan: planRemoteSecret, none: "the secret's kubeconfig must be made again"},
+	model.ProblemRemoteSecretRefused:      {plan: planRemoteSecret, none: "the secret's kubeconfig must be made again"},
+	model.ProblemRemoteSecretTLS:          {plan: planRemoteSecret, none: "the secret's kubeconfig must be made again"},
+	model.ProblemRemoteSecretUnauthorized: {plan: planRemoteSecret, none: "the secret's kubeconfig must be made again"},
+	model.ProblemRemoteSecretUnreachable:  {none: "where meshscope runs cannot reach the server: nothing in the mesh's objects to change"},
+	model.ProblemRemoteSecretServer:       {none: "the address istiod's cluster reaches is the network's to say (istioctl create-remote-secret --server=)"},
+	model.ProblemRemoteSecretStale:        {none: "restarting istiod makes it load the secret again, which what-if cannot model"},
+	model.ProblemIstiodSecretBug:          {none: "a restart and an upgrade of istiod, not an object change"},
 
 	// Control planes.
 	model.ProblemControlPlaneMissingCluster: {plan: planMissingCluster, none: "no remote secret can be built for the cluster"},

@@ -32,9 +32,10 @@ type doctorOptions struct {
 	listChecks    bool
 	// fix, fixDir and allFixes: each problem's fix, proven by what-if
 	// (doctor_fix.go).
-	fix      bool
-	fixDir   string
-	allFixes bool
+	fix           bool
+	fixDir        string
+	allFixes      bool
+	remoteSecrets []string
 }
 
 func newDoctorCmd(g *globalOptions) *cobra.Command {
@@ -107,6 +108,13 @@ each fix as a file kubectl replace -f (create -f for a new object) and
 meshscope what-if -f take, its header saying what it fixes and what
 what-if predicted. -o json carries
 each problem's fix and proof. Nothing is ever written to a cluster.
+
+--remote-secret [CLUSTER=]FILE (istioctl create-remote-secret's output, YAML
+or JSON, - for stdin) checks remote secrets before they are applied: in
+memory, on CLUSTER (default: every primary but the one it declares), its
+credentials tried read-only, every check run before and after; it lists each
+key's credential and the problems that are new or name it; a credential that
+could not be tried from here makes the answer incomplete (docs/secrets.md).
 ` + exitHelp("an error-level problem (warnings alone exit 0)"),
 		Example: `  meshscope doctor --demo
   meshscope doctor --context cluster1,cluster2 -o json
@@ -115,7 +123,9 @@ each problem's fix and proof. Nothing is ever written to a cluster.
   meshscope doctor --list-checks
   meshscope doctor --skip root-cas,localities
   meshscope doctor --demo --fix
-  meshscope doctor --fix-dir fixes/ && kubectl replace --context cluster2 -f fixes/01-drop-helloworld-v2-54df5f84b-9hxgw-cluster2.yaml`,
+  meshscope doctor --fix-dir fixes/ && kubectl replace --context cluster2 -f fixes/01-drop-helloworld-v2-54df5f84b-9hxgw-cluster2.yaml
+  istioctl create-remote-secret --context=cluster2 --name=cluster2 | meshscope doctor --context cluster1 --remote-secret -
+  meshscope doctor --context cluster1 --remote-secret cluster1=remote-secret-cluster2.yaml -o json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDoctor(cmd, g, o)
@@ -134,6 +144,7 @@ func (o *doctorOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.mode, "xds-mode", "delta", "ADS flavour: delta or sotw")
 	f.DurationVar(&o.staleAfter, "stale-after", explain.DefaultStaleAfter, "report a proxy that has not acknowledged istiod's last push for this long (proxy-stale)")
 	f.StringSliceVar(&o.skip, "skip", nil, "checks not to run, by name (see --list-checks)")
+	f.StringArrayVar(&o.remoteSecrets, "remote-secret", nil, "check remote secrets before they are applied: [CLUSTER=]FILE, - for stdin (istioctl create-remote-secret's output; repeatable)")
 	f.BoolVar(&o.listChecks, "list-checks", false, "list doctor's checks (name, what each looks at, what it needs, the problem kinds it raises) and exit")
 	f.BoolVar(&o.fix, "fix", false, "show each problem's fix with its proof (what-if on the same mesh)")
 	f.StringVar(&o.fixDir, "fix-dir", "", "write each proven fix into this directory, a file per fix and cluster (kubectl replace -f, or create -f for a new object, and meshscope what-if -f take them); implies --fix")
@@ -155,6 +166,9 @@ func runDoctor(cmd *cobra.Command, g *globalOptions, o *doctorOptions) error {
 	}
 	if err := explain.ValidateSkip(o.skip); err != nil {
 		return badInput(err)
+	}
+	if len(o.remoteSecrets) > 0 {
+		return runPreflight(cmd, g, o)
 	}
 	mode, err := xdsclient.ParseMode(o.mode)
 	if err != nil {

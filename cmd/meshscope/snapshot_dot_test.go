@@ -6,8 +6,9 @@ import (
 )
 
 // snapshot -o dot draws the demo's map: its three networks as boxes, the
-// demo's istiod reading cluster2 and cluster3, and cluster4 (whose remote
-// secret's CA does not match) as a broken arrow with its problem.
+// demo's istiod reading cluster2 (through a token that expires within the
+// week: a warning on the arrow) and cluster3, and cluster4 (whose remote
+// secret's CA does not match) as a broken arrow with its problems.
 func TestSnapshotDotDemo(t *testing.T) {
 	out, err := runCLI(t, "snapshot", "--demo", "-o", "dot")
 	if err != nil {
@@ -15,8 +16,9 @@ func TestSnapshotDotDemo(t *testing.T) {
 	}
 	for _, want := range []string{
 		"digraph mesh {", `label="network network1";`, `label="network network2";`,
-		`"istiod:cluster1" -> "cluster:cluster2" [];`,
-		`"istiod:cluster1" -> "cluster:cluster4" [style=dashed, color=red, arrowhead=tee, label="✗ secret fails: error\nerror remote-secret"];`,
+		`"istiod:cluster1" -> "cluster:cluster2" [label="warning remote-secret-expiry"];`,
+		`"istiod:cluster1" -> "cluster:cluster3" [];`,
+		`"istiod:cluster1" -> "cluster:cluster4" [style=dashed, color=red, arrowhead=tee, label="✗ secret fails: error\nerror remote-secret\nerror remote-secret-tls"];`,
 		`"gateway:network2:0" [label="gateway 192.168.60.9:15443\nok", shape=cds];`,
 	} {
 		if !strings.Contains(out, want) {

@@ -56,6 +56,9 @@ type Input struct {
 	// GatewayNames are the answers for the gateways' DNS names
 	// (GatewayNames), resolved by the caller.
 	GatewayNames []model.GatewayName
+	// RemoteSecrets are the remote-secret keys read, described and
+	// tested, as the snapshot shows them.
+	RemoteSecrets []model.RemoteSecret
 }
 
 // Assemble puts the clusters' shares together into a snapshot: services
@@ -63,7 +66,7 @@ type Input struct {
 // ServiceEntries' workloads attached, gateways and networks collected. It
 // reads nothing but its input.
 func Assemble(in Input) *model.Snapshot {
-	s := &model.Snapshot{Version: in.Version, Time: in.Time, SystemNamespace: in.SystemNamespace}
+	s := &model.Snapshot{Version: in.Version, Time: in.Time, SystemNamespace: in.SystemNamespace, RemoteSecrets: in.RemoteSecrets}
 	services := map[string]*model.Service{}
 	selected := map[string][][]model.Endpoint{}
 	nsLabels := map[string]map[string]map[string]string{}

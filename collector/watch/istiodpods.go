@@ -65,6 +65,9 @@ func transformIstiodPod(obj any) (any, error) {
 		if v := imageVersion(ctr.Image); v != "" && (c.pod.Version == "" || ctr.Name == "discovery") {
 			c.pod.Version = v
 		}
+		if v, ok := env[model.EnvInsecureKubeconfigOptions]; ok && (c.pod.KubeconfigOptions == "" || ctr.Name == "discovery") {
+			c.pod.KubeconfigOptions = v
+		}
 		if c.pod.Env == nil || ctr.Name == "discovery" {
 			for _, k := range model.SettingKeys {
 				if v, ok := env[k]; ok {
@@ -75,6 +78,9 @@ func transformIstiodPod(obj any) (any, error) {
 				}
 			}
 		}
+	}
+	if p.Status.StartTime != nil {
+		c.pod.StartedAt = p.Status.StartTime.Time
 	}
 	if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 		for _, cond := range p.Status.Conditions {

@@ -317,8 +317,28 @@ func transformNamespace(obj any) (any, error) {
 
 func transformSecret(obj any) (any, error) {
 	if s, ok := obj.(*corev1.Secret); ok {
-		// The data (kubeconfigs) is needed; annotations are not.
+		// The data (kubeconfigs) is needed; annotations are not. Of the
+		// managed fields only the newest time: when it was last written.
+		newest := s.CreationTimestamp
+		for _, f := range s.ManagedFields {
+			if f.Time != nil && f.Time.After(newest.Time) {
+				newest = *f.Time
+			}
+		}
 		stripMeta(&s.ObjectMeta, false)
+		// stringData (istioctl create-remote-secret writes it) is folded
+		// into data as the API server does on write, over data's keys: a
+		// what-if of such a file reads what the cluster would hold.
+		for k, v := range s.StringData {
+			if s.Data == nil {
+				s.Data = map[string][]byte{}
+			}
+			s.Data[k] = []byte(v)
+		}
+		s.StringData = nil
+		if !newest.IsZero() {
+			s.ManagedFields = []metav1.ManagedFieldsEntry{{Time: &newest}}
+		}
 	}
 	return obj, nil
 }

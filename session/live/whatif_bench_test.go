@@ -100,11 +100,12 @@ func benchObjects(c, n int) []runtime.Object {
 }
 
 // remoteSecret declares cluster id at server (a context of the bench mesh
-// too: one cluster, read by cluster1's istiod).
+// too: one cluster, read by cluster1's istiod), with a CA as istioctl
+// writes it (a placeholder: nothing is dialled).
 func remoteSecret(id, server string) *corev1.Secret {
 	kubeconfig := fmt.Sprintf(`apiVersion: v1
 kind: Config
-clusters: [{name: c, cluster: {server: %s, insecure-skip-tls-verify: true}}]
+clusters: [{name: c, cluster: {server: %s, certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUIKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=}}]
 users: [{name: u, user: {token: bench-token}}]
 contexts: [{name: x, context: {cluster: c, user: u}}]
 current-context: x

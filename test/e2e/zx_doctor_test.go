@@ -605,7 +605,7 @@ func TestDoctorRemoteSecretProblems(t *testing.T) {
 		}{
 			{"remote-secret-duplicate", []string{"istiod cluster1 reads the API server " + theLab.Cluster("cluster2").URL + " twice, as clusters cluster2 and cluster2-alias"}},
 			{"remote-secret-cluster-id", []string{"remote secret istio-system/" + name + " in cluster1 calls the API server", `"cluster2-alias"`, "(pod istiod-local-cluster2) has CLUSTER_ID \"cluster2\""}},
-			{"remote-secret-rbac", []string{"the user of remote secret istio-system/" + name + " (in cluster1) may not list/watch nodes in cluster2-alias"}},
+			{"remote-secret-rbac", []string{"the user of remote secret istio-system/" + name + " in cluster1 (for cluster2-alias), service account istio-system/meshscope-lab-no-nodes may not: ", "nodes (get, list, watch)", "istiod cluster1 never syncs cluster2-alias"}},
 		} {
 			if _, why := problemOf(ps, w.kind, model.SeverityError, w.texts...); why != "" {
 				return why
