@@ -2,7 +2,6 @@ package fix
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -151,12 +150,6 @@ func deref(s *string) string {
 }
 
 func ptr(s string) *string { return &s }
-
-// labelsOf are a map's metadata labels (a copy).
-func labelsOf(m map[string]any) map[string]string {
-	l, _, _ := unstructured.NestedStringMap(m, "metadata", "labels")
-	return maps.Clone(l)
-}
 
 // short is "namespace/name" of a ref (its name when cluster-scoped).
 func short(r model.ObjectRef) string {

@@ -153,7 +153,7 @@ spec:
 				secretData = s.Data
 				return nil
 			},
-			host:    hello, port: 5000,
+			host: hello, port: 5000,
 		},
 		{
 			name: "namespace sample labelled for a revision that does not run", kind: model.ProblemNamespaceRevision,
