@@ -35,6 +35,7 @@ func FakeIstio(objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
 		istio("networking.istio.io", "destinationrules"): "DestinationRuleList", istio("security.istio.io", "peerauthentications"): "PeerAuthenticationList",
 		istio("networking.istio.io", "serviceentries"): "ServiceEntryList", istio("networking.istio.io", "workloadentries"): "WorkloadEntryList", GatewaysGVR: "GatewayList",
 		istio("networking.istio.io", "sidecars"): "SidecarList", istio("networking.istio.io", "virtualservices"): "VirtualServiceList",
+		istio("networking.istio.io", "gateways"): "GatewayList",
 	}
 	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, objs...)
 }
