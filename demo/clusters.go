@@ -156,7 +156,7 @@ func (c *cluster) serviceIP(n int) string {
 }
 
 func (c *cluster) seedGateway(ctx context.Context) error {
-	if err := kubesim.EastWestGateway(ctx, c.client, systemNamespace, c.def.Network, c.def.GatewayIP, c.allocIP()); err != nil {
+	if err := kubesim.EastWestGateway(ctx, c.client, systemNamespace, c.def.Network, c.def.GatewayIP, c.allocIP(), ""); err != nil {
 		return err
 	}
 	svcs := c.client.CoreV1().Services(systemNamespace)

@@ -170,7 +170,7 @@ func resolveTarget(snap *model.Snapshot, ix *Index, svc *model.Service, subset s
 		// Only EndpointSlices without a Service: predict from them.
 		c.kubeNS, c.kubeFound = svc.Namespace, true
 	}
-	chosen, found, kubeFound, hiddenWhy := c.chooseNamespace(entries, t.cfg, svc, port, proxyNS, proxy.Labels)
+	chosen, found, kubeFound, hiddenWhy := c.chooseNamespace(entries, t.cfg, svc, port, proxyNS, proxy.Labels, proxy.Router)
 	if !found {
 		t.noEndpoints = hiddenWhy + ": istiod sends no endpoints"
 		return t, true
@@ -231,10 +231,11 @@ func kubeCandidate(svc *model.Service, cfg *configView) candidates {
 // Kubernetes Service's, else the first ServiceEntry exported to the proxy
 // explicitly, else the first public one (sidecar scope's selectServices
 // with PILOT_UNIFIED_SIDECAR_SCOPE, over servicesExportedToNamespace),
-// among those exported to the proxy and imported by its Sidecar. found is
+// among those exported to the proxy and imported by its Sidecar (a router
+// has none: DefaultSidecarScopeForGateway). found is
 // false when none is left, hiddenWhy the sentence saying why; kubeFound
 // says whether the Kubernetes Service is still a candidate.
-func (c *candidates) chooseNamespace(entries []*model.ServiceEntryHost, cfg *configView, svc *model.Service, port int32, proxyNS string, proxyLabels map[string]string) (chosen string, found, kubeFound bool, hiddenWhy string) {
+func (c *candidates) chooseNamespace(entries []*model.ServiceEntryHost, cfg *configView, svc *model.Service, port int32, proxyNS string, proxyLabels map[string]string, router bool) (chosen string, found, kubeFound bool, hiddenWhy string) {
 	mc := cfg.mc
 	visible := func(exportTo []string, ns string) bool {
 		return visible(exportTo, mc.DefaultServiceExportTo, ns, proxyNS)
@@ -254,7 +255,7 @@ func (c *candidates) chooseNamespace(entries []*model.ServiceEntryHost, cfg *con
 	}
 	// The proxy's Sidecar resource imports only the services its egress
 	// hosts name (sidecar.go).
-	if sc := cfg.sidecarFor(proxyNS, proxyLabels); sc != nil {
+	if sc := cfg.sidecarFor(proxyNS, proxyLabels); sc != nil && !router {
 		// A VirtualService the Sidecar selects imports its destinations
 		// too, from the proxy's namespace, else a Kubernetes Service's,
 		// else the oldest ServiceEntry's (pickBestVisibleNamespace).

@@ -1,0 +1,210 @@
+package gatewayhop
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/meshscope/meshscope/analysis/fleet"
+	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/model"
+)
+
+// Checker follows cross-network requests through the gateways of one
+// snapshot: each gateway pod's config is predicted once (pods of one
+// shape share it) and every hop is checked against it. Safe for
+// concurrent use.
+type Checker struct {
+	snap    *model.Snapshot
+	viewFor func(cp string) *model.Snapshot
+	fleet   *fleet.Fleet
+	gws     []Gateway
+
+	mu      sync.Mutex
+	views   map[string]*model.Snapshot
+	ixs     map[string]*horizon.Index
+	configs map[string]*Config
+}
+
+// NewChecker checks the hops of snap. viewFor gives the mesh as the istiod
+// of a control plane reads it (nil: snap itself); fl, when not nil, is the
+// fleet of real proxies, which says whether a gateway pod's proxy is
+// connected.
+func NewChecker(snap *model.Snapshot, viewFor func(cp string) *model.Snapshot, fl *fleet.Fleet) *Checker {
+	if viewFor == nil {
+		viewFor = func(string) *model.Snapshot { return snap }
+	}
+	return &Checker{snap: snap, viewFor: viewFor, fleet: fl, gws: Gateways(snap),
+		views: map[string]*model.Snapshot{}, ixs: map[string]*horizon.Index{}, configs: map[string]*Config{}}
+}
+
+// Gateways are the network gateways checked, with their pods.
+func (k *Checker) Gateways() []Gateway { return k.gws }
+
+// Gateway finds the gateway at address:port of network (nil: not a gateway
+// Service's, e.g. a static meshNetworks address).
+func (k *Checker) Gateway(network, address string, port uint32) *Gateway {
+	for i := range k.gws {
+		g := &k.gws[i]
+		if g.Network == network && g.Address == address && g.Port == port {
+			return g
+		}
+	}
+	return nil
+}
+
+// Config is the predicted second-hop config of one gateway pod.
+func (k *Checker) Config(w Workload) *Config {
+	key := shapeKey(w)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if c := k.configs[key]; c != nil {
+		return c
+	}
+	view := k.views[w.ControlPlane]
+	if view == nil {
+		view = k.viewFor(w.ControlPlane)
+		k.views[w.ControlPlane] = view
+		k.ixs[w.ControlPlane] = horizon.NewIndex(view)
+	}
+	c := Predict(view, k.ixs[w.ControlPlane], w.ControlPlane, w)
+	k.configs[key] = c
+	return c
+}
+
+// Check follows a request for host:port (and subset) into network through
+// the gateway at address:port: it holds when one ready pod behind the
+// gateway carries it.
+func (k *Checker) Check(network, address string, gwPort uint32, host string, port int32, subset string) Hop {
+	g := k.Gateway(network, address, gwPort)
+	if g == nil {
+		h := Hop{Network: network, Address: address, Port: gwPort, SNI: model.SNIName(host, subset, port), State: Unchecked}
+		h.Why = "no gateway Service gives this address (a static meshNetworks gateway): meshscope cannot find the pods behind it"
+		return h
+	}
+	return k.CheckGateway(g, host, port, subset)
+}
+
+// CheckGateway is Check for a gateway of Gateways.
+func (k *Checker) CheckGateway(g *Gateway, host string, port int32, subset string) Hop {
+	base := Hop{Network: g.Network, Address: g.Address, Port: g.Port, SNI: model.SNIName(host, subset, port)}
+	if g.Error != "" {
+		return base.broken(StepPods, g.Error)
+	}
+	var firstBroken *Hop
+	var doubtful *Hop
+	notReady := 0
+	for _, w := range g.Pods {
+		if !w.Ready {
+			notReady++
+			continue
+		}
+		h := k.podHop(g, w, host, subset, port)
+		switch {
+		case h.State == Holds:
+			return h
+		case h.State == Doubtful && doubtful == nil:
+			doubtful = &h
+		case h.State == Breaks && firstBroken == nil:
+			firstBroken = &h
+		}
+	}
+	switch {
+	case doubtful != nil:
+		return *doubtful
+	case firstBroken != nil:
+		return *firstBroken
+	}
+	return base.broken(StepPods, fmt.Sprintf("none of the %d pod(s) behind %s in %s is ready: the load balancer has nowhere to send %s's cross-network traffic",
+		notReady, g.Service, g.Cluster, g.Network))
+}
+
+// proxySync is the fleet's row of a gateway pod's proxy (zero when the
+// fleet is not read, or not complete enough to call it disconnected).
+func (k *Checker) proxySync(w Workload) fleet.Proxy {
+	if k.fleet == nil {
+		return fleet.Proxy{}
+	}
+	for _, p := range k.fleet.Proxies {
+		if p.Probe || p.Pod == nil || p.Pod.Cluster != w.Cluster || p.Pod.Namespace != w.Namespace || p.Pod.Name != w.Pod {
+			continue
+		}
+		if p.State == fleet.Disconnected && !k.fleet.Complete {
+			return fleet.Proxy{}
+		}
+		return p
+	}
+	return fleet.Proxy{}
+}
+
+// noChainWhy says why the gateway's listener has no filter chain for
+// the SNI of host:port (and subset).
+func (k *Checker) noChainWhy(cfg *Config, w Workload, host, subset string, port int32, tp uint32) string {
+	sc, found := horizon.ScopeOf(cfg.view, cfg.ix, host, cfg.Proxy)
+	switch {
+	case !found:
+		return fmt.Sprintf("istiod %s does not know %s", cfg.ControlPlane, host)
+	case !sc.Visible:
+		return fmt.Sprintf("%s is not visible from the gateway's namespace %s (%s): istiod builds the gateway's SNI chains from its own scope, although the source's sidecar sends this SNI", host, w.Namespace, sc.Hidden)
+	case sc.MeshExternal:
+		return fmt.Sprintf("%s is a MESH_EXTERNAL ServiceEntry: istiod makes no SNI chain for it", host)
+	case !slices.ContainsFunc(sc.Ports, func(p model.ServicePort) bool { return p.Port == port && !strings.EqualFold(p.Protocol, "UDP") }):
+		return fmt.Sprintf("the service the gateway sees for %s (namespace %s) has no TCP port %d", host, sc.Namespace, port)
+	case subset != "" && !slices.Contains(sc.Subsets, subset):
+		return k.noSubsetWhy(cfg, sc, w, host, subset)
+	}
+	var hosts []string
+	if l := cfg.listenerOn(tp); l != nil {
+		for _, s := range l.Servers {
+			hosts = append(hosts, s.Hosts...)
+		}
+	}
+	return fmt.Sprintf("the hosts of the AUTO_PASSTHROUGH server(s) on port %d (%s) do not match %s", tp, strings.Join(hosts, ","), host)
+}
+
+// noSubsetWhy says why the gateway has no chain for a subset: the
+// DestinationRule it sees declares none of that name, and the rules that
+// do are not visible from its namespace.
+func (k *Checker) noSubsetWhy(cfg *Config, sc horizon.Scope, w Workload, host, subset string) string {
+	seen := "no DestinationRule"
+	if len(sc.Rules) > 0 {
+		seen = "DestinationRule " + strings.Join(sc.Rules, "+")
+	}
+	var declaring []string
+	for _, d := range cfg.view.DestinationRules {
+		if d.Cluster != cfg.Proxy.ConfigCluster || !model.HostSubsetOf(host, model.FQDN(d.Host, d.Namespace)) {
+			continue
+		}
+		for _, s := range d.Subsets {
+			if s.Name == subset {
+				declaring = append(declaring, fmt.Sprintf("%s/%s (exportTo %s)", d.Namespace, d.Name, orText(strings.Join(d.ExportTo, ","), "default")))
+			}
+		}
+	}
+	why := fmt.Sprintf("the gateway (namespace %s) sees %s for %s, without subset %s", w.Namespace, seen, host, subset)
+	if len(declaring) > 0 {
+		why += "; " + strings.Join(declaring, ", ") + " declares it but is not visible from " + w.Namespace
+	}
+	return why + ": the source's sidecar sends this SNI, the gateway has no chain or cluster for it"
+}
+
+// shapeKey identifies what a gateway pod's config depends on. Its IP is
+// part of it: istiod finds the pod's Services (resolvePorts) and its
+// locality (the priorities of locality load balancing) by it.
+func shapeKey(w Workload) string {
+	var b strings.Builder
+	b.WriteString(w.ControlPlane + "|" + w.Cluster + "|" + w.Namespace + "|" + w.Pod + "|" + selectorText(w.Labels) + "|" + w.IP + "|")
+	if w.Proxy != nil {
+		b.WriteString(string(w.Proxy.Kind) + "|" + w.Proxy.Network + "|" + w.Proxy.ClusterID + "|" + w.Proxy.NetworkView + "|" + strconv.FormatBool(w.Proxy.Unprivileged))
+	}
+	ports := make([]string, 0, len(w.Ports))
+	for p, t := range w.Ports {
+		ports = append(ports, strconv.Itoa(int(p))+">"+strconv.Itoa(int(t)))
+	}
+	sort.Strings(ports)
+	b.WriteString("|" + strings.Join(ports, ","))
+	return b.String()
+}

@@ -1,0 +1,238 @@
+package gatewayhop
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/meshscope/meshscope/analysis/fleet"
+	"github.com/meshscope/meshscope/analysis/horizon"
+	"github.com/meshscope/meshscope/model"
+)
+
+// State is how the second hop of one service port fares at one gateway.
+type State string
+
+const (
+	// Holds: a ready gateway pod accepts the SNI and has healthy
+	// endpoints of its own network for it.
+	Holds State = "holds"
+	// Doubtful: it holds, with a caveat (part of the traffic leaves the
+	// network again; a gateway proxy not in sync).
+	Doubtful State = "doubtful"
+	// Breaks: no ready gateway pod carries the request.
+	Breaks State = "breaks"
+	// Unchecked: meshscope cannot follow the gateway to its pods.
+	Unchecked State = "unchecked"
+)
+
+// Step names where a hop breaks.
+type Step string
+
+// The steps of the second hop, in the order traffic meets them.
+const (
+	StepPods     Step = "pods"     // no ready gateway pod running a router proxy
+	StepProxy    Step = "proxy"    // its proxy is connected to no istiod
+	StepListener Step = "listener" // no AUTO_PASSTHROUGH listener on the port traffic reaches
+	StepChain    Step = "chain"    // no filter chain for the SNI
+	StepCluster  Step = "cluster"  // no SNI-DNAT cluster
+	StepEndpoint Step = "endpoint" // no healthy endpoint of the gateway's network
+)
+
+// Hop is the second hop of one service port (and subset) through one
+// gateway: what the request meets there and whether it gets through.
+type Hop struct {
+	Network string `json:"network"`
+	Address string `json:"address"`
+	Port    uint32 `json:"port"`
+	SNI     string `json:"sni"`
+	State   State  `json:"state"`
+	// Step and Why say where and why it breaks (or the caveat).
+	Step Step   `json:"step,omitempty"`
+	Why  string `json:"why,omitempty"`
+	// Pod is the gateway pod the rest describes: the first that carries
+	// the request, else the first ready one; TargetPort the pod port the
+	// gateway port reaches, Listener the listener there.
+	Pod        string `json:"pod,omitempty"`
+	TargetPort uint32 `json:"targetPort,omitempty"`
+	Listener   string `json:"listener,omitempty"`
+	// Endpoints are the healthy endpoints of the gateway's network in the
+	// SNI-DNAT cluster; Elsewhere the entries that send the request on to
+	// another network (gateways, or pod IPs of another network).
+	Endpoints []string `json:"endpoints,omitempty"`
+	Elsewhere []string `json:"elsewhere,omitempty"`
+}
+
+// OK says the request gets through (Holds or Doubtful).
+func (h Hop) OK() bool { return h.State == Holds || h.State == Doubtful }
+
+// Path is the hop in one line, e.g. "→ 192.168.60.9:15443 → SNI
+// outbound_.5000_._.helloworld.sample.svc.cluster.local ✓ → 1 endpoint
+// 10.144.0.15:5000 ✓", or where it breaks.
+func (h Hop) Path() string {
+	at := "→ " + model.HostPort(h.Address, h.Port)
+	if h.TargetPort != 0 && h.TargetPort != h.Port {
+		at += " (pod port " + strconv.Itoa(int(h.TargetPort)) + ")"
+	}
+	switch h.State {
+	case Unchecked:
+		return at + " → second hop not checked: " + h.Why
+	case Breaks:
+		switch h.Step {
+		case StepPods, StepProxy, StepListener:
+			return at + " ✗ " + h.Why
+		case StepChain, StepCluster:
+			return at + " → SNI " + h.SNI + " ✗ " + h.Why
+		}
+		return at + " → SNI " + h.SNI + " ✓ → no endpoint ✗ " + h.Why
+	}
+	eps := fmt.Sprintf("%d endpoint(s) %s", len(h.Endpoints), strings.Join(first(h.Endpoints, 3), ","))
+	if len(h.Endpoints) == 1 {
+		eps = "1 endpoint " + h.Endpoints[0]
+	}
+	out := at + " → SNI " + h.SNI + " ✓ → " + eps + " ✓"
+	if h.State == Doubtful {
+		out += " (! " + h.Why + ")"
+	}
+	return out
+}
+
+func first(l []string, n int) []string {
+	if len(l) > n {
+		return append(l[:n:n], "…")
+	}
+	return l
+}
+
+// podHop is the hop through one gateway pod.
+func (k *Checker) podHop(g *Gateway, w Workload, host, subset string, port int32) Hop {
+	h := Hop{Network: g.Network, Address: g.Address, Port: g.Port, SNI: model.SNIName(host, subset, port), Pod: w.Pod}
+	h.TargetPort = g.Port
+	if t, ok := w.Ports[g.Port]; ok {
+		h.TargetPort = t
+	} else if g.TargetPort != 0 {
+		h.TargetPort = g.TargetPort
+	}
+	if !w.Router() {
+		return h.broken(StepPods, fmt.Sprintf("gateway pod %s runs no istio-proxy started as a router (\"proxy router\"): nothing there routes by SNI", w.Pod))
+	}
+	sync := k.proxySync(w)
+	if sync.State == fleet.Disconnected {
+		return h.broken(StepProxy, fmt.Sprintf("gateway pod %s's proxy is connected to no istiod: it has no config to route the request with", w.Pod))
+	}
+	cfg := k.Config(w)
+	chain, listener := cfg.Chains(h.TargetPort, h.SNI)
+	if l := cfg.listenerOn(h.TargetPort); l != nil {
+		h.Listener = l.Name
+	}
+	switch {
+	case !listener:
+		return h.broken(StepListener, cfg.noListenerWhy(g, w, h.TargetPort))
+	case !chain:
+		return h.broken(StepChain, k.noChainWhy(cfg, w, host, subset, port, h.TargetPort))
+	}
+	cl, ok := cfg.Cluster(h.SNI)
+	if !ok {
+		return h.broken(StepCluster, "the gateway has a filter chain but no cluster "+h.SNI)
+	}
+	if cl.Type != "EDS" {
+		h.State, h.Why = Doubtful, fmt.Sprintf("a %s cluster: Envoy resolves its hosts itself, meshscope does not predict them", cl.Type)
+		return h
+	}
+	h = endpointsHop(h, cfg.Endpoints(h.SNI), w)
+	if h.State == Holds && sync.State != "" && sync.State != fleet.Synced {
+		h.State, h.Why = Doubtful, fmt.Sprintf("gateway pod %s's proxy is %s on istiod %s", w.Pod, strings.ToLower(string(sync.State)), orText(sync.ControlPlane, "?"))
+	}
+	return h
+}
+
+func (h Hop) broken(step Step, why string) Hop {
+	h.State, h.Step, h.Why = Breaks, step, why
+	return h
+}
+
+// endpointsHop reads the gateway's SNI-DNAT cluster: the request gets
+// through when a healthy endpoint of the gateway's own network is in it.
+func endpointsHop(h Hop, p *horizon.Prediction, w Workload) Hop {
+	if p == nil {
+		return h.broken(StepCluster, "no EDS for "+h.SNI)
+	}
+	for _, e := range p.Endpoints {
+		addr := model.HostPort(e.Address, e.Port)
+		switch {
+		case e.Kind != horizon.Local:
+			h.Elsewhere = append(h.Elsewhere, addr+" ("+string(e.Kind)+" "+e.Network+")")
+		case e.Health != horizon.Unhealthy:
+			h.Endpoints = append(h.Endpoints, addr)
+		}
+	}
+	switch {
+	case len(h.Endpoints) > 0 && len(h.Elsewhere) == 0:
+		h.State = Holds
+	case len(h.Endpoints) > 0:
+		h.State, h.Why = Doubtful, fmt.Sprintf("the gateway's cluster also holds %s: without REQUESTED_NETWORK_VIEW=%s the gateway sends part of the requests on to another network",
+			strings.Join(first(h.Elsewhere, 2), ", "), h.Network)
+	default:
+		h = h.broken(StepEndpoint, noEndpointWhy(h, p, w))
+	}
+	return h
+}
+
+// noEndpointWhy says why the gateway's SNI-DNAT cluster holds no healthy
+// endpoint of its network.
+func noEndpointWhy(h Hop, p *horizon.Prediction, w Workload) string {
+	net, view := w.Network(), ""
+	if w.Proxy != nil {
+		view = w.Proxy.NetworkView
+	}
+	switch {
+	case p.NoEndpoints != "":
+		return p.NoEndpoints
+	case net == "" && len(h.Elsewhere) > 0:
+		return fmt.Sprintf("the gateway proxy sends no NETWORK (pod %s was injected without topology.istio.io/network): istiod sends it %s instead of %s's endpoints — the request loops back to a gateway (forceGateway)",
+			w.Pod, strings.Join(first(h.Elsewhere, 2), ", "), h.Network)
+	case view != "" && !strings.Contains(","+view+",", ","+h.Network+","):
+		return fmt.Sprintf("the gateway proxy's REQUESTED_NETWORK_VIEW is %q, not its network %s: istiod sends it none of %s's endpoints", view, h.Network, h.Network)
+	case net != "" && net != h.Network:
+		return fmt.Sprintf("the gateway proxy says NETWORK=%s, but it is %s's gateway: istiod sends it %s's endpoints through their gateway", net, h.Network, h.Network)
+	case len(p.Dropped) > 0:
+		return fmt.Sprintf("istiod sends the gateway no healthy endpoint of %s (%d dropped: %s)", h.Network, len(p.Dropped), p.Dropped[0].Why)
+	case len(h.Elsewhere) > 0:
+		return fmt.Sprintf("istiod sends the gateway only %s", strings.Join(first(h.Elsewhere, 2), ", "))
+	}
+	return fmt.Sprintf("the service has no ready endpoint the gateway can reach (%d endpoint(s) sent, none healthy in %s)", len(p.Endpoints), h.Network)
+}
+
+// listenerOn is the listener istiod sends on port, if any.
+func (c *Config) listenerOn(port uint32) *Listener {
+	for i := range c.Listeners {
+		if c.Listeners[i].Port == port && c.Listeners[i].Dropped == "" {
+			return &c.Listeners[i]
+		}
+	}
+	return nil
+}
+
+// noListenerWhy says why no AUTO_PASSTHROUGH listener is on the pod port
+// the gateway port reaches.
+func (c *Config) noListenerWhy(g *Gateway, w Workload, tp uint32) string {
+	var ports []string
+	for _, l := range c.Listeners {
+		if l.Dropped == "" {
+			ports = append(ports, strconv.Itoa(int(l.Port)))
+		}
+	}
+	switch {
+	case len(ports) > 0:
+		return fmt.Sprintf("port %d of %s reaches pod port %d, but the gateway's AUTO_PASSTHROUGH listener is on %s: the connection is refused", g.Port, g.Service, tp, strings.Join(ports, ","))
+	case len(c.Gateways) == 0:
+		return fmt.Sprintf("no Gateway selects pod %s (labels %s) in the config of istiod %s: istiod builds it no listener (apply a Gateway with an AUTO_PASSTHROUGH server, e.g. istio's cross-network-gateway)",
+			w.Pod, selectorText(w.Labels), c.ControlPlane)
+	}
+	for _, l := range c.Listeners {
+		if l.Dropped != "" {
+			return fmt.Sprintf("the AUTO_PASSTHROUGH listener on port %d is not sent: %s", l.Port, l.Dropped)
+		}
+	}
+	return fmt.Sprintf("the Gateways that select pod %s (%s) have no AUTO_PASSTHROUGH server: nothing routes by SNI to the mesh's services", w.Pod, strings.Join(c.Gateways, ", "))
+}
