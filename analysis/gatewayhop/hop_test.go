@@ -58,10 +58,15 @@ func TestHopBreaks(t *testing.T) {
 		{"selector misses", func(s *model.Snapshot) { s.IstioGateways[0].Selector = map[string]string{"istio": "ingressgateway"} }, "", Breaks, StepListener, "no Gateway selects"},
 		{"not AUTO_PASSTHROUGH", func(s *model.Snapshot) { s.IstioGateways[0].Servers[0].TLSMode = model.TLSPassthrough }, "", Breaks, StepListener, "have no AUTO_PASSTHROUGH server"},
 		{"hosts miss", func(s *model.Snapshot) { s.IstioGateways[0].Servers[0].Hosts = []string{"*.global"} }, "", Breaks, StepListener, "no service of the gateway's scope matches"},
-		{"hosts miss one", func(s *model.Snapshot) { s.IstioGateways[0].Servers[0].Hosts = []string{"*.istio-system.svc.cluster.local"} }, "", Breaks, StepChain, "(*.istio-system.svc.cluster.local) do not match helloworld"},
+		{"hosts miss one", func(s *model.Snapshot) {
+			s.IstioGateways[0].Servers[0].Hosts = []string{"*.istio-system.svc.cluster.local"}
+		}, "", Breaks, StepChain, "(*.istio-system.svc.cluster.local) do not match helloworld"},
 		{"namespace prefix restricts nothing", func(s *model.Snapshot) { s.IstioGateways[0].Servers[0].Hosts = []string{"other/*.local"} }, "", Holds, "", ""},
 		{"unknown tls mode", func(s *model.Snapshot) { s.IstioGateways[0].Error = "bad" }, "", Breaks, StepListener, "no Gateway selects"},
-		{"service exportTo .", func(s *model.Snapshot) { s.Service(meshtest.Hello).Clusters["cluster2"].ExportTo = []string{"."}; s.Service(meshtest.Hello).Clusters["cluster1"].ExportTo = []string{"."} }, "", Breaks, StepChain, "not visible from the gateway's namespace istio-system"},
+		{"service exportTo .", func(s *model.Snapshot) {
+			s.Service(meshtest.Hello).Clusters["cluster2"].ExportTo = []string{"."}
+			s.Service(meshtest.Hello).Clusters["cluster1"].ExportTo = []string{"."}
+		}, "", Breaks, StepChain, "not visible from the gateway's namespace istio-system"},
 		{"subset hidden by exportTo", func(s *model.Snapshot) {
 			s.DestinationRules = []model.DestinationRule{{Cluster: "cluster1", Namespace: "sample", Name: "helloworld", Host: "helloworld", ExportTo: []string{"."},
 				Subsets: []model.Subset{{Name: "v2", Labels: map[string]string{"version": "v2"}}}}}
