@@ -1,0 +1,260 @@
+package e2e
+
+// The second hop against the lab's real istiods (multi-primary): for each
+// failure the lab can express, the config each istiod really sends every
+// east-west gateway pod (impersonated as a router with the pod's identity:
+// LDS with the SNI chains, CDS, EDS) equals meshscope's prediction, and the
+// hop of helloworld into network2 holds or breaks where meshscope says.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/gatewayhop"
+	"github.com/meshscope/meshscope/collector"
+	"github.com/meshscope/meshscope/lab"
+	"github.com/meshscope/meshscope/model"
+	"github.com/meshscope/meshscope/session/live"
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+const helloworldHost = "helloworld.sample.svc.cluster.local"
+
+// gatewayDoc is cross-network-gateway with another selector, server port
+// or hosts.
+func gatewayDoc(selector string, port int, hosts string) string {
+	return fmt.Sprintf(`apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: cross-network-gateway, namespace: istio-system}
+spec:
+  selector: {istio: %s}
+  servers:
+  - port: {number: %d, name: tls, protocol: TLS}
+    tls: {mode: AUTO_PASSTHROUGH}
+    hosts: [%q]
+`, selector, port, hosts)
+}
+
+// subsetsRule declares helloworld's v1 and v2 subsets, exported to
+// exportTo ("" for the default).
+func subsetsRule(exportTo string) string {
+	doc := `apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: helloworld-versions, namespace: sample}
+spec:
+  host: helloworld
+  subsets:
+  - {name: v1, labels: {version: v1}}
+  - {name: v2, labels: {version: v2}}
+`
+	if exportTo != "" {
+		doc += fmt.Sprintf("  exportTo: [%q]\n", exportTo)
+	}
+	return doc
+}
+
+// hopCase is one second-hop scenario: a change of the lab (undone after)
+// and the hops of helloworld:5000 (by subset) into network2 it makes.
+type hopCase struct {
+	name  string
+	apply func(ctx context.Context) (undo func(context.Context) error, err error)
+	hops  map[string]string // subset → "state[/step]"
+}
+
+// inPrimaries applies an Istio config change to both primaries' config.
+func inPrimaries(apply, undo func(ctx context.Context, cluster string) error) func(context.Context) (func(context.Context) error, error) {
+	return func(ctx context.Context) (func(context.Context) error, error) {
+		for _, c := range []string{"cluster1", "cluster2"} {
+			if err := apply(ctx, c); err != nil {
+				return nil, err
+			}
+		}
+		return func(ctx context.Context) error {
+			for _, c := range []string{"cluster1", "cluster2"} {
+				if err := undo(ctx, c); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	}
+}
+
+// replaceGateway swaps cross-network-gateway for doc in both primaries.
+func replaceGateway(doc string) func(context.Context) (func(context.Context) error, error) {
+	return inPrimaries(func(ctx context.Context, c string) error {
+		if err := theLab.DeleteIstioConfig(ctx, c, lab.CrossNetworkGateway); err != nil {
+			return err
+		}
+		if doc == "" {
+			return nil
+		}
+		return theLab.ApplyIstioConfig(ctx, c, doc)
+	}, func(ctx context.Context, c string) error {
+		if doc != "" {
+			if err := theLab.DeleteIstioConfig(ctx, c, doc); err != nil {
+				return err
+			}
+		}
+		return theLab.ApplyIstioConfig(ctx, c, lab.CrossNetworkGateway)
+	})
+}
+
+func applyDoc(doc string) func(context.Context) (func(context.Context) error, error) {
+	return inPrimaries(func(ctx context.Context, c string) error { return theLab.ApplyIstioConfig(ctx, c, doc) },
+		func(ctx context.Context, c string) error { return theLab.DeleteIstioConfig(ctx, c, doc) })
+}
+
+// gatewayPod replaces cluster2's gateway pod as edit makes it.
+func gatewayPod(edit func(*lab.PodSpec)) func(context.Context) (func(context.Context) error, error) {
+	return func(ctx context.Context) (func(context.Context) error, error) {
+		return theLab.ReplaceGatewayPod(ctx, "cluster2", edit)
+	}
+}
+
+func secondHopCases() []hopCase {
+	dot := "."
+	return []hopCase{
+		{name: "healthy", hops: map[string]string{"": "holds"}},
+		{name: "no auto-passthrough Gateway", apply: replaceGateway(""), hops: map[string]string{"": "breaks/listener"}},
+		{name: "selector misses", apply: replaceGateway(gatewayDoc("ingressgateway", 15443, "*.local")), hops: map[string]string{"": "breaks/listener"}},
+		{name: "hosts do not match", apply: replaceGateway(gatewayDoc("eastwestgateway", 15443, "*.istio-system.svc.cluster.local")), hops: map[string]string{"": "breaks/chain"}},
+		{name: "namespace prefix restricts nothing", apply: replaceGateway(gatewayDoc("eastwestgateway", 15443, "other/*.local")), hops: map[string]string{"": "holds"}},
+		{name: "subset hidden by exportTo", apply: applyDoc(subsetsRule(".")), hops: map[string]string{"": "holds", "v2": "breaks/chain"}},
+		{name: "subset visible", apply: applyDoc(subsetsRule("")), hops: map[string]string{"": "holds", "v2": "holds", "v1": "breaks/endpoint"}},
+		{name: "service exportTo .", apply: inPrimaries(func(ctx context.Context, c string) error {
+			return theLab.SetAnnotation(ctx, c, lab.KindService, lab.SampleNamespace, "helloworld", "networking.istio.io/exportTo", &dot)
+		}, func(ctx context.Context, c string) error {
+			return theLab.SetAnnotation(ctx, c, lab.KindService, lab.SampleNamespace, "helloworld", "networking.istio.io/exportTo", nil)
+		}), hops: map[string]string{"": "breaks/chain"}},
+		{name: "server port misses", apply: replaceGateway(gatewayDoc("eastwestgateway", 15444, "*.local")), hops: map[string]string{"": "breaks/listener"}},
+		{name: "targetPort followed", apply: func(ctx context.Context) (func(context.Context) error, error) {
+			return func(ctx context.Context) error { return theLab.SetGatewayTargetPort(ctx, "cluster2", 15443) },
+				theLab.SetGatewayTargetPort(ctx, "cluster2", 15444)
+		}, hops: map[string]string{"": "holds"}},
+		{name: "gateway pod without network label", apply: gatewayPod(func(p *lab.PodSpec) {
+			delete(p.Labels, lab.NetworkLabel)
+			delete(p.Env, "ISTIO_META_NETWORK") // the injector takes it from the label
+		}), hops: map[string]string{"": "breaks/endpoint"}},
+		{name: "no network view", apply: gatewayPod(func(p *lab.PodSpec) { delete(p.Env, "ISTIO_META_REQUESTED_NETWORK_VIEW") }), hops: map[string]string{"": "doubtful"}},
+		{name: "another network view", apply: gatewayPod(func(p *lab.PodSpec) { p.Env["ISTIO_META_REQUESTED_NETWORK_VIEW"] = "network1" }), hops: map[string]string{"": "breaks/endpoint"}},
+	}
+}
+
+// TestSecondHop runs every scenario against both istiods.
+func TestSecondHop(t *testing.T) {
+	ctx := context.Background()
+	sess := openLabSession(t)
+	for _, tc := range secondHopCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.apply != nil {
+				undo, err := tc.apply(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() {
+					if err := undo(ctx); err != nil {
+						t.Errorf("undo: %v", err)
+					}
+				})
+			}
+			var seen string
+			eventually(t, 60*time.Second, func() string {
+				var bad string
+				seen, bad = secondHopMismatch(ctx, sess, tc.hops)
+				return bad
+			})
+			t.Log(seen)
+		})
+	}
+}
+
+// openLabSession is a session over both lab clusters with both istiods
+// as control planes, settled.
+func openLabSession(t *testing.T) *live.Session {
+	t.Helper()
+	var targets []live.Target
+	for _, is := range theLab.Istiods() {
+		targets = append(targets, live.Target{Cluster: is.Cluster, Address: is.XDSAddress()})
+	}
+	ctx := context.Background()
+	sess, err := live.Open(ctx, live.Options{ControlPlanes: targets, Collector: collector.Options{
+		Kubeconfig: theLab.Kubeconfig, Contexts: []string{"cluster1", "cluster2"}, SyncTimeout: 20 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sess.Close)
+	if _, err := sess.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+// secondHopMismatch says what differs: between what each istiod sends each
+// gateway pod and the prediction, or between the hops and want ("" when
+// nothing does).
+func secondHopMismatch(ctx context.Context, sess *live.Session, want map[string]string) (seen, mismatch string) {
+	snap := sess.Registry().Snapshot()
+	sents := explain.GatewayViewpoints(snap, []string{"cluster1", "cluster2"})
+	if len(sents) != 4 {
+		return "", fmt.Sprintf("%d gateway viewpoints, want 4 (2 pods × 2 istiods)", len(sents))
+	}
+	var vps []xdsclient.Viewpoint
+	for _, s := range sents {
+		vps = append(vps, s.Viewpoint())
+	}
+	var bad []string
+	for i, r := range sess.FetchGateways(ctx, vps, xdsclient.ModeDelta, 10*time.Second) {
+		s := sents[i]
+		s.Listeners, s.Clusters, s.EDS, s.Error = r.Listeners, r.Clusters, r.EDS, r.Why
+		if r.Why != "" {
+			bad = append(bad, s.Gateway+" via "+s.ControlPlane+": "+r.Why)
+		}
+		seen += fmt.Sprintf("%s via %s: %s; ", s.Gateway, s.ControlPlane, sentSummary(r))
+		for _, d := range explain.CompareGateway(explain.ViewFor(snap, s.ControlPlane, nil), s) {
+			bad = append(bad, s.Gateway+" via "+s.ControlPlane+": "+d.Sentence)
+		}
+	}
+	k := gatewayhop.NewChecker(snap, func(cp string) *model.Snapshot { return explain.ViewFor(snap, cp, nil) }, nil)
+	for subset, w := range want {
+		h := k.Check("network2", "192.168.60.9", 15443, helloworldHost, 5000, subset)
+		got := string(h.State)
+		if h.Step != "" {
+			got += "/" + string(h.Step)
+		}
+		if got != w {
+			bad = append(bad, fmt.Sprintf("hop of subset %q: %s, want %s: %s", subset, got, w, h.Path()))
+		}
+		seen += fmt.Sprintf("\nhop %q: %s", subset, h.Path())
+	}
+	return seen, strings.Join(bad, "\n")
+}
+
+// sentSummary is what istiod sent a gateway in a few words: its SNI
+// listeners with their chain count, its SNI-DNAT clusters and the
+// endpoints in helloworld's.
+func sentSummary(r live.GatewayResult) string {
+	var parts []string
+	for _, l := range r.Listeners {
+		parts = append(parts, fmt.Sprintf("%s %d chains", l.Name, len(l.SNIChains)))
+	}
+	n := 0
+	for _, c := range r.Clusters {
+		if strings.HasPrefix(c.Name, "outbound_.") {
+			n++
+		}
+	}
+	parts = append(parts, fmt.Sprintf("%d SNI clusters", n))
+	if la, ok := r.EDS[model.SNIName(helloworldHost, "", 5000)]; ok {
+		var eps []string
+		for _, e := range la.Endpoints {
+			eps = append(eps, e.Key())
+		}
+		parts = append(parts, "helloworld "+strings.Join(eps, ","))
+	}
+	return strings.Join(parts, ", ")
+}
