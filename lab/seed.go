@@ -131,7 +131,8 @@ func seedCluster(ctx context.Context, c *Cluster) error {
 			return err
 		}
 	}
-	if err := kubesim.EastWestGateway(ctx, cs, SystemNamespace, c.Network, c.GatewayIP, c.PodPrefix+".2", c.Name); err != nil {
+	gwPod := kubesim.EastWestGatewayPod(SystemNamespace, c.Network, c.PodPrefix+".2", c.Name)
+	if err := kubesim.EastWestGateway(ctx, cs, SystemNamespace, c.Network, c.GatewayIP, gwPod); err != nil {
 		return err
 	}
 	for _, s := range []struct {

@@ -225,6 +225,9 @@ func columnHead(name string, v explain.Verdict, differences int, focused bool, w
 	case explain.Mismatch:
 		tok = themes.Error
 		verdict += " (" + humanize.Count(differences, "difference") + ")"
+	case explain.Broken:
+		tok = themes.Error
+		verdict += " (the second hop, below)"
 	case explain.Pending:
 		tok = themes.Warn
 	}

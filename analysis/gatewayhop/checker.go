@@ -19,26 +19,28 @@ import (
 // concurrent use.
 type Checker struct {
 	snap    *model.Snapshot
-	viewFor func(cp string) *model.Snapshot
+	viewFor ViewFunc
 	fleet   *fleet.Fleet
 	gws     []Gateway
 
 	mu      sync.Mutex
-	views   map[string]*model.Snapshot
-	ixs     map[string]*horizon.Index
 	configs map[string]*Config
 }
+
+// ViewFunc gives the mesh as the istiod of a control plane reads it, and
+// the horizon index of that view (analysis/plane builds both once).
+type ViewFunc func(cp string) (*model.Snapshot, *horizon.Index)
 
 // NewChecker checks the hops of snap. viewFor gives the mesh as the istiod
 // of a control plane reads it (nil: snap itself); fl, when not nil, is the
 // fleet of real proxies, which says whether a gateway pod's proxy is
 // connected.
-func NewChecker(snap *model.Snapshot, viewFor func(cp string) *model.Snapshot, fl *fleet.Fleet) *Checker {
+func NewChecker(snap *model.Snapshot, viewFor ViewFunc, fl *fleet.Fleet) *Checker {
 	if viewFor == nil {
-		viewFor = func(string) *model.Snapshot { return snap }
+		ix := horizon.NewIndex(snap)
+		viewFor = func(string) (*model.Snapshot, *horizon.Index) { return snap, ix }
 	}
-	return &Checker{snap: snap, viewFor: viewFor, fleet: fl, gws: Gateways(snap),
-		views: map[string]*model.Snapshot{}, ixs: map[string]*horizon.Index{}, configs: map[string]*Config{}}
+	return &Checker{snap: snap, viewFor: viewFor, fleet: fl, gws: Gateways(snap), configs: map[string]*Config{}}
 }
 
 // Gateways are the network gateways checked, with their pods.
@@ -64,13 +66,8 @@ func (k *Checker) Config(w Workload) *Config {
 	if c := k.configs[key]; c != nil {
 		return c
 	}
-	view := k.views[w.ControlPlane]
-	if view == nil {
-		view = k.viewFor(w.ControlPlane)
-		k.views[w.ControlPlane] = view
-		k.ixs[w.ControlPlane] = horizon.NewIndex(view)
-	}
-	c := Predict(view, k.ixs[w.ControlPlane], w.ControlPlane, w)
+	view, ix := k.viewFor(w.ControlPlane)
+	c := Predict(view, ix, w.ControlPlane, w)
 	k.configs[key] = c
 	return c
 }
@@ -91,6 +88,10 @@ func (k *Checker) Check(network, address string, gwPort uint32, host string, por
 // CheckGateway is Check for a gateway of Gateways.
 func (k *Checker) CheckGateway(g *Gateway, host string, port int32, subset string) Hop {
 	base := Hop{Network: g.Network, Address: g.Address, Port: g.Port, SNI: model.SNIName(host, subset, port)}
+	if g.Unchecked != "" {
+		base.State, base.Why = Unchecked, g.Unchecked
+		return base
+	}
 	if g.Error != "" {
 		return base.broken(StepPods, g.Error)
 	}

@@ -76,7 +76,7 @@ type Cluster struct {
 
 // Predict is the second-hop config istiod (control plane cp) sends the
 // gateway proxy of w, from view — the mesh as that istiod reads it
-// (explain.ViewFor) — and ix, the gateway index of view (nil: made here).
+// (analysis/plane) — and ix, the gateway index of view (nil: made here).
 func Predict(view *model.Snapshot, ix *horizon.Index, cp string, w Workload) *Config {
 	if ix == nil {
 		ix = horizon.NewIndex(view)

@@ -27,9 +27,11 @@ type Gateway struct {
 	TargetPort uint32 `json:"targetPort,omitempty"`
 	// Pods are the pods behind it (the Service's endpoints).
 	Pods []Workload `json:"pods"`
-	// Error says why meshscope cannot check the hop at all (no pods, no
-	// Service).
-	Error string `json:"error,omitempty"`
+	// Error says why no pod carries the hop (none behind the Service);
+	// Unchecked why meshscope cannot follow the gateway to its pods (its
+	// Service is not in what meshscope read).
+	Error     string `json:"error,omitempty"`
+	Unchecked string `json:"unchecked,omitempty"`
 }
 
 // Name is how a reader names the gateway: "NETWORK gateway ADDRESS:PORT".
@@ -122,8 +124,8 @@ func gatewayOf(snap *model.Snapshot, g model.Gateway, proxies map[string]*model.
 	if svc != nil {
 		sic = svc.Clusters[g.Cluster]
 	}
-	if sic == nil {
-		out.Error = fmt.Sprintf("gateway Service %s is not in %s's caches", g.Service, g.Cluster)
+	if sic == nil || sic.NoService {
+		out.Unchecked = fmt.Sprintf("gateway Service %s is not among what meshscope read of %s", g.Service, g.Cluster)
 		return out
 	}
 	for _, p := range sic.Ports {

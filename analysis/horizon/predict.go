@@ -289,11 +289,11 @@ func (h *splitHorizon) plaintextSNI(p *Prediction, t *target, ep model.Endpoint,
 	if !h.sni {
 		return false
 	}
-	ok, cause, why := t.mtlsFor(h.hostname, h.port, ep, epPort)
+	ok, cause, why, config := t.mtlsFor(h.hostname, h.port, ep, epPort)
 	if ok {
 		return false
 	}
-	p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNoMTLS, Cause: cause,
+	p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNoMTLS, Cause: cause, Config: config,
 		Why: "not reached with mTLS: " + why + "; a gateway's SNI-DNAT cluster keeps only mTLS endpoints (the gateway passes TLS through unread)"})
 	return true
 }

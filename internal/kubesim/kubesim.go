@@ -298,9 +298,9 @@ func SyncWithZones(ctx context.Context, cs kubernetes.Interface, namespace, serv
 // its Helm chart and a cloud load balancer would leave it: the Service
 // istio-eastwestgateway in namespace (labelled topology.istio.io/network,
 // mTLS port 15443), its load-balancer ingress at lbIP, one gateway Pod at
-// podIP, and the Service's EndpointSlice. With a clusterID the pod is an
-// Istio gateway pod (EastWestGatewayPod); without, a plain pod.
-func EastWestGateway(ctx context.Context, cs kubernetes.Interface, namespace, network, lbIP, podIP, clusterID string) error {
+// pod.IP (pod is EastWestGatewayPod's, or one the caller changed), and the
+// Service's EndpointSlice.
+func EastWestGateway(ctx context.Context, cs kubernetes.Interface, namespace, network, lbIP string, pod Pod) error {
 	const name = "istio-eastwestgateway"
 	lbls := map[string]string{"istio": "eastwestgateway", "app": name, model.LabelNetwork: network}
 	port := func(n string, p int32) corev1.ServicePort {
@@ -319,10 +319,6 @@ func EastWestGateway(ctx context.Context, cs kubernetes.Interface, namespace, ne
 	}
 	if err := SetIngress(ctx, cs, namespace, name, []string{lbIP}); err != nil {
 		return fmt.Errorf("east-west gateway status: %w", err)
-	}
-	pod := Pod{Namespace: namespace, Name: EastWestGatewayPodName, IP: podIP, Labels: lbls}
-	if clusterID != "" {
-		pod = EastWestGatewayPod(namespace, network, podIP, clusterID)
 	}
 	if err := CreatePod(ctx, cs, pod); err != nil {
 		return err
