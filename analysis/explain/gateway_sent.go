@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/meshscope/meshscope/analysis/gatewayhop"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -57,11 +58,11 @@ func (s SentGateway) Viewpoint() xdsclient.Viewpoint {
 // prediction for it: its AUTO_PASSTHROUGH listeners and their SNI chains,
 // its SNI-DNAT clusters (gatewayhop.CompareConfig), and the endpoints of
 // each EDS cluster, attributed and compared as a sidecar's are. view is the
-// mesh as the control plane reads it (ViewFor).
-func CompareGateway(view *model.Snapshot, s SentGateway) []gatewayhop.Difference {
+// mesh as the control plane reads it.
+func CompareGateway(view *plane.View, s SentGateway) []gatewayhop.Difference {
 	w := s.Workload
 	w.ControlPlane = s.ControlPlane
-	cfg := gatewayhop.Predict(view, nil, s.ControlPlane, w)
+	cfg := gatewayhop.Predict(view.Snap, view.Index, s.ControlPlane, w)
 	out := gatewayhop.CompareConfig(cfg, s.Listeners, s.Clusters)
 	for _, c := range cfg.Clusters {
 		pred := cfg.Endpoints(c.Name)
@@ -76,11 +77,31 @@ func CompareGateway(view *model.Snapshot, s SentGateway) []gatewayhop.Difference
 			}
 			continue
 		}
-		_, diffs := compare(*pred, attribute(view, c.Service, la, cfg.Proxy, *pred), true)
+		_, diffs := compare(*pred, attribute(view.Snap, c.Service, la, cfg.Proxy, *pred), true)
 		for _, d := range diffs {
 			out = append(out, gatewayhop.Difference{What: "endpoint", Name: c.Name, Sentence: c.Name + ": " + d.Sentence})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// sentGatewayProblems compares what each control plane sent each
+// impersonated gateway pod with the prediction: one problem per
+// difference, or istiod-unreachable when nothing arrived.
+func sentGatewayProblems(snap *model.Snapshot, in *Inputs) []model.Problem {
+	var ps []model.Problem
+	for _, s := range in.Gateways {
+		who := fmt.Sprintf("istiod %s → gateway pod %s/%s (%s)", s.ControlPlane, s.Workload.Namespace, s.Workload.Pod, s.Gateway)
+		if len(s.Clusters) == 0 && len(s.Listeners) == 0 {
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemIstiodUnreachable, Cluster: s.ControlPlane,
+				Sentence: fmt.Sprintf("cannot compare what %s is sent with the prediction: %s", who, orText(s.Error, "nothing arrived"))})
+			continue
+		}
+		for _, d := range CompareGateway(in.Planes.Of(s.ControlPlane), s) {
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemGatewayXDSDiffers, Cluster: s.Workload.Cluster, ControlPlane: s.ControlPlane,
+				Sentence: who + ": " + d.Sentence})
+		}
+	}
+	return ps
 }

@@ -87,13 +87,13 @@ func (k *Checker) Check(network, address string, gwPort uint32, host string, por
 
 // CheckGateway is Check for a gateway of Gateways.
 func (k *Checker) CheckGateway(g *Gateway, host string, port int32, subset string) Hop {
-	base := Hop{Network: g.Network, Address: g.Address, Port: g.Port, SNI: model.SNIName(host, subset, port)}
+	base := Hop{Network: g.Network, Cluster: g.Cluster, Address: g.Address, Port: g.Port, SNI: model.SNIName(host, subset, port)}
 	if g.Unchecked != "" {
 		base.State, base.Why = Unchecked, g.Unchecked
 		return base
 	}
 	if g.Error != "" {
-		return base.broken(StepPods, g.Error)
+		return base.broken(StepPods, model.ProblemHopPods, g.Error)
 	}
 	var firstBroken *Hop
 	var doubtful *Hop
@@ -119,7 +119,7 @@ func (k *Checker) CheckGateway(g *Gateway, host string, port int32, subset strin
 	case firstBroken != nil:
 		return *firstBroken
 	}
-	return base.broken(StepPods, fmt.Sprintf("none of the %d pod(s) behind %s in %s is ready: the load balancer has nowhere to send %s's cross-network traffic",
+	return base.broken(StepPods, model.ProblemHopPods, fmt.Sprintf("none of the %d pod(s) behind %s in %s is ready: the load balancer has nowhere to send %s's cross-network traffic",
 		notReady, g.Service, g.Cluster, g.Network))
 }
 

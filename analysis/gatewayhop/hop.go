@@ -42,14 +42,19 @@ const (
 // Hop is the second hop of one service port (and subset) through one
 // gateway: what the request meets there and whether it gets through.
 type Hop struct {
+	// Network and Cluster are the gateway's; Address and Port where
+	// sidecars send to it.
 	Network string `json:"network"`
+	Cluster string `json:"cluster,omitempty"`
 	Address string `json:"address"`
 	Port    uint32 `json:"port"`
 	SNI     string `json:"sni"`
 	State   State  `json:"state"`
-	// Step and Why say where and why it breaks (or the caveat).
-	Step Step   `json:"step,omitempty"`
-	Why  string `json:"why,omitempty"`
+	// Step and Why say where and why it breaks (or the caveat); Kind is
+	// the problem doctor reports for it ("" for a caveat that is none).
+	Step Step              `json:"step,omitempty"`
+	Why  string            `json:"why,omitempty"`
+	Kind model.ProblemKind `json:"kind,omitempty"`
 	// Pod is the gateway pod the rest describes: the first that carries
 	// the request, else the first ready one; TargetPort the pod port the
 	// gateway port reaches, Listener the listener there.
@@ -106,7 +111,7 @@ func first(l []string, n int) []string {
 
 // podHop is the hop through one gateway pod.
 func (k *Checker) podHop(g *Gateway, w Workload, host, subset string, port int32) Hop {
-	h := Hop{Network: g.Network, Address: g.Address, Port: g.Port, SNI: model.SNIName(host, subset, port), Pod: w.Pod}
+	h := Hop{Network: g.Network, Cluster: g.Cluster, Address: g.Address, Port: g.Port, SNI: model.SNIName(host, subset, port), Pod: w.Pod}
 	h.TargetPort = g.Port
 	if t, ok := w.Ports[g.Port]; ok {
 		h.TargetPort = t
@@ -114,11 +119,11 @@ func (k *Checker) podHop(g *Gateway, w Workload, host, subset string, port int32
 		h.TargetPort = g.TargetPort
 	}
 	if !w.Router() {
-		return h.broken(StepPods, fmt.Sprintf("gateway pod %s runs no istio-proxy started as a router (\"proxy router\"): nothing there routes by SNI", w.Pod))
+		return h.broken(StepPods, model.ProblemHopPods, fmt.Sprintf("gateway pod %s runs no istio-proxy started as a router (\"proxy router\"): nothing there routes by SNI", w.Pod))
 	}
 	sync := k.proxySync(w)
 	if sync.State == fleet.Disconnected {
-		return h.broken(StepProxy, fmt.Sprintf("gateway pod %s's proxy is connected to no istiod: it has no config to route the request with", w.Pod))
+		return h.broken(StepProxy, model.ProblemHopProxy, fmt.Sprintf("gateway pod %s's proxy is connected to no istiod: it has no config to route the request with", w.Pod))
 	}
 	cfg := k.Config(w)
 	chain, listener := cfg.Chains(h.TargetPort, h.SNI)
@@ -127,13 +132,14 @@ func (k *Checker) podHop(g *Gateway, w Workload, host, subset string, port int32
 	}
 	switch {
 	case !listener:
-		return h.broken(StepListener, cfg.noListenerWhy(g, w, h.TargetPort))
+		kind, why := cfg.noListenerWhy(g, w, h.TargetPort)
+		return h.broken(StepListener, kind, why)
 	case !chain:
-		return h.broken(StepChain, k.noChainWhy(cfg, w, host, subset, port, h.TargetPort))
+		return h.broken(StepChain, model.ProblemHopNoSNI, k.noChainWhy(cfg, w, host, subset, port, h.TargetPort))
 	}
 	cl, ok := cfg.Cluster(h.SNI)
 	if !ok {
-		return h.broken(StepCluster, "the gateway has a filter chain but no cluster "+h.SNI)
+		return h.broken(StepCluster, model.ProblemHopNoSNI, "the gateway has a filter chain but no cluster "+h.SNI)
 	}
 	if cl.Type != "EDS" {
 		h.State, h.Why = Doubtful, fmt.Sprintf("a %s cluster: Envoy resolves its hosts itself, meshscope does not predict them", cl.Type)
@@ -141,13 +147,13 @@ func (k *Checker) podHop(g *Gateway, w Workload, host, subset string, port int32
 	}
 	h = endpointsHop(h, cfg.Endpoints(h.SNI), w)
 	if h.State == Holds && sync.State != "" && sync.State != fleet.Synced {
-		h.State, h.Why = Doubtful, fmt.Sprintf("gateway pod %s's proxy is %s on istiod %s", w.Pod, strings.ToLower(string(sync.State)), orText(sync.ControlPlane, "?"))
+		h.State, h.Kind, h.Why = Doubtful, model.ProblemHopProxy, fmt.Sprintf("gateway pod %s's proxy is %s on istiod %s", w.Pod, strings.ToLower(string(sync.State)), orText(sync.ControlPlane, "?"))
 	}
 	return h
 }
 
-func (h Hop) broken(step Step, why string) Hop {
-	h.State, h.Step, h.Why = Breaks, step, why
+func (h Hop) broken(step Step, kind model.ProblemKind, why string) Hop {
+	h.State, h.Step, h.Kind, h.Why = Breaks, step, kind, why
 	return h
 }
 
@@ -155,7 +161,7 @@ func (h Hop) broken(step Step, why string) Hop {
 // through when a healthy endpoint of the gateway's own network is in it.
 func endpointsHop(h Hop, p *horizon.Prediction, w Workload) Hop {
 	if p == nil {
-		return h.broken(StepCluster, "no EDS for "+h.SNI)
+		return h.broken(StepCluster, model.ProblemHopNoSNI, "no EDS for "+h.SNI)
 	}
 	for _, e := range p.Endpoints {
 		addr := model.HostPort(e.Address, e.Port)
@@ -170,37 +176,45 @@ func endpointsHop(h Hop, p *horizon.Prediction, w Workload) Hop {
 	case len(h.Endpoints) > 0 && len(h.Elsewhere) == 0:
 		h.State = Holds
 	case len(h.Endpoints) > 0:
-		h.State, h.Why = Doubtful, fmt.Sprintf("the gateway's cluster also holds %s: without REQUESTED_NETWORK_VIEW=%s the gateway sends part of the requests on to another network",
+		h.State, h.Kind, h.Why = Doubtful, model.ProblemHopNetwork, fmt.Sprintf("the gateway's cluster also holds %s: without REQUESTED_NETWORK_VIEW=%s the gateway sends part of the requests on to another network",
 			strings.Join(first(h.Elsewhere, 2), ", "), h.Network)
 	default:
-		h = h.broken(StepEndpoint, noEndpointWhy(h, p, w))
+		kind, why := noEndpointWhy(h, p, w)
+		h = h.broken(StepEndpoint, kind, why)
 	}
 	return h
 }
 
 // noEndpointWhy says why the gateway's SNI-DNAT cluster holds no healthy
 // endpoint of its network.
-func noEndpointWhy(h Hop, p *horizon.Prediction, w Workload) string {
+func noEndpointWhy(h Hop, p *horizon.Prediction, w Workload) (model.ProblemKind, string) {
 	net, view := w.Network(), ""
 	if w.Proxy != nil {
 		view = w.Proxy.NetworkView
 	}
 	switch {
 	case p.NoEndpoints != "":
-		return p.NoEndpoints
+		return model.ProblemHopEndpoints, p.NoEndpoints
 	case net == "" && len(h.Elsewhere) > 0:
-		return fmt.Sprintf("the gateway proxy sends no NETWORK (pod %s was injected without topology.istio.io/network): istiod sends it %s instead of %s's endpoints — the request loops back to a gateway (forceGateway)",
+		return model.ProblemHopNetwork, fmt.Sprintf("the gateway proxy sends no NETWORK (pod %s was injected without topology.istio.io/network): istiod sends it %s instead of %s's endpoints — the request loops back to a gateway (forceGateway)",
 			w.Pod, strings.Join(first(h.Elsewhere, 2), ", "), h.Network)
 	case view != "" && !strings.Contains(","+view+",", ","+h.Network+","):
-		return fmt.Sprintf("the gateway proxy's REQUESTED_NETWORK_VIEW is %q, not its network %s: istiod sends it none of %s's endpoints", view, h.Network, h.Network)
+		return model.ProblemHopNetwork, fmt.Sprintf("the gateway proxy's REQUESTED_NETWORK_VIEW is %q, not its network %s: istiod sends it none of %s's endpoints", view, h.Network, h.Network)
 	case net != "" && net != h.Network:
-		return fmt.Sprintf("the gateway proxy says NETWORK=%s, but it is %s's gateway: istiod sends it %s's endpoints through their gateway", net, h.Network, h.Network)
+		return model.ProblemHopNetwork, fmt.Sprintf("the gateway proxy says NETWORK=%s, but it is %s's gateway: istiod sends it %s's endpoints through their gateway", net, h.Network, h.Network)
 	case len(p.Dropped) > 0:
-		return fmt.Sprintf("istiod sends the gateway no healthy endpoint of %s (%d dropped: %s)", h.Network, len(p.Dropped), p.Dropped[0].Why)
+		d := p.Dropped[0]
+		for _, x := range p.Dropped {
+			if x.Network == h.Network {
+				d = x // the gateway's own network's drop says most
+				break
+			}
+		}
+		return model.ProblemHopEndpoints, fmt.Sprintf("istiod sends the gateway no healthy endpoint of %s (%d dropped: %s)", h.Network, len(p.Dropped), d.Why)
 	case len(h.Elsewhere) > 0:
-		return fmt.Sprintf("istiod sends the gateway only %s", strings.Join(first(h.Elsewhere, 2), ", "))
+		return model.ProblemHopEndpoints, fmt.Sprintf("istiod sends the gateway only %s", strings.Join(first(h.Elsewhere, 2), ", "))
 	}
-	return fmt.Sprintf("the service has no ready endpoint the gateway can reach (%d endpoint(s) sent, none healthy in %s)", len(p.Endpoints), h.Network)
+	return model.ProblemHopEndpoints, fmt.Sprintf("the service has no ready endpoint the gateway can reach (%d endpoint(s) sent, none healthy in %s)", len(p.Endpoints), h.Network)
 }
 
 // listenerOn is the listener istiod sends on port, if any.
@@ -215,7 +229,7 @@ func (c *Config) listenerOn(port uint32) *Listener {
 
 // noListenerWhy says why no AUTO_PASSTHROUGH listener is on the pod port
 // the gateway port reaches.
-func (c *Config) noListenerWhy(g *Gateway, w Workload, tp uint32) string {
+func (c *Config) noListenerWhy(g *Gateway, w Workload, tp uint32) (model.ProblemKind, string) {
 	var ports []string
 	for _, l := range c.Listeners {
 		if l.Dropped == "" {
@@ -224,15 +238,15 @@ func (c *Config) noListenerWhy(g *Gateway, w Workload, tp uint32) string {
 	}
 	switch {
 	case len(ports) > 0:
-		return fmt.Sprintf("port %d of %s reaches pod port %d, but the gateway's AUTO_PASSTHROUGH listener is on %s: the connection is refused", g.Port, g.Service, tp, strings.Join(ports, ","))
+		return model.ProblemHopPort, fmt.Sprintf("port %d of %s reaches pod port %d, but the gateway's AUTO_PASSTHROUGH listener is on %s: the connection is refused", g.Port, g.Service, tp, strings.Join(ports, ","))
 	case len(c.Gateways) == 0:
-		return fmt.Sprintf("no Gateway selects pod %s (labels %s) in the config of istiod %s: istiod builds it no listener (apply a Gateway with an AUTO_PASSTHROUGH server, e.g. istio's cross-network-gateway)",
+		return model.ProblemHopNoListener, fmt.Sprintf("no Gateway selects pod %s (labels %s) in the config of istiod %s: istiod builds it no listener (apply a Gateway with an AUTO_PASSTHROUGH server, e.g. istio's cross-network-gateway)",
 			w.Pod, selectorText(w.Labels), c.ControlPlane)
 	}
 	for _, l := range c.Listeners {
 		if l.Dropped != "" {
-			return fmt.Sprintf("the AUTO_PASSTHROUGH listener on port %d is not sent: %s", l.Port, l.Dropped)
+			return model.ProblemHopNoListener, fmt.Sprintf("the AUTO_PASSTHROUGH listener on port %d is not sent: %s", l.Port, l.Dropped)
 		}
 	}
-	return fmt.Sprintf("the Gateways that select pod %s (%s) have no AUTO_PASSTHROUGH server: nothing routes by SNI to the mesh's services", w.Pod, strings.Join(c.Gateways, ", "))
+	return model.ProblemHopNoListener, fmt.Sprintf("the Gateways that select pod %s (%s) have no AUTO_PASSTHROUGH server: nothing routes by SNI to the mesh's services", w.Pod, strings.Join(c.Gateways, ", "))
 }

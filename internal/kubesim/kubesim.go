@@ -341,9 +341,9 @@ func EastWestGatewayPod(namespace, network, podIP, clusterID string) Pod {
 	const name = "istio-eastwestgateway"
 	return Pod{Namespace: namespace, Name: EastWestGatewayPodName, IP: podIP,
 		Labels: map[string]string{"istio": "eastwestgateway", "app": name, model.LabelNetwork: network,
-			"service.istio.io/canonical-name": name, "service.istio.io/canonical-revision": "latest"},
+			model.LabelCanonicalName: name, model.LabelCanonicalRevision: "latest"},
 		Container: "istio-proxy", Image: "docker.io/istio/proxyv2:1.31.0",
-		Args: []string{"proxy", "router", "--domain", namespace + ".svc.cluster.local", "--proxyLogLevel=warning"},
+		Args: []string{"proxy", "router", "--domain", namespace + "." + model.DNSDomain, "--proxyLogLevel=warning"},
 		Env: map[string]string{"ISTIO_META_ROUTER_MODE": "sni-dnat", "ISTIO_META_REQUESTED_NETWORK_VIEW": network,
 			"ISTIO_META_NETWORK": network, "ISTIO_META_CLUSTER_ID": clusterID, "ISTIO_META_WORKLOAD_NAME": name}}
 }

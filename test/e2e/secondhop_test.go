@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/analysis/explain"
-	"github.com/meshscope/meshscope/analysis/gatewayhop"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/lab"
 	"github.com/meshscope/meshscope/model"
@@ -207,6 +207,7 @@ func secondHopMismatch(ctx context.Context, sess *live.Session, want map[string]
 	for _, s := range sents {
 		vps = append(vps, s.Viewpoint())
 	}
+	planes := plane.NewSet(snap, nil)
 	var bad []string
 	for i, r := range sess.FetchGateways(ctx, vps, xdsclient.ModeDelta, 10*time.Second) {
 		s := sents[i]
@@ -215,11 +216,11 @@ func secondHopMismatch(ctx context.Context, sess *live.Session, want map[string]
 			bad = append(bad, s.Gateway+" via "+s.ControlPlane+": "+r.Why)
 		}
 		seen += fmt.Sprintf("%s via %s: %s; ", s.Gateway, s.ControlPlane, sentSummary(r))
-		for _, d := range explain.CompareGateway(explain.ViewFor(snap, s.ControlPlane, nil), s) {
+		for _, d := range explain.CompareGateway(planes.Of(s.ControlPlane), s) {
 			bad = append(bad, s.Gateway+" via "+s.ControlPlane+": "+d.Sentence)
 		}
 	}
-	k := gatewayhop.NewChecker(snap, func(cp string) *model.Snapshot { return explain.ViewFor(snap, cp, nil) }, nil)
+	k := explain.NewHops(planes, nil)
 	for subset, w := range want {
 		h := k.Check("network2", "192.168.60.9", 15443, helloworldHost, 5000, subset)
 		got := string(h.State)
