@@ -47,8 +47,11 @@ type AmbientFeed interface {
 }
 
 // GatewayFeed is the optional part of a Feed that impersonates the
-// mesh's east-west gateway pods (routers): what each was sent, for
-// doctor's comparison and ":pc gateway@NETWORK".
+// mesh's east-west gateway pods (routers): their names for ":pc
+// gateway@NETWORK" (ConfigFeed.WatchListeners of a name starts its
+// stream, Config serves it), and what each started one was sent, for
+// doctor's comparison.
 type GatewayFeed interface {
+	GatewayNames() []string
 	SentGateways() []explain.SentGateway
 }

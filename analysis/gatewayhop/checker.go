@@ -95,8 +95,7 @@ func (k *Checker) CheckGateway(g *Gateway, host string, port int32, subset strin
 	if g.Error != "" {
 		return base.broken(StepPods, model.ProblemHopPods, g.Error)
 	}
-	var firstBroken *Hop
-	var doubtful *Hop
+	var firstBroken, doubtful, unchecked *Hop
 	notReady := 0
 	for _, w := range g.Pods {
 		if !w.Ready {
@@ -111,11 +110,15 @@ func (k *Checker) CheckGateway(g *Gateway, host string, port int32, subset strin
 			doubtful = &h
 		case h.State == Breaks && firstBroken == nil:
 			firstBroken = &h
+		case h.State == Unchecked && unchecked == nil:
+			unchecked = &h
 		}
 	}
 	switch {
 	case doubtful != nil:
 		return *doubtful
+	case unchecked != nil:
+		return *unchecked // a pod meshscope cannot check may carry it
 	case firstBroken != nil:
 		return *firstBroken
 	}

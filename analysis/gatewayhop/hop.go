@@ -121,6 +121,11 @@ func (k *Checker) podHop(g *Gateway, w Workload, host, subset string, port int32
 	if !w.Router() {
 		return h.broken(StepPods, model.ProblemHopPods, fmt.Sprintf("gateway pod %s runs no istio-proxy started as a router (\"proxy router\"): nothing there routes by SNI", w.Pod))
 	}
+	if c := k.snap.ClusterByID(model.ControlPlaneCluster(w.ControlPlane)); c == nil || !c.IsContext() {
+		h.State = Unchecked
+		h.Why = fmt.Sprintf("gateway pod %s is served by istiod %s, whose Istio config (its Gateways) meshscope does not read: give its cluster's kube context too", w.Pod, orText(w.ControlPlane, "(none found)"))
+		return h
+	}
 	sync := k.proxySync(w)
 	if sync.State == fleet.Disconnected {
 		return h.broken(StepProxy, model.ProblemHopProxy, fmt.Sprintf("gateway pod %s's proxy is connected to no istiod: it has no config to route the request with", w.Pod))
