@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -15,29 +16,26 @@ import (
 // mergeGateways, PushContext.mergeGateways; docs/istiod-rules.md, the
 // second hop).
 
-// Server TLS modes (networking.istio.io ServerTLSSettings.TLSmode).
+// Server TLS modes (networking.istio.io ServerTLSSettings.TLSmode) the
+// second hop reads.
 const (
 	TLSPassthrough     = "PASSTHROUGH"
-	TLSSimple          = "SIMPLE"
-	TLSMutual          = "MUTUAL"
 	TLSAutoPassthrough = "AUTO_PASSTHROUGH"
-	TLSIstioMutual     = "ISTIO_MUTUAL"
-	TLSOptionalMutual  = "OPTIONAL_MUTUAL"
 )
 
-// ServerTLSModes are the modes a Gateway server's tls.mode may name, in the
+// serverTLSModes are the modes a Gateway server's tls.mode may name, in the
 // enum's order (its zero value, PASSTHROUGH, is what a tls block without a
 // mode means).
-var ServerTLSModes = []string{TLSPassthrough, TLSSimple, TLSMutual, TLSAutoPassthrough, TLSIstioMutual, TLSOptionalMutual}
+var serverTLSModes = []string{TLSPassthrough, "SIMPLE", "MUTUAL", TLSAutoPassthrough, "ISTIO_MUTUAL", "OPTIONAL_MUTUAL"}
 
 // CheckServerTLSMode says why a tls.mode is not one istiod reads (nil when
 // it is): the CRD's schema refuses other values, and istiod cannot convert
 // an object that has one.
 func CheckServerTLSMode(mode string) error {
-	if mode == "" || slices.Contains(ServerTLSModes, mode) {
+	if mode == "" || slices.Contains(serverTLSModes, mode) {
 		return nil
 	}
-	return fmt.Errorf("tls.mode %q is not one of %s", mode, strings.Join(ServerTLSModes, ", "))
+	return fmt.Errorf("tls.mode %q is not one of %s", mode, strings.Join(serverTLSModes, ", "))
 }
 
 // IstioGateway is a networking.istio.io Gateway as istiod reads it from its
@@ -128,5 +126,5 @@ func HostSubsetOf(hostname, pattern string) bool {
 // (model.BuildDNSSrvSubsetKey with TrafficDirectionOutbound):
 // outbound_.PORT_.SUBSET_.HOST.
 func SNIName(hostname, subset string, port int32) string {
-	return fmt.Sprintf("outbound_.%d_.%s_.%s", port, subset, hostname)
+	return "outbound_." + strconv.Itoa(int(port)) + "_." + subset + "_." + hostname
 }

@@ -18,9 +18,13 @@ import (
 // cannot carry (grouped per gateway and cause: a Gateway missing is one
 // row for every service it loses), the Istio Gateways istiod cannot read,
 // and gateway pods without the network label. A path is one a sidecar of
-// another network really takes: the gateway entries of its prediction for
-// the service port and each subset it sees (a sidecar in the service's own
-// namespace, where the DestinationRules of a service usually apply).
+// another network really takes: a gateway entry of its prediction for the
+// service port and each subset it sees (a sidecar in the service's own
+// namespace, where the DestinationRules of a service usually apply). One
+// prediction for a proxy that sends no NETWORK gives them all at once:
+// forceGateway sends it every network's endpoints through the gateways,
+// with the mTLS rule, a sidecar of any other network is sent for that
+// network (EndpointsByNetworkFilter takes the same branch for both).
 func secondHopProblems(snap *model.Snapshot, in *Inputs) []model.Problem {
 	k := NewHops(in.Planes, in.Fleet)
 	ps := istioGatewayProblems(snap)
@@ -28,24 +32,23 @@ func secondHopProblems(snap *model.Snapshot, in *Inputs) []model.Problem {
 		return ps
 	}
 	ix := horizon.NewIndex(snap)
-	for _, svc := range snap.Services {
-		if IsGatewayService(svc) {
-			continue
+	cluster := ""
+	for _, c := range snap.Clusters {
+		if c.IsContext() && cluster == "" {
+			cluster = c.ID
 		}
-		for _, n := range snap.Networks {
-			src, ok := sourceInto(snap, n.Name, svc.Namespace)
-			if !ok || n.Gateways == 0 {
-				continue
-			}
-			ps = append(ps, pathProblems(snap, ix, k, svc, n.Name, src)...)
+	}
+	for _, svc := range snap.Services {
+		if !IsGatewayService(svc) {
+			ps = append(ps, pathProblems(snap, ix, k, svc, horizon.Proxy{Cluster: cluster, Namespace: svc.Namespace})...)
 		}
 	}
 	return append(ps, gatewayLabelProblems(k.Gateways())...)
 }
 
-// pathProblems follows the gateway entries of network that src is sent
-// for each port and subset of svc into their gateway.
-func pathProblems(snap *model.Snapshot, ix *horizon.Index, k *gatewayhop.Checker, svc *model.Service, network string, src horizon.Proxy) []model.Problem {
+// pathProblems follows every gateway entry src (a proxy without NETWORK)
+// is sent for each port and subset of svc into its gateway.
+func pathProblems(snap *model.Snapshot, ix *horizon.Index, k *gatewayhop.Checker, svc *model.Service, src horizon.Proxy) []model.Problem {
 	var ps []model.Problem
 	subsets := []string{""}
 	if sc, ok := horizon.ScopeOf(snap, ix, svc.Hostname, src); ok {
@@ -59,28 +62,17 @@ func pathProblems(snap *model.Snapshot, ix *horizon.Index, k *gatewayhop.Checker
 			seen := map[string]bool{}
 			for _, e := range horizon.PredictSubset(snap, ix, svc.Hostname, sub, p.Port, src).Endpoints {
 				key := model.HostPort(e.Address, e.Port)
-				if e.Kind != horizon.Gateway || e.Network != network || seen[key] {
+				if e.Kind != horizon.Forced || seen[key] {
 					continue
 				}
 				seen[key] = true
-				if h := k.Check(network, e.Address, e.Port, svc.Hostname, p.Port, sub); h.Kind != "" {
+				if h := k.Check(e.Network, e.Address, e.Port, svc.Hostname, p.Port, sub); h.Kind != "" {
 					ps = append(ps, hopProblem(svc, h, p.Port, sub))
 				}
 			}
 		}
 	}
 	return ps
-}
-
-// sourceInto is a sidecar that reaches network through its gateway: in
-// the first cluster of another network (by name), in namespace ns.
-func sourceInto(snap *model.Snapshot, network, ns string) (horizon.Proxy, bool) {
-	for _, n := range snap.Networks {
-		if n.Name != network && len(n.Clusters) > 0 {
-			return horizon.Proxy{Cluster: n.Clusters[0], Network: n.Name, Namespace: ns}, true
-		}
-	}
-	return horizon.Proxy{}, false
 }
 
 // hopProblem is one path its gateway cannot carry (or carries with a

@@ -25,6 +25,9 @@ type Checker struct {
 
 	mu      sync.Mutex
 	configs map[string]*Config
+	// byPod finds a pod's config without its shape key (one per pod of
+	// the snapshot).
+	byPod map[string]*Config
 }
 
 // ViewFunc gives the mesh as the istiod of a control plane reads it, and
@@ -40,15 +43,15 @@ func NewChecker(snap *model.Snapshot, viewFor ViewFunc, fl *fleet.Fleet) *Checke
 		ix := horizon.NewIndex(snap)
 		viewFor = func(string) (*model.Snapshot, *horizon.Index) { return snap, ix }
 	}
-	return &Checker{snap: snap, viewFor: viewFor, fleet: fl, gws: Gateways(snap), configs: map[string]*Config{}}
+	return &Checker{snap: snap, viewFor: viewFor, fleet: fl, gws: Gateways(snap), configs: map[string]*Config{}, byPod: map[string]*Config{}}
 }
 
 // Gateways are the network gateways checked, with their pods.
 func (k *Checker) Gateways() []Gateway { return k.gws }
 
-// Gateway finds the gateway at address:port of network (nil: not a gateway
+// gateway finds the gateway at address:port of network (nil: not a gateway
 // Service's, e.g. a static meshNetworks address).
-func (k *Checker) Gateway(network, address string, port uint32) *Gateway {
+func (k *Checker) gateway(network, address string, port uint32) *Gateway {
 	for i := range k.gws {
 		g := &k.gws[i]
 		if g.Network == network && g.Address == address && g.Port == port {
@@ -58,17 +61,22 @@ func (k *Checker) Gateway(network, address string, port uint32) *Gateway {
 	return nil
 }
 
-// Config is the predicted second-hop config of one gateway pod.
-func (k *Checker) Config(w Workload) *Config {
-	key := shapeKey(w)
+// config is the predicted second-hop config of one gateway pod.
+func (k *Checker) config(w Workload) *Config {
+	pod := w.ControlPlane + "|" + w.Cluster + "/" + w.Namespace + "/" + w.Pod
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if c := k.byPod[pod]; c != nil {
+		return c
+	}
+	key := shapeKey(w)
 	if c := k.configs[key]; c != nil {
+		k.byPod[pod] = c
 		return c
 	}
 	view, ix := k.viewFor(w.ControlPlane)
 	c := Predict(view, ix, w.ControlPlane, w)
-	k.configs[key] = c
+	k.configs[key], k.byPod[pod] = c, c
 	return c
 }
 
@@ -76,24 +84,24 @@ func (k *Checker) Config(w Workload) *Config {
 // the gateway at address:port: it holds when one ready pod behind the
 // gateway carries it.
 func (k *Checker) Check(network, address string, gwPort uint32, host string, port int32, subset string) Hop {
-	g := k.Gateway(network, address, gwPort)
+	g := k.gateway(network, address, gwPort)
 	if g == nil {
 		h := Hop{Network: network, Address: address, Port: gwPort, SNI: model.SNIName(host, subset, port), State: Unchecked}
 		h.Why = "no gateway Service gives this address (a static meshNetworks gateway): meshscope cannot find the pods behind it"
 		return h
 	}
-	return k.CheckGateway(g, host, port, subset)
+	return k.checkGateway(g, host, port, subset)
 }
 
-// CheckGateway is Check for a gateway of Gateways.
-func (k *Checker) CheckGateway(g *Gateway, host string, port int32, subset string) Hop {
+// checkGateway is Check for a gateway of Gateways.
+func (k *Checker) checkGateway(g *Gateway, host string, port int32, subset string) Hop {
 	base := Hop{Network: g.Network, Cluster: g.Cluster, Address: g.Address, Port: g.Port, SNI: model.SNIName(host, subset, port)}
 	if g.Unchecked != "" {
 		base.State, base.Why = Unchecked, g.Unchecked
 		return base
 	}
 	if g.Error != "" {
-		return base.broken(StepPods, model.ProblemHopPods, g.Error)
+		return base.broken(stepPods, model.ProblemHopPods, g.Error)
 	}
 	var firstBroken, doubtful, unchecked *Hop
 	notReady := 0
@@ -122,7 +130,7 @@ func (k *Checker) CheckGateway(g *Gateway, host string, port int32, subset strin
 	case firstBroken != nil:
 		return *firstBroken
 	}
-	return base.broken(StepPods, model.ProblemHopPods, fmt.Sprintf("none of the %d pod(s) behind %s in %s is ready: the load balancer has nowhere to send %s's cross-network traffic",
+	return base.broken(stepPods, model.ProblemHopPods, fmt.Sprintf("none of the %d pod(s) behind %s in %s is ready: the load balancer has nowhere to send %s's cross-network traffic",
 		notReady, g.Service, g.Cluster, g.Network))
 }
 

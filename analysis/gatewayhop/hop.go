@@ -31,12 +31,12 @@ type Step string
 
 // The steps of the second hop, in the order traffic meets them.
 const (
-	StepPods     Step = "pods"     // no ready gateway pod running a router proxy
-	StepProxy    Step = "proxy"    // its proxy is connected to no istiod
-	StepListener Step = "listener" // no AUTO_PASSTHROUGH listener on the port traffic reaches
-	StepChain    Step = "chain"    // no filter chain for the SNI
-	StepCluster  Step = "cluster"  // no SNI-DNAT cluster
-	StepEndpoint Step = "endpoint" // no healthy endpoint of the gateway's network
+	stepPods     Step = "pods"     // no ready gateway pod running a router proxy
+	stepProxy    Step = "proxy"    // its proxy is connected to no istiod
+	stepListener Step = "listener" // no AUTO_PASSTHROUGH listener on the port traffic reaches
+	stepChain    Step = "chain"    // no filter chain for the SNI
+	stepCluster  Step = "cluster"  // no SNI-DNAT cluster
+	stepEndpoint Step = "endpoint" // no healthy endpoint of the gateway's network
 )
 
 // Hop is the second hop of one service port (and subset) through one
@@ -84,9 +84,9 @@ func (h Hop) Path() string {
 		return at + " → second hop not checked: " + h.Why
 	case Breaks:
 		switch h.Step {
-		case StepPods, StepProxy, StepListener:
+		case stepPods, stepProxy, stepListener:
 			return at + " ✗ " + h.Why
-		case StepChain, StepCluster:
+		case stepChain, stepCluster:
 			return at + " → SNI " + h.SNI + " ✗ " + h.Why
 		}
 		return at + " → SNI " + h.SNI + " ✓ → no endpoint ✗ " + h.Why
@@ -119,7 +119,7 @@ func (k *Checker) podHop(g *Gateway, w Workload, host, subset string, port int32
 		h.TargetPort = g.TargetPort
 	}
 	if !w.Router() {
-		return h.broken(StepPods, model.ProblemHopPods, fmt.Sprintf("gateway pod %s runs no istio-proxy started as a router (\"proxy router\"): nothing there routes by SNI", w.Pod))
+		return h.broken(stepPods, model.ProblemHopPods, fmt.Sprintf("gateway pod %s runs no istio-proxy started as a router (\"proxy router\"): nothing there routes by SNI", w.Pod))
 	}
 	if c := k.snap.ClusterByID(model.ControlPlaneCluster(w.ControlPlane)); c == nil || !c.IsContext() {
 		h.State = Unchecked
@@ -128,30 +128,30 @@ func (k *Checker) podHop(g *Gateway, w Workload, host, subset string, port int32
 	}
 	sync := k.proxySync(w)
 	if sync.State == fleet.Disconnected {
-		return h.broken(StepProxy, model.ProblemHopProxy, fmt.Sprintf("gateway pod %s's proxy is connected to no istiod: it has no config to route the request with", w.Pod))
+		return h.broken(stepProxy, model.ProblemHopProxy, fmt.Sprintf("gateway pod %s's proxy is connected to no istiod: it has no config to route the request with", w.Pod))
 	}
-	cfg := k.Config(w)
-	chain, listener := cfg.Chains(h.TargetPort, h.SNI)
+	cfg := k.config(w)
+	chain, listener := cfg.chainsFor(h.TargetPort, h.SNI)
 	if l := cfg.listenerOn(h.TargetPort); l != nil {
 		h.Listener = l.Name
 	}
 	switch {
 	case !listener:
 		kind, why := cfg.noListenerWhy(g, w, h.TargetPort)
-		return h.broken(StepListener, kind, why)
+		return h.broken(stepListener, kind, why)
 	case !chain:
-		return h.broken(StepChain, model.ProblemHopNoSNI, k.noChainWhy(cfg, w, host, subset, port, h.TargetPort))
+		return h.broken(stepChain, model.ProblemHopNoSNI, k.noChainWhy(cfg, w, host, subset, port, h.TargetPort))
 	}
-	cl, ok := cfg.Cluster(h.SNI)
+	cl, ok := cfg.cluster(h.SNI)
 	if !ok {
-		return h.broken(StepCluster, model.ProblemHopNoSNI, "the gateway has a filter chain but no cluster "+h.SNI)
+		return h.broken(stepCluster, model.ProblemHopNoSNI, "the gateway has a filter chain but no cluster "+h.SNI)
 	}
 	if cl.Type != "EDS" {
 		h.State, h.Why = Doubtful, fmt.Sprintf("a %s cluster: Envoy resolves its hosts itself, meshscope does not predict them", cl.Type)
 		return h
 	}
 	h = endpointsHop(h, cfg.Endpoints(h.SNI), w)
-	if h.State == Holds && sync.State != "" && sync.State != fleet.Synced {
+	if h.State == Holds && (sync.State == fleet.Stale || sync.State == fleet.Rejected || sync.State == fleet.NotSent) {
 		h.State, h.Kind, h.Why = Doubtful, model.ProblemHopProxy, fmt.Sprintf("gateway pod %s's proxy is %s on istiod %s", w.Pod, strings.ToLower(string(sync.State)), orText(sync.ControlPlane, "?"))
 	}
 	return h
@@ -166,7 +166,7 @@ func (h Hop) broken(step Step, kind model.ProblemKind, why string) Hop {
 // through when a healthy endpoint of the gateway's own network is in it.
 func endpointsHop(h Hop, p *horizon.Prediction, w Workload) Hop {
 	if p == nil {
-		return h.broken(StepCluster, model.ProblemHopNoSNI, "no EDS for "+h.SNI)
+		return h.broken(stepCluster, model.ProblemHopNoSNI, "no EDS for "+h.SNI)
 	}
 	for _, e := range p.Endpoints {
 		addr := model.HostPort(e.Address, e.Port)
@@ -185,7 +185,7 @@ func endpointsHop(h Hop, p *horizon.Prediction, w Workload) Hop {
 			strings.Join(first(h.Elsewhere, 2), ", "), h.Network)
 	default:
 		kind, why := noEndpointWhy(h, p, w)
-		h = h.broken(StepEndpoint, kind, why)
+		h = h.broken(stepEndpoint, kind, why)
 	}
 	return h
 }

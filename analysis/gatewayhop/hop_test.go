@@ -26,7 +26,7 @@ func TestHopHolds(t *testing.T) {
 	if p := h.Path(); p != "→ 192.168.60.9:15443 → SNI outbound_.5000_._.helloworld.sample.svc.cluster.local ✓ → 1 endpoint 10.144.0.15:5000 ✓" {
 		t.Errorf("path %q", p)
 	}
-	cfg := NewChecker(meshtest.Lab(), nil, nil).Config(NewChecker(meshtest.Lab(), nil, nil).Gateways()[1].Pods[0])
+	cfg := NewChecker(meshtest.Lab(), nil, nil).config(NewChecker(meshtest.Lab(), nil, nil).Gateways()[1].Pods[0])
 	if len(cfg.Listeners) != 1 || cfg.Gateways[0] != "istio-system/cross-network-gateway" {
 		t.Fatalf("config %+v", cfg)
 	}
@@ -54,29 +54,29 @@ func TestHopBreaks(t *testing.T) {
 		step   Step
 		why    string
 	}{
-		{"no Gateway", func(s *model.Snapshot) { s.IstioGateways = nil }, "", Breaks, StepListener, "no Gateway selects pod istio-eastwestgateway-7b9c5d6f8-k2x4p"},
-		{"selector misses", func(s *model.Snapshot) { s.IstioGateways[0].Selector = map[string]string{"istio": "ingressgateway"} }, "", Breaks, StepListener, "no Gateway selects"},
-		{"not AUTO_PASSTHROUGH", func(s *model.Snapshot) { s.IstioGateways[0].Servers[0].TLSMode = model.TLSPassthrough }, "", Breaks, StepListener, "have no AUTO_PASSTHROUGH server"},
-		{"hosts miss", func(s *model.Snapshot) { s.IstioGateways[0].Servers[0].Hosts = []string{"*.global"} }, "", Breaks, StepListener, "no service of the gateway's scope matches"},
+		{"no Gateway", func(s *model.Snapshot) { s.IstioGateways = nil }, "", Breaks, stepListener, "no Gateway selects pod istio-eastwestgateway-7b9c5d6f8-k2x4p"},
+		{"selector misses", func(s *model.Snapshot) { s.IstioGateways[0].Selector = map[string]string{"istio": "ingressgateway"} }, "", Breaks, stepListener, "no Gateway selects"},
+		{"not AUTO_PASSTHROUGH", func(s *model.Snapshot) { s.IstioGateways[0].Servers[0].TLSMode = model.TLSPassthrough }, "", Breaks, stepListener, "have no AUTO_PASSTHROUGH server"},
+		{"hosts miss", func(s *model.Snapshot) { s.IstioGateways[0].Servers[0].Hosts = []string{"*.global"} }, "", Breaks, stepListener, "no service of the gateway's scope matches"},
 		{"hosts miss one", func(s *model.Snapshot) {
 			s.IstioGateways[0].Servers[0].Hosts = []string{"*.istio-system.svc.cluster.local"}
-		}, "", Breaks, StepChain, "(*.istio-system.svc.cluster.local) do not match helloworld"},
+		}, "", Breaks, stepChain, "(*.istio-system.svc.cluster.local) do not match helloworld"},
 		{"namespace prefix restricts nothing", func(s *model.Snapshot) { s.IstioGateways[0].Servers[0].Hosts = []string{"other/*.local"} }, "", Holds, "", ""},
-		{"unknown tls mode", func(s *model.Snapshot) { s.IstioGateways[0].Error = "bad" }, "", Breaks, StepListener, "no Gateway selects"},
+		{"unknown tls mode", func(s *model.Snapshot) { s.IstioGateways[0].Error = "bad" }, "", Breaks, stepListener, "no Gateway selects"},
 		{"service exportTo .", func(s *model.Snapshot) {
 			s.Service(meshtest.Hello).Clusters["cluster2"].ExportTo = []string{"."}
 			s.Service(meshtest.Hello).Clusters["cluster1"].ExportTo = []string{"."}
-		}, "", Breaks, StepChain, "not visible from the gateway's namespace istio-system"},
+		}, "", Breaks, stepChain, "not visible from the gateway's namespace istio-system"},
 		{"subset hidden by exportTo", func(s *model.Snapshot) {
 			s.DestinationRules = []model.DestinationRule{{Cluster: "cluster1", Namespace: "sample", Name: "helloworld", Host: "helloworld", ExportTo: []string{"."},
 				Subsets: []model.Subset{{Name: "v2", Labels: map[string]string{"version": "v2"}}}}}
-		}, "v2", Breaks, StepChain, "sample/helloworld (exportTo .) declares it but is not visible from istio-system"},
+		}, "v2", Breaks, stepChain, "sample/helloworld (exportTo .) declares it but is not visible from istio-system"},
 		{"subset visible", func(s *model.Snapshot) {
 			s.DestinationRules = []model.DestinationRule{{Cluster: "cluster1", Namespace: "sample", Name: "helloworld", Host: "helloworld",
 				Subsets: []model.Subset{{Name: "v2", Labels: map[string]string{"version": "v2"}}}}}
 			s.Service(meshtest.Hello).Clusters["cluster2"].Endpoints[0].Labels = map[string]string{"version": "v2"}
 		}, "v2", Holds, "", ""},
-		{"port misses", func(s *model.Snapshot) { s.IstioGateways[0].Servers[0].Port = 15444 }, "", Breaks, StepListener, "reaches pod port 15443, but the gateway's AUTO_PASSTHROUGH listener is on 15444"},
+		{"port misses", func(s *model.Snapshot) { s.IstioGateways[0].Servers[0].Port = 15444 }, "", Breaks, stepListener, "reaches pod port 15443, but the gateway's AUTO_PASSTHROUGH listener is on 15444"},
 		{"targetPort followed", func(s *model.Snapshot) {
 			gs := gatewaySvc(s, "cluster2")
 			gs.Ports = []model.ServicePort{{Name: "tls", Port: 15443, TargetPort: "15444"}}
@@ -85,13 +85,13 @@ func TestHopBreaks(t *testing.T) {
 		{"no network", func(s *model.Snapshot) {
 			s.Proxies[1].Injected.Network = ""
 			delete(gatewaySvc(s, "cluster2").Endpoints[0].Labels, model.LabelNetwork)
-		}, "", Breaks, StepEndpoint, "sends no NETWORK"},
-		{"view of another network", func(s *model.Snapshot) { s.Proxies[1].Injected.NetworkView = "network1" }, "", Breaks, StepEndpoint, `REQUESTED_NETWORK_VIEW is "network1"`},
+		}, "", Breaks, stepEndpoint, "sends no NETWORK"},
+		{"view of another network", func(s *model.Snapshot) { s.Proxies[1].Injected.NetworkView = "network1" }, "", Breaks, stepEndpoint, `REQUESTED_NETWORK_VIEW is "network1"`},
 		{"no view", func(s *model.Snapshot) { s.Proxies[1].Injected.NetworkView = "" }, "", Doubtful, "", "192.168.60.113:15443"},
-		{"not a router", func(s *model.Snapshot) { s.Proxies[1].Injected.Kind = model.ProxySidecar }, "", Breaks, StepPods, "runs no istio-proxy started as a router"},
-		{"no proxy", func(s *model.Snapshot) { s.Proxies = s.Proxies[:1] }, "", Breaks, StepPods, "runs no istio-proxy"},
-		{"not ready", func(s *model.Snapshot) { gatewaySvc(s, "cluster2").Endpoints[0].Ready = false }, "", Breaks, StepPods, "none of the 1 pod(s)"},
-		{"no pods", func(s *model.Snapshot) { gatewaySvc(s, "cluster2").Endpoints = nil }, "", Breaks, StepPods, "has no pods behind it (selector istio=eastwestgateway)"},
+		{"not a router", func(s *model.Snapshot) { s.Proxies[1].Injected.Kind = model.ProxySidecar }, "", Breaks, stepPods, "runs no istio-proxy started as a router"},
+		{"no proxy", func(s *model.Snapshot) { s.Proxies = s.Proxies[:1] }, "", Breaks, stepPods, "runs no istio-proxy"},
+		{"not ready", func(s *model.Snapshot) { gatewaySvc(s, "cluster2").Endpoints[0].Ready = false }, "", Breaks, stepPods, "none of the 1 pod(s)"},
+		{"no pods", func(s *model.Snapshot) { gatewaySvc(s, "cluster2").Endpoints = nil }, "", Breaks, stepPods, "has no pods behind it (selector istio=eastwestgateway)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := meshtest.Lab()

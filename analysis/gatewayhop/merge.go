@@ -15,8 +15,8 @@ import (
 // port are counted, not predicted, and matter only where istiod rejects a
 // server because of them.
 
-// Server is one AUTO_PASSTHROUGH server merged into a listener.
-type Server struct {
+// server is one AUTO_PASSTHROUGH server merged into a listener.
+type server struct {
 	// Gateway is "namespace/name" of the Gateway; Index the server's
 	// position in it; Port its port number before resolvePorts.
 	Gateway string `json:"gateway"`
@@ -25,11 +25,6 @@ type Server struct {
 	// Hosts are its SNI hosts (GetSNIHostsForServer: a "namespace/"
 	// prefix dropped).
 	Hosts []string `json:"hosts"`
-}
-
-// Name is "namespace/name server N (port P)".
-func (s Server) Name() string {
-	return fmt.Sprintf("%s server %d (port %d, hosts %s)", s.Gateway, s.Index, s.Port, strings.Join(s.Hosts, ","))
 }
 
 // merged is what mergeGateways gives the second hop: the Gateways that
@@ -141,7 +136,7 @@ func (st *mergeState) add(m *merged, gw string, i int, s model.GatewayServer, rp
 	}
 	l := m.listener(rp, s.Bind)
 	if s.AutoPassthrough() && !isHTTP(s.Protocol) {
-		l.Servers = append(l.Servers, Server{Gateway: gw, Index: i, Port: s.Port, Hosts: model.GatewayServer{Hosts: s.Hosts}.SNIHosts()})
+		l.Servers = append(l.Servers, server{Gateway: gw, Index: i, Port: s.Port, Hosts: model.GatewayServer{Hosts: s.Hosts}.SNIHosts()})
 	} else {
 		l.Other++
 	}
@@ -226,7 +221,7 @@ type target struct {
 // resolve is left out). istiod finds none when the proxy's CLUSTER_ID is
 // not its pod's cluster (isControllerForProxy).
 func serviceTargets(view *model.Snapshot, w Workload) []target {
-	if w.ClusterID() != w.Cluster {
+	if w.clusterID() != w.Cluster {
 		return nil
 	}
 	var out []target

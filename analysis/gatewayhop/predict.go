@@ -46,7 +46,7 @@ type Listener struct {
 	// Servers are its AUTO_PASSTHROUGH servers; Chains their SNI filter
 	// chains; Other the servers of other modes on the port, whose chains
 	// are not predicted.
-	Servers []Server `json:"servers,omitempty"`
+	Servers []server `json:"servers,omitempty"`
 	Chains  []Chain  `json:"chains"`
 	Other   int      `json:"other,omitempty"`
 	// Dropped says why istiod sends no such listener at all ("" when it
@@ -201,8 +201,8 @@ func (c *Config) Endpoints(name string) *horizon.Prediction {
 	return &p
 }
 
-// Cluster returns the SNI-DNAT cluster of that name.
-func (c *Config) Cluster(name string) (Cluster, bool) {
+// cluster returns the SNI-DNAT cluster of that name.
+func (c *Config) cluster(name string) (Cluster, bool) {
 	i, ok := c.clusters[name]
 	if !ok {
 		return Cluster{}, false
@@ -210,9 +210,9 @@ func (c *Config) Cluster(name string) (Cluster, bool) {
 	return c.Clusters[i], true
 }
 
-// Chains says whether the listener on port has a filter chain for sni,
+// chainsFor says whether the listener on port has a filter chain for sni,
 // and whether there is a listener on that port at all.
-func (c *Config) Chains(port uint32, sni string) (chain, listener bool) {
+func (c *Config) chainsFor(port uint32, sni string) (chain, listener bool) {
 	l, ok := c.chains[port]
 	return l[sni], ok
 }
@@ -221,7 +221,7 @@ func (c *Config) Chains(port uint32, sni string) (chain, listener bool) {
 // its pod's namespace with its labels, the NETWORK, CLUSTER_ID and
 // REQUESTED_NETWORK_VIEW it was injected with.
 func proxyOf(w Workload, cp string) horizon.Proxy {
-	p := horizon.Proxy{Cluster: w.ClusterID(), Network: w.Network(), IP: w.IP, Namespace: w.Namespace, Labels: w.Labels,
+	p := horizon.Proxy{Cluster: w.clusterID(), Network: w.Network(), IP: w.IP, Namespace: w.Namespace, Labels: w.Labels,
 		ConfigCluster: model.ControlPlaneCluster(cp), Router: true}
 	if w.Proxy != nil {
 		p.NetworkView = w.Proxy.NetworkViews()

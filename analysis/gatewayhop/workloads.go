@@ -59,9 +59,6 @@ type Workload struct {
 	Ports map[uint32]uint32 `json:"ports,omitempty"`
 }
 
-// Key is "cluster/namespace/pod".
-func (w Workload) Key() string { return w.Cluster + "/" + w.Namespace + "/" + w.Pod }
-
 // Router says the pod runs an istio-proxy started as a gateway ("proxy
 // router"): only then does istiod build gateway listeners for it.
 func (w Workload) Router() bool { return w.Proxy != nil && w.Proxy.Kind == model.ProxyGateway }
@@ -74,9 +71,9 @@ func (w Workload) Network() string {
 	return w.Proxy.Network
 }
 
-// ClusterID is the CLUSTER_ID its proxy sends (its injected one, else its
+// clusterID is the CLUSTER_ID its proxy sends (its injected one, else its
 // cluster's: istiod then takes its own).
-func (w Workload) ClusterID() string {
+func (w Workload) clusterID() string {
 	if w.Proxy != nil && w.Proxy.ClusterID != "" {
 		return w.Proxy.ClusterID
 	}
@@ -216,7 +213,7 @@ func selectorText(sel map[string]string) string {
 // REQUESTED_NETWORK_VIEW, ROUTER_MODE, UNPRIVILEGED_POD), asked of the
 // istiod that serves it.
 func (w Workload) Viewpoint() xdsclient.Viewpoint {
-	vp := xdsclient.Viewpoint{Cluster: w.ClusterID(), Network: w.Network(), NoNetwork: w.Network() == "", Namespace: w.Namespace,
+	vp := xdsclient.Viewpoint{Cluster: w.clusterID(), Network: w.Network(), NoNetwork: w.Network() == "", Namespace: w.Namespace,
 		Labels: w.Labels, NodeType: xdsclient.Router, IP: w.IP, PodName: w.Pod, ControlPlane: w.ControlPlane,
 		Pod: &xdsclient.PodRef{Namespace: w.Namespace, Name: w.Pod, Cluster: w.Cluster}, Metadata: map[string]string{}}
 	if w.Proxy != nil {

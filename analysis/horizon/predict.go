@@ -111,8 +111,11 @@ func predict(snap *model.Snapshot, ix *Index, hostname, subset string, port int3
 	if l, ok := t.effectiveLocalityLB(); ok {
 		p.applyLocalityLB(l, ends, ix, snap, proxy, t.directSources())
 	}
-	// Then what Envoy makes of them.
-	p.applyEffects()
+	// Then what Envoy makes of them (not for a gateway's SNI-DNAT cluster:
+	// no reader shows its shares).
+	if !sni {
+		p.applyEffects()
+	}
 	return p
 }
 

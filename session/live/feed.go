@@ -27,7 +27,8 @@ import (
 // network), with the same retry and stale handling. The clients hold the latest
 // resources; the feed only hands out references. Its methods are cheap,
 // never block and are safe for concurrent use; they are what tui.Feed,
-// tui.ConfigFeed, tui.IstiodFeed, tui.AmbientFeed and tui.FleetFeed ask for.
+// tui.ConfigFeed, tui.IstiodFeed, tui.AmbientFeed, tui.FleetFeed and
+// tui.GatewayFeed ask for.
 //
 // A stream that cannot start (no control plane yet, a failed
 // port-forward) is shown as such (xdsclient.StateNoStream) and tried again

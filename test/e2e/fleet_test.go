@@ -50,6 +50,12 @@ func fakeProxy(ctx context.Context, t *testing.T, addr, pod, ns, cluster, networ
 // fakeProxyVersion is fakeProxy telling istiod it runs Istio version.
 func fakeProxyVersion(ctx context.Context, t *testing.T, version, addr, pod, ns, cluster, network, ip string, mode ackMode) {
 	t.Helper()
+	fakeNode(ctx, t, "sidecar", version, addr, pod, ns, cluster, network, ip, mode)
+}
+
+// fakeNode is fakeProxyVersion for a node of any type (a gateway is a router).
+func fakeNode(ctx context.Context, t *testing.T, nodeType, version, addr, pod, ns, cluster, network, ip string, mode ackMode) {
+	t.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +68,7 @@ func fakeProxyVersion(ctx context.Context, t *testing.T, version, addr, pod, ns,
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := &core.Node{Id: fmt.Sprintf("sidecar~%s~%s.%s~%s.svc.cluster.local", ip, pod, ns, ns), Metadata: meta}
+	node := &core.Node{Id: fmt.Sprintf("%s~%s~%s.%s~%s.svc.cluster.local", nodeType, ip, pod, ns, ns), Metadata: meta}
 	stream, err := discovery.NewAggregatedDiscoveryServiceClient(conn).StreamAggregatedResources(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -146,6 +152,7 @@ func TestFleet(t *testing.T) {
 	const ns = "fleet"
 	istiods := labIstiodsXDS()
 	fleetNamespace(ctx, t, ns)
+	gatewayStandIns(ctx, t) // the gateways' proxies are connected, as in a real mesh
 	type podDef struct {
 		cluster, name, ip, network string
 		injectedNetwork            string

@@ -8,6 +8,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -63,6 +64,10 @@ type hopCase struct {
 	name  string
 	apply func(ctx context.Context) (undo func(context.Context) error, err error)
 	hops  map[string]string // subset → "state[/step]"
+	// kind is the problem doctor reports for it (severity "error" unless
+	// warn), "" for none.
+	kind model.ProblemKind
+	warn bool
 }
 
 // inPrimaries applies an Istio config change to both primaries' config.
@@ -120,18 +125,18 @@ func secondHopCases() []hopCase {
 	dot := "."
 	return []hopCase{
 		{name: "healthy", hops: map[string]string{"": "holds"}},
-		{name: "no auto-passthrough Gateway", apply: replaceGateway(""), hops: map[string]string{"": "breaks/listener"}},
-		{name: "selector misses", apply: replaceGateway(gatewayDoc("ingressgateway", 15443, "*.local")), hops: map[string]string{"": "breaks/listener"}},
-		{name: "hosts do not match", apply: replaceGateway(gatewayDoc("eastwestgateway", 15443, "*.istio-system.svc.cluster.local")), hops: map[string]string{"": "breaks/chain"}},
+		{name: "no auto-passthrough Gateway", apply: replaceGateway(""), hops: map[string]string{"": "breaks/listener"}, kind: model.ProblemHopNoListener},
+		{name: "selector misses", apply: replaceGateway(gatewayDoc("ingressgateway", 15443, "*.local")), hops: map[string]string{"": "breaks/listener"}, kind: model.ProblemHopNoListener},
+		{name: "hosts do not match", apply: replaceGateway(gatewayDoc("eastwestgateway", 15443, "*.istio-system.svc.cluster.local")), hops: map[string]string{"": "breaks/chain"}, kind: model.ProblemHopNoSNI},
 		{name: "namespace prefix restricts nothing", apply: replaceGateway(gatewayDoc("eastwestgateway", 15443, "other/*.local")), hops: map[string]string{"": "holds"}},
-		{name: "subset hidden by exportTo", apply: applyDoc(subsetsRule(".")), hops: map[string]string{"": "holds", "v2": "breaks/chain"}},
-		{name: "subset visible", apply: applyDoc(subsetsRule("")), hops: map[string]string{"": "holds", "v2": "holds", "v1": "breaks/endpoint"}},
+		{name: "subset hidden by exportTo", apply: applyDoc(subsetsRule(".")), hops: map[string]string{"": "holds", "v2": "breaks/chain"}, kind: model.ProblemHopNoSNI},
+		{name: "subset visible", apply: applyDoc(subsetsRule("")), hops: map[string]string{"": "holds", "v2": "holds"}},
 		{name: "service exportTo .", apply: inPrimaries(func(ctx context.Context, c string) error {
 			return theLab.SetAnnotation(ctx, c, lab.KindService, lab.SampleNamespace, "helloworld", "networking.istio.io/exportTo", &dot)
 		}, func(ctx context.Context, c string) error {
 			return theLab.SetAnnotation(ctx, c, lab.KindService, lab.SampleNamespace, "helloworld", "networking.istio.io/exportTo", nil)
-		}), hops: map[string]string{"": "breaks/chain"}},
-		{name: "server port misses", apply: replaceGateway(gatewayDoc("eastwestgateway", 15444, "*.local")), hops: map[string]string{"": "breaks/listener"}},
+		}), hops: map[string]string{"": "breaks/chain"}, kind: model.ProblemHopNoSNI},
+		{name: "server port misses", apply: replaceGateway(gatewayDoc("eastwestgateway", 15444, "*.local")), hops: map[string]string{"": "breaks/listener"}, kind: model.ProblemHopPort},
 		{name: "targetPort followed", apply: func(ctx context.Context) (func(context.Context) error, error) {
 			return func(ctx context.Context) error { return theLab.SetGatewayTargetPort(ctx, "cluster2", 15443) },
 				theLab.SetGatewayTargetPort(ctx, "cluster2", 15444)
@@ -139,9 +144,9 @@ func secondHopCases() []hopCase {
 		{name: "gateway pod without network label", apply: gatewayPod(func(p *lab.PodSpec) {
 			delete(p.Labels, lab.NetworkLabel)
 			delete(p.Env, "ISTIO_META_NETWORK") // the injector takes it from the label
-		}), hops: map[string]string{"": "breaks/endpoint"}},
-		{name: "no network view", apply: gatewayPod(func(p *lab.PodSpec) { delete(p.Env, "ISTIO_META_REQUESTED_NETWORK_VIEW") }), hops: map[string]string{"": "doubtful"}},
-		{name: "another network view", apply: gatewayPod(func(p *lab.PodSpec) { p.Env["ISTIO_META_REQUESTED_NETWORK_VIEW"] = "network1" }), hops: map[string]string{"": "breaks/endpoint"}},
+		}), hops: map[string]string{"": "breaks/endpoint"}, kind: model.ProblemHopNetwork},
+		{name: "no network view", apply: gatewayPod(func(p *lab.PodSpec) { delete(p.Env, "ISTIO_META_REQUESTED_NETWORK_VIEW") }), hops: map[string]string{"": "doubtful"}, kind: model.ProblemHopNetwork, warn: true},
+		{name: "another network view", apply: gatewayPod(func(p *lab.PodSpec) { p.Env["ISTIO_META_REQUESTED_NETWORK_VIEW"] = "network1" }), hops: map[string]string{"": "breaks/endpoint"}, kind: model.ProblemHopNetwork},
 	}
 }
 
@@ -169,6 +174,9 @@ func TestSecondHop(t *testing.T) {
 				return bad
 			})
 			t.Log(seen)
+			// The commands say where the path breaks.
+			eventually(t, 60*time.Second, func() string { return explainSecondHop(t, tc.hops) })
+			eventually(t, 90*time.Second, func() string { return doctorSecondHop(t, tc.kind, tc.warn) })
 		})
 	}
 }
@@ -258,4 +266,128 @@ func sentSummary(r live.GatewayResult) string {
 		parts = append(parts, "helloworld "+strings.Join(eps, ","))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// gatewayStandIns connects, until the test ends, a stand-in for each lab
+// gateway pod's proxy: a router ADS stream with the pod's identity to its
+// own cluster's istiod, acknowledging every push, as the gateway's running
+// Envoy would. The lab's gateway pods are data (nothing runs behind them),
+// so without it istiod lists them nowhere and the fleet calls them
+// disconnected; tests that hold the fleet to "every proxy connected" start
+// these, as a real install's gateways would be.
+func gatewayStandIns(ctx context.Context, t *testing.T) {
+	t.Helper()
+	istiods := labIstiodsXDS()
+	for _, c := range []string{"cluster1", "cluster2"} {
+		spec, err := theLab.GatewayPodSpec(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		t.Cleanup(cancel)
+		fakeNode(cctx, t, "router", "1.31.0", istiods[c], spec.Name, spec.Namespace, c, spec.Env["ISTIO_META_NETWORK"], spec.IP, ackAll)
+	}
+}
+
+// explainSecondHop runs `meshscope explain helloworld.sample` (and with
+// --subset for each subset wanted, as a sidecar of sample) against both
+// istiods and says what differs from want: a view of network1 sends the
+// request into network2's gateway, whose hop must be as wanted; the
+// verdict is broken, and the exit status 1, exactly when it breaks.
+func explainSecondHop(t *testing.T, want map[string]string) string {
+	var bad []string
+	for subset, w := range want {
+		args := []string{"explain", "helloworld.sample", "-o", "json", "--context", "cluster1,cluster2", "--xds-address", xdsAll(), "--namespace", "sample"}
+		if subset != "" {
+			args = append(args, "--subset", subset)
+		}
+		out, code := runMeshscope(t, args...)
+		var res struct {
+			Views []explain.View `json:"views"`
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			return fmt.Sprintf("explain %v: %v\n%s", args, err, out)
+		}
+		broken := strings.HasPrefix(w, "breaks")
+		found := false
+		for _, v := range res.Views {
+			for _, h := range v.SecondHop {
+				if h.Address != "192.168.60.9" {
+					continue
+				}
+				found = true
+				got := string(h.State)
+				if h.Step != "" {
+					got += "/" + string(h.Step)
+				}
+				if got != w || (v.Verdict == explain.Broken) != broken {
+					bad = append(bad, fmt.Sprintf("subset %q from %s: hop %s verdict %s, want %s: %s", subset, v.Viewpoint.Name, got, v.Verdict, w, h.Path()))
+				}
+			}
+		}
+		if !found {
+			bad = append(bad, fmt.Sprintf("subset %q: no view goes through network2's gateway", subset))
+		}
+		if (code == 1) != broken && code != 3 {
+			bad = append(bad, fmt.Sprintf("subset %q: exit %d", subset, code))
+		}
+	}
+	return strings.Join(bad, "\n")
+}
+
+// doctorSecondHop runs doctor against both istiods (without their debug
+// views: no fleet) and says what differs: the second-hop problem of kind
+// (none when kind is ""), and never a gateway-xds-differs — what each
+// istiod sends each gateway pod equals the prediction.
+func doctorSecondHop(t *testing.T, kind model.ProblemKind, warn bool) string {
+	ps, _ := doctorJSON(t, "--context", "cluster1,cluster2", "--xds-address", xdsAll())
+	var bad, hops []string
+	sev := model.SeverityError
+	if warn {
+		sev = model.SeverityWarning
+	}
+	found := kind == ""
+	for _, p := range ps {
+		switch {
+		case p.Kind == model.ProblemGatewayXDSDiffers:
+			bad = append(bad, "gateway-xds-differs: "+p.Sentence)
+		case p.Kind == kind && p.Severity == sev:
+			found = true
+		case strings.HasPrefix(string(p.Kind), "second-hop-") && p.Kind != kind:
+			hops = append(hops, string(p.Kind)+": "+p.Sentence)
+		}
+	}
+	if !found {
+		bad = append(bad, fmt.Sprintf("no %s %s", sev, kind))
+	}
+	if len(hops) > 0 {
+		bad = append(bad, "other second-hop problems: "+strings.Join(hops, "; "))
+	}
+	return strings.Join(bad, "\n")
+}
+
+// TestSecondHopGatewayProxy: with istiod's syncz read, a gateway pod whose
+// proxy is connected to no istiod breaks the hop (the lab's gateway pods
+// run nothing), and one connected holds it.
+func TestSecondHopGatewayProxy(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	args := []string{"--context", "cluster1,cluster2", "--xds-address", xdsAll(), "--istiod-debug-address", debugAll()}
+	eventually(t, 60*time.Second, func() string {
+		ps, code := doctorJSON(t, args...)
+		if _, why := problemOf(ps, string(model.ProblemHopProxy), model.SeverityError, "network2's gateway 192.168.60.9:15443", "proxy is connected to no istiod"); why != "" || code != 1 {
+			return fmt.Sprintf("exit %d: %s", code, why)
+		}
+		return ""
+	})
+	gatewayStandIns(ctx, t)
+	eventually(t, 60*time.Second, func() string {
+		ps, _ := doctorJSON(t, args...)
+		for _, k := range []model.ProblemKind{model.ProblemHopProxy, model.ProblemProxyDisconnected} {
+			if why := absent(ps, string(k)); why != "" {
+				return why
+			}
+		}
+		return ""
+	})
 }
