@@ -393,7 +393,10 @@ spec:
 func TestServiceEntryInSnapshot(t *testing.T) {
 	ctx := context.Background()
 	reg := startRegistry(t)
-	docs := []string{vmServiceEntry, vmWorkloadEntry("vm-net1", "10.44.0.80", "network1")}
+	// The VMs' host is outside the hosts cross-network-gateway exposes
+	// (*.local): a second AUTO_PASSTHROUGH server exposes *.mesh.internal,
+	// as an operator with VMs would, and istiod merges both on 15443.
+	docs := []string{vmServiceEntry, vmWorkloadEntry("vm-net1", "10.44.0.80", "network1"), vmGateway}
 	for _, d := range docs {
 		withChange(t, func() error { return theLab.ApplyIstioConfig(ctx, "cluster1", d) }, func() error { return theLab.DeleteIstioConfig(ctx, "cluster1", d) })
 	}
@@ -431,6 +434,19 @@ func TestServiceEntryInSnapshot(t *testing.T) {
 		return "doctor does not report the ServiceEntry without workloads"
 	})
 }
+
+// vmGateway exposes the VMs' hosts on the east-west gateways' 15443 beside
+// cross-network-gateway's *.local.
+const vmGateway = `apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: cross-network-vms, namespace: istio-system}
+spec:
+  selector: {istio: eastwestgateway}
+  servers:
+  - port: {number: 15443, name: tls-vms, protocol: TLS}
+    tls: {mode: AUTO_PASSTHROUGH}
+    hosts: ["*.mesh.internal"]
+`
 
 // The second hops the scenarios break: a ServiceEntry host outside the
 // hosts cross-network-gateway exposes (*.local), a service exported to its

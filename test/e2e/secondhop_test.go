@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +130,7 @@ func secondHopCases() []hopCase {
 		{name: "no auto-passthrough Gateway", apply: replaceGateway(""), hops: map[string]string{"": "breaks/listener"}, kind: model.ProblemHopNoListener},
 		{name: "selector misses", apply: replaceGateway(gatewayDoc("ingressgateway", 15443, "*.local")), hops: map[string]string{"": "breaks/listener"}, kind: model.ProblemHopNoListener},
 		{name: "hosts do not match", apply: replaceGateway(gatewayDoc("eastwestgateway", 15443, "*.istio-system.svc.cluster.local")), hops: map[string]string{"": "breaks/chain"}, kind: model.ProblemHopNoSNI},
+		{name: "a second AUTO_PASSTHROUGH server on the port", apply: applyDoc(vmGateway), hops: map[string]string{"": "holds"}},
 		{name: "namespace prefix restricts nothing", apply: replaceGateway(gatewayDoc("eastwestgateway", 15443, "other/*.local")), hops: map[string]string{"": "holds"}},
 		{name: "subset hidden by exportTo", apply: applyDoc(subsetsRule(".")), hops: map[string]string{"": "holds", "v2": "breaks/chain"}, kind: model.ProblemHopNoSNI},
 		{name: "subset visible", apply: applyDoc(subsetsRule("")), hops: map[string]string{"": "holds", "v2": "holds"}},
@@ -390,4 +393,34 @@ func TestSecondHopGatewayProxy(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestWhatIfDeleteCrossNetworkGateway: deleting cross-network-gateway
+// (before it is done) loses every cross-network path — the what-if
+// reports the new second-hop-no-listener errors and exits 1 — and an
+// unknown tls.mode is bad input (exit 2; TestDecodeGatewayTLSMode holds
+// its sentence with file and line).
+func TestWhatIfDeleteCrossNetworkGateway(t *testing.T) {
+	dir := t.TempDir()
+	gw := filepath.Join(dir, "gw.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(gw, []byte(lab.CrossNetworkGateway), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(strings.Replace(lab.CrossNetworkGateway, "AUTO_PASSTHROUGH", "AUTO", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runMeshscope(t, "what-if", "--context", "cluster1,cluster2", "--xds-address", xdsAll(), "--delete", "-f", "cluster1="+gw, "-f", "cluster2="+gw)
+	for _, want := range []string{"second-hop-no-listener", "network2's gateway 192.168.60.9:15443", "network1's gateway 192.168.60.113:15443", "no Gateway selects pod istio-eastwestgateway-7b9c5d6f8-k2x4p"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("what-if --delete cross-network-gateway lacks %q (exit %d):\n%s", want, code, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (new errors):\n%s", code, out)
+	}
+	out, code = runMeshscope(t, "what-if", "--context", "cluster1", "-f", "cluster1="+bad)
+	if code != 2 {
+		t.Errorf("unknown tls.mode: exit %d, want 2:\n%s", code, out)
+	}
 }
