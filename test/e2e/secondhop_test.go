@@ -424,3 +424,30 @@ func TestWhatIfDeleteCrossNetworkGateway(t *testing.T) {
 		t.Errorf("unknown tls.mode: exit %d, want 2:\n%s", code, out)
 	}
 }
+
+// TestTrustDomainRejected: cluster2's istiod given another trust domain
+// (its ConfigMap istio) — cluster1's proxies do not accept its workloads
+// and the reverse, until each lists the other as an alias.
+func TestTrustDomainRejected(t *testing.T) {
+	ctx := context.Background()
+	set := func(c, text string) {
+		if err := theLab.SetMeshConfig(ctx, c, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { set("cluster1", lab.MeshConfigText); set("cluster2", lab.MeshConfigText) })
+	td2 := strings.Replace(lab.MeshConfigText, "trustDomain: cluster.local", "trustDomain: cluster2.example", 1)
+	set("cluster2", td2)
+	args := []string{"--context", "cluster1,cluster2", "--offline"}
+	eventually(t, 60*time.Second, func() string {
+		ps, _ := doctorJSON(t, args...)
+		_, why := problemOf(ps, string(model.ProblemTrustDomain), model.SeverityError, "the proxies istiod cluster1 serves accept the trust domains cluster.local, not cluster2.example")
+		return why
+	})
+	set("cluster1", lab.MeshConfigText+"trustDomainAliases: [cluster2.example]\n")
+	set("cluster2", td2+"trustDomainAliases: [cluster.local]\n")
+	eventually(t, 60*time.Second, func() string {
+		ps, _ := doctorJSON(t, args...)
+		return absent(ps, string(model.ProblemTrustDomain))
+	})
+}
