@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/xdsclient"
 )
 
@@ -51,7 +52,7 @@ func TestDemoServesGateways(t *testing.T) {
 	if !slices.Contains(names, "outbound_.5000_._.helloworld.sample.svc.cluster.local") || slices.Contains(names, "outbound_.8080_._.vm.mesh.internal") {
 		t.Errorf("SNI chains %v", names)
 	}
-	if diffs := explain.CompareGateway(explain.ViewFor(snap, s.ControlPlane, nil), s); len(diffs) != 0 {
+	if diffs := explain.CompareGateway(plane.NewSet(snap, nil).Of(s.ControlPlane), s); len(diffs) != 0 {
 		t.Errorf("the demo serves a gateway what meshscope does not predict: %+v", diffs)
 	}
 }

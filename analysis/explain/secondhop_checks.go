@@ -31,7 +31,7 @@ func secondHopProblems(snap *model.Snapshot, in *Inputs) []model.Problem {
 	if len(k.Gateways()) == 0 || len(snap.Networks) < 2 {
 		return ps
 	}
-	ix := horizon.NewIndex(snap)
+	ix := in.Planes.Of("").Index // the whole mesh: a proxy of no control plane's cut
 	cluster := ""
 	for _, c := range snap.Clusters {
 		if c.IsContext() && cluster == "" {
@@ -91,7 +91,7 @@ func hopProblem(svc *model.Service, h gatewayhop.Hop, port int32, subset string)
 		verb = "reach it through"
 	}
 	gw := fmt.Sprintf("%s's gateway %s", h.Network, model.HostPort(h.Address, h.Port))
-	return model.Problem{Severity: sev, Kind: h.Kind, Cluster: h.Cluster, Network: h.Network, Service: svc.Hostname,
+	return model.Problem{Severity: sev, Kind: h.Kind, Cluster: h.Cluster, Network: h.Network, Service: svc.Hostname, ControlPlane: h.ControlPlane, Objects: h.Objects,
 		Sentence: fmt.Sprintf("%s in %s: other networks %s %s (SNI %s): %s", what, h.Network, verb, gw, h.SNI, h.Why),
 		Group: &model.ProblemGroup{Key: h.Address + "\x00" + h.Why, Subject: what,
 			Format: fmt.Sprintf("{n} service ports in %s: other networks %s %s: %s ({examples})", h.Network, verb, gw, h.Why)}}
@@ -120,7 +120,7 @@ func gatewayLabelProblems(gws []gatewayhop.Gateway) []model.Problem {
 			if w.NetworkLabel != "" || w.Proxy == nil || w.Proxy.Network == "" {
 				continue
 			}
-			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemHopNetwork, Cluster: g.Cluster, Network: g.Network,
+			ps = append(ps, model.Problem{Severity: model.SeverityWarning, Kind: model.ProblemHopNetwork, Cluster: g.Cluster, Network: g.Network, Objects: []model.ObjectRef{w.Ref()},
 				Sentence: fmt.Sprintf("gateway pod %s/%s of %s lacks the label %s: its proxy sends NETWORK=%s from the injector's values, and a pod injected without them sends none (the hop then loops back to the gateway)",
 					w.Namespace, w.Pod, g.Name(), model.LabelNetwork, w.Proxy.Network)})
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
@@ -61,7 +62,7 @@ func TestSecondHopProblems(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := meshtest.Lab()
 			tc.edit(s)
-			ps := secondHopProblems(s, &Inputs{})
+			ps := secondHopProblems(s, &Inputs{Planes: plane.NewSet(s, nil)})
 			if tc.kind == "" {
 				if len(ps) != 0 {
 					t.Fatalf("healthy mesh: %+v", ps)

@@ -2,6 +2,7 @@ package gatewayhop
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -35,14 +36,10 @@ type Checker struct {
 type ViewFunc func(cp string) (*model.Snapshot, *horizon.Index)
 
 // NewChecker checks the hops of snap. viewFor gives the mesh as the istiod
-// of a control plane reads it (nil: snap itself); fl, when not nil, is the
-// fleet of real proxies, which says whether a gateway pod's proxy is
-// connected.
+// of a control plane reads it (analysis/plane: explain.NewHops); fl, when
+// not nil, is the fleet of real proxies, which says whether a gateway
+// pod's proxy is connected.
 func NewChecker(snap *model.Snapshot, viewFor ViewFunc, fl *fleet.Fleet) *Checker {
-	if viewFor == nil {
-		ix := horizon.NewIndex(snap)
-		viewFor = func(string) (*model.Snapshot, *horizon.Index) { return snap, ix }
-	}
 	return &Checker{snap: snap, viewFor: viewFor, fleet: fl, gws: Gateways(snap), configs: map[string]*Config{}, byPod: map[string]*Config{}}
 }
 
@@ -153,39 +150,66 @@ func (k *Checker) proxySync(w Workload) fleet.Proxy {
 }
 
 // noChainWhy says why the gateway's listener has no filter chain for
-// the SNI of host:port (and subset).
-func (k *Checker) noChainWhy(cfg *Config, w Workload, host, subset string, port int32, tp uint32) string {
+// the SNI of host:port (and subset), and the objects whose change would
+// give it one (none where no object change is mechanical).
+func (k *Checker) noChainWhy(cfg *Config, w Workload, host, subset string, port int32, tp uint32) (string, []model.ObjectRef) {
 	sc, found := horizon.ScopeOf(cfg.view, cfg.ix, host, cfg.Proxy)
 	switch {
 	case !found:
-		return fmt.Sprintf("istiod %s does not know %s", cfg.ControlPlane, host)
+		return fmt.Sprintf("istiod %s does not know %s", cfg.ControlPlane, host), nil
 	case !sc.Visible:
-		return fmt.Sprintf("%s is not visible from the gateway's namespace %s (%s): istiod builds the gateway's SNI chains from its own scope, although the source's sidecar sends this SNI", host, w.Namespace, sc.Hidden)
+		return fmt.Sprintf("%s is not visible from the gateway's namespace %s (%s): istiod builds the gateway's SNI chains from its own scope, although the source's sidecar sends this SNI", host, w.Namespace, sc.Hidden),
+			exportingServices(cfg.view, host, w.Namespace)
 	case sc.MeshExternal:
-		return fmt.Sprintf("%s is a MESH_EXTERNAL ServiceEntry: istiod makes no SNI chain for it", host)
+		return fmt.Sprintf("%s is a MESH_EXTERNAL ServiceEntry: istiod makes no SNI chain for it", host), nil
 	case !slices.ContainsFunc(sc.Ports, func(p model.ServicePort) bool { return p.Port == port && !strings.EqualFold(p.Protocol, "UDP") }):
-		return fmt.Sprintf("the service the gateway sees for %s (namespace %s) has no TCP port %d", host, sc.Namespace, port)
+		return fmt.Sprintf("the service the gateway sees for %s (namespace %s) has no TCP port %d", host, sc.Namespace, port), nil
 	case subset != "" && !slices.Contains(sc.Subsets, subset):
 		return k.noSubsetWhy(cfg, sc, w, host, subset)
 	}
 	var hosts []string
+	var gws []model.ObjectRef
 	if l := cfg.listenerOn(tp); l != nil {
 		for _, s := range l.Servers {
 			hosts = append(hosts, s.Hosts...)
+			ns, name, _ := strings.Cut(s.Gateway, "/")
+			if ref := (model.ObjectRef{Cluster: model.ControlPlaneCluster(cfg.ControlPlane), Kind: "Gateway", Namespace: ns, Name: name}); !slices.Contains(gws, ref) {
+				gws = append(gws, ref)
+			}
 		}
 	}
-	return fmt.Sprintf("the hosts of the AUTO_PASSTHROUGH server(s) on port %d (%s) do not match %s", tp, strings.Join(hosts, ","), host)
+	return fmt.Sprintf("the hosts of the AUTO_PASSTHROUGH server(s) on port %d (%s) do not match %s", tp, strings.Join(hosts, ","), host), gws
+}
+
+// exportingServices are the Services of host whose exportTo names
+// namespaces but not ns (nor "*"): the ones a fix exports to the
+// gateway's namespace.
+func exportingServices(snap *model.Snapshot, host, ns string) []model.ObjectRef {
+	svc := snap.Service(host)
+	if svc == nil {
+		return nil
+	}
+	var out []model.ObjectRef
+	for _, cid := range slices.Sorted(maps.Keys(svc.Clusters)) {
+		sic := svc.Clusters[cid]
+		if sic.NoService || len(sic.ExportTo) == 0 || slices.Contains(sic.ExportTo, "*") || slices.Contains(sic.ExportTo, ns) {
+			continue
+		}
+		out = append(out, model.ObjectRef{Cluster: cid, Kind: "Service", Namespace: svc.Namespace, Name: svc.Name})
+	}
+	return out
 }
 
 // noSubsetWhy says why the gateway has no chain for a subset: the
 // DestinationRule it sees declares none of that name, and the rules that
-// do are not visible from its namespace.
-func (k *Checker) noSubsetWhy(cfg *Config, sc horizon.Scope, w Workload, host, subset string) string {
+// do are not visible from its namespace (those are its objects).
+func (k *Checker) noSubsetWhy(cfg *Config, sc horizon.Scope, w Workload, host, subset string) (string, []model.ObjectRef) {
 	seen := "no DestinationRule"
 	if len(sc.Rules) > 0 {
 		seen = "DestinationRule " + strings.Join(sc.Rules, "+")
 	}
 	var declaring []string
+	var objs []model.ObjectRef
 	for _, d := range cfg.view.DestinationRules {
 		if d.Cluster != cfg.Proxy.ConfigCluster || !model.HostSubsetOf(host, model.FQDN(d.Host, d.Namespace)) {
 			continue
@@ -193,6 +217,7 @@ func (k *Checker) noSubsetWhy(cfg *Config, sc horizon.Scope, w Workload, host, s
 		for _, s := range d.Subsets {
 			if s.Name == subset {
 				declaring = append(declaring, fmt.Sprintf("%s/%s (exportTo %s)", d.Namespace, d.Name, orText(strings.Join(d.ExportTo, ","), "default")))
+				objs = append(objs, model.ObjectRef{Cluster: d.Cluster, Kind: "DestinationRule", Namespace: d.Namespace, Name: d.Name})
 			}
 		}
 	}
@@ -200,7 +225,7 @@ func (k *Checker) noSubsetWhy(cfg *Config, sc horizon.Scope, w Workload, host, s
 	if len(declaring) > 0 {
 		why += "; " + strings.Join(declaring, ", ") + " declares it but is not visible from " + w.Namespace
 	}
-	return why + ": the source's sidecar sends this SNI, the gateway has no chain or cluster for it"
+	return why + ": the source's sidecar sends this SNI, the gateway has no chain or cluster for it", objs
 }
 
 // shapeKey identifies what a gateway pod's config depends on. Its IP is

@@ -66,6 +66,14 @@ type Hop struct {
 	// another network (gateways, or pod IPs of another network).
 	Endpoints []string `json:"endpoints,omitempty"`
 	Elsewhere []string `json:"elsewhere,omitempty"`
+	// ControlPlane is the istiod serving Pod. Objects are the objects
+	// whose change would make a broken hop hold, for doctor's fix
+	// (analysis/fix, by kind): the pod, whose workload template lacks a
+	// label or setting; the gateway Service, whose port misses the
+	// listener; the Gateways whose hosts miss the service; the Services or
+	// DestinationRules whose exportTo hides it from the gateway.
+	ControlPlane string            `json:"controlPlane,omitempty"`
+	Objects      []model.ObjectRef `json:"objects,omitempty"`
 }
 
 // OK says the request gets through (Holds or Doubtful).
@@ -111,7 +119,7 @@ func first(l []string, n int) []string {
 
 // podHop is the hop through one gateway pod.
 func (k *Checker) podHop(g *Gateway, w Workload, host, subset string, port int32) Hop {
-	h := Hop{Network: g.Network, Cluster: g.Cluster, Address: g.Address, Port: g.Port, SNI: model.SNIName(host, subset, port), Pod: w.Pod}
+	h := Hop{Network: g.Network, Cluster: g.Cluster, Address: g.Address, Port: g.Port, SNI: model.SNIName(host, subset, port), Pod: w.Pod, ControlPlane: w.ControlPlane}
 	h.TargetPort = g.Port
 	if t, ok := w.Ports[g.Port]; ok {
 		h.TargetPort = t
@@ -138,9 +146,15 @@ func (k *Checker) podHop(g *Gateway, w Workload, host, subset string, port int32
 	switch {
 	case !listener:
 		kind, why := cfg.noListenerWhy(g, w, h.TargetPort)
+		h.Objects = []model.ObjectRef{w.ref()}
+		if kind == model.ProblemHopPort {
+			h.Objects = []model.ObjectRef{g.serviceRef()}
+		}
 		return h.broken(stepListener, kind, why)
 	case !chain:
-		return h.broken(stepChain, model.ProblemHopNoSNI, k.noChainWhy(cfg, w, host, subset, port, h.TargetPort))
+		why, objs := k.noChainWhy(cfg, w, host, subset, port, h.TargetPort)
+		h.Objects = objs
+		return h.broken(stepChain, model.ProblemHopNoSNI, why)
 	}
 	cl, ok := cfg.cluster(h.SNI)
 	if !ok {
@@ -186,6 +200,9 @@ func endpointsHop(h Hop, p *horizon.Prediction, w Workload) Hop {
 	default:
 		kind, why := noEndpointWhy(h, p, w)
 		h = h.broken(stepEndpoint, kind, why)
+		if kind == model.ProblemHopNetwork {
+			h.Objects = []model.ObjectRef{w.ref()}
+		}
 	}
 	return h
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 )
@@ -11,7 +12,7 @@ import (
 // check follows helloworld:5000 (and subset) into network2 through its
 // gateway in snap.
 func check(snap *model.Snapshot, subset string) Hop {
-	return NewChecker(snap, nil, nil).Check("network2", "192.168.60.9", 15443, meshtest.Hello, 5000, subset)
+	return checkerOf(snap).Check("network2", "192.168.60.9", 15443, meshtest.Hello, 5000, subset)
 }
 
 func gatewaySvc(s *model.Snapshot, cluster string) *model.ServiceInCluster {
@@ -26,7 +27,7 @@ func TestHopHolds(t *testing.T) {
 	if p := h.Path(); p != "→ 192.168.60.9:15443 → SNI outbound_.5000_._.helloworld.sample.svc.cluster.local ✓ → 1 endpoint 10.144.0.15:5000 ✓" {
 		t.Errorf("path %q", p)
 	}
-	cfg := NewChecker(meshtest.Lab(), nil, nil).config(NewChecker(meshtest.Lab(), nil, nil).Gateways()[1].Pods[0])
+	cfg := checkerOf(meshtest.Lab()).config(checkerOf(meshtest.Lab()).Gateways()[1].Pods[0])
 	if len(cfg.Listeners) != 1 || cfg.Gateways[0] != "istio-system/cross-network-gateway" {
 		t.Fatalf("config %+v", cfg)
 	}
@@ -102,4 +103,10 @@ func TestHopBreaks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkerOf is a Checker of snap whose every control plane sees all of it.
+func checkerOf(snap *model.Snapshot) *Checker {
+	ix := horizon.NewIndex(snap)
+	return NewChecker(snap, func(string) (*model.Snapshot, *horizon.Index) { return snap, ix }, nil)
 }

@@ -76,11 +76,8 @@ type Cluster struct {
 
 // Predict is the second-hop config istiod (control plane cp) sends the
 // gateway proxy of w, from view — the mesh as that istiod reads it
-// (analysis/plane) — and ix, the gateway index of view (nil: made here).
+// (analysis/plane) — and ix, the horizon index of view (plane.View.Index).
 func Predict(view *model.Snapshot, ix *horizon.Index, cp string, w Workload) *Config {
-	if ix == nil {
-		ix = horizon.NewIndex(view)
-	}
 	c := &Config{ControlPlane: cp, Proxy: proxyOf(w, cp), view: view, ix: ix, clusters: map[string]int{}, chains: map[uint32]map[string]bool{},
 		eds: map[string]*horizon.Prediction{}, Listeners: []Listener{}, Clusters: []Cluster{}}
 	if !w.Router() {

@@ -59,6 +59,20 @@ type Workload struct {
 	Ports map[uint32]uint32 `json:"ports,omitempty"`
 }
 
+// ref names the pod.
+func (w Workload) ref() model.ObjectRef {
+	return model.ObjectRef{Cluster: w.Cluster, Kind: "Pod", Namespace: w.Namespace, Name: w.Pod}
+}
+
+// Ref names the pod (for a problem's objects).
+func (w Workload) Ref() model.ObjectRef { return w.ref() }
+
+// serviceRef names the gateway Service.
+func (g *Gateway) serviceRef() model.ObjectRef {
+	ns, name, _ := strings.Cut(g.Service, "/")
+	return model.ObjectRef{Cluster: g.Cluster, Kind: "Service", Namespace: ns, Name: name}
+}
+
 // Router says the pod runs an istio-proxy started as a gateway ("proxy
 // router"): only then does istiod build gateway listeners for it.
 func (w Workload) Router() bool { return w.Proxy != nil && w.Proxy.Kind == model.ProxyGateway }
