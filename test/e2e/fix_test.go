@@ -44,7 +44,7 @@ type fixScenario struct {
 	command func() error
 }
 
-// TestFixesOnLab (issue 33): six problems planted in the lab, one at a
+// TestFixesOnLab (issues 33, 31): eight problems planted in the lab, one at a
 // time. For each, doctor --fix (the binary) offers a fix with its proof
 // and writes its files; what-if of those files (computed before anything
 // is applied) predicts istiod's EDS; the test applies them as their header
@@ -88,6 +88,15 @@ spec:
   host: helloworld.sample.svc.cluster.local
   trafficPolicy: {tls: {mode: DISABLE}}
 `
+	narrowGateway := strings.Replace(lab.CrossNetworkGateway, `    - "*.local"`, `    - "sleep.sample.svc.cluster.local"`, 1)
+	// restoreGateway puts cluster1's cross-network-gateway back as the
+	// lab has it, whatever the plant or the fix left.
+	restoreGateway := func() error {
+		if err := theLab.DeleteIstioConfig(ctx, "cluster1", lab.CrossNetworkGateway); err != nil {
+			return err
+		}
+		return theLab.ApplyIstioConfig(ctx, "cluster1", lab.CrossNetworkGateway)
+	}
 	label := func(cluster string, kind lab.Kind, ns, name, key string, v *string) func() error {
 		return func() error { return theLab.SetLabel(ctx, cluster, kind, ns, name, key, v) }
 	}
@@ -165,6 +174,24 @@ spec:
 				return theLab.SetLabel(ctx, "cluster1", lab.KindNamespace, "", lab.SampleNamespace, model.LabelInjection, nil)
 			},
 			host: hello, port: 5000,
+		},
+		{
+			// The second hop: the fix is a new object, istio's Gateway.
+			name: "cluster1's cross-network-gateway deleted (second hop)", kind: model.ProblemHopNoListener,
+			plant:   func() error { return theLab.DeleteIstioConfig(ctx, "cluster1", lab.CrossNetworkGateway) },
+			unplant: restoreGateway,
+			host:    hello, port: 5000,
+		},
+		{
+			name: "cluster1's cross-network-gateway exposing sleep only (second hop)", kind: model.ProblemHopNoSNI,
+			plant: func() error {
+				if err := theLab.DeleteIstioConfig(ctx, "cluster1", lab.CrossNetworkGateway); err != nil {
+					return err
+				}
+				return theLab.ApplyIstioConfig(ctx, "cluster1", narrowGateway)
+			},
+			unplant: restoreGateway,
+			host:    hello, port: 5000,
 		},
 		{
 			name: "Service sleep missing in cluster2 where sidecars of sample run", kind: model.ProblemMissingService,
