@@ -273,8 +273,8 @@ func sentSummary(r live.GatewayResult) string {
 
 // gatewayStandIns connects, until the test ends, a stand-in for each lab
 // gateway pod's proxy: a router ADS stream with the pod's identity to its
-// own cluster's istiod, acknowledging every push, as the gateway's running
-// Envoy would. The lab's gateway pods are data (nothing runs behind them),
+// own cluster's istiod, acknowledging every push and connecting again
+// after an istiod restart, as the gateway's running Envoy would. The lab's gateway pods are data (nothing runs behind them),
 // so without it istiod lists them nowhere and the fleet calls them
 // disconnected; tests that hold the fleet to "every proxy connected" start
 // these, as a real install's gateways would be.
@@ -288,7 +288,7 @@ func gatewayStandIns(ctx context.Context, t *testing.T) {
 		}
 		cctx, cancel := context.WithCancel(ctx)
 		t.Cleanup(cancel)
-		fakeNode(cctx, t, "router", "1.31.0", istiods[c], spec.Name, spec.Namespace, c, spec.Env["ISTIO_META_NETWORK"], spec.IP, ackAll)
+		startFakeNode(cctx, t, "router", "1.31.0", istiods[c], spec.Name, spec.Namespace, c, spec.Env["ISTIO_META_NETWORK"], spec.IP, ackAll, true)
 	}
 }
 
