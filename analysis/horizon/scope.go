@@ -47,18 +47,10 @@ func ScopeOf(snap *model.Snapshot, ix *Index, hostname string, proxy Proxy) (sc 
 		return sc, false
 	}
 	var t target
-	t.cfg = ix.configs.get(snap, configClusterOf(snap, proxy))
-	proxyNS := proxy.Namespace
-	if proxyNS == "" {
-		proxyNS = "default"
-	}
-	c := kubeCandidate(svc, t.cfg)
+	var c candidates
 	var entries []*model.ServiceEntryHost
-	for _, e := range svc.ServiceEntries {
-		if (t.cfg.cluster == "" || e.Cluster == t.cfg.cluster) && t.cfg.mc.Discovered(e.Cluster, e.Namespace) {
-			entries = append(entries, e)
-		}
-	}
+	t.cfg, c, entries = candidatesOf(snap, ix, svc, proxy)
+	proxyNS := proxyNamespace(proxy)
 	if !c.kubeFound && len(entries) == 0 {
 		if len(svc.Clusters) == 0 {
 			return sc, false

@@ -144,21 +144,11 @@ type target struct {
 // resolveTarget finds what istiod uses for hostname:port (and subset) for
 // proxy. ok is false when the service or the port is unknown.
 func resolveTarget(snap *model.Snapshot, ix *Index, svc *model.Service, subset string, port int32, proxy Proxy) (t target, ok bool) {
-	t.cfg = ix.configs.get(snap, configClusterOf(snap, proxy))
-	t.subset = subset
-	proxyNS := proxy.Namespace
-	if proxyNS == "" {
-		proxyNS = "default"
-	}
-	c := kubeCandidate(svc, t.cfg)
-	// The ServiceEntries of the config cluster declaring the hostname, in
-	// namespaces istiod reads (a local slice: no allocation for a few).
+	var c candidates
 	var entries []*model.ServiceEntryHost
-	for _, e := range svc.ServiceEntries {
-		if (t.cfg.cluster == "" || e.Cluster == t.cfg.cluster) && t.cfg.mc.Discovered(e.Cluster, e.Namespace) {
-			entries = append(entries, e)
-		}
-	}
+	t.cfg, c, entries = candidatesOf(snap, ix, svc, proxy)
+	t.subset = subset
+	proxyNS := proxyNamespace(proxy)
 	if !c.kubeFound && len(entries) == 0 {
 		switch {
 		case c.anyKube:
@@ -205,6 +195,30 @@ type candidates struct {
 	kubeNS, kubeTD     string
 	kubeExport         []string
 	kubeFound, anyKube bool
+}
+
+// candidatesOf is what istiod chooses a proxy's service of svc from: the
+// config view of the proxy's config cluster, the Kubernetes candidate, and
+// the ServiceEntries of that config cluster declaring the hostname in
+// namespaces istiod reads.
+func candidatesOf(snap *model.Snapshot, ix *Index, svc *model.Service, proxy Proxy) (*configView, candidates, []*model.ServiceEntryHost) {
+	cfg := ix.configs.get(snap, configClusterOf(snap, proxy))
+	var entries []*model.ServiceEntryHost
+	for _, e := range svc.ServiceEntries {
+		if (cfg.cluster == "" || e.Cluster == cfg.cluster) && cfg.mc.Discovered(e.Cluster, e.Namespace) {
+			entries = append(entries, e)
+		}
+	}
+	return cfg, kubeCandidate(svc, cfg), entries
+}
+
+// proxyNamespace is the proxy's namespace ("default" when it has none, as
+// istiod's model gives a node without NAMESPACE).
+func proxyNamespace(proxy Proxy) string {
+	if proxy.Namespace == "" {
+		return "default"
+	}
+	return proxy.Namespace
 }
 
 func kubeCandidate(svc *model.Service, cfg *configView) candidates {
