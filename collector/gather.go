@@ -159,6 +159,7 @@ func (r *Registry) gatherCluster(it item, read *watched, ix *build.NetworkIndex,
 		sh.Part = part
 		sh.SelectedNow = part.SelectorsKey == sel.Key
 		sh.DestinationRules, sh.PeerAuthentications, sh.Sidecars, sh.VirtualServices = w.Policies(e.id)
+		sh.IstioGateways = w.IstioGateways(e.id)
 		// Which revision is predicted matters only where another one is
 		// in sight: its istiods, or config labelled for it.
 		rev := w.ConfigRevision()
@@ -202,6 +203,7 @@ func (r *Registry) revisionPlanes(w *watched, c *model.Cluster) []model.Revision
 		}
 		p := model.RevisionPlane{Cluster: c.ID, Revision: rev, MeshConfig: r.meshConfigIn(c.ID, w, rev)}
 		p.DestinationRules, p.PeerAuthentications, p.Sidecars, p.VirtualServices = w.PoliciesIn(c.ID, rev)
+		p.IstioGateways = w.IstioGatewaysIn(c.ID, rev)
 		out = append(out, p)
 	}
 	return out

@@ -36,6 +36,7 @@ var getKinds = map[string]schema.GroupVersionResource{
 	"DaemonSet":          {Group: "apps", Version: "v1", Resource: "daemonsets"},
 	"ReplicaSet":         {Group: "apps", Version: "v1", Resource: "replicasets"},
 	"DestinationRule":    {Group: "networking.istio.io", Version: "v1", Resource: "destinationrules"},
+	"Gateway":            {Group: "networking.istio.io", Version: "v1", Resource: "gateways"},
 	"ServiceEntry":       {Group: "networking.istio.io", Version: "v1", Resource: "serviceentries"},
 	"WorkloadEntry":      {Group: "networking.istio.io", Version: "v1", Resource: "workloadentries"},
 	"PeerAuthentication": {Group: "security.istio.io", Version: "v1", Resource: "peerauthentications"},

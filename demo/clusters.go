@@ -156,7 +156,9 @@ func (c *cluster) serviceIP(n int) string {
 }
 
 func (c *cluster) seedGateway(ctx context.Context) error {
-	if err := kubesim.EastWestGateway(ctx, c.client, systemNamespace, c.def.Network, c.def.GatewayIP, c.allocIP()); err != nil {
+	gwPod := kubesim.EastWestGatewayPod(systemNamespace, c.def.Network, c.allocIP(), c.def.ID)
+	gwPod.Image = proxyImage
+	if err := kubesim.EastWestGateway(ctx, c.client, systemNamespace, c.def.Network, c.def.GatewayIP, gwPod); err != nil {
 		return err
 	}
 	svcs := c.client.CoreV1().Services(systemNamespace)

@@ -111,8 +111,8 @@ func eds(t *testing.T, ctx context.Context, d *Demo, vp xdsclient.Viewpoint) []s
 }
 
 // TestDemoPlantedProblems: doctor finds the planted drop, skew, failing
-// remote secret, CA mismatch, missing service and duplicate gateway
-// entries; with the gateway gone, the leak.
+// remote secret, CA mismatch, missing service, duplicate gateway entries
+// and broken second hop; with the gateway gone, the leak.
 func TestDemoPlantedProblems(t *testing.T) {
 	d := start(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -130,6 +130,9 @@ func TestDemoPlantedProblems(t *testing.T) {
 		{"missing-service", "adservice.shop exists in cluster1, cluster3 but not in cluster2"},
 		{"duplicate-gateway", "reviews.bookinfo port 9080: network2 gets 33 %"},
 		{"ambient-scope-mismatch", "inventory.ambient.svc.cluster.local is global in some clusters but not in others"},
+		// The broken second hop: the VMs' host is outside the hosts
+		// cross-network-gateway exposes.
+		{"second-hop-no-sni", "vm.mesh.internal:8080 in network2: other networks cannot reach it through network2's gateway 192.168.60.9:15443"},
 	} {
 		if !has(ps, want[0], want[1]) {
 			t.Errorf("doctor misses the planted %s (%s): %+v", want[0], want[1], ps)

@@ -6,8 +6,12 @@
 // (analysis/horizon), and with LDS and RDS shaped like istiod's for a
 // sidecar, so the proxy-config view has listeners and routes. cluster1's
 // Istio config (in its fake dynamic client) adds a VM service from a
-// ServiceEntry and its WorkloadEntries, and DestinationRule subsets, whose
-// clusters the xDS server serves too. Namespace ambient runs in ambient
+// ServiceEntry and its WorkloadEntries, DestinationRule subsets, whose
+// clusters the xDS server serves too, and istio's cross-network-gateway:
+// its east-west gateway pods are routers, which the server sends their
+// second hop (gateway.go: the AUTO_PASSTHROUGH listener, SNI chains and
+// SNI-DNAT clusters analysis/gatewayhop predicts) — the VM's host, outside
+// the Gateway's *.local, is the planted broken second hop. Namespace ambient runs in ambient
 // mode: the same server sends ztunnels the workload API (WDS)
 // analysis/ambient predicts, with Gateway API east-west Gateways in the
 // fake dynamic clients. Its pods with sidecars run an istio-proxy

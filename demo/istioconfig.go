@@ -1,6 +1,8 @@
 package demo
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"sigs.k8s.io/yaml"
@@ -11,8 +13,19 @@ import (
 // workloadSelector picks a WorkloadEntry on each network, so network1 gets
 // its own VM and network2's gateway —, and a DestinationRule with a subset
 // per version of bookinfo's reviews (v1 in cluster1, v2 in cluster2, v3 in
-// cluster3).
+// cluster3), and istio's cross-network-gateway (expose-services.yaml): the
+// AUTO_PASSTHROUGH server that makes the east-west gateways route by SNI.
 var istioConfig = []string{`
+apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: cross-network-gateway, namespace: istio-system, creationTimestamp: "2026-01-01T00:00:00Z"}
+spec:
+  selector: {istio: eastwestgateway}
+  servers:
+  - port: {number: 15443, name: tls, protocol: TLS}
+    tls: {mode: AUTO_PASSTHROUGH}
+    hosts: ["*.local"]
+`, `
 apiVersion: networking.istio.io/v1
 kind: ServiceEntry
 metadata: {name: vm, namespace: sample, creationTimestamp: "2026-01-01T00:00:00Z"}
@@ -51,9 +64,23 @@ func addIstioConfig(dyn *dynamicfake.FakeDynamicClient) error {
 		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
 			return err
 		}
-		if err := dyn.Tracker().Add(u); err != nil {
+		// Added under its resource: the tracker's own guess makes a
+		// Gateway "gatewaies", which no informer lists.
+		gvr := u.GroupVersionKind().GroupVersion().WithResource(resourceOf(u.GetKind()))
+		if err := dyn.Tracker().Create(gvr, u, u.GetNamespace()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// resourceOf is a kind's resource as the API server names it: lower case,
+// plural ("y" after a consonant becomes "ies": ServiceEntry, serviceentries;
+// Gateway, gateways).
+func resourceOf(kind string) string {
+	r := strings.ToLower(kind)
+	if n := len(r); n > 1 && r[n-1] == 'y' && !strings.ContainsRune("aeiou", rune(r[n-2])) {
+		return r[:n-1] + "ies"
+	}
+	return r + "s"
 }

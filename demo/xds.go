@@ -187,6 +187,9 @@ func (s *xdsServer) waitServed(ctx context.Context, v uint64) error {
 func (s *xdsServer) push(nodeID string, v view, pv *plane.View) {
 	snap := pv.Full
 	res := resources(pv.Snap, pv.Index, v)
+	if v.router {
+		res = routerResources(pv.Snap, pv.Index, v, s.controlPlane)
+	}
 	cs, err := cachev3.NewSnapshot(strconv.FormatUint(snap.Version, 10), res)
 	if err == nil {
 		err = s.cache.SetSnapshot(context.Background(), nodeID, cs)
@@ -314,6 +317,11 @@ func (viewHash) ID(node *corev3.Node) string {
 type view struct {
 	proxy     horizon.Proxy
 	dnsDomain string
+	// A gateway proxy (router) is served its second hop (gateway.go): its
+	// pod, namespace and labels decide which Gateways select it.
+	router         bool
+	pod, namespace string
+	labels         map[string]string
 }
 
 func viewOf(node *corev3.Node) view {
@@ -321,7 +329,7 @@ func viewOf(node *corev3.Node) view {
 	if parts := strings.Split(node.GetId(), "~"); len(parts) == 4 {
 		v.dnsDomain = parts[3]
 	}
-	return v
+	return routerView(node, v)
 }
 
 // proxyOf reads the viewpoint istiod would read from a node: CLUSTER_ID,

@@ -35,6 +35,28 @@ const (
 	ReadOnlyUser = "lab-readonly"
 )
 
+// CrossNetworkGateway is istio's samples/multicluster/expose-services.yaml:
+// the Gateway whose AUTO_PASSTHROUGH server makes istiod give the east-west
+// gateways a listener on 15443 with one SNI chain per service of the mesh.
+const CrossNetworkGateway = `apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata:
+  name: cross-network-gateway
+  namespace: istio-system
+spec:
+  selector:
+    istio: eastwestgateway
+  servers:
+  - port:
+      number: 15443
+      name: tls
+      protocol: TLS
+    tls:
+      mode: AUTO_PASSTHROUGH
+    hosts:
+    - "*.local"
+`
+
 // HelloworldPod is the name of the fixture's helloworld pod in a cluster.
 func HelloworldPod(cluster string) string {
 	if cluster == "cluster1" {
@@ -71,6 +93,13 @@ func (l *Lab) seed(ctx context.Context) error {
 			return err
 		}
 	}
+	// Every primary's istiod gives the east-west gateways it serves their
+	// AUTO_PASSTHROUGH server (istio's expose-services.yaml).
+	for _, p := range l.cfg.primaries() {
+		if err := l.ApplyIstioConfig(ctx, p, CrossNetworkGateway); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
 	if l.cfg.Ambient {
 		return l.seedAmbient(ctx)
 	}
@@ -102,7 +131,8 @@ func seedCluster(ctx context.Context, c *Cluster) error {
 			return err
 		}
 	}
-	if err := kubesim.EastWestGateway(ctx, cs, SystemNamespace, c.Network, c.GatewayIP, c.PodPrefix+".2"); err != nil {
+	gwPod := kubesim.EastWestGatewayPod(SystemNamespace, c.Network, c.PodPrefix+".2", c.Name)
+	if err := kubesim.EastWestGateway(ctx, cs, SystemNamespace, c.Network, c.GatewayIP, gwPod); err != nil {
 		return err
 	}
 	for _, s := range []struct {

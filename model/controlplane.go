@@ -193,6 +193,10 @@ func (s *Snapshot) Restrict(configCluster string, ids []string) *Snapshot {
 	out.PeerAuthentications = keep(s.PeerAuthentications, func(x PeerAuthentication) bool { return inConfig(x.Cluster) })
 	out.Sidecars = keep(s.Sidecars, func(x Sidecar) bool { return inConfig(x.Cluster) })
 	out.VirtualServices = keep(s.VirtualServices, func(x VirtualService) bool { return inConfig(x.Cluster) })
+	out.IstioGateways = keep(s.IstioGateways, func(x IstioGateway) bool { return inConfig(x.Cluster) })
+	// The gateway proxies of the clusters it reads: the second hop of
+	// their networks (analysis/gatewayhop).
+	out.Proxies = keep(s.Proxies, func(x ProxyPod) bool { return in[x.Cluster] })
 	out.MeshConfigs = keep(s.MeshConfigs, func(x MeshConfig) bool { return inConfig(x.Cluster) })
 	// The istiod's own settings decide its predictions (ambient
 	// multi-network mode): without them SettingsFor would guess from its

@@ -30,6 +30,10 @@ type MeshConfig struct {
 
 	RootNamespace string `json:"rootNamespace"`
 	TrustDomain   string `json:"trustDomain"`
+	// TrustDomainAliases are the other trust domains this istiod's
+	// proxies accept as their own (a sidecar's upstream SANs are expanded
+	// with them: spiffe.ExpandWithTrustDomains).
+	TrustDomainAliases []string `json:"trustDomainAliases,omitempty"`
 	// ServiceSettings make hosts cluster-local (or not).
 	ServiceSettings []ServiceSettings `json:"serviceSettings,omitempty"`
 	// Default exportTo of Services/ServiceEntries, DestinationRules and

@@ -103,6 +103,45 @@ const (
 	ProblemNetworkLabel ProblemKind = "network-label"
 )
 
+// Problems of the second hop: a cross-network request reaches the remote
+// network's east-west gateway, whose own config (analysis/gatewayhop) must
+// carry it on to that network's endpoints.
+const (
+	// ProblemHopNoListener: no Gateway with an AUTO_PASSTHROUGH server
+	// selects a network's gateway pods: every cross-network path into
+	// that network is lost.
+	ProblemHopNoListener ProblemKind = "second-hop-no-listener"
+	// ProblemHopPort: the gateway Service's mTLS port reaches a pod port
+	// the gateway does not listen on.
+	ProblemHopPort ProblemKind = "second-hop-port"
+	// ProblemHopNoSNI: a service (or subset) reached from another network
+	// has no SNI filter chain and cluster on its gateway (not visible
+	// from the gateway's namespace, or outside the server's hosts).
+	ProblemHopNoSNI ProblemKind = "second-hop-no-sni"
+	// ProblemHopPods: no ready gateway pod runs a router proxy.
+	ProblemHopPods ProblemKind = "second-hop-pods"
+	// ProblemHopNetwork: a gateway proxy's NETWORK or
+	// REQUESTED_NETWORK_VIEW sends its requests elsewhere (a loop, another
+	// network), or its pod lacks the network label.
+	ProblemHopNetwork ProblemKind = "second-hop-network"
+	// ProblemHopEndpoints: the gateway's SNI-DNAT cluster holds no healthy
+	// endpoint of its network.
+	ProblemHopEndpoints ProblemKind = "second-hop-endpoints"
+	// ProblemHopProxy: the gateway's proxy is connected to no istiod, or
+	// not in sync.
+	ProblemHopProxy ProblemKind = "second-hop-proxy"
+	// ProblemGatewayXDSDiffers: what a control plane sends a gateway pod
+	// (listeners, SNI chains, clusters, endpoints) differs from the
+	// prediction.
+	ProblemGatewayXDSDiffers ProblemKind = "gateway-xds-differs"
+	// ProblemIstioGatewayInvalid: an Istio Gateway istiod cannot read (a
+	// server's tls.mode it does not know): it ignores all of it.
+	ProblemIstioGatewayInvalid ProblemKind = "istio-gateway-invalid"
+	// ProblemTrustDomain: one control plane's proxies do not accept the
+	// trust domain another's workloads have (mTLS between them fails).
+	ProblemTrustDomain ProblemKind = "trust-domain-rejected"
+)
+
 // Problems of services and their endpoints.
 const (
 	// ProblemLeak: a proxy gets another network's pod IP directly.

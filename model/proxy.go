@@ -1,5 +1,7 @@
 package model
 
+import "strings"
+
 // The fleet: the pods that run an Istio proxy, or that ambient mode
 // captures, with the identity their proxy was started with. istiod's
 // injector writes ISTIO_META_NETWORK and ISTIO_META_CLUSTER_ID into the
@@ -43,6 +45,34 @@ type InjectedIdentity struct {
 	// Revision is the pod's istio.io/rev label, which the injector writes
 	// (the revision whose istiod the proxy connects to; "" when absent).
 	Revision string `json:"revision,omitempty"`
+	// NetworkView is ISTIO_META_REQUESTED_NETWORK_VIEW as written (a
+	// comma-separated list, a string so that the identity stays
+	// comparable for the interner): the networks whose endpoints istiod
+	// sends the proxy ("": every network). An east-west gateway's install
+	// sets its own network.
+	NetworkView string `json:"networkView,omitempty"`
+	// RouterMode is ISTIO_META_ROUTER_MODE (sni-dnat on east-west
+	// gateways; current istiod builds the SNI clusters from an
+	// AUTO_PASSTHROUGH server whatever it says).
+	RouterMode string `json:"routerMode,omitempty"`
+	// Unprivileged is ISTIO_META_UNPRIVILEGED_POD=true: istiod then
+	// builds no gateway listener below port 1024.
+	Unprivileged bool `json:"unprivileged,omitempty"`
+}
+
+// NetworkViews is NetworkView split at commas (nil when unset), as istiod
+// reads the StringList metadata.
+func (id *InjectedIdentity) NetworkViews() []string {
+	if id == nil || id.NetworkView == "" {
+		return nil
+	}
+	var out []string
+	for _, n := range strings.Split(id.NetworkView, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // ProxyPod is one pod of the fleet: where it is, the network istiod gives

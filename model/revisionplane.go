@@ -64,6 +64,7 @@ type RevisionPlane struct {
 	PeerAuthentications []PeerAuthentication `json:"peerAuthentications,omitempty"`
 	Sidecars            []Sidecar            `json:"sidecars,omitempty"`
 	VirtualServices     []VirtualService     `json:"virtualServices,omitempty"`
+	IstioGateways       []IstioGateway       `json:"istioGateways,omitempty"`
 }
 
 // ControlPlane is the plane's name (cluster1@canary).
@@ -161,6 +162,7 @@ func (out *Snapshot) withPlane(s *Snapshot, p *RevisionPlane) {
 	out.PeerAuthentications = append(keep(out.PeerAuthentications, func(x PeerAuthentication) bool { return own(x.Cluster) }), p.PeerAuthentications...)
 	out.Sidecars = append(keep(out.Sidecars, func(x Sidecar) bool { return own(x.Cluster) }), p.Sidecars...)
 	out.VirtualServices = append(keep(out.VirtualServices, func(x VirtualService) bool { return own(x.Cluster) }), p.VirtualServices...)
+	out.IstioGateways = append(keep(out.IstioGateways, func(x IstioGateway) bool { return own(x.Cluster) }), p.IstioGateways...)
 	mc := p.MeshConfig
 	mc.Cluster = p.Cluster
 	out.MeshConfigs = append(keep(out.MeshConfigs, func(x MeshConfig) bool { return own(x.Cluster) }), mc)

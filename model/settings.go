@@ -12,7 +12,8 @@ import (
 // mode at all (PILOT_ENABLE_AMBIENT), ambient multi-network mode
 // (AMBIENT_ENABLE_MULTI_NETWORK, which istiod ignores without the first,
 // features.registerAmbient), whether it resolves gateway DNS names
-// (RESOLVE_HOSTNAME_GATEWAYS). meshscope reads them from each istiod pod's
+// (RESOLVE_HOSTNAME_GATEWAYS), whether a gateway takes only the Gateways
+// of its own namespace (PILOT_SCOPE_GATEWAY_TO_NAMESPACE). meshscope reads them from each istiod pod's
 // discovery container (each revision has its own), lets the user state
 // them (--istiod-env), and says where every value came from.
 
@@ -21,6 +22,9 @@ const (
 	SettingAmbient                 = "PILOT_ENABLE_AMBIENT"
 	SettingAmbientMultiNetwork     = "AMBIENT_ENABLE_MULTI_NETWORK"
 	SettingResolveHostnameGateways = "RESOLVE_HOSTNAME_GATEWAYS"
+	// SettingScopeGatewayToNamespace: a gateway proxy takes only the
+	// Gateways of its own namespace (PushContext.mergeGateways).
+	SettingScopeGatewayToNamespace = "PILOT_SCOPE_GATEWAY_TO_NAMESPACE"
 )
 
 // EnvInsecureKubeconfigOptions lists the kubeconfig options istiod allows
@@ -34,10 +38,11 @@ var settingDefaults = map[string]bool{
 	SettingAmbient:                 false,
 	SettingAmbientMultiNetwork:     false,
 	SettingResolveHostnameGateways: true,
+	SettingScopeGatewayToNamespace: false,
 }
 
 // SettingKeys are the settings meshscope reads, in a stable order.
-var SettingKeys = []string{SettingAmbient, SettingAmbientMultiNetwork, SettingResolveHostnameGateways}
+var SettingKeys = []string{SettingAmbient, SettingAmbientMultiNetwork, SettingResolveHostnameGateways, SettingScopeGatewayToNamespace}
 
 // SettingFrom says where a setting's value came from.
 type SettingFrom string

@@ -32,6 +32,10 @@ type Snapshot struct {
 	// VirtualServices are those of the config clusters: their route
 	// destinations are imported into Sidecar scopes too.
 	VirtualServices []VirtualService `json:"virtualServices,omitempty"`
+	// IstioGateways are the networking.istio.io Gateways of the config
+	// clusters: the servers istiod gives the gateway proxies they select
+	// (an east-west gateway's AUTO_PASSTHROUGH server, istiogateway.go).
+	IstioGateways []IstioGateway `json:"istioGateways,omitempty"`
 	// ServiceEntries are those of the context clusters; WorkloadEntries
 	// those of every cluster (istiod reads remote clusters' too).
 	ServiceEntries  []ServiceEntry  `json:"serviceEntries,omitempty"`

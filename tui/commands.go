@@ -239,6 +239,14 @@ func (m *Model) viewpointArgs(c *command, args []string) ([]string, bool) {
 	vps := viewpointsFor(m.feed, m.ix.snap)
 	var out []string
 	for _, a := range args {
+		if c.name == "pc" && strings.HasPrefix(a, "gateway") {
+			g, ok := m.gatewayArg(a)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, g)
+			continue
+		}
 		vp, ok := findViewpoint(vps, a)
 		if !ok {
 			m.setFlash(fmt.Sprintf("no single viewpoint %q (viewpoints: %s)", a, strings.Join(names, ", ")), true)

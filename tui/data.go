@@ -9,6 +9,7 @@ import (
 	"github.com/meshscope/meshscope/analysis/ambient"
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/fleet"
+	"github.com/meshscope/meshscope/analysis/gatewayhop"
 	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
@@ -45,6 +46,9 @@ type index struct {
 	// planes are the control planes' views of snap (with istiod's views),
 	// built once for the diagnosis, the verdicts and every explain view.
 	planes *plane.Set
+	// hops checks the second hop of every gateway endpoint, one gateway
+	// config prediction per gateway pod for the whole index.
+	hops *gatewayhop.Checker
 	// standsFor counts the endpoints of each network (what its gateways
 	// stand for).
 	standsFor map[string]int
@@ -119,6 +123,7 @@ func buildIndex(snap *model.Snapshot, feed Feed, doc *doctor) *index {
 		ix.networks = append(ix.networks, n.Name)
 	}
 	ix.problems, ix.unknownCPs, ix.fleet, ix.fleetReads = doc.diagnose(ix.planes, feed)
+	ix.hops = explain.NewHops(ix.planes, ix.fleet)
 	ix.cps, ix.roots = controlPlaneRows(ix.planes), rootInfos(snap)
 	ix.ambient = ambient.InUse(snap)
 	var amb *ambientVerdicts
@@ -141,13 +146,13 @@ func buildIndex(snap *model.Snapshot, feed Feed, doc *doctor) *index {
 			row.rank = r
 		}
 		if len(vps) > 0 {
-			row.verdict, row.stale = serviceVerdict(ix.planes, s, vps, feed, stale)
+			row.verdict, row.stale = serviceVerdict(ix.planes, ix.hops, s, vps, feed, stale)
 		}
 		if amb != nil {
 			row.mode = ambient.DataplaneMode(snap, s.Hostname)
 			row.verdict, row.stale = amb.merge(s, row.mode, row.verdict, row.stale, stale)
 		}
-		if row.verdict == explain.Mismatch && row.rank > 0 {
+		if (row.verdict == explain.Mismatch || row.verdict == explain.Broken) && row.rank > 0 {
 			row.rank = 0
 		}
 		ix.services[i] = row
@@ -222,7 +227,7 @@ func (ix *index) serviceRow(s *model.Service, netPos map[string]int, pres *strin
 func (ix *index) verdictsKnown() int {
 	n := 0
 	for i := range ix.services {
-		if v := ix.services[i].verdict; v == explain.Match || v == explain.Mismatch {
+		if v := ix.services[i].verdict; v == explain.Match || v == explain.Mismatch || v == explain.Broken {
 			n++
 		}
 	}
@@ -235,10 +240,10 @@ func (ix *index) verdictsKnown() int {
 // CDS cluster whose load balancing decides the shares, and istiod's own
 // views; actual is false when there is no EDS yet (the view is then
 // prediction only).
-func explainFor(feed Feed, planes *plane.Set, host, subset string, port int32, vp xdsclient.Viewpoint) (v explain.View, actual bool) {
+func explainFor(feed Feed, planes *plane.Set, hops *gatewayhop.Checker, host, subset string, port int32, vp xdsclient.Viewpoint) (v explain.View, actual bool) {
 	var la *xdsclient.LoadAssignment
 	cp := vp.ControlPlane
-	x := explain.Extra{Subset: subset}
+	x := explain.Extra{Subset: subset, Hops: hops}
 	if feed != nil {
 		name := horizon.SubsetClusterName(host, subset, port)
 		if a, c, ok := feed.Actual(vp.String(), name); ok && a != nil {
@@ -255,12 +260,14 @@ func explainFor(feed Feed, planes *plane.Set, host, subset string, port int32, v
 }
 
 // serviceVerdict is match when every known actual EDS of the service matches
-// the prediction, mismatch when one does not, pending when none is known.
-func serviceVerdict(planes *plane.Set, s *model.Service, vps []xdsclient.Viewpoint, feed Feed, staleVPs map[string]bool) (v explain.Verdict, stale bool) {
+// the prediction and every second hop holds, mismatch when one EDS does not
+// match, broken when they match but a gateway cannot carry the requests,
+// pending when none is known.
+func serviceVerdict(planes *plane.Set, hops *gatewayhop.Checker, s *model.Service, vps []xdsclient.Viewpoint, feed Feed, staleVPs map[string]bool) (v explain.Verdict, stale bool) {
 	v = explain.Pending
 	for _, p := range s.Ports {
 		for _, vp := range vps {
-			ev, actual := explainFor(feed, planes, s.Hostname, "", p.Port, vp)
+			ev, actual := explainFor(feed, planes, hops, s.Hostname, "", p.Port, vp)
 			if !actual {
 				continue
 			}
@@ -268,8 +275,12 @@ func serviceVerdict(planes *plane.Set, s *model.Service, vps []xdsclient.Viewpoi
 			switch ev.Verdict {
 			case explain.Mismatch:
 				return explain.Mismatch, stale
+			case explain.Broken:
+				v = explain.Broken // as sent, but a gateway cannot carry it
 			case explain.Match:
-				v = explain.Match
+				if v == explain.Pending {
+					v = explain.Match
+				}
 			}
 		}
 	}

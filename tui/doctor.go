@@ -79,6 +79,15 @@ func (a *feedAnswers) Sent() []explain.Sent {
 	return nil
 }
 
+// SentGateways are the gateway pods the feed impersonates, with what
+// they hold (a feed that impersonates none: nil).
+func (a *feedAnswers) SentGateways() []explain.SentGateway {
+	if gf, ok := a.feed.(GatewayFeed); ok {
+		return gf.SentGateways()
+	}
+	return nil
+}
+
 // SentWDS are the ztunnels that have had istiod's first response (the UI
 // does not call a stream still connecting unreachable).
 func (a *feedAnswers) SentWDS() []explain.SentWDS {

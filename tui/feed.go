@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/model"
 	"github.com/meshscope/meshscope/xdsclient"
 )
@@ -43,4 +44,14 @@ type AmbientFeed interface {
 	// WDS is what the ztunnel on a control plane holds for a service key
 	// ("namespace/hostname"); false before istiod's first response.
 	WDS(controlPlane, serviceKey string) (xdsclient.WDSServiceView, bool)
+}
+
+// GatewayFeed is the optional part of a Feed that impersonates the
+// mesh's east-west gateway pods (routers): their names for ":pc
+// gateway@NETWORK" (ConfigFeed.WatchListeners of a name starts its
+// stream, Config serves it), and what each started one was sent, for
+// doctor's comparison.
+type GatewayFeed interface {
+	GatewayNames() []string
+	SentGateways() []explain.SentGateway
 }

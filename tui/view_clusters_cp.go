@@ -197,7 +197,12 @@ var settingLabels = map[string]string{
 	model.SettingAmbient:                 "ambient",
 	model.SettingAmbientMultiNetwork:     "multi-network",
 	model.SettingResolveHostnameGateways: "gateway DNS",
+	model.SettingScopeGatewayToNamespace: "Gateways of own namespace",
 }
+
+// quietSettings are shown only when on: their default (off) is what
+// nearly every mesh runs.
+var quietSettings = map[string]bool{model.SettingScopeGatewayToNamespace: true}
 
 // settingsText is an istiod's settings in a few words, grouped by where
 // they came from, the source first so that a narrow line still says it:
@@ -216,6 +221,9 @@ func settingsText(st model.IstiodSettings) (text string, guessed bool) {
 	}
 	for _, k := range model.SettingKeys {
 		s := st.Get(k)
+		if quietSettings[k] && !s.Value {
+			continue
+		}
 		var f string
 		switch s.From {
 		case model.FromPod:

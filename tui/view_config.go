@@ -62,11 +62,14 @@ func (v *configView) compute(vc viewContext) {
 	}
 	ca, okA := cf.Config(v.a)
 	if v.b == "" {
-		if !okA {
+		switch {
+		case !okA:
 			v.lines = []string{vc.st.Muted.Render("no config received from " + v.a + " yet")}
-			return
+		case strings.HasPrefix(v.a, "gateway@"):
+			v.lines = renderGatewayConfig(vc, v.a, ca)
+		default:
+			v.lines = renderConfig(vc, ca)
 		}
-		v.lines = renderConfig(vc, ca)
 		return
 	}
 	cb, okB := cf.Config(v.b)

@@ -103,7 +103,7 @@ func (v *diffView) compute(vc viewContext) {
 // reached is the set of pods ("pod@cluster") a viewpoint's endpoints for
 // one service port stand for.
 func reached(feed Feed, ix *index, host string, port int32, vp xdsclient.Viewpoint) map[string]bool {
-	ev, actual := explainFor(feed, ix.planes, host, "", port, vp)
+	ev, actual := explainFor(feed, ix.planes, ix.hops, host, "", port, vp)
 	out := map[string]bool{}
 	// A pod is "pod@cluster" however it is reached (directly, or behind a
 	// gateway); an endpoint meshscope cannot place is its address.

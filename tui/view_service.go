@@ -168,7 +168,7 @@ func (v *serviceView) refresh(vc viewContext, u update) {
 	v.port = min(max(v.port, 0), len(v.svc.Ports)-1)
 	port := v.svc.Ports[v.port].Port
 	for _, vp := range v.vps {
-		ev, actual := explainFor(vc.feed, vc.ix.planes, v.host, v.subset, port, vp)
+		ev, actual := explainFor(vc.feed, vc.ix.planes, vc.ix.hops, v.host, v.subset, port, vp)
 		if !actual {
 			ev.Error = streamText(vc.status, vp.String(), ev.EDSCluster, vc.feed)
 		}

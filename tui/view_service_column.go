@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/gatewayhop"
 	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/internal/humanize"
 	"github.com/meshscope/meshscope/model"
@@ -41,9 +42,16 @@ func (v *serviceView) columnLines(vc viewContext, i, w int) []line {
 	for _, d := range ev.Differences {
 		bad[model.HostPort(d.Address, d.Port)] = true
 	}
+	hops := map[string]gatewayhop.Hop{}
+	for _, h := range ev.SecondHop {
+		hops[model.HostPort(h.Address, h.Port)] = h
+	}
 	endpoints := func(es []shown, tok themes.Token) {
 		for _, e := range es {
 			out = append(out, endpointLines(e, bad, tok, w)...)
+			if h, ok := hops[model.HostPort(e.addr, e.port)]; ok && (e.kind == horizon.Gateway || e.kind == horizon.Forced) {
+				out = append(out, hopLines(h, w)...)
+			}
 		}
 	}
 	if ev.Error == "" || len(ev.Actual) > 0 {
@@ -140,6 +148,45 @@ func endpointLines(e shown, bad map[string]bool, addrTok themes.Token, w int) []
 	return out
 }
 
+// hopLines are the second hop under a gateway endpoint: where the request
+// goes at that gateway (✓), the caveat (!), or where it breaks (✗).
+func hopLines(h gatewayhop.Hop, w int) []line {
+	tok, head := themes.OK, "   second hop ✓ "
+	text := strings.Join(first(h.Endpoints, 2), ", ")
+	switch h.State {
+	case gatewayhop.Doubtful:
+		tok, head, text = themes.Warn, "   second hop ! ", h.Why
+	case gatewayhop.Breaks:
+		tok, head, text = themes.Error, "   second hop ✗ ", h.Why
+	case gatewayhop.Unchecked:
+		tok, head, text = themes.Muted, "   second hop not checked: ", h.Why
+	}
+	// The first line after the head, the rest indented under it, at most
+	// four lines in all.
+	lines := wrap(text, max(w-len([]rune(head))-1, 10))
+	out := []line{one(tok, fit(head+lines[0], w))}
+	rest := strings.TrimSpace(strings.TrimPrefix(text, lines[0]))
+	if rest == "" {
+		return out
+	}
+	for j, l := range wrap(rest, max(w-6, 10)) {
+		if j == 3 {
+			out = append(out, one(tok, fit("     …", w)))
+			break
+		}
+		out = append(out, one(tok, fit("     "+l, w)))
+	}
+	return out
+}
+
+// first is at most n of l, then "+k" for the rest.
+func first(l []string, n int) []string {
+	if len(l) > n {
+		return append(l[:n:n], fmt.Sprintf("+%d", len(l)-n))
+	}
+	return l
+}
+
 // differenceLines are the differences, each wrapped and marked: weights
 // and health warned, the rest errors.
 func differenceLines(diffs []explain.Difference, w int) []line {
@@ -225,6 +272,9 @@ func columnHead(name string, v explain.Verdict, differences int, focused bool, w
 	case explain.Mismatch:
 		tok = themes.Error
 		verdict += " (" + humanize.Count(differences, "difference") + ")"
+	case explain.Broken:
+		tok = themes.Error
+		verdict += " (the second hop, below)"
 	case explain.Pending:
 		tok = themes.Warn
 	}

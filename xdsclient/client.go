@@ -129,10 +129,10 @@ func New(opts Options) (*Client, error) {
 func (c *Client) Progress() Progress {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cds, eds := c.types[CDS], c.types[EDS]
+	cds, eds, lds := c.types[CDS], c.types[EDS], c.types[LDS]
 	// EDS resources are kept only under wanted names (apply,
 	// dropUnwanted): what is held is a part of what is wanted.
-	return Progress{FollowsCDS: cds.enabled && !eds.explicit, CDS: cds.first, EDS: len(eds.res), EDSWanted: len(eds.names)}
+	return Progress{FollowsCDS: cds.enabled && !eds.explicit, CDS: cds.first, EDS: len(eds.res), EDSWanted: len(eds.names), LDS: lds.enabled && lds.first}
 }
 
 // FollowsCDS says whether the client subscribes CDS (and so will hold the

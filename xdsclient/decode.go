@@ -10,6 +10,7 @@ import (
 	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tcpproxy "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -145,6 +146,17 @@ type Listener struct {
 	Direction    string   `json:"direction,omitempty"`
 	FilterChains int      `json:"filterChains"`
 	Routes       []string `json:"routes,omitempty"` // RDS names its HTTP connection managers ask for
+	// SNIChains are the filter chains that match on server names (SNI),
+	// as a gateway's AUTO_PASSTHROUGH listener has one per SNI-DNAT
+	// cluster; a sidecar's listeners have few or none.
+	SNIChains []SNIChain `json:"sniChains,omitempty"`
+}
+
+// SNIChain is one filter chain matching server names: the names and the
+// cluster its TCP proxy forwards to ("" when it has none).
+type SNIChain struct {
+	ServerNames []string `json:"serverNames"`
+	Cluster     string   `json:"cluster,omitempty"`
 }
 
 // Route summarizes an RDS resource.
@@ -342,6 +354,9 @@ func decodeListener(l *listener.Listener) Listener {
 		chains = append(chains[:len(chains):len(chains)], dc)
 	}
 	for _, fc := range chains {
+		if names := fc.GetFilterChainMatch().GetServerNames(); len(names) > 0 {
+			out.SNIChains = append(out.SNIChains, SNIChain{ServerNames: names, Cluster: tcpProxyCluster(fc)})
+		}
 		for _, f := range fc.GetFilters() {
 			a := f.GetTypedConfig()
 			if a == nil || !strings.HasSuffix(a.GetTypeUrl(), "HttpConnectionManager") {
@@ -358,6 +373,21 @@ func decodeListener(l *listener.Listener) Listener {
 		}
 	}
 	return out
+}
+
+// tcpProxyCluster is the cluster a filter chain's TCP proxy forwards to.
+func tcpProxyCluster(fc *listener.FilterChain) string {
+	for _, f := range fc.GetFilters() {
+		a := f.GetTypedConfig()
+		if a == nil || !strings.HasSuffix(a.GetTypeUrl(), ".TcpProxy") {
+			continue
+		}
+		var tp tcpproxy.TcpProxy
+		if proto.Unmarshal(a.GetValue(), &tp) == nil {
+			return tp.GetCluster()
+		}
+	}
+	return ""
 }
 
 func decodeRoute(r *route.RouteConfiguration) Route {

@@ -8,6 +8,8 @@ import (
 	cluster "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpoint "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	tcpproxy "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/tcp_proxy/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -190,5 +192,26 @@ func TestDecodeClusterLB(t *testing.T) {
 			TypedConfig: &anypb.Any{TypeUrl: "type.googleapis.com/envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin"}}}}}}
 	if got := decodeCluster(ext); got.LBPolicy != "ROUND_ROBIN" {
 		t.Errorf("load_balancing_policy: %+v", got)
+	}
+}
+
+// TestDecodeSNIChains: a gateway's AUTO_PASSTHROUGH listener has one
+// filter chain per SNI, each forwarding to the cluster of that name.
+func TestDecodeSNIChains(t *testing.T) {
+	sni := "outbound_.5000_._.helloworld.sample.svc.cluster.local"
+	tp, _ := anypb.New(&tcpproxy.TcpProxy{StatPrefix: sni, ClusterSpecifier: &tcpproxy.TcpProxy_Cluster{Cluster: sni}})
+	l := &listener.Listener{Name: "0.0.0.0_15443", FilterChains: []*listener.FilterChain{
+		{FilterChainMatch: &listener.FilterChainMatch{ServerNames: []string{sni}, ApplicationProtocols: []string{"istio-peer-exchange", "istio"}},
+			Filters: []*listener.Filter{{Name: "envoy.filters.network.tcp_proxy", ConfigType: &listener.Filter_TypedConfig{TypedConfig: tp}}}},
+		{Filters: []*listener.Filter{}},
+	}}
+	a, _ := anypb.New(l)
+	d, err := decodeResource(LDS, a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := d.view.(Listener)
+	if got.FilterChains != 2 || len(got.SNIChains) != 1 || got.SNIChains[0].ServerNames[0] != sni || got.SNIChains[0].Cluster != sni {
+		t.Errorf("%+v", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,6 +57,9 @@ func ViewpointFromPod(pod *corev1.Pod, clusterID string) (Viewpoint, error) {
 	proxy := ProxyContainer(pod)
 	if proxy == nil {
 		return vp, nil // not injected: identity without the agent's env
+	}
+	if slices.Contains(proxy.Args, string(Router)) {
+		vp.NodeType = Router // a gateway's agent runs "proxy router"
 	}
 	for _, e := range proxy.Env {
 		val, ok := envValue(pod, e)

@@ -72,6 +72,9 @@ type Progress struct {
 	CDS bool
 	// EDS is how many of the EDSWanted resources the stream holds.
 	EDS, EDSWanted int
+	// LDS: listeners are watched and istiod's LDS arrived on the current
+	// stream (possibly with no listener at all).
+	LDS bool
 }
 
 // Text is the state in a few words for a person: "connected", or "no

@@ -30,6 +30,9 @@ const (
 	NeedFleet Need = "the proxies' sync state"
 	// NeedRevisions: a primary runs several istiod revisions.
 	NeedRevisions Need = "several revisions of one istiod"
+	// NeedSentGateway: what the control planes really sent an
+	// impersonated east-west gateway pod.
+	NeedSentGateway Need = "what istiod sent a gateway"
 )
 
 // ofTheMesh: the need is a feature of the mesh, not an input a run reads.
@@ -53,6 +56,10 @@ func (n Need) missing(snap *model.Snapshot, in *Inputs) string {
 	case NeedSentWDS:
 		if len(in.WDS) == 0 {
 			return "no ztunnel stream was asked (--offline, or no istiod runs ambient multi-network mode)"
+		}
+	case NeedSentGateway:
+		if len(in.Gateways) == 0 {
+			return "no gateway pod was impersonated (--offline, no control plane reached, or no gateway pod runs a router proxy)"
 		}
 	case NeedFleet:
 		if in.Fleet == nil {
@@ -114,6 +121,13 @@ var Checks = []Check{
 		run: func(s *model.Snapshot, in *Inputs) []model.Problem {
 			return eastWestProblems(s, in.Istiod, in.Now, in.LBPendingAfter)
 		}},
+	{Name: "second-hop", About: "each network's east-west gateway carries what other networks send it: a listener on the port traffic reaches, an SNI chain and cluster per service port and subset, healthy endpoints of its network",
+		Kinds: kinds(model.ProblemHopNoListener, model.ProblemHopPort, model.ProblemHopNoSNI, model.ProblemHopPods, model.ProblemHopNetwork,
+			model.ProblemHopEndpoints, model.ProblemHopProxy, model.ProblemIstioGatewayInvalid),
+		run: secondHopProblems},
+	{Name: "trust-domains", About: "every control plane's proxies accept the trust domain of the others' workloads",
+		Kinds: kinds(model.ProblemTrustDomain),
+		run:   func(s *model.Snapshot, _ *Inputs) []model.Problem { return trustDomainProblems(s) }},
 	{Name: "network-labels", About: "pods carry the network of their cluster",
 		Kinds: kinds(model.ProblemNetworkLabel),
 		run:   func(s *model.Snapshot, _ *Inputs) []model.Problem { return labelProblems(s) }},
@@ -153,6 +167,9 @@ var Checks = []Check{
 	{Name: "sent-eds", About: "what each control plane really sends a sidecar equals the prediction; no stale endpoints",
 		Kinds: kinds(model.ProblemXDSDiffers, model.ProblemStaleEndpoint, model.ProblemIstiodUnreachable), Needs: []Need{NeedSentEDS},
 		run: sentProblems},
+	{Name: "sent-gateway", About: "what each control plane really sends an east-west gateway pod (listeners, SNI chains, clusters, endpoints) equals the prediction",
+		Kinds: kinds(model.ProblemGatewayXDSDiffers, model.ProblemIstiodUnreachable), Needs: []Need{NeedSentGateway},
+		run: sentGatewayProblems},
 	{Name: "revisions-sent", About: "the revisions of one primary send a proxy the same endpoints",
 		Kinds: kinds(model.ProblemRevisionsSendDifferently), Needs: []Need{NeedRevisions, NeedSentEDS},
 		run: func(s *model.Snapshot, in *Inputs) []model.Problem { return revisionsSentProblems(s, in.Sent) }},

@@ -24,6 +24,9 @@ type Inputs struct {
 	// WDS is what the control planes really sent a ztunnel (ambient
 	// mode), one entry per control plane.
 	WDS []SentWDS
+	// Gateways is what the control planes really sent the east-west
+	// gateway pods meshscope impersonated.
+	Gateways []SentGateway
 	// SkewThreshold is how far, in percentage points, the share of traffic
 	// that crosses networks may stray from what endpoint counts give
 	// before it is reported (default DefaultSkewThreshold).

@@ -22,13 +22,16 @@ type Answers interface {
 	// SentWDS is what the control planes sent a ztunnel, one entry per
 	// control plane.
 	SentWDS() []SentWDS
+	// SentGateways is what the control planes sent the east-west gateway
+	// pods meshscope impersonates (GatewayViewpoints).
+	SentGateways() []SentGateway
 }
 
 // Gather is the one place a diagnosis's inputs are put together, for
 // doctor and the UI alike: base (the clock, thresholds, the stale
 // tracker), istiod's views, the fleet of real proxies, what the sidecars
-// were sent and — when the mesh uses ambient mode — what the ztunnels were
-// sent, read in that order (what a sidecar is asked may depend on istiod's
+// and the east-west gateway pods were sent and — when the mesh uses ambient
+// mode — what the ztunnels were sent, read in that order (what a sidecar is asked may depend on istiod's
 // views). src nil: a prediction-only diagnosis.
 func Gather(snap *model.Snapshot, base Inputs, src Answers) Inputs {
 	if src == nil {
@@ -37,6 +40,7 @@ func Gather(snap *model.Snapshot, base Inputs, src Answers) Inputs {
 	base.Istiod = src.Istiod()
 	base.Fleet = src.Fleet()
 	base.Sent = src.Sent()
+	base.Gateways = src.SentGateways()
 	if ambient.InUse(snap) {
 		base.WDS = src.SentWDS()
 	}

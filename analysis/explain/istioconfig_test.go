@@ -19,7 +19,7 @@ func withVM(s *model.Snapshot, net2TLS string) *model.Snapshot {
 	ports := []model.ServicePort{{Name: "http", Port: 8080}}
 	s.Services = append(s.Services, &model.Service{Hostname: vmHost, Namespace: "sample", Name: "vm", Ports: ports, Source: model.SourceServiceEntry,
 		Clusters: map[string]*model.ServiceInCluster{}, ServiceEntries: []*model.ServiceEntryHost{{Cluster: "cluster1", Namespace: "sample", Name: "vm",
-			Resolution: "STATIC", Ports: ports, WorkloadSelector: map[string]string{"app": "vm"},
+			Resolution: "STATIC", Location: "MESH_INTERNAL", Ports: ports, WorkloadSelector: map[string]string{"app": "vm"},
 			Endpoints: []model.Endpoint{we("network1", "10.44.0.80", "vm-1", "istio"), we("network2", "10.144.0.80", "vm-2", net2TLS)}}}})
 	return s
 }

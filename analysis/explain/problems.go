@@ -161,7 +161,8 @@ func leakDropProblems(snap *model.Snapshot, host string, v horizon.Proxy, p hori
 		groupWhy := fmt.Sprintf("their pods lack %s=istio (no sidecar)", model.LabelTLSMode)
 		if d.Cause != horizon.CausePodLabel {
 			key += "|" + why
-			groupWhy = why
+			// The group's sentence says why SNI needs mTLS itself.
+			groupWhy = strings.TrimSuffix(why, "; the gateway routes by SNI, which needs mTLS")
 		}
 		objs := workloadRefs(d.Cluster, ns, d.Pod, d.Workload)
 		if d.Config != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/meshscope/meshscope/analysis/gatewayhop"
 	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/model"
@@ -51,6 +52,9 @@ type View struct {
 	// Notes explain what the control plane cannot send, e.g. the endpoints
 	// of a cluster its istiod does not read.
 	Notes []string `json:"notes,omitempty"`
+	// SecondHop follows each gateway endpoint into its network's east-west
+	// gateway: where the request goes there, or where it breaks.
+	SecondHop []gatewayhop.Hop `json:"secondHop,omitempty"`
 }
 
 // infoOf names a viewpoint for output.
@@ -89,6 +93,9 @@ type Extra struct {
 	// Cluster is the CDS cluster istiod sent for the same name (nil when
 	// none): its load balancing decides the shares.
 	Cluster *xdsclient.Cluster
+	// Hops checks the second hop through each gateway endpoint (NewHops
+	// over the whole snapshot; nil: one is made for this view).
+	Hops *gatewayhop.Checker
 }
 
 // ExplainWith is Explain from the control-plane views of one snapshot
@@ -144,6 +151,13 @@ func ExplainWith(planes *plane.Set, hostname string, port int32, vp xdsclient.Vi
 	}
 	if diffs != nil {
 		v.Differences = diffs
+	}
+	if x.Hops == nil {
+		x.Hops = NewHops(planes, nil)
+	}
+	v.SecondHop = secondHops(x.Hops, v.Actual, pred.Endpoints, la != nil, hostname, port, subset)
+	if v.Verdict == Match && hopsBreak(v.SecondHop) {
+		v.Verdict = Broken
 	}
 	return v
 }

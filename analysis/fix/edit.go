@@ -80,6 +80,12 @@ func changeSpec(obj model.ObjectRef, what string, f func(m map[string]any) error
 	return Edit{Object: obj, What: what, change: f}
 }
 
+// newObject is an edit that makes an object from nothing: f fills its
+// apiVersion, kind and spec (its namespace and name are the ref's).
+func newObject(obj model.ObjectRef, what string, f func(m map[string]any) error) Edit {
+	return Edit{Object: obj, New: true, What: what, change: f}
+}
+
 // Apply makes the edit on the object read for it (for a Template edit,
 // the workload controller), in place.
 func (e Edit) Apply(u *unstructured.Unstructured) error {

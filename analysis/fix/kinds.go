@@ -52,6 +52,18 @@ var kinds = map[model.ProblemKind]entry{
 	model.ProblemDuplicateGateway:       {plan: planDuplicateGateway, none: "the pods behind the gateway are not known"},
 	model.ProblemNetworkLabel:           {plan: planNetworkLabel},
 
+	// The second hop: the east-west gateway as istiod configures it.
+	model.ProblemHopNoListener:       {plan: planHopNoListener, none: "no Gateway can be planned for the gateway pod"},
+	model.ProblemHopPort:             {plan: planHopPort, none: "the gateway Service's port cannot be pointed at one listener"},
+	model.ProblemHopNoSNI:            {plan: planHopNoSNI, none: "the gateway misses the service for a reason no object change decides (istiod does not know it, a MESH_EXTERNAL ServiceEntry, no such port, a mesh-wide exportTo default): the sentence says which"},
+	model.ProblemHopNetwork:          {plan: planHopNetwork, none: "the gateway proxy's network settings come from its install (the gateway chart's networkGateway value): install it again for its network"},
+	model.ProblemHopPods:             {none: "the gateway's pods are missing, not ready or run no router proxy: a deployment (istioctl multicluster expose, the gateway chart) meshscope cannot make up"},
+	model.ProblemHopEndpoints:        {none: "the service has no healthy endpoint in the gateway's network, or its endpoints are dropped for a cause doctor reports in its own row: fix that row"},
+	model.ProblemHopProxy:            {none: "a gateway proxy that reaches no istiod or does not acknowledge a push: its log says why"},
+	model.ProblemGatewayXDSDiffers:   {none: "istiod sends the gateway other than predicted: a sync in progress or a rule meshscope does not model, not an object to change"},
+	model.ProblemIstioGatewayInvalid: {none: "a server's tls.mode istiod does not know: which mode was meant is the Gateway's author's to say"},
+	model.ProblemTrustDomain:         {none: "trust domains and their aliases are set at install (meshConfig.trustDomain, trustDomainAliases) and a workload's identity by its CA: a change of install, not of an object"},
+
 	// Services and their endpoints.
 	model.ProblemLeak:                    {plan: planLeak},
 	model.ProblemDrop:                    {plan: planDrop},

@@ -44,8 +44,10 @@ type Edit struct {
 	// From is, for an object to create, the object it is copied from
 	// (without what the API server of its cluster fills in).
 	From *model.ObjectRef `json:"from,omitempty"`
-	// Delete deletes Object.
+	// Delete deletes Object; New creates it from nothing but the edit
+	// (an object of the mesh's own kinds, istio's cross-network-gateway).
 	Delete bool `json:"delete,omitempty"`
+	New    bool `json:"new,omitempty"`
 	// RemoteSecret is, for a remote secret a command would write, the
 	// cluster whose credentials it carries (meshscope's own context for
 	// it): built in memory for the proof, never shown.

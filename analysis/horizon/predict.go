@@ -47,6 +47,20 @@ func PredictWith(snap *model.Snapshot, ix *Index, hostname string, port int32, p
 // PredictSubset is PredictWith for the EDS cluster of a DestinationRule
 // subset (outbound|PORT|SUBSET|HOST; "" for the whole service).
 func PredictSubset(snap *model.Snapshot, ix *Index, hostname, subset string, port int32, proxy Proxy) Prediction {
+	return predict(snap, ix, hostname, subset, port, proxy, false)
+}
+
+// PredictSNI is PredictSubset for the SNI-DNAT cluster of a gateway
+// (outbound_.PORT_.SUBSET_.HOST): after the split horizon, istiod keeps
+// only endpoints reached with mTLS (endpoint_builder.go, IsDNSSrvSubsetKey:
+// EndpointsWithMTLSFilter), since the gateway passes TLS through unread.
+func PredictSNI(snap *model.Snapshot, ix *Index, hostname, subset string, port int32, proxy Proxy) Prediction {
+	p := predict(snap, ix, hostname, subset, port, proxy, true)
+	p.EDSCluster = model.SNIName(hostname, subset, port)
+	return p
+}
+
+func predict(snap *model.Snapshot, ix *Index, hostname, subset string, port int32, proxy Proxy, sni bool) Prediction {
 	p := Prediction{Service: hostname, Port: port, Subset: subset, EDSCluster: SubsetClusterName(hostname, subset, port), Endpoints: []Endpoint{}}
 	svc := snap.Service(hostname)
 	if svc == nil {
@@ -72,6 +86,7 @@ func PredictSubset(snap *model.Snapshot, ix *Index, hostname, subset string, por
 	var gwBuf [8]gatewaySentence
 	var h splitHorizon
 	h.init(&t, ix, hostname, port, proxy, lbuf[:0], gwBuf[:0])
+	h.sni = sni
 	for si := range t.sources {
 		src := &t.sources[si]
 		for ei, ep := range src.endpoints {
@@ -96,8 +111,11 @@ func PredictSubset(snap *model.Snapshot, ix *Index, hostname, subset string, por
 	if l, ok := t.effectiveLocalityLB(); ok {
 		p.applyLocalityLB(l, ends, ix, snap, proxy, t.directSources())
 	}
-	// Then what Envoy makes of them.
-	p.applyEffects()
+	// Then what Envoy makes of them (not for a gateway's SNI-DNAT cluster:
+	// no reader shows its shares).
+	if !sni {
+		p.applyEffects()
+	}
 	return p
 }
 
@@ -181,6 +199,8 @@ type splitHorizon struct {
 	// Endpoints of one cluster share their gateways: look them up once.
 	lastNC  [2]string
 	lastGws []gwKey
+	// sni: an SNI-DNAT cluster, which keeps only mTLS endpoints.
+	sni bool
 }
 
 // init readies h for the endpoints of t, with buffers for the locality
@@ -213,6 +233,9 @@ func (h *splitHorizon) place(p *Prediction, t *target, grp int, ep model.Endpoin
 			p.Dropped = append(p.Dropped, noAddress(ref))
 			return
 		}
+		if h.plaintextSNI(p, t, ep, epPort, ref) {
+			return
+		}
 		direct.Why = "no network has a gateway: split horizon is off, every endpoint is sent directly"
 		h.groups.addDirect(grp, direct)
 		return
@@ -231,6 +254,9 @@ func (h *splitHorizon) place(p *Prediction, t *target, grp int, ep model.Endpoin
 	if !force && (inNetwork || len(gws) == 0) {
 		if ep.Address == "" {
 			p.Dropped = append(p.Dropped, noAddress(ref))
+			return
+		}
+		if h.plaintextSNI(p, t, ep, epPort, ref) {
 			return
 		}
 		direct.Kind, direct.Why = h.why.direct(proxy.Network, ep.Network)
@@ -256,6 +282,23 @@ func (h *splitHorizon) place(p *Prediction, t *target, grp int, ep model.Endpoin
 	for _, gk := range reach {
 		h.groups.addToGateway(grp, ep.Locality, gk, kind, len(h.refs)-1, per)
 	}
+}
+
+// plaintextSNI drops, from an SNI-DNAT cluster, a direct endpoint that is
+// not reached with mTLS (EndpointsWithMTLSFilter: its tlsMode metadata,
+// which checkMtlsEnabled decides, is not istio); gateway entries carry
+// tlsMode istio and stay.
+func (h *splitHorizon) plaintextSNI(p *Prediction, t *target, ep model.Endpoint, epPort uint32, ref Ref) bool {
+	if !h.sni {
+		return false
+	}
+	ok, cause, why, config := t.mtlsFor(h.hostname, h.port, ep, epPort)
+	if ok {
+		return false
+	}
+	p.Dropped = append(p.Dropped, Dropped{Ref: ref, Reason: DropNoMTLS, Cause: cause, Config: config,
+		Why: "not reached with mTLS: " + why + "; a gateway's SNI-DNAT cluster keeps only mTLS endpoints (the gateway passes TLS through unread)"})
+	return true
 }
 
 // sentences caches the reason of direct endpoints per (proxy network,

@@ -144,21 +144,11 @@ type target struct {
 // resolveTarget finds what istiod uses for hostname:port (and subset) for
 // proxy. ok is false when the service or the port is unknown.
 func resolveTarget(snap *model.Snapshot, ix *Index, svc *model.Service, subset string, port int32, proxy Proxy) (t target, ok bool) {
-	t.cfg = ix.configs.get(snap, configClusterOf(snap, proxy))
-	t.subset = subset
-	proxyNS := proxy.Namespace
-	if proxyNS == "" {
-		proxyNS = "default"
-	}
-	c := kubeCandidate(svc, t.cfg)
-	// The ServiceEntries of the config cluster declaring the hostname, in
-	// namespaces istiod reads (a local slice: no allocation for a few).
+	var c candidates
 	var entries []*model.ServiceEntryHost
-	for _, e := range svc.ServiceEntries {
-		if (t.cfg.cluster == "" || e.Cluster == t.cfg.cluster) && t.cfg.mc.Discovered(e.Cluster, e.Namespace) {
-			entries = append(entries, e)
-		}
-	}
+	t.cfg, c, entries = candidatesOf(snap, ix, svc, proxy)
+	t.subset = subset
+	proxyNS := proxyNamespace(proxy)
 	if !c.kubeFound && len(entries) == 0 {
 		switch {
 		case c.anyKube:
@@ -170,7 +160,7 @@ func resolveTarget(snap *model.Snapshot, ix *Index, svc *model.Service, subset s
 		// Only EndpointSlices without a Service: predict from them.
 		c.kubeNS, c.kubeFound = svc.Namespace, true
 	}
-	chosen, found, kubeFound, hiddenWhy := c.chooseNamespace(entries, t.cfg, svc, port, proxyNS, proxy.Labels)
+	chosen, found, kubeFound, hiddenWhy := c.chooseNamespace(entries, t.cfg, svc, port, proxyNS, proxy.Labels, proxy.Router)
 	if !found {
 		t.noEndpoints = hiddenWhy + ": istiod sends no endpoints"
 		return t, true
@@ -207,6 +197,30 @@ type candidates struct {
 	kubeFound, anyKube bool
 }
 
+// candidatesOf is what istiod chooses a proxy's service of svc from: the
+// config view of the proxy's config cluster, the Kubernetes candidate, and
+// the ServiceEntries of that config cluster declaring the hostname in
+// namespaces istiod reads.
+func candidatesOf(snap *model.Snapshot, ix *Index, svc *model.Service, proxy Proxy) (*configView, candidates, []*model.ServiceEntryHost) {
+	cfg := ix.configs.get(snap, configClusterOf(snap, proxy))
+	var entries []*model.ServiceEntryHost
+	for _, e := range svc.ServiceEntries {
+		if (cfg.cluster == "" || e.Cluster == cfg.cluster) && cfg.mc.Discovered(e.Cluster, e.Namespace) {
+			entries = append(entries, e)
+		}
+	}
+	return cfg, kubeCandidate(svc, cfg), entries
+}
+
+// proxyNamespace is the proxy's namespace ("default" when it has none, as
+// istiod's model gives a node without NAMESPACE).
+func proxyNamespace(proxy Proxy) string {
+	if proxy.Namespace == "" {
+		return "default"
+	}
+	return proxy.Namespace
+}
+
 func kubeCandidate(svc *model.Service, cfg *configView) candidates {
 	cc, mc := cfg.cluster, cfg.mc
 	c := candidates{clusters: sortedClusters(svc)}
@@ -231,10 +245,11 @@ func kubeCandidate(svc *model.Service, cfg *configView) candidates {
 // Kubernetes Service's, else the first ServiceEntry exported to the proxy
 // explicitly, else the first public one (sidecar scope's selectServices
 // with PILOT_UNIFIED_SIDECAR_SCOPE, over servicesExportedToNamespace),
-// among those exported to the proxy and imported by its Sidecar. found is
+// among those exported to the proxy and imported by its Sidecar (a router
+// has none: DefaultSidecarScopeForGateway). found is
 // false when none is left, hiddenWhy the sentence saying why; kubeFound
 // says whether the Kubernetes Service is still a candidate.
-func (c *candidates) chooseNamespace(entries []*model.ServiceEntryHost, cfg *configView, svc *model.Service, port int32, proxyNS string, proxyLabels map[string]string) (chosen string, found, kubeFound bool, hiddenWhy string) {
+func (c *candidates) chooseNamespace(entries []*model.ServiceEntryHost, cfg *configView, svc *model.Service, port int32, proxyNS string, proxyLabels map[string]string, router bool) (chosen string, found, kubeFound bool, hiddenWhy string) {
 	mc := cfg.mc
 	visible := func(exportTo []string, ns string) bool {
 		return visible(exportTo, mc.DefaultServiceExportTo, ns, proxyNS)
@@ -254,7 +269,7 @@ func (c *candidates) chooseNamespace(entries []*model.ServiceEntryHost, cfg *con
 	}
 	// The proxy's Sidecar resource imports only the services its egress
 	// hosts name (sidecar.go).
-	if sc := cfg.sidecarFor(proxyNS, proxyLabels); sc != nil {
+	if sc := cfg.sidecarFor(proxyNS, proxyLabels); sc != nil && !router {
 		// A VirtualService the Sidecar selects imports its destinations
 		// too, from the proxy's namespace, else a Kubernetes Service's,
 		// else the oldest ServiceEntry's (pickBestVisibleNamespace).

@@ -145,6 +145,10 @@ type Proxy struct {
 	// primary): that istiod's mesh config and Istio config apply. Empty:
 	// the first context cluster's.
 	ConfigCluster string
+	// Router is a gateway proxy (node type router): it always has the
+	// default scope of its namespace, Sidecar resources never apply to
+	// it (PushContext.getSidecarScope, DefaultSidecarScopeForGateway).
+	Router bool
 }
 
 // Prediction is the EDS for one (service, port, proxy).

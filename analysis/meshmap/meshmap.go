@@ -56,7 +56,16 @@ type Gateway struct {
 	Healthy  bool            `json:"healthy"`
 	Health   string          `json:"health"`
 	Problems []model.Problem `json:"problems,omitempty"`
+	// ServesNothing: its second hop breaks for every request — no
+	// listener, a port that misses, no router pod, a proxy whose network
+	// sends requests elsewhere or that no istiod serves.
+	ServesNothing bool `json:"servesNothing,omitempty"`
 }
+
+// servesNothing are the second-hop errors that break every path through
+// a gateway, not one service's.
+var servesNothing = map[model.ProblemKind]bool{model.ProblemHopNoListener: true, model.ProblemHopPort: true, model.ProblemHopPods: true,
+	model.ProblemHopNetwork: true, model.ProblemHopProxy: true}
 
 // ControlPlane is an istiod and the clusters it reads.
 type ControlPlane struct {
@@ -152,6 +161,12 @@ func Build(planes *plane.Set, problems []model.Problem) Map {
 				if g.Healthy || p.Severity == model.SeverityError {
 					g.Healthy, g.Health = false, string(p.Kind)
 				}
+				if p.Severity == model.SeverityError && servesNothing[p.Kind] {
+					g.ServesNothing = true
+				}
+			}
+			if g.ServesNothing {
+				g.Health = "serves nothing"
 			}
 		}
 	}
@@ -234,6 +249,17 @@ func place(m *Map, snap *model.Snapshot, at map[string][2]int, p model.Problem) 
 		}
 		if placed {
 			return
+		}
+	case strings.HasPrefix(kind, "second-hop-") && p.Network != "":
+		// The gateway the path breaks at (its network, cluster and address).
+		for ni := range m.Networks {
+			for gi := range m.Networks[ni].Gateways {
+				g := &m.Networks[ni].Gateways[gi]
+				if m.Networks[ni].Name == p.Network && g.Cluster == p.Cluster && strings.Contains(p.Sentence, g.Address) {
+					g.Problems = append(g.Problems, p)
+					return
+				}
+			}
 		}
 	case strings.HasPrefix(kind, "gateway-") && p.Cluster != "":
 		if pos, ok := at[p.Cluster]; ok {

@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/plane"
+	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -181,5 +183,37 @@ func TestDot(t *testing.T) {
 	}
 	if strings.Count(out, "{") != strings.Count(out, "}") {
 		t.Errorf("unbalanced braces:\n%s", out)
+	}
+}
+
+// TestGatewayServesNothing: a gateway whose second hop breaks for every
+// request (no Gateway selects its pods) is marked; one that breaks for
+// one service only is not.
+func TestGatewayServesNothing(t *testing.T) {
+	s := meshtest.Lab()
+	s.IstioGateways = nil
+	m := Build(plane.NewSet(s, nil), explain.Diagnose(s, explain.Inputs{}))
+	var got []string
+	for _, n := range m.Networks {
+		for _, g := range n.Gateways {
+			if g.ServesNothing {
+				got = append(got, n.Name+" "+g.Address+" "+g.Health)
+			}
+		}
+	}
+	if strings.Join(got, ";") != "network1 192.168.60.113:15443 serves nothing;network2 192.168.60.9:15443 serves nothing" {
+		t.Errorf("serves nothing: %v", got)
+	}
+	s = meshtest.Lab()
+	for _, sic := range s.Service(meshtest.Hello).Clusters {
+		sic.ExportTo = []string{"."}
+	}
+	m = Build(plane.NewSet(s, nil), explain.Diagnose(s, explain.Inputs{}))
+	for _, n := range m.Networks {
+		for _, g := range n.Gateways {
+			if g.ServesNothing || g.Healthy || g.Health != "second-hop-no-sni" {
+				t.Errorf("one service hidden: %s %+v", n.Name, g)
+			}
+		}
 	}
 }

@@ -226,6 +226,9 @@ func object(file string, line int, u *unstructured.Unstructured) (Object, error)
 	case u.GetName() == "":
 		return o, fmt.Errorf("%s:%d: %s has no metadata.name", file, line, u.GetKind())
 	}
+	if err := checkIstioGateway(u); err != nil {
+		return o, fmt.Errorf("%s:%d: Gateway %s: %v: the API server refuses it (its schema lists the modes), and istiod could not read it", file, line, u.GetName(), err)
+	}
 	if clusterScoped[u.GetKind()] {
 		u.SetNamespace("")
 	} else if u.GetNamespace() == "" {

@@ -1,6 +1,13 @@
 package whatif
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/meshscope/meshscope/model"
+)
 
 // The kinds a what-if takes: the objects meshscope reads (and models as
 // istiod does), the ones istiod reads that meshscope does not model, and
@@ -24,6 +31,7 @@ var modelled = map[schema.GroupKind]bool{
 	{Group: groupIstioNetworking, Kind: "VirtualService"}:   true,
 	{Group: groupIstioNetworking, Kind: "ServiceEntry"}:     true,
 	{Group: groupIstioNetworking, Kind: "WorkloadEntry"}:    true,
+	{Group: groupIstioNetworking, Kind: "Gateway"}:          true,
 	{Group: groupIstioSecurity, Kind: "PeerAuthentication"}: true,
 	{Group: groupGatewayAPI, Kind: "Gateway"}:               true,
 }
@@ -38,7 +46,6 @@ var istiodReads = map[schema.GroupKind]string{
 	{Group: groupIstioExtensions, Kind: "WasmPlugin"}:          "Wasm filters in the proxies' listeners",
 	{Group: groupIstioNetworking, Kind: "ProxyConfig"}:         "proxy bootstrap settings, applied at the proxy's start",
 	{Group: groupIstioNetworking, Kind: "WorkloadGroup"}:       "a template istiod makes WorkloadEntries from when VMs register: write the WorkloadEntries instead",
-	{Group: groupIstioNetworking, Kind: "Gateway"}:             "ingress and egress gateway listeners; the east-west split horizon uses the gateway Service and its network label",
 	{Group: groupGatewayAPI, Kind: "HTTPRoute"}:                "routes (meshscope models the endpoints of the services they name)",
 	{Group: groupGatewayAPI, Kind: "GRPCRoute"}:                "routes (meshscope models the endpoints of the services they name)",
 	{Group: groupGatewayAPI, Kind: "TCPRoute"}:                 "routes (meshscope models the endpoints of the services they name)",
@@ -79,4 +86,22 @@ func unmodelled(gk schema.GroupKind) (why string, istiodReadsIt bool) {
 		return "istiod does not read " + gk.Kind + "s, only the Pods and EndpointSlices they make: write those to see the change (meshscope re-makes the pods of Deployments, StatefulSets, DaemonSets and ReplicaSets, not of Jobs)", false
 	}
 	return "istiod does not read it", false
+}
+
+// checkIstioGateway refuses a networking.istio.io Gateway whose server
+// names a tls.mode istiod does not know: the API server's schema would
+// refuse it, so a what-if must not pretend it applies.
+func checkIstioGateway(u *unstructured.Unstructured) error {
+	if u.GroupVersionKind().GroupKind() != (schema.GroupKind{Group: groupIstioNetworking, Kind: "Gateway"}) {
+		return nil
+	}
+	servers, _, _ := unstructured.NestedSlice(u.Object, "spec", "servers")
+	for i, s := range servers {
+		m, _ := s.(map[string]any)
+		mode, _, _ := unstructured.NestedString(m, "tls", "mode")
+		if err := model.CheckServerTLSMode(mode); err != nil {
+			return fmt.Errorf("spec.servers[%d]: %w", i, err)
+		}
+	}
+	return nil
 }

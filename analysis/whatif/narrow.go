@@ -4,6 +4,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/meshscope/meshscope/analysis/explain"
@@ -48,7 +49,8 @@ func narrow(before, after *model.Snapshot) (b, a *model.Snapshot, cut bool) {
 }
 
 // withKept is cut (a narrowed side of whole), for a diagnosis, with the
-// services of keep and every service of the namespaces of the services it
+// services of keep, the gateway Services (the second hop of every service
+// goes through them) and every service of the namespaces of the services it
 // holds, in whole's order (hostname order, which Snapshot.Service searches
 // by): a check of one service can read its namespace's others (whether
 // pods with sidecars run there: missing-service).
@@ -63,12 +65,62 @@ func withKept(cut, whole *model.Snapshot, keep []string) *model.Snapshot {
 		}
 	}
 	out := withServices(cut)
+	witnesses := hopWitnesses(whole)
 	for _, svc := range whole.Services {
-		if cut.Service(svc.Hostname) != nil || namespaces[svc.Namespace] {
+		if cut.Service(svc.Hostname) != nil || namespaces[svc.Namespace] || explain.IsGatewayService(svc) || witnesses[svc.Hostname] {
 			out.Services = append(out.Services, svc)
 		}
 	}
 	return out
+}
+
+// hopWitnesses are, for each host of each AUTO_PASSTHROUGH server, the
+// first service of s it matches (one exported everywhere when there is
+// one). istiod omits a gateway listener without filter chains, so a
+// narrowed diagnosis keeps a witness per server: the second hop of the
+// services it checks then sees the listener the whole mesh gives.
+func hopWitnesses(s *model.Snapshot) map[string]bool {
+	out := map[string]bool{}
+	for _, g := range s.IstioGateways {
+		for _, srv := range g.Servers {
+			if !srv.AutoPassthrough() {
+				continue
+			}
+			for _, h := range srv.Hosts {
+				_, pattern, ok := strings.Cut(h, "/")
+				if !ok {
+					pattern = h
+				}
+				first := ""
+				for _, svc := range s.Services {
+					if !model.HostSubsetOf(svc.Hostname, pattern) {
+						continue
+					}
+					if first == "" {
+						first = svc.Hostname
+					}
+					if exportedEverywhere(svc) {
+						first = svc.Hostname
+						break
+					}
+				}
+				if first != "" {
+					out[first] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// exportedEverywhere: no cluster's Service of svc limits its exportTo.
+func exportedEverywhere(svc *model.Service) bool {
+	for _, sic := range svc.Clusters {
+		if len(sic.ExportTo) > 0 && !slices.Contains(sic.ExportTo, "*") {
+			return false
+		}
+	}
+	return true
 }
 
 // withServices is a shallow copy of s without its services.
@@ -100,7 +152,21 @@ func sameShared(b, a *model.Snapshot) bool {
 		reflect.DeepEqual(b.MeshConfigs, a.MeshConfigs) &&
 		sameAmbient(b.Ambient, a.Ambient) &&
 		reflect.DeepEqual(b.Settings, a.Settings) &&
-		reflect.DeepEqual(b.RevisionPlanes, a.RevisionPlanes)
+		reflect.DeepEqual(b.RevisionPlanes, a.RevisionPlanes) &&
+		reflect.DeepEqual(b.IstioGateways, a.IstioGateways) &&
+		reflect.DeepEqual(routers(b), routers(a))
+}
+
+// routers are the gateway pods' proxies: the second hop of every service
+// reads them (their labels, NETWORK and network view).
+func routers(s *model.Snapshot) []model.ProxyPod {
+	var out []model.ProxyPod
+	for _, p := range s.Proxies {
+		if p.Kind == model.ProxyGateway {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // sameAmbient compares the clusters' ambient facts but for the labels of
@@ -185,6 +251,11 @@ func diagnosed(before, after *model.Snapshot, affected map[string]bool) (b, a *m
 	keep := maps.Clone(affected)
 	for _, h := range changedConfigHosts(before, after) {
 		keep[h] = true
+	}
+	for _, s := range []*model.Snapshot{before, after} {
+		for h := range hopWitnesses(s) {
+			keep[h] = true
+		}
 	}
 	cutTo := func(s, other *model.Snapshot) *model.Snapshot {
 		out := withServices(s)

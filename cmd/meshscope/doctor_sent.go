@@ -52,6 +52,15 @@ func (a *doctorAnswers) Sent() []explain.Sent {
 	return collectSent(a.ctx, a.m, a.snap, a.views, a.mode, a.timeout)
 }
 
+// SentGateways impersonates every ready east-west gateway pod that runs a
+// router proxy against the istiod serving it (unless --offline).
+func (a *doctorAnswers) SentGateways() []explain.SentGateway {
+	if a.offline {
+		return nil
+	}
+	return collectGateways(a.ctx, a.m, a.snap, a.mode, a.timeout)
+}
+
 func (a *doctorAnswers) SentWDS() []explain.SentWDS {
 	if a.offline {
 		return nil
@@ -91,4 +100,24 @@ func collectWDS(ctx context.Context, m *live.Session, snap *model.Snapshot, time
 		out = append(out, s)
 	}
 	return out
+}
+
+// collectGateways impersonates each gateway pod (a router with its
+// identity) and waits for its listeners, clusters and every EDS; the
+// control plane recorded is the one really asked (a port-forward reaches
+// the first context's istiod).
+func collectGateways(ctx context.Context, m *live.Session, snap *model.Snapshot, mode xdsclient.Mode, timeout time.Duration) []explain.SentGateway {
+	sents := explain.GatewayViewpoints(snap, nil)
+	vps := make([]xdsclient.Viewpoint, len(sents))
+	for i, s := range sents {
+		vps[i] = s.Viewpoint()
+	}
+	for i, r := range m.FetchGateways(ctx, vps, mode, timeout) {
+		s := &sents[i]
+		if r.ControlPlane != "" {
+			s.ControlPlane = r.ControlPlane
+		}
+		s.Listeners, s.Clusters, s.EDS, s.Error = r.Listeners, r.Clusters, r.EDS, r.Why
+	}
+	return sents
 }

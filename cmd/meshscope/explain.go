@@ -163,11 +163,16 @@ func explainFailed(cmd *cobra.Command, o *explainOptions, res explainResult, err
 }
 
 // explainFinding is explain's finding: the views that differ from their
-// prediction ("" when every one matches).
+// prediction, and those sent as predicted whose second hop (a gateway)
+// breaks ("" when every one matches).
 func explainFinding(res explainResult) string {
-	n := 0
+	n, broken := 0, 0
 	for _, v := range res.Views {
-		if v.Verdict != explain.Match {
+		switch v.Verdict {
+		case explain.Match:
+		case explain.Broken:
+			broken++
+		default:
 			n++
 		}
 	}
@@ -176,10 +181,14 @@ func explainFinding(res explainResult) string {
 			n++
 		}
 	}
-	if n == 0 {
-		return ""
+	var parts []string
+	if n > 0 {
+		parts = append(parts, plural(n, "view differs", "views differ")+" from the prediction")
 	}
-	return plural(n, "view differs", "views differ") + " from the prediction"
+	if broken > 0 {
+		parts = append(parts, plural(broken, "view is", "views are")+" sent as predicted, but a gateway cannot carry the requests (second hop)")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // streamsUnread are the views for which no answer came from istiod (a
@@ -262,6 +271,7 @@ func explainSidecars(ctx context.Context, m *live.Session, snap *model.Snapshot,
 	// Predict from the newest snapshot: it is at least as new as the EDS.
 	snap = m.Registry().Snapshot()
 	planes := plane.NewSet(snap, views)
+	hops := explain.NewHops(planes, nil) // every view's second hops, from one prediction per gateway pod
 	out := []explain.View{}
 	for i, vp := range vps {
 		for _, p := range ports {
@@ -275,7 +285,7 @@ func explainSidecars(ctx context.Context, m *live.Session, snap *model.Snapshot,
 			if cl, ok := actual[i].CDS[name]; ok {
 				clp = &cl
 			}
-			v := explain.ExplainWith(planes, host, p, vp, actual[i].ControlPlane, lap, explain.Extra{Subset: o.subset, Cluster: clp})
+			v := explain.ExplainWith(planes, host, p, vp, actual[i].ControlPlane, lap, explain.Extra{Subset: o.subset, Cluster: clp, Hops: hops})
 			if !ok {
 				v.Error = actual[i].Why
 			}
@@ -422,6 +432,9 @@ func writeExplainTable(w io.Writer, res explainResult) {
 			fmt.Fprintf(tw, "%s:%d\t%s\t-\t-\t-\t%s\t%s\t%s\t%s\t%s\n", d.Address, d.Port, "DROPPED", d.Reason, dash(explain.WorkloadName(d.Pod, d.Workload)), dash(d.Cluster), dash(d.Network), d.Why)
 		}
 		tw.Flush()
+		for _, h := range v.SecondHop {
+			fmt.Fprintf(w, "  second hop %s\n", h.Path())
+		}
 		if line := explain.SplitLine(v); line != "" {
 			fmt.Fprintf(w, "  %s\n", line)
 		}

@@ -25,6 +25,7 @@ var (
 	_ tui.IstiodFeed  = (*live.Feed)(nil)
 	_ tui.AmbientFeed = (*live.Feed)(nil)
 	_ tui.FleetFeed   = (*live.Feed)(nil)
+	_ tui.GatewayFeed = (*live.Feed)(nil)
 )
 
 // runTUI opens the terminal UI on the mesh (the demo mesh with --demo). The

@@ -22,6 +22,7 @@ type Share struct {
 	PeerAuthentications []model.PeerAuthentication
 	Sidecars            []model.Sidecar
 	VirtualServices     []model.VirtualService
+	IstioGateways       []model.IstioGateway
 	// mesh is the mesh config of a context cluster's istiod.
 	MeshConfig *model.MeshConfig
 	// RevisionPlanes are its other running revisions (a primary in a
@@ -96,6 +97,7 @@ func Assemble(in Input) *model.Snapshot {
 			s.PeerAuthentications = append(s.PeerAuthentications, sh.PeerAuthentications...)
 			s.Sidecars = append(s.Sidecars, sh.Sidecars...)
 			s.VirtualServices = append(s.VirtualServices, sh.VirtualServices...)
+			s.IstioGateways = append(s.IstioGateways, sh.IstioGateways...)
 			for h, sc := range p.Services {
 				svc := services[h]
 				if svc == nil {

@@ -307,5 +307,6 @@ func (w *Watcher) Shadow(o *Overlay) *Watcher {
 	s.tags = at(w.tags)
 	s.destinationRules, s.peerAuthentications, s.sidecars, s.virtualServices = at(w.destinationRules), at(w.peerAuthentications), at(w.sidecars), at(w.virtualServices)
 	s.serviceEntriesInf, s.workloadEntriesInf, s.gateways = at(w.serviceEntriesInf), at(w.workloadEntriesInf), at(w.gateways)
+	s.istioGateways = at(w.istioGateways)
 	return s
 }

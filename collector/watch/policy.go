@@ -29,7 +29,8 @@ const (
 // AddIstioConfigInformers watches, through the dynamic client, the Istio
 // config an istiod reads from its config cluster: DestinationRules,
 // PeerAuthentications, Sidecars, VirtualServices (the services they import
-// into a Sidecar scope), ServiceEntries and WorkloadEntries (optional: a
+// into a Sidecar scope), ServiceEntries, Gateways (the servers of gateway
+// proxies: the east-west gateway's AUTO_PASSTHROUGH) and WorkloadEntries (optional: a
 // cluster without Istio's CRDs, or without permission, only gets a warning).
 func (w *Watcher) AddIstioConfigInformers(dyn dynamic.Interface) {
 	w.destinationRules = w.addIstioInformer(dyn, resDestinationRules, gvrDestinationRules, "DestinationRule")
@@ -37,6 +38,7 @@ func (w *Watcher) AddIstioConfigInformers(dyn dynamic.Interface) {
 	w.sidecars = w.addIstioInformer(dyn, resSidecars, gvrSidecars, "Sidecar")
 	w.virtualServices = w.addIstioInformer(dyn, resVirtualServices, gvrVirtualServices, "VirtualService")
 	w.serviceEntriesInf = w.addIstioInformer(dyn, resServiceEntries, gvrServiceEntries, "ServiceEntry")
+	w.istioGateways = w.addIstioInformer(dyn, resIstioGateways, gvrIstioGateways, "Gateway")
 	w.AddWorkloadEntryInformer(dyn)
 }
 

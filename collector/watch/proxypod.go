@@ -2,6 +2,7 @@ package watch
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +31,12 @@ func injectedIdentity(p *corev1.Pod) *model.InjectedIdentity {
 			id.Network = e.Value
 		case "ISTIO_META_CLUSTER_ID":
 			id.ClusterID = e.Value
+		case "ISTIO_META_REQUESTED_NETWORK_VIEW":
+			id.NetworkView = e.Value
+		case "ISTIO_META_ROUTER_MODE":
+			id.RouterMode = e.Value
+		case "ISTIO_META_UNPRIVILEGED_POD":
+			id.Unprivileged, _ = strconv.ParseBool(e.Value) // as istiod's IsUnprivileged reads it
 		}
 	}
 	return id

@@ -163,6 +163,7 @@ func (w *Watcher) ConfigOfOtherRevisions(rev string) map[string][]string {
 		{w.destinationRules, "DestinationRule"}, {w.peerAuthentications, "PeerAuthentication"},
 		{w.sidecars, "Sidecar"}, {w.virtualServices, "VirtualService"},
 		{w.serviceEntriesInf, "ServiceEntry"}, {w.workloadEntriesInf, "WorkloadEntry"},
+		{w.istioGateways, "Gateway"},
 	} {
 		if src.h == nil {
 			continue

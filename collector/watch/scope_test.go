@@ -59,8 +59,8 @@ func TestScopesAreWhatListWatchesSelect(t *testing.T) {
 			t.Fatal("not synced")
 		}
 	}
-	if len(w.infs) != 17 {
-		t.Fatalf("%d informers, want 17 (every one a context cluster runs)", len(w.infs))
+	if len(w.infs) != 18 {
+		t.Fatalf("%d informers, want 18 (every one a context cluster runs)", len(w.infs))
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -124,6 +124,8 @@ type Watcher struct {
 	sidecars, virtualServices                                      *informerHealth
 	istiods, rootCerts, tags                                       *informerHealth
 	serviceEntriesInf, workloadEntriesInf                          *informerHealth
+	// istioGateways are networking.istio.io Gateways (istiogateway.go).
+	istioGateways *informerHealth
 	// gateways (Gateway API) and whether the cluster serves that API.
 	gateways   *informerHealth
 	gatewayAPI *atomic.Bool

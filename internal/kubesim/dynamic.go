@@ -20,7 +20,8 @@ func NewFakeDynamic() *dynamicfake.FakeDynamicClient {
 		gvr("networking.istio.io", "workloadentries"):   "WorkloadEntryList",
 		gvr("networking.istio.io", "sidecars"):          "SidecarList",
 		gvr("networking.istio.io", "virtualservices"):   "VirtualServiceList",
-		gatewayGVR: "GatewayList",
+		gvr("networking.istio.io", "gateways"):          "GatewayList",
+		gatewayGVR:                                      "GatewayList",
 	}
 	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds)
 }

@@ -298,8 +298,9 @@ func SyncWithZones(ctx context.Context, cs kubernetes.Interface, namespace, serv
 // its Helm chart and a cloud load balancer would leave it: the Service
 // istio-eastwestgateway in namespace (labelled topology.istio.io/network,
 // mTLS port 15443), its load-balancer ingress at lbIP, one gateway Pod at
-// podIP, and the Service's EndpointSlice.
-func EastWestGateway(ctx context.Context, cs kubernetes.Interface, namespace, network, lbIP, podIP string) error {
+// pod.IP (pod is EastWestGatewayPod's, or one the caller changed), and the
+// Service's EndpointSlice.
+func EastWestGateway(ctx context.Context, cs kubernetes.Interface, namespace, network, lbIP string, pod Pod) error {
 	const name = "istio-eastwestgateway"
 	lbls := map[string]string{"istio": "eastwestgateway", "app": name, model.LabelNetwork: network}
 	port := func(n string, p int32) corev1.ServicePort {
@@ -319,8 +320,30 @@ func EastWestGateway(ctx context.Context, cs kubernetes.Interface, namespace, ne
 	if err := SetIngress(ctx, cs, namespace, name, []string{lbIP}); err != nil {
 		return fmt.Errorf("east-west gateway status: %w", err)
 	}
-	if err := CreatePod(ctx, cs, Pod{Namespace: namespace, Name: name + "-7b9c5d6f8-k2x4p", IP: podIP, Labels: lbls}); err != nil {
+	if err := CreatePod(ctx, cs, pod); err != nil {
 		return err
 	}
 	return Sync(ctx, cs, namespace, name)
+}
+
+// EastWestGatewayPodName is the name of the east-west gateway's pod.
+const EastWestGatewayPodName = "istio-eastwestgateway-7b9c5d6f8-k2x4p"
+
+// EastWestGatewayPod is an east-west gateway pod as an Istio install
+// leaves it (istio's gen-eastwest-gateway.sh / the gateway chart with the
+// gateway injection template): labels istio=eastwestgateway and the
+// network, an istio-proxy container started as "proxy router" with the
+// env the injector writes (ISTIO_META_NETWORK from the pod's label,
+// ISTIO_META_CLUSTER_ID) and the east-west settings
+// (ISTIO_META_ROUTER_MODE=sni-dnat, ISTIO_META_REQUESTED_NETWORK_VIEW).
+// It is data only: no process runs behind its IP.
+func EastWestGatewayPod(namespace, network, podIP, clusterID string) Pod {
+	const name = "istio-eastwestgateway"
+	return Pod{Namespace: namespace, Name: EastWestGatewayPodName, IP: podIP,
+		Labels: map[string]string{"istio": "eastwestgateway", "app": name, model.LabelNetwork: network,
+			model.LabelCanonicalName: name, model.LabelCanonicalRevision: "latest"},
+		Container: "istio-proxy", Image: "docker.io/istio/proxyv2:1.31.0",
+		Args: []string{"proxy", "router", "--domain", namespace + "." + model.DNSDomain, "--proxyLogLevel=warning"},
+		Env: map[string]string{"ISTIO_META_ROUTER_MODE": "sni-dnat", "ISTIO_META_REQUESTED_NETWORK_VIEW": network,
+			"ISTIO_META_NETWORK": network, "ISTIO_META_CLUSTER_ID": clusterID, "ISTIO_META_WORKLOAD_NAME": name}}
 }

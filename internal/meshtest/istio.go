@@ -1,8 +1,10 @@
 package meshtest
 
 import (
+	"fmt"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,6 +37,27 @@ func FakeIstio(objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
 		istio("networking.istio.io", "destinationrules"): "DestinationRuleList", istio("security.istio.io", "peerauthentications"): "PeerAuthenticationList",
 		istio("networking.istio.io", "serviceentries"): "ServiceEntryList", istio("networking.istio.io", "workloadentries"): "WorkloadEntryList", GatewaysGVR: "GatewayList",
 		istio("networking.istio.io", "sidecars"): "SidecarList", istio("networking.istio.io", "virtualservices"): "VirtualServiceList",
+		istio("networking.istio.io", "gateways"): "GatewayList",
 	}
-	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, objs...)
+	// The objects go in through the tracker under the resource of kinds:
+	// the fake's own seeding guesses a kind's plural and files a Gateway
+	// under "gatewaies", where no list finds it.
+	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds)
+	for _, o := range objs {
+		gvk := o.GetObjectKind().GroupVersionKind()
+		gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+		for r, list := range kinds {
+			if r.GroupVersion() == gvk.GroupVersion() && list == gvk.Kind+"List" {
+				gvr = r
+			}
+		}
+		ns := ""
+		if m, err := meta.Accessor(o); err == nil {
+			ns = m.GetNamespace()
+		}
+		if err := c.Tracker().Create(gvr, o, ns); err != nil {
+			panic(fmt.Sprintf("meshtest.FakeIstio: %s: %v", gvk, err))
+		}
+	}
+	return c
 }

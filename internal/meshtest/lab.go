@@ -24,10 +24,12 @@ func Lab() *model.Snapshot {
 			Ready: true, Serving: true, Ports: []model.EndpointPort{{Name: "http", Port: 5000}}}
 	}
 	ports := []model.ServicePort{{Name: "http", Port: 5000}}
-	gwPorts := []model.ServicePort{{Name: "tls", Port: 15443}}
+	gwPorts := []model.ServicePort{{Name: "tls", Port: 15443, TargetPort: "15443"}}
 	gwSvc := func(c, n string) *model.ServiceInCluster {
 		return &model.ServiceInCluster{Cluster: c, Ports: gwPorts, Labels: map[string]string{model.LabelNetwork: n},
-			Endpoints: []model.Endpoint{{Cluster: c, Network: n, Address: "10.0.0.2", Ready: true}}}
+			Selector: map[string]string{"istio": "eastwestgateway"},
+			Endpoints: []model.Endpoint{{Cluster: c, Network: n, Address: gatewayPodIP[c], Pod: gatewayPod, Ready: true, Serving: true,
+				Labels: gatewayPodLabels(n), Ports: []model.EndpointPort{{Name: "tls", Port: 15443}}}}}
 	}
 	return &model.Snapshot{
 		Clusters: []model.Cluster{
@@ -44,7 +46,36 @@ func Lab() *model.Snapshot {
 			{Hostname: model.Hostname("istio-eastwestgateway", "istio-system"), Namespace: "istio-system", Name: "istio-eastwestgateway", Ports: gwPorts,
 				Clusters: map[string]*model.ServiceInCluster{"cluster1": gwSvc("cluster1", "network1"), "cluster2": gwSvc("cluster2", "network2")}},
 		},
+		Proxies:       []model.ProxyPod{gatewayProxy("cluster1", "network1"), gatewayProxy("cluster2", "network2")},
+		IstioGateways: []model.IstioGateway{crossNetworkGateway("cluster1")},
 	}
+}
+
+// gatewayPod is the name of the lab's east-west gateway pod in each cluster.
+const gatewayPod = "istio-eastwestgateway-7b9c5d6f8-k2x4p"
+
+var gatewayPodIP = map[string]string{"cluster1": "10.44.0.2", "cluster2": "10.144.0.2"}
+
+// gatewayPodLabels are the labels an Istio install gives an east-west
+// gateway pod of network n.
+func gatewayPodLabels(n string) map[string]string {
+	return map[string]string{"istio": "eastwestgateway", "app": "istio-eastwestgateway", model.LabelNetwork: n}
+}
+
+// gatewayProxy is the lab's east-west gateway pod of cluster c (network n)
+// as the fleet lists it: a router injected with its network, cluster and
+// REQUESTED_NETWORK_VIEW.
+func gatewayProxy(c, n string) model.ProxyPod {
+	return model.ProxyPod{Cluster: c, Namespace: "istio-system", Name: gatewayPod, IP: gatewayPodIP[c], Kind: model.ProxyGateway, Network: n, Ready: true,
+		Injected: &model.InjectedIdentity{Kind: model.ProxyGateway, Network: n, ClusterID: c, NetworkView: n, RouterMode: "sni-dnat"}}
+}
+
+// crossNetworkGateway is istio's samples/multicluster/expose-services.yaml
+// Gateway as config cluster c holds it: an AUTO_PASSTHROUGH server on 15443
+// for "*.local", selecting istio=eastwestgateway.
+func crossNetworkGateway(c string) model.IstioGateway {
+	return model.IstioGateway{Cluster: c, Namespace: "istio-system", Name: "cross-network-gateway", Selector: map[string]string{"istio": "eastwestgateway"},
+		Servers: []model.GatewayServer{{Port: 15443, PortName: "tls", Protocol: "TLS", Hosts: []string{"*.local"}, TLS: true, TLSMode: model.TLSAutoPassthrough}}}
 }
 
 // LabGateways are the lab's east-west gateways, from their Services.
@@ -78,6 +109,7 @@ func LabMultiPrimary(now time.Time) *model.Snapshot {
 			sic.Selector = map[string]string{"app": svc.Name}
 		}
 	}
+	s.IstioGateways = append(s.IstioGateways, crossNetworkGateway("cluster2"))
 	s.MeshConfigs = []model.MeshConfig{model.DefaultMeshConfig(), model.DefaultMeshConfig()}
 	s.MeshConfigs[0].Cluster, s.MeshConfigs[1].Cluster = "cluster1", "cluster2"
 	return s

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/meshscope/meshscope/analysis/ambient"
+	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/analysis/fleet"
 	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/model"
@@ -26,7 +27,8 @@ import (
 // network), with the same retry and stale handling. The clients hold the latest
 // resources; the feed only hands out references. Its methods are cheap,
 // never block and are safe for concurrent use; they are what tui.Feed,
-// tui.ConfigFeed, tui.IstiodFeed, tui.AmbientFeed and tui.FleetFeed ask for.
+// tui.ConfigFeed, tui.IstiodFeed, tui.AmbientFeed, tui.FleetFeed and
+// tui.GatewayFeed ask for.
 //
 // A stream that cannot start (no control plane yet, a failed
 // port-forward) is shown as such (xdsclient.StateNoStream) and tried again
@@ -66,6 +68,10 @@ type Feed struct {
 	// identically to several viewpoints (the same network on two control
 	// planes) is decoded and kept once.
 	shared *xdsclient.Shared
+	// gateways are the gateway streams started (feed_gateway.go), by name,
+	// in order; gatewayPods the pod each impersonates.
+	gateways    []string
+	gatewayPods map[string]explain.SentGateway
 }
 
 // streamFailure is why a viewpoint's stream failed to start, and when.
@@ -92,7 +98,7 @@ func newFeed(ctx context.Context, s *Session, mode xdsclient.Mode) *Feed {
 	return &Feed{s: s, mode: mode, ctx: ctx, cancel: cancel,
 		snaps: make(chan *model.Snapshot, 1), events: make(chan xdsclient.Event, eventBuffer),
 		clients: map[string]*xdsclient.Client{}, cps: map[string]string{}, failed: map[string]streamFailure{}, stops: map[string]context.CancelFunc{}, conns: map[string]*grpc.ClientConn{},
-		ztunnels: map[string]*xdsclient.WDSClient{}, shared: xdsclient.NewShared()}
+		ztunnels: map[string]*xdsclient.WDSClient{}, shared: xdsclient.NewShared(), gatewayPods: map[string]explain.SentGateway{}}
 }
 
 // start follows updates (and polls istiod) until the feed is closed.

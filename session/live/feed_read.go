@@ -72,8 +72,12 @@ func (f *Feed) Config(viewpoint string) (xdsclient.ProxyConfig, bool) {
 	return pc, len(pc.Clusters) > 0
 }
 
-// WatchListeners subscribes LDS and RDS for a viewpoint, on demand.
+// WatchListeners subscribes LDS and RDS for a viewpoint, on demand; for a
+// gateway name (GatewayNames) it starts that gateway's stream.
 func (f *Feed) WatchListeners(viewpoint string) {
+	if f.watchGateway(viewpoint) {
+		return
+	}
 	c, _ := f.client(viewpoint)
 	if c != nil {
 		_ = c.WatchListeners()

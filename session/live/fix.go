@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/meshscope/meshscope/analysis/fix"
 	"github.com/meshscope/meshscope/analysis/whatif"
 	"github.com/meshscope/meshscope/collector"
@@ -101,7 +103,7 @@ type builder struct {
 func tryKey(pr fix.Proposal, diagnose []string) string {
 	var b strings.Builder
 	for _, e := range pr.Edits {
-		fmt.Fprintf(&b, "%s|%v|%v|%v|%s|%s\n", e.Object, e.Template, e.From, e.Delete, e.RemoteSecret+"/"+e.SecretKey, e.What)
+		fmt.Fprintf(&b, "%s|%v|%v|%v|%v|%s|%s\n", e.Object, e.Template, e.From, e.Delete, e.New, e.RemoteSecret+"/"+e.SecretKey, e.What)
 	}
 	return b.String() + strings.Join(diagnose, ",")
 }
@@ -129,6 +131,15 @@ func (b *builder) manifests(pr fix.Proposal) ([]fix.Manifest, error) {
 			continue
 		case e.Delete:
 			out = append(out, fix.DeleteManifest(e.Object, ctxName))
+			continue
+		case e.New:
+			u := &unstructured.Unstructured{Object: map[string]any{}}
+			if err := e.Apply(u); err != nil {
+				return nil, fmt.Errorf("%s: %w", e.Object, err)
+			}
+			u.SetNamespace(e.Object.Namespace)
+			u.SetName(e.Object.Name)
+			out = append(out, fix.Manifest{Cluster: e.Object.Cluster, Context: ctxName, Object: u, Create: true})
 			continue
 		}
 		target, src := e.Object, e.Object

@@ -64,6 +64,15 @@ func plantTen(tb testing.TB) benchPlant {
 		case 1:
 			out = append(out, benchIstiod())
 			istio = append(istio, meshtest.IstioObject(tb, `apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: cross-network-gateway, namespace: istio-system}
+spec:
+  selector: {istio: eastwestgateway}
+  servers:
+  - port: {number: 15443, name: tls, protocol: TLS}
+    tls: {mode: AUTO_PASSTHROUGH}
+    hosts: ["*.local"]
+`), meshtest.IstioObject(tb, `apiVersion: networking.istio.io/v1
 kind: DestinationRule
 metadata: {name: solo-plaintext, namespace: ns3}
 spec:
@@ -85,11 +94,17 @@ spec:
 	}
 }
 
-// benchGatewayPod is cluster c's east-west gateway pod, ready.
+// benchGatewayPod is cluster c's east-west gateway pod, ready: an
+// istio-proxy started as a router with the east-west settings, as an
+// Istio install leaves it (its second hop holds, else doctor reports
+// second-hop problems on top of the planted ones).
 func benchGatewayPod(c int) *corev1.Pod {
 	net := fmt.Sprintf("network%d", c)
 	p := meshtest.Pod("istio-system", "gw-"+net, fmt.Sprintf("10.%d.255.2", c), net, false)
-	p.Labels = map[string]string{"istio": "eastwestgateway"}
+	p.Labels = map[string]string{"istio": "eastwestgateway", model.LabelNetwork: net}
+	p.Spec.Containers = []corev1.Container{{Name: "istio-proxy", Image: "docker.io/istio/proxyv2:1.29.1", Args: []string{"proxy", "router"},
+		Env: []corev1.EnvVar{{Name: "ISTIO_META_NETWORK", Value: net}, {Name: "ISTIO_META_CLUSTER_ID", Value: fmt.Sprintf("cluster%d", c)},
+			{Name: "ISTIO_META_ROUTER_MODE", Value: "sni-dnat"}, {Name: "ISTIO_META_REQUESTED_NETWORK_VIEW", Value: net}}}}
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
 	return p
 }

@@ -44,7 +44,7 @@ type fixScenario struct {
 	command func() error
 }
 
-// TestFixesOnLab (issue 33): six problems planted in the lab, one at a
+// TestFixesOnLab (issues 33, 31): eight problems planted in the lab, one at a
 // time. For each, doctor --fix (the binary) offers a fix with its proof
 // and writes its files; what-if of those files (computed before anything
 // is applied) predicts istiod's EDS; the test applies them as their header
@@ -57,6 +57,9 @@ func TestFixesOnLab(t *testing.T) {
 	ctx := context.Background()
 	reg := startRegistryFrom(t, "cluster1", "cluster2")
 	addWhatIfClients(ctx, t)
+	// doctor reads istiod's syncz: the gateways' proxies are connected,
+	// as in a real mesh (else each hop breaks at the proxy first).
+	gatewayStandIns(ctx, t)
 	eventually(t, 30*time.Second, func() string {
 		n := 0
 		for _, p := range reg.Snapshot().Proxies {
@@ -88,6 +91,15 @@ spec:
   host: helloworld.sample.svc.cluster.local
   trafficPolicy: {tls: {mode: DISABLE}}
 `
+	narrowGateway := strings.Replace(lab.CrossNetworkGateway, `    - "*.local"`, `    - "sleep.sample.svc.cluster.local"`, 1)
+	// restoreGateway puts cluster1's cross-network-gateway back as the
+	// lab has it, whatever the plant or the fix left.
+	restoreGateway := func() error {
+		if err := theLab.DeleteIstioConfig(ctx, "cluster1", lab.CrossNetworkGateway); err != nil {
+			return err
+		}
+		return theLab.ApplyIstioConfig(ctx, "cluster1", lab.CrossNetworkGateway)
+	}
 	label := func(cluster string, kind lab.Kind, ns, name, key string, v *string) func() error {
 		return func() error { return theLab.SetLabel(ctx, cluster, kind, ns, name, key, v) }
 	}
@@ -165,6 +177,24 @@ spec:
 				return theLab.SetLabel(ctx, "cluster1", lab.KindNamespace, "", lab.SampleNamespace, model.LabelInjection, nil)
 			},
 			host: hello, port: 5000,
+		},
+		{
+			// The second hop: the fix is a new object, istio's Gateway.
+			name: "cluster1's cross-network-gateway deleted (second hop)", kind: model.ProblemHopNoListener,
+			plant:   func() error { return theLab.DeleteIstioConfig(ctx, "cluster1", lab.CrossNetworkGateway) },
+			unplant: restoreGateway,
+			host:    hello, port: 5000,
+		},
+		{
+			name: "cluster1's cross-network-gateway exposing sleep only (second hop)", kind: model.ProblemHopNoSNI,
+			plant: func() error {
+				if err := theLab.DeleteIstioConfig(ctx, "cluster1", lab.CrossNetworkGateway); err != nil {
+					return err
+				}
+				return theLab.ApplyIstioConfig(ctx, "cluster1", narrowGateway)
+			},
+			unplant: restoreGateway,
+			host:    hello, port: 5000,
 		},
 		{
 			name: "Service sleep missing in cluster2 where sidecars of sample run", kind: model.ProblemMissingService,
@@ -322,7 +352,13 @@ func doctorFixOf(t *testing.T, dir string, p model.Problem) fix.Offer {
 		}
 		t.Fatalf("doctor --fix offers no fix of %s: %+v", p.Kind, q.Fix)
 	}
-	t.Fatalf("doctor does not report %s: %s", p.Kind, p.Sentence)
+	var same []string
+	for _, q := range res.Problems {
+		if q.Kind == p.Kind || testing.Verbose() {
+			same = append(same, string(q.Kind)+": "+q.Sentence)
+		}
+	}
+	t.Fatalf("doctor does not report %s: %s\n(its %s rows: %q)", p.Kind, p.Sentence, p.Kind, same)
 	return fix.Offer{}
 }
 

@@ -28,6 +28,7 @@ func TestFleetThroughPortForwards(t *testing.T) {
 	defer cancel()
 	const ns = "fleetpf"
 	fleetNamespace(ctx, t, ns)
+	gatewayStandIns(ctx, t) // the gateways' proxies are connected, as in a real mesh
 	istiods := labIstiodsXDS()
 	pods := []struct {
 		cluster, name, ip, network string

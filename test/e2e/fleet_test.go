@@ -50,6 +50,19 @@ func fakeProxy(ctx context.Context, t *testing.T, addr, pod, ns, cluster, networ
 // fakeProxyVersion is fakeProxy telling istiod it runs Istio version.
 func fakeProxyVersion(ctx context.Context, t *testing.T, version, addr, pod, ns, cluster, network, ip string, mode ackMode) {
 	t.Helper()
+	fakeNode(ctx, t, "sidecar", version, addr, pod, ns, cluster, network, ip, mode)
+}
+
+// fakeNode is fakeProxyVersion for a node of any type (a gateway is a router).
+func fakeNode(ctx context.Context, t *testing.T, nodeType, version, addr, pod, ns, cluster, network, ip string, mode ackMode) {
+	t.Helper()
+	startFakeNode(ctx, t, nodeType, version, addr, pod, ns, cluster, network, ip, mode, false)
+}
+
+// startFakeNode is fakeNode; with reconnect it opens a new stream whenever
+// one ends (an istiod restarted), as a running Envoy does, until ctx ends.
+func startFakeNode(ctx context.Context, t *testing.T, nodeType, version, addr, pod, ns, cluster, network, ip string, mode ackMode, reconnect bool) {
+	t.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -62,34 +75,59 @@ func fakeProxyVersion(ctx context.Context, t *testing.T, version, addr, pod, ns,
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := &core.Node{Id: fmt.Sprintf("sidecar~%s~%s.%s~%s.svc.cluster.local", ip, pod, ns, ns), Metadata: meta}
-	stream, err := discovery.NewAggregatedDiscoveryServiceClient(conn).StreamAggregatedResources(ctx)
-	if err != nil {
-		t.Fatal(err)
+	node := &core.Node{Id: fmt.Sprintf("%s~%s~%s.%s~%s.svc.cluster.local", nodeType, ip, pod, ns, ns), Metadata: meta}
+	open := func() (discovery.AggregatedDiscoveryService_StreamAggregatedResourcesClient, error) {
+		stream, err := discovery.NewAggregatedDiscoveryServiceClient(conn).StreamAggregatedResources(ctx)
+		if err == nil {
+			err = stream.Send(&discovery.DiscoveryRequest{Node: node, TypeUrl: xdsclient.ClusterTypeURL})
+		}
+		return stream, err
 	}
-	if err := stream.Send(&discovery.DiscoveryRequest{Node: node, TypeUrl: xdsclient.ClusterTypeURL}); err != nil {
+	stream, err := open()
+	if err != nil {
 		t.Fatal(err)
 	}
 	go func() {
 		for {
-			resp, err := stream.Recv()
-			if err != nil {
-				return
+			answerPushes(stream, mode)
+			for reconnect {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(300 * time.Millisecond):
+				}
+				if stream, err = open(); err == nil {
+					break
+				}
 			}
-			req := &discovery.DiscoveryRequest{TypeUrl: resp.TypeUrl, ResponseNonce: resp.Nonce}
-			switch mode {
-			case ackNever:
-				continue
-			case ackAll:
-				req.VersionInfo = resp.VersionInfo
-			case nackAll:
-				req.ErrorDetail = &status.Status{Code: 3, Message: "e2e: cluster rejected on purpose"}
-			}
-			if stream.Send(req) != nil {
+			if !reconnect {
 				return
 			}
 		}
 	}()
+}
+
+// answerPushes answers istiod's pushes on a stream as mode says, until
+// the stream ends.
+func answerPushes(stream discovery.AggregatedDiscoveryService_StreamAggregatedResourcesClient, mode ackMode) {
+	for {
+		resp, err := stream.Recv()
+		if err != nil {
+			return
+		}
+		req := &discovery.DiscoveryRequest{TypeUrl: resp.TypeUrl, ResponseNonce: resp.Nonce}
+		switch mode {
+		case ackNever:
+			continue
+		case ackAll:
+			req.VersionInfo = resp.VersionInfo
+		case nackAll:
+			req.ErrorDetail = &status.Status{Code: 3, Message: "e2e: cluster rejected on purpose"}
+		}
+		if stream.Send(req) != nil {
+			return
+		}
+	}
 }
 
 // labIstiodsXDS is each lab istiod's plaintext xDS address, by cluster.
@@ -146,6 +184,7 @@ func TestFleet(t *testing.T) {
 	const ns = "fleet"
 	istiods := labIstiodsXDS()
 	fleetNamespace(ctx, t, ns)
+	gatewayStandIns(ctx, t) // the gateways' proxies are connected, as in a real mesh
 	type podDef struct {
 		cluster, name, ip, network string
 		injectedNetwork            string

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/meshscope/meshscope/analysis/explain"
+	"github.com/meshscope/meshscope/analysis/gatewayhop"
 	"github.com/meshscope/meshscope/analysis/horizon"
 	"github.com/meshscope/meshscope/analysis/plane"
 	"github.com/meshscope/meshscope/lab"
@@ -176,6 +177,11 @@ spec:
 		subset      string
 		namespace   string    // the probes' namespace ("": default)
 		want        [3]string // network1, network2, no NETWORK: "address:port w=N", sorted, comma-joined
+		// broken, per viewpoint, is text the second hop of a gateway
+		// endpoint must say where it breaks (the verdict is then broken;
+		// "": match). Only cluster1's gateway is checked: the registry
+		// reads cluster2's objects, not its istiod's Istio config.
+		broken [3]string
 		// noEndpoints, if set, is text the prediction's NoEndpoints must hold.
 		noEndpoints string
 		// ready, if set, says when meshscope has seen the change (for a
@@ -193,7 +199,8 @@ spec:
 		{
 			name: "VM service on two networks (ServiceEntry + WorkloadEntries)", apply: apply(vmDocs...), undo: remove(vmDocs...),
 			host: "vm.mesh.internal", port: 8080,
-			want: [3]string{"10.44.0.80:8080 w=1,192.168.60.9:15443 w=1", "10.144.0.80:8080 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+			want:   [3]string{"10.44.0.80:8080 w=1,192.168.60.9:15443 w=1", "10.144.0.80:8080 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+			broken: [3]string{"", vmOutsideHosts, vmOutsideHosts},
 		},
 		{
 			name: "VM service with a pod of cluster2 picked by its workloadSelector",
@@ -210,12 +217,14 @@ spec:
 				return remove(vmDocs...)()
 			},
 			host: "vm.mesh.internal", port: 8080,
-			want: [3]string{"10.44.0.80:8080 w=1,192.168.60.9:15443 w=2", "10.144.0.80:8080 w=1,10.144.0.81:8080 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=2"},
+			want:   [3]string{"10.44.0.80:8080 w=1,192.168.60.9:15443 w=2", "10.144.0.80:8080 w=1,10.144.0.81:8080 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=2"},
+			broken: [3]string{"", vmOutsideHosts, vmOutsideHosts},
 		},
 		{
 			name: "ServiceEntry with resolution NONE: istiod still answers EDS with its workloads", apply: apply(noneDocs...), undo: remove(noneDocs...),
 			host: "vm-none.mesh.internal", port: 8080,
-			want: [3]string{"10.44.0.80:8080 w=1,192.168.60.9:15443 w=1", "10.144.0.80:8080 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+			want:   [3]string{"10.44.0.80:8080 w=1,192.168.60.9:15443 w=1", "10.144.0.80:8080 w=1,192.168.60.113:15443 w=1", "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+			broken: [3]string{"", "(*.local) do not match vm-none.mesh.internal", "(*.local) do not match vm-none.mesh.internal"},
 		},
 		{
 			name: "WorkloadEntry without network: reached directly from everywhere", apply: apply(noNetworkDocs...), undo: remove(noNetworkDocs...),
@@ -316,6 +325,9 @@ spec:
 			name: "exportTo . seen from namespace sample", apply: exportTo(str(".")), undo: exportTo(nil),
 			host: hello, port: 5000, namespace: lab.SampleNamespace,
 			want: [3]string{seedEDSNetwork1, seedEDSNetwork2, "192.168.60.113:15443 w=1,192.168.60.9:15443 w=1"},
+			// The gateway (istio-system) does not see the service either:
+			// a sidecar of sample sends the SNI, the gateway has no chain.
+			broken: [3]string{"", hiddenFromGateway, hiddenFromGateway},
 			ready: func(s *model.Snapshot) bool {
 				svc := s.Service(hello)
 				return svc != nil && len(svc.Clusters["cluster1"].ExportTo) == 1 && len(svc.Clusters["cluster2"].ExportTo) == 1
@@ -361,8 +373,8 @@ spec:
 						return fmt.Sprintf("%s: istiod sends %q, want %q", vp, got, sc.want[i])
 					}
 					v := explain.ExplainWith(plane.NewSet(snap, nil), sc.host, sc.port, vp, "cluster1", &la, explain.Extra{Subset: sc.subset})
-					if v.Verdict != explain.Match {
-						return fmt.Sprintf("%s: meshscope predicts %v (dropped %v), verdict %s: %+v", vp, v.Predicted, v.Dropped, v.Verdict, v.Differences)
+					if want := verdictWanted(sc.broken[i]); v.Verdict != want || !hopSays(v, sc.broken[i]) {
+						return fmt.Sprintf("%s: meshscope predicts %v (dropped %v), verdict %s (want %s, second hop %q): %+v %+v", vp, v.Predicted, v.Dropped, v.Verdict, want, sc.broken[i], v.Differences, v.SecondHop)
 					}
 					if !strings.Contains(v.NoEndpoints, sc.noEndpoints) {
 						return fmt.Sprintf("%s: no-endpoints sentence %q lacks %q", vp, v.NoEndpoints, sc.noEndpoints)
@@ -381,7 +393,10 @@ spec:
 func TestServiceEntryInSnapshot(t *testing.T) {
 	ctx := context.Background()
 	reg := startRegistry(t)
-	docs := []string{vmServiceEntry, vmWorkloadEntry("vm-net1", "10.44.0.80", "network1")}
+	// The VMs' host is outside the hosts cross-network-gateway exposes
+	// (*.local): a second AUTO_PASSTHROUGH server exposes *.mesh.internal,
+	// as an operator with VMs would, and istiod merges both on 15443.
+	docs := []string{vmServiceEntry, vmWorkloadEntry("vm-net1", "10.44.0.80", "network1"), vmGateway}
 	for _, d := range docs {
 		withChange(t, func() error { return theLab.ApplyIstioConfig(ctx, "cluster1", d) }, func() error { return theLab.DeleteIstioConfig(ctx, "cluster1", d) })
 	}
@@ -418,4 +433,49 @@ func TestServiceEntryInSnapshot(t *testing.T) {
 		}
 		return "doctor does not report the ServiceEntry without workloads"
 	})
+}
+
+// vmGateway exposes the VMs' hosts on the east-west gateways' 15443 beside
+// cross-network-gateway's *.local.
+const vmGateway = `apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: cross-network-vms, namespace: istio-system}
+spec:
+  selector: {istio: eastwestgateway}
+  servers:
+  - port: {number: 15443, name: tls-vms, protocol: TLS}
+    tls: {mode: AUTO_PASSTHROUGH}
+    hosts: ["*.mesh.internal"]
+`
+
+// The second hops the scenarios break: a ServiceEntry host outside the
+// hosts cross-network-gateway exposes (*.local), a service exported to its
+// own namespace only (istiod builds the gateway's SNI chains from the
+// gateway's own scope, istio-system).
+const (
+	vmOutsideHosts    = "(*.local) do not match vm.mesh.internal"
+	hiddenFromGateway = "is not visible from the gateway's namespace istio-system"
+)
+
+// verdictWanted is match, or broken when the scenario names where the
+// second hop breaks.
+func verdictWanted(broken string) explain.Verdict {
+	if broken != "" {
+		return explain.Broken
+	}
+	return explain.Match
+}
+
+// hopSays reports whether a gateway endpoint's second hop breaks saying
+// broken (always true for "").
+func hopSays(v explain.View, broken string) bool {
+	if broken == "" {
+		return true
+	}
+	for _, h := range v.SecondHop {
+		if h.State == gatewayhop.Breaks && strings.Contains(h.Why, broken) {
+			return true
+		}
+	}
+	return false
 }

@@ -148,6 +148,7 @@ func waitIstiodReads(t *testing.T, cp, id string, reads bool, anyState ...bool) 
 // endpoints are gone. Both compare with what the real istiods send.
 func TestDoctorMissingRemoteSecret(t *testing.T) {
 	args := []string{"--context", "cluster1,cluster2", "--xds-address", xdsAll(), "--istiod-debug-address", debugAll()}
+	gatewayStandIns(context.Background(), t) // the gateways' proxies are connected, as in a real mesh
 	waitDoctorClean(t, "on the healthy multi-primary lab", args...)
 	restore := deleteRemoteSecret(t, "cluster2", "cluster1")
 

@@ -25,6 +25,7 @@ import (
 // logging used to).
 func TestTUIFaultMatrix(t *testing.T) {
 	ctx := context.Background()
+	gatewayStandIns(ctx, t) // the gateways' proxies are connected, as in a real mesh
 	ts := startTUI(t, "meshscope-e2e-faults", 140, "--kubeconfig", theLab.Kubeconfig, "--context", "cluster1")
 	wait := func(what string, timeout time.Duration, ok func(string) bool) string {
 		t.Helper()

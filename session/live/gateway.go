@@ -1,0 +1,90 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/meshscope/meshscope/xdsclient"
+)
+
+// GatewayResult is what one impersonated gateway proxy brought back in
+// FetchGateways: its listeners, clusters and the EDS of every EDS cluster.
+type GatewayResult struct {
+	ControlPlane string
+	Listeners    []xdsclient.Listener
+	Clusters     []xdsclient.Cluster
+	EDS          map[string]xdsclient.LoadAssignment
+	// Why says, when something did not arrive, what became of the stream.
+	Why string
+}
+
+// FetchGateways impersonates each gateway viewpoint (node type router, a
+// gateway pod's identity) against its control plane and waits until its
+// LDS, CDS and the EDS of every EDS cluster CDS names have arrived, or
+// timeout passes. The results are in the order of vps.
+func (s *Session) FetchGateways(ctx context.Context, vps []xdsclient.Viewpoint, mode xdsclient.Mode, timeout time.Duration) []GatewayResult {
+	out := make([]GatewayResult, len(vps))
+	shared := xdsclient.NewShared()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, vp := range vps {
+		t, err := s.controlPlaneFor(ctx, vp)
+		if err != nil {
+			out[i] = GatewayResult{Why: err.Error()}
+			continue
+		}
+		c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Transport: xdsclient.TransportConfig{Address: t.Address}, Mode: mode,
+			Listeners: true, Shared: shared})
+		if err != nil {
+			out[i] = GatewayResult{ControlPlane: t.Cluster, Why: err.Error()}
+			continue
+		}
+		out[i].ControlPlane = t.Cluster
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			awaitGateway(ctx, c, t.Address, &out[i])
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// awaitGateway runs c until it holds LDS, CDS and every EDS cluster CDS
+// names, or ctx ends, and fills r.
+func awaitGateway(ctx context.Context, c *xdsclient.Client, addr string, r *GatewayResult) {
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = c.Run(cctx) }()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		p := c.Progress()
+		if p.CDS && p.LDS && p.EDS >= p.EDSWanted {
+			break
+		}
+		select {
+		case <-cctx.Done():
+			st := c.Status()
+			r.Why = fmt.Sprintf("the gateway's config did not arrive from %s within the timeout (CDS %t, LDS %t, EDS %d/%d): %s",
+				addr, p.CDS, p.LDS, p.EDS, p.EDSWanted, orText(st.Message, string(st.State)))
+			r.Listeners, r.Clusters = c.Listeners(), c.Clusters()
+			r.EDS = loadAssignments(c)
+			return
+		case <-tick.C:
+		}
+	}
+	r.Listeners, r.Clusters = c.Listeners(), c.Clusters()
+	r.EDS = loadAssignments(c)
+}
+
+func loadAssignments(c *xdsclient.Client) map[string]xdsclient.LoadAssignment {
+	out := map[string]xdsclient.LoadAssignment{}
+	for _, la := range c.LoadAssignments() {
+		out[la.Cluster] = la
+	}
+	return out
+}
