@@ -48,17 +48,8 @@ func plantHop(tb testing.TB, gateway string, targetPort int32) benchPlant {
 // to the Gateway, the gateway Service's targetPort — is proven by what-if
 // on the same mesh: the problem gone, no new error, no endpoint lost.
 func TestSecondHopFixesProven(t *testing.T) {
-	const narrow = `apiVersion: networking.istio.io/v1
-kind: Gateway
-metadata: {name: cross-network-gateway, namespace: istio-system}
-spec:
-  selector: {istio: eastwestgateway}
-  servers:
-  - port: {number: 15443, name: tls, protocol: TLS}
-    tls: {mode: AUTO_PASSTHROUGH}
-    hosts: ["svc0.ns0.svc.cluster.local"]
-`
-	wide := strings.Replace(narrow, `["svc0.ns0.svc.cluster.local"]`, `["*.local"]`, 1)
+	narrow := strings.Replace(crossNetworkGateway, `["*.local"]`, `["svc0.ns0.svc.cluster.local"]`, 1)
+	wide := crossNetworkGateway
 	for _, tc := range []struct {
 		name    string
 		plant   benchPlant

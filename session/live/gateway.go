@@ -36,7 +36,7 @@ func (s *Session) FetchGateways(ctx context.Context, vps []xdsclient.Viewpoint, 
 			out[i] = GatewayResult{Why: err.Error()}
 			continue
 		}
-		c, err := xdsclient.New(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Transport: xdsclient.TransportConfig{Address: t.Address}, Mode: mode,
+		c, changed, err := newFetchClient(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Transport: xdsclient.TransportConfig{Address: t.Address}, Mode: mode,
 			Listeners: true, Shared: shared})
 		if err != nil {
 			out[i] = GatewayResult{ControlPlane: t.Cluster, Why: err.Error()}
@@ -46,7 +46,7 @@ func (s *Session) FetchGateways(ctx context.Context, vps []xdsclient.Viewpoint, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			awaitGateway(ctx, c, t.Address, &out[i])
+			awaitGateway(ctx, c, changed, t.Address, &out[i])
 		}()
 	}
 	wg.Wait()
@@ -54,27 +54,28 @@ func (s *Session) FetchGateways(ctx context.Context, vps []xdsclient.Viewpoint, 
 }
 
 // awaitGateway runs c until it holds LDS, CDS and every EDS cluster CDS
-// names, or ctx ends, and fills r.
-func awaitGateway(ctx context.Context, c *xdsclient.Client, addr string, r *GatewayResult) {
-	cctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() { _ = c.Run(cctx) }()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
+// names, or ctx ends, and fills r. As awaitEDS: it looks again at each of
+// c's events (changed, from newFetchClient), reads c while it still runs,
+// and returns once c's Run has returned.
+func awaitGateway(ctx context.Context, c *xdsclient.Client, changed <-chan struct{}, addr string, r *GatewayResult) {
+	cctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { _ = c.Run(cctx); close(done) }()
+	defer func() { stop(); <-done }()
 	for {
 		p := c.Progress()
 		if p.CDS && p.LDS && p.EDS >= p.EDSWanted {
 			break
 		}
 		select {
-		case <-cctx.Done():
+		case <-ctx.Done():
 			st := c.Status()
 			r.Why = fmt.Sprintf("the gateway's config did not arrive from %s within the timeout (CDS %t, LDS %t, EDS %d/%d): %s",
 				addr, p.CDS, p.LDS, p.EDS, p.EDSWanted, orText(st.Message, string(st.State)))
 			r.Listeners, r.Clusters = c.Listeners(), c.Clusters()
 			r.EDS = loadAssignments(c)
 			return
-		case <-tick.C:
+		case <-changed:
 		}
 	}
 	r.Listeners, r.Clusters = c.Listeners(), c.Clusters()

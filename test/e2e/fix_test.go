@@ -60,18 +60,7 @@ func TestFixesOnLab(t *testing.T) {
 	// doctor reads istiod's syncz: the gateways' proxies are connected,
 	// as in a real mesh (else each hop breaks at the proxy first).
 	gatewayStandIns(ctx, t)
-	eventually(t, 30*time.Second, func() string {
-		n := 0
-		for _, p := range reg.Snapshot().Proxies {
-			if p.Kind == model.ProxySidecar && strings.HasPrefix(p.Name, "whatif-client-") {
-				n++
-			}
-		}
-		if n < 2*len(clientNamespaces) {
-			return fmt.Sprintf("meshscope sees %d of the sidecar clients", n)
-		}
-		return ""
-	})
+	awaitWhatIfClients(t, reg)
 	for _, sc := range fixScenarios(ctx, t) {
 		t.Run(sc.name, func(t *testing.T) { runFixScenario(ctx, t, reg, sc) })
 	}

@@ -170,18 +170,7 @@ spec:
   trafficPolicy: {tls: {mode: DISABLE}}
 `
 	addWhatIfClients(ctx, t)
-	eventually(t, 30*time.Second, func() string {
-		n := 0
-		for _, p := range reg.Snapshot().Proxies {
-			if p.Kind == model.ProxySidecar && strings.HasPrefix(p.Name, "whatif-client-") {
-				n++
-			}
-		}
-		if n < 2*len(clientNamespaces) {
-			return fmt.Sprintf("meshscope sees %d of the what-if's sidecar clients", n)
-		}
-		return ""
-	})
+	awaitWhatIfClients(t, reg)
 	vmDocs := []string{vmServiceEntry, vmWorkloadEntry("vm-net1", "10.44.0.80", "network1"), vmWorkloadEntry("vm-net2", "10.144.0.80", "network2")}
 	ambientEnv := []string{"PILOT_ENABLE_AMBIENT=true", "AMBIENT_ENABLE_MULTI_NETWORK=true"}
 	setEnv := func(env []string) func() error {
@@ -675,6 +664,23 @@ var clientNamespaces = []string{lab.SampleNamespace, "other", xdsclient.DefaultN
 
 // gvrEndpointSlices are discovery/v1 EndpointSlices.
 var gvrEndpointSlices = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+
+// awaitWhatIfClients waits until reg sees every what-if client's sidecar.
+func awaitWhatIfClients(t *testing.T, reg *collector.Registry) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() string {
+		n := 0
+		for _, p := range reg.Snapshot().Proxies {
+			if p.Kind == model.ProxySidecar && strings.HasPrefix(p.Name, "whatif-client-") {
+				n++
+			}
+		}
+		if n < 2*len(clientNamespaces) {
+			return fmt.Sprintf("meshscope sees %d of the what-if's sidecar clients", n)
+		}
+		return ""
+	})
+}
 
 // addWhatIfClients runs a pod with a sidecar (an istio-proxy container) in
 // each client namespace of both clusters, for the test's life: what a
