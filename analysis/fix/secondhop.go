@@ -218,8 +218,8 @@ func withExport(to []string, ns, own string) []string {
 }
 
 // planHopNetwork: a gateway pod whose proxy sends the wrong NETWORK (its
-// pod lacks the network label) or a REQUESTED_NETWORK_VIEW without its
-// network. The label goes on its workload's template (the injector writes
+// pod lacks the network label) or no REQUESTED_NETWORK_VIEW, or one
+// without its network. The label goes on its workload's template (the injector writes
 // NETWORK from it), the network view on its istio-proxy container.
 func planHopNetwork(snap *model.Snapshot, p model.Problem) Plan {
 	pod, g := hopPod(snap, p)
@@ -235,7 +235,7 @@ func planHopNetwork(snap *model.Snapshot, p model.Problem) Plan {
 			Edits: []Edit{setLabel(ref, true, model.LabelNetwork, ptr(g.Network))},
 		})
 	}
-	if pod.Proxy != nil && pod.Proxy.NetworkView != "" && !slices.Contains(strings.Split(pod.Proxy.NetworkView, ","), g.Network) {
+	if pod.Proxy != nil && !slices.Contains(strings.Split(pod.Proxy.NetworkView, ","), g.Network) {
 		out.Proposals = append(out.Proposals, Proposal{
 			Title: fmt.Sprintf("set ISTIO_META_REQUESTED_NETWORK_VIEW=%s on the istio-proxy container of %s's workload", g.Network, ref),
 			Trade: "its pods are made again (a rollout): istiod sends the gateway its own network's endpoints only",

@@ -197,6 +197,7 @@ func endpointsHop(h Hop, p *horizon.Prediction, w Workload) Hop {
 	case len(h.Endpoints) > 0:
 		h.State, h.Kind, h.Why = Doubtful, model.ProblemHopNetwork, fmt.Sprintf("the gateway's cluster also holds %s: without REQUESTED_NETWORK_VIEW=%s the gateway sends part of the requests on to another network",
 			strings.Join(first(h.Elsewhere, 2), ", "), h.Network)
+		h.Objects = []model.ObjectRef{w.ref()}
 	default:
 		kind, why := noEndpointWhy(h, p, w)
 		h = h.broken(stepEndpoint, kind, why)
