@@ -45,32 +45,47 @@ func (s *Session) FetchAll(ctx context.Context, vps []xdsclient.Viewpoint, mode 
 // cluster of its CDS) or timeout passes.
 func (s *Session) fetch(ctx context.Context, vps []xdsclient.Viewpoint, names []string, mode xdsclient.Mode, timeout time.Duration) []EDSResult {
 	out := make([]EDSResult, len(vps))
-	// Viewpoints sent the same resource share one decoded copy.
-	shared := xdsclient.NewShared()
+	s.fetchEach(ctx, vps, xdsclient.Options{Mode: mode, EDSNames: names, EDSOnly: names != nil}, timeout,
+		func(i int, cp, why string) { out[i] = EDSResult{ControlPlane: cp, Why: why} },
+		func(ctx context.Context, i int, cp string, c *xdsclient.Client, changed <-chan struct{}, addr string) {
+			out[i].ControlPlane = cp
+			awaitEDS(ctx, c, changed, addr, names, &out[i])
+		})
+	return out
+}
+
+// fetchEach is the one-shot fetch of every viewpoint at once (FetchEDS,
+// FetchAll, FetchGateways): a client per viewpoint on its control plane —
+// o with the viewpoint, control plane, address and a decoder shared by all
+// (viewpoints sent the same resource share one decoded copy) filled in —
+// run by await until timeout passes; failed says why a viewpoint got no
+// client (cp is "" when no control plane could be picked for it).
+func (s *Session) fetchEach(ctx context.Context, vps []xdsclient.Viewpoint, o xdsclient.Options, timeout time.Duration,
+	failed func(i int, cp, why string), await func(ctx context.Context, i int, cp string, c *xdsclient.Client, changed <-chan struct{}, addr string)) {
+	o.Shared = xdsclient.NewShared()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	for i, vp := range vps {
 		t, err := s.controlPlaneFor(ctx, vp)
 		if err != nil {
-			out[i] = EDSResult{Why: err.Error()}
+			failed(i, "", err.Error())
 			continue
 		}
-		out[i].ControlPlane = t.Cluster
-		c, changed, err := newFetchClient(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Transport: xdsclient.TransportConfig{Address: t.Address}, Mode: mode,
-			EDSNames: names, EDSOnly: names != nil, Shared: shared})
+		o := o
+		o.Viewpoint, o.ControlPlane, o.Transport = vp, t.Cluster, xdsclient.TransportConfig{Address: t.Address}
+		c, changed, err := newFetchClient(o)
 		if err != nil {
-			out[i] = EDSResult{ControlPlane: t.Cluster, Why: err.Error()}
+			failed(i, t.Cluster, err.Error())
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			awaitEDS(ctx, c, changed, t.Address, names, &out[i])
+			await(ctx, i, t.Cluster, c, changed, t.Address)
 		}()
 	}
 	wg.Wait()
-	return out
 }
 
 // newFetchClient makes the client of a one-shot fetch, and the channel its

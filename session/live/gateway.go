@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/meshscope/meshscope/xdsclient"
@@ -26,30 +25,12 @@ type GatewayResult struct {
 // timeout passes. The results are in the order of vps.
 func (s *Session) FetchGateways(ctx context.Context, vps []xdsclient.Viewpoint, mode xdsclient.Mode, timeout time.Duration) []GatewayResult {
 	out := make([]GatewayResult, len(vps))
-	shared := xdsclient.NewShared()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var wg sync.WaitGroup
-	for i, vp := range vps {
-		t, err := s.controlPlaneFor(ctx, vp)
-		if err != nil {
-			out[i] = GatewayResult{Why: err.Error()}
-			continue
-		}
-		c, changed, err := newFetchClient(xdsclient.Options{Viewpoint: vp, ControlPlane: t.Cluster, Transport: xdsclient.TransportConfig{Address: t.Address}, Mode: mode,
-			Listeners: true, Shared: shared})
-		if err != nil {
-			out[i] = GatewayResult{ControlPlane: t.Cluster, Why: err.Error()}
-			continue
-		}
-		out[i].ControlPlane = t.Cluster
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			awaitGateway(ctx, c, changed, t.Address, &out[i])
-		}()
-	}
-	wg.Wait()
+	s.fetchEach(ctx, vps, xdsclient.Options{Mode: mode, Listeners: true}, timeout,
+		func(i int, cp, why string) { out[i] = GatewayResult{ControlPlane: cp, Why: why} },
+		func(ctx context.Context, i int, cp string, c *xdsclient.Client, changed <-chan struct{}, addr string) {
+			out[i].ControlPlane = cp
+			awaitGateway(ctx, c, changed, addr, &out[i])
+		})
 	return out
 }
 
