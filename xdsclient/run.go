@@ -197,14 +197,16 @@ func (c *Client) decodeAll(r *response) ([]decoded, error) {
 		}
 		decs = append(decs, d)
 	}
-	if len(errs) == 0 {
-		return decs, nil
+	return decs, nackOf(errs)
+}
+
+// nackOf is the NACK of a response whose resources failed to decode with
+// errs (nil when none did): the one error, or all of them counted.
+func nackOf(errs []error) error {
+	if len(errs) <= 1 {
+		return errors.Join(errs...)
 	}
-	nack := errors.Join(errs...)
-	if len(errs) > 1 {
-		nack = fmt.Errorf("%d resources rejected: %w", len(errs), nack)
-	}
-	return decs, nack
+	return fmt.Errorf("%d resources rejected: %w", len(errs), errors.Join(errs...))
 }
 
 // followLocked is what a response of type t makes the client ask next: the

@@ -339,14 +339,7 @@ func (c *WDSClient) decodeAll(r *discovery.DeltaDiscoveryResponse, bytes *int) (
 		d.addr = addr
 		decs = append(decs, d)
 	}
-	if len(errs) == 0 {
-		return decs, nil
-	}
-	nack := errors.Join(errs...)
-	if len(errs) > 1 {
-		nack = fmt.Errorf("%d resources rejected: %w", len(errs), nack)
-	}
-	return decs, nack
+	return decs, nackOf(errs)
 }
 
 // deltaRecv lets streamErr read a raw delta stream's final status.
