@@ -52,8 +52,14 @@ func planHopNoListener(snap *model.Snapshot, p model.Problem) Plan {
 		Edits: []Edit{newObject(ref, "created: AUTO_PASSTHROUGH server on port "+fmt.Sprint(g.Port), func(m map[string]any) error {
 			m["apiVersion"], m["kind"] = "networking.istio.io/v1", "Gateway"
 			server := map[string]any{"port": map[string]any{"number": int64(g.Port), "name": "tls", "protocol": "TLS"},
-				"tls": map[string]any{"mode": "AUTO_PASSTHROUGH"}, "hosts": toAny(hosts)}
-			return unstructured.SetNestedField(m, map[string]any{"selector": toAnyMap(sel), "servers": []any{server}}, "spec")
+				"tls": map[string]any{"mode": "AUTO_PASSTHROUGH"}}
+			if err := unstructured.SetNestedStringSlice(server, hosts, "hosts"); err != nil {
+				return err
+			}
+			if err := unstructured.SetNestedStringMap(m, sel, "spec", "selector"); err != nil {
+				return err
+			}
+			return unstructured.SetNestedSlice(m, []any{server}, "spec", "servers")
 		})},
 	}}}
 }
@@ -168,7 +174,9 @@ func addGatewayHost(ref model.ObjectRef, host string) Edit {
 			}
 			hosts, _, _ := unstructured.NestedStringSlice(s, "hosts")
 			if !slices.Contains(hosts, host) {
-				s["hosts"] = toAny(append(hosts, host))
+				if err := unstructured.SetNestedStringSlice(s, append(hosts, host), "hosts"); err != nil {
+					return err
+				}
 			}
 			n++
 		}
@@ -201,7 +209,7 @@ func exportServiceTo(ref model.ObjectRef, ns string) Edit {
 func exportRuleTo(ref model.ObjectRef, ns string) Edit {
 	return changeSpec(ref, "exportTo with "+ns+" added", func(m map[string]any) error {
 		to, _, _ := unstructured.NestedStringSlice(m, "spec", "exportTo")
-		return unstructured.SetNestedField(m, toAny(withExport(to, ns, ref.Namespace)), "spec", "exportTo")
+		return unstructured.SetNestedStringSlice(m, withExport(to, ns, ref.Namespace), "spec", "exportTo")
 	})
 }
 
@@ -315,20 +323,4 @@ func selectorText(sel map[string]string) string {
 		kv = append(kv, k+"="+sel[k])
 	}
 	return strings.Join(kv, ",")
-}
-
-func toAny(l []string) []any {
-	out := make([]any, len(l))
-	for i, s := range l {
-		out[i] = s
-	}
-	return out
-}
-
-func toAnyMap(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

@@ -146,7 +146,7 @@ func (k *Checker) podHop(g *Gateway, w Workload, host, subset string, port int32
 	switch {
 	case !listener:
 		kind, why := cfg.noListenerWhy(g, w, h.TargetPort)
-		h.Objects = []model.ObjectRef{w.ref()}
+		h.Objects = []model.ObjectRef{w.Ref()}
 		if kind == model.ProblemHopPort {
 			h.Objects = []model.ObjectRef{g.serviceRef()}
 		}
@@ -197,12 +197,12 @@ func endpointsHop(h Hop, p *horizon.Prediction, w Workload) Hop {
 	case len(h.Endpoints) > 0:
 		h.State, h.Kind, h.Why = Doubtful, model.ProblemHopNetwork, fmt.Sprintf("the gateway's cluster also holds %s: without REQUESTED_NETWORK_VIEW=%s the gateway sends part of the requests on to another network",
 			strings.Join(first(h.Elsewhere, 2), ", "), h.Network)
-		h.Objects = []model.ObjectRef{w.ref()}
+		h.Objects = []model.ObjectRef{w.Ref()}
 	default:
 		kind, why := noEndpointWhy(h, p, w)
 		h = h.broken(stepEndpoint, kind, why)
 		if kind == model.ProblemHopNetwork {
-			h.Objects = []model.ObjectRef{w.ref()}
+			h.Objects = []model.ObjectRef{w.Ref()}
 		}
 	}
 	return h

@@ -59,13 +59,10 @@ type Workload struct {
 	Ports map[uint32]uint32 `json:"ports,omitempty"`
 }
 
-// ref names the pod.
-func (w Workload) ref() model.ObjectRef {
+// Ref names the pod (for a problem's objects).
+func (w Workload) Ref() model.ObjectRef {
 	return model.ObjectRef{Cluster: w.Cluster, Kind: "Pod", Namespace: w.Namespace, Name: w.Pod}
 }
-
-// Ref names the pod (for a problem's objects).
-func (w Workload) Ref() model.ObjectRef { return w.ref() }
 
 // serviceRef names the gateway Service.
 func (g *Gateway) serviceRef() model.ObjectRef {
