@@ -8,20 +8,8 @@ import (
 	"github.com/meshscope/meshscope/model"
 )
 
-// The cross-network-gateway of istio's samples/multicluster/expose-services.yaml.
-const exposeServices = `apiVersion: networking.istio.io/v1
-kind: Gateway
-metadata: {name: cross-network-gateway, namespace: istio-system}
-spec:
-  selector: {istio: eastwestgateway}
-  servers:
-  - port: {number: 15443, name: tls, protocol: TLS}
-    tls: {mode: AUTO_PASSTHROUGH}
-    hosts: ["*.local"]
-`
-
 func TestParseIstioGateway(t *testing.T) {
-	g := parseIstioGateway("cluster1", meshtest.IstioObject(t, exposeServices))
+	g := parseIstioGateway("cluster1", meshtest.IstioObject(t, meshtest.CrossNetworkGateway))
 	if g.Key() != "istio-system/cross-network-gateway" || g.Cluster != "cluster1" || g.Error != "" {
 		t.Fatalf("%+v", g)
 	}

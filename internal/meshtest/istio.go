@@ -23,6 +23,20 @@ func IstioObject(t testing.TB, doc string) *unstructured.Unstructured {
 	return u
 }
 
+// CrossNetworkGateway is istio's samples/multicluster/expose-services.yaml
+// Gateway: an AUTO_PASSTHROUGH server on 15443 for "*.local", selecting
+// istio=eastwestgateway (IstioObject reads it).
+const CrossNetworkGateway = `apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: cross-network-gateway, namespace: istio-system}
+spec:
+  selector: {istio: eastwestgateway}
+  servers:
+  - port: {number: 15443, name: tls, protocol: TLS}
+    tls: {mode: AUTO_PASSTHROUGH}
+    hosts: ["*.local"]
+`
+
 // GatewaysGVR is the resource of Gateway API Gateways, for a test that
 // changes them in a FakeIstio.
 var GatewaysGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "gateways"}

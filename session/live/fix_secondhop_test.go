@@ -48,8 +48,8 @@ func plantHop(tb testing.TB, gateway string, targetPort int32) benchPlant {
 // to the Gateway, the gateway Service's targetPort — is proven by what-if
 // on the same mesh: the problem gone, no new error, no endpoint lost.
 func TestSecondHopFixesProven(t *testing.T) {
-	narrow := strings.Replace(crossNetworkGateway, `["*.local"]`, `["svc0.ns0.svc.cluster.local"]`, 1)
-	wide := crossNetworkGateway
+	narrow := strings.Replace(meshtest.CrossNetworkGateway, `["*.local"]`, `["svc0.ns0.svc.cluster.local"]`, 1)
+	wide := meshtest.CrossNetworkGateway
 	for _, tc := range []struct {
 		name    string
 		plant   benchPlant

@@ -63,7 +63,7 @@ func plantTen(tb testing.TB) benchPlant {
 		switch c {
 		case 1:
 			out = append(out, benchIstiod())
-			istio = append(istio, meshtest.IstioObject(tb, crossNetworkGateway), meshtest.IstioObject(tb, `apiVersion: networking.istio.io/v1
+			istio = append(istio, meshtest.IstioObject(tb, meshtest.CrossNetworkGateway), meshtest.IstioObject(tb, `apiVersion: networking.istio.io/v1
 kind: DestinationRule
 metadata: {name: solo-plaintext, namespace: ns3}
 spec:
@@ -84,19 +84,6 @@ spec:
 		return out, istio
 	}
 }
-
-// crossNetworkGateway is istio's expose-services.yaml Gateway: an
-// AUTO_PASSTHROUGH server on 15443 for *.local, selecting istio=eastwestgateway.
-const crossNetworkGateway = `apiVersion: networking.istio.io/v1
-kind: Gateway
-metadata: {name: cross-network-gateway, namespace: istio-system}
-spec:
-  selector: {istio: eastwestgateway}
-  servers:
-  - port: {number: 15443, name: tls, protocol: TLS}
-    tls: {mode: AUTO_PASSTHROUGH}
-    hosts: ["*.local"]
-`
 
 // benchGatewayPod is cluster c's east-west gateway pod, ready: an
 // istio-proxy started as a router with the east-west settings, as an
