@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/demo"
+	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -94,28 +96,17 @@ func TestDiagnosedEqualsWholeMesh(t *testing.T) {
 	}{
 		{"a DestinationRule", []collector.Change{{Cluster: objs[0].Cluster, Object: objs[0].Object, Origin: objs[0].Origin()}}, nil},
 		{"ambient multi-network off", nil, []model.IstiodEnv{{Key: model.SettingAmbientMultiNetwork, Value: "false"}}},
+		// The second hop of every service reads the Gateway: narrowed to
+		// one host, the others lose their SNI chain (second-hop-no-sni).
+		{"cross-network-gateway for one host", []collector.Change{{Cluster: "cluster1", Origin: "gw:1", Object: meshtest.IstioObject(t,
+			strings.Replace(meshtest.CrossNetworkGateway, `["*.local"]`, `["helloworld.sample.svc.cluster.local"]`, 1))}}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, err := reg.WhatIf(c.changes, c.env)
 			if err != nil {
 				t.Fatal(err)
 			}
-			now := w.Before.Time
-			whole := diffProblems(explain.Diagnose(w.Before, explain.Inputs{Now: now}), explain.Diagnose(w.After, explain.Inputs{Now: now}))
-			_, got := compare(w.Before, w.After, nil)
-			key := func(ps []model.Problem) []string {
-				var out []string
-				for _, p := range ps {
-					out = append(out, string(p.Kind)+" "+p.Sentence)
-				}
-				return out
-			}
-			if len(whole.New)+len(whole.Resolved) == 0 {
-				t.Fatal("the change brings and resolves no problem")
-			}
-			if !reflect.DeepEqual(key(whole.New), key(got.New)) || !reflect.DeepEqual(key(whole.Resolved), key(got.Resolved)) {
-				t.Errorf("whole mesh: new %v resolved %v\nwhat-if: new %v resolved %v", key(whole.New), key(whole.Resolved), key(got.New), key(got.Resolved))
-			}
+			sameProblemsAsWhole(t, w)
 		})
 	}
 }
@@ -149,22 +140,30 @@ func TestNarrowLabelsEqualsWholeMesh(t *testing.T) {
 			if _, _, cut := narrow(w.Before, w.After); !cut {
 				t.Error("not narrowed: compared whole")
 			}
-			now := w.Before.Time
-			whole := diffProblems(explain.Diagnose(w.Before, explain.Inputs{Now: now}), explain.Diagnose(w.After, explain.Inputs{Now: now}))
-			_, got := compare(w.Before, w.After, nil)
-			key := func(ps []model.Problem) []string {
-				var out []string
-				for _, p := range ps {
-					out = append(out, string(p.Kind)+" "+p.Sentence)
-				}
-				return out
-			}
-			if len(whole.New)+len(whole.Resolved) == 0 {
-				t.Fatal("the change brings and resolves no problem")
-			}
-			if !reflect.DeepEqual(key(whole.New), key(got.New)) || !reflect.DeepEqual(key(whole.Resolved), key(got.Resolved)) {
-				t.Errorf("whole mesh: new %v resolved %v\nwhat-if: new %v resolved %v", key(whole.New), key(whole.Resolved), key(got.New), key(got.Resolved))
-			}
+			sameProblemsAsWhole(t, w)
 		})
+	}
+}
+
+// sameProblemsAsWhole: what-if's (possibly narrowed) comparison brings and
+// resolves exactly the problems the diagnoses of the whole meshes differ
+// by, and those are not none.
+func sameProblemsAsWhole(t *testing.T, w *collector.WhatIf) {
+	t.Helper()
+	now := w.Before.Time
+	whole := diffProblems(explain.Diagnose(w.Before, explain.Inputs{Now: now}), explain.Diagnose(w.After, explain.Inputs{Now: now}))
+	_, got := compare(w.Before, w.After, nil)
+	key := func(ps []model.Problem) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, string(p.Kind)+" "+p.Sentence)
+		}
+		return out
+	}
+	if len(whole.New)+len(whole.Resolved) == 0 {
+		t.Fatal("the change brings and resolves no problem")
+	}
+	if !reflect.DeepEqual(key(whole.New), key(got.New)) || !reflect.DeepEqual(key(whole.Resolved), key(got.Resolved)) {
+		t.Errorf("whole mesh: new %v resolved %v\nwhat-if: new %v resolved %v", key(whole.New), key(whole.Resolved), key(got.New), key(got.Resolved))
 	}
 }
