@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/meshscope/meshscope/analysis/explain"
 	"github.com/meshscope/meshscope/collector"
 	"github.com/meshscope/meshscope/demo"
-	"github.com/meshscope/meshscope/internal/meshtest"
 	"github.com/meshscope/meshscope/model"
 )
 
@@ -96,10 +94,6 @@ func TestDiagnosedEqualsWholeMesh(t *testing.T) {
 	}{
 		{"a DestinationRule", []collector.Change{{Cluster: objs[0].Cluster, Object: objs[0].Object, Origin: objs[0].Origin()}}, nil},
 		{"ambient multi-network off", nil, []model.IstiodEnv{{Key: model.SettingAmbientMultiNetwork, Value: "false"}}},
-		// The second hop of every service reads the Gateway: narrowed to
-		// one host, the others lose their SNI chain (second-hop-no-sni).
-		{"cross-network-gateway for one host", []collector.Change{{Cluster: "cluster1", Origin: "gw:1", Object: meshtest.IstioObject(t,
-			strings.Replace(meshtest.CrossNetworkGateway, `["*.local"]`, `["helloworld.sample.svc.cluster.local"]`, 1))}}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, err := reg.WhatIf(c.changes, c.env)

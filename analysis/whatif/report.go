@@ -142,8 +142,7 @@ func compare(before, after *model.Snapshot, keep []string) ([]ServiceChange, Pro
 	switch {
 	case cut:
 		b, a = withKept(b, before, keep), withKept(a, after, keep)
-	case reflect.DeepEqual(before.Settings, after.Settings) && reflect.DeepEqual(before.Ambient, after.Ambient) &&
-		reflect.DeepEqual(before.IstioGateways, after.IstioGateways) && reflect.DeepEqual(routers(before), routers(after)):
+	case reflect.DeepEqual(before.Settings, after.Settings) && reflect.DeepEqual(before.Ambient, after.Ambient):
 		for _, h := range keep {
 			affected[h] = true
 		}
@@ -151,9 +150,7 @@ func compare(before, after *model.Snapshot, keep []string) ([]ServiceChange, Pro
 		b, a = withKept(b, before, nil), withKept(a, after, nil)
 	default:
 		// istiod's settings and the ambient facts decide checks beyond
-		// the predictions (which services' scopes matter), and the Istio
-		// Gateways and gateway proxies every service's second hop: the
-		// whole mesh.
+		// the predictions (which services' scopes matter): the whole mesh.
 		b, a = before, after
 	}
 	var wg sync.WaitGroup
